@@ -1,0 +1,214 @@
+"""The client's protocol logic, without I/O.
+
+:class:`ClientProtocol` builds the messages and turns reply lines into decisions or errors;
+:class:`~desktop_approver.client.Client` and :class:`~desktop_approver.async_client.AsyncClient`
+only move its bytes. Standard library only: an agent's environment may pin anything.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import socket
+import sys
+from pathlib import Path
+from typing import Any, Iterable, Mapping, Sequence
+
+from . import wire
+from .errors import ApproverUnavailable, Blocked, ProtocolError, Unauthorized
+
+TOKEN_ENV = "DESKTOP_APPROVER_TOKEN"
+AGENT_ENV = "DESKTOP_APPROVER_AGENT"
+SESSION_ENV = "DESKTOP_APPROVER_SESSION"
+CONNECT_TIMEOUT = 1.0
+REPLY_GRACE = 10.0
+"""Seconds we wait past the request's own timeout before giving up on a silent app."""
+DEFAULT_WAIT = 300.0
+
+Call = Mapping[str, Any] | tuple[str, Mapping[str, Any]]
+
+
+def git_branch(cwd: str) -> str | None:
+    """The current branch, read from ``.git/HEAD`` (no subprocess: hooks start once per call)."""
+    path = Path(cwd)
+    for folder in (path, *path.parents):
+        head = folder / ".git"
+        if head.is_file():  # a worktree: "gitdir: <path>"
+            try:
+                target = head.read_text().split(":", 1)[1].strip()
+                head = (folder / target).resolve()
+            except (OSError, IndexError):
+                return None
+        head = head / "HEAD"
+        try:
+            text = head.read_text().strip()
+        except OSError:
+            continue
+        return text.removeprefix("ref: refs/heads/") if text.startswith("ref:") else text[:12]
+    return None
+
+
+def default_agent_name() -> str:
+    name = os.environ.get(AGENT_ENV)
+    if name:
+        return name
+    argv0 = os.path.basename(sys.argv[0]) if sys.argv and sys.argv[0] else ""
+    return argv0 if argv0 and argv0 not in ("-c", "-") else "python"
+
+
+def normalise_call(call: Call) -> dict[str, Any]:
+    """A batch entry as a ``(tool, args)`` pair or a dict with tool, args, description, preview."""
+    if isinstance(call, tuple):
+        tool, args = call
+        entry: dict[str, Any] = {"tool": tool, "args": dict(args)}
+    elif isinstance(call, Mapping):
+        entry = {k: v for k, v in call.items() if v is not None}
+        entry.setdefault("args", {})
+    else:
+        raise TypeError(f"a batch call is a (tool, args) pair or a dict, not {type(call).__name__}")
+    if not isinstance(entry.get("tool"), str) or not isinstance(entry.get("args"), Mapping):
+        raise TypeError("a batch call needs a str tool and a dict of args")
+    entry["args"] = dict(entry["args"])
+    return entry
+
+
+class ClientProtocol:
+    """Messages out, decisions in; shared by the sync and async clients."""
+
+    def __init__(self, *, agent: str | None = None, session: str | None = None,
+                 token: str | None = None, cwd: str | None = None) -> None:
+        self.agent = agent or default_agent_name()
+        self.session = session or os.environ.get(SESSION_ENV) or f"{self.agent}-{os.getpid()}-{secrets.token_hex(4)}"
+        self.token = token if token is not None else os.environ.get(TOKEN_ENV)
+        self.cwd = cwd or _safe_cwd()
+        self.framer = wire.LineFramer()
+        self.welcome: dict[str, Any] | None = None
+        self._next_id = 0
+
+    def new_id(self, prefix: str = "r") -> str:
+        self._next_id += 1
+        return f"{prefix}{self._next_id}"
+
+    def hello(self) -> dict[str, Any]:
+        client: dict[str, Any] = {
+            "agent": self.agent,
+            "pid": os.getpid(),
+            "cwd": self.cwd,
+            "host": socket.gethostname(),
+        }
+        branch = git_branch(self.cwd)
+        if branch:
+            client["git_branch"] = branch
+        message: dict[str, Any] = {"v": wire.PROTOCOL_VERSION, "type": "hello", "client": client}
+        if self.token:
+            message["token"] = self.token
+        return message
+
+    def request(self, tool: str, args: Mapping[str, Any], *, session: str | None, description: str | None,
+                preview: Mapping[str, Any] | None, timeout: float | None,
+                hints: Mapping[str, Any] | None) -> tuple[str, dict[str, Any]]:
+        if not isinstance(tool, str) or not tool:
+            raise TypeError("tool must be a non-empty str")
+        if not isinstance(args, Mapping):
+            raise TypeError(f"args must be a dict, not {type(args).__name__}")
+        request_id = self.new_id()
+        message: dict[str, Any] = {
+            "v": wire.PROTOCOL_VERSION, "type": "request", "id": request_id,
+            "tool": tool, "args": dict(args), "session": session or self.session,
+        }
+        _put_optional(message, description=description, preview=dict(preview) if preview else None,
+                      timeout=timeout, hints=dict(hints) if hints else None)
+        return request_id, message
+
+    def batch(self, calls: Iterable[Call], *, session: str | None,
+              timeout: float | None) -> tuple[str, dict[str, Any]]:
+        entries = [normalise_call(call) for call in calls]
+        if not entries:
+            raise ValueError("a batch needs at least one call")
+        batch_id = self.new_id("b")
+        message: dict[str, Any] = {"v": wire.PROTOCOL_VERSION, "type": "batch", "id": batch_id,
+                                   "calls": entries, "session": session or self.session}
+        _put_optional(message, timeout=timeout)
+        return batch_id, message
+
+    def status(self) -> tuple[str, dict[str, Any]]:
+        status_id = self.new_id("s")
+        return status_id, {"v": wire.PROTOCOL_VERSION, "type": "status", "id": status_id}
+
+    def cancel(self, request_id: str) -> dict[str, Any]:
+        return {"v": wire.PROTOCOL_VERSION, "type": "cancel", "id": request_id}
+
+    def reply_wait(self, timeout: float | None) -> float:
+        """How long to wait for a reply before calling the app unavailable (never forever)."""
+        default = DEFAULT_WAIT
+        if self.welcome and isinstance(self.welcome.get("default_timeout"), (int, float)):
+            default = float(self.welcome["default_timeout"])
+        return (timeout if timeout is not None else default) + REPLY_GRACE
+
+    def parse(self, data: bytes) -> list[dict[str, Any]]:
+        """Complete messages in ``data``; the welcome is absorbed here."""
+        messages = []
+        for line in self.framer.feed(data):
+            if isinstance(line, wire.Oversized):
+                raise ProtocolError(f"reply line of {line.size} bytes is over the limit", "line_too_long")
+            try:
+                message = json.loads(line)
+            except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+                raise ProtocolError(f"reply is not JSON: {exc}", "invalid_json") from None
+            if not isinstance(message, dict):
+                raise ProtocolError("reply is not a JSON object", "invalid_message")
+            if message.get("type") == "welcome":
+                self.welcome = message
+                continue
+            if message.get("type") == "error" and message.get("id") is None:
+                raise error_from(message)
+            messages.append(message)
+        return messages
+
+    def result(self, message: dict[str, Any], *, raise_on_block: bool = False) -> Any:
+        """The outcome a reply message carries: a Decision, a list of them, a status dict."""
+        kind = message.get("type")
+        if kind == "error":
+            raise error_from(message)
+        try:
+            if kind == "decision":
+                decision = wire.Decision.from_wire(message)
+                if raise_on_block and decision.blocked:
+                    raise Blocked(decision)
+                return decision
+            if kind == "batch_decision":
+                return [wire.Decision.from_wire(item) for item in message["decisions"]]
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ProtocolError(f"malformed {kind}: {exc}", "invalid_message") from None
+        if kind == "status_reply":
+            return message
+        raise ProtocolError(f"unexpected reply type {kind!r}", "invalid_message")
+
+
+def error_from(message: Mapping[str, Any]) -> ProtocolError:
+    code = str(message.get("code", "error"))
+    text = str(message.get("message", "the approver refused the message"))
+    return Unauthorized(text, code) if code == "unauthorized" else ProtocolError(text, code)
+
+
+def unavailable(path: os.PathLike[str] | str, reason: object) -> ApproverUnavailable:
+    return ApproverUnavailable(f"desktop-approver is not reachable at {path}: {reason}")
+
+
+def _put_optional(message: dict[str, Any], **fields: Any) -> None:
+    for key, value in fields.items():
+        if value is not None:
+            message[key] = value
+
+
+def _safe_cwd() -> str:
+    try:
+        return os.getcwd()
+    except OSError:
+        return "?"
+
+
+def check_batch_length(decisions: Sequence[Any], expected: int) -> None:
+    if len(decisions) != expected:
+        raise ProtocolError(f"batch reply has {len(decisions)} decisions for {expected} calls", "invalid_message")

@@ -1,0 +1,130 @@
+"""The asyncio twin of :class:`~desktop_approver.client.Client`.
+
+Same protocol logic (:class:`~desktop_approver._client_base.ClientProtocol`), only the I/O differs;
+one connection carries any number of concurrent requests, matched to replies by id.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from typing import Any, Iterable, Mapping
+
+from . import wire
+from ._client_base import CONNECT_TIMEOUT, Call, ClientProtocol, check_batch_length, unavailable
+from .errors import ApproverError, ApproverUnavailable
+from .paths import resolve_socket_path
+
+__all__ = ["AsyncClient"]
+
+
+class AsyncClient:
+    """``await AsyncClient().request(tool, args)``: never blocks the agent's event loop."""
+
+    def __init__(self, socket_path: str | os.PathLike[str] | None = None, *, agent: str | None = None,
+                 session: str | None = None, token: str | None = None,
+                 connect_timeout: float = CONNECT_TIMEOUT) -> None:
+        self.socket_path = resolve_socket_path(socket_path)
+        self.protocol = ClientProtocol(agent=agent, session=session, token=token)
+        self.connect_timeout = connect_timeout
+        self._writer: asyncio.StreamWriter | None = None
+        self._reader_task: asyncio.Task[None] | None = None
+        self._waiting: dict[str, asyncio.Future[dict[str, Any]]] = {}
+        self._connecting = asyncio.Lock()
+
+    @property
+    def session(self) -> str:
+        return self.protocol.session
+
+    async def request(self, tool: str, args: Mapping[str, Any], *, session: str | None = None,
+                      description: str | None = None, preview: Mapping[str, Any] | None = None,
+                      timeout: float | None = None, hints: Mapping[str, Any] | None = None,
+                      raise_on_block: bool = False) -> wire.Decision:
+        request_id, message = self.protocol.request(tool, args, session=session, description=description,
+                                                    preview=preview, timeout=timeout, hints=hints)
+        reply = await self._exchange(request_id, message, timeout)
+        return self.protocol.result(reply, raise_on_block=raise_on_block)
+
+    async def request_batch(self, calls: Iterable[Call], *, session: str | None = None,
+                            timeout: float | None = None) -> list[wire.Decision]:
+        batch_id, message = self.protocol.batch(calls, session=session, timeout=timeout)
+        decisions = self.protocol.result(await self._exchange(batch_id, message, timeout))
+        check_batch_length(decisions, len(message["calls"]))
+        return decisions
+
+    async def status(self) -> dict[str, Any]:
+        status_id, message = self.protocol.status()
+        return self.protocol.result(await self._exchange(status_id, message, None, wait=self.connect_timeout + 4.0))
+
+    async def aclose(self) -> None:
+        if self._reader_task is not None:
+            self._reader_task.cancel()
+        self._drop(ApproverUnavailable("client closed"))
+
+    async def __aenter__(self) -> "AsyncClient":
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    # -- I/O ---------------------------------------------------------------------------------
+
+    async def _ensure_connected(self) -> asyncio.StreamWriter:
+        async with self._connecting:
+            if self._writer is not None:
+                return self._writer
+            try:
+                reader, writer = await asyncio.wait_for(
+                    asyncio.open_unix_connection(os.fspath(self.socket_path)), self.connect_timeout)
+            except (OSError, asyncio.TimeoutError) as exc:
+                raise unavailable(self.socket_path, getattr(exc, "strerror", None) or exc or "timed out") from None
+            self.protocol.framer = wire.LineFramer()
+            self._writer = writer
+            writer.write(wire.encode(self.protocol.hello()))
+            self._reader_task = asyncio.get_running_loop().create_task(self._read_loop(reader))
+            return writer
+
+    async def _exchange(self, reply_id: str, message: dict[str, Any], timeout: float | None,
+                        wait: float | None = None) -> dict[str, Any]:
+        writer = await self._ensure_connected()
+        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        self._waiting[reply_id] = future
+        try:
+            writer.write(wire.encode(message))
+            await writer.drain()
+            return await asyncio.wait_for(future, wait if wait is not None else self.protocol.reply_wait(timeout))
+        except asyncio.TimeoutError:
+            self._drop(ApproverUnavailable("desktop-approver did not answer within its timeout"))
+            raise ApproverUnavailable(f"desktop-approver did not answer within its timeout ({self.socket_path})") from None
+        except asyncio.CancelledError:
+            # The agent gave up: tell the app, so the person's dialog disappears.
+            if self._writer is not None and not self._writer.is_closing():
+                self._writer.write(wire.encode(self.protocol.cancel(reply_id)))
+            raise
+        except OSError as exc:
+            self._drop(unavailable(self.socket_path, exc))
+            raise unavailable(self.socket_path, exc) from None
+        finally:
+            self._waiting.pop(reply_id, None)
+
+    async def _read_loop(self, reader: asyncio.StreamReader) -> None:
+        failure: ApproverError = ApproverUnavailable(f"desktop-approver closed the connection ({self.socket_path})")
+        try:
+            while data := await reader.read(65536):
+                for reply in self.protocol.parse(data):
+                    future = self._waiting.get(str(reply.get("id")))
+                    if future is not None and not future.done():
+                        future.set_result(reply)
+        except ApproverError as exc:
+            failure = exc
+        except OSError as exc:
+            failure = unavailable(self.socket_path, exc)
+        self._drop(failure)
+
+    def _drop(self, failure: ApproverError) -> None:
+        writer, self._writer = self._writer, None
+        if writer is not None:
+            writer.close()
+        for future in self._waiting.values():
+            if not future.done():
+                future.set_exception(failure)

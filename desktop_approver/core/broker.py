@@ -1,0 +1,157 @@
+"""The broker: every call's way from "asked" to "decided", in one place.
+
+For each call, in this order: a policy ``block`` or ``deny`` rule; the ``deny_all`` mode; a
+policy ``allow`` rule; the ``approve_all`` mode (never for destructive calls); session memory;
+and only then the person, through the :class:`~desktop_approver.core.tickets.Decider`. The
+person's part has a pausable timeout that ends in a deny and never remembers anything. Every
+call and every verdict is written to the audit log before the agent hears the answer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import replace
+from typing import Any, Callable, Protocol, Sequence
+
+from . import modes
+from .audit import AuditLog
+from .memory import SessionMemory
+from .risk import assess
+from .tickets import CallInfo, Countdown, Decider, Identity, Ticket, Verdict
+
+log = logging.getLogger(__name__)
+DEFAULT_TIMEOUT = 300.0
+
+Listener = Callable[[str, Ticket], None]
+"""Called with ("added" | "removed", ticket) as tickets start and stop waiting for a person."""
+
+
+class PolicyLike(Protocol):
+    def evaluate(self, call: Any) -> Any: ...
+
+
+class Broker:
+    def __init__(self, decider: Decider, *, audit: AuditLog, memory: SessionMemory | None = None,
+                 policy: PolicyLike | None = None, mode: modes.ModeState | None = None,
+                 default_timeout: float = DEFAULT_TIMEOUT) -> None:
+        self.decider = decider
+        self.audit = audit
+        self.memory = memory or SessionMemory()
+        self.policy = policy
+        self.mode = mode or modes.ModeState()
+        self.default_timeout = default_timeout
+        self.pending: dict[str, Ticket] = {}
+        self.listeners: list[Listener] = []
+
+    async def submit(self, identity: Identity, session: str, request_id: str, kind: str,
+                     calls: Sequence[dict[str, Any]], timeout: float | None = None) -> list[Verdict]:
+        """Decide every call; the answer list is in the calls' order."""
+        infos = [self._inspect(index, call, identity) for index, call in enumerate(calls)]
+        audit_ids = self.audit.record_calls(identity, session, request_id, infos)
+        infos = [replace(info, audit_id=audit_id) for info, audit_id in zip(infos, audit_ids)]
+        self.memory.seen(session)
+
+        verdicts: list[Verdict | None] = [self._decide_without_person(info, identity, session) for info in infos]
+        undecided = [info for info, verdict in zip(infos, verdicts) if verdict is None]
+        try:
+            if undecided:
+                for info, verdict in zip(undecided, await self._ask_person(
+                        identity, session, request_id, kind, undecided, len(infos), timeout)):
+                    verdicts[info.index] = verdict
+        except asyncio.CancelledError:
+            cancelled = Verdict("deny", "cancelled", note="the agent cancelled the request or disconnected")
+            self.audit.record_decisions((info.audit_id or 0, cancelled) for info in undecided)
+            raise
+        final = [verdict or Verdict("deny", "user") for verdict in verdicts]
+        self._remember(final, infos, identity, session)
+        self.audit.record_decisions((info.audit_id or 0, verdict) for info, verdict in zip(infos, final))
+        return final
+
+    def status(self) -> dict[str, Any]:
+        return {"pending": sum(len(t.calls) for t in self.pending.values()), "mode": self.mode.mode,
+                "mode_until": self.mode.until, "sessions": len(self.memory.sessions())}
+
+    # -- steps ------------------------------------------------------------------------------
+
+    def _inspect(self, index: int, call: dict[str, Any], identity: Identity) -> CallInfo:
+        hints = call.get("hints") or {}
+        return CallInfo(index=index, tool=call["tool"], args=call["args"], description=call.get("description"),
+                        preview=call.get("preview"), hints=hints,
+                        risk=assess(call["tool"], call["args"], cwd=identity.cwd, hints=hints))
+
+    def _decide_without_person(self, info: CallInfo, identity: Identity, session: str) -> Verdict | None:
+        verdict = self._policy_verdict(info, identity)
+        if verdict is not None and verdict.decision == "deny":
+            return verdict
+        mode = self.mode.mode
+        if mode == modes.DENY_ALL:
+            return Verdict("deny", "mode", note="desktop-approver is in deny-all mode")
+        if verdict is not None:
+            return verdict
+        if mode == modes.APPROVE_ALL and (info.risk is None or info.risk.level != "destructive"):
+            return Verdict("allow_once", "mode", note="approve-all period")
+        if self.memory.lookup(session, info.tool, info.args) is not None:
+            return Verdict("allow_session", "session")
+        return None
+
+    def _policy_verdict(self, info: CallInfo, identity: Identity) -> Verdict | None:
+        if self.policy is None:
+            return None
+        from .policy import PolicyCall  # the policy module is optional at import time of the broker
+
+        try:
+            found = self.policy.evaluate(PolicyCall(tool=info.tool, args=info.args, agent=identity.agent,
+                                                    cwd=identity.cwd, risk=info.risk.level if info.risk else None))
+        except Exception:  # a broken rule must never take the app down: fall back to asking
+            log.exception("policy evaluation failed; asking the person")
+            return None
+        if found is None or found.action == "ask":
+            return None
+        rule = found.rule.describe() if hasattr(found.rule, "describe") else str(found.rule)
+        if found.action == "allow":
+            return Verdict("allow_once", "policy", rule=rule, note=found.reason or None)
+        return Verdict("deny", "policy", rule=rule, note=found.reason or None, blocked=found.action == "block")
+
+    async def _ask_person(self, identity: Identity, session: str, request_id: str, kind: str,
+                          calls: list[CallInfo], batch_size: int, timeout: float | None) -> list[Verdict]:
+        countdown = Countdown(timeout or self.default_timeout)
+        ticket = Ticket(request_id=request_id, kind=kind, calls=calls, session=session, identity=identity,
+                        countdown=countdown, batch_size=batch_size)
+        self.pending[ticket.key] = ticket
+        self._notify("added", ticket)
+        deciding = asyncio.ensure_future(self.decider.decide(ticket))
+        try:
+            await asyncio.wait({deciding, countdown.expired}, return_when=asyncio.FIRST_COMPLETED)
+            if deciding.done():
+                verdicts = deciding.result()
+                if len(verdicts) != len(calls):
+                    raise RuntimeError(f"decider answered {len(verdicts)} of {len(calls)} calls")
+                return [_no_session_scope_from_timeout(v) for v in verdicts]
+            return [Verdict("deny", "timeout", note="nobody answered in time") for _ in calls]
+        finally:
+            countdown.cancel()
+            if not deciding.done():
+                deciding.cancel()
+            self.pending.pop(ticket.key, None)
+            self._notify("removed", ticket)
+
+    def _remember(self, verdicts: list[Verdict], infos: list[CallInfo], identity: Identity, session: str) -> None:
+        for verdict, info in zip(verdicts, infos):
+            if verdict.decision == "allow_session" and verdict.decided_by == "user":
+                self.memory.remember(session, info.tool, verdict.updated_args or info.args, scope=verdict.scope,
+                                     agent=identity.agent)
+
+    def _notify(self, event: str, ticket: Ticket) -> None:
+        for listener in list(self.listeners):
+            try:
+                listener(event, ticket)
+            except Exception:
+                log.exception("ticket listener failed")
+
+
+def _no_session_scope_from_timeout(verdict: Verdict) -> Verdict:
+    """Only a person can make something remembered; anything else is at most allow_once."""
+    if verdict.decision == "allow_session" and verdict.decided_by != "user":
+        return replace(verdict, decision="allow_once")
+    return verdict

@@ -1,0 +1,249 @@
+"""The protocol's messages as pydantic models: the single source of truth on the app's side.
+
+``ipc/schema/`` is generated from these (``python -m desktop_approver.core.schema``) and a test
+fails when it is stale. The thin client does not import this module; the golden exchanges in
+``ipc/examples/`` keep it and ``desktop_approver.wire`` in step.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal, Union
+
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat, StrictInt, StrictStr
+
+from ..wire import PROTOCOL_VERSION
+
+MAX_BATCH_CALLS = 100
+MAX_TIMEOUT = 24 * 3600.0
+
+Id = Annotated[StrictStr, Field(min_length=1, max_length=128)]
+ToolName = Annotated[StrictStr, Field(min_length=1, max_length=200)]
+ShortText = Annotated[StrictStr, Field(max_length=4096)]
+LongText = Annotated[StrictStr, Field(max_length=64 * 1024)]
+Timeout = Annotated[Union[StrictInt, StrictFloat], Field(gt=0, le=MAX_TIMEOUT)]
+DecisionName = Literal["allow_once", "allow_session", "deny"]
+DecidedBy = Literal["user", "session", "policy", "mode", "timeout", "cancelled"]
+
+
+class _Message(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    v: Literal[1] = PROTOCOL_VERSION
+
+
+# -- previews -----------------------------------------------------------------------------------
+
+class _Preview(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class DiffPreview(_Preview):
+    """A change to a file: old and new text, or a ready unified diff."""
+
+    kind: Literal["diff"]
+    path: StrictStr | None = None
+    old: StrictStr | None = None
+    new: StrictStr | None = None
+    unified: StrictStr | None = None
+
+
+class FileWritePreview(_Preview):
+    """New content for a file; ``old`` is the current text, null for a new or unreadable file."""
+
+    kind: Literal["file_write"]
+    path: StrictStr
+    content: StrictStr
+    old: StrictStr | None = None
+
+
+class CommandPreview(_Preview):
+    """A shell command as a string, or an argv list; with the directory it runs in."""
+
+    kind: Literal["command"]
+    command: StrictStr | None = None
+    argv: list[StrictStr] | None = None
+    cwd: StrictStr | None = None
+
+
+class TextPreview(_Preview):
+    kind: Literal["text"]
+    text: StrictStr
+    format: Literal["plain", "markdown"] = "plain"
+
+
+Preview = Annotated[Union[DiffPreview, FileWritePreview, CommandPreview, TextPreview], Field(discriminator="kind")]
+
+
+class Hints(BaseModel):
+    """What the agent says about its tool (MCP tool annotations). Shown, never trusted."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+    read_only: StrictBool | None = Field(None, alias="readOnlyHint")
+    destructive: StrictBool | None = Field(None, alias="destructiveHint")
+    idempotent: StrictBool | None = Field(None, alias="idempotentHint")
+    open_world: StrictBool | None = Field(None, alias="openWorldHint")
+
+    def as_dict(self) -> dict[str, bool]:
+        return {k: v for k, v in self.model_dump().items() if v is not None}
+
+
+# -- client to app ------------------------------------------------------------------------------
+
+class ClientInfo(BaseModel):
+    """Who is asking, as the client says; the app adds what the kernel says (peer credentials)."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+    agent: ShortText | None = None
+    pid: StrictInt | None = None
+    cwd: ShortText | None = None
+    host: ShortText | None = None
+    git_branch: ShortText | None = None
+
+
+class Hello(_Message):
+    type: Literal["hello"]
+    client: ClientInfo = ClientInfo()
+    token: ShortText | None = None
+
+
+class ToolCall(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    tool: ToolName
+    args: dict[str, Any]
+    description: LongText | None = None
+    preview: Preview | None = None
+    hints: Hints | None = None
+
+
+class Request(_Message):
+    type: Literal["request"]
+    id: Id
+    tool: ToolName
+    args: dict[str, Any]
+    session: ShortText | None = None
+    description: LongText | None = None
+    preview: Preview | None = None
+    hints: Hints | None = None
+    timeout: Timeout | None = None
+
+    def calls(self) -> list[ToolCall]:
+        return [ToolCall(tool=self.tool, args=self.args, description=self.description,
+                         preview=self.preview, hints=self.hints)]
+
+
+class Batch(_Message):
+    """Several calls under one prompt; the answer is one decision per call, in order."""
+
+    type: Literal["batch"]
+    id: Id
+    calls: Annotated[list[ToolCall], Field(min_length=1, max_length=MAX_BATCH_CALLS)]
+    session: ShortText | None = None
+    timeout: Timeout | None = None
+
+
+class Cancel(_Message):
+    type: Literal["cancel"]
+    id: Id
+
+
+class Status(_Message):
+    type: Literal["status"]
+    id: Id
+
+
+class EndSession(_Message):
+    """The agent's session is over: forget what ``allow_session`` remembered for it."""
+
+    type: Literal["end_session"]
+    id: Id
+    session: ShortText
+
+
+INCOMING: dict[str, type[_Message]] = {
+    "hello": Hello, "request": Request, "batch": Batch, "cancel": Cancel,
+    "status": Status, "end_session": EndSession,
+}
+
+
+# -- app to client ------------------------------------------------------------------------------
+
+class Welcome(_Message):
+    type: Literal["welcome"] = "welcome"
+    server: Literal["desktop-approver"] = "desktop-approver"
+    version: StrictStr
+    default_timeout: float
+    max_line_bytes: int
+    peer: dict[str, int | None]
+
+
+class RiskInfo(BaseModel):
+    model_config = ConfigDict(frozen=True)
+    level: Literal["safe", "moderate", "destructive"]
+    reasons: list[str] = []
+
+
+class DecisionMessage(_Message):
+    type: Literal["decision"] = "decision"
+    id: Id
+    decision: DecisionName
+    decided_by: DecidedBy
+    note: StrictStr | None = None
+    rule: StrictStr | None = None
+    blocked: bool = False
+    updated_args: dict[str, Any] | None = None
+    risk: RiskInfo | None = None
+
+
+class CallDecision(BaseModel):
+    model_config = ConfigDict(frozen=True)
+    index: int
+    decision: DecisionName
+    decided_by: DecidedBy
+    note: StrictStr | None = None
+    rule: StrictStr | None = None
+    blocked: bool = False
+    updated_args: dict[str, Any] | None = None
+    risk: RiskInfo | None = None
+
+
+class BatchDecision(_Message):
+    type: Literal["batch_decision"] = "batch_decision"
+    id: Id
+    decisions: list[CallDecision]
+
+
+class StatusReply(_Message):
+    type: Literal["status_reply"] = "status_reply"
+    id: Id
+    version: StrictStr
+    pid: int
+    socket: StrictStr
+    pending: int
+    mode: StrictStr
+    mode_until: float | None = None
+    sessions: int = 0
+    uptime: float = 0.0
+
+
+class SessionEnded(_Message):
+    type: Literal["session_ended"] = "session_ended"
+    id: Id
+    forgotten: int
+
+
+ErrorCode = Literal[
+    "invalid_utf8", "invalid_json", "line_too_long", "invalid_message", "unknown_type",
+    "unsupported_version", "duplicate_id", "unknown_id", "too_many_pending", "unauthorized",
+    "shutting_down", "internal",
+]
+
+
+class ErrorMessage(_Message):
+    """A typed refusal. ``id`` names the message it answers when that could be read."""
+
+    type: Literal["error"] = "error"
+    id: StrictStr | None = None
+    code: ErrorCode
+    message: StrictStr
+
+
+OUTGOING: tuple[type[_Message], ...] = (Welcome, DecisionMessage, BatchDecision, StatusReply, SessionEnded, ErrorMessage)

@@ -1,0 +1,163 @@
+"""What the broker hands to whoever decides: a ticket of one or more pending calls.
+
+A :class:`Ticket` is a non-widget object (like a question in a prompt queue): the GUI shows it,
+the broker owns its lifetime (timeout, cancellation). :class:`Decider` is the one narrow
+interface between the Qt-free core and the GUI, so tests can plug in a scripted decider.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from .risk import RiskAssessment
+
+_ticket_numbers = itertools.count(1)
+
+
+@dataclass(frozen=True)
+class Identity:
+    """Who asks: what the client claims, and what the kernel vouches for (peer credentials)."""
+
+    agent: str | None = None
+    pid: int | None = None            # as the client says
+    cwd: str | None = None
+    host: str | None = None
+    git_branch: str | None = None
+    peer_pid: int | None = None       # from SO_PEERCRED: cannot be forged
+    peer_uid: int | None = None
+    peer_exe: str | None = None       # /proc/<peer_pid>/exe, where readable
+
+    @property
+    def pid_verified(self) -> bool:
+        return self.pid is not None and self.pid == self.peer_pid
+
+    @property
+    def label(self) -> str:
+        return self.agent or (self.peer_exe.rsplit("/", 1)[-1] if self.peer_exe else "unknown agent")
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"agent": self.agent, "pid": self.pid, "cwd": self.cwd, "host": self.host,
+                "git_branch": self.git_branch, "peer_pid": self.peer_pid, "peer_uid": self.peer_uid,
+                "peer_exe": self.peer_exe}
+
+
+@dataclass(frozen=True)
+class CallInfo:
+    """One tool call of a ticket, with what the core found out about it."""
+
+    index: int
+    tool: str
+    args: dict[str, Any]
+    description: str | None = None
+    preview: dict[str, Any] | None = None
+    hints: dict[str, bool] = field(default_factory=dict)
+    risk: RiskAssessment | None = None
+    audit_id: int | None = None
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The outcome for one call. ``blocked`` marks a policy violation, not a person's no."""
+
+    decision: str
+    decided_by: str = "user"
+    note: str | None = None
+    rule: str | None = None
+    blocked: bool = False
+    updated_args: dict[str, Any] | None = None
+    scope: str = "exact"          # for allow_session: "exact" arguments or the whole "tool"
+
+    @property
+    def allowed(self) -> bool:
+        return self.decision in ("allow_once", "allow_session")
+
+
+class Countdown:
+    """A deadline that the person can pause by interacting with the dialog."""
+
+    def __init__(self, seconds: float, loop: asyncio.AbstractEventLoop | None = None) -> None:
+        self._loop = loop or asyncio.get_running_loop()
+        self.total = seconds
+        self._remaining = seconds
+        self._started = self._loop.time()
+        self._handle: asyncio.TimerHandle | None = self._loop.call_later(seconds, self._expire)
+        self.expired: asyncio.Future[None] = self._loop.create_future()
+
+    @property
+    def paused(self) -> bool:
+        return self._handle is None and not self.expired.done()
+
+    def remaining(self) -> float:
+        if self._handle is None:
+            return self._remaining
+        return max(0.0, self._remaining - (self._loop.time() - self._started))
+
+    def pause(self) -> None:
+        if self._handle is not None:
+            self._remaining = self.remaining()
+            self._handle.cancel()
+            self._handle = None
+
+    def resume(self) -> None:
+        if self._handle is None and not self.expired.done():
+            self._started = self._loop.time()
+            self._handle = self._loop.call_later(self._remaining, self._expire)
+
+    def cancel(self) -> None:
+        if self._handle is not None:
+            self._handle.cancel()
+            self._handle = None
+
+    def _expire(self) -> None:
+        self._handle = None
+        self._remaining = 0.0
+        if not self.expired.done():
+            self.expired.set_result(None)
+
+
+@dataclass
+class Ticket:
+    """Calls from one request or batch that need a person, waiting together under one prompt."""
+
+    request_id: str
+    kind: str                     # "request" | "batch"
+    calls: list[CallInfo]
+    session: str
+    identity: Identity
+    countdown: Countdown
+    batch_size: int = 1
+    created: float = field(default_factory=time.time)
+    number: int = field(default_factory=lambda: next(_ticket_numbers))
+
+    @property
+    def key(self) -> str:
+        return f"t{self.number}"
+
+    @property
+    def risk_level(self) -> str:
+        levels = [call.risk.level for call in self.calls if call.risk]
+        for level in ("destructive", "moderate"):
+            if level in levels:
+                return level
+        return "safe"
+
+    def summary(self) -> str:
+        """One line for the tray menu and notifications."""
+        first = self.calls[0]
+        more = f" (+{len(self.calls) - 1} more)" if len(self.calls) > 1 else ""
+        return f"{self.identity.label}: {first.tool}{more}"
+
+
+class Decider(Protocol):
+    """Whoever answers tickets: the GUI in the app, a script in tests.
+
+    Returns one verdict per call in ``ticket.calls``, in order. Cancellation (timeout, client
+    gone) arrives as ``asyncio.CancelledError`` and must make any prompt disappear.
+    """
+
+    async def decide(self, ticket: Ticket) -> list[Verdict]: ...

@@ -1,0 +1,1 @@
+"""The GUI: the only package that imports PySide6 (tray, review dialog, inbox, notifications)."""

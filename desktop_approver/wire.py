@@ -1,0 +1,152 @@
+"""The wire format, in the standard library only.
+
+Both the thin client and the app's server frame messages with this module, so the two can never
+disagree about lines, sizes or versions. The app validates message *contents* with its pydantic
+models (``core/models.py``); the client reads and writes plain dicts through the small types
+here. The golden exchanges in ``ipc/examples/`` keep both sides in step.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Iterator
+
+PROTOCOL_VERSION = 1
+SUPPORTED_VERSIONS = (1,)
+MAX_LINE_BYTES = 1024 * 1024
+"""A line longer than this (newline excluded) is refused with ``line_too_long``."""
+
+DECISIONS = ("allow_once", "allow_session", "deny")
+ALLOW_DECISIONS = frozenset({"allow_once", "allow_session"})
+
+
+class Oversized:
+    """Marker yielded by :class:`LineFramer` in place of a line that exceeded the limit."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+
+    def __repr__(self) -> str:
+        return f"Oversized({self.size})"
+
+
+class LineFramer:
+    """Splits a byte stream into lines without ever buffering more than the limit.
+
+    Sans-IO: feed it what the socket gave you and iterate the complete lines. A line over the
+    limit is skipped to its newline and reported once as :class:`Oversized`, so a client that
+    sends a huge line gets an error and its next line still works.
+    """
+
+    def __init__(self, limit: int = MAX_LINE_BYTES) -> None:
+        self.limit = limit
+        self._buffer = bytearray()
+        self._discarding = 0  # bytes of an oversized line skipped so far (0 = not skipping)
+
+    def feed(self, data: bytes) -> Iterator[bytes | Oversized]:
+        self._buffer += data
+        while True:
+            newline = self._buffer.find(b"\n")
+            if self._discarding:
+                if newline < 0:
+                    self._discarding += len(self._buffer)
+                    self._buffer.clear()
+                    return
+                size = self._discarding + newline
+                del self._buffer[: newline + 1]
+                self._discarding = 0
+                yield Oversized(size)
+                continue
+            if newline < 0:
+                if len(self._buffer) > self.limit:
+                    self._discarding = len(self._buffer)
+                    self._buffer.clear()
+                return
+            if newline > self.limit:
+                del self._buffer[: newline + 1]
+                yield Oversized(newline)
+                continue
+            line = bytes(self._buffer[:newline])
+            del self._buffer[: newline + 1]
+            if line.strip():
+                yield line
+
+    @property
+    def pending_bytes(self) -> int:
+        return len(self._buffer) + self._discarding
+
+
+def encode(message: dict[str, Any]) -> bytes:
+    """One message as one compact UTF-8 JSON line; non-ASCII stays readable, newlines escaped."""
+    return json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
+
+
+def canonical_json(value: Any) -> str:
+    """Key-sorted compact JSON: the identity of a call's arguments for session memory."""
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+
+@dataclass(frozen=True)
+class Decision:
+    """What the person (or a rule, memory, mode or timeout) decided about one tool call."""
+
+    decision: str
+    note: str | None = None
+    decided_by: str = "user"
+    rule: str | None = None
+    updated_args: dict[str, Any] | None = None
+    request_id: str | None = None
+    risk: dict[str, Any] | None = None
+    extra: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+
+    @property
+    def allowed(self) -> bool:
+        return self.decision in ALLOW_DECISIONS
+
+    @property
+    def blocked(self) -> bool:
+        """True when a policy rule blocked the call (a violation, not a person's deny)."""
+        return self.decided_by == "policy" and self.decision == "deny" and bool(self.extra.get("blocked"))
+
+    @classmethod
+    def from_wire(cls, data: dict[str, Any]) -> "Decision":
+        decision = data.get("decision")
+        if decision not in DECISIONS:
+            raise ValueError(f"unknown decision {decision!r}")
+        updated = data.get("updated_args")
+        if updated is not None and not isinstance(updated, dict):
+            raise ValueError("updated_args must be an object")
+        return cls(
+            decision=decision,
+            note=data.get("note"),
+            decided_by=str(data.get("decided_by", "user")),
+            rule=data.get("rule"),
+            updated_args=updated,
+            request_id=data.get("id"),
+            risk=data.get("risk"),
+            extra={k: v for k, v in data.items() if k in ("blocked", "index")},
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        """The shape ``desktop-approver request`` prints: stable keys, nulls kept."""
+        out: dict[str, Any] = {
+            "decision": self.decision,
+            "allowed": self.allowed,
+            "note": self.note,
+            "decided_by": self.decided_by,
+            "rule": self.rule,
+            "blocked": self.blocked,
+        }
+        if self.updated_args is not None:
+            out["updated_args"] = self.updated_args
+        if self.risk is not None:
+            out["risk"] = self.risk
+        if self.request_id is not None:
+            out["id"] = self.request_id
+        return out
+
+
+def deny(note: str, decided_by: str) -> Decision:
+    """A locally made deny (fail closed), e.g. for adapters when the app is unreachable."""
+    return Decision(decision="deny", note=note, decided_by=decided_by)
