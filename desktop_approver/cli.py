@@ -1,0 +1,211 @@
+"""``desktop-approver``: the tray app, and the commands scripts and hooks use.
+
+Start-up matters (a hook runs once per tool call), so this module imports only the standard
+library and the thin client; each command imports what it needs when it runs.
+
+Exit codes of ``request`` and ``hook``: 0 allowed, 1 denied, 2 app not reachable or bad input,
+3 blocked by a policy rule.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any, Callable, Sequence
+
+APP_DEPENDENCIES = {"PySide6", "qasync", "pydantic", "pygments", "keyring", "jeepney"}
+EXIT_ALLOWED, EXIT_DENIED, EXIT_UNAVAILABLE, EXIT_BLOCKED = 0, 1, 2, 3
+COMMANDS_WITH_MODULES = {
+    "risk": "desktop_approver.commands.risk",
+    "policy": "desktop_approver.commands.policy",
+    "history": "desktop_approver.commands.history",
+    "sessions": "desktop_approver.commands.sessions",
+    "revoke": "desktop_approver.commands.sessions",
+    "token": "desktop_approver.commands.token",
+    "hook": "desktop_approver.commands.hook",
+}
+COMMAND_HELP = {
+    "risk": "classify a tool call as safe, moderate or destructive (no app needed)",
+    "policy": "check the policy file, or explain which rule decides a call",
+    "history": "search the audit log of requests and decisions",
+    "sessions": "list what allow_session remembers in the running app",
+    "revoke": "forget remembered session approvals in the running app",
+    "token": "show or rotate the token that forwarded sockets must present",
+    "hook": "answer an agent's permission hook (e.g. `hook claude-code`) from the desktop",
+}
+
+
+def fail(message: str, code: int = EXIT_UNAVAILABLE) -> int:
+    print(f"desktop-approver: {message}", file=sys.stderr)
+    return code
+
+
+def json_object(text: str, what: str) -> dict[str, Any]:
+    """Parse a JSON object argument; ``-`` reads it from standard input."""
+    if text == "-":
+        text = sys.stdin.read()
+    value = json.loads(text)
+    if not isinstance(value, dict):
+        raise ValueError(f"{what} must be a JSON object, not {type(value).__name__}")
+    return value
+
+
+def add_socket(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--socket", metavar="PATH",
+                        help="the app's socket (default: $DESKTOP_APPROVER_SOCKET, then "
+                             "$XDG_RUNTIME_DIR/desktop-approver/approver.sock)")
+
+
+def add_app_options(parser: argparse.ArgumentParser) -> None:
+    add_socket(parser)
+    parser.add_argument("--policy", metavar="PATH", help="policy file (default: ~/.config/desktop-approver/policy.toml)")
+    parser.add_argument("--audit-db", metavar="PATH", help="audit log (default: ~/.local/share/desktop-approver/audit.sqlite3)")
+    parser.add_argument("--timeout", type=float, metavar="SECONDS",
+                        help="default time a request waits for a person before it is denied (default: 300)")
+    parser.add_argument("--no-notifications", action="store_true", help="do not raise desktop notifications")
+
+
+def cmd_request(args: argparse.Namespace) -> int:
+    from .client import Client
+    from .errors import ApproverError, ApproverUnavailable
+
+    try:
+        call_args = json_object(args.args, "--args")
+        preview = json_object(args.preview, "--preview") if args.preview else None
+        hints = json_object(args.hints, "--hints") if args.hints else None
+    except ValueError as exc:
+        return fail(f"bad input: {exc}")
+    if args.timeout is not None and args.timeout <= 0:
+        return fail("bad input: --timeout must be positive")
+    client = Client(args.socket, agent=args.agent, session=args.session)
+    try:
+        decision = client.request(args.tool, call_args, session=args.session, description=args.description,
+                                  preview=preview, timeout=args.timeout, hints=hints)
+    except ApproverUnavailable as exc:
+        return fail(f"{exc} (treat as denied)")
+    except ApproverError as exc:
+        return fail(f"the app refused the request: {exc}")
+    finally:
+        client.close()
+    print(json.dumps(decision.to_json(), ensure_ascii=False))
+    if decision.allowed:
+        return EXIT_ALLOWED
+    return EXIT_BLOCKED if decision.blocked else EXIT_DENIED
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    from .client import Client
+    from .errors import ApproverError
+
+    client = Client(args.socket)
+    try:
+        status = client.status()
+    except ApproverError as exc:
+        if args.json:
+            print(json.dumps({"running": False, "socket": str(client.socket_path), "error": str(exc)}))
+        else:
+            print(f"desktop-approver is not running (socket {client.socket_path}): {exc}")
+        return EXIT_UNAVAILABLE
+    finally:
+        client.close()
+    if args.json:
+        print(json.dumps({"running": True, **{k: v for k, v in status.items() if k not in ("v", "type", "id")}}))
+        return 0
+    mode = status.get("mode", "?")
+    if status.get("mode_until"):
+        import time
+
+        mode += f" (for {max(0, int(status['mode_until'] - time.time()))} s more)"
+    print(f"desktop-approver {status.get('version')} is running (pid {status.get('pid')})\n"
+          f"  socket:  {status.get('socket')}\n  pending: {status.get('pending')}\n  mode:    {mode}\n"
+          f"  sessions with remembered approvals: {status.get('sessions', 0)}")
+    return 0
+
+
+def cmd_tray(args: argparse.Namespace) -> int:
+    try:
+        from .gui.app import run_app
+    except ModuleNotFoundError as exc:
+        if (exc.name or "").split(".")[0] not in APP_DEPENDENCIES:
+            raise
+        return fail(f"the tray app needs the [app] extra (pip install 'desktop-approver[app]'): {exc}", 1)
+    return run_app(args, demo=args.command == "demo")
+
+
+def build_parser(with_module_commands: bool = True) -> argparse.ArgumentParser:
+    from . import __version__
+
+    parser = argparse.ArgumentParser(
+        prog="desktop-approver",
+        description="Approve or deny AI agents' tool calls from your desktop. Without a command, starts the tray app.",
+        epilog="Exit codes of `request`: 0 allowed, 1 denied, 2 app not reachable or bad input, 3 blocked by policy.")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    tray = commands.add_parser("tray", help="start the tray app (the default)")
+    add_app_options(tray)
+    tray.set_defaults(handler=cmd_tray)
+    demo = commands.add_parser("demo", help="start the tray app and a demo agent that sends sample requests")
+    add_app_options(demo)
+    demo.set_defaults(handler=cmd_tray)
+
+    request = commands.add_parser("request", help="ask for approval of one tool call and wait for the answer",
+                                  description="Blocks until decided, prints the decision as JSON. Exit 0 allowed, "
+                                              "1 denied, 2 app not reachable or bad input, 3 blocked by policy.")
+    request.add_argument("--tool", required=True, help="the tool's name, e.g. Bash or write_file")
+    request.add_argument("--args", required=True, metavar="JSON", help="the call's arguments, a JSON object ('-' reads stdin)")
+    request.add_argument("--session", metavar="ID", help="the agent's session id (allow_session is remembered per session)")
+    request.add_argument("--description", metavar="TEXT", help="what the call is for, shown to the person")
+    request.add_argument("--timeout", type=float, metavar="SECONDS", help="deny if nobody answers in time (default: the app's, 300)")
+    request.add_argument("--preview", metavar="JSON", help='a preview object, e.g. {"kind": "command", "command": "ls"}')
+    request.add_argument("--hints", metavar="JSON", help='tool hints, e.g. {"read_only": true} (shown, never trusted)')
+    request.add_argument("--agent", metavar="NAME", help="the agent's name shown to the person")
+    add_socket(request)
+    request.set_defaults(handler=cmd_request)
+
+    status = commands.add_parser("status", help="is the app running? its socket, pending count and mode")
+    status.add_argument("--json", action="store_true", help="print one JSON object")
+    add_socket(status)
+    status.set_defaults(handler=cmd_status)
+
+    for name, module_name in COMMANDS_WITH_MODULES.items():
+        if not with_module_commands:
+            break
+        module = _load_command(module_name)
+        if module is None:
+            continue
+        sub = commands.add_parser(name, help=COMMAND_HELP[name], description=COMMAND_HELP[name])
+        adder: Callable[..., None] = getattr(module, f"add_{name}_arguments", None) or module.add_arguments
+        adder(sub)
+        runner = getattr(module, f"run_{name}", None) or module.run
+        sub.set_defaults(handler=runner)
+    return parser
+
+
+def _load_command(module_name: str) -> Any:
+    import importlib
+
+    try:
+        return importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        if exc.name == module_name:
+            return None
+        raise
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or (argv[0].startswith("-") and argv[0] not in ("-h", "--help", "--version")):
+        argv = ["tray", *argv]  # no command: start the tray app, with any app options given
+    # `request` and `status` run once per tool call in hooks: skip importing the other commands.
+    fast = argv[0] in ("request", "status") and not {"-h", "--help"} & set(argv)
+    args = build_parser(with_module_commands=not fast).parse_args(argv)
+    try:
+        return int(args.handler(args) or 0)
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

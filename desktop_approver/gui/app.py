@@ -1,0 +1,110 @@
+"""The tray app: the Qt-free service, run on Qt's event loop through qasync, plus its windows."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+from typing import Any
+
+from PySide6.QtCore import QObject, QTimer
+from PySide6.QtWidgets import QApplication
+
+from ..core import modes
+from ..core.server import AlreadyRunning
+from ..core.service import ApproverService, ServiceOptions
+from ..core.tickets import Ticket
+from .decider import GuiDecider
+from .dialog import ARMING_DELAY_MS, ApprovalDialog
+from .tray import Tray
+
+
+class DesktopApprover(QObject):
+    """Wires the service's decider to the dialog and the tray; owns their lifetimes."""
+
+    def __init__(self, options: ServiceOptions, *, arming_delay_ms: int = ARMING_DELAY_MS) -> None:
+        super().__init__()
+        self.decider = GuiDecider(self)
+        self.service = ApproverService(options, self.decider)
+        self.dialog = ApprovalDialog(arming_delay_ms=arming_delay_ms)
+        self.dialog.decided.connect(self._decided)
+        self.decider.present = self._present
+        self.decider.queue_changed.connect(self._queue_changed)
+        self.tray = Tray(self.decider, self.service.mode, on_quit=self.request_quit)
+        self.service.mode.listeners.append(self._mode_changed)
+        self._mode_changed(self.service.mode.mode, None)
+        self.quit_requested: asyncio.Event | None = None
+
+    async def start(self) -> None:
+        self.quit_requested = asyncio.Event()
+        await self.service.start()
+        self.tray.show()
+
+    async def close(self) -> None:
+        self.tray.hide()
+        self.dialog.clear()
+        await self.service.close()
+
+    def request_quit(self) -> None:
+        if self.quit_requested is not None:
+            self.quit_requested.set()
+
+    # -- glue -------------------------------------------------------------------------------
+
+    def _present(self, ticket: Ticket | None) -> None:
+        if ticket is None:
+            self.dialog.clear()
+            return
+        index, total = self.decider.position(ticket)
+        self.dialog.load(ticket, index, total)
+
+    def _queue_changed(self) -> None:
+        if self.dialog.ticket is not None:
+            self.dialog.set_position(*self.decider.position(self.dialog.ticket))
+
+    def _decided(self, ticket: Ticket, verdicts: list[Any]) -> None:
+        self.decider.answer(ticket, verdicts)
+
+    def _mode_changed(self, mode: str, _reason: str | None) -> None:
+        self.decider.show_dialogs = mode != modes.DO_NOT_DISTURB
+
+
+def run_app(args: Any, demo: bool = False) -> int:
+    """Start the tray app (and, with ``demo``, a sample agent); returns the exit code."""
+    app = QApplication.instance() or QApplication(sys.argv[:1])
+    app.setApplicationName("desktop-approver")
+    app.setQuitOnLastWindowClosed(False)
+    import qasync
+
+    loop = qasync.QEventLoop(app)
+    asyncio.set_event_loop(loop)
+    options = ServiceOptions.from_args(args)
+    approver = DesktopApprover(options)
+    try:
+        loop.run_until_complete(approver.start())
+    except AlreadyRunning as exc:
+        print(f"desktop-approver: {exc}", file=sys.stderr)
+        approver.service.audit.close()
+        return 1
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, lambda *_: approver.request_quit())
+    wake = QTimer()  # lets Python run its signal handlers while Qt sleeps
+    wake.start(300)
+    wake.timeout.connect(lambda: None)
+    print(f"desktop-approver is listening on {options.socket_path}", file=sys.stderr, flush=True)
+    demo_agent = _start_demo(options) if demo else None
+    try:
+        assert approver.quit_requested is not None
+        loop.run_until_complete(approver.quit_requested.wait())
+    finally:
+        if demo_agent is not None and demo_agent.poll() is None:
+            demo_agent.terminate()
+        loop.run_until_complete(approver.close())
+    return 0
+
+
+def _start_demo(options: ServiceOptions) -> subprocess.Popen[bytes]:
+    env = dict(os.environ, DESKTOP_APPROVER_SOCKET=str(options.socket_path))
+    return subprocess.Popen([sys.executable, "-m", "desktop_approver.demo"], env=env)

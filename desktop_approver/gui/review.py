@@ -1,0 +1,264 @@
+"""The review of one ticket: who asks, what for, how risky, what exactly would run.
+
+One widget, embedded by the approval dialog and by the inbox, so both show the same thing.
+For a batch it lists the calls with a check box each (checked = allow) for partial approval.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (QCheckBox, QFrame, QGridLayout, QHBoxLayout, QLabel, QLineEdit, QListWidget,
+                               QListWidgetItem, QPlainTextEdit, QPushButton, QSplitter, QVBoxLayout, QWidget)
+
+from ..core.tickets import CallInfo, Ticket
+from .badges import RiskBadge
+from .preview_view import PreviewView
+
+
+class ArgsEditor(QWidget):
+    """Edit the arguments before approving; validates as you type."""
+
+    validity_changed = Signal(bool)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        self.editor = QPlainTextEdit()
+        self.editor.setObjectName("argsEditor")
+        self.editor.setStyleSheet("font-family: monospace;")
+        self.status = QLabel()
+        layout.addWidget(self.editor)
+        layout.addWidget(self.status)
+        self._original: dict[str, Any] = {}
+        self.editor.textChanged.connect(self._validate)
+
+    def load(self, args: dict[str, Any]) -> None:
+        self._original = args
+        self.editor.setPlainText(json.dumps(args, indent=2, ensure_ascii=False))
+
+    def value(self) -> dict[str, Any] | None:
+        """The edited arguments, or None when they are unchanged or invalid."""
+        try:
+            value = json.loads(self.editor.toPlainText())
+        except json.JSONDecodeError:
+            return None
+        return value if isinstance(value, dict) and value != self._original else None
+
+    def is_valid(self) -> bool:
+        try:
+            return isinstance(json.loads(self.editor.toPlainText()), dict)
+        except json.JSONDecodeError:
+            return False
+
+    def _validate(self) -> None:
+        try:
+            value = json.loads(self.editor.toPlainText())
+            ok = isinstance(value, dict)
+            self.status.setText("✔ valid JSON object" if ok else "✖ the arguments must be a JSON object")
+        except json.JSONDecodeError as exc:
+            ok = False
+            self.status.setText(f"✖ line {exc.lineno}, column {exc.colno}: {exc.msg}")
+        self.status.setStyleSheet(f"color: {'#1b7a2e' if ok else '#b3261e'};")
+        self.validity_changed.emit(ok)
+
+
+class ReviewPanel(QWidget):
+    """Everything a person needs to judge a ticket, and the note to send back."""
+
+    interacted = Signal()
+    edit_validity_changed = Signal(bool)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.ticket: Ticket | None = None
+        self._edited: dict[int, dict[str, Any]] = {}
+        layout = QVBoxLayout(self)
+
+        self.identity = QLabel()
+        self.identity.setObjectName("identity")
+        self.identity.setTextFormat(Qt.TextFormat.RichText)
+        self.identity.setWordWrap(True)
+        self.identity.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        layout.addWidget(self.identity)
+
+        head = QHBoxLayout()
+        self.tool = QLabel()
+        self.tool.setObjectName("toolName")
+        self.tool.setStyleSheet("font-size: 16pt; font-weight: bold; font-family: monospace;")
+        self.tool.setTextFormat(Qt.TextFormat.PlainText)
+        self.badge = RiskBadge()
+        head.addWidget(self.tool, 1)
+        head.addWidget(self.badge)
+        layout.addLayout(head)
+
+        self.reasons = QLabel()
+        self.reasons.setObjectName("riskReasons")
+        self.reasons.setWordWrap(True)
+        layout.addWidget(self.reasons)
+        self.description = QLabel()
+        self.description.setObjectName("description")
+        self.description.setWordWrap(True)
+        self.description.setTextFormat(Qt.TextFormat.PlainText)
+        layout.addWidget(self.description)
+
+        self.calls = QListWidget()
+        self.calls.setObjectName("batchCalls")
+        self.calls.setMaximumHeight(130)
+        self.calls.currentRowChanged.connect(self._show_call)
+        self.calls.itemChanged.connect(lambda _item: self.interacted.emit())
+        layout.addWidget(self.calls)
+
+        self.splitter = QSplitter(Qt.Orientation.Vertical)
+        self.preview = PreviewView()
+        self.splitter.addWidget(self.preview)
+        self.args_editor = ArgsEditor()
+        self.args_editor.hide()
+        self.args_editor.validity_changed.connect(self._editor_validity)
+        self.splitter.addWidget(self.args_editor)
+        layout.addWidget(self.splitter, 1)
+
+        tools = QHBoxLayout()
+        self.edit_button = QPushButton("Edit arguments…")
+        self.edit_button.setObjectName("editArgs")
+        self.edit_button.setCheckable(True)
+        self.edit_button.setAutoDefault(False)
+        self.edit_button.toggled.connect(self._toggle_editor)
+        self.whole_tool = QCheckBox("Session approval covers any arguments of this tool")
+        self.whole_tool.setObjectName("wholeTool")
+        tools.addWidget(self.edit_button)
+        tools.addStretch(1)
+        tools.addWidget(self.whole_tool)
+        layout.addLayout(tools)
+
+        line = QFrame()
+        line.setFrameShape(QFrame.Shape.HLine)
+        layout.addWidget(line)
+        note_row = QGridLayout()
+        note_label = QLabel("&Note for the agent:")
+        self.note = QLineEdit()
+        self.note.setObjectName("note")
+        self.note.setPlaceholderText("why you deny, or guidance for the agent (optional)")
+        note_label.setBuddy(self.note)
+        note_row.addWidget(note_label, 0, 0)
+        note_row.addWidget(self.note, 0, 1)
+        layout.addLayout(note_row)
+        self.note.textEdited.connect(lambda _t: self.interacted.emit())
+
+    # -- content ----------------------------------------------------------------------------
+
+    def load(self, ticket: Ticket) -> None:
+        self.ticket = ticket
+        self._edited = {}
+        self.note.clear()
+        self.edit_button.setChecked(False)
+        self.whole_tool.setChecked(False)
+        self.identity.setText(identity_html(ticket))
+        self.calls.blockSignals(True)
+        self.calls.clear()
+        for call in ticket.calls:
+            item = QListWidgetItem(f"{call.tool}  —  {summarise_args(call.args)}")
+            item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
+            item.setCheckState(Qt.CheckState.Checked)
+            item.setToolTip("checked: allowed when you approve; unchecked: denied")
+            self.calls.addItem(item)
+        self.calls.blockSignals(False)
+        self.calls.setVisible(len(ticket.calls) > 1)
+        self.calls.setCurrentRow(0)
+        self._show_call(0)
+
+    def current_call(self) -> CallInfo | None:
+        if self.ticket is None:
+            return None
+        row = max(0, self.calls.currentRow())
+        return self.ticket.calls[row] if row < len(self.ticket.calls) else None
+
+    def allowed_mask(self) -> list[bool]:
+        """Which calls the person leaves checked (all of them for a single call)."""
+        if self.ticket is None:
+            return []
+        return [self.calls.item(i).checkState() == Qt.CheckState.Checked for i in range(self.calls.count())]
+
+    def edited_args(self) -> dict[int, dict[str, Any]]:
+        self._capture_edit()
+        return dict(self._edited)
+
+    def edits_valid(self) -> bool:
+        return not self.args_editor.isVisible() or self.args_editor.is_valid()
+
+    def _show_call(self, row: int) -> None:
+        self._capture_edit()
+        if self.ticket is None or not (0 <= row < len(self.ticket.calls)):
+            return
+        call = self.ticket.calls[row]
+        self.tool.setText(call.tool)
+        self.badge.set_risk(call.risk.level if call.risk else "moderate")
+        reasons = list(call.risk.reasons) if call.risk else []
+        hint_text = ", ".join(f"{k.replace('_', '-')}={v}" for k, v in call.hints.items())
+        text = "; ".join(reasons) if reasons else "no risk found in the content"
+        if hint_text:
+            text += f"\nThe agent says: {hint_text} (shown, not trusted)"
+        self.reasons.setText(text)
+        self.description.setText(call.description or "")
+        self.description.setVisible(bool(call.description))
+        self.preview.set_content(call.tool, self._edited.get(row, call.args), call.preview, self.ticket.identity.cwd)
+        destructive = call.risk is not None and call.risk.level == "destructive"
+        self.whole_tool.setEnabled(not destructive)
+        self.args_editor.load(self._edited.get(row, call.args))
+
+    def _capture_edit(self) -> None:
+        if self.ticket is None or not self.args_editor.isVisible():
+            return
+        row = getattr(self, "_editing_row", None)
+        if row is None:
+            return
+        value = self.args_editor.value()
+        if value is not None:
+            self._edited[row] = value
+
+    def _toggle_editor(self, on: bool) -> None:
+        self.interacted.emit()
+        self._editing_row = max(0, self.calls.currentRow())
+        call = self.current_call()
+        if call is not None:
+            self.args_editor.load(self._edited.get(self._editing_row, call.args))
+        self.args_editor.setVisible(on)
+        self.edit_validity_changed.emit(self.edits_valid())
+
+    def _editor_validity(self, ok: bool) -> None:
+        self.edit_validity_changed.emit(ok)
+
+
+def identity_html(ticket: Ticket) -> str:
+    who = ticket.identity
+    from html import escape
+
+    pid = "?"
+    if who.peer_pid is not None:
+        pid = f"{who.peer_pid} ✔" if who.pid_verified or who.pid is None else f"{who.peer_pid} (claims {who.pid})"
+    parts = [f"<b>{escape(who.label)}</b>", f"pid {escape(pid)}"]
+    if who.host:
+        parts.append(f"on {escape(who.host)}")
+    if who.git_branch:
+        parts.append(f"branch <tt>{escape(who.git_branch)}</tt>")
+    lines = [" · ".join(parts)]
+    if who.cwd:
+        lines.append(f"in <tt>{escape(who.cwd)}</tt>")
+    lines.append(f"session <tt>{escape(ticket.session)}</tt>")
+    if who.peer_exe:
+        lines.append(f"process <tt>{escape(who.peer_exe)}</tt>")
+    return "<br>".join(lines)
+
+
+def summarise_args(args: dict[str, Any], limit: int = 90) -> str:
+    for key in ("command", "cmd", "path", "file_path", "url", "query"):
+        if isinstance(args.get(key), str):
+            text = args[key]
+            break
+    else:
+        text = json.dumps(args, ensure_ascii=False)
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -1,0 +1,94 @@
+"""The tray icon: pending count at a glance, the waiting list, the mode switch."""
+
+from __future__ import annotations
+
+import time
+from typing import Callable
+
+from PySide6.QtGui import QAction, QActionGroup
+from PySide6.QtWidgets import QMenu, QSystemTrayIcon, QWidget
+
+from ..core import modes
+from ..core.tickets import Ticket
+from .badges import risk_text, tray_icon
+from .decider import GuiDecider
+
+APPROVE_ALL_CHOICES = (("Approve all for 15 minutes", 15 * 60), ("Approve all for 1 hour", 3600))
+
+
+class Tray(QSystemTrayIcon):
+    def __init__(self, decider: GuiDecider, mode: modes.ModeState, *, on_quit: Callable[[], None],
+                 on_open_inbox: Callable[[], None] | None = None, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.decider = decider
+        self.mode = mode
+        self.on_quit = on_quit
+        self.on_open_inbox = on_open_inbox
+        self.menu = QMenu()
+        self.menu.setObjectName("trayMenu")
+        self.setContextMenu(self.menu)
+        decider.queue_changed.connect(self.refresh)
+        mode.listeners.append(self._mode_changed)
+        self.activated.connect(self._activated)
+        self.refresh()
+
+    def pending(self) -> list[Ticket]:
+        return self.decider.tickets()
+
+    def refresh(self) -> None:
+        waiting = self.pending()
+        count = sum(len(t.calls) for t in waiting)
+        destructive = any(t.risk_level == "destructive" for t in waiting)
+        self.setIcon(tray_icon(count, destructive))
+        mode = self.mode.mode
+        mode_note = "" if mode == modes.INTERACTIVE else f" — mode: {mode.replace('_', ' ')}"
+        self.setToolTip(f"desktop-approver — {count} pending{mode_note}")
+        self._rebuild_menu(waiting)
+
+    def _rebuild_menu(self, waiting: list[Ticket]) -> None:
+        self.menu.clear()
+        header = self.menu.addAction(f"{sum(len(t.calls) for t in waiting)} pending")
+        header.setEnabled(False)
+        for ticket in waiting[:15]:
+            waited = int(time.time() - ticket.created)
+            action = self.menu.addAction(f"{risk_text(ticket.risk_level)}  {ticket.summary()}  ({waited} s)")
+            action.triggered.connect(lambda _checked=False, t=ticket: self.decider.show(t))
+        if len(waiting) > 15:
+            self.menu.addAction(f"… and {len(waiting) - 15} more").setEnabled(False)
+        self.menu.addSeparator()
+        if self.on_open_inbox is not None:
+            self.menu.addAction("Open inbox…").triggered.connect(lambda: self.on_open_inbox and self.on_open_inbox())
+        self._add_mode_menu()
+        self.menu.addSeparator()
+        self.menu.addAction("Quit desktop-approver").triggered.connect(self.on_quit)
+
+    def _add_mode_menu(self) -> None:
+        sub = self.menu.addMenu("Mode")
+        group = QActionGroup(sub)
+        current = self.mode.mode
+
+        def add(label: str, mode: str, seconds: float | None = None) -> None:
+            action = QAction(label, sub, checkable=True)
+            action.setChecked(current == mode and (mode != modes.APPROVE_ALL or seconds == APPROVE_ALL_CHOICES[0][1]))
+            action.triggered.connect(lambda _c=False: self.mode.set(mode, seconds=seconds, reason="tray menu"))
+            group.addAction(action)
+            sub.addAction(action)
+
+        add("Interactive (ask me)", modes.INTERACTIVE)
+        for label, seconds in APPROVE_ALL_CHOICES:
+            add(label + " (not destructive)", modes.APPROVE_ALL, seconds)
+        add("Deny everything", modes.DENY_ALL)
+        add("Do not disturb (queue silently)", modes.DO_NOT_DISTURB)
+
+    def _mode_changed(self, mode: str, reason: str | None) -> None:
+        self.refresh()
+        if reason == "approve-all period ended" and self.isVisible():
+            self.showMessage("desktop-approver", "The approve-all period ended; asking you again.")
+
+    def _activated(self, reason: QSystemTrayIcon.ActivationReason) -> None:
+        if reason == QSystemTrayIcon.ActivationReason.Trigger:
+            ticket = self.decider.current or self.decider.next_ticket()
+            if ticket is not None:
+                self.decider.show(ticket)
+            elif self.on_open_inbox is not None:
+                self.on_open_inbox()

@@ -1,0 +1,80 @@
+"""Servers for the benchmark, each in its own process.
+
+``python tests/bench/serve.py echo PATH``: the floor, a bare asyncio unix-socket line echo.
+``python tests/bench/serve.py app PATH``: the real tray app (service, dialog, tray on a qasync
+loop inside a QApplication, offscreen) with one call pre-remembered for session ``bench``.
+``python tests/bench/serve.py core PATH``: the same service on a plain asyncio loop, no Qt.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+BENCH_SESSION = "bench"
+BENCH_TOOL = "Bash"
+BENCH_ARGS = {"command": "pytest -q tests/unit/test_widgets.py -k 'not slow' --maxfail=1 --color=no --tb=short -x"}
+
+
+async def echo(path: str) -> None:
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        while line := await reader.readline():
+            writer.write(line)
+    server = await asyncio.start_unix_server(handle, path=path)
+    print("ready", flush=True)
+    async with server:
+        await server.serve_forever()
+
+
+def options(path: str):  # type: ignore[no-untyped-def]
+    from desktop_approver.core.service import ServiceOptions
+
+    return ServiceOptions(socket_path=Path(path), audit_path=Path(tempfile.mkdtemp()) / "audit.sqlite3",
+                          policy_path=None, state_path=None)
+
+
+def seed(service) -> None:  # type: ignore[no-untyped-def]
+    service.memory.remember(BENCH_SESSION, BENCH_TOOL, BENCH_ARGS)
+
+
+async def core(path: str) -> None:
+    from desktop_approver.core.service import ApproverService
+    from desktop_approver.core.tickets import Verdict
+
+    class Refuse:
+        async def decide(self, ticket):  # type: ignore[no-untyped-def]
+            return [Verdict("deny", "user") for _ in ticket.calls]
+
+    service = ApproverService(options(path), Refuse())
+    seed(service)
+    await service.start()
+    print("ready", flush=True)
+    await asyncio.Event().wait()
+
+
+def app(path: str) -> None:
+    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    import qasync
+    from PySide6.QtWidgets import QApplication
+
+    from desktop_approver.gui.app import DesktopApprover
+
+    qt = QApplication([])
+    loop = qasync.QEventLoop(qt)
+    asyncio.set_event_loop(loop)
+    approver = DesktopApprover(options(path))
+    seed(approver.service)
+    loop.run_until_complete(approver.start())
+    print("ready", flush=True)
+    loop.run_forever()
+
+
+if __name__ == "__main__":
+    kind, socket_path = sys.argv[1], sys.argv[2]
+    if kind == "app":
+        app(socket_path)
+    else:
+        asyncio.run(echo(socket_path) if kind == "echo" else core(socket_path))

@@ -1,0 +1,40 @@
+"""Test-wide setup: offscreen Qt, a private HOME, and markers by folder.
+
+Every test runs with its own HOME and XDG directories, so nothing touches the real desktop's
+socket, policy, audit log or keyring.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))  # tests.support.* and the package from a plain checkout
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+os.environ.setdefault("PYTHON_KEYRING_BACKEND", "keyrings.alt.file.PlaintextKeyring")
+
+
+@pytest.fixture(autouse=True)
+def private_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    home = tmp_path_factory.mktemp("home")
+    monkeypatch.setenv("HOME", str(home))
+    for name, sub in (("XDG_CONFIG_HOME", ".config"), ("XDG_DATA_HOME", ".local/share"),
+                      ("XDG_STATE_HOME", ".local/state")):
+        monkeypatch.setenv(name, str(home / sub))
+    runtime = home / "run"
+    runtime.mkdir(mode=0o700)
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
+    for name in ("DESKTOP_APPROVER_SOCKET", "DESKTOP_APPROVER_TOKEN", "DESKTOP_APPROVER_SESSION",
+                 "DESKTOP_APPROVER_AGENT"):
+        monkeypatch.delenv(name, raising=False)
+    return home
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        if "/tests/gui/" in str(item.fspath).replace(os.sep, "/"):
+            item.add_marker(pytest.mark.gui)

@@ -1,0 +1,61 @@
+"""Run the real app (service, dialog, tray) on a qasync loop inside the test's QApplication."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any, Awaitable, Callable, Iterator, TypeVar
+
+import pytest
+
+T = TypeVar("T")
+
+
+@pytest.fixture
+def qloop(qapp: Any) -> Iterator[asyncio.AbstractEventLoop]:
+    import qasync
+
+    loop = qasync.QEventLoop(qapp)
+    asyncio.set_event_loop(loop)
+    yield loop
+    try:
+        loop.run_until_complete(asyncio.sleep(0))
+    finally:
+        loop.close()
+        asyncio.set_event_loop(None)
+
+
+@pytest.fixture
+def run(qloop: asyncio.AbstractEventLoop) -> Callable[[Awaitable[T]], T]:
+    """Run a coroutine on the Qt-integrated loop, with a bound so a broken test cannot hang."""
+
+    def runner(coro: Awaitable[T], timeout: float = 30.0) -> T:
+        return qloop.run_until_complete(asyncio.wait_for(coro, timeout))
+
+    return runner
+
+
+@pytest.fixture
+def approver(tmp_path: Path, run: Callable[..., Any]) -> Iterator[Any]:
+    from desktop_approver.core.service import ServiceOptions
+    from desktop_approver.gui.app import DesktopApprover
+
+    options = ServiceOptions(socket_path=tmp_path / "sock" / "approver.sock", audit_path=tmp_path / "audit.sqlite3",
+                             policy_path=None, state_path=tmp_path / "state.json")
+    app = DesktopApprover(options, arming_delay_ms=0)
+    run(app.start())
+    yield app
+    run(app.close())
+
+
+async def wait_for(predicate: Callable[[], Any], timeout: float = 10.0, what: str = "condition") -> Any:
+    """Poll on the running loop (Qt events are processed meanwhile); fail clearly when it never holds."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if loop.time() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        await asyncio.sleep(0.01)
