@@ -136,6 +136,13 @@ class ClientProtocol:
         status_id = self.new_id("s")
         return status_id, {"v": wire.PROTOCOL_VERSION, "type": "status", "id": status_id}
 
+    def admin(self, kind: str, **fields: Any) -> tuple[str, dict[str, Any]]:
+        """``sessions``, ``revoke`` and ``end_session``: messages that never approve anything."""
+        message_id = self.new_id("m")
+        message = {"v": wire.PROTOCOL_VERSION, "type": kind, "id": message_id}
+        _put_optional(message, **fields)
+        return message_id, message
+
     def cancel(self, request_id: str) -> dict[str, Any]:
         return {"v": wire.PROTOCOL_VERSION, "type": "cancel", "id": request_id}
 
@@ -181,7 +188,7 @@ class ClientProtocol:
                 return [wire.Decision.from_wire(item) for item in message["decisions"]]
         except (KeyError, TypeError, ValueError) as exc:
             raise ProtocolError(f"malformed {kind}: {exc}", "invalid_message") from None
-        if kind == "status_reply":
+        if kind in ("status_reply", "sessions_reply", "revoked", "session_ended"):
             return message
         raise ProtocolError(f"unexpected reply type {kind!r}", "invalid_message")
 

@@ -56,6 +56,12 @@ class AsyncClient:
         status_id, message = self.protocol.status()
         return self.protocol.result(await self._exchange(status_id, message, None, wait=self.connect_timeout + 4.0))
 
+    async def end_session(self, session: str | None = None) -> int:
+        """The agent's session is over: the app forgets its session approvals."""
+        message_id, message = self.protocol.admin("end_session", session=session or self.session)
+        reply = await self._exchange(message_id, message, None, wait=self.connect_timeout + 4.0)
+        return int(self.protocol.result(reply)["forgotten"])
+
     async def aclose(self) -> None:
         if self._reader_task is not None:
             self._reader_task.cancel()

@@ -67,6 +67,21 @@ class Client:
         status_id, message = self.protocol.status()
         return self.protocol.result(self._exchange(status_id, message, self.connect_timeout + 4.0))
 
+    def end_session(self, session: str | None = None) -> int:
+        """The agent's session is over: the app forgets its session approvals. Returns how many."""
+        message_id, message = self.protocol.admin("end_session", session=session or self.session)
+        return int(self.protocol.result(self._exchange(message_id, message, self.connect_timeout + 4.0))["forgotten"])
+
+    def sessions(self) -> list[dict[str, Any]]:
+        """What the running app remembers from "Allow for session"."""
+        message_id, message = self.protocol.admin("sessions")
+        return list(self.protocol.result(self._exchange(message_id, message, self.connect_timeout + 4.0))["entries"])
+
+    def revoke(self, session: str | None = None, tool: str | None = None) -> int:
+        """Forget remembered approvals (of a session, a tool, or all); returns how many."""
+        message_id, message = self.protocol.admin("revoke", session=session, tool=tool)
+        return int(self.protocol.result(self._exchange(message_id, message, self.connect_timeout + 4.0))["count"])
+
     def close(self) -> None:
         with self._lock:
             self._drop()

@@ -158,9 +158,28 @@ class EndSession(_Message):
     session: ShortText
 
 
+class ListSessions(_Message):
+    """What ``allow_session`` remembers right now (for ``desktop-approver sessions``)."""
+
+    type: Literal["sessions"]
+    id: Id
+
+
+class Revoke(_Message):
+    """Forget remembered approvals: of one session, one tool, or (neither given) all of them.
+
+    Revoking only ever takes permission away, so it is safe to offer on the agents' socket.
+    """
+
+    type: Literal["revoke"]
+    id: Id
+    session: ShortText | None = None
+    tool: ToolName | None = None
+
+
 INCOMING: dict[str, type[_Message]] = {
     "hello": Hello, "request": Request, "batch": Batch, "cancel": Cancel,
-    "status": Status, "end_session": EndSession,
+    "status": Status, "end_session": EndSession, "sessions": ListSessions, "revoke": Revoke,
 }
 
 
@@ -230,6 +249,29 @@ class SessionEnded(_Message):
     forgotten: int
 
 
+class MemoryEntryInfo(BaseModel):
+    model_config = ConfigDict(frozen=True)
+    session: StrictStr
+    tool: StrictStr
+    scope: Literal["exact", "tool"]
+    args: StrictStr | None = None
+    agent: StrictStr | None = None
+    created: float
+    hits: int
+
+
+class SessionsReply(_Message):
+    type: Literal["sessions_reply"] = "sessions_reply"
+    id: Id
+    entries: list[MemoryEntryInfo]
+
+
+class Revoked(_Message):
+    type: Literal["revoked"] = "revoked"
+    id: Id
+    count: int
+
+
 ErrorCode = Literal[
     "invalid_utf8", "invalid_json", "line_too_long", "invalid_message", "unknown_type",
     "unsupported_version", "duplicate_id", "unknown_id", "too_many_pending", "unauthorized",
@@ -246,4 +288,5 @@ class ErrorMessage(_Message):
     message: StrictStr
 
 
-OUTGOING: tuple[type[_Message], ...] = (Welcome, DecisionMessage, BatchDecision, StatusReply, SessionEnded, ErrorMessage)
+OUTGOING: tuple[type[_Message], ...] = (Welcome, DecisionMessage, BatchDecision, StatusReply, SessionEnded,
+                                        SessionsReply, Revoked, ErrorMessage)

@@ -175,6 +175,14 @@ class ApproverServer:
         elif isinstance(message, models.EndSession):
             forgotten = self.broker.memory.forget_session(message.session)
             connection.send(encode(models.SessionEnded(id=message.id, forgotten=forgotten)))
+        elif isinstance(message, models.ListSessions):
+            entries = [models.MemoryEntryInfo(**entry.as_dict()) for entry in self.broker.memory.entries()]
+            connection.send(encode(models.SessionsReply(id=message.id, entries=entries)))
+        elif isinstance(message, models.Revoke):
+            count = self.broker.memory.revoke(session=message.session, tool=message.tool)
+            self.broker.audit.record_event("revoke", None, f"session={message.session} tool={message.tool} count={count}",
+                                           connection.peer.pid, connection.peer.uid)
+            connection.send(encode(models.Revoked(id=message.id, count=count)))
 
     def _refuse(self, connection: Connection, refusal: Refusal) -> None:
         self.broker.audit.record_event("refused", refusal.code, refusal.message, connection.peer.pid, connection.peer.uid)

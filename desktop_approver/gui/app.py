@@ -18,6 +18,7 @@ from ..core.service import ApproverService, ServiceOptions
 from ..core.tickets import Ticket
 from .decider import GuiDecider
 from .dialog import ARMING_DELAY_MS, ApprovalDialog
+from .inbox import InboxWindow
 from .tray import Tray
 
 
@@ -27,12 +28,15 @@ class DesktopApprover(QObject):
     def __init__(self, options: ServiceOptions, *, arming_delay_ms: int = ARMING_DELAY_MS) -> None:
         super().__init__()
         self.decider = GuiDecider(self)
+        self._popups = True
         self.service = ApproverService(options, self.decider)
         self.dialog = ApprovalDialog(arming_delay_ms=arming_delay_ms)
         self.dialog.decided.connect(self._decided)
         self.decider.present = self._present
         self.decider.queue_changed.connect(self._queue_changed)
-        self.tray = Tray(self.decider, self.service.mode, on_quit=self.request_quit)
+        self.inbox = InboxWindow(self.decider)
+        self.tray = Tray(self.decider, self.service.mode, on_quit=self.request_quit, on_open_inbox=self.open_inbox,
+                         popups=self.popups_enabled, set_popups=self.set_popups)
         self.service.mode.listeners.append(self._mode_changed)
         self._mode_changed(self.service.mode.mode, None)
         self.quit_requested: asyncio.Event | None = None
@@ -47,6 +51,23 @@ class DesktopApprover(QObject):
         self.dialog.clear()
         await self.service.close()
 
+    def open_inbox(self, ticket: Ticket | None = None) -> None:
+        self.inbox.show()
+        self.inbox.raise_()
+        if ticket is not None:
+            self.inbox.select(ticket)
+
+    def popups_enabled(self) -> bool:
+        return self._popups
+
+    def set_popups(self, on: bool) -> None:
+        """Whether a request pops up the dialog, or only lands in the inbox (and the tray)."""
+        self._popups = on
+        self._mode_changed(self.service.mode.mode, None)
+        if not self.decider.show_dialogs:
+            self.dialog.clear()
+            self.decider.current = None
+
     def request_quit(self) -> None:
         if self.quit_requested is not None:
             self.quit_requested.set()
@@ -54,6 +75,9 @@ class DesktopApprover(QObject):
     # -- glue -------------------------------------------------------------------------------
 
     def _present(self, ticket: Ticket | None) -> None:
+        if ticket is not None and not self.decider.show_dialogs:
+            self.open_inbox(ticket)  # asked for explicitly (tray, notification) while popups are off
+            return
         if ticket is None:
             self.dialog.clear()
             return
@@ -68,7 +92,7 @@ class DesktopApprover(QObject):
         self.decider.answer(ticket, verdicts)
 
     def _mode_changed(self, mode: str, _reason: str | None) -> None:
-        self.decider.show_dialogs = mode != modes.DO_NOT_DISTURB
+        self.decider.show_dialogs = self._popups and mode != modes.DO_NOT_DISTURB
 
 
 def run_app(args: Any, demo: bool = False) -> int:

@@ -18,12 +18,15 @@ APPROVE_ALL_CHOICES = (("Approve all for 15 minutes", 15 * 60), ("Approve all fo
 
 class Tray(QSystemTrayIcon):
     def __init__(self, decider: GuiDecider, mode: modes.ModeState, *, on_quit: Callable[[], None],
-                 on_open_inbox: Callable[[], None] | None = None, parent: QWidget | None = None) -> None:
+                 on_open_inbox: Callable[[], None] | None = None, popups: Callable[[], bool] | None = None,
+                 set_popups: Callable[[bool], None] | None = None, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.decider = decider
         self.mode = mode
         self.on_quit = on_quit
         self.on_open_inbox = on_open_inbox
+        self.popups = popups
+        self.set_popups = set_popups
         self.menu = QMenu()
         self.menu.setObjectName("trayMenu")
         self.setContextMenu(self.menu)
@@ -58,6 +61,11 @@ class Tray(QSystemTrayIcon):
         self.menu.addSeparator()
         if self.on_open_inbox is not None:
             self.menu.addAction("Open inbox…").triggered.connect(lambda: self.on_open_inbox and self.on_open_inbox())
+        if self.popups is not None and self.set_popups is not None:
+            toggle = self.menu.addAction("Pop up a dialog for each request")
+            toggle.setCheckable(True)
+            toggle.setChecked(self.popups())
+            toggle.toggled.connect(self.set_popups)
         self._add_mode_menu()
         self.menu.addSeparator()
         self.menu.addAction("Quit desktop-approver").triggered.connect(self.on_quit)

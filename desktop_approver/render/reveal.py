@@ -62,6 +62,10 @@ for _code in [*range(0xFF10, 0xFF1A), *range(0xFF21, 0xFF3B), *range(0xFF41, 0xF
 KINDS = ("bidi", "lookalike", "ansi", "control", "newline", "tab", "zero_width", "odd_space",
          "invisible", "spaces", "trailing")
 
+# Kinds that are worth knowing but deceive nobody (a multi-line script, a tab): a yellow warning
+# rather than a red one.
+MILD_KINDS = frozenset({"newline", "tab", "trailing", "line_ending"})
+
 _ESCAPE_NAMES = {"\n": "\\n", "\t": "\\t", "\r": "\\r"}
 _WORD = re.compile(r"\w+")
 _MARKER = re.compile(r"\\x([0-9a-f]{2})|\\([ntr])|<U\+([0-9A-F]{4,6})>|⟨(\d+) spaces?⟩")

@@ -1,0 +1,110 @@
+"""``desktop-approver policy check | explain``: validate the policy file, and ask it about a call.
+
+``check`` prints ``ok: N rules in FILE`` or ``FILE:LINE: reason`` (exit 1), so an editor or a
+pre-commit hook can point at the line. ``explain`` shows which rule would decide a call and why
+the others do not, part by part for a compound shell command. Both read the file the app reads
+(``--file``, else the global ``--policy`` when given, else the default path).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    commands = parser.add_subparsers(dest="policy_command", metavar="{check,explain}", required=True)
+
+    check = commands.add_parser("check", help="validate the policy file",
+                                description="Validate the policy file; print the file, line and reason of an error.")
+    check.add_argument("--file", type=Path, help="the policy file (default: the one the app reads)")
+
+    explain = commands.add_parser("explain", help="say which rule would decide a call, and why",
+                                  description="Say which policy rule would decide a tool call, and why the "
+                                              "others do not, part by part for compound shell commands.")
+    explain.add_argument("--tool", required=True, help="the tool name, e.g. Bash")
+    explain.add_argument("--args", default="{}", metavar="JSON", help="the call's arguments as a JSON object")
+    explain.add_argument("--agent", help="the agent's name")
+    explain.add_argument("--cwd", help="the agent's working directory (default: the current one)")
+    explain.add_argument("--risk", choices=("safe", "moderate", "destructive"),
+                         help="the risk level to assume (default: as the app would assess it)")
+    explain.add_argument("--file", type=Path, help="the policy file (default: the one the app reads)")
+    explain.add_argument("--json", action="store_true", help="print the explanation as JSON")
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.policy_command == "check":
+        return _check(args)
+    return _explain(args)
+
+
+def _policy_path(args: argparse.Namespace) -> tuple[Path, bool]:
+    """The file to read, and whether the person named it (a missing named file is an error)."""
+    from ..paths import default_policy_path
+
+    named = args.file or getattr(args, "policy", None)
+    return (Path(named).expanduser(), True) if named else (default_policy_path(), False)
+
+
+def _check(args: argparse.Namespace) -> int:
+    from ..core.policy import Policy, PolicyError
+
+    path, named = _policy_path(args)
+    if not named and not path.exists():
+        print(f"no policy file at {path} (every call is asked)")
+        return 0
+    try:
+        policy = Policy.load(path)
+    except PolicyError as error:
+        print(error, file=sys.stderr)
+        return 1
+    print(f"ok: {len(policy)} rule{'' if len(policy) == 1 else 's'} in {path}")
+    return 0
+
+
+def _explain(args: argparse.Namespace) -> int:
+    from ..core.policy import Policy, PolicyCall, PolicyError
+
+    try:
+        call_args = json.loads(args.args)
+    except json.JSONDecodeError as exc:
+        print(f"--args is not valid JSON: {exc}", file=sys.stderr)
+        return 2
+    if not isinstance(call_args, dict):
+        print("--args must be a JSON object, such as '{\"command\": \"ls\"}'", file=sys.stderr)
+        return 2
+    cwd = os.path.abspath(os.path.expanduser(args.cwd or os.getcwd()))
+
+    path, named = _policy_path(args)
+    if not named and not path.exists():
+        policy = Policy.empty(path)
+        header = f"no policy file at {path} (every call is asked)"
+    else:
+        try:
+            policy = Policy.load(path)
+        except PolicyError as error:
+            print(error, file=sys.stderr)
+            return 1
+        header = f"policy: {path} ({len(policy)} rule{'' if len(policy) == 1 else 's'})"
+
+    risk = args.risk or _assess_risk(args.tool, call_args, cwd)
+    explanation = policy.explain(PolicyCall(tool=args.tool, args=call_args, agent=args.agent, cwd=cwd, risk=risk))
+    if args.json:
+        print(json.dumps(explanation.as_dict(), indent=2, default=str))
+    else:
+        print(header)
+        if risk:
+            print(f"risk: {risk}")
+        print(explanation.render())
+    return 0
+
+
+def _assess_risk(tool: str, call_args: dict, cwd: str) -> str | None:
+    """The level the app would give the call, so rules with ``risk = [...]`` explain as in the app."""
+    from ..core.risk import assess
+
+    found = assess(tool, call_args, cwd=cwd, hints={})
+    return getattr(found, "level", None) if found is not None else None

@@ -1,0 +1,408 @@
+"""The preview of one tool call: a diff, a command or a text, and always its arguments.
+
+One widget that the review dialog and the inbox both embed. The HTML comes from the Qt-free
+:mod:`desktop_approver.render` modules; this file only arranges it and keeps the UI responsive:
+a diff paints its first rows at once and appends the rest in small chunks from the event loop,
+so a 10,000-line diff neither freezes the dialog nor delays its first paint.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Mapping
+
+from PySide6.QtCore import Qt, QTimer, QUrl, Signal
+from PySide6.QtGui import QFontDatabase, QFontMetricsF, QPaintEvent, QTextCursor, QTextOption
+from PySide6.QtWidgets import (QButtonGroup, QHBoxLayout, QLabel, QSizePolicy, QSplitter,
+                               QStackedWidget, QTextBrowser, QToolButton, QVBoxLayout, QWidget)
+
+from ..render import highlight
+from ..render.autopreview import preview_for
+from ..render.diffs import FileDiff, from_preview
+from ..render.reveal import MILD_KINDS, reveal
+
+FIRST_ROWS = 80          # painted before anything else: more than a screenful
+CHUNK_BUDGET_S = 0.03    # each later chunk stays under this, so input is never starved
+JSON_MAX_LINES = 200
+JSON_MAX_CHARS = 20_000
+
+_WARN_STYLE = {
+    "danger": "QLabel{background:#ffebe9;color:#82071e;border:1px solid #cf222e;border-radius:4px;padding:6px}",
+    "caution": "QLabel{background:#fff8c5;color:#6b4b00;border:1px solid #d4a72c;border-radius:4px;padding:6px}",
+}
+
+
+class CodeBrowser(QTextBrowser):
+    """A read-only rich-text view on white paper that reports its paints.
+
+    It never follows links or loads resources itself: a preview comes from an agent, and an
+    ``<img src=file:///...>`` in its markdown must not make the app read files.
+    """
+
+    painted = Signal()
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setOpenLinks(False)
+        self.setOpenExternalLinks(False)
+        self.setUndoRedoEnabled(False)
+        self.setStyleSheet("QTextBrowser{background:#ffffff;color:#1f2328;"
+                           "selection-background-color:#b6e3ff;selection-color:#1f2328}")
+        font = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
+        self.setFont(font)
+        self.document().setDefaultFont(font)
+        self.setTabStopDistance(4 * QFontMetricsF(font).horizontalAdvance(" "))
+        option = self.document().defaultTextOption()
+        option.setWrapMode(QTextOption.WrapMode.WrapAtWordBoundaryOrAnywhere)
+        self.document().setDefaultTextOption(option)
+        self.document().setDocumentMargin(2)
+
+    def paintEvent(self, event: QPaintEvent) -> None:
+        super().paintEvent(event)
+        self.painted.emit()
+
+    def loadResource(self, kind: int, name: QUrl) -> Any:
+        return None
+
+
+class PreviewView(QWidget):
+    """Shows a call's preview (given, or derived from its arguments) above its arguments.
+
+    Signals: ``warnings_changed(list)`` after each :meth:`set_content` with the hidden-character
+    warnings; ``first_paint_done()`` once the new content has been painted; ``rendering_done()``
+    when a diff has been rendered completely.
+    """
+
+    warnings_changed = Signal(list)
+    first_paint_done = Signal()
+    rendering_done = Signal()
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._warnings: list[str] = []
+        self._files: list[FileDiff] = []
+        self._folded: dict[int, set[int]] = {}
+        self._mode: highlight.Mode = "unified"
+        self._job = 0
+        self._queue: list[tuple[int, int, int]] = []  # (file, first row, row count) left to draw
+        self._chunk_rows = 60
+        self._restore_scroll: int | None = None
+        self._awaiting_paint = False
+        self._args: Any = None
+        self.rows_rendered = 0
+
+        self.warning_bar = QLabel()
+        self.warning_bar.setObjectName("previewWarnings")
+        self.warning_bar.setTextFormat(Qt.TextFormat.PlainText)
+        self.warning_bar.setWordWrap(True)
+        self.warning_bar.hide()
+
+        self.caption = QLabel()
+        self.caption.setObjectName("previewCaption")
+        self.caption.setTextFormat(Qt.TextFormat.PlainText)
+
+        self.pages = QStackedWidget()
+        self.diff_page = self._build_diff_page()
+        self.command_browser = CodeBrowser()
+        self.command_browser.setObjectName("commandView")
+        self.text_browser = CodeBrowser()
+        self.text_browser.setObjectName("textView")
+        for page in (self.diff_page, self.command_browser, self.text_browser):
+            self.pages.addWidget(page)
+
+        self.main = QWidget()
+        main_layout = QVBoxLayout(self.main)
+        main_layout.setContentsMargins(0, 0, 0, 0)
+        main_layout.addWidget(self.caption)
+        main_layout.addWidget(self.pages, 1)
+
+        self.args_browser = CodeBrowser()
+        self.args_browser.setObjectName("argumentsView")
+        self.args_browser.anchorClicked.connect(self._args_link)
+        args_box = QWidget()
+        args_layout = QVBoxLayout(args_box)
+        args_layout.setContentsMargins(0, 0, 0, 0)
+        args_title = QLabel("Arguments")
+        args_title.setStyleSheet("font-weight:bold")
+        args_layout.addWidget(args_title)
+        args_layout.addWidget(self.args_browser, 1)
+
+        self.splitter = QSplitter(Qt.Orientation.Vertical)
+        self.splitter.addWidget(self.main)
+        self.splitter.addWidget(args_box)
+        self.splitter.setStretchFactor(0, 3)
+        self.splitter.setStretchFactor(1, 1)
+
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.warning_bar)
+        layout.addWidget(self.splitter, 1)
+
+        for browser in (self.diff_browser, self.command_browser, self.text_browser, self.args_browser):
+            browser.painted.connect(self._painted)
+
+    def _build_diff_page(self) -> QWidget:
+        page = QWidget()
+        self.diff_browser = CodeBrowser()
+        self.diff_browser.setObjectName("diffView")
+        self.diff_browser.anchorClicked.connect(self._diff_link)
+
+        self.unified_button = QToolButton()
+        self.unified_button.setText("Unified")
+        self.split_button = QToolButton()
+        self.split_button.setText("Side by side")
+        self.mode_group = QButtonGroup(page)
+        self.mode_group.setExclusive(True)
+        for button in (self.unified_button, self.split_button):
+            button.setCheckable(True)
+            button.setFocusPolicy(Qt.FocusPolicy.TabFocus)
+            self.mode_group.addButton(button)
+        self.unified_button.setChecked(True)
+        self.unified_button.toggled.connect(lambda on: on and self.set_mode("unified"))
+        self.split_button.toggled.connect(lambda on: on and self.set_mode("split"))
+
+        self.fold_button = QToolButton()
+        self.fold_button.setText("Fold all")
+        self.fold_button.clicked.connect(self.fold_all)
+        self.unfold_button = QToolButton()
+        self.unfold_button.setText("Unfold all")
+        self.unfold_button.clicked.connect(self.unfold_all)
+        for button in (self.fold_button, self.unfold_button):
+            button.setFocusPolicy(Qt.FocusPolicy.TabFocus)
+        self.diff_summary = QLabel()
+        self.diff_summary.setTextFormat(Qt.TextFormat.PlainText)
+        self.diff_summary.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+
+        bar = QHBoxLayout()
+        bar.setContentsMargins(0, 0, 0, 0)
+        bar.addWidget(self.diff_summary, 1)
+        for widget in (self.unified_button, self.split_button, self.fold_button, self.unfold_button):
+            bar.addWidget(widget)
+        layout = QVBoxLayout(page)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addLayout(bar)
+        layout.addWidget(self.diff_browser, 1)
+        return page
+
+    # -- public ---------------------------------------------------------------------------------
+
+    def set_content(self, tool: str, args: Mapping[str, Any] | Any, preview: Mapping[str, Any] | Any | None,
+                    cwd: str | None = None) -> None:
+        """Show a call. ``preview`` is the wire-format dict (or its pydantic model) or ``None``,
+        in which case one is derived from recognisable arguments."""
+        self._job += 1
+        self._queue = []
+        self._awaiting_paint = True
+        self._files = []
+        self._folded = {}
+        self.rows_rendered = 0
+        preview_dict = _as_dict(preview)
+        derived = False
+        if preview_dict is None:
+            preview_dict = preview_for(tool, args, cwd=cwd) if isinstance(args, Mapping) else None
+            derived = preview_dict is not None
+        warnings: list[str] = []
+        serious = False
+        kind = preview_dict.get("kind") if preview_dict else None
+        suffix = " (derived from the arguments)" if derived else ""
+        if kind in ("diff", "file_write"):
+            assert preview_dict is not None
+            try:
+                self._files = from_preview(preview_dict)
+            except (ValueError, TypeError, AttributeError):
+                self._files = []
+            for diff in self._files:
+                found = highlight.diff_warnings(diff)
+                warnings.extend(found)
+                serious = serious or bool(found)
+            self.diff_summary.setText(
+                f"+{sum(d.added for d in self._files)} −{sum(d.removed for d in self._files)} lines")
+            self._show_main(self.diff_page, _diff_caption(self._files) + suffix)
+            self._render_diff()
+        elif kind == "command":
+            assert preview_dict is not None
+            command = preview_dict.get("command")
+            if command is None:
+                command = preview_dict.get("argv") or []
+            run_in = preview_dict.get("cwd") or cwd
+            page, found = highlight.render_command_html(command, run_in)
+            self.command_browser.setHtml(page)
+            warnings.extend(found)
+            text = command if isinstance(command, str) else " ".join(map(str, command))
+            serious = serious or bool(reveal(text).kinds - MILD_KINDS) or any(
+                w.startswith("working directory") for w in found)
+            self._show_main(self.command_browser, "Command" + suffix)
+        elif kind == "text":
+            assert preview_dict is not None
+            found = self._show_text(str(preview_dict.get("text") or ""), preview_dict.get("format"))
+            warnings.extend(found)
+            serious = serious or bool(found)
+            self._show_main(self.text_browser, "Description" + suffix)
+        else:
+            self.main.hide()
+        self._args = args
+        self._render_args(limited=True)
+        found_in_args = highlight.json_warnings(args)
+        warnings.extend(found_in_args)
+        serious = serious or bool(found_in_args)
+        self._set_warnings(list(dict.fromkeys(warnings)), serious)
+
+    def warnings(self) -> list[str]:
+        return list(self._warnings)
+
+    def mode(self) -> highlight.Mode:
+        return self._mode
+
+    def set_mode(self, mode: highlight.Mode) -> None:
+        """Unified or side-by-side; keeps the hunks folded as they were."""
+        if mode == self._mode:
+            return
+        self._mode = mode
+        (self.split_button if mode == "split" else self.unified_button).setChecked(True)
+        self._render_diff()
+
+    def toggle_fold(self, file_index: int, hunk: int) -> None:
+        folded = self._folded.setdefault(file_index, set())
+        folded.symmetric_difference_update({hunk})
+        self._render_diff(keep_scroll=True)
+
+    def fold_all(self) -> None:
+        self._folded = {i: set(range(len(diff.hunks))) for i, diff in enumerate(self._files)}
+        self._render_diff()
+
+    def unfold_all(self) -> None:
+        self._folded = {}
+        self._render_diff()
+
+    def is_rendering(self) -> bool:
+        return bool(self._queue)
+
+    def total_rows(self) -> int:
+        return sum(highlight.row_count(diff, self._mode, self._folded.get(i, set()))
+                   for i, diff in enumerate(self._files))
+
+    # -- diff rendering -------------------------------------------------------------------------
+
+    def _render_diff(self, keep_scroll: bool = False) -> None:
+        self._job += 1
+        self._restore_scroll = self.diff_browser.verticalScrollBar().value() if keep_scroll else None
+        self._queue = [(i, 0, highlight.row_count(diff, self._mode, self._folded.get(i, set())))
+                       for i, diff in enumerate(self._files)]
+        self.rows_rendered = 0
+        has_hunks = any(diff.hunks for diff in self._files)
+        for button in (self.unified_button, self.split_button, self.fold_button, self.unfold_button):
+            button.setEnabled(has_hunks)
+        if not self._files:
+            self.diff_browser.setHtml("<p><i>This diff preview could not be read.</i></p>")
+            return
+        self.diff_browser.setHtml(self._next_html(FIRST_ROWS))
+        self._after_chunk()
+
+    def _next_html(self, rows: int) -> str:
+        parts = []
+        while rows > 0 and self._queue:
+            file_index, start, total = self._queue[0]
+            end = min(total, start + rows)
+            parts.append(highlight.render_diff_html(
+                self._files[file_index], mode=self._mode, folded=self._folded.get(file_index, set()),
+                line_range=(start, end), file_index=file_index))
+            rows -= end - start
+            self.rows_rendered += end - start
+            if end >= total:
+                self._queue.pop(0)
+            else:
+                self._queue[0] = (file_index, end, total)
+        return "".join(parts)
+
+    def _after_chunk(self) -> None:
+        if self._restore_scroll is not None:
+            bar = self.diff_browser.verticalScrollBar()
+            if bar.maximum() >= self._restore_scroll or not self._queue:
+                bar.setValue(self._restore_scroll)
+                self._restore_scroll = None
+        if self._queue:
+            job = self._job
+            QTimer.singleShot(0, self, lambda: self._continue(job))
+        else:
+            self.rendering_done.emit()
+
+    def _continue(self, job: int) -> None:
+        if job != self._job or not self._queue:
+            return
+        started = time.perf_counter()
+        html = self._next_html(self._chunk_rows)
+        cursor = QTextCursor(self.diff_browser.document())
+        cursor.movePosition(QTextCursor.MoveOperation.End)
+        cursor.insertHtml(html)
+        spent = time.perf_counter() - started
+        # Aim each chunk at the budget, whatever the machine and the line lengths.
+        scale = CHUNK_BUDGET_S / spent if spent > 0 else 2.0
+        self._chunk_rows = max(10, min(400, int(self._chunk_rows * min(2.0, max(0.5, scale)))))
+        self._after_chunk()
+
+    def _diff_link(self, url: QUrl) -> None:
+        parts = url.toString().split(":")
+        if len(parts) == 3 and parts[0] == "hunk" and parts[1].isdigit() and parts[2].isdigit():
+            self.toggle_fold(int(parts[1]), int(parts[2]))
+
+    # -- other pages ----------------------------------------------------------------------------
+
+    def _show_main(self, page: QWidget, caption: str) -> None:
+        self.pages.setCurrentWidget(page)
+        self.caption.setText(caption)
+        self.main.show()
+
+    def _show_text(self, text: str, text_format: Any) -> tuple[str, ...]:
+        page, found = highlight.render_text_html(text)
+        if text_format == "markdown" and not found:
+            self.text_browser.setMarkdown(text)
+        else:
+            self.text_browser.setHtml(page)
+        return found
+
+    def _render_args(self, *, limited: bool) -> None:
+        self.args_browser.setHtml(highlight.render_json_html(
+            self._args, max_lines=JSON_MAX_LINES if limited else None,
+            max_chars=JSON_MAX_CHARS if limited else None))
+
+    def _args_link(self, url: QUrl) -> None:
+        if url.toString() == "json:show-all":
+            self._render_args(limited=False)
+
+    def _set_warnings(self, warnings: list[str], serious: bool) -> None:
+        self._warnings = warnings
+        if warnings:
+            self.warning_bar.setText("\n".join(f"⚠ {w}" for w in warnings))
+            self.warning_bar.setStyleSheet(_WARN_STYLE["danger" if serious else "caution"])
+            self.warning_bar.setProperty("severity", "danger" if serious else "caution")
+            self.warning_bar.show()
+        else:
+            self.warning_bar.hide()
+        self.warnings_changed.emit(list(warnings))
+
+    def _painted(self) -> None:
+        if self._awaiting_paint:
+            self._awaiting_paint = False
+            self.first_paint_done.emit()
+
+
+def _as_dict(preview: Any) -> dict[str, Any] | None:
+    if preview is None:
+        return None
+    if isinstance(preview, Mapping):
+        return dict(preview)
+    dump = getattr(preview, "model_dump", None)
+    if callable(dump):
+        return dump()
+    return None
+
+
+def _diff_caption(files: list[FileDiff]) -> str:
+    if not files:
+        return "Diff"
+    if len(files) == 1:
+        diff = files[0]
+        verb = {"added": "New file", "deleted": "Deleted file", "binary": "Binary change to"}.get(
+            diff.status, "Change to")
+        return f"{verb} {reveal(diff.path or '(unnamed file)').text}"
+    return f"Changes to {len(files)} files"

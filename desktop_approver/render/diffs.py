@@ -1,0 +1,475 @@
+"""A diff model built from a request's preview: hunks, numbered lines, changed words.
+
+Three sources feed one model so the renderer has a single shape to draw:
+
+* old and new text (a ``diff`` preview with ``old``/``new``, or a ``file_write``),
+* a unified diff string (``git diff``, ``diff -u``, a patch; several files at once),
+* nothing readable: binary content is detected and never turned into text lines.
+
+The full old and new texts are kept when known (``FileDiff.old_text``/``new_text``) so the
+highlighter can colour each line in the context of its whole file. Qt-free, standard library only.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from difflib import SequenceMatcher
+from typing import Any, Literal, Mapping
+
+LineKind = Literal["context", "add", "del"]
+Status = Literal["modified", "added", "deleted", "binary"]
+
+CONTEXT_LINES = 3
+# Pairs of lines that share less than this are simply different lines: marking "changed words"
+# in them would colour everything and help nobody.
+MIN_WORD_SIMILARITY = 0.35
+# Past this many lines difflib's junk heuristic keeps the diff fast (blank lines, braces).
+EXACT_DIFF_LIMIT = 4000
+
+_HUNK_HEADER = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@ ?(.*)$")
+_TOKEN = re.compile(r"\w+|\s+|[^\w\s]")
+_FUNCNAME = re.compile(r"^[A-Za-z_$]")
+
+
+@dataclass
+class DiffLine:
+    """One line of a hunk; ``intraline`` holds ``(start, end)`` spans of changed words."""
+
+    kind: LineKind
+    old_no: int | None
+    new_no: int | None
+    text: str
+    intraline: list[tuple[int, int]] = field(default_factory=list)
+    missing_newline: bool = False  # last line of its side, with no newline after it
+
+
+class Hunk:
+    """A run of changed lines with their context.
+
+    Changed words are marked the first time ``lines`` is read, so a 10,000-line diff only pays
+    for the hunks someone looks at. ``old_start``/``new_start`` are the numbers of the header
+    (``None`` when the header had no ranges).
+    """
+
+    def __init__(self, header: str, old_start: int | None, new_start: int | None,
+                 lines: list[DiffLine], section: str = "") -> None:
+        self.header = header
+        self.old_start = old_start
+        self.new_start = new_start
+        self.section = section  # the text after the second ``@@`` (the enclosing function)
+        self._lines = lines
+        self._marked = False
+
+    @property
+    def lines(self) -> list[DiffLine]:
+        if not self._marked:
+            add_intraline(self._lines)
+            self._marked = True
+        return self._lines
+
+    @property
+    def plain_lines(self) -> list[DiffLine]:
+        """The lines without computing changed words (for counting and layout)."""
+        return self._lines
+
+    def __len__(self) -> int:
+        """The number of lines, without marking changed words."""
+        return len(self._lines)
+
+    @property
+    def added(self) -> int:
+        return sum(1 for line in self._lines if line.kind == "add")
+
+    @property
+    def removed(self) -> int:
+        return sum(1 for line in self._lines if line.kind == "del")
+
+    def __repr__(self) -> str:
+        return f"Hunk({self.header!r}, {len(self._lines)} lines)"
+
+
+@dataclass(eq=False)
+class FileDiff:
+    """The change to one file. Compared by identity, so renderers can cache per diff."""
+
+    path: str | None
+    status: Status
+    hunks: list[Hunk] = field(default_factory=list)
+    old_missing_newline: bool = False
+    new_missing_newline: bool = False
+    old_path: str | None = None  # set when the file was renamed
+    notes: list[str] = field(default_factory=list)
+    old_text: str | None = None
+    new_text: str | None = None
+
+    @property
+    def added(self) -> int:
+        return sum(h.added for h in self.hunks)
+
+    @property
+    def removed(self) -> int:
+        return sum(h.removed for h in self.hunks)
+
+
+# -- building -----------------------------------------------------------------------------------
+
+def from_preview(preview: Mapping[str, Any]) -> list[FileDiff]:
+    """The diffs of a ``diff`` or ``file_write`` preview (a unified diff may hold several files)."""
+    kind = preview.get("kind")
+    path = preview.get("path")
+    if kind == "file_write":
+        diff = from_texts(path, preview.get("old"), preview.get("content") or "")
+        if preview.get("old") is None and diff.status != "binary":
+            diff.notes.append("No current content was sent: the file is new, or it could not be read.")
+        return [diff]
+    if kind != "diff":
+        raise ValueError(f"not a diff preview: {kind!r}")
+    if preview.get("unified") is not None:
+        return parse_unified(preview["unified"], path=path)
+    old, new = preview.get("old"), preview.get("new")
+    if old is None and new is None:
+        return [FileDiff(path, "modified", notes=["The preview has neither old and new text nor a unified diff."])]
+    return [from_texts(path, old, new)]
+
+
+def from_texts(path: str | None, old: str | None, new: str | None, *,
+               context: int = CONTEXT_LINES) -> FileDiff:
+    """Diff two texts; ``old=None`` is a new file and ``new=None`` a deleted one."""
+    status: Status = "added" if old is None else "deleted" if new is None else "modified"
+    if (old is not None and is_binary(old)) or (new is not None and is_binary(new)):
+        notes = [_binary_note(old, new)]
+        if status != "modified":
+            notes.insert(0, "New file." if status == "added" else "Deleted file.")
+        return FileDiff(path, "binary", notes=notes)
+    old_lines, old_missing = split_lines(old or "")
+    new_lines, new_missing = split_lines(new or "")
+    old_missing = old_missing and old is not None
+    new_missing = new_missing and new is not None
+    # The last line without a newline must not match the same text with one.
+    old_keys = old_lines[:-1] + [old_lines[-1] + "\0"] if old_missing else old_lines
+    new_keys = new_lines[:-1] + [new_lines[-1] + "\0"] if new_missing else new_lines
+    exact = max(len(old_keys), len(new_keys)) <= EXACT_DIFF_LIMIT
+    matcher = SequenceMatcher(None, old_keys, new_keys, autojunk=not exact)
+    hunks = []
+    for group in matcher.get_grouped_opcodes(context):
+        lines: list[DiffLine] = []
+        for tag, i1, i2, j1, j2 in group:
+            if tag == "equal":
+                lines.extend(DiffLine("context", i + 1, j1 + (i - i1) + 1, old_lines[i])
+                             for i in range(i1, i2))
+                continue
+            lines.extend(DiffLine("del", i + 1, None, old_lines[i]) for i in range(i1, i2))
+            lines.extend(DiffLine("add", None, j + 1, new_lines[j]) for j in range(j1, j2))
+        _mark_missing_newlines(lines, len(old_lines) if old_missing else None,
+                               len(new_lines) if new_missing else None)
+        first_tag, i1, _i2, j1, _j2 = group[0]
+        old_count = sum(1 for line in lines if line.kind != "add")
+        new_count = sum(1 for line in lines if line.kind != "del")
+        old_start = i1 + 1 if old_count else i1
+        new_start = j1 + 1 if new_count else j1
+        section = _section(old_lines, i1)
+        header = f"@@ -{_range(old_start, old_count)} +{_range(new_start, new_count)} @@"
+        hunks.append(Hunk(header + (f" {section}" if section else ""), old_start, new_start, lines, section))
+    diff = FileDiff(path, status, hunks, old_missing, new_missing, old_text=old, new_text=new)
+    if not hunks and status == "modified":
+        diff.notes.append("No changes: the old and new text are identical.")
+    return diff
+
+
+def parse_unified(text: str, *, path: str | None = None) -> list[FileDiff]:
+    """Parse a unified diff (git or plain ``diff -u``; one or more files; lenient about counts).
+
+    Understands ``/dev/null`` (new and deleted files), ``new file mode``/``deleted file mode``,
+    renames, ``\\ No newline at end of file``, ``Binary files ... differ`` and ``GIT binary patch``
+    (whose data is skipped). Hunk headers without line ranges (``@@`` alone, as some agents write
+    them) are accepted; their lines then carry no numbers.
+    """
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    files: list[FileDiff] = []
+    current: FileDiff | None = None
+    seen_file_header = False  # whether ``current`` already got its ``---``/``+++`` pair
+    i = 0
+
+    def start(file_path: str | None) -> FileDiff:
+        nonlocal current, seen_file_header
+        current = FileDiff(file_path, "modified")
+        files.append(current)
+        seen_file_header = False
+        return current
+
+    while i < len(lines):
+        line = lines[i]
+        if line.startswith("diff --git "):
+            old_name, new_name = _git_header_paths(line[len("diff --git "):])
+            diff = start(new_name or path)
+            if old_name and new_name and old_name != new_name:
+                diff.old_path = old_name
+            i += 1
+        elif line.startswith("--- ") and i + 1 < len(lines) and lines[i + 1].startswith("+++ "):
+            if current is None or seen_file_header or current.hunks:
+                start(None)
+            assert current is not None
+            old_name = _patch_path(line[4:])
+            new_name = _patch_path(lines[i + 1][4:])
+            if old_name is None:
+                current.status = "added"
+            elif new_name is None:
+                current.status = "deleted"
+            if current.path is None:
+                current.path = new_name or old_name or path
+            if old_name and new_name and old_name != new_name and current.old_path is None:
+                current.old_path = old_name
+            seen_file_header = True
+            i += 2
+        elif line.startswith("@@"):
+            diff = current if current is not None else start(path)
+            hunk, i = _parse_hunk(lines, i)
+            diff.hunks.append(hunk)
+            for hunk_line in hunk.plain_lines:
+                if hunk_line.missing_newline:
+                    diff.old_missing_newline |= hunk_line.kind in ("del", "context")
+                    diff.new_missing_newline |= hunk_line.kind in ("add", "context")
+        elif current is not None and not current.hunks and _apply_extended_header(current, line):
+            i += 1
+        elif line.startswith("Binary files ") and line.endswith(" differ"):
+            diff = current if current is not None and not current.hunks else start(path)
+            _make_binary(diff, line[len("Binary files "):-len(" differ")])
+            i += 1
+        elif line == "GIT binary patch":
+            diff = current if current is not None else start(path)
+            _make_binary(diff, None)
+            i += 1
+            while i < len(lines) and not lines[i].startswith("diff --git "):
+                i += 1
+        else:
+            i += 1  # commit message, ``index`` line, trailing noise
+    return files
+
+
+def split_lines(text: str) -> tuple[list[str], bool]:
+    """Lines of ``text`` split on ``\\n`` only, and whether the last one lacks a newline.
+
+    Only ``\\n`` ends a line here: ``str.splitlines`` would also break on ``\\x0b``, ``\\x1c``
+    or U+2028, which would hide those characters instead of showing them.
+    """
+    if not text:
+        return [], False
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()
+        return lines, False
+    return lines, True
+
+
+def is_binary(text: str) -> bool:
+    """Whether text is really binary data: a NUL byte, or mostly control characters."""
+    if "\0" in text:
+        return True
+    sample = text[:8192]
+    if not sample:
+        return False
+    controls = sum(1 for ch in sample if (ord(ch) < 32 and ch not in "\n\r\t\f\b\x1b") or ch == "\ufffd")
+    return controls / len(sample) > 0.1
+
+
+# -- changed words ------------------------------------------------------------------------------
+
+def add_intraline(lines: list[DiffLine]) -> None:
+    """Pair removed and added lines in each change block and mark their changed words."""
+    i = 0
+    while i < len(lines):
+        if lines[i].kind != "del":
+            i += 1
+            continue
+        dels_start = i
+        while i < len(lines) and lines[i].kind == "del":
+            i += 1
+        adds_start = i
+        while i < len(lines) and lines[i].kind == "add":
+            i += 1
+        for old, new in zip(lines[dels_start:adds_start], lines[adds_start:i]):
+            old.intraline, new.intraline = word_spans(old.text, new.text)
+
+
+def word_spans(old: str, new: str) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
+    """Spans of the words that differ between two versions of a line (empty if unrelated)."""
+    if old == new:
+        return [], []
+    old_tokens = [m.span() for m in _TOKEN.finditer(old)]
+    new_tokens = [m.span() for m in _TOKEN.finditer(new)]
+    matcher = SequenceMatcher(None, [old[a:b] for a, b in old_tokens],
+                              [new[a:b] for a, b in new_tokens], autojunk=False)
+    if matcher.ratio() < MIN_WORD_SIMILARITY:
+        return [], []
+    old_spans: list[tuple[int, int]] = []
+    new_spans: list[tuple[int, int]] = []
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag == "equal":
+            continue
+        if i2 > i1:
+            _append_span(old_spans, old_tokens[i1][0], old_tokens[i2 - 1][1])
+        if j2 > j1:
+            _append_span(new_spans, new_tokens[j1][0], new_tokens[j2 - 1][1])
+    return old_spans, new_spans
+
+
+def _append_span(spans: list[tuple[int, int]], start: int, end: int) -> None:
+    if spans and spans[-1][1] == start:
+        spans[-1] = (spans[-1][0], end)
+    else:
+        spans.append((start, end))
+
+
+# -- details ------------------------------------------------------------------------------------
+
+def _parse_hunk(lines: list[str], i: int) -> tuple[Hunk, int]:
+    header = lines[i]
+    match = _HUNK_HEADER.match(header)
+    i += 1
+    hunk_lines: list[DiffLine] = []
+    if match:
+        old_no, new_no = int(match.group(1)), int(match.group(3))
+        old_left = int(match.group(2)) if match.group(2) is not None else 1
+        new_left = int(match.group(4)) if match.group(4) is not None else 1
+        section = match.group(5).strip()
+        hunk = Hunk(header, old_no, new_no, hunk_lines, section)
+        # A zero count means the range sits *after* line N: a line there would be N + 1.
+        old_at = old_no if old_left else old_no + 1
+        new_at = new_no if new_left else new_no + 1
+    else:
+        old_left = new_left = -1  # unknown: read while lines look like hunk lines
+        hunk = Hunk(header, None, None, hunk_lines, header.strip("@ "))
+        old_at = new_at = 0
+    numbered = match is not None
+    while i < len(lines):
+        line = lines[i]
+        if numbered and old_left <= 0 and new_left <= 0:
+            if line.startswith("\\") and hunk_lines:
+                hunk_lines[-1].missing_newline = True
+                i += 1
+                continue
+            break
+        if not numbered and _ends_lenient_hunk(lines, i):
+            break
+        marker, body = line[:1], line[1:]
+        if marker == "\\":
+            if hunk_lines:
+                hunk_lines[-1].missing_newline = True
+        elif marker in (" ", "") and (numbered or i + 1 < len(lines)):
+            hunk_lines.append(DiffLine("context", old_at if numbered else None,
+                                       new_at if numbered else None, body))
+            old_at, new_at, old_left, new_left = old_at + 1, new_at + 1, old_left - 1, new_left - 1
+        elif marker == "-":
+            hunk_lines.append(DiffLine("del", old_at if numbered else None, None, body))
+            old_at, old_left = old_at + 1, old_left - 1
+        elif marker == "+":
+            hunk_lines.append(DiffLine("add", None, new_at if numbered else None, body))
+            new_at, new_left = new_at + 1, new_left - 1
+        else:
+            break  # a malformed hunk: stop rather than swallow the next file
+        i += 1
+    return hunk, i
+
+
+def _ends_lenient_hunk(lines: list[str], i: int) -> bool:
+    line = lines[i]
+    if line.startswith(("diff --git ", "@@")):
+        return True
+    if line.startswith("--- ") and i + 1 < len(lines) and lines[i + 1].startswith("+++ "):
+        return True
+    return line[:1] not in (" ", "-", "+", "\\", "")
+
+
+def _apply_extended_header(diff: FileDiff, line: str) -> bool:
+    """Git's extended header lines between ``diff --git`` and the first hunk."""
+    if line.startswith("new file mode"):
+        diff.status = "added"
+    elif line.startswith("deleted file mode"):
+        diff.status = "deleted"
+    elif line.startswith("rename from "):
+        diff.old_path = line[len("rename from "):]
+    elif line.startswith("rename to "):
+        diff.path = line[len("rename to "):]
+    elif line.startswith("old mode "):
+        diff.notes.append(f"File mode changes from {line[len('old mode '):]}")
+    elif line.startswith("new mode ") and diff.notes and diff.notes[-1].startswith("File mode"):
+        diff.notes[-1] += f" to {line[len('new mode '):]}."
+    elif not line.startswith(("index ", "similarity index", "dissimilarity index", "copy from",
+                              "copy to")):
+        return False
+    return True
+
+
+def _make_binary(diff: FileDiff, names: str | None) -> None:
+    if diff.status == "added":
+        diff.notes.append("New file.")
+    elif diff.status == "deleted" or (names is not None and names.endswith(" and /dev/null")):
+        diff.notes.append("Deleted file.")
+    elif names is not None and names.startswith("/dev/null and "):
+        diff.notes.append("New file.")
+    diff.status = "binary"
+    diff.hunks = []
+    diff.notes.append("Binary content: not shown as text.")
+
+
+def _binary_note(old: str | None, new: str | None) -> str:
+    sizes = " → ".join(_size(len(t.encode("utf-8", "surrogatepass"))) for t in (old, new) if t is not None)
+    return f"Binary content ({sizes}): not shown as text."
+
+
+def _size(count: int) -> str:
+    return f"{count} bytes" if count < 1024 else f"{count / 1024:.1f} KiB"
+
+
+def _mark_missing_newlines(lines: list[DiffLine], old_last: int | None, new_last: int | None) -> None:
+    for line in lines:
+        if old_last is not None and line.kind in ("del", "context") and line.old_no == old_last:
+            line.missing_newline = True
+        if new_last is not None and line.kind in ("add", "context") and line.new_no == new_last:
+            line.missing_newline = True
+
+
+def _range(start: int, count: int) -> str:
+    return str(start) if count == 1 else f"{start},{count}"
+
+
+def _section(old_lines: list[str], first: int) -> str:
+    """Like git: the nearest line above the hunk that starts a definition (a letter, _ or $)."""
+    for index in range(first - 1, max(-1, first - 400), -1):
+        if _FUNCNAME.match(old_lines[index]):
+            return old_lines[index].strip()[:80]
+    return ""
+
+
+def _patch_path(name: str) -> str | None:
+    name = name.split("\t", 1)[0].rstrip()
+    name = _unquote(name)
+    if name == "/dev/null":
+        return None
+    return name[2:] if name.startswith(("a/", "b/")) else name
+
+
+def _git_header_paths(rest: str) -> tuple[str | None, str | None]:
+    if rest.startswith('"'):
+        parts = re.findall(r'"(?:[^"\\]|\\.)*"|\S+', rest)
+        if len(parts) == 2:
+            return _patch_path(parts[0]), _patch_path(parts[1])
+        return None, None
+    middle = rest.find(" b/")
+    if rest.startswith("a/") and middle > 0:
+        return rest[2:middle], rest[middle + 3:]
+    return None, None
+
+
+def _unquote(name: str) -> str:
+    """Git quotes unusual paths C-style: ``"a/sp\\303\\251cial"``."""
+    if len(name) < 2 or not (name.startswith('"') and name.endswith('"')):
+        return name
+    raw = name[1:-1].encode("latin-1", "backslashreplace")
+    try:
+        return raw.decode("unicode_escape").encode("latin-1").decode("utf-8")
+    except (UnicodeDecodeError, UnicodeEncodeError):
+        return name[1:-1]

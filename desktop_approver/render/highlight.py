@@ -1,0 +1,784 @@
+"""HTML for Qt's rich text: syntax-highlighted diffs, shell commands and JSON.
+
+Qt renders a subset of HTML 4 and CSS, so everything here uses inline styles, ``bgcolor`` on
+table cells and plain ``<table>``/``<span>``/``<a>``; no classes, no external CSS.
+
+Three conventions the view and the tests rely on:
+
+* a hidden character is a ``<span data-marker="1" ...>`` whose text is a :mod:`reveal` marker;
+* what is layout only (line breaks and indentation that lay out a long command, the ``cwd``
+  line) sits between ``<!--not-command-->`` and ``<!--/not-command-->`` comments, so stripping
+  those parts, the tags and the markers gives back the exact command;
+* links use ``hunk:<file>:<hunk>`` (fold or unfold a hunk) and ``json:show-all``.
+
+Highlighting is lazy: a file side is tokenised by a Pygments generator only as far as the last
+line someone asked for, and only the requested rows are turned into HTML, so the first screen of
+a 10,000-line diff costs about as much as a 50-line one.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+import shlex
+import weakref
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any, Iterator, Literal, Sequence
+
+from pygments.lexer import Lexer
+from pygments.lexers import BashLexer, JsonLexer, TextLexer, get_lexer_for_filename
+from pygments.styles import get_style_by_name
+from pygments.token import Token, _TokenType
+from pygments.util import ClassNotFound
+
+from .diffs import DiffLine, FileDiff
+from .reveal import Revealed, reveal
+
+Mode = Literal["unified", "split"]
+
+STYLE = get_style_by_name("default")
+MONO = "'DejaVu Sans Mono','Menlo','Consolas','Liberation Mono',monospace"
+INK = "#1f2328"
+MUTED = "#6e7781"
+PAPER = "#ffffff"
+ADD_BG, ADD_GUTTER, ADD_WORD = "#e6ffec", "#ccffd8", "#abf2bc"
+DEL_BG, DEL_GUTTER, DEL_WORD = "#ffebe9", "#ffd7d5", "#ffb3b8"
+HUNK_BG, HUNK_INK = "#ddf4ff", "#0550ae"
+FILE_BG, EMPTY_BG, NOTICE_BG = "#f6f8fa", "#f6f8fa", "#fff8c5"
+MARKER_STYLE = "color:#ffffff;background-color:#cf222e;font-weight:bold"
+SOFT_MARKER_STYLE = "color:#8c959f"
+COMMAND_STYLE = "color:#0550ae;font-weight:bold"
+
+LONG_COMMAND = 80
+_NEEDS_REVEAL = re.compile(r"[^\t\x20-\x7e]")
+_NOT_COMMAND_START, _NOT_COMMAND_END = "<!--not-command-->", "<!--/not-command-->"
+
+# A line's tokens: (start, end, token type) with offsets relative to the line.
+LineTokens = list[tuple[int, int, _TokenType]]
+
+
+# -- styles and lexers --------------------------------------------------------------------------
+
+@lru_cache(maxsize=None)
+def token_css(ttype: _TokenType) -> str:
+    """The inline CSS for a token type (``""`` when it is plain text)."""
+    style = STYLE.style_for_token(ttype)
+    parts = []
+    if style["color"]:
+        parts.append(f"color:#{style['color'].lower()}")
+    if style["bold"]:
+        parts.append("font-weight:bold")
+    if style["italic"]:
+        parts.append("font-style:italic")
+    return ";".join(parts)
+
+
+def lexer_for(path: str | None) -> Lexer:
+    """The Pygments lexer for a file name, plain text when unknown."""
+    if path:
+        name = path.replace("\\", "/").rsplit("/", 1)[-1]
+        try:
+            return get_lexer_for_filename(name, stripnl=False, ensurenl=False)
+        except ClassNotFound:
+            pass
+    return TextLexer(stripnl=False, ensurenl=False)
+
+
+class LazyLines:
+    """Tokenises a text on demand and hands out the tokens of one line at a time.
+
+    Pygments' regex lexers are generators, so asking for line 120 only lexes lines 1 to 120;
+    lexing keeps the state of the whole file (a line inside a docstring is coloured as one).
+    """
+
+    def __init__(self, text: str, lexer: Lexer) -> None:
+        self._text = text
+        self._tokens: Iterator[tuple[int, _TokenType, str]] | None = lexer.get_tokens_unprocessed(text)
+        self._done: list[LineTokens] = []
+        self._current: LineTokens = []
+        self._line_start = 0
+
+    @property
+    def lines_tokenised(self) -> int:
+        return len(self._done)
+
+    def line(self, index: int) -> LineTokens:
+        while len(self._done) <= index and self._tokens is not None:
+            self._advance()
+        return self._done[index] if index < len(self._done) else []
+
+    def _advance(self) -> None:
+        assert self._tokens is not None
+        try:
+            position, ttype, value = next(self._tokens)
+        except StopIteration:
+            self._finish()
+            return
+        except Exception:  # a lexer bug must not break the review: the rest stays uncoloured
+            self._finish()
+            return
+        end = position + len(value)
+        while True:
+            newline = self._text.find("\n", position, end)
+            stop = end if newline < 0 else newline
+            if stop > position:
+                self._current.append((position - self._line_start, stop - self._line_start, ttype))
+            if newline < 0:
+                return
+            self._done.append(self._current)
+            self._current = []
+            self._line_start = position = newline + 1
+
+    def _finish(self) -> None:
+        self._tokens = None
+        self._done.append(self._current)
+        self._current = []
+
+
+class DiffHighlighter:
+    """Lazy per-line tokens for both sides of one :class:`FileDiff`.
+
+    When the diff carries the full old/new texts, each side is lexed as the whole file; a parsed
+    unified diff only has its hunks, so each side is the hunks' lines joined in order.
+    """
+
+    def __init__(self, diff: FileDiff) -> None:
+        lexer = lexer_for(diff.path or diff.old_path)
+        self._index: dict[str, dict[tuple[int, int], int] | None] = {}
+        self.sides: dict[str, LazyLines] = {}
+        for side, full in (("old", diff.old_text), ("new", diff.new_text)):
+            if full is not None:
+                self.sides[side] = LazyLines(full, lexer)
+                self._index[side] = None
+                continue
+            keep = ("context", "del") if side == "old" else ("context", "add")
+            index: dict[tuple[int, int], int] = {}
+            texts: list[str] = []
+            for h, hunk in enumerate(diff.hunks):
+                for k, line in enumerate(hunk.plain_lines):
+                    if line.kind in keep:
+                        index[(h, k)] = len(texts)
+                        texts.append(line.text)
+            self.sides[side] = LazyLines("\n".join(texts), lexer)
+            self._index[side] = index
+
+    @property
+    def lines_tokenised(self) -> int:
+        return sum(side.lines_tokenised for side in self.sides.values())
+
+    def tokens(self, hunk: int, position: int, line: DiffLine) -> LineTokens:
+        side = "old" if line.kind == "del" else "new"
+        index = self._index[side]
+        if index is None:
+            number = line.old_no if side == "old" else line.new_no
+            return self.sides[side].line(number - 1) if number else []
+        at = index.get((hunk, position))
+        return self.sides[side].line(at) if at is not None else []
+
+
+_highlighters: "weakref.WeakKeyDictionary[FileDiff, DiffHighlighter]" = weakref.WeakKeyDictionary()
+
+
+def highlighter_for(diff: FileDiff) -> DiffHighlighter:
+    """The (cached) highlighter of a diff: one per diff, reused by every chunk and re-render."""
+    found = _highlighters.get(diff)
+    if found is None:
+        found = _highlighters[diff] = DiffHighlighter(diff)
+    return found
+
+
+# -- one line of code ---------------------------------------------------------------------------
+
+def code_html(text: str, tokens: LineTokens, *, words: Sequence[tuple[int, int]] = (),
+              word_bg: str | None = None, extra_css: dict[int, str] | None = None,
+              revealed: Revealed | None = None) -> str:
+    """One line as HTML: token colours, changed-word backgrounds, hidden characters as markers.
+
+    ``extra_css`` adds a style at given start offsets (command names). Markers are atomic: a
+    token boundary inside ``⟨40 spaces⟩`` does not split it.
+    """
+    if revealed is None:
+        if _NEEDS_REVEAL.search(text):
+            revealed = reveal(text, multiline=True, spaces=False)
+        else:
+            revealed = None
+    segments = revealed.segments if revealed else [(text, False)]
+    spans = revealed.spans if revealed else [(0, len(text))]
+    cuts = {0, len(text)}
+    for start, end, _t in tokens:
+        cuts.add(start)
+        cuts.add(end)
+    for start, end in words:
+        cuts.add(start)
+        cuts.add(end)
+    if extra_css:
+        cuts.update(extra_css)
+    ordered = sorted(cuts)
+    out: list[str] = []
+    token_at = _TokenLookup(tokens)
+    for (part, is_marker), (start, end) in zip(segments, spans):
+        if is_marker:
+            soft = part == "\\r" and end == len(text)
+            style = SOFT_MARKER_STYLE if soft else MARKER_STYLE
+            out.append(f'<span data-marker="1" style="{style}">{html.escape(part)}</span>')
+            continue
+        pieces = [c for c in ordered if start < c < end]
+        bounds = [start, *pieces, end]
+        for a, b in zip(bounds, bounds[1:]):
+            chunk = text[a:b]
+            if extra_css and a in extra_css:
+                css = [extra_css[a]]
+            elif chunk.isspace():
+                css = []  # a colour on spaces paints nothing
+            else:
+                css = [token_css(token_at(a))]
+            if word_bg and any(s <= a < e for s, e in words):
+                css.append(f"background-color:{word_bg}")
+            style = ";".join(c for c in css if c)
+            chunk = html.escape(chunk, quote=False)
+            out.append(f'<span style="{style}">{chunk}</span>' if style else chunk)
+    return "".join(out)
+
+
+class _TokenLookup:
+    """Finds the token type at an offset; offsets arrive in increasing order."""
+
+    def __init__(self, tokens: LineTokens) -> None:
+        self._tokens = tokens
+        self._at = 0
+
+    def __call__(self, offset: int) -> _TokenType:
+        tokens = self._tokens
+        while self._at < len(tokens) and tokens[self._at][1] <= offset:
+            self._at += 1
+        if self._at < len(tokens) and tokens[self._at][0] <= offset:
+            return tokens[self._at][2]
+        return Token.Text
+
+
+# -- diff rows ----------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Row:
+    """One row of a rendered diff. ``left``/``right`` index lines of ``hunk`` (split view)."""
+
+    kind: Literal["file", "notice", "hunk", "line", "pair", "no_newline"]
+    hunk: int = -1
+    left: int | None = None
+    right: int | None = None
+    text: str = ""
+    side: str = ""
+
+
+_row_cache: "weakref.WeakKeyDictionary[FileDiff, dict[tuple[str, frozenset[int]], list[Row]]]" = \
+    weakref.WeakKeyDictionary()
+
+
+def diff_rows(diff: FileDiff, mode: Mode = "unified", folded: frozenset[int] | set[int] = frozenset()) -> list[Row]:
+    """The rows a diff shows in a mode with some hunks folded (cheap: nothing is highlighted)."""
+    key = (mode, frozenset(folded))
+    cache = _row_cache.setdefault(diff, {})
+    if key in cache:
+        return cache[key]
+    rows = [Row("file")]
+    rows.extend(Row("notice", text=note) for note in _notices(diff))
+    for h, hunk in enumerate(diff.hunks):
+        rows.append(Row("hunk", h))
+        if h in folded:
+            continue
+        lines = hunk.plain_lines
+        if mode == "unified":
+            for k, line in enumerate(lines):
+                rows.append(Row("line", h, k))
+                if line.missing_newline:
+                    rows.append(Row("no_newline", h, k, side=_missing_side(line)))
+        else:
+            rows.extend(_split_rows(h, lines))
+    if len(cache) > 8:
+        cache.clear()
+    cache[key] = rows
+    return rows
+
+
+def row_count(diff: FileDiff, mode: Mode = "unified", folded: frozenset[int] | set[int] = frozenset()) -> int:
+    return len(diff_rows(diff, mode, folded))
+
+
+def _split_rows(h: int, lines: list[DiffLine]) -> list[Row]:
+    rows: list[Row] = []
+    k = 0
+    while k < len(lines):
+        if lines[k].kind == "context":
+            rows.append(Row("pair", h, k, k))
+            if lines[k].missing_newline:
+                rows.append(Row("no_newline", h, k, k, side=_missing_side(lines[k])))
+            k += 1
+            continue
+        dels = []
+        while k < len(lines) and lines[k].kind == "del":
+            dels.append(k)
+            k += 1
+        adds = []
+        while k < len(lines) and lines[k].kind == "add":
+            adds.append(k)
+            k += 1
+        for n in range(max(len(dels), len(adds))):
+            left = dels[n] if n < len(dels) else None
+            right = adds[n] if n < len(adds) else None
+            rows.append(Row("pair", h, left, right))
+            sides = [s for s, at in (("old", left), ("new", right))
+                     if at is not None and lines[at].missing_newline]
+            if sides:
+                rows.append(Row("no_newline", h, left, right, side="both" if len(sides) == 2 else sides[0]))
+    return rows
+
+
+def _missing_side(line: DiffLine) -> str:
+    return {"del": "old", "add": "new"}.get(line.kind, "both")
+
+
+def _notices(diff: FileDiff) -> list[str]:
+    notices = []
+    if diff.status == "added":
+        notices.append("New file")
+    elif diff.status == "deleted":
+        notices.append("Deleted file")
+    if diff.old_path and diff.path and diff.old_path != diff.path:
+        notices.append(f"Renamed from {diff.old_path}")
+    notices.extend(diff.notes)
+    return notices
+
+
+# -- diff HTML ----------------------------------------------------------------------------------
+
+def render_diff_html(diff: FileDiff, *, mode: Mode = "unified",
+                     folded: frozenset[int] | set[int] = frozenset(),
+                     line_range: tuple[int, int] | None = None, file_index: int = 0) -> str:
+    """A table of the diff's rows, or of rows ``line_range`` (start, end) of :func:`diff_rows`.
+
+    Rendering by ranges lets a view paint the first screen at once and append the rest later;
+    each range is its own table with the same column layout, so appended tables line up.
+    """
+    rows = diff_rows(diff, mode, folded)
+    start, end = line_range if line_range is not None else (0, len(rows))
+    digits = len(str(max(_largest_line_number(diff), 1)))
+    painter = _RowPainter(diff, mode, frozenset(folded), digits, file_index)
+    body = "".join(painter.row(row) for row in rows[start:end])
+    if not body:
+        return ""
+    return (f'<table width="100%" cellspacing="0" cellpadding="0" style="border-collapse:collapse;'
+            f'font-family:{MONO};color:{INK};background-color:{PAPER}">{body}</table>')
+
+
+def _largest_line_number(diff: FileDiff) -> int:
+    largest = 0
+    for hunk in diff.hunks:
+        for line in reversed(hunk.plain_lines):
+            largest = max(largest, line.old_no or 0, line.new_no or 0)
+            if largest:
+                break
+    return largest
+
+
+class _RowPainter:
+    def __init__(self, diff: FileDiff, mode: Mode, folded: frozenset[int], digits: int, file_index: int) -> None:
+        self.diff = diff
+        self.mode = mode
+        self.folded = folded
+        self.digits = digits
+        self.file_index = file_index
+        self.columns = 3 if mode == "unified" else 6
+        self._highlighter: DiffHighlighter | None = None
+
+    @property
+    def highlighter(self) -> DiffHighlighter:
+        if self._highlighter is None:
+            self._highlighter = highlighter_for(self.diff)
+        return self._highlighter
+
+    def row(self, row: Row) -> str:
+        if row.kind == "file":
+            return self._file_row()
+        if row.kind == "notice":
+            return self._wide(html.escape(row.text), NOTICE_BG, italic=True)
+        if row.kind == "hunk":
+            return self._hunk_row(row.hunk)
+        if row.kind == "no_newline":
+            return self._no_newline_row(row)
+        lines = self.diff.hunks[row.hunk].lines
+        if row.kind == "line":
+            return self._unified_line(row.hunk, row.left, lines[row.left])
+        left = lines[row.left] if row.left is not None else None
+        right = lines[row.right] if row.right is not None else None
+        return ("<tr>" + self._half(row.hunk, row.left, left, "old")
+                + self._half(row.hunk, row.right, right, "new") + "</tr>")
+
+    def _wide(self, content: str, background: str, *, italic: bool = False, colour: str = MUTED) -> str:
+        style = f"color:{colour};padding:2px 6px;white-space:pre-wrap" + (";font-style:italic" if italic else "")
+        return f'<tr><td colspan="{self.columns}" bgcolor="{background}" style="{style}">{content}</td></tr>'
+
+    def _file_row(self) -> str:
+        diff = self.diff
+        name = _revealed_inline(diff.path or diff.old_path or "(no file name)")
+        status = {"modified": "modified", "added": "new file", "deleted": "deleted",
+                  "binary": "binary"}[diff.status]
+        counts = "" if diff.status == "binary" else (
+            f' <span style="color:#1a7f37">+{diff.added}</span> <span style="color:#cf222e">−{diff.removed}</span>')
+        return self._wide(f'<b style="color:{INK}">{name}</b> <span style="color:{MUTED}">({status})</span>{counts}',
+                          FILE_BG)
+
+    def _hunk_row(self, h: int) -> str:
+        hunk = self.diff.hunks[h]
+        folded = h in self.folded
+        arrow = "▸" if folded else "▾"
+        tail = ""
+        if folded:
+            tail = f' <span style="color:{MUTED}">— {len(hunk)} lines folded, click to show</span>'
+        link = (f'<a href="hunk:{self.file_index}:{h}" style="color:{HUNK_INK};text-decoration:none">'
+                f'{arrow} {_revealed_inline(hunk.header)}</a>')
+        return self._wide(link + tail, HUNK_BG, colour=HUNK_INK)
+
+    def _no_newline_row(self, row: Row) -> str:
+        note = "⊘ No newline at end of file"
+        if self.mode == "unified" or row.side == "both":
+            label = {"old": " (old)", "new": " (new)"}.get(row.side, "") if self.mode == "unified" else ""
+            return self._wide(note + label, FILE_BG, italic=True)
+        cell = f'<td colspan="3" bgcolor="{FILE_BG}" style="color:{MUTED};font-style:italic;padding:0 6px">'
+        empty = f'<td colspan="3" bgcolor="{PAPER}"></td>'
+        filled = cell + note + "</td>"
+        return "<tr>" + (filled + empty if row.side == "old" else empty + filled) + "</tr>"
+
+    def _number(self, number: int | None, background: str) -> str:
+        text = str(number) if number is not None else ""
+        return (f'<td bgcolor="{background}" style="color:{MUTED};padding:0 6px 0 6px;white-space:pre" '
+                f'align="right">{text.rjust(self.digits)}</td>')
+
+    def _code_cell(self, content: str, sign: str, background: str, width: str) -> str:
+        return (f'<td bgcolor="{background}" style="color:{MUTED};white-space:pre">{sign}</td>'
+                f'<td width="{width}" bgcolor="{background}" style="white-space:pre-wrap;padding-right:6px">'
+                f'{content}</td>')
+
+    def _line_content(self, h: int, k: int, line: DiffLine) -> str:
+        tokens = self.highlighter.tokens(h, k, line)
+        word_bg = ADD_WORD if line.kind == "add" else DEL_WORD if line.kind == "del" else None
+        return code_html(line.text, tokens, words=line.intraline, word_bg=word_bg)
+
+    def _unified_line(self, h: int, k: int | None, line: DiffLine) -> str:
+        assert k is not None
+        background, gutter, sign = _line_colours(line.kind)
+        return ("<tr>" + self._number(line.old_no, gutter) + self._number(line.new_no, gutter)
+                + self._code_cell(self._line_content(h, k, line), sign, background, "100%") + "</tr>")
+
+    def _half(self, h: int, k: int | None, line: DiffLine | None, side: str) -> str:
+        if line is None or k is None:
+            return (f'<td bgcolor="{EMPTY_BG}"></td><td bgcolor="{EMPTY_BG}"></td>'
+                    f'<td width="50%" bgcolor="{EMPTY_BG}"></td>')
+        background, gutter, sign = _line_colours(line.kind)
+        number = line.old_no if side == "old" else line.new_no
+        return self._number(number, gutter) + self._code_cell(self._line_content(h, k, line), sign,
+                                                              background, "50%")
+
+
+def _line_colours(kind: str) -> tuple[str, str, str]:
+    if kind == "add":
+        return ADD_BG, ADD_GUTTER, "+"
+    if kind == "del":
+        return DEL_BG, DEL_GUTTER, "−"
+    return PAPER, PAPER, " "
+
+
+def _revealed_inline(text: str) -> str:
+    """Escape a one-line label (a path, a hunk header), showing hidden characters as markers."""
+    if not _NEEDS_REVEAL.search(text):
+        return html.escape(text, quote=False)
+    return code_html(text, [], revealed=reveal(text, multiline=False))
+
+
+def diff_warnings(diff: FileDiff) -> tuple[str, ...]:
+    """Warnings about hidden characters in a diff's path and lines, each with where it was found."""
+    found: dict[str, str] = {}
+    name = diff.path or diff.old_path or ""
+    for warning in reveal(name).warnings if _NEEDS_REVEAL.search(name) else ():
+        found.setdefault(f"file name {warning}", "")
+    for hunk in diff.hunks:
+        for line in hunk.plain_lines:
+            if not _NEEDS_REVEAL.search(line.text):
+                continue
+            where = f"old line {line.old_no}" if line.kind == "del" else f"new line {line.new_no}"
+            if line.new_no is None and line.old_no is None:
+                where = "a line"
+            for warning in reveal(line.text, multiline=True, spaces=False).warnings:
+                found.setdefault(warning, where)
+    label = diff.path or "the diff"
+    return tuple(f"{label}: {warning}" + (f" (first at {where})" if where else "")
+                 for warning, where in found.items())
+
+
+# -- commands -----------------------------------------------------------------------------------
+
+def render_command_html(command: str | Sequence[str], cwd: str | None = None) -> tuple[str, tuple[str, ...]]:
+    """A shell command (string or argv) as highlighted HTML, plus warnings about hidden parts.
+
+    An argv is shown shell-quoted (``shlex.join``): the string a shell would split back into the
+    same argv. A command longer than :data:`LONG_COMMAND` without line breaks is laid out one
+    argument per line; the added breaks and indents are layout only (see the module docstring).
+    Line breaks that are part of the command show as a ``\\n`` marker before the break.
+    """
+    text = command if isinstance(command, str) else shlex.join([str(part) for part in command])
+    revealed = reveal(text)
+    layout = _layout_breaks(text) if len(text) > LONG_COMMAND and "\n" not in text else {}
+    tokens = [(start, start + len(value), ttype)
+              for start, ttype, value in BashLexer().get_tokens_unprocessed(text)]
+    names = {start: COMMAND_STYLE for start in _command_name_starts(text)}
+    body = _command_body(text, revealed, tokens, names, layout)
+    warnings = list(revealed.warnings)
+    header = ""
+    if cwd is not None:
+        cwd_revealed = reveal(cwd)
+        warnings.extend(f"working directory {w}" for w in cwd_revealed.warnings)
+        header = (f'{_NOT_COMMAND_START}<div style="color:{MUTED};font-family:{MONO}">in '
+                  f'{code_html(cwd, [], revealed=cwd_revealed)}</div>{_NOT_COMMAND_END}')
+    page = (f'{header}<pre style="font-family:{MONO};color:{INK};white-space:pre-wrap;'
+            f'margin:4px 0 4px 0">{body}</pre>')
+    return page, tuple(warnings)
+
+
+def _command_body(text: str, revealed: Revealed, tokens: LineTokens, names: dict[int, str],
+                  layout: dict[int, int]) -> str:
+    """Render ``text`` piece by piece, inserting layout breaks at the offsets in ``layout``.
+
+    The text is cut at the layout offsets and at real newlines; each piece is rendered with its
+    own slice of the reveal segments, so markers, colours and command names stay exact.
+    """
+    cuts = sorted(set(layout) | {i + 1 for i, ch in enumerate(text) if ch == "\n"})
+    out: list[str] = []
+    start = 0
+    for cut in [*cuts, len(text)]:
+        if cut <= start and cut != len(text):
+            continue
+        out.append(_slice_html(text, revealed, tokens, names, start, cut))
+        if cut in layout:
+            out.append(f"{_NOT_COMMAND_START}<br/>{'&nbsp;' * layout[cut]}{_NOT_COMMAND_END}")
+        elif cut < len(text):
+            out.append(f"{_NOT_COMMAND_START}<br/>{_NOT_COMMAND_END}")
+        start = cut
+    return "".join(out)
+
+
+def _slice_html(text: str, revealed: Revealed, tokens: LineTokens, names: dict[int, str],
+                start: int, end: int) -> str:
+    segments: list[tuple[str, bool]] = []
+    spans: list[tuple[int, int]] = []
+    for segment, (a, b) in zip(revealed.segments, revealed.spans):
+        if b <= start or a >= end:
+            continue
+        if segment[1]:
+            segments.append(segment)
+            spans.append((a - start, b - start))
+        else:
+            lo, hi = max(a, start), min(b, end)
+            segments.append((text[lo:hi], False))
+            spans.append((lo - start, hi - start))
+    piece = text[start:end]
+    local_tokens = [(max(a, start) - start, min(b, end) - start, t) for a, b, t in tokens if a < end and b > start]
+    local_names = {a - start: css for a, css in names.items() if start <= a < end}
+    sliced = Revealed(piece, (), segments, spans, frozenset())
+    return code_html(piece, local_tokens, extra_css=local_names, revealed=sliced)
+
+
+_OPERATORS = ("&&", "||", "|&", ";;", "|", ";", "&", "(", ")")
+_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
+_PREFIX_COMMANDS = {"sudo", "doas", "env", "nohup", "time", "exec", "nice", "xargs", "command", "builtin"}
+
+
+def _shell_words(text: str) -> list[tuple[int, int, bool]] | None:
+    """Top-level words and operators of a one-line command: (start, end, is_operator).
+
+    Quotes, backslashes, ``$(...)``, backticks and ``${...}`` keep their content in one word.
+    Returns ``None`` when the command does not parse (an open quote), so nothing is re-laid out.
+    """
+    words: list[tuple[int, int, bool]] = []
+    i, n = 0, len(text)
+    while i < n:
+        if text[i] in " \t":
+            i += 1
+            continue
+        if text[i] == "#":
+            words.append((i, n, False))  # a comment runs to the end
+            return words
+        operator = next((op for op in _OPERATORS if text.startswith(op, i)), None)
+        if operator:
+            words.append((i, i + len(operator), True))
+            i += len(operator)
+            continue
+        start = i
+        depth = 0
+        while i < n:
+            ch = text[i]
+            if ch == "\\":
+                i += 2
+                continue
+            if ch == "'":
+                close = text.find("'", i + 1)
+                if close < 0:
+                    return None
+                i = close + 1
+                continue
+            if ch == '"' or ch == "`":
+                i = _skip_quoted(text, i, ch)
+                if i < 0:
+                    return None
+                continue
+            if text.startswith("$(", i) or text.startswith("${", i):
+                depth += 1
+                i += 2
+                continue
+            if ch in ")}" and depth:
+                depth -= 1
+                i += 1
+                continue
+            if depth == 0 and (ch in " \t" or any(text.startswith(op, i) for op in _OPERATORS)):
+                break
+            i += 1
+        if depth:
+            return None
+        words.append((start, min(i, n), False))
+    return words
+
+
+def _skip_quoted(text: str, i: int, quote: str) -> int:
+    i += 1
+    while i < len(text):
+        if text[i] == "\\":
+            i += 2
+            continue
+        if text[i] == quote:
+            return i + 1
+        i += 1
+    return -1
+
+
+def _layout_breaks(text: str) -> dict[int, int]:
+    """Where to break a long command for display, and how far to indent the next line.
+
+    Each argument goes on its own line, indented under its command; an operator (``|``,
+    ``&&``, ``;``) starts a new unindented line and keeps the next command on it.
+    """
+    words = _shell_words(text)
+    if not words:
+        return {}
+    breaks: dict[int, int] = {}
+    after_operator = True
+    for start, _end, is_operator in words:
+        if start == 0:
+            after_operator = is_operator
+            continue
+        if is_operator:
+            breaks[start] = 0
+            after_operator = True
+        elif after_operator:
+            after_operator = False  # the command name stays on the operator's line
+        else:
+            breaks[start] = 4
+    return breaks
+
+
+def _command_name_starts(text: str) -> list[int]:
+    """Offsets of the words that name a command: the first word, the first after an operator,
+    and the one after ``sudo``/``env``/``xargs``-like prefixes (unless an option follows)."""
+    words: list[tuple[int, int, bool]] = []
+    offset = 0
+    for line in text.split("\n"):
+        words.extend((a + offset, b + offset, op) for a, b, op in (_shell_words(line) or []))
+        words.append((offset + len(line), offset + len(line), True))
+        offset += len(line) + 1
+    starts = []
+    expect, prefix = True, False
+    for start, end, is_operator in words:
+        if is_operator:
+            expect, prefix = True, False
+            continue
+        if not expect:
+            continue
+        word = text[start:end]
+        if _ASSIGNMENT.match(word):
+            continue  # VAR=value before the command
+        if prefix and word.startswith("-"):
+            expect = False
+            continue
+        starts.append(start)
+        prefix = expect = word.rsplit("/", 1)[-1] in _PREFIX_COMMANDS
+    return starts
+
+
+# -- JSON and text ------------------------------------------------------------------------------
+
+def pretty_json(value: Any) -> str:
+    """Indented JSON that keeps non-ASCII text readable (hidden characters are revealed later)."""
+    return json.dumps(value, indent=2, ensure_ascii=False, default=repr)
+
+
+@dataclass(frozen=True)
+class Clipped:
+    text: str
+    hidden_lines: int
+    hidden_chars: int
+
+    @property
+    def clipped(self) -> bool:
+        return bool(self.hidden_lines or self.hidden_chars)
+
+
+def clip_text(text: str, *, max_lines: int | None, max_chars: int | None) -> Clipped:
+    """The first lines of ``text`` within both limits; what is left out is counted, never lost."""
+    if max_lines is None and max_chars is None:
+        return Clipped(text, 0, 0)
+    lines = text.split("\n")
+    kept: list[str] = []
+    used = 0
+    for line in lines:
+        if max_lines is not None and len(kept) >= max_lines:
+            break
+        if max_chars is not None and used + len(line) > max_chars:
+            if not kept:
+                kept.append(line[:max_chars])  # one enormous line: show its beginning
+                used += max_chars
+            break
+        kept.append(line)
+        used += len(line) + 1
+    shown = "\n".join(kept)
+    return Clipped(shown, len(lines) - len(kept), len(text) - len(shown))
+
+
+def render_json_html(value: Any, *, max_lines: int | None = None, max_chars: int | None = None) -> str:
+    """Pretty, highlighted JSON; past the limits a notice says how much is hidden, with a
+    ``json:show-all`` link."""
+    clipped = clip_text(pretty_json(value), max_lines=max_lines, max_chars=max_chars)
+    lazy = LazyLines(clipped.text, JsonLexer(stripnl=False, ensurenl=False))
+    lines = clipped.text.split("\n")
+    body = "\n".join(code_html(line, lazy.line(n)) for n, line in enumerate(lines))
+    notice = ""
+    if clipped.clipped:
+        what = (f"{clipped.hidden_lines} more lines" if clipped.hidden_lines > 1 else
+                "1 more line" if clipped.hidden_lines == 1 else f"{clipped.hidden_chars} more characters")
+        notice = (f'<p style="color:{MUTED};font-style:italic">… {what} hidden — '
+                  f'<a href="json:show-all">Show all</a></p>')
+    return (f'<pre style="font-family:{MONO};color:{INK};white-space:pre-wrap;margin:0">{body}</pre>'
+            + notice)
+
+
+def json_warnings(value: Any) -> tuple[str, ...]:
+    """Hidden characters anywhere in the arguments (keys and string values)."""
+    text = pretty_json(value)
+    if not _NEEDS_REVEAL.search(text):
+        return ()
+    return tuple(f"arguments: {w}" for w in reveal(text, multiline=True, spaces=False).warnings)
+
+
+def render_text_html(text: str) -> tuple[str, tuple[str, ...]]:
+    """Plain text with hidden characters revealed, and the warnings."""
+    revealed = reveal(text, multiline=True, spaces=False)
+    return (f'<pre style="font-family:{MONO};color:{INK};white-space:pre-wrap;margin:0">'
+            f'{code_html(text, [], revealed=revealed)}</pre>'), revealed.warnings
