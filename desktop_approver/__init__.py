@@ -27,12 +27,10 @@ if TYPE_CHECKING:
 
 def __getattr__(name: str) -> Any:
     # asyncio costs ~20 ms to import; a hook that only needs the blocking client should not pay it.
+    import importlib
+
     if name == "AsyncClient":
-        from .async_client import AsyncClient
-
-        return AsyncClient
+        return importlib.import_module(".async_client", __name__).AsyncClient
     if name == "previews":
-        from . import previews
-
-        return previews
+        return importlib.import_module(".previews", __name__)
     raise AttributeError(f"module 'desktop_approver' has no attribute {name!r}")

@@ -464,14 +464,12 @@ class Policy:
     def explain(self, call: PolicyCall, *, now: datetime | None = None) -> Explanation:
         now = now or datetime.now(timezone.utc)
         context = _Context(call)
-        parts = context.parts
-        checks = [[RuleCheck(rule, why is None, why or "") for rule, why in
-                   ((rule, _mismatch(rule, call, part, context, now)) for rule in self.rules)]
-                  for part in parts]
         explained = []
-        for part, part_checks in zip(parts, checks):
-            rule = _decisive([c.rule for c in part_checks if c.matched])
-            explained.append(PartExplanation(part.text, rule.action if rule else None, rule, tuple(part_checks)))
+        for part in context.parts:
+            whys = [(rule, _mismatch(rule, call, part, context, now)) for rule in self.rules]
+            checks = tuple(RuleCheck(rule, why is None, why or "") for rule, why in whys)
+            rule = _decisive([check.rule for check in checks if check.matched])
+            explained.append(PartExplanation(part.text, rule.action if rule else None, rule, checks))
         return Explanation(call, _verdict(explained), tuple(explained), self.source)
 
 

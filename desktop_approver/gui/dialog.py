@@ -155,9 +155,9 @@ class ApprovalDialog(QDialog):
         countdown = self.ticket.countdown
         left = int(countdown.remaining() + 0.999)
         if countdown.paused:
-            self.countdown.setText(f"⏸ timer paused while you review ({left // 60}:{left % 60:02d} left, then deny)")
+            self.countdown.setText(f"Timer paused while you review ({left // 60}:{left % 60:02d} left, then deny)")
         else:
-            self.countdown.setText(f"⏱ denies automatically in {left // 60}:{left % 60:02d}")
+            self.countdown.setText(f"Denies automatically in {left // 60}:{left % 60:02d}")
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         if event.type() in (QEvent.Type.MouseButtonPress, QEvent.Type.KeyPress, QEvent.Type.Wheel):

@@ -11,7 +11,7 @@ import time
 
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QKeySequence, QShortcut
-from PySide6.QtWidgets import (QAbstractItemView, QHBoxLayout, QLabel, QPushButton, QSplitter, QTreeWidget,
+from PySide6.QtWidgets import (QAbstractItemView, QHBoxLayout, QHeaderView, QLabel, QPushButton, QSplitter, QTreeWidget,
                                QTreeWidgetItem, QVBoxLayout, QWidget)
 
 from ..core.tickets import Ticket
@@ -66,8 +66,11 @@ class InboxWindow(QWidget):
         self.tree.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
         self.tree.setRootIsDecorated(True)
         self.tree.setUniformRowHeights(True)
-        self.tree.setColumnWidth(0, 380)
-        self.tree.setColumnWidth(1, 120)
+        header = self.tree.header()
+        header.setStretchLastSection(False)
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        header.setSectionResizeMode(1, QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(2, QHeaderView.ResizeMode.ResizeToContents)
         self.tree.itemSelectionChanged.connect(self._selection_changed)
         splitter.addWidget(self.tree)
         self.review = ReviewPanel()
@@ -120,6 +123,8 @@ class InboxWindow(QWidget):
             font.setBold(True)
             group.setFont(0, font)
             self.tree.addTopLevelItem(group)  # appended: rows above the cursor never move
+            group.setFirstColumnSpanned(True)
+            group.setToolTip(0, group_title(ticket))
             group.setExpanded(True)
             self._groups[key] = group
         first = ticket.calls[0]

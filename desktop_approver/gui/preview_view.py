@@ -113,6 +113,8 @@ class PreviewView(QWidget):
         self.main = QWidget()
         main_layout = QVBoxLayout(self.main)
         main_layout.setContentsMargins(0, 0, 0, 0)
+        main_layout.setSpacing(2)
+        self.caption.setContentsMargins(4, 2, 4, 0)
         main_layout.addWidget(self.caption)
         main_layout.addWidget(self.pages, 1)
 
@@ -124,6 +126,7 @@ class PreviewView(QWidget):
         args_layout.setContentsMargins(0, 0, 0, 0)
         args_title = QLabel("Arguments")
         args_title.setStyleSheet("font-weight:bold")
+        args_title.setContentsMargins(4, 4, 4, 0)
         args_layout.addWidget(args_title)
         args_layout.addWidget(self.args_browser, 1)
 
@@ -174,7 +177,7 @@ class PreviewView(QWidget):
         self.diff_summary.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
 
         bar = QHBoxLayout()
-        bar.setContentsMargins(0, 0, 0, 0)
+        bar.setContentsMargins(4, 0, 0, 0)
         bar.addWidget(self.diff_summary, 1)
         for widget in (self.unified_button, self.split_button, self.fold_button, self.unfold_button):
             bar.addWidget(widget)
@@ -242,7 +245,9 @@ class PreviewView(QWidget):
             self.main.hide()
         self._args = args
         self._render_args(limited=True)
-        found_in_args = highlight.json_warnings(args)
+        # The arguments usually repeat the preview (a command's string): say it once.
+        found_in_args = [w for w in highlight.json_warnings(args)
+                         if w.removeprefix("arguments: ") not in warnings]
         warnings.extend(found_in_args)
         serious = serious or bool(found_in_args)
         self._set_warnings(list(dict.fromkeys(warnings)), serious)

@@ -13,8 +13,10 @@ highlighter can colour each line in the context of its whole file. Qt-free, stan
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
+from collections import Counter
 from dataclasses import dataclass, field
-from difflib import SequenceMatcher
+from difflib import Match, SequenceMatcher
 from typing import Any, Literal, Mapping
 
 LineKind = Literal["context", "add", "del"]
@@ -24,11 +26,13 @@ CONTEXT_LINES = 3
 # Pairs of lines that share less than this are simply different lines: marking "changed words"
 # in them would colour everything and help nobody.
 MIN_WORD_SIMILARITY = 0.35
-# Past this many lines difflib's junk heuristic keeps the diff fast (blank lines, braces).
-EXACT_DIFF_LIMIT = 4000
+# A region without unique lines (all blank, all ``}``) larger than this is matched with difflib's
+# junk heuristic, which stays fast where an exact match would not.
+EXACT_REGION_LIMIT = 2000
 
 _HUNK_HEADER = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@ ?(.*)$")
 _TOKEN = re.compile(r"\w+|\s+|[^\w\s]")
+_WORDS = re.compile(r"\w+")
 _FUNCNAME = re.compile(r"^[A-Za-z_$]")
 
 
@@ -60,13 +64,37 @@ class Hunk:
         self.section = section  # the text after the second ``@@`` (the enclosing function)
         self._lines = lines
         self._marked = False
+        self._marked_blocks: set[int] = set()  # starts of change blocks already marked
 
     @property
     def lines(self) -> list[DiffLine]:
         if not self._marked:
             add_intraline(self._lines)
             self._marked = True
+            self._marked_blocks.clear()
         return self._lines
+
+    def line(self, index: int) -> DiffLine:
+        """Line ``index`` with the changed words of its own change block marked.
+
+        A renderer drawing a screenful of a 10,000-line hunk pays for those blocks only.
+        """
+        line = self._lines[index]
+        if self._marked or line.kind == "context":
+            return line
+        start = index
+        while start > 0 and self._lines[start - 1].kind in ("del", "add") and not (
+                self._lines[start - 1].kind == "add" and self._lines[start].kind == "del"):
+            start -= 1
+        if start not in self._marked_blocks:
+            end = start
+            while end < len(self._lines) and self._lines[end].kind == "del":
+                end += 1
+            while end < len(self._lines) and self._lines[end].kind == "add":
+                end += 1
+            add_intraline(self._lines[start:end])
+            self._marked_blocks.add(start)
+        return line
 
     @property
     def plain_lines(self) -> list[DiffLine]:
@@ -149,8 +177,7 @@ def from_texts(path: str | None, old: str | None, new: str | None, *,
     # The last line without a newline must not match the same text with one.
     old_keys = old_lines[:-1] + [old_lines[-1] + "\0"] if old_missing else old_lines
     new_keys = new_lines[:-1] + [new_lines[-1] + "\0"] if new_missing else new_lines
-    exact = max(len(old_keys), len(new_keys)) <= EXACT_DIFF_LIMIT
-    matcher = SequenceMatcher(None, old_keys, new_keys, autojunk=not exact)
+    matcher = LineMatcher(old_keys, new_keys)
     hunks = []
     for group in matcher.get_grouped_opcodes(context):
         lines: list[DiffLine] = []
@@ -275,6 +302,92 @@ def is_binary(text: str) -> bool:
     return controls / len(sample) > 0.1
 
 
+# -- matching lines -----------------------------------------------------------------------------
+
+class LineMatcher(SequenceMatcher):
+    """difflib's opcodes over a patience-style matching of lines.
+
+    Plain ``SequenceMatcher`` looks for the longest common block again and again, which turns
+    quadratic on a long file with many small changes (10,000 lines, a change every 10: seconds).
+    Anchoring on lines that occur once on each side, in order (the longest increasing run),
+    and matching only the gaps between anchors stays near-linear and aligns code on its
+    distinctive lines (``def``s) rather than on blank lines and braces.
+    """
+
+    def __init__(self, a: list[str], b: list[str]) -> None:
+        super().__init__(None, a, b, autojunk=False)
+
+    def get_matching_blocks(self) -> list[Match]:
+        if self.matching_blocks is None:
+            pairs: list[tuple[int, int]] = []
+            _match_region(self.a, self.b, 0, len(self.a), 0, len(self.b), pairs)
+            blocks: list[Match] = []
+            for i, j in pairs:
+                if blocks and blocks[-1].a + blocks[-1].size == i and blocks[-1].b + blocks[-1].size == j:
+                    blocks[-1] = Match(blocks[-1].a, blocks[-1].b, blocks[-1].size + 1)
+                else:
+                    blocks.append(Match(i, j, 1))
+            blocks.append(Match(len(self.a), len(self.b), 0))
+            self.matching_blocks = blocks
+        return self.matching_blocks
+
+
+def _match_region(a: list[str], b: list[str], alo: int, ahi: int, blo: int, bhi: int,
+                  pairs: list[tuple[int, int]]) -> None:
+    """Append the matched (i, j) line pairs of a[alo:ahi] and b[blo:bhi], in order."""
+    while alo < ahi and blo < bhi and a[alo] == b[blo]:
+        pairs.append((alo, blo))
+        alo, blo = alo + 1, blo + 1
+    tail = 0
+    while alo < ahi - tail and blo < bhi - tail and a[ahi - 1 - tail] == b[bhi - 1 - tail]:
+        tail += 1
+    ahi, bhi = ahi - tail, bhi - tail
+    if alo < ahi and blo < bhi:
+        anchors = _unique_anchors(a, b, alo, ahi, blo, bhi)
+        if anchors:
+            i0, j0 = alo, blo
+            for i, j in anchors:
+                _match_region(a, b, i0, i, j0, j, pairs)
+                pairs.append((i, j))
+                i0, j0 = i + 1, j + 1
+            _match_region(a, b, i0, ahi, j0, bhi, pairs)
+        else:
+            region = SequenceMatcher(None, a[alo:ahi], b[blo:bhi],
+                                     autojunk=max(ahi - alo, bhi - blo) > EXACT_REGION_LIMIT)
+            for block in region.get_matching_blocks():
+                pairs.extend((alo + block.a + k, blo + block.b + k) for k in range(block.size))
+    pairs.extend((ahi + k, bhi + k) for k in range(tail))
+
+
+def _unique_anchors(a: list[str], b: list[str], alo: int, ahi: int, blo: int,
+                    bhi: int) -> list[tuple[int, int]]:
+    """Lines unique on both sides, as the longest run whose positions increase on both."""
+    count_a = Counter(a[alo:ahi])
+    count_b = Counter(b[blo:bhi])
+    where_b = {b[j]: j for j in range(blo, bhi) if count_b[b[j]] == 1}
+    candidates = [(i, where_b[a[i]]) for i in range(alo, ahi)
+                  if count_a[a[i]] == 1 and a[i] in where_b]
+    # Longest increasing subsequence of the b positions (patience sorting).
+    tops: list[int] = []
+    top_index: list[int] = []
+    previous: list[int] = []
+    for n, (_i, j) in enumerate(candidates):
+        k = bisect_left(tops, j)
+        previous.append(top_index[k - 1] if k else -1)
+        if k == len(tops):
+            tops.append(j)
+            top_index.append(n)
+        else:
+            tops[k] = j
+            top_index[k] = n
+    chain = []
+    n = top_index[-1] if top_index else -1
+    while n >= 0:
+        chain.append(candidates[n])
+        n = previous[n]
+    return chain[::-1]
+
+
 # -- changed words ------------------------------------------------------------------------------
 
 def add_intraline(lines: list[DiffLine]) -> None:
@@ -290,8 +403,41 @@ def add_intraline(lines: list[DiffLine]) -> None:
         adds_start = i
         while i < len(lines) and lines[i].kind == "add":
             i += 1
-        for old, new in zip(lines[dels_start:adds_start], lines[adds_start:i]):
+        for old, new in pair_changed_lines(lines[dels_start:adds_start], lines[adds_start:i]):
             old.intraline, new.intraline = word_spans(old.text, new.text)
+
+
+def pair_changed_lines(removed: list[DiffLine], added: list[DiffLine]) -> list[tuple[DiffLine, DiffLine]]:
+    """Which removed line became which added line, in order, by shared words.
+
+    Pairing by position alone would match ``if name.endswith(...)`` with an unrelated line that
+    happens to sit at the same index and mark half of both as changed. Large blocks (where the
+    quadratic search would cost) fall back to pairing by position.
+    """
+    if len(removed) * len(added) > 1600:
+        return list(zip(removed, added))
+    pairs = []
+    next_add = 0
+    for old in removed:
+        best, best_score = None, MIN_WORD_SIMILARITY
+        for j in range(next_add, len(added)):
+            score = line_similarity(old.text, added[j].text)
+            if score > best_score:
+                best, best_score = j, score
+        if best is not None:
+            pairs.append((old, added[best]))
+            next_add = best + 1
+    return pairs
+
+
+def line_similarity(old: str, new: str) -> float:
+    """How much two lines share, by their words (punctuation alone makes no kinship)."""
+    old_words, new_words = _WORDS.findall(old), _WORDS.findall(new)
+    if not old_words and not new_words:
+        old_words, new_words = list(old.strip()), list(new.strip())
+    if not old_words or not new_words:
+        return 0.0
+    return SequenceMatcher(None, old_words, new_words, autojunk=False).ratio()
 
 
 def word_spans(old: str, new: str) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
@@ -302,7 +448,7 @@ def word_spans(old: str, new: str) -> tuple[list[tuple[int, int]], list[tuple[in
     new_tokens = [m.span() for m in _TOKEN.finditer(new)]
     matcher = SequenceMatcher(None, [old[a:b] for a, b in old_tokens],
                               [new[a:b] for a, b in new_tokens], autojunk=False)
-    if matcher.ratio() < MIN_WORD_SIMILARITY:
+    if line_similarity(old, new) < MIN_WORD_SIMILARITY:
         return [], []
     old_spans: list[tuple[int, int]] = []
     new_spans: list[tuple[int, int]] = []

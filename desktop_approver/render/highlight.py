@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import html
 import json
+import os
 import re
 import shlex
 import weakref
@@ -28,7 +29,8 @@ from functools import lru_cache
 from typing import Any, Iterator, Literal, Sequence
 
 from pygments.lexer import Lexer
-from pygments.lexers import BashLexer, JsonLexer, TextLexer, get_lexer_for_filename
+from pygments.lexers import (BashLexer, JsonLexer, TextLexer, get_all_lexers, get_lexer_by_name,
+                             get_lexer_for_filename)
 from pygments.styles import get_style_by_name
 from pygments.token import Token, _TokenType
 from pygments.util import ClassNotFound
@@ -52,7 +54,7 @@ SOFT_MARKER_STYLE = "color:#8c959f"
 COMMAND_STYLE = "color:#0550ae;font-weight:bold"
 
 LONG_COMMAND = 80
-_NEEDS_REVEAL = re.compile(r"[^\t\x20-\x7e]")
+_NEEDS_REVEAL = re.compile(r"[^\t\n\x20-\x7e]")
 _NOT_COMMAND_START, _NOT_COMMAND_END = "<!--not-command-->", "<!--/not-command-->"
 
 # A line's tokens: (start, end, token type) with offsets relative to the line.
@@ -79,11 +81,32 @@ def lexer_for(path: str | None) -> Lexer:
     """The Pygments lexer for a file name, plain text when unknown."""
     if path:
         name = path.replace("\\", "/").rsplit("/", 1)[-1]
+        alias = _alias_by_extension().get(os.path.splitext(name)[1])
+        if alias:
+            return get_lexer_by_name(alias, stripnl=False, ensurenl=False)
         try:
             return get_lexer_for_filename(name, stripnl=False, ensurenl=False)
         except ClassNotFound:
             pass
     return TextLexer(stripnl=False, ensurenl=False)
+
+
+@lru_cache(maxsize=1)
+def _alias_by_extension() -> dict[str, str]:
+    """Extensions that exactly one lexer claims (``.py`` → python).
+
+    ``get_lexer_for_filename`` compiles a regex for each of Pygments' ~900 file patterns on
+    first use (a third of a second before the first diff can paint); a plain ``*.ext`` claimed
+    by one lexer needs none of that. Ambiguous ones (``.h``) still go the careful way.
+    """
+    claims: dict[str, set[str]] = {}
+    for _name, aliases, patterns, _mimetypes in get_all_lexers(plugins=False):
+        if not aliases:
+            continue
+        for pattern in patterns:
+            if pattern.startswith("*.") and not any(c in pattern[2:] for c in "*?[]"):
+                claims.setdefault(pattern[1:], set()).add(aliases[0])
+    return {ext: next(iter(names)) for ext, names in claims.items() if len(names) == 1}
 
 
 class LazyLines:
@@ -389,7 +412,7 @@ class _RowPainter:
         self.folded = folded
         self.digits = digits
         self.file_index = file_index
-        self.columns = 3 if mode == "unified" else 6
+        self.columns = 2 if mode == "unified" else 4
         self._highlighter: DiffHighlighter | None = None
 
     @property
@@ -407,11 +430,12 @@ class _RowPainter:
             return self._hunk_row(row.hunk)
         if row.kind == "no_newline":
             return self._no_newline_row(row)
-        lines = self.diff.hunks[row.hunk].lines
+        hunk = self.diff.hunks[row.hunk]
         if row.kind == "line":
-            return self._unified_line(row.hunk, row.left, lines[row.left])
-        left = lines[row.left] if row.left is not None else None
-        right = lines[row.right] if row.right is not None else None
+            assert row.left is not None
+            return self._unified_line(row.hunk, row.left, hunk.line(row.left))
+        left = hunk.line(row.left) if row.left is not None else None
+        right = hunk.line(row.right) if row.right is not None else None
         return ("<tr>" + self._half(row.hunk, row.left, left, "old")
                 + self._half(row.hunk, row.right, right, "new") + "</tr>")
 
@@ -445,40 +469,37 @@ class _RowPainter:
         if self.mode == "unified" or row.side == "both":
             label = {"old": " (old)", "new": " (new)"}.get(row.side, "") if self.mode == "unified" else ""
             return self._wide(note + label, FILE_BG, italic=True)
-        cell = f'<td colspan="3" bgcolor="{FILE_BG}" style="color:{MUTED};font-style:italic;padding:0 6px">'
-        empty = f'<td colspan="3" bgcolor="{PAPER}"></td>'
+        cell = f'<td colspan="2" bgcolor="{FILE_BG}" style="color:{MUTED};font-style:italic;padding:0 6px">'
+        empty = f'<td colspan="2" bgcolor="{PAPER}"></td>'
         filled = cell + note + "</td>"
         return "<tr>" + (filled + empty if row.side == "old" else empty + filled) + "</tr>"
 
-    def _number(self, number: int | None, background: str) -> str:
-        text = str(number) if number is not None else ""
-        return (f'<td bgcolor="{background}" style="color:{MUTED};padding:0 6px 0 6px;white-space:pre" '
-                f'align="right">{text.rjust(self.digits)}</td>')
+    def _numbers(self, numbers: tuple[int | None, ...], background: str) -> str:
+        """One gutter cell (both numbers in the unified view: fewer cells lay out faster)."""
+        text = " ".join(str(n if n is not None else "").rjust(self.digits) for n in numbers)
+        return f'<td bgcolor="{background}" style="color:{MUTED};padding:0 6px;white-space:pre">{text}</td>'
 
     def _code_cell(self, content: str, sign: str, background: str, width: str) -> str:
-        return (f'<td bgcolor="{background}" style="color:{MUTED};white-space:pre">{sign}</td>'
-                f'<td width="{width}" bgcolor="{background}" style="white-space:pre-wrap;padding-right:6px">'
-                f'{content}</td>')
+        return (f'<td width="{width}" bgcolor="{background}" style="white-space:pre-wrap;padding-right:6px">'
+                f'<span style="color:{MUTED}">{sign}</span>{content}</td>')
 
     def _line_content(self, h: int, k: int, line: DiffLine) -> str:
         tokens = self.highlighter.tokens(h, k, line)
         word_bg = ADD_WORD if line.kind == "add" else DEL_WORD if line.kind == "del" else None
         return code_html(line.text, tokens, words=line.intraline, word_bg=word_bg)
 
-    def _unified_line(self, h: int, k: int | None, line: DiffLine) -> str:
-        assert k is not None
+    def _unified_line(self, h: int, k: int, line: DiffLine) -> str:
         background, gutter, sign = _line_colours(line.kind)
-        return ("<tr>" + self._number(line.old_no, gutter) + self._number(line.new_no, gutter)
+        return ("<tr>" + self._numbers((line.old_no, line.new_no), gutter)
                 + self._code_cell(self._line_content(h, k, line), sign, background, "100%") + "</tr>")
 
     def _half(self, h: int, k: int | None, line: DiffLine | None, side: str) -> str:
         if line is None or k is None:
-            return (f'<td bgcolor="{EMPTY_BG}"></td><td bgcolor="{EMPTY_BG}"></td>'
-                    f'<td width="50%" bgcolor="{EMPTY_BG}"></td>')
+            return f'<td bgcolor="{EMPTY_BG}"></td><td width="50%" bgcolor="{EMPTY_BG}"></td>'
         background, gutter, sign = _line_colours(line.kind)
         number = line.old_no if side == "old" else line.new_no
-        return self._number(number, gutter) + self._code_cell(self._line_content(h, k, line), sign,
-                                                              background, "50%")
+        return self._numbers((number,), gutter) + self._code_cell(self._line_content(h, k, line), sign,
+                                                                 background, "50%")
 
 
 def _line_colours(kind: str) -> tuple[str, str, str]:
@@ -725,6 +746,7 @@ class Clipped:
     text: str
     hidden_lines: int
     hidden_chars: int
+    partial: bool = False  # the last shown line is cut short
 
     @property
     def clipped(self) -> bool:
@@ -732,24 +754,30 @@ class Clipped:
 
 
 def clip_text(text: str, *, max_lines: int | None, max_chars: int | None) -> Clipped:
-    """The first lines of ``text`` within both limits; what is left out is counted, never lost."""
+    """The first lines of ``text`` within both limits; what is left out is counted, never lost.
+
+    A line longer than what is left of ``max_chars`` is shown up to the limit (one enormous
+    line, such as a file's content in a JSON string, must not hide entirely).
+    """
     if max_lines is None and max_chars is None:
         return Clipped(text, 0, 0)
     lines = text.split("\n")
     kept: list[str] = []
     used = 0
+    partial = False
     for line in lines:
         if max_lines is not None and len(kept) >= max_lines:
             break
         if max_chars is not None and used + len(line) > max_chars:
-            if not kept:
-                kept.append(line[:max_chars])  # one enormous line: show its beginning
-                used += max_chars
+            room = max(max_chars - used, 200)
+            if room < len(line):
+                kept.append(line[:room])
+                partial = True
             break
         kept.append(line)
         used += len(line) + 1
     shown = "\n".join(kept)
-    return Clipped(shown, len(lines) - len(kept), len(text) - len(shown))
+    return Clipped(shown, len(lines) - len(kept), len(text) - len(shown), partial)
 
 
 def render_json_html(value: Any, *, max_lines: int | None = None, max_chars: int | None = None) -> str:
@@ -758,15 +786,30 @@ def render_json_html(value: Any, *, max_lines: int | None = None, max_chars: int
     clipped = clip_text(pretty_json(value), max_lines=max_lines, max_chars=max_chars)
     lazy = LazyLines(clipped.text, JsonLexer(stripnl=False, ensurenl=False))
     lines = clipped.text.split("\n")
-    body = "\n".join(code_html(line, lazy.line(n)) for n, line in enumerate(lines))
+    body = "\n".join(code_html(line, lazy.line(n), revealed=_json_line_reveal(line))
+                     for n, line in enumerate(lines))
     notice = ""
     if clipped.clipped:
-        what = (f"{clipped.hidden_lines} more lines" if clipped.hidden_lines > 1 else
-                "1 more line" if clipped.hidden_lines == 1 else f"{clipped.hidden_chars} more characters")
+        lines = f"{clipped.hidden_lines:,} more line{'s' if clipped.hidden_lines != 1 else ''}"
+        what = lines
+        if clipped.partial:
+            what = f"{clipped.hidden_chars:,} more characters" + (f" ({lines})" if clipped.hidden_lines else "")
         notice = (f'<p style="color:{MUTED};font-style:italic">… {what} hidden — '
                   f'<a href="json:show-all">Show all</a></p>')
     return (f'<pre style="font-family:{MONO};color:{INK};white-space:pre-wrap;margin:0">{body}</pre>'
             + notice)
+
+
+def _json_line_reveal(line: str) -> Revealed | None:
+    """Reveal a line of pretty JSON: long space runs count, its indentation does not."""
+    if not _NEEDS_REVEAL.search(line) and " " * 8 not in line.lstrip(" "):
+        return None
+    indent = len(line) - len(line.lstrip(" "))
+    found = reveal(line[indent:])
+    if indent:
+        found = Revealed(" " * indent + found.text, found.warnings, [(" " * indent, False), *found.segments],
+                         [(0, indent), *((a + indent, b + indent) for a, b in found.spans)], found.kinds)
+    return found
 
 
 def json_warnings(value: Any) -> tuple[str, ...]:
@@ -774,7 +817,7 @@ def json_warnings(value: Any) -> tuple[str, ...]:
     text = pretty_json(value)
     if not _NEEDS_REVEAL.search(text):
         return ()
-    return tuple(f"arguments: {w}" for w in reveal(text, multiline=True, spaces=False).warnings)
+    return tuple(f"arguments: {w}" for w in reveal(text, multiline=True).warnings)
 
 
 def render_text_html(text: str) -> tuple[str, tuple[str, ...]]:

@@ -68,6 +68,14 @@ MILD_KINDS = frozenset({"newline", "tab", "trailing", "line_ending"})
 
 _ESCAPE_NAMES = {"\n": "\\n", "\t": "\\t", "\r": "\\r"}
 _WORD = re.compile(r"\w+")
+# Where something may need a marker: everything but printable ASCII, and the space runs that
+# matter. The loop jumps from one candidate to the next, so plain text costs almost nothing.
+_CANDIDATES = {
+    (False, True): re.compile(r"[^ !-~]| {%d,}| +\Z" % LONG_SPACE_RUN),
+    (False, False): re.compile(r"[^ !-~]"),
+    (True, True): re.compile(r"[^\t\n !-~]| {%d,}" % LONG_SPACE_RUN),
+    (True, False): re.compile(r"[^\t\n !-~]"),
+}
 _MARKER = re.compile(r"\\x([0-9a-f]{2})|\\([ntr])|<U\+([0-9A-F]{4,6})>|⟨(\d+) spaces?⟩")
 
 
@@ -99,7 +107,7 @@ def reveal(text: str, *, multiline: bool = False, lookalikes: bool = True,
     one-line shell command) they are shown as ``\\n`` and ``\\t`` too, because there a line
     break starts another command. ``lookalikes`` marks Cyrillic/Greek/fullwidth letters mixed
     into otherwise Latin words; ``spaces`` marks runs of :data:`LONG_SPACE_RUN` or more spaces
-    and, in one-line text, trailing spaces.
+    (not a multi-line text's indentation) and, in one-line text, trailing spaces.
     """
     lookalike_at = _lookalike_positions(text) if lookalikes else {}
     segments: list[tuple[str, bool]] = []
@@ -115,14 +123,20 @@ def reveal(text: str, *, multiline: bool = False, lookalikes: bool = True,
             segments.append((text[plain_start:upto], False))
             spans.append((plain_start, upto))
 
+    candidates = _CANDIDATES[(multiline, spaces)]
     while i < n:
+        jump = candidates.search(text, i)
+        if jump is None:
+            break
+        i = jump.start()
         ch = text[i]
         kind: str | None = None
         end = i + 1
         if ch == " ":
             end = _run_end(text, i, " ")
             run = end - i
-            if spaces and run >= LONG_SPACE_RUN:
+            indent = multiline and (i == 0 or text[i - 1] == "\n")
+            if spaces and run >= LONG_SPACE_RUN and not indent:
                 kind = "spaces"
                 found.setdefault(kind, []).append(str(run))
             elif spaces and end == n and not multiline:
@@ -176,8 +190,7 @@ def reveal(text: str, *, multiline: bool = False, lookalikes: bool = True,
 
 def has_hidden(text: str, *, multiline: bool = False) -> bool:
     """True when :func:`reveal` would warn about ``text``; quick for plain ASCII."""
-    if text.isascii() and text.isprintable() and " " * LONG_SPACE_RUN not in text \
-            and not (not multiline and text.endswith(" ")):
+    if not _CANDIDATES[(multiline, True)].search(text):
         return False
     return bool(reveal(text, multiline=multiline).warnings)
 
