@@ -19,13 +19,15 @@ from ..core.tickets import Ticket
 from .decider import GuiDecider
 from .dialog import ARMING_DELAY_MS, ApprovalDialog
 from .inbox import InboxWindow
+from .notifications import TicketNotifications
 from .tray import Tray
 
 
 class DesktopApprover(QObject):
     """Wires the service's decider to the dialog and the tray; owns their lifetimes."""
 
-    def __init__(self, options: ServiceOptions, *, arming_delay_ms: int = ARMING_DELAY_MS) -> None:
+    def __init__(self, options: ServiceOptions, *, arming_delay_ms: int = ARMING_DELAY_MS,
+                 notifier: Any = None) -> None:
         super().__init__()
         self.decider = GuiDecider(self)
         self._popups = True
@@ -40,13 +42,19 @@ class DesktopApprover(QObject):
         self.service.mode.listeners.append(self._mode_changed)
         self._mode_changed(self.service.mode.mode, None)
         self.quit_requested: asyncio.Event | None = None
+        self.notifications = (TicketNotifications(self.decider, self.service.mode, notifier, self.open_review)
+                              if notifier is not None else None)
 
     async def start(self) -> None:
         self.quit_requested = asyncio.Event()
         await self.service.start()
         self.tray.show()
+        if self.notifications is not None:
+            await self.notifications.start()
 
     async def close(self) -> None:
+        if self.notifications is not None:
+            await self.notifications.close()
         self.tray.hide()
         self.dialog.clear()
         await self.service.close()
@@ -56,6 +64,14 @@ class DesktopApprover(QObject):
         self.inbox.raise_()
         if ticket is not None:
             self.inbox.select(ticket)
+
+    def open_review(self, ticket: Ticket) -> None:
+        """The person asked for this ticket (notification body, Review button): show it, raised."""
+        self.decider.show(ticket)
+        window = self.dialog if self.decider.show_dialogs else self.inbox
+        window.show()
+        window.raise_()
+        window.activateWindow()
 
     def popups_enabled(self) -> bool:
         return self._popups
@@ -105,7 +121,7 @@ def run_app(args: Any, demo: bool = False) -> int:
     loop = qasync.QEventLoop(app)
     asyncio.set_event_loop(loop)
     options = ServiceOptions.from_args(args)
-    approver = DesktopApprover(options)
+    approver = DesktopApprover(options, notifier=None if getattr(args, "no_notifications", False) else _notifier())
     try:
         loop.run_until_complete(approver.start())
     except AlreadyRunning as exc:
@@ -127,6 +143,17 @@ def run_app(args: Any, demo: bool = False) -> int:
             demo_agent.terminate()
         loop.run_until_complete(approver.close())
     return 0
+
+
+def _notifier() -> Any:
+    """The platform's notification client, or None where there is none (notifications are optional)."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        from ..notify.freedesktop import DesktopNotifier
+    except ImportError:
+        return None
+    return DesktopNotifier()
 
 
 def _start_demo(options: ServiceOptions) -> subprocess.Popen[bytes]:

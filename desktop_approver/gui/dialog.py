@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
 from PySide6.QtGui import QCloseEvent, QKeyEvent
-from PySide6.QtWidgets import QDialog, QHBoxLayout, QLabel, QProgressBar, QPushButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QApplication, QDialog, QHBoxLayout, QLabel, QProgressBar, QPushButton, QVBoxLayout, QWidget
 
 from ..core.tickets import Ticket, Verdict
 from .review import ReviewPanel
@@ -85,7 +85,9 @@ class ApprovalDialog(QDialog):
         self._tick = QTimer(self)
         self._tick.setInterval(250)
         self._tick.timeout.connect(self._update_countdown)
-        self.installEventFilter(self)
+        app = QApplication.instance()
+        if app is not None:  # sees clicks and keys on every child widget of the dialog
+            app.installEventFilter(self)
 
     # -- showing tickets --------------------------------------------------------------------
 
@@ -160,7 +162,9 @@ class ApprovalDialog(QDialog):
             self.countdown.setText(f"Denies automatically in {left // 60}:{left % 60:02d}")
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
-        if event.type() in (QEvent.Type.MouseButtonPress, QEvent.Type.KeyPress, QEvent.Type.Wheel):
+        if (event.type() in (QEvent.Type.MouseButtonPress, QEvent.Type.KeyPress, QEvent.Type.Wheel)
+                and self.ticket is not None and isinstance(watched, QWidget)
+                and (watched is self or self.isAncestorOf(watched))):
             self.pause_countdown()
         return super().eventFilter(watched, event)
 

@@ -67,10 +67,12 @@ def test_added_and_removed_lines_have_their_backgrounds_and_changed_words() -> N
 def test_line_numbers_on_both_sides() -> None:
     page = highlight.render_diff_html(_python_diff())
     context = next(row for row in _rows(page) if "for</span> name" in row)
-    numbers = [html.unescape(cell).strip() for cell in _cells(context)[:2]]
-    assert numbers == ["6", "6"]
+    assert html.unescape(_cells(context)[0]).split() == ["6", "6"]
     removed = next(row for row in _rows(page) if "True" in row)
-    assert [html.unescape(c).strip() for c in _cells(removed)[:2]] == ["8", ""]
+    assert html.unescape(_cells(removed)[0]).split() == ["8"]
+    added = next(row for row in _rows(page) if "False" in row and "dry_run" not in row)
+    assert html.unescape(_cells(added)[0]).split() == ["8"]
+    assert _cells(added)[0].index("8") > _cells(removed)[0].index("8")  # the new-side column
 
 
 def test_notices_for_new_deleted_binary_and_missing_newline() -> None:
@@ -87,9 +89,9 @@ def test_split_view_puts_old_and_new_on_one_row() -> None:
     page = highlight.render_diff_html(_python_diff(), mode="split")
     pair = next(row for row in _rows(page) if "dry_run" in row)
     cells = _cells(pair)
-    assert len(cells) == 6
-    assert cells[0].strip() == "4" and cells[3].strip() == "4"
-    assert "dry_run" not in cells[2] and "dry_run" in cells[5]
+    assert len(cells) == 4
+    assert cells[0].strip() == "4" and cells[2].strip() == "4"
+    assert "dry_run" not in cells[1] and "dry_run" in cells[3]
     assert 'width="50%"' in pair
 
 

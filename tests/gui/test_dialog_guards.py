@@ -1,0 +1,151 @@
+"""No approval by accident: arming delay, Deny as default, Enter, focus, countdown, edits."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any, Iterator
+
+import pytest
+from PySide6.QtCore import Qt
+
+from desktop_approver import Client
+from tests.gui.conftest import wait_for
+
+
+@pytest.fixture
+def guarded(tmp_path: Path, run: Any) -> Iterator[Any]:
+    """The app with the real arming delay (0.7 s)."""
+    from desktop_approver.core.service import ServiceOptions
+    from desktop_approver.gui.app import DesktopApprover
+
+    options = ServiceOptions(socket_path=tmp_path / "s" / "approver.sock", audit_path=tmp_path / "audit.sqlite3",
+                             policy_path=None, state_path=None)
+    app = DesktopApprover(options)
+    run(app.start())
+    yield app
+    run(app.close())
+
+
+def ask(app: Any, tool: str, args: dict, session: str = "g", **extra: Any) -> "asyncio.Future[Any]":
+    client = Client(app.service.options.socket_path, agent="guard-test")
+    return asyncio.get_running_loop().run_in_executor(None, lambda: client.request(tool, args, session=session, **extra))
+
+
+def test_buttons_locked_then_armed_and_deny_is_default(guarded: Any, run: Any, qtbot: Any) -> None:
+    dialog = guarded.dialog
+
+    async def scenario() -> None:
+        answer = ask(guarded, "Bash", {"command": "make"})
+        await wait_for(lambda: dialog.isVisible(), what="the dialog")
+        assert not dialog.allow_once.isEnabled() and not dialog.allow_session.isEnabled()
+        assert dialog.arming.isVisible()
+        qtbot.mouseClick(dialog.allow_once, Qt.MouseButton.LeftButton)  # too early: ignored
+        qtbot.keyClick(dialog, Qt.Key.Key_O, Qt.KeyboardModifier.AltModifier)
+        await asyncio.sleep(0.1)
+        assert not answer.done()
+        await wait_for(lambda: dialog.allow_once.isEnabled(), what="armed buttons")
+        assert not dialog.arming.isVisible()
+        assert dialog.deny.isDefault() and not dialog.allow_once.isDefault() and not dialog.allow_session.isDefault()
+        qtbot.keyClick(dialog, Qt.Key.Key_Return)  # Enter never approves: it denies
+        decision = await answer
+        assert decision.decision == "deny"
+
+    run(scenario())
+
+
+def test_dialog_is_shown_without_activating_and_locked(guarded: Any, run: Any) -> None:
+    # The offscreen platform activates every window it shows; the real focus check runs under
+    # Xvfb in test_focus_xvfb.py. Here: the attribute that asks the window system not to.
+    async def scenario() -> None:
+        answer = ask(guarded, "Bash", {"command": "ls"})
+        await wait_for(lambda: guarded.dialog.isVisible(), what="the dialog")
+        assert guarded.dialog.testAttribute(Qt.WidgetAttribute.WA_ShowWithoutActivating)
+        guarded.dialog.deny.click()  # still locked
+        await asyncio.sleep(0.1)
+        assert not answer.done()
+        guarded.decider.answer(guarded.dialog.ticket, [__import__("desktop_approver.core.tickets",
+                                                                  fromlist=["Verdict"]).Verdict("deny")])
+        await answer
+
+    run(scenario())
+
+
+def test_mnemonics_decide_once_armed(approver: Any, run: Any, qtbot: Any) -> None:
+    dialog = approver.dialog
+    assert dialog.allow_once.text() == "Allow &once"
+    assert dialog.allow_session.text() == "Allow for &session"
+    assert dialog.deny.text() == "&Deny"
+
+    async def scenario() -> None:
+        answer = ask(approver, "Bash", {"command": "make"})
+        await wait_for(lambda: dialog.isVisible() and dialog.allow_session.isEnabled(), what="armed dialog")
+        dialog.allow_session.animateClick()
+        decision = await answer
+        assert decision.decision == "allow_session"
+
+    run(scenario())
+
+
+def test_interaction_pauses_countdown(approver: Any, run: Any, qtbot: Any) -> None:
+    dialog = approver.dialog
+
+    async def scenario() -> None:
+        answer = ask(approver, "Bash", {"command": "make"}, timeout=1.5)
+        await wait_for(lambda: dialog.isVisible(), what="the dialog")
+        assert "Denies automatically" in dialog.countdown.text()
+        qtbot.mouseClick(dialog.review.note, Qt.MouseButton.LeftButton)
+        assert dialog.ticket.countdown.paused
+        assert "paused" in dialog.countdown.text()
+        await asyncio.sleep(2.0)  # past the timeout: paused, so still waiting for the person
+        assert not answer.done()
+        dialog.review.note.setText("checked by hand")
+        dialog.allow_once.click()
+        decision = await answer
+        assert decision.decision == "allow_once" and decision.note == "checked by hand"
+
+    run(scenario())
+
+
+def test_edited_arguments_reach_the_client(approver: Any, run: Any, qtbot: Any) -> None:
+    dialog = approver.dialog
+
+    async def scenario() -> None:
+        answer = ask(approver, "Bash", {"command": "rm -rf build"})
+        await wait_for(lambda: dialog.isVisible() and dialog.deny.isEnabled(), what="the dialog")
+        dialog.review.edit_button.click()
+        editor = dialog.review.args_editor.editor
+        editor.setPlainText('{"command": ')  # invalid JSON: approving is impossible
+        assert not dialog.allow_once.isEnabled()
+        assert "✖" in dialog.review.args_editor.status.text()
+        editor.setPlainText(json.dumps({"command": "rm -rf build/tmp"}))
+        assert dialog.allow_once.isEnabled()
+        dialog.allow_once.click()
+        decision = await answer
+        assert decision.decision == "allow_once"
+        assert decision.updated_args == {"command": "rm -rf build/tmp"}
+
+    run(scenario())
+
+
+def test_batch_partial_approval(approver: Any, run: Any) -> None:
+    dialog = approver.dialog
+    client = Client(approver.service.options.socket_path, agent="batcher")
+
+    async def scenario() -> None:
+        answer = asyncio.get_running_loop().run_in_executor(None, lambda: client.request_batch(
+            [("Bash", {"command": "make"}), ("Bash", {"command": "make install"}),
+             {"tool": "write_file", "args": {"path": "x"}, "description": "write x"}], session="b"))
+        await wait_for(lambda: dialog.isVisible() and dialog.deny.isEnabled(), what="the batch dialog")
+        assert "batch of 3" in dialog.position.text()
+        calls = dialog.review.calls
+        assert calls.isVisible() and calls.count() == 3
+        calls.item(1).setCheckState(Qt.CheckState.Unchecked)
+        dialog.review.note.setText("not install")
+        dialog.allow_once.click()
+        decisions = await answer
+        assert [d.decision for d in decisions] == ["allow_once", "deny", "allow_once"]
+        assert decisions[1].note == "not install"
+
+    run(scenario())

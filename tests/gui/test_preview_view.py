@@ -1,0 +1,160 @@
+"""The preview widget: diff modes, folding, lazy rendering, warnings and the arguments view."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+from PySide6.QtCore import QUrl  # noqa: E402
+from PySide6.QtGui import QTextTable  # noqa: E402
+
+from desktop_approver.gui.preview_view import PreviewView  # noqa: E402
+
+pytestmark = pytest.mark.gui
+
+OLD = "import os\n\n\ndef clean(path):\n    return os.listdir(path)\n" + "".join(
+    f"\nvalue_{n} = {n}\n" for n in range(30)) + "\ndef last():\n    return 1\n"
+NEW = OLD.replace("def clean(path):", "def clean(path, dry_run=False):").replace("return 1", "return 2")
+DIFF = {"kind": "diff", "path": "tools/clean.py", "old": OLD, "new": NEW}
+
+
+@pytest.fixture()
+def view(qtbot) -> PreviewView:
+    widget = PreviewView()
+    qtbot.addWidget(widget)
+    widget.resize(900, 600)
+    widget.show()
+    return widget
+
+
+def _finish(qtbot, view: PreviewView) -> None:
+    qtbot.waitUntil(lambda: not view.is_rendering(), timeout=30_000)
+
+
+def _table_columns(view: PreviewView) -> set[int]:
+    frames = view.diff_browser.document().rootFrame().childFrames()
+    return {frame.columns() for frame in frames if isinstance(frame, QTextTable)}
+
+
+def test_toggling_split_and_unified_changes_the_layout(qtbot, view: PreviewView) -> None:
+    view.set_content("Edit", {"file_path": "tools/clean.py"}, DIFF)
+    _finish(qtbot, view)
+    unified = view.diff_browser.toPlainText()
+    assert _table_columns(view) == {2}
+    view.split_button.click()
+    _finish(qtbot, view)
+    assert view.mode() == "split"
+    assert _table_columns(view) == {4}
+    assert view.diff_browser.toPlainText() != unified
+    view.unified_button.click()
+    _finish(qtbot, view)
+    assert view.diff_browser.toPlainText() == unified
+
+
+def test_clicking_a_hunk_header_folds_it(qtbot, view: PreviewView) -> None:
+    view.set_content("Edit", {}, DIFF)
+    _finish(qtbot, view)
+    assert "dry_run" in view.diff_browser.toPlainText()
+    view.diff_browser.anchorClicked.emit(QUrl("hunk:0:0"))
+    _finish(qtbot, view)
+    text = view.diff_browser.toPlainText()
+    assert "dry_run" not in text and "lines folded" in text
+    assert "return 2" in text  # the other hunk stays open
+    view.diff_browser.anchorClicked.emit(QUrl("hunk:0:0"))
+    _finish(qtbot, view)
+    assert "dry_run" in view.diff_browser.toPlainText()
+
+
+def test_fold_all_and_unfold_all(qtbot, view: PreviewView) -> None:
+    view.set_content("Edit", {}, DIFF)
+    view.fold_button.click()
+    _finish(qtbot, view)
+    assert "dry_run" not in view.diff_browser.toPlainText()
+    assert "return 2" not in view.diff_browser.toPlainText()
+    view.unfold_button.click()
+    _finish(qtbot, view)
+    assert "return 2" in view.diff_browser.toPlainText()
+
+
+def test_a_10000_line_diff_shows_its_start_before_the_rest_is_rendered(qtbot, view: PreviewView) -> None:
+    old = "".join(f"value_{n} = compute({n})\n" for n in range(6000))
+    new = "".join(f"value_{n} = calculate({n})\n" if n % 2 else f"value_{n} = compute({n})\n"
+                  for n in range(6000))
+    with qtbot.waitSignal(view.first_paint_done, timeout=30_000):
+        view.set_content("Edit", {}, {"kind": "diff", "path": "big.py", "old": old, "new": new})
+        assert view.total_rows() > 9000
+        assert view.rows_rendered < view.total_rows() // 10  # only a first screenful so far
+        assert "value_0 = compute(0)" in view.diff_browser.toPlainText()
+    assert view.is_rendering()
+    _finish(qtbot, view)
+    assert view.rows_rendered == view.total_rows()
+    assert "value_5999" in view.diff_browser.toPlainText()
+
+
+def test_command_with_hidden_characters_warns(qtbot, view: PreviewView) -> None:
+    with qtbot.waitSignal(view.warnings_changed) as signal:
+        view.set_content("Bash", {"command": "echo \u202e; rm -rf ~"}, None, "/repo")
+    assert view.pages.currentWidget() is view.command_browser
+    assert any("right-to-left" in warning for warning in signal.args[0])
+    assert view.warnings() == signal.args[0]
+    assert len(view.warnings()) == 1  # the arguments repeat the command: said once
+    assert view.warning_bar.isVisible() and view.warning_bar.property("severity") == "danger"
+    assert "<U+202E>" in view.command_browser.toPlainText()
+    assert "derived" in view.caption.text()
+
+
+def test_a_multi_line_script_gets_a_mild_warning(qtbot, view: PreviewView) -> None:
+    view.set_content("Bash", {"command": "set -e\nmake test"}, None)
+    assert view.warning_bar.property("severity") == "caution"
+
+
+def test_clean_content_hides_the_warning_bar(qtbot, view: PreviewView) -> None:
+    view.set_content("Bash", {"command": "echo \u202e"}, None)
+    view.set_content("Bash", {"command": "ls"}, None)
+    assert view.warnings() == [] and not view.warning_bar.isVisible()
+
+
+def test_unrecognised_tool_shows_only_the_arguments(qtbot, view: PreviewView) -> None:
+    view.set_content("search_web", {"query": "weather"}, None)
+    assert not view.main.isVisible()
+    assert '"query"' in view.args_browser.toPlainText()
+
+
+def test_show_all_reveals_hidden_arguments(qtbot, view: PreviewView) -> None:
+    args = {f"key_{n}": n for n in range(400)}
+    view.set_content("configure", args, None)
+    text = view.args_browser.toPlainText()
+    assert "more lines hidden" in text and "key_399" not in text
+    view.args_browser.anchorClicked.emit(QUrl("json:show-all"))
+    text = view.args_browser.toPlainText()
+    assert "key_399" in text and "more lines hidden" not in text
+
+
+def test_markdown_text_and_a_fallback_when_it_hides_something(qtbot, view: PreviewView) -> None:
+    view.set_content("note", {}, {"kind": "text", "text": "# Title\n\n**bold** move", "format": "markdown"})
+    assert view.pages.currentWidget() is view.text_browser
+    assert "**" not in view.text_browser.toPlainText()
+    view.set_content("note", {}, {"kind": "text", "text": "**safe**\u202e", "format": "markdown"})
+    assert "**safe**<U+202E>" in view.text_browser.toPlainText()
+    assert view.warnings()
+
+
+def test_accepts_the_protocol_models(qtbot, view: PreviewView) -> None:
+    from desktop_approver.core.models import CommandPreview
+
+    view.set_content("run", {}, CommandPreview(kind="command", argv=["rm", "-rf", "a b"], cwd="/w"))
+    assert "'a b'" in view.command_browser.toPlainText()
+    assert "in /w" in view.command_browser.toPlainText()
+
+
+def test_new_file_and_binary_notices(qtbot, view: PreviewView) -> None:
+    view.set_content("Write", {}, {"kind": "file_write", "path": "n.py", "content": "x = 1\n", "old": None})
+    _finish(qtbot, view)
+    assert "New file" in view.diff_browser.toPlainText()
+    view.set_content("Write", {}, {"kind": "file_write", "path": "b.bin", "content": "\0\1", "old": "\0"})
+    _finish(qtbot, view)
+    assert "Binary content" in view.diff_browser.toPlainText()
+    assert not view.split_button.isEnabled()
