@@ -218,8 +218,8 @@ class PreviewView(QWidget):
                 found = highlight.diff_warnings(diff)
                 warnings.extend(found)
                 serious = serious or bool(found)
-            self.diff_summary.setText(
-                f"+{sum(d.added for d in self._files)} −{sum(d.removed for d in self._files)} lines")
+            hunks = sum(len(d.hunks) for d in self._files)
+            self.diff_summary.setText(f"{hunks} hunk{'s' if hunks != 1 else ''}" if hunks else "")
             self._show_main(self.diff_page, _diff_caption(self._files) + suffix)
             self._render_diff()
         elif kind == "command":

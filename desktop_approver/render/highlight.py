@@ -476,7 +476,7 @@ class _RowPainter:
 
     def _numbers(self, numbers: tuple[int | None, ...], background: str) -> str:
         """One gutter cell (both numbers in the unified view: fewer cells lay out faster)."""
-        text = " ".join(str(n if n is not None else "").rjust(self.digits) for n in numbers)
+        text = "  ".join(str(n if n is not None else "").rjust(self.digits) for n in numbers)
         return f'<td bgcolor="{background}" style="color:{MUTED};padding:0 6px;white-space:pre">{text}</td>'
 
     def _code_cell(self, content: str, sign: str, background: str, width: str) -> str:

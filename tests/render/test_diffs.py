@@ -206,3 +206,14 @@ def test_changed_lines_pair_with_their_counterpart_not_their_position() -> None:
 def test_unrelated_lines_get_no_word_marks() -> None:
     assert word_spans("import os", "x = compute(42)") == ([], [])
     assert word_spans("same", "same") == ([], [])
+
+
+def test_reading_one_line_marks_only_its_change_block() -> None:
+    old = "a = 1\nkeep\nkeep\nkeep\nkeep\nkeep\nkeep\nkeep\nb = 1\n"
+    diff = from_texts("x.py", old, old.replace("= 1", "= 2"), context=10)
+    (hunk,) = diff.hunks
+    first_add = hunk.line(1)
+    assert first_add.kind == "add" and first_add.intraline
+    last_del = next(line for line in hunk.plain_lines if line.kind == "del" and line.text == "b = 1")
+    assert last_del.intraline == []
+    assert next(line for line in hunk.lines if line.text == "b = 1").intraline  # all of them now

@@ -14,7 +14,7 @@ from pygments.lexers import TextLexer
 from pygments.token import Keyword
 
 from desktop_approver.render import highlight
-from desktop_approver.render.diffs import from_preview, from_texts, parse_unified
+from desktop_approver.render.diffs import from_texts, parse_unified
 from desktop_approver.render.reveal import marker_text
 
 OLD_PY = '''import os

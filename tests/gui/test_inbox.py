@@ -1,0 +1,118 @@
+"""The inbox: three agents at once, grouped; selection stays put; decide several together."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from desktop_approver import Client
+from tests.gui.conftest import wait_for
+
+
+def ask(app: Any, agent: str, session: str, tool: str, args: dict) -> "asyncio.Future[Any]":
+    client = Client(app.service.options.socket_path, agent=agent)
+    return asyncio.get_running_loop().run_in_executor(None, lambda: client.request(tool, args, session=session))
+
+
+def test_three_agents_grouped_and_decided_together(approver: Any, run: Any) -> None:
+    approver.set_popups(False)  # inbox only
+    inbox = approver.inbox
+
+    async def scenario() -> None:
+        answers = [ask(approver, "coder", "c1", "Bash", {"command": "make"}),
+                   ask(approver, "coder", "c1", "write_file", {"path": "a.py", "content": "x"}),
+                   ask(approver, "ops", "o1", "Bash", {"command": "kubectl get pods"}),
+                   ask(approver, "research", "r1", "fetch", {"url": "https://example.org"})]
+        await wait_for(lambda: len(approver.decider.tickets()) == 4, what="four tickets")
+        await wait_for(lambda: len(inbox._rows) == 4, what="four inbox rows")
+        assert not approver.dialog.isVisible()
+        groups = [inbox.tree.topLevelItem(i).text(0) for i in range(inbox.tree.topLevelItemCount())]
+        assert len(groups) == 3 and groups[0].startswith("coder") and "session c1" in groups[0]
+        assert inbox.tree.topLevelItem(0).childCount() == 2
+        assert "4 waiting from 3 agents" in inbox.summary.text()
+
+        coder_rows = [inbox.tree.topLevelItem(0).child(i) for i in range(2)]
+        for row in coder_rows:
+            row.setSelected(True)
+        assert len(inbox.selected_tickets()) == 2
+        assert inbox.review.ticket is not None and inbox.review.ticket.identity.agent == "coder"
+        assert inbox.decide_selected("allow_once") == 2
+        first_two = await asyncio.gather(*answers[:2])
+        assert [d.decision for d in first_two] == ["allow_once", "allow_once"]
+
+        ops_row = inbox._rows[[t for t in approver.decider.tickets() if t.identity.agent == "ops"][0].key]
+        inbox.tree.clearSelection()
+        ops_row.setSelected(True)
+        inbox.tree.setCurrentItem(ops_row)
+        late = ask(approver, "late-agent", "l1", "Bash", {"command": "echo hi"})
+        await wait_for(lambda: len(inbox._rows) == 3, what="the late arrival")
+        assert inbox.selected_tickets()[0].identity.agent == "ops"  # the arrival moved nothing
+        assert inbox.tree.currentItem() is ops_row
+        assert inbox.tree.topLevelItem(inbox.tree.topLevelItemCount() - 1).text(0).startswith("late-agent")
+        inbox.review.note.setText("not now")
+        inbox.decide_selected("deny")
+        ops_decision = await answers[2]
+        assert ops_decision.decision == "deny" and ops_decision.note == "not now"
+        for ticket in approver.decider.tickets():
+            approver.decider.answer(ticket, [__import__("desktop_approver.core.tickets", fromlist=["Verdict"])
+                                             .Verdict("deny") for _ in ticket.calls])
+        await asyncio.gather(answers[3], late)
+        await wait_for(lambda: not inbox._rows, what="an empty inbox")
+
+    run(scenario())
+
+
+FLOODER = r"""
+import socket, sys
+sock = socket.socket(socket.AF_UNIX)
+sock.connect(sys.argv[1])
+sock.sendall(b"".join(
+    b'{"v":1,"type":"request","id":"f%d","tool":"Bash","args":{"command":"echo %d"}}\n' % (i, i)
+    for i in range(1000)))
+errors, buffer = 0, b""
+while errors < int(sys.argv[2]):
+    buffer += sock.recv(65536)
+    errors = buffer.count(b'"too_many_pending"')
+print(errors, flush=True)
+sys.stdin.read()  # keep the connection (and its pending requests) until told to go
+"""
+
+
+def test_flood_from_one_client_is_limited_and_others_still_shown(approver: Any, run: Any) -> None:
+    import sys
+
+    from PySide6.QtWidgets import QApplication
+
+    from desktop_approver.core.tickets import Verdict
+
+    path = str(approver.service.options.socket_path)
+    limit = approver.service.server.max_pending_per_client
+
+    async def scenario() -> None:
+        flooder = await asyncio.create_subprocess_exec(
+            sys.executable, "-c", FLOODER, path, str(1000 - limit),
+            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE)
+        assert flooder.stdout is not None and flooder.stdin is not None
+        line = await asyncio.wait_for(flooder.stdout.readline(), 30)
+        assert int(line) == 1000 - limit  # a typed error for everything past the limit
+        await wait_for(lambda: len(approver.decider.tickets()) == limit, what="the flooder's pending requests")
+        polite = ask(approver, "polite", "p1", "Bash", {"command": "ls"})
+        await wait_for(lambda: any(t.identity.agent == "polite" for t in approver.decider.tickets()),
+                       what="the other agent's request")
+        windows = [w for w in QApplication.topLevelWidgets() if w.isVisible() and w.objectName() == "approvalDialog"]
+        assert len(windows) == 1  # one window for the whole burst
+        polite_ticket = [t for t in approver.decider.tickets() if t.identity.agent == "polite"][0]
+        assert approver.decider.next_ticket() is polite_ticket  # not behind the flooder's queue
+        approver.decider.answer(approver.dialog.ticket, [Verdict("deny")])
+        await wait_for(lambda: approver.dialog.ticket is polite_ticket, what="the polite request to be shown next")
+        flooder.stdin.close()  # the flooder goes away: all its requests are cancelled
+        await flooder.wait()
+        await wait_for(lambda: [t.identity.agent for t in approver.decider.tickets()] == ["polite"],
+                       what="the flooder's requests to be cancelled")
+        approver.decider.answer(polite_ticket, [Verdict("allow_once", "user")])
+        assert (await polite).decision == "allow_once"
+        assert approver.service.audit.count() == limit + 1
+        refused = approver.service.audit.events(kind="refused", limit=2000)
+        assert sum(1 for event in refused if event["code"] == "too_many_pending") == 1000 - limit
+
+    run(scenario(), timeout=90)
