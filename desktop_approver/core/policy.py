@@ -783,10 +783,10 @@ def shell_command(tool: str, args: dict[str, Any]) -> str | None:
 
 
 def _shell_parts(command: str, base: str | None) -> tuple[_Part, ...]:
-    try:
-        simple = [c for c in split_commands(command) if c.argv]
-    except ValueError:
+    commands = split_commands(command)
+    if any(c.parse_error for c in commands):  # an open quote: never allowed by a command pattern
         return (_Part(_squeeze(command), _squeeze(command), parsed=False),)
+    simple = [c for c in commands if c.argv]
     if not simple:
         return (_Part(_squeeze(command), ""),)
     moves = [c.argv for c in simple if os.path.basename(c.argv[0]) in _CD_COMMANDS]
@@ -1026,21 +1026,29 @@ def suggest_rule(call: PolicyCall) -> dict[str, Any]:
 
 
 def suggest_rule_alternatives(call: PolicyCall) -> list[dict[str, Any]]:
-    """Allow rules for the call, narrowest first; each one matches the call (see :func:`rule_matches`)."""
+    """Allow rules for the call, narrowest first, each matching it (see :func:`rule_matches`).
+
+    Shell calls get the exact command (every part, for a compound one), then each part's first two
+    words and ``*``; file calls the exact path(s), then their folders, then the tool; other calls
+    the tool. A shell command that cannot be parsed gets only its exact text, which no rule can
+    allow (``rule_matches`` says so), rather than a rule for the whole shell tool.
+    """
     context = _Context(call)
     tool_only = {"action": "allow", "tool": call.tool}
     command = shell_command(call.tool, call.args)
     if command is not None:
         parts = [p for p in context.parts if p.command]
-        if not parts or not all(p.parsed for p in parts):
+        if not command.strip():
             return [tool_only]
+        if not parts or not all(p.parsed for p in parts):
+            return [{"action": "allow", "tool": call.tool, "command": _escape_glob(_squeeze(command))}]
         exact = _one_or_list(list(dict.fromkeys(_escape_glob(p.command or "") for p in parts)))
         prefixes = _one_or_list(list(dict.fromkeys(
             " ".join(_escape_glob(w) for w in (p.command or "").split(" ")[:2]) + " *" for p in parts)))
         found = [{"action": "allow", "tool": call.tool, "command": exact}]
         if prefixes != exact:
             found.append({"action": "allow", "tool": call.tool, "command": prefixes})
-        return _keep_matching(found, call) or [tool_only]
+        return found
 
     touches = [t for part in context.parts for t in part.touches]
     if not touches or any(t.doubt or t.path is None or t.operation is None for t in touches):

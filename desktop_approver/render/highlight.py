@@ -532,7 +532,8 @@ def diff_warnings(diff: FileDiff) -> tuple[str, ...]:
                 where = "a line"
             for warning in reveal(line.text, multiline=True, spaces=False).warnings:
                 found.setdefault(warning, where)
-    label = diff.path or "the diff"
+    # A hidden character in the name must not reorder the warning that reports it.
+    label = reveal(diff.path).text if diff.path else "the diff"
     return tuple(f"{label}: {warning}" + (f" (first at {where})" if where else "")
                  for warning, where in found.items())
 

@@ -463,7 +463,7 @@ def test_append_rule_keeps_the_file_and_writes_what_was_shown(tmp_path: Path, re
     assert text.startswith(original + "\n")
     assert text.endswith(render_rule(shown))
     assert 'expires = 2030-01-02T03:04:05Z' in text
-    written = Policy.load(path).rules[len(Policy.parse(original).rules) - 2]      # before the [tools] ones
+    written = next(rule for rule in Policy.load(path).rules if rule.index == 6)
     assert written.as_dict() == shown
     verdict = Policy.load(path).evaluate(call)
     assert verdict is not None and verdict.action == "allow" and verdict.rule == written
@@ -499,3 +499,20 @@ def test_rule_matches_previews_recent_requests(repo: Path) -> None:
     assert not rule_matches(expired, recent[0])
     with pytest.raises(PolicyError):
         rule_matches({"action": "permit"}, recent[0])
+
+
+def test_append_rule_through_a_symlinked_file_keeps_the_link(tmp_path: Path) -> None:
+    (tmp_path / "dotfiles").mkdir()
+    real = tmp_path / "dotfiles" / "policy.toml"
+    real.write_text("# managed by my dotfiles\n")
+    link = tmp_path / "policy.toml"
+    os.symlink(real, link)
+    append_rule(link, {"action": "allow", "tool": "search"})
+    assert link.is_symlink()
+    assert real.read_text().startswith("# managed by my dotfiles\n\n[[rule]]\n")
+
+
+def test_an_unparseable_command_is_never_suggested_as_the_whole_tool() -> None:
+    call = PolicyCall("Bash", {"command": "echo 'open quote"})
+    assert suggest_rule_alternatives(call) == [{"action": "allow", "tool": "Bash", "command": "echo 'open quote"}]
+    assert not rule_matches(suggest_rule(call), call)

@@ -93,12 +93,11 @@ async def main() -> None:
     approver.dialog.resize(980, 760)
     await asyncio.sleep(0.2)
     grab(approver.dialog, "dialog-diff.png")
-    split = [b for b in approver.dialog.review.preview.findChildren(type(approver.dialog.review.edit_button))
-             if "side" in b.text().lower() or "split" in b.text().lower()]
-    if split:
-        split[0].click()
-        await asyncio.sleep(0.3)
-        grab(approver.dialog, "dialog-split.png")
+    approver.dialog.review.preview.set_mode("split")
+    for _ in range(20):
+        app.processEvents()
+        await asyncio.sleep(0.02)
+    grab(approver.dialog, "dialog-split.png")
     await finish()
 
     ask("ops-agent", "ops-7", "Bash", {"command": "rm -rf \"$HOME/.cache\"/ && echo 'cleanup #\u202e lanif\u202c' && ls"},

@@ -1,0 +1,86 @@
+"""``desktop-approver risk``: run the risk classifier on its own, no app needed.
+
+One call: ``risk --tool Bash --args '{"command": "rm -rf build"}'`` prints
+``{"level": "destructive", "reasons": [...]}``. With ``--jsonl`` it reads one
+``{"tool", "args", "cwd", "hints"}`` object per line on stdin and prints one result per line
+(a line that cannot be read gets ``{"error": ...}``), so a reviewer can check a whole table.
+Exit code: 0, or 2 for bad input on the command line (or any bad line with ``--jsonl``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from typing import Any
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--tool", help="the tool name, e.g. Bash or write_file")
+    parser.add_argument("--args", default="{}", metavar="JSON", help="the call's arguments as a JSON object")
+    parser.add_argument("--cwd", help="the agent's working directory (default: the current one)")
+    parser.add_argument("--hints", metavar="JSON", help='the agent\'s hints, e.g. {"read_only": true}')
+    parser.add_argument("--jsonl", action="store_true",
+                        help='read {"tool", "args", "cwd", "hints"} objects from stdin, one per line')
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.jsonl:
+        return _run_lines(args)
+    if not args.tool:
+        print("desktop-approver risk: --tool is required (or --jsonl)", file=sys.stderr)
+        return 2
+    try:
+        call_args = _object(args.args, "--args")
+        hints = _object(args.hints, "--hints") if args.hints else {}
+    except ValueError as exc:
+        print(f"desktop-approver risk: {exc}", file=sys.stderr)
+        return 2
+    print(json.dumps(_assess(args.tool, call_args, args.cwd or os.getcwd(), hints), ensure_ascii=False))
+    return 0
+
+
+def _run_lines(args: argparse.Namespace) -> int:
+    default_cwd = args.cwd or os.getcwd()
+    code = 0
+    for number, line in enumerate(sys.stdin, 1):
+        if not line.strip():
+            continue
+        try:
+            item = json.loads(line)
+            if not isinstance(item, dict) or not isinstance(item.get("tool"), str):
+                raise ValueError('each line must be an object with a "tool" string')
+            call_args = item.get("args", {})
+            hints = item.get("hints") or {}
+            if not isinstance(call_args, dict) or not isinstance(hints, dict):
+                raise ValueError('"args" and "hints" must be objects')
+            result = _assess(item["tool"], call_args, item.get("cwd") or default_cwd, hints)
+        except ValueError as exc:
+            result = {"error": f"line {number}: {exc}"}
+            code = 2
+        print(json.dumps(result, ensure_ascii=False), flush=True)
+    return code
+
+
+def _assess(tool: str, call_args: dict[str, Any], cwd: str, hints: dict[str, Any]) -> dict[str, Any]:
+    from ..core.risk import assess
+
+    return assess(tool, call_args, cwd=cwd, hints=_hint_names(hints)).to_json()
+
+
+def _hint_names(hints: dict[str, Any]) -> dict[str, Any]:
+    """Accept MCP's camelCase annotation names as well as ours."""
+    aliases = {"readOnlyHint": "read_only", "destructiveHint": "destructive", "idempotentHint": "idempotent",
+               "openWorldHint": "open_world"}
+    return {aliases.get(key, key): value for key, value in hints.items()}
+
+
+def _object(text: str, what: str) -> dict[str, Any]:
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{what} is not valid JSON: {exc.msg}") from None
+    if not isinstance(value, dict):
+        raise ValueError(f"{what} must be a JSON object")
+    return value

@@ -1,0 +1,1093 @@
+"""Cut a shell command line into the simple commands it would run.
+
+The risk classifier and the policy engine both need to know *every* program a command line
+starts, not just its first word: ``npm test && curl x | sh`` runs three programs, and
+``sudo bash -c 'rm -rf ~'`` runs ``rm``. Grepping the string cannot tell ``echo "rm -rf /"``
+from ``rm -rf /``, so this module tokenises the way a POSIX shell (bash) does: quotes,
+backslashes, ``$'...'`` strings, comments, operators, redirections and here-documents.
+
+Public API (stable; the policy engine relies on it):
+
+``split_commands(command: str) -> list[SimpleCommand]``
+    Never raises on odd input. Each :class:`SimpleCommand` is one program invocation, in the
+    order the shell would start them (the commands of a ``$(...)`` come just before the command
+    that holds it). It descends into subshells ``( ... )``, groups ``{ ...; }``, ``$( ... )``,
+    backticks, process substitutions ``<( ... )`` / ``>( ... )``, ``if`` / ``while`` / ``for``
+    / ``case`` bodies, function bodies, ``bash|sh|zsh|dash|ksh -c 'script'``, ``su -c``,
+    ``eval``, here-documents fed to a shell, and ``find -exec ... ;``.
+
+``SimpleCommand`` fields:
+    ``argv``        the words after quote removal and after unwrapping prefixes (``sudo``,
+                    ``doas``, ``pkexec``, ``env``, ``VAR=x``, ``xargs``, ``nohup``, ``time``,
+                    ``nice``, ``ionice``, ``timeout``, ``stdbuf``, ``setsid``, ``exec``,
+                    ``command``, ``builtin``); expansions stay literal (``$DIR/``).
+                    Empty for a bare redirection such as ``> file``.
+    ``wrappers``    what was unwrapped, outermost first: ``("sudo", "bash -c")``.
+    ``assignments`` ``NAME=value`` words in front of the command or given to ``env``.
+    ``redirects``   :class:`Redirect` items; ``cmd | tee f`` gives the ``tee`` command a
+                    ``Redirect("tee", "f")`` (``"tee -a"`` when appending).
+    ``piped_from`` / ``pipes_to``  whether stdin comes from / stdout goes to a pipe;
+    ``pipeline``    an id shared by the commands of one pipeline (``curl x | sh``).
+    ``construct``   where the command was found: ``""`` (top level), ``"("``, ``"{"``,
+                    ``"$("``, ``"`"``, ``"<("``, ``">("``, ``"-c"``, ``"eval"``, ``"<<"``
+                    (a here-document fed to a shell) or ``"-exec"``.
+    ``parent``      for ``$(``/`````/``<(``/``>(``/``-exec``: the program whose word holds it
+                    (``bash`` in ``bash <(curl x)``); ``""`` otherwise.
+    ``function``    the name of the shell function whose body holds it, else ``""``.
+    ``depth``       how deeply nested (0 at top level).
+    ``text``        the source text of this command (of the inner script when nested).
+    ``parse_error`` ``None``, or why the input could not be parsed cleanly (an unbalanced
+                    quote or parenthesis, a stray operator, too deep a nesting). The result is
+                    then a best effort: callers should treat the whole line as suspicious,
+                    e.g. ``any(c.parse_error for c in commands)``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+import shlex
+from dataclasses import dataclass, field, replace
+
+__all__ = ["Redirect", "SimpleCommand", "split_commands", "SHELLS"]
+
+SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish"})
+MAX_DEPTH = 12
+
+_OPERATORS = ("&>>", ";;&", "<<<", "<<-", "&&", "||", ";;", ";&", "|&", "&>", ">>", ">&", ">|",
+              "<<", "<&", "<>", "|", "&", ";", "<", ">", "(", ")")
+_REDIRECT_OPS = frozenset({"&>>", "<<<", "<<-", "&>", ">>", ">&", ">|", "<<", "<&", "<>", "<", ">"})
+_LIST_OPS = frozenset({";", "&", "&&", "||", ";;", ";&", ";;&"})
+_CASE_ENDS = frozenset({";;", ";&", ";;&"})
+_METACHARS = frozenset(" \t\n|&;<>()")
+_SKIPPED_WORDS = frozenset({"!", "if", "then", "else", "elif", "do", "while", "until", "fi", "done"})
+_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\[[^\]]*\])?\+?=")
+_HEREDOC_START = re.compile(r"<<(-?)[ \t]*('[^'\n]*'|\"[^\"\n]*\"|[^\s;&|<>()]+)")
+_ANSI_C = {"a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b", "f": "\f", "n": "\n", "r": "\r",
+           "t": "\t", "v": "\v", "\\": "\\", "'": "'", '"': '"', "?": "?"}
+
+
+@dataclass(frozen=True)
+class Redirect:
+    """One redirection: ``op`` keeps any file-descriptor prefix (``"2>"``, ``"2>&"``)."""
+
+    op: str
+    target: str
+    body: str | None = None   # the text of a here-document (``<<``)
+
+    @property
+    def writes(self) -> bool:
+        """Whether the redirection writes to a file named by ``target`` (not a fd copy)."""
+        if self.op in ("tee", "tee -a"):
+            return True
+        if ">" not in self.op:
+            return False
+        return not (self.op.endswith("&") and (self.target.isdigit() or self.target == "-"))
+
+    @property
+    def appends(self) -> bool:
+        return self.op.endswith(">>") or self.op == "tee -a"
+
+
+@dataclass(frozen=True)
+class SimpleCommand:
+    """One program the command line runs; see the module docstring for each field."""
+
+    argv: tuple[str, ...]
+    text: str = ""
+    wrappers: tuple[str, ...] = ()
+    assignments: tuple[str, ...] = ()
+    redirects: tuple[Redirect, ...] = ()
+    piped_from: bool = False
+    pipes_to: bool = False
+    pipeline: int = 0
+    construct: str = ""
+    parent: str = ""
+    function: str = ""
+    depth: int = 0
+    parse_error: str | None = None
+
+    @property
+    def name(self) -> str:
+        """The program's base name (``/usr/bin/rm`` -> ``rm``), or ``""``."""
+        return self.argv[0].rsplit("/", 1)[-1] if self.argv else ""
+
+
+def split_commands(command: str) -> list[SimpleCommand]:
+    """Every simple command ``command`` would run; see the module docstring."""
+    if not isinstance(command, str):
+        raise TypeError(f"command must be a str, not {type(command).__name__}")
+    return _parse_script(command, _Scope(), _Context(itertools.count(1)))
+
+
+# ---------------------------------------------------------------------------------------------
+# tokens
+
+
+@dataclass
+class _Sub:
+    """A piece of code inside a word that the shell runs: ``$(...)``, backticks, ``<(...)``."""
+
+    construct: str
+    source: str
+
+
+@dataclass
+class _Token:
+    kind: str                 # "word" | "op" | "newline" | "eof"
+    value: str
+    start: int
+    end: int
+    raw: str = ""
+    subs: list[_Sub] = field(default_factory=list)
+
+
+@dataclass
+class _Heredoc:
+    delimiter: str
+    strip_tabs: bool
+    expands: bool
+    body: str | None = None
+    subs: list[_Sub] = field(default_factory=list)
+
+
+class _Lexer:
+    """Reads tokens one at a time; the parser tells it when a here-document starts."""
+
+    def __init__(self, src: str) -> None:
+        self.src = src
+        self.n = len(src)
+        self.pos = 0
+        self.errors: list[str] = []
+        self._heredocs: list[_Heredoc] = []
+
+    def error(self, message: str) -> None:
+        if message not in self.errors:
+            self.errors.append(message)
+
+    def add_heredoc(self, delimiter: _Token, strip_tabs: bool) -> _Heredoc:
+        quoted = any(c in delimiter.raw for c in "'\"\\")
+        heredoc = _Heredoc(delimiter.value, strip_tabs, expands=not quoted)
+        self._heredocs.append(heredoc)
+        return heredoc
+
+    def next(self) -> _Token:
+        src, n = self.src, self.n
+        while self.pos < n:
+            c = src[self.pos]
+            if c in " \t":
+                self.pos += 1
+            elif c == "\\" and src.startswith("\\\n", self.pos):
+                self.pos += 2
+            elif c == "#":
+                end = src.find("\n", self.pos)
+                self.pos = n if end < 0 else end
+            else:
+                break
+        start = self.pos
+        if start >= n:
+            if self._heredocs:
+                self._read_heredocs()
+            return _Token("eof", "", n, n)
+        c = src[start]
+        if c == "\n":
+            self.pos += 1
+            self._read_heredocs()
+            return _Token("newline", "\n", start, start + 1)
+        if c in "<>" and src.startswith("(", start + 1):
+            return self._word()
+        if c in _METACHARS:
+            for op in _OPERATORS:
+                if src.startswith(op, start):
+                    self.pos = start + len(op)
+                    return _Token("op", op, start, self.pos, op)
+        word = self._word()
+        if word.raw.isdigit() and self.pos < n and src[self.pos] in "<>" and not src.startswith("(", self.pos + 1):
+            for op in _OPERATORS:
+                if op in _REDIRECT_OPS and not op.startswith("&") and src.startswith(op, self.pos):
+                    self.pos += len(op)
+                    return _Token("op", word.raw + op, start, self.pos, src[start:self.pos])
+        return word
+
+    # -- words ----------------------------------------------------------------------------------
+
+    def _word(self) -> _Token:
+        src, n = self.src, self.n
+        start = self.pos
+        out: list[str] = []
+        subs: list[_Sub] = []
+        i = start
+        while i < n:
+            c = src[i]
+            if c in "<>" and i == start and src.startswith("(", i + 1):
+                end = self._find_close(i + 2)
+                subs.append(_Sub(c + "(", src[i + 2:end]))
+                out.append(src[i:end + 1])
+                i = end + 1
+                continue
+            if c == "(" and out and (_ASSIGNMENT.fullmatch("".join(out)) or out[-1] in ("@", "!", "+", "*", "?")):
+                end = self._find_close(i + 1)             # name=(array) or an extglob @(...)
+                self._scan_code(src[i + 1:end], subs)
+                out.append(src[i:end + 1])
+                i = end + 1
+                continue
+            if c in _METACHARS:
+                break
+            if c == "\\":
+                if src.startswith("\n", i + 1):
+                    i += 2
+                elif i + 1 < n:
+                    out.append(src[i + 1])
+                    i += 2
+                else:
+                    out.append("\\")
+                    i += 1
+            elif c == "'":
+                end = src.find("'", i + 1)
+                if end < 0:
+                    self.error("unbalanced single quote")
+                    end = n
+                out.append(src[i + 1:end])
+                i = end + 1
+            elif c == '"':
+                i = self._double_quoted(i + 1, out, subs, terminator='"')
+            elif c == "$" and src.startswith("'", i + 1):
+                i = self._ansi_c(i + 2, out)
+            elif c == "$" and src.startswith('"', i + 1):
+                i = self._double_quoted(i + 2, out, subs, terminator='"')
+            elif c == "$" or c == "`":
+                i = self._expansion(i, out, subs)
+            else:
+                out.append(c)
+                i += 1
+        self.pos = max(i, start + 1) if i == start else i
+        if i == start:                       # a lone character no rule took: keep it as a word
+            out.append(src[start])
+        return _Token("word", "".join(out), start, self.pos, src[start:self.pos], subs)
+
+    def _double_quoted(self, i: int, out: list[str], subs: list[_Sub], terminator: str | None) -> int:
+        """Read a ``"..."`` body (or a here-document body when ``terminator`` is None)."""
+        src, n = self.src, self.n
+        while i < n:
+            c = src[i]
+            if terminator is not None and c == terminator:
+                return i + 1
+            if c == "\\" and i + 1 < n:
+                nxt = src[i + 1]
+                if nxt == "\n":
+                    pass
+                elif nxt in '$`"\\':
+                    out.append(nxt)
+                else:
+                    out.append(c + nxt)
+                i += 2
+            elif c == "$" or c == "`":
+                i = self._expansion(i, out, subs)
+            else:
+                out.append(c)
+                i += 1
+        if terminator is not None:
+            self.error("unbalanced double quote")
+        return n
+
+    def _ansi_c(self, i: int, out: list[str]) -> int:
+        """``$'...'``: decode the escapes, so ``$'\\x72m'`` reads as ``rm``."""
+        src, n = self.src, self.n
+        while i < n:
+            c = src[i]
+            if c == "'":
+                return i + 1
+            if c != "\\" or i + 1 >= n:
+                out.append(c)
+                i += 1
+                continue
+            e = src[i + 1]
+            if e in _ANSI_C:
+                out.append(_ANSI_C[e])
+                i += 2
+                continue
+            match = (re.compile(r"x([0-9a-fA-F]{1,2})").match(src, i + 1)
+                     or re.compile(r"u([0-9a-fA-F]{1,4})").match(src, i + 1)
+                     or re.compile(r"U([0-9a-fA-F]{1,8})").match(src, i + 1)
+                     or re.compile(r"([0-7]{1,3})").match(src, i + 1))
+            if match:
+                base = 8 if match.group(0)[0] in "01234567" else 16
+                code = int(match.group(1), base)
+                out.append(chr(code) if code <= 0x10FFFF else "\ufffd")
+                i = match.end()
+            elif e == "c" and i + 2 < n:
+                out.append(chr(ord(src[i + 2]) & 0x1F))
+                i += 3
+            else:
+                out.append("\\" + e)
+                i += 2
+        self.error("unbalanced single quote")
+        return n
+
+    def _expansion(self, i: int, out: list[str], subs: list[_Sub]) -> int:
+        """``$(...)``, ``$((...))``, ``${...}``, backticks, or a plain ``$``: kept literal."""
+        src = self.src
+        if src.startswith("$((", i):
+            end = self._find_close(i + 2)
+            out.append(src[i:end + 1])
+            self._scan_code(src[i + 3:end], subs)
+            return end + 1
+        if src.startswith("$(", i):
+            end = self._find_close(i + 2)
+            subs.append(_Sub("$(", src[i + 2:end]))
+            out.append(src[i:end + 1])
+            return end + 1
+        if src.startswith("${", i):
+            end = self._find_brace(i + 2, subs)
+            out.append(src[i:end + 1])
+            return end + 1
+        if src[i] == "`":
+            j, body = i + 1, []
+            while j < self.n and src[j] != "`":
+                if src[j] == "\\" and j + 1 < self.n and src[j + 1] in "`$\\":
+                    body.append(src[j + 1])
+                    j += 2
+                else:
+                    body.append(src[j])
+                    j += 1
+            if j >= self.n:
+                self.error("unbalanced backquote")
+            subs.append(_Sub("`", "".join(body)))
+            out.append(src[i:j + 1])
+            return j + 1
+        out.append("$")
+        return i + 1
+
+    def _find_close(self, i: int) -> int:
+        """The index of the ``)`` that closes a ``(`` opened just before ``i``.
+
+        Quotes, comments and here-document bodies inside are skipped, so the ``)`` in
+        ``$(cat <<'EOF' ... :) ... EOF)`` does not end the substitution early.
+        """
+        src, n, depth = self.src, self.n, 1
+        at_word_start = True
+        delimiters: list[tuple[str, bool]] = []
+        while i < n:
+            c = src[i]
+            if c == "\\":
+                i += 2
+                at_word_start = False
+                continue
+            if c == "'":
+                end = src.find("'", i + 1)
+                if end < 0:
+                    break
+                i = end + 1
+            elif c == '"':
+                i = self._skip_double(i + 1)
+            elif c == "`":
+                end = src.find("`", i + 1)
+                if end < 0:
+                    break
+                i = end + 1
+            elif c == "#" and at_word_start:
+                end = src.find("\n", i)
+                i = n if end < 0 else end
+            elif c == "<" and src.startswith("<<", i) and not src.startswith("<<<", i):
+                match = _HEREDOC_START.match(src, i)
+                if match:
+                    word = match.group(2).replace("'", "").replace('"', "").replace("\\", "")
+                    delimiters.append((word, bool(match.group(1))))
+                    i = match.end()
+                else:
+                    i += 2
+            elif c == "\n" and delimiters:
+                i = self._skip_heredoc_bodies(i + 1, delimiters)
+                delimiters = []
+            elif c == "(":
+                depth += 1
+                i += 1
+            elif c == ")":
+                depth -= 1
+                if depth == 0:
+                    return i
+                i += 1
+            else:
+                i += 1
+            at_word_start = c in " \t\n;|&("
+        self.error("unbalanced parenthesis")
+        return n
+
+    def _skip_heredoc_bodies(self, i: int, delimiters: list[tuple[str, bool]]) -> int:
+        src, n = self.src, self.n
+        for word, strip_tabs in delimiters:
+            while i < n:
+                end = src.find("\n", i)
+                line = src[i:n if end < 0 else end]
+                i = n if end < 0 else end + 1
+                if (line.lstrip("\t") if strip_tabs else line) == word:
+                    break
+        return i
+
+    def _skip_double(self, i: int) -> int:
+        src, n = self.src, self.n
+        while i < n:
+            c = src[i]
+            if c == "\\":
+                i += 2
+            elif c == '"':
+                return i + 1
+            elif src.startswith("$(", i):
+                i = self._find_close(i + 2) + 1
+            else:
+                i += 1
+        return n
+
+    def _find_brace(self, i: int, subs: list[_Sub]) -> int:
+        """The ``}`` closing ``${``; commands hidden in ``${x:-$(cmd)}`` are recorded."""
+        src, n, depth = self.src, self.n, 1
+        while i < n:
+            c = src[i]
+            if c == "\\":
+                i += 2
+            elif c == "'":
+                end = src.find("'", i + 1)
+                i = n if end < 0 else end + 1
+            elif c in "$`" and (src.startswith("$(", i) or c == "`"):
+                i = self._expansion(i, [], subs)
+            elif c == "{":
+                depth += 1
+                i += 1
+            elif c == "}":
+                depth -= 1
+                if depth == 0:
+                    return i
+                i += 1
+            else:
+                i += 1
+        self.error("unbalanced brace in ${...}")
+        return n
+
+    def _scan_code(self, text: str, subs: list[_Sub]) -> None:
+        """Record the substitutions inside arithmetic or array text (which the shell expands)."""
+        inner = _Lexer(text)
+        inner._double_quoted(0, [], subs, terminator=None)
+        for message in inner.errors:
+            self.error(message)
+
+    # -- here-documents -------------------------------------------------------------------------
+
+    def _read_heredocs(self) -> None:
+        src, n = self.src, self.n
+        for heredoc in self._heredocs:
+            lines: list[str] = []
+            while self.pos < n:
+                end = src.find("\n", self.pos)
+                line = src[self.pos:n if end < 0 else end]
+                self.pos = n if end < 0 else end + 1
+                check = line.lstrip("\t") if heredoc.strip_tabs else line
+                if check == heredoc.delimiter:
+                    break
+                lines.append(check)
+            heredoc.body = "\n".join(lines) + ("\n" if lines else "")
+            if heredoc.expands:
+                self._scan_code(heredoc.body, heredoc.subs)
+        self._heredocs = []
+
+
+# ---------------------------------------------------------------------------------------------
+# parsing
+
+
+@dataclass
+class _Scope:
+    """Where a script being parsed sits: inherited by every command found in it."""
+
+    construct: str = ""
+    parent: str = ""
+    depth: int = 0
+    wrappers: tuple[str, ...] = ()
+
+
+@dataclass
+class _Context:
+    pipelines: itertools.count
+
+
+@dataclass
+class _Builder:
+    """A simple command while it is being read."""
+
+    start: int
+    construct: str
+    function: str
+    pipeline: int
+    piped_from: bool = False
+    pipes_to: bool = False
+    end: int = 0
+    words: list[_Token] = field(default_factory=list)
+    assignments: list[_Token] = field(default_factory=list)
+    redirects: list[tuple[str, _Token, _Heredoc | None]] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    hidden: bool = False          # a for/case header: only its substitutions run
+
+
+@dataclass
+class _Group:
+    kind: str                     # "(" | "{" | "case"
+    function: str = ""
+
+
+class _Parser:
+    def __init__(self, src: str, context: _Context) -> None:
+        self.lexer = _Lexer(src)
+        self.src = src
+        self.context = context
+        self.builders: list[_Builder] = []
+        self.stack: list[_Group] = []
+        self.cur: _Builder | None = None
+        self.pipeline = next(context.pipelines)
+        self.next_piped = False
+        self.pending_function = ""
+        self.case_pattern = False
+        self.closed_group = False     # the last token closed a ( ) or { } group
+        self._peeked: _Token | None = None
+
+    # -- token helpers --------------------------------------------------------------------------
+
+    def next(self) -> _Token:
+        if self._peeked is not None:
+            token, self._peeked = self._peeked, None
+            return token
+        return self.lexer.next()
+
+    def peek(self) -> _Token:
+        if self._peeked is None:
+            self._peeked = self.lexer.next()
+        return self._peeked
+
+    def error(self, message: str) -> None:
+        self.lexer.error(message)
+
+    def construct(self) -> str:
+        for group in reversed(self.stack):
+            if group.kind in "({":
+                return group.kind
+        return ""
+
+    def function(self) -> str:
+        return next((g.function for g in reversed(self.stack) if g.function), "")
+
+    def builder(self, start: int) -> _Builder:
+        if self.cur is None:
+            self.cur = _Builder(start, self.construct(), self.function(), self.pipeline, piped_from=self.next_piped)
+            self.next_piped = False
+        return self.cur
+
+    def finish(self, end: int | None = None) -> None:
+        cur = self.cur
+        if cur is None:
+            return
+        cur.end = end if end is not None else max(
+            [t.end for t in cur.words + cur.assignments] + [t.end for _o, t, _h in cur.redirects] + [cur.start])
+        if cur.words or cur.assignments or cur.redirects:
+            self.builders.append(cur)
+        self.cur = None
+
+    def new_pipeline(self) -> None:
+        self.finish()
+        if self.next_piped:
+            self.error("a pipe leads nowhere")
+        self.next_piped = False
+        self.pipeline = next(self.context.pipelines)
+
+    # -- the loop -------------------------------------------------------------------------------
+
+    def parse(self) -> list[_Builder]:
+        while True:
+            token = self.next()
+            if token.kind == "eof":
+                break
+            if self.case_pattern and self.cur is None and self._case_pattern(token):
+                continue
+            closed_group, self.closed_group = self.closed_group, False
+            if closed_group and token.kind == "op" and token.value in ("|", "|&"):
+                self.closed_group = True
+            if token.kind == "newline":
+                self.new_pipeline()
+            elif token.kind == "op":
+                self._operator(token)
+            else:
+                self._word(token)
+        self.finish()
+        if self.next_piped:
+            self.error("a pipe leads nowhere")
+        for group in self.stack:
+            self.error("unclosed " + {"(": "parenthesis", "{": "brace group", "case": "case"}[group.kind])
+        if self.lexer.errors:
+            target = self.builders[-1] if self.builders else _Builder(0, "", "", self.pipeline, end=len(self.src))
+            if not self.builders:
+                self.builders.append(target)
+            target.errors.extend(self.lexer.errors)
+        return self.builders
+
+    def _operator(self, token: _Token) -> None:
+        op = token.value
+        if op in _LIST_OPS:
+            if self.cur is None and op in ("&&", "||") and not self.builders:
+                self.error(f"unexpected '{op}'")
+            self.new_pipeline()
+            if op in _CASE_ENDS:
+                if self.stack and self.stack[-1].kind == "case":
+                    self.case_pattern = True
+                else:
+                    self.error(f"unexpected '{op}'")
+        elif op in ("|", "|&"):
+            if self.cur is not None:
+                self.cur.pipes_to = True
+                self.finish()
+            elif self.closed_group and self.builders:       # ( ... ) | sh
+                self.builders[-1].pipes_to = True
+            else:
+                self.error(f"unexpected '{op}'")
+                return
+            self.next_piped = True
+        elif op == "(":
+            self._open_paren(token)
+        elif op == ")":
+            self.finish()
+            if self.stack and self.stack[-1].kind == "(":
+                self.stack.pop()
+                self.closed_group = True
+                return
+            else:
+                self.error("unexpected ')'")
+        else:
+            self._redirect(token)
+
+    def _open_paren(self, token: _Token) -> None:
+        cur = self.cur
+        if cur is not None:
+            if len(cur.words) == 1 and not cur.redirects and self.peek().value == ")":
+                self.next()
+                self.pending_function = cur.words[0].value
+                self.cur = None                     # a function definition runs nothing itself
+            else:
+                self.error("unexpected '('")
+            return
+        if self.src.startswith("(", token.end):     # (( arithmetic ))
+            self.lexer.pos = token.end + 1
+            end = self.lexer._find_close(token.end + 1)
+            subs: list[_Sub] = []
+            self.lexer._scan_code(self.src[token.end + 1:end], subs)
+            self.lexer.pos = min(len(self.src), end + 2 if self.src.startswith("))", end) else end + 1)
+            if subs:
+                holder = self.builder(token.start)
+                holder.hidden = True
+                holder.words.append(_Token("word", "((", token.start, self.lexer.pos, "((", subs))
+                self.finish()
+            return
+        self.stack.append(_Group("(", self.pending_function))
+        self.pending_function = ""
+
+    def _redirect(self, token: _Token) -> None:
+        target = self.next()
+        if target.kind != "word":
+            self.error(f"no target after '{token.value}'")
+            if target.kind != "eof":
+                self._peeked = target
+            return
+        heredoc = None
+        if token.value.lstrip("0123456789") in ("<<", "<<-"):
+            heredoc = self.lexer.add_heredoc(target, strip_tabs=token.value.endswith("-"))
+        self.builder(token.start).redirects.append((token.value, target, heredoc))
+
+    def _word(self, token: _Token) -> None:
+        if self.cur is None and self._reserved(token):
+            return
+        cur = self.builder(token.start)
+        if not cur.words and _ASSIGNMENT.match(token.raw):
+            cur.assignments.append(token)
+        else:
+            cur.words.append(token)
+
+    def _reserved(self, token: _Token) -> bool:
+        """Handle a word at the start of a command that is shell syntax rather than a program."""
+        word = token.raw
+        if word in _SKIPPED_WORDS:
+            return True
+        if word == "{":
+            self.stack.append(_Group("{", self.pending_function))
+            self.pending_function = ""
+            return True
+        if word == "}":
+            if self.stack and self.stack[-1].kind == "{":
+                self.stack.pop()
+                self.closed_group = True
+                return True
+            else:
+                self.error("unexpected '}'")
+            return True
+        if word == "esac":
+            if self.stack and self.stack[-1].kind == "case":
+                self.stack.pop()
+                self.case_pattern = False
+            else:
+                self.error("unexpected 'esac'")
+            return True
+        if word in ("for", "select", "case"):
+            self._header(token)
+            return True
+        if word == "function":
+            name = self.next()
+            self.pending_function = name.value
+            if self.peek().value == "(":
+                self.next()
+                if self.next().value != ")":
+                    self.error("bad function definition")
+            return True
+        if word == "[[":
+            cur = self.builder(token.start)
+            cur.words.append(token)
+            while True:
+                part = self.next()
+                if part.kind in ("eof", "newline"):
+                    self.error("unclosed '[['")
+                    self._peeked = part
+                    break
+                cur.words.append(_Token("word", part.value, part.start, part.end, part.raw, part.subs))
+                if part.kind == "word" and part.raw == "]]":
+                    break
+            return True
+        return False
+
+    def _header(self, token: _Token) -> None:
+        """``for x in words``, ``select ...``, ``case word in``: only their substitutions run."""
+        holder = self.builder(token.start)
+        holder.hidden = True
+        holder.words.append(token)
+        is_case = token.raw == "case"
+        while True:
+            part = self.peek()
+            if part.kind != "word" or (not is_case and part.raw == "do"):
+                break
+            self.next()
+            holder.words.append(part)
+            if is_case and part.raw == "in":
+                break
+        self.finish()
+        if is_case:
+            self.stack.append(_Group("case"))
+            self.case_pattern = True
+
+    def _case_pattern(self, token: _Token) -> bool:
+        """Skip a case pattern up to its ``)``; return whether the token was consumed."""
+        if token.kind == "newline" or (token.kind == "op" and token.value == ";"):
+            return True
+        if token.kind == "word" and token.raw == "esac":
+            self.case_pattern = False
+            return False
+        self.case_pattern = False
+        part = token
+        while not (part.kind == "op" and part.value == ")"):
+            if part.kind in ("eof", "newline"):
+                self.error("unfinished case pattern")
+                self._peeked = part
+                return True
+            part = self.next()
+        return True
+
+
+# ---------------------------------------------------------------------------------------------
+# from builders to simple commands
+
+
+def _parse_script(src: str, scope: _Scope, context: _Context) -> list[SimpleCommand]:
+    if scope.depth > MAX_DEPTH:
+        return [SimpleCommand((), src, scope.wrappers, construct=scope.construct, parent=scope.parent,
+                              depth=scope.depth, parse_error="nested too deeply")]
+    parser = _Parser(src, context)
+    out: list[SimpleCommand] = []
+    for builder in parser.parse():
+        out.extend(_freeze(builder, src, scope, context))
+    return out
+
+
+def _freeze(b: _Builder, src: str, scope: _Scope, context: _Context) -> list[SimpleCommand]:
+    text = src[b.start:b.end].strip(" \t\n")
+    error = "; ".join(b.errors) or None
+    construct = b.construct or scope.construct
+    depth = scope.depth + (1 if b.construct else 0)
+    if b.hidden:
+        nested = [c for token in b.words for c in _nested(token.subs, b.words[0].value, depth, scope.wrappers, context)]
+        if error:
+            nested.append(SimpleCommand((), text, scope.wrappers, construct=construct, depth=depth, parse_error=error))
+        return nested
+
+    unwrapped = _unwrap([t.value for t in b.words])
+    argv, wrappers = unwrapped.argv, list(unwrapped.wrappers)
+    all_wrappers = scope.wrappers + tuple(wrappers)
+    parent = argv[0].rsplit("/", 1)[-1] if argv else ""
+
+    nested: list[SimpleCommand] = []
+    redirects: list[Redirect] = []
+    script, inner_construct = unwrapped.script, ("eval" if wrappers[-1:] == ["eval"] else "-c")
+    for op, target, heredoc in b.redirects:
+        redirects.append(Redirect(op, target.value, heredoc.body if heredoc else None))
+        nested += _nested(target.subs, parent, depth, all_wrappers, context)
+        if heredoc is not None:
+            nested += _nested(heredoc.subs, parent, depth, all_wrappers, context)
+            if heredoc.body is not None and script is None and parent in SHELLS and _reads_stdin_script(argv):
+                script, inner_construct = heredoc.body, "<<"
+                wrappers.append(f"{parent} <<")
+        elif op == "<<<" and script is None and parent in SHELLS and _reads_stdin_script(argv):
+            script, inner_construct = target.value, "<<"
+            wrappers.append(f"{parent} <<<")
+    if parent == "tee":
+        append = any(a in ("-a", "--append") for a in argv[1:])
+        redirects += [Redirect("tee -a" if append else "tee", word) for word in _operands(argv[1:])]
+    for token in b.assignments:
+        nested += _nested(token.subs, parent, depth, all_wrappers, context)
+    for index, token in enumerate(b.words):
+        if index not in unwrapped.script_words:
+            nested += _nested(token.subs, parent, depth, all_wrappers, context)
+
+    if script is not None:
+        inner_scope = _Scope(inner_construct, parent if inner_construct == "<<" else "", depth + 1,
+                             scope.wrappers + tuple(wrappers))
+        kept = [r for r in redirects if r.body is None and not (r.op == "<<<" and r.target == script)]
+        inner = [_inherit_io(c, b, kept, depth + 1) for c in _parse_script(script, inner_scope, context)]
+        if error:
+            inner.append(SimpleCommand((), text, inner_scope.wrappers, construct=construct, depth=depth,
+                                       parse_error=error))
+        return nested + inner
+
+    command = SimpleCommand(
+        argv=tuple(argv), text=text, wrappers=all_wrappers,
+        assignments=tuple(t.value for t in b.assignments) + tuple(unwrapped.assignments),
+        redirects=tuple(redirects), piped_from=b.piped_from, pipes_to=b.pipes_to, pipeline=b.pipeline,
+        construct=construct, parent="" if b.construct else scope.parent, function=b.function, depth=depth,
+        parse_error=error)
+    return nested + [command] + _find_exec(argv, depth, all_wrappers, context)
+
+
+def _inherit_io(inner: SimpleCommand, b: _Builder, redirects: list[Redirect], depth: int) -> SimpleCommand:
+    """The top-level commands of an unwrapped ``bash -c`` keep the outer pipe and redirections."""
+    if inner.depth != depth or not (b.piped_from or b.pipes_to or redirects):
+        return inner
+    return replace(inner, piped_from=inner.piped_from or b.piped_from, pipes_to=inner.pipes_to or b.pipes_to,
+                   pipeline=b.pipeline if (b.piped_from or b.pipes_to) else inner.pipeline,
+                   redirects=inner.redirects + tuple(redirects))
+
+
+def _nested(subs: list[_Sub], parent: str, depth: int, wrappers: tuple[str, ...],
+            context: _Context) -> list[SimpleCommand]:
+    out: list[SimpleCommand] = []
+    for sub in subs:
+        out += _parse_script(sub.source, _Scope(sub.construct, parent, depth + 1, wrappers), context)
+    return out
+
+
+def _find_exec(argv: list[str], depth: int, wrappers: tuple[str, ...], context: _Context) -> list[SimpleCommand]:
+    """``find ... -exec cmd {} ;`` runs ``cmd``: return it as a command of its own."""
+    if not argv or argv[0].rsplit("/", 1)[-1] not in ("find", "gfind"):
+        return []
+    out: list[SimpleCommand] = []
+    i = 1
+    while i < len(argv):
+        if argv[i] in ("-exec", "-execdir", "-ok", "-okdir"):
+            j = i + 1
+            while j < len(argv) and argv[j] not in (";", "+"):
+                j += 1
+            inner = argv[i + 1:j]
+            if inner:
+                unwrapped = _unwrap(inner)
+                out.append(SimpleCommand(tuple(unwrapped.argv), shlex.join(inner),
+                                         wrappers + tuple(unwrapped.wrappers), tuple(unwrapped.assignments),
+                                         pipeline=next(context.pipelines), construct="-exec", parent="find",
+                                         depth=depth + 1))
+                if unwrapped.script is not None:
+                    out += _parse_script(unwrapped.script, _Scope("-c", "", depth + 2, wrappers +
+                                                                  tuple(unwrapped.wrappers)), context)
+            i = j + 1
+        else:
+            i += 1
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# unwrapping prefixes
+
+
+@dataclass
+class _Unwrapped:
+    argv: list[str]
+    wrappers: list[str]
+    assignments: list[str]
+    script: str | None = None        # a shell script the command runs (bash -c, eval, su -c)
+    script_words: frozenset[int] = frozenset()   # which of the original words hold that script
+
+
+# Options that take a value, for each wrapper; every other option is a flag.
+_VALUE_OPTIONS: dict[str, frozenset[str]] = {
+    "sudo": frozenset("-u -g -h -p -C -U -r -t -T -D --user --group --host --prompt --close-from "
+                      "--other-user --role --type --command-timeout --chdir --chroot".split()),
+    "doas": frozenset("-u -C".split()),
+    "pkexec": frozenset("--user".split()),
+    "run0": frozenset("-u --user -g --group -D --chdir --setenv --unit --property --description "
+                      "--slice --nice".split()),
+    "env": frozenset("-u --unset -C --chdir -S --split-string".split()),
+    "xargs": frozenset("-I -i -n -L -l -P -d -E -e -s -a --max-args --max-lines --max-procs --delimiter "
+                       "--eof --max-chars --arg-file --replace --process-slot-var".split()),
+    "nice": frozenset("-n --adjustment".split()),
+    "ionice": frozenset("-c -n --class --classdata".split()),
+    "timeout": frozenset("-s -k --signal --kill-after".split()),
+    "stdbuf": frozenset("-i -o -e --input --output --error".split()),
+    "time": frozenset("-f -o --format --output".split()),
+    "exec": frozenset("-a".split()),
+    "watch": frozenset("-n --interval -q --equexit".split()),
+    "nohup": frozenset(),
+    "setsid": frozenset(),
+    "command": frozenset(),
+    "builtin": frozenset(),
+    "chronic": frozenset(),
+    "unbuffer": frozenset(),
+}
+_NO_UNWRAP_FLAGS = {
+    "command": ("-v", "-V"),          # lookups: nothing runs
+    "sudo": ("-l", "--list", "-v", "--validate", "-k", "-K", "-e", "--edit", "-h", "--help", "-V"),
+    "pkexec": ("--version", "--help"),
+}
+
+
+def _unwrap(argv: list[str]) -> _Unwrapped:
+    """Strip ``sudo``, ``env`` and friends; find the script of ``bash -c`` / ``eval`` / ``su -c``."""
+    wrappers: list[str] = []
+    assignments: list[str] = []
+    offset = 0          # how many of the original words were stripped (unknown after env -S)
+    for _round in range(16):
+        if not argv:
+            break
+        name = argv[0].rsplit("/", 1)[-1]
+        if name in ("nice", "ionice") and len(argv) > 2 and re.fullmatch(r"-\d+", argv[1]):
+            argv, offset = argv[2:], offset + 2
+            wrappers.append(name)
+            continue
+        if name in _VALUE_OPTIONS:
+            rest, assigned = _after_options(name, argv)
+            if not rest:
+                break
+            split_string = name == "env" and any(w in ("-S", "--split-string") or w.startswith("--split-string=")
+                                                 for w in argv[1:len(argv) - len(rest) + 2])
+            offset = -10 ** 6 if split_string else offset + len(argv) - len(rest)
+            wrappers.append(name)
+            assignments += assigned
+            argv = rest
+            continue
+        script: tuple[int, str] | None = None
+        if name in SHELLS:
+            script = _shell_script(argv)
+            label = f"{name} -c"
+        elif name == "eval" and len(argv) > 1:
+            script, label = (1, " ".join(argv[1:])), "eval"
+        elif name == "su":
+            script, label = _su_script(argv), "su"
+        if script is not None:
+            index, text = script
+            words = range(offset + index, offset + (len(argv) if label == "eval" else index + 1))
+            return _Unwrapped([], wrappers + [label], assignments, text, frozenset(words))
+        break
+    return _Unwrapped(argv, wrappers, assignments)
+
+
+def _su_script(argv: list[str]) -> tuple[int, str] | None:
+    for i, word in enumerate(argv[1:], 1):
+        if word in ("-c", "--command") and i + 1 < len(argv):
+            return i + 1, argv[i + 1]
+        if word.startswith("--command="):
+            return i, word.split("=", 1)[1]
+    return None
+
+
+def _after_options(name: str, argv: list[str]) -> tuple[list[str] | None, list[str]]:
+    """The words after a wrapper's options (and, for sudo / env, its ``VAR=x`` words).
+
+    ``None`` when the wrapper runs no command (``sudo -l``, ``command -v x``).
+    """
+    values = _VALUE_OPTIONS[name]
+    assigned: list[str] = []
+    i = 1
+    while i < len(argv):
+        word = argv[i]
+        if word in _NO_UNWRAP_FLAGS.get(name, ()):
+            return None, []
+        if word == "--":
+            i += 1
+            break
+        if name == "env" and word in ("-S", "--split-string") and i + 1 < len(argv):
+            return _split(argv[i + 1]) + argv[i + 2:], assigned
+        if name == "env" and word.startswith("--split-string="):
+            return _split(word.split("=", 1)[1]) + argv[i + 1:], assigned
+        if name == "env" and word == "-":
+            i += 1
+        elif word.startswith("-") and len(word) > 1:
+            i += 2 if word in values else 1     # "-u root" vs "-uroot", "--user=root", "-E"
+        elif name == "timeout":
+            i += 1                              # the duration
+            break
+        elif name in ("sudo", "env", "doas", "run0") and _ASSIGNMENT.match(word):
+            assigned.append(word)
+            i += 1
+        else:
+            break
+    return argv[i:], assigned
+
+
+def _split(text: str) -> list[str]:
+    try:
+        return shlex.split(text)
+    except ValueError:
+        return text.split()
+
+
+def _shell_script(argv: list[str]) -> tuple[int, str] | None:
+    """For ``bash [options] -c SCRIPT``: SCRIPT's index and text."""
+    has_c = False
+    i = 1
+    while i < len(argv):
+        word = argv[i]
+        if word == "--":
+            i += 1
+            break
+        if word in ("-o", "+o", "-O", "+O", "--rcfile", "--init-file"):
+            i += 2
+            continue
+        if word.startswith("--"):
+            if word == "--command":
+                has_c = True
+            i += 1
+            continue
+        if word[:1] in "-+" and len(word) > 1:
+            if "c" in word[1:]:
+                has_c = True
+            i += 1
+            continue
+        break
+    if has_c and i < len(argv):
+        return i, argv[i]
+    return None
+
+
+def _reads_stdin_script(argv: list[str]) -> bool:
+    """A shell with no script file reads its script from stdin (``bash``, ``bash -s arg``)."""
+    for word in argv[1:]:
+        if word == "-s" or (word.startswith("-") and not word.startswith("--") and "s" in word[1:]):
+            return True
+        if not word.startswith(("-", "+")):
+            return False
+    return True
+
+
+def _operands(words: list[str]) -> list[str]:
+    out, done = [], False
+    for word in words:
+        if not done and word == "--":
+            done = True
+        elif done or not word.startswith("-") or word == "-":
+            out.append(word)
+    return out
