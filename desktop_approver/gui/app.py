@@ -18,8 +18,11 @@ from ..core.service import ApproverService, ServiceOptions
 from ..core.tickets import Ticket
 from .decider import GuiDecider
 from .dialog import ARMING_DELAY_MS, ApprovalDialog
+from .history_window import HistoryWindow
 from .inbox import InboxWindow
 from .notifications import TicketNotifications
+from .sessions_window import SessionsWindow
+from .review import summarise_args
 from .tray import Tray
 
 
@@ -34,11 +37,17 @@ class DesktopApprover(QObject):
         self.service = ApproverService(options, self.decider)
         self.dialog = ApprovalDialog(arming_delay_ms=arming_delay_ms)
         self.dialog.decided.connect(self._decided)
+        if options.policy_path is not None:
+            self.dialog.on_always_allow = self.always_allow
+        self.rule_dialog: Any = None
+        self.history_window: HistoryWindow | None = None
+        self.sessions_window: SessionsWindow | None = None
         self.decider.present = self._present
         self.decider.queue_changed.connect(self._queue_changed)
         self.inbox = InboxWindow(self.decider)
         self.tray = Tray(self.decider, self.service.mode, on_quit=self.request_quit, on_open_inbox=self.open_inbox,
-                         popups=self.popups_enabled, set_popups=self.set_popups)
+                         popups=self.popups_enabled, set_popups=self.set_popups,
+                         on_open_history=self.open_history, on_open_sessions=self.open_sessions)
         self.service.mode.listeners.append(self._mode_changed)
         self._mode_changed(self.service.mode.mode, None)
         self.quit_requested: asyncio.Event | None = None
@@ -64,6 +73,47 @@ class DesktopApprover(QObject):
         self.inbox.raise_()
         if ticket is not None:
             self.inbox.select(ticket)
+
+    def open_history(self) -> HistoryWindow:
+        if self.history_window is None:
+            self.history_window = HistoryWindow(self.service.audit)
+        self.history_window.show()
+        self.history_window.raise_()
+        return self.history_window
+
+    def open_sessions(self) -> SessionsWindow:
+        if self.sessions_window is None:
+            self.sessions_window = SessionsWindow(self.service.memory)
+        self.sessions_window.show()
+        self.sessions_window.raise_()
+        return self.sessions_window
+
+    def always_allow(self, ticket: Ticket) -> None:
+        """Open the rule editor for this call; adding the rule allows the call (see ApprovalDialog.rule_added)."""
+        from ..core.policy import PolicyCall
+        from .always_allow import AlwaysAllowDialog
+
+        policy_path = self.service.options.policy_path
+        if policy_path is None or len(ticket.calls) != 1:
+            return
+        call = ticket.calls[0]
+        who = ticket.identity
+        current = PolicyCall(call.tool, call.args, agent=who.agent, cwd=who.cwd,
+                             risk=call.risk.level if call.risk else None)
+        recent = [(f"{e.agent or '?'}: {e.tool} {summarise_args(e.args)}",
+                   PolicyCall(e.tool, e.args, agent=e.agent, cwd=e.cwd, risk=e.risk_level))
+                  for e in self.service.audit.history(limit=200) if e.decision is not None]
+        dialog = AlwaysAllowDialog(current, policy_path, recent, parent=self.dialog)
+        dialog.accepted.connect(lambda: self._rule_added(ticket, dialog))
+        self.rule_dialog = dialog
+        dialog.open()
+
+    def _rule_added(self, ticket: Ticket, dialog: Any) -> None:
+        self.service.audit.record_event("rule_added", str(dialog.policy_path), dialog.written)
+        watcher = self.service.policy_watcher
+        if watcher is not None:
+            watcher.check()  # in force for the very next request, not after the next poll
+        self.dialog.rule_added(ticket)
 
     def open_review(self, ticket: Ticket) -> None:
         """The person asked for this ticket (notification body, Review button): show it, raised."""

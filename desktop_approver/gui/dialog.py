@@ -8,6 +8,8 @@ Destructive calls are not offered "Allow for session": each one needs its own lo
 
 from __future__ import annotations
 
+from typing import Callable
+
 from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
 from PySide6.QtGui import QCloseEvent, QKeyEvent
 from PySide6.QtWidgets import QApplication, QDialog, QHBoxLayout, QLabel, QProgressBar, QPushButton, QVBoxLayout, QWidget
@@ -56,17 +58,22 @@ class ApprovalDialog(QDialog):
         layout.addWidget(self.arming)
 
         buttons = QHBoxLayout()
+        self.always_allow = QPushButton("Al&ways allow…")
+        self.always_allow.setObjectName("alwaysAllow")
+        self.always_allow.setToolTip("add a policy rule for calls like this one (you see the rule first)")
+        self.on_always_allow: Callable[[Ticket], None] | None = None
         self.allow_once = QPushButton("Allow &once")
         self.allow_once.setObjectName("allowOnce")
         self.allow_session = QPushButton("Allow for &session")
         self.allow_session.setObjectName("allowSession")
         self.deny = QPushButton("&Deny")
         self.deny.setObjectName("deny")
-        for button in (self.allow_once, self.allow_session):
+        for button in (self.always_allow, self.allow_once, self.allow_session):
             button.setAutoDefault(False)
             button.setDefault(False)
         self.deny.setAutoDefault(True)
         self.deny.setDefault(True)
+        buttons.addWidget(self.always_allow)
         buttons.addStretch(1)
         buttons.addWidget(self.allow_once)
         buttons.addWidget(self.allow_session)
@@ -76,6 +83,7 @@ class ApprovalDialog(QDialog):
         self.allow_once.clicked.connect(lambda: self._answer("allow_once"))
         self.allow_session.clicked.connect(lambda: self._answer("allow_session"))
         self.deny.clicked.connect(lambda: self._answer("deny"))
+        self.always_allow.clicked.connect(self._always_allow)
 
         self._armed = False
         self._arming_elapsed = 0
@@ -145,6 +153,11 @@ class ApprovalDialog(QDialog):
         self.allow_once.setEnabled(self._armed and valid)
         self.allow_session.setEnabled(self._armed and valid)
         self.deny.setEnabled(self._armed)
+        ticket = self.ticket
+        offered = (self.on_always_allow is not None and ticket is not None and len(ticket.calls) == 1
+                   and ticket.risk_level != "destructive")
+        self.always_allow.setVisible(offered)
+        self.always_allow.setEnabled(offered and self._armed and valid and not self.review.edited_args())
 
     def pause_countdown(self) -> None:
         if self.ticket is not None and not self.ticket.countdown.paused:
@@ -188,6 +201,19 @@ class ApprovalDialog(QDialog):
         super().closeEvent(event)
 
     # -- answering ---------------------------------------------------------------------------
+
+    def _always_allow(self) -> None:
+        """Show the rule first (``on_always_allow`` opens it); :meth:`rule_added` then allows the call."""
+        ticket = self.ticket
+        if ticket is None or self.on_always_allow is None or not self.always_allow.isEnabled():
+            return
+        self.pause_countdown()
+        self.on_always_allow(ticket)
+
+    def rule_added(self, ticket: Ticket) -> None:
+        """The person wrote a rule covering this call: allow it once (the rule answers the next ones)."""
+        if self.ticket is ticket:
+            self._answer("allow_once")
 
     def _answer(self, choice: str, note_fallback: str | None = None) -> None:
         ticket = self.ticket

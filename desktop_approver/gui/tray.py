@@ -19,7 +19,9 @@ APPROVE_ALL_CHOICES = (("Approve all for 15 minutes", 15 * 60), ("Approve all fo
 class Tray(QSystemTrayIcon):
     def __init__(self, decider: GuiDecider, mode: modes.ModeState, *, on_quit: Callable[[], None],
                  on_open_inbox: Callable[[], None] | None = None, popups: Callable[[], bool] | None = None,
-                 set_popups: Callable[[bool], None] | None = None, parent: QWidget | None = None) -> None:
+                 set_popups: Callable[[bool], None] | None = None,
+                 on_open_history: Callable[[], object] | None = None,
+                 on_open_sessions: Callable[[], object] | None = None, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.decider = decider
         self.mode = mode
@@ -27,6 +29,8 @@ class Tray(QSystemTrayIcon):
         self.on_open_inbox = on_open_inbox
         self.popups = popups
         self.set_popups = set_popups
+        self.on_open_history = on_open_history
+        self.on_open_sessions = on_open_sessions
         self.menu = QMenu()
         self.menu.setObjectName("trayMenu")
         self.setContextMenu(self.menu)
@@ -61,6 +65,11 @@ class Tray(QSystemTrayIcon):
         self.menu.addSeparator()
         if self.on_open_inbox is not None:
             self.menu.addAction("Open inbox…").triggered.connect(lambda: self.on_open_inbox and self.on_open_inbox())
+        if self.on_open_history is not None:
+            self.menu.addAction("History…").triggered.connect(lambda: self.on_open_history and self.on_open_history())
+        if self.on_open_sessions is not None:
+            self.menu.addAction("Remembered approvals…").triggered.connect(
+                lambda: self.on_open_sessions and self.on_open_sessions())
         if self.popups is not None and self.set_popups is not None:
             toggle = self.menu.addAction("Pop up a dialog for each request")
             toggle.setCheckable(True)

@@ -24,7 +24,8 @@ def test_allow_session_then_remembered_then_other_session_asks(approver: Any, ru
         first = ask(approver, "write_file", {"path": "a.txt", "content": "hi"}, "run-42")
         await wait_for(lambda: dialog.isVisible() and dialog.ticket is not None, what="the dialog")
         assert dialog.review.tool.text() == "write_file"
-        assert "a.txt" in dialog.review.preview.findChild(type(dialog.review.preview)).__class__.__name__ or True
+        assert "a.txt" in dialog.review.preview.args_browser.toPlainText()
+        assert "a.txt" in dialog.review.preview.caption.text()
         await wait_for(lambda: dialog.allow_session.isEnabled(), what="armed buttons")
         qtbot.mouseClick(dialog.allow_session, Qt.MouseButton.LeftButton)
         decision = await first

@@ -1,0 +1,190 @@
+"""The history window: every request and its decision, searchable, each one re-openable.
+
+It reads the same audit log as ``desktop-approver history`` (in the app's thread, so it sees
+every committed row at once) and shows an entry with the same preview widget the dialog used,
+so the person can see again exactly what they were shown.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from datetime import datetime
+from typing import Any
+
+from PySide6.QtCore import Qt, QTimer
+from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QLineEdit, QPushButton, QSplitter, QTreeWidget,
+                               QTreeWidgetItem, QVBoxLayout, QWidget)
+
+from ..core.audit import AuditLog, HistoryEntry
+from .badges import risk_text
+from .preview_view import PreviewView
+from .review import summarise_args
+
+PERIODS = (("Any time", None), ("Last hour", 3600), ("Last 24 hours", 86400), ("Last 7 days", 7 * 86400),
+           ("Last 30 days", 30 * 86400))
+DECISIONS = (("Any decision", None), ("Allowed", "allow"), ("Allowed once", "allow_once"),
+             ("Allowed for session", "allow_session"), ("Denied", "deny"), ("Never answered", "pending"))
+DECIDERS = (("Anyone", None), ("You", "user"), ("A policy rule", "policy"), ("Session memory", "session"),
+            ("The mode", "mode"), ("Timeout", "timeout"), ("Cancelled", "cancelled"))
+RISKS = (("Any risk", None), ("Safe", "safe"), ("Moderate", "moderate"), ("Destructive", "destructive"))
+COLUMNS = ("When", "Agent", "Tool", "Call", "Risk", "Decision", "Decided by")
+
+
+class HistoryWindow(QWidget):
+    def __init__(self, audit: AuditLog, parent: QWidget | None = None, limit: int = 500) -> None:
+        super().__init__(parent)
+        self.setObjectName("historyWindow")
+        self.setWindowTitle("desktop-approver — history")
+        self.resize(1100, 700)
+        self.audit = audit
+        self.limit = limit
+        self.entries: list[HistoryEntry] = []
+
+        layout = QVBoxLayout(self)
+        filters = QHBoxLayout()
+        self.search = QLineEdit()
+        self.search.setObjectName("historySearch")
+        self.search.setPlaceholderText("Search arguments, tool, description, note…")
+        self.search.setClearButtonEnabled(True)
+        self.agent = QLineEdit()
+        self.agent.setObjectName("historyAgent")
+        self.agent.setPlaceholderText("agent")
+        self.agent.setMaximumWidth(140)
+        self.tool = QLineEdit()
+        self.tool.setObjectName("historyTool")
+        self.tool.setPlaceholderText("tool")
+        self.tool.setMaximumWidth(140)
+        self.decision = _combo("historyDecision", DECISIONS)
+        self.decided_by = _combo("historyDecidedBy", DECIDERS)
+        self.risk = _combo("historyRisk", RISKS)
+        self.period = _combo("historyPeriod", PERIODS)
+        for widget in (self.search, self.agent, self.tool, self.decision, self.decided_by, self.risk, self.period):
+            filters.addWidget(widget, 2 if widget is self.search else 0)
+        refresh = QPushButton("&Refresh")
+        refresh.setAutoDefault(False)
+        refresh.clicked.connect(self.refresh)
+        filters.addWidget(refresh)
+        layout.addLayout(filters)
+
+        self.count = QLabel()
+        self.count.setObjectName("historyCount")
+        layout.addWidget(self.count)
+        splitter = QSplitter(Qt.Orientation.Vertical)
+        self.table = QTreeWidget()
+        self.table.setObjectName("historyTable")
+        self.table.setRootIsDecorated(False)
+        self.table.setUniformRowHeights(True)
+        self.table.setHeaderLabels(list(COLUMNS))
+        for column, width in enumerate((150, 130, 130, 380, 110, 120)):
+            self.table.setColumnWidth(column, width)
+        self.table.currentItemChanged.connect(lambda *_: self._show_selected())
+        splitter.addWidget(self.table)
+        detail = QWidget()
+        detail_layout = QVBoxLayout(detail)
+        detail_layout.setContentsMargins(0, 0, 0, 0)
+        self.detail = QLabel()
+        self.detail.setObjectName("historyDetail")
+        self.detail.setWordWrap(True)
+        self.detail.setTextFormat(Qt.TextFormat.PlainText)
+        self.detail.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        detail_layout.addWidget(self.detail)
+        self.preview = PreviewView()
+        detail_layout.addWidget(self.preview, 1)
+        splitter.addWidget(detail)
+        splitter.setSizes([330, 370])
+        layout.addWidget(splitter, 1)
+
+        self._debounce = QTimer(self)
+        self._debounce.setSingleShot(True)
+        self._debounce.setInterval(200)
+        self._debounce.timeout.connect(self.refresh)
+        for line in (self.search, self.agent, self.tool):
+            line.textChanged.connect(lambda _t: self._debounce.start())
+        for combo in (self.decision, self.decided_by, self.risk, self.period):
+            combo.currentIndexChanged.connect(lambda _i: self.refresh())
+
+    def showEvent(self, event: Any) -> None:
+        self.refresh()
+        super().showEvent(event)
+
+    def filters(self) -> dict[str, Any]:
+        period = self.period.currentData()
+        return {"text": self.search.text().strip() or None, "agent": self.agent.text().strip() or None,
+                "tool": self.tool.text().strip() or None, "decision": self.decision.currentData(),
+                "decided_by": self.decided_by.currentData(), "risk": self.risk.currentData(),
+                "since": time.time() - period if period else None}
+
+    def refresh(self) -> None:
+        selected = self.selected_entry()
+        self.entries = self.audit.history(limit=self.limit, **self.filters())
+        self.table.clear()
+        for entry in self.entries:
+            item = QTreeWidgetItem([
+                datetime.fromtimestamp(entry.created).strftime("%Y-%m-%d %H:%M:%S"), entry.agent or "?", entry.tool,
+                summarise_args(entry.args), risk_text(entry.risk_level or "moderate"),
+                entry.decision or "never answered", _decider_text(entry)])
+            item.setData(0, Qt.ItemDataRole.UserRole, entry.id)
+            self.table.addTopLevelItem(item)
+            if selected is not None and entry.id == selected.id:
+                self.table.setCurrentItem(item)
+        total = self.audit.count()
+        more = f" (showing the newest {self.limit})" if len(self.entries) >= self.limit else ""
+        self.count.setText(f"{len(self.entries)} of {total} requests match{more}")
+        if self.table.currentItem() is None and self.entries:
+            self.table.setCurrentItem(self.table.topLevelItem(0))
+        elif not self.entries:
+            self.detail.setText("")
+            self.preview.set_content("", {}, None, None)
+
+    def selected_entry(self) -> HistoryEntry | None:
+        item = self.table.currentItem()
+        if item is None:
+            return None
+        wanted = item.data(0, Qt.ItemDataRole.UserRole)
+        return next((e for e in self.entries if e.id == wanted), None)
+
+    def _show_selected(self) -> None:
+        entry = self.selected_entry()
+        if entry is None:
+            return
+        self.detail.setText(entry_details(entry))
+        self.preview.set_content(entry.tool, entry.args, entry.preview, entry.cwd)
+
+
+def entry_details(entry: HistoryEntry) -> str:
+    """The facts of one entry as plain text lines, for the detail pane."""
+    when = datetime.fromtimestamp(entry.created).strftime("%Y-%m-%d %H:%M:%S")
+    lines = [f"#{entry.id} {when} · {entry.agent or '?'} (pid {entry.peer_pid}) · session {entry.session}"
+             + (f" · in {entry.cwd}" if entry.cwd else "")]
+    if entry.description:
+        lines.append(f"Description: {entry.description}")
+    reasons = "; ".join(entry.risk_reasons) or "no risk found in the content"
+    lines.append(f"Risk: {entry.risk_level or '?'} — {reasons}")
+    if entry.decision is None:
+        lines.append("Decision: never answered (the app stopped first)")
+    else:
+        decided = datetime.fromtimestamp(entry.decided).strftime("%H:%M:%S") if entry.decided else "?"
+        lines.append(f"Decision: {entry.decision} by {_decider_text(entry)} at {decided}"
+                     + (f" — note: {entry.note}" if entry.note else ""))
+    if entry.rule:
+        lines.append(f"Rule: {entry.rule}")
+    if entry.updated_args is not None:
+        lines.append("Edited arguments sent back: " + json.dumps(entry.updated_args, ensure_ascii=False))
+    return "\n".join(lines)
+
+
+def _decider_text(entry: HistoryEntry) -> str:
+    if entry.decided_by is None:
+        return ""
+    names = dict((value, label) for label, value in DECIDERS if value)
+    text = names.get(entry.decided_by, entry.decided_by)
+    return text + (" (blocked)" if entry.blocked else "")
+
+
+def _combo(name: str, choices: tuple[tuple[str, Any], ...]) -> QComboBox:
+    combo = QComboBox()
+    combo.setObjectName(name)
+    for label, value in choices:
+        combo.addItem(label, value)
+    return combo

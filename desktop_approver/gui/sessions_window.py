@@ -1,0 +1,95 @@
+"""What "Allow for session" remembers right now, and a way to take it back.
+
+Remembered approvals that nobody can see are how "don't ask again" goes wrong; this window lists
+each one (session, agent, tool, exact call or whole tool, how often it answered) and revokes one,
+a session, or everything. It follows the memory live.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget
+
+from ..core.memory import WHOLE_TOOL, MemoryEntry, SessionMemory
+
+COLUMNS = ("Session", "Agent", "Tool", "Covers", "Answered", "Since")
+
+
+class SessionsWindow(QWidget):
+    def __init__(self, memory: SessionMemory, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("sessionsWindow")
+        self.setWindowTitle("desktop-approver — remembered approvals")
+        self.resize(900, 420)
+        self.memory = memory
+        self.shown: list[MemoryEntry] = []
+
+        layout = QVBoxLayout(self)
+        hours = memory.idle_seconds / 3600
+        intro = QLabel(f"“Allow for session” answers these calls without asking, until the session ends or has "
+                       f"been idle for {hours:g} h. A timeout never adds anything here.")
+        intro.setWordWrap(True)
+        layout.addWidget(intro)
+        self.table = QTreeWidget()
+        self.table.setObjectName("sessionsTable")
+        self.table.setRootIsDecorated(False)
+        self.table.setHeaderLabels(list(COLUMNS))
+        self.table.setSelectionMode(QTreeWidget.SelectionMode.ExtendedSelection)
+        for column, width in enumerate((170, 120, 120, 320, 80)):
+            self.table.setColumnWidth(column, width)
+        self.table.itemSelectionChanged.connect(self._update_buttons)
+        layout.addWidget(self.table, 1)
+        self.empty = QLabel("Nothing is remembered.")
+        self.empty.setObjectName("sessionsEmpty")
+        layout.addWidget(self.empty)
+
+        buttons = QHBoxLayout()
+        self.revoke_selected = QPushButton("&Revoke selected")
+        self.revoke_selected.setObjectName("revokeSelected")
+        self.revoke_session = QPushButton("Revoke whole &session")
+        self.revoke_session.setObjectName("revokeSession")
+        self.revoke_all = QPushButton("Revoke &all")
+        self.revoke_all.setObjectName("revokeAll")
+        for button in (self.revoke_selected, self.revoke_session, self.revoke_all):
+            button.setAutoDefault(False)
+            buttons.addWidget(button)
+        buttons.addStretch(1)
+        layout.addLayout(buttons)
+        self.revoke_selected.clicked.connect(self._revoke_selected)
+        self.revoke_session.clicked.connect(self._revoke_sessions)
+        self.revoke_all.clicked.connect(lambda: self.memory.revoke())
+        memory.listeners.append(self.refresh)
+        self.refresh()
+
+    def refresh(self) -> None:
+        self.shown = self.memory.entries()
+        self.table.clear()
+        for entry in self.shown:
+            covers = "any arguments (whole tool)" if entry.scope == WHOLE_TOOL else (entry.args_json or "")
+            item = QTreeWidgetItem([entry.session, entry.agent or "?", entry.tool, covers, str(entry.hits),
+                                    datetime.fromtimestamp(entry.created).strftime("%H:%M:%S")])
+            item.setToolTip(3, covers)
+            item.setData(0, Qt.ItemDataRole.UserRole, entry.key)
+            self.table.addTopLevelItem(item)
+        self.empty.setVisible(not self.shown)
+        self.revoke_all.setEnabled(bool(self.shown))
+        self._update_buttons()
+
+    def selected(self) -> list[MemoryEntry]:
+        keys = {item.data(0, Qt.ItemDataRole.UserRole) for item in self.table.selectedItems()}
+        return [entry for entry in self.shown if entry.key in keys]
+
+    def _update_buttons(self) -> None:
+        chosen = bool(self.table.selectedItems())
+        self.revoke_selected.setEnabled(chosen)
+        self.revoke_session.setEnabled(chosen)
+
+    def _revoke_selected(self) -> None:
+        for entry in self.selected():
+            self.memory.revoke_entry(entry)
+
+    def _revoke_sessions(self) -> None:
+        for session in {entry.session for entry in self.selected()}:
+            self.memory.revoke(session=session)

@@ -1,0 +1,183 @@
+"""Issue 5 in the GUI: "Always allow…" writes what it showed, remembered approvals are visible
+and revocable, the history window searches what was decided."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+import pytest
+from PySide6.QtCore import Qt
+
+from desktop_approver import Client
+from desktop_approver.core.policy import Policy
+from tests.gui.conftest import wait_for
+
+
+@pytest.fixture
+def ruled_approver(tmp_path: Path, run: Callable[..., Any]) -> Iterator[Any]:
+    from desktop_approver.core.service import ServiceOptions
+    from desktop_approver.gui.app import DesktopApprover
+
+    options = ServiceOptions(socket_path=tmp_path / "sock" / "approver.sock", audit_path=tmp_path / "audit.sqlite3",
+                             policy_path=tmp_path / "policy.toml", state_path=tmp_path / "state.json")
+    app = DesktopApprover(options, arming_delay_ms=0)
+    run(app.start())
+    yield app
+    run(app.close())
+
+
+def ask(approver: Any, tool: str, args: dict, session: str = "s1", agent: str = "test-agent") -> Any:
+    client = Client(approver.service.options.socket_path, agent=agent)
+    return asyncio.get_running_loop().run_in_executor(None, lambda: client.request(tool, args, session=session))
+
+
+def test_always_allow_shows_the_rule_writes_exactly_it_and_applies_it(ruled_approver: Any, run: Any,
+                                                                       qtbot: Any, tmp_path: Path) -> None:
+    approver = ruled_approver
+    dialog = approver.dialog
+
+    async def scenario() -> None:
+        earlier = ask(approver, "Bash", {"command": "npm run build"})
+        await wait_for(lambda: dialog.isVisible() and dialog.allow_once.isEnabled(), what="the first dialog")
+        qtbot.mouseClick(dialog.allow_once, Qt.MouseButton.LeftButton)
+        await earlier
+
+        pending = ask(approver, "Bash", {"command": "npm run test"})
+        await wait_for(lambda: dialog.isVisible() and dialog.always_allow.isEnabled(), what="Always allow")
+        qtbot.mouseClick(dialog.always_allow, Qt.MouseButton.LeftButton)
+        rules = await wait_for(lambda: approver.rule_dialog if approver.rule_dialog and
+                               approver.rule_dialog.isVisible() else None, what="the rule dialog")
+        assert 'command = "npm run test"' in rules.editor.toPlainText()      # narrowest first
+        assert "would have allowed 0" in rules.matches_label.text()
+        rules.scope.setCurrentIndex(1)                                        # npm run *
+        assert 'command = "npm run *"' in rules.editor.toPlainText()
+        assert "would have allowed 1" in rules.matches_label.text()
+        assert rules.matches.item(0).text().endswith("npm run build")
+        rules.expiry.setCurrentIndex(2)                                       # in 1 day
+        shown = rules.final.text()
+        assert "expires = " in shown
+        qtbot.mouseClick(rules.add_button, Qt.MouseButton.LeftButton)
+        decision = await pending
+        assert decision.decision == "allow_once" and decision.decided_by == "user"
+
+        text = (tmp_path / "policy.toml").read_text()
+        assert text.endswith(shown + "\n")
+        assert Policy.load(tmp_path / "policy.toml").rules[-1].commands == ("npm run *",)
+
+        later = await ask(approver, "Bash", {"command": "npm run lint"})
+        assert later.decision == "allow_once" and later.decided_by == "policy" and later.rule
+        events = approver.service.audit.events(kind="rule_added")
+        assert events and events[0]["detail"] == shown + "\n"
+
+    run(scenario())
+
+
+def test_rule_editor_refuses_invalid_or_non_matching_rules(ruled_approver: Any, run: Any, qtbot: Any,
+                                                          tmp_path: Path) -> None:
+    approver = ruled_approver
+    dialog = approver.dialog
+
+    async def scenario() -> None:
+        pending = ask(approver, "Bash", {"command": "make docs"})
+        await wait_for(lambda: dialog.isVisible() and dialog.always_allow.isEnabled(), what="Always allow")
+        qtbot.mouseClick(dialog.always_allow, Qt.MouseButton.LeftButton)
+        rules = await wait_for(lambda: approver.rule_dialog, what="the rule dialog")
+        rules.editor.setPlainText('[[rule]]\naction = "allow"\ntool = "Bash"\ncommand = "cargo *"\n')
+        assert not rules.add_button.isEnabled() and "would not allow" in rules.status.text()
+        rules.editor.setPlainText('[[rule]]\naction = "allow"\ntool = ')
+        assert not rules.add_button.isEnabled() and "not valid TOML" in rules.status.text()
+        rules.editor.setPlainText('[[rule]]\naction = "block"\ntool = "Bash"\n')
+        assert not rules.add_button.isEnabled() and "allow rules only" in rules.status.text()
+        rules.reject()
+        assert dialog.isVisible() and dialog.ticket is not None    # still waiting for the person
+        qtbot.mouseClick(dialog.deny, Qt.MouseButton.LeftButton)
+        assert (await pending).decision == "deny"
+        assert not (tmp_path / "policy.toml").exists()
+
+    run(scenario())
+
+
+def test_always_allow_not_offered_for_destructive_calls(ruled_approver: Any, run: Any, qtbot: Any) -> None:
+    dialog = ruled_approver.dialog
+
+    async def scenario() -> None:
+        pending = ask(ruled_approver, "Bash", {"command": "rm -rf build"})
+        await wait_for(lambda: dialog.isVisible() and dialog.deny.isEnabled(), what="the dialog")
+        assert dialog.always_allow.isHidden() and dialog.allow_session.isHidden()
+        qtbot.mouseClick(dialog.deny, Qt.MouseButton.LeftButton)
+        await pending
+
+    run(scenario())
+
+
+def test_sessions_window_lists_and_revokes(approver: Any, run: Any, qtbot: Any) -> None:
+    dialog = approver.dialog
+    window = approver.open_sessions()
+
+    async def scenario() -> None:
+        for session, command in (("alpha", "ls"), ("alpha", "pwd"), ("beta", "ls")):
+            pending = ask(approver, "Bash", {"command": command}, session=session)
+            await wait_for(lambda: dialog.isVisible() and dialog.allow_session.isEnabled(), what="the dialog")
+            qtbot.mouseClick(dialog.allow_session, Qt.MouseButton.LeftButton)
+            await pending
+        await wait_for(lambda: window.table.topLevelItemCount() == 3, what="three remembered approvals")
+        assert window.empty.isHidden()
+        first = window.table.topLevelItem(0)
+        assert first.text(0) == "alpha" and first.text(2) == "Bash" and '"ls"' in first.text(3)
+
+        window.table.setCurrentItem(first)
+        qtbot.mouseClick(window.revoke_selected, Qt.MouseButton.LeftButton)
+        assert window.table.topLevelItemCount() == 2
+        again = ask(approver, "Bash", {"command": "ls"}, session="alpha")
+        await wait_for(lambda: dialog.isVisible() and dialog.deny.isEnabled(), what="a dialog after revoking")
+        qtbot.mouseClick(dialog.deny, Qt.MouseButton.LeftButton)
+        assert (await again).decided_by == "user"
+        assert (await ask(approver, "Bash", {"command": "pwd"}, session="alpha")).decided_by == "session"
+
+        window.table.setCurrentItem(window.table.topLevelItem(0))
+        qtbot.mouseClick(window.revoke_session, Qt.MouseButton.LeftButton)
+        assert [window.table.topLevelItem(i).text(0) for i in range(window.table.topLevelItemCount())] == ["beta"]
+        qtbot.mouseClick(window.revoke_all, Qt.MouseButton.LeftButton)
+        assert window.table.topLevelItemCount() == 0 and not window.empty.isHidden()
+
+    run(scenario())
+
+
+def test_history_window_filters_and_shows_an_entry(approver: Any, run: Any, qtbot: Any) -> None:
+    dialog = approver.dialog
+
+    async def scenario() -> None:
+        for agent, command, choice in (("claude", "git status", dialog.allow_once), ("codex", "rm -rf build", dialog.deny),
+                                       ("claude", "npm test", dialog.allow_once)):
+            pending = ask(approver, "Bash", {"command": command}, agent=agent)
+            await wait_for(lambda: dialog.isVisible() and dialog.deny.isEnabled(), what="the dialog")
+            if choice is dialog.deny:
+                dialog.review.note.setText("never delete build")
+            qtbot.mouseClick(choice, Qt.MouseButton.LeftButton)
+            await pending
+
+    run(scenario())
+    window = approver.open_history()
+    assert window.table.topLevelItemCount() == 3
+    assert "3 of 3" in window.count.text()
+    window.agent.setText("claude")
+    window.refresh()
+    assert window.table.topLevelItemCount() == 2
+    window.agent.setText("")
+    window.decision.setCurrentIndex(window.decision.findData("deny"))
+    assert window.table.topLevelItemCount() == 1
+    item = window.table.topLevelItem(0)
+    assert item.text(1) == "codex" and item.text(5) == "deny" and item.text(6) == "You"
+    window.table.setCurrentItem(item)
+    assert "never delete build" in window.detail.text()
+    assert "destructive" in window.detail.text()
+    assert "rm -rf build" in window.preview.command_browser.toPlainText()
+    window.decision.setCurrentIndex(0)
+    window.risk.setCurrentIndex(window.risk.findData("safe"))
+    assert [window.table.topLevelItem(i).text(3) for i in range(window.table.topLevelItemCount())] == ["git status"]
+    window.risk.setCurrentIndex(0)
+    window.search.setText("npm")
+    window.refresh()
+    assert window.table.topLevelItemCount() == 1
