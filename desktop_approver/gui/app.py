@@ -66,6 +66,11 @@ class DesktopApprover(QObject):
             await self.notifications.close()
         self.tray.hide()
         self.dialog.clear()
+        for window in (self.history_window, self.sessions_window, self.rule_dialog):
+            if window is not None:  # hide, not close: closing the last window would quit Qt's loop
+                window.hide()
+                window.deleteLater()
+        self.history_window = self.sessions_window = self.rule_dialog = None
         await self.service.close()
 
     def open_inbox(self, ticket: Ticket | None = None) -> None:

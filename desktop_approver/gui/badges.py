@@ -9,7 +9,7 @@ from PySide6.QtWidgets import QLabel, QWidget
 RISK_STYLE = {
     "safe": ("✔", "Safe", "#1b7a2e", "#e3f4e6"),
     "moderate": ("▲", "Moderate", "#8a5a00", "#fff3d6"),
-    "destructive": ("⛔", "Destructive", "#b3261e", "#fde7e5"),
+    "destructive": ("⚠", "Destructive", "#b3261e", "#fde7e5"),
 }
 
 

@@ -19,7 +19,7 @@ from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QLineEdit, QPushB
 from ..core.audit import AuditLog, HistoryEntry
 from .badges import risk_text
 from .preview_view import PreviewView
-from .review import summarise_args
+from .review import summarise_args, visible
 
 PERIODS = (("Any time", None), ("Last hour", 3600), ("Last 24 hours", 86400), ("Last 7 days", 7 * 86400),
            ("Last 30 days", 30 * 86400))
@@ -98,7 +98,7 @@ class HistoryWindow(QWidget):
         self._debounce = QTimer(self)
         self._debounce.setSingleShot(True)
         self._debounce.setInterval(200)
-        self._debounce.timeout.connect(self.refresh)
+        self._debounce.timeout.connect(lambda: self.isVisible() and self.refresh())
         for line in (self.search, self.agent, self.tool):
             line.textChanged.connect(lambda _t: self._debounce.start())
         for combo in (self.decision, self.decided_by, self.risk, self.period):
@@ -121,7 +121,8 @@ class HistoryWindow(QWidget):
         self.table.clear()
         for entry in self.entries:
             item = QTreeWidgetItem([
-                datetime.fromtimestamp(entry.created).strftime("%Y-%m-%d %H:%M:%S"), entry.agent or "?", entry.tool,
+                datetime.fromtimestamp(entry.created).strftime("%Y-%m-%d %H:%M:%S"), visible(entry.agent or "?"),
+                visible(entry.tool),
                 summarise_args(entry.args), risk_text(entry.risk_level or "moderate"),
                 entry.decision or "never answered", _decider_text(entry)])
             item.setData(0, Qt.ItemDataRole.UserRole, entry.id)
@@ -148,7 +149,7 @@ class HistoryWindow(QWidget):
         entry = self.selected_entry()
         if entry is None:
             return
-        self.detail.setText(entry_details(entry))
+        self.detail.setText(visible(entry_details(entry), multiline=True))
         self.preview.set_content(entry.tool, entry.args, entry.preview, entry.cwd)
 
 

@@ -18,7 +18,7 @@ from ..core.tickets import Ticket
 from .badges import RISK_STYLE, risk_text
 from .decider import GuiDecider
 from .dialog import verdicts_for
-from .review import ReviewPanel, summarise_args
+from .review import ReviewPanel, summarise_args, visible
 
 TICKET_ROLE = Qt.ItemDataRole.UserRole + 1
 
@@ -117,24 +117,24 @@ class InboxWindow(QWidget):
         key = group_key(ticket)
         group = self._groups.get(key)
         if group is None:
-            group = QTreeWidgetItem([group_title(ticket)])
+            group = QTreeWidgetItem([visible(group_title(ticket))])
             group.setFlags(group.flags() & ~Qt.ItemFlag.ItemIsSelectable)
             font = group.font(0)
             font.setBold(True)
             group.setFont(0, font)
             self.tree.addTopLevelItem(group)  # appended: rows above the cursor never move
             group.setFirstColumnSpanned(True)
-            group.setToolTip(0, group_title(ticket))
+            group.setToolTip(0, visible(group_title(ticket)))
             group.setExpanded(True)
             self._groups[key] = group
         first = ticket.calls[0]
-        label = f"{first.tool}  {summarise_args(first.args, 60)}"
+        label = f"{visible(first.tool)}  {summarise_args(first.args, 60)}"
         if len(ticket.calls) > 1:
             label = f"batch of {len(ticket.calls)}: {label} …"
         row = QTreeWidgetItem([label, risk_text(ticket.risk_level), waited(ticket)])
         row.setData(0, TICKET_ROLE, ticket.key)
         row.setForeground(1, _colour(ticket.risk_level))
-        row.setToolTip(0, ticket.summary())
+        row.setToolTip(0, visible(ticket.summary()))
         group.addChild(row)
         self._rows[ticket.key] = row
         self._update_summary()

@@ -6,6 +6,7 @@ For a batch it lists the calls with a check box each (checked = allow) for parti
 
 from __future__ import annotations
 
+import html
 import json
 from typing import Any
 
@@ -14,6 +15,7 @@ from PySide6.QtWidgets import (QCheckBox, QFrame, QGridLayout, QHBoxLayout, QLab
                                QListWidgetItem, QPlainTextEdit, QPushButton, QSplitter, QVBoxLayout, QWidget)
 
 from ..core.tickets import CallInfo, Ticket
+from ..render.reveal import reveal
 from .badges import RiskBadge
 from .preview_view import PreviewView
 
@@ -194,7 +196,7 @@ class ReviewPanel(QWidget):
         if self.ticket is None or not (0 <= row < len(self.ticket.calls)):
             return
         call = self.ticket.calls[row]
-        self.tool.setText(call.tool)
+        self.tool.setText(visible(call.tool))
         self.badge.set_risk(call.risk.level if call.risk else "moderate")
         reasons = list(call.risk.reasons) if call.risk else []
         hint_text = ", ".join(f"{k.replace('_', '-')}={v}" for k, v in call.hints.items())
@@ -202,7 +204,7 @@ class ReviewPanel(QWidget):
         if hint_text:
             text += f"\nThe agent says: {hint_text} (shown, not trusted)"
         self.reasons.setText(text)
-        self.description.setText(call.description or "")
+        self.description.setText(visible(call.description or "", multiline=True))
         self.description.setVisible(bool(call.description))
         self.preview.set_content(call.tool, self._edited.get(row, call.args), call.preview, self.ticket.identity.cwd)
         destructive = call.risk is not None and call.risk.level == "destructive"
@@ -232,9 +234,20 @@ class ReviewPanel(QWidget):
         self.edit_validity_changed.emit(ok)
 
 
+def visible(text: str, multiline: bool = False) -> str:
+    """``text`` with control, bidi, zero-width and look-alike characters shown as markers.
+
+    Every short label (agent, session, summaries) goes through this, not only the preview: a bidi
+    override in an agent's name or a one-line summary would otherwise reorder what the person reads.
+    """
+    return reveal(text, multiline=multiline).text
+
+
 def identity_html(ticket: Ticket) -> str:
     who = ticket.identity
-    from html import escape
+
+    def escape(text: str) -> str:
+        return html.escape(visible(text))
 
     pid = "?"
     if who.peer_pid is not None:
@@ -260,5 +273,5 @@ def summarise_args(args: dict[str, Any], limit: int = 90) -> str:
             break
     else:
         text = json.dumps(args, ensure_ascii=False)
-    text = " ".join(text.split())
+    text = visible(text)
     return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -13,6 +13,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget
 
 from ..core.memory import WHOLE_TOOL, MemoryEntry, SessionMemory
+from .review import visible
 
 COLUMNS = ("Session", "Agent", "Tool", "Covers", "Answered", "Since")
 
@@ -61,6 +62,7 @@ class SessionsWindow(QWidget):
         self.revoke_session.clicked.connect(self._revoke_sessions)
         self.revoke_all.clicked.connect(lambda: self.memory.revoke())
         memory.listeners.append(self.refresh)
+        self.destroyed.connect(lambda *_: self.refresh in memory.listeners and memory.listeners.remove(self.refresh))
         self.refresh()
 
     def refresh(self) -> None:
@@ -68,7 +70,9 @@ class SessionsWindow(QWidget):
         self.table.clear()
         for entry in self.shown:
             covers = "any arguments (whole tool)" if entry.scope == WHOLE_TOOL else (entry.args_json or "")
-            item = QTreeWidgetItem([entry.session, entry.agent or "?", entry.tool, covers, str(entry.hits),
+            covers = visible(covers)
+            item = QTreeWidgetItem([visible(entry.session), visible(entry.agent or "?"), visible(entry.tool), covers,
+                                    str(entry.hits),
                                     datetime.fromtimestamp(entry.created).strftime("%H:%M:%S")])
             item.setToolTip(3, covers)
             item.setData(0, Qt.ItemDataRole.UserRole, entry.key)

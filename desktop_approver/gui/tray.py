@@ -12,6 +12,7 @@ from ..core import modes
 from ..core.tickets import Ticket
 from .badges import risk_text, tray_icon
 from .decider import GuiDecider
+from .review import visible
 
 APPROVE_ALL_CHOICES = (("Approve all for 15 minutes", 15 * 60), ("Approve all for 1 hour", 3600))
 
@@ -58,7 +59,7 @@ class Tray(QSystemTrayIcon):
         header.setEnabled(False)
         for ticket in waiting[:15]:
             waited = int(time.time() - ticket.created)
-            action = self.menu.addAction(f"{risk_text(ticket.risk_level)}  {ticket.summary()}  ({waited} s)")
+            action = self.menu.addAction(f"{risk_text(ticket.risk_level)}  {visible(ticket.summary())}  ({waited} s)")
             action.triggered.connect(lambda _checked=False, t=ticket: self.decider.show(t))
         if len(waiting) > 15:
             self.menu.addAction(f"… and {len(waiting) - 15} more").setEnabled(False)

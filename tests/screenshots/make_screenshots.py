@@ -58,7 +58,7 @@ async def main() -> None:
 
     tmp = Path(tempfile.mkdtemp())
     options = ServiceOptions(socket_path=tmp / "s" / "approver.sock", audit_path=tmp / "audit.sqlite3",
-                             policy_path=None, state_path=None)
+                             policy_path=tmp / "policy.toml", state_path=None)
     approver = DesktopApprover(options, arming_delay_ms=0)
     await approver.start()
     app = QApplication.instance()
@@ -80,9 +80,12 @@ async def main() -> None:
         widget.grab().save(str(OUT / name))
         print("wrote", OUT / name)
 
-    async def finish() -> None:
+    async def finish(choice: str = "deny") -> None:
+        from desktop_approver.core.tickets import Verdict
+
         for ticket in approver.decider.tickets():
-            approver.decider.answer(ticket, [__import__("desktop_approver.core.tickets", fromlist=["Verdict"]).Verdict("deny")
+            verdict = choice if ticket.risk_level != "destructive" else "deny"
+            approver.decider.answer(ticket, [Verdict(verdict, "user", note="not now" if verdict == "deny" else None)
                                              for _ in ticket.calls])
         await asyncio.sleep(0.2)
 
@@ -118,6 +121,33 @@ async def main() -> None:
     approver.inbox.select(approver.decider.tickets()[0])
     await asyncio.sleep(0.5)
     grab(approver.inbox, "inbox.png")
+    await finish("allow_session")
+    approver.inbox.hide()
+
+    sessions = approver.open_sessions()
+    sessions.resize(900, 300)
+    await asyncio.sleep(0.3)
+    grab(sessions, "sessions.png")
+    sessions.hide()
+
+    history = approver.open_history()
+    await asyncio.sleep(0.3)
+    for row in range(history.table.topLevelItemCount()):
+        if history.table.topLevelItem(row).text(2) == "Bash" and "force" in history.table.topLevelItem(row).text(3):
+            history.table.setCurrentItem(history.table.topLevelItem(row))
+    await asyncio.sleep(0.5)
+    grab(history, "history.png")
+    history.hide()
+
+    ask("coding-agent", "run-42", "Bash", {"command": "npm run test -- --watch"})
+    await shown()
+    approver.always_allow(approver.dialog.ticket)
+    rules = approver.rule_dialog
+    rules.scope.setCurrentIndex(1)
+    rules.expiry.setCurrentIndex(3)
+    await asyncio.sleep(0.3)
+    grab(rules, "always-allow.png")
+    rules.reject()
     await finish()
     await approver.close()
 
