@@ -1,0 +1,40 @@
+"""The README and CI promise things to users; these checks keep the promises true to the code."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from desktop_approver.cli import build_parser
+from desktop_approver.core.policy import POLICY_FORMAT_MD
+
+ROOT = Path(__file__).resolve().parent.parent
+README = (ROOT / "README.md").read_text(encoding="utf-8")
+
+
+def _normalise(text: str) -> str:
+    return re.sub(r"^#+ ", "", text, flags=re.M)
+
+
+def test_readme_has_the_policy_format_as_the_code_documents_it() -> None:
+    assert _normalise(POLICY_FORMAT_MD) in _normalise(README)
+
+
+def test_ci_runs_exactly_the_readme_test_command() -> None:
+    commands = re.findall(r"^# 2\..*\n(.+)$", README, flags=re.M)
+    assert len(commands) == 1
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    assert commands[0].strip() in ci.splitlines()
+
+
+def test_every_command_the_readme_names_exists() -> None:
+    parser = build_parser()
+    choices = next(a for a in parser._actions if a.dest == "command").choices
+    named = set(re.findall(r"`desktop-approver ([a-z][a-z-]+)", README))
+    missing = sorted(name for name in named if name not in choices)
+    assert not missing, missing
+
+
+def test_screenshots_the_readme_shows_exist() -> None:
+    for path in re.findall(r"!\[[^\]]*\]\(([^)]+)\)", README):
+        assert (ROOT / path).is_file(), path
