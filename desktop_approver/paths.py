@@ -72,7 +72,7 @@ def default_audit_path() -> Path:
 
 
 def default_settings_path() -> Path:
-    return config_dir() / "settings.json"
+    return config_dir() / "settings.ini"
 
 
 def default_state_path() -> Path:

@@ -9,9 +9,10 @@ import subprocess
 import sys
 from typing import Any
 
-from PySide6.QtCore import QObject, QTimer
+from PySide6.QtCore import QObject, QSettings, QTimer
 from PySide6.QtWidgets import QApplication
 
+from .. import paths
 from ..core import modes
 from ..core.server import AlreadyRunning
 from ..core.service import ApproverService, ServiceOptions
@@ -33,7 +34,10 @@ class DesktopApprover(QObject):
                  notifier: Any = None) -> None:
         super().__init__()
         self.decider = GuiDecider(self)
-        self._popups = True
+        # The person's GUI choices, beside the policy file (read from the environment each time,
+        # unlike QSettings' own per-process cache of the config location).
+        self.settings = QSettings(str(paths.default_settings_path()), QSettings.Format.IniFormat)
+        self._popups = bool(self.settings.value("popups", True, type=bool))
         self.service = ApproverService(options, self.decider)
         self.dialog = ApprovalDialog(arming_delay_ms=arming_delay_ms)
         self.dialog.decided.connect(self._decided)
@@ -134,6 +138,8 @@ class DesktopApprover(QObject):
     def set_popups(self, on: bool) -> None:
         """Whether a request pops up the dialog, or only lands in the inbox (and the tray)."""
         self._popups = on
+        self.settings.setValue("popups", on)
+        self.settings.sync()
         self._mode_changed(self.service.mode.mode, None)
         if not self.decider.show_dialogs:
             self.dialog.clear()

@@ -6,6 +6,7 @@ import asyncio
 from typing import Any
 
 from desktop_approver import Client
+from desktop_approver.core.tickets import Verdict
 from tests.gui.conftest import wait_for
 
 
@@ -26,12 +27,14 @@ def test_three_agents_grouped_and_decided_together(approver: Any, run: Any) -> N
         await wait_for(lambda: len(approver.decider.tickets()) == 4, what="four tickets")
         await wait_for(lambda: len(inbox._rows) == 4, what="four inbox rows")
         assert not approver.dialog.isVisible()
-        groups = [inbox.tree.topLevelItem(i).text(0) for i in range(inbox.tree.topLevelItemCount())]
-        assert len(groups) == 3 and groups[0].startswith("coder") and "session c1" in groups[0]
-        assert inbox.tree.topLevelItem(0).childCount() == 2
+        groups = {inbox.tree.topLevelItem(i).text(0).split()[0]: inbox.tree.topLevelItem(i)
+                  for i in range(inbox.tree.topLevelItemCount())}
+        assert sorted(groups) == ["coder", "ops", "research"]   # in order of arrival, one per agent+session
+        coder = groups["coder"]
+        assert "session c1" in coder.text(0) and coder.childCount() == 2
         assert "4 waiting from 3 agents" in inbox.summary.text()
 
-        coder_rows = [inbox.tree.topLevelItem(0).child(i) for i in range(2)]
+        coder_rows = [coder.child(i) for i in range(2)]
         for row in coder_rows:
             row.setSelected(True)
         assert len(inbox.selected_tickets()) == 2
@@ -54,8 +57,7 @@ def test_three_agents_grouped_and_decided_together(approver: Any, run: Any) -> N
         ops_decision = await answers[2]
         assert ops_decision.decision == "deny" and ops_decision.note == "not now"
         for ticket in approver.decider.tickets():
-            approver.decider.answer(ticket, [__import__("desktop_approver.core.tickets", fromlist=["Verdict"])
-                                             .Verdict("deny") for _ in ticket.calls])
+            approver.decider.answer(ticket, [Verdict("deny") for _ in ticket.calls])
         await asyncio.gather(answers[3], late)
         await wait_for(lambda: not inbox._rows, what="an empty inbox")
 
@@ -116,3 +118,24 @@ def test_flood_from_one_client_is_limited_and_others_still_shown(approver: Any, 
         assert sum(1 for event in refused if event["code"] == "too_many_pending") == 1000 - limit
 
     run(scenario(), timeout=90)
+
+
+def test_inbox_only_setting_survives_a_restart(tmp_path: Any, run: Any) -> None:
+    from desktop_approver.core.service import ServiceOptions
+    from desktop_approver.gui.app import DesktopApprover
+
+    def make() -> Any:
+        options = ServiceOptions(socket_path=tmp_path / "sock" / "approver.sock",
+                                 audit_path=tmp_path / "audit.sqlite3", policy_path=None,
+                                 state_path=tmp_path / "state.json")
+        return DesktopApprover(options, arming_delay_ms=0)
+
+    first = make()
+    assert first.popups_enabled()
+    first.set_popups(False)
+    second = make()
+    assert not second.popups_enabled() and not second.decider.show_dialogs
+    second.set_popups(True)
+    assert make().popups_enabled()
+    for app in (first, second):
+        app.service.audit.close()
