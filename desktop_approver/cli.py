@@ -133,7 +133,8 @@ def cmd_tray(args: argparse.Namespace) -> int:
     return run_app(args, demo=args.command == "demo")
 
 
-def build_parser(with_module_commands: bool = True) -> argparse.ArgumentParser:
+def build_parser(with_module_commands: bool | Sequence[str] = True) -> argparse.ArgumentParser:
+    """The whole CLI; ``with_module_commands`` may name the only module commands to load (fast path)."""
     from . import __version__
 
     parser = argparse.ArgumentParser(
@@ -170,8 +171,9 @@ def build_parser(with_module_commands: bool = True) -> argparse.ArgumentParser:
     status.set_defaults(handler=cmd_status)
 
     for name, module_name in COMMANDS_WITH_MODULES.items():
-        if not with_module_commands:
-            break
+        if with_module_commands is False or (not isinstance(with_module_commands, bool)
+                                             and name not in with_module_commands):
+            continue
         module = _load_command(module_name)
         if module is None:
             continue
@@ -198,9 +200,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or (argv[0].startswith("-") and argv[0] not in ("-h", "--help", "--version")):
         argv = ["tray", *argv]  # no command: start the tray app, with any app options given
-    # `request` and `status` run once per tool call in hooks: skip importing the other commands.
-    fast = argv[0] in ("request", "status") and not {"-h", "--help"} & set(argv)
-    args = build_parser(with_module_commands=not fast).parse_args(argv)
+    # `request`, `status` and `hook` run once per tool call: import only the command at hand.
+    wanted: bool | list[str] = True
+    if argv[0] in ("request", "status", "hook") and not {"-h", "--help"} & set(argv):
+        wanted = [argv[0]] if argv[0] in COMMANDS_WITH_MODULES else []
+    args = build_parser(with_module_commands=wanted).parse_args(argv)
     try:
         return int(args.handler(args) or 0)
     except KeyboardInterrupt:

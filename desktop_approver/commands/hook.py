@@ -54,7 +54,7 @@ def run(args: argparse.Namespace) -> int:
                                   timeout=args.timeout)
     except ApproverUnavailable as exc:
         choice = "ask" if args.when_unavailable == "ask" else "deny"
-        _answer(choice, f"desktop-approver is not reachable ({exc})")
+        _answer(choice, str(exc) or "desktop-approver is not reachable")
         return 0
     except ApproverError as exc:
         _answer("deny", f"desktop-approver refused the request: {exc}")
