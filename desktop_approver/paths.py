@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import sys
-import tempfile
 from pathlib import Path
 
 SOCKET_ENV = "DESKTOP_APPROVER_SOCKET"
@@ -22,6 +21,8 @@ def runtime_dir() -> Path:
     xdg = os.environ.get("XDG_RUNTIME_DIR")
     if xdg and os.path.isdir(xdg):
         return Path(xdg) / APP_DIR_NAME
+    import tempfile  # only here: the common path (a hook, once per tool call) never pays for it
+
     return Path(tempfile.gettempdir()) / f"{APP_DIR_NAME}-{os.getuid()}"
 
 
