@@ -64,6 +64,21 @@ def add_app_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--timeout", type=float, metavar="SECONDS",
                         help="default time a request waits for a person before it is denied (default: 300)")
     parser.add_argument("--no-notifications", action="store_true", help="do not raise desktop notifications")
+    parser.add_argument("--require-token", action="store_true",
+                        help="refuse clients that do not present the token kept in the keyring "
+                             "(for forwarded sockets; see `desktop-approver token`)")
+    parser.add_argument("--history-days", type=_positive_days, metavar="DAYS",
+                        help="delete audit entries older than this, at start and daily (default: keep all)")
+
+
+def _positive_days(text: str) -> float:
+    try:
+        days = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of days: {text!r}") from None
+    if not days > 0:
+        raise argparse.ArgumentTypeError("must be more than 0 days")
+    return days
 
 
 def cmd_request(args: argparse.Namespace) -> int:
@@ -125,12 +140,16 @@ def cmd_status(args: argparse.Namespace) -> int:
 
 def cmd_tray(args: argparse.Namespace) -> int:
     try:
+        from .core.tokens import TokenStoreUnavailable
         from .gui.app import run_app
     except ModuleNotFoundError as exc:
         if (exc.name or "").split(".")[0] not in APP_DEPENDENCIES:
             raise
         return fail(f"the tray app needs the [app] extra (pip install 'desktop-approver[app]'): {exc}", 1)
-    return run_app(args, demo=args.command == "demo")
+    try:
+        return run_app(args, demo=args.command == "demo")
+    except TokenStoreUnavailable as exc:
+        return fail(f"--require-token: {exc}", 1)
 
 
 def build_parser(with_module_commands: bool | Sequence[str] = True) -> argparse.ArgumentParser:

@@ -76,8 +76,16 @@ def _dumps(value: Any) -> str | None:
 
 
 class AuditLog:
-    def __init__(self, path: Path | str) -> None:
+    def __init__(self, path: Path | str, *, read_only: bool = False) -> None:
+        """Open (and create) the log; ``read_only`` only reads an existing one, beside a running app."""
         self.path = path
+        self.read_only = read_only
+        if read_only:
+            if not Path(path).is_file():
+                raise FileNotFoundError(f"no audit log at {path}")
+            self._db = sqlite3.connect(f"{Path(path).resolve().as_uri()}?mode=ro", uri=True,
+                                       isolation_level=None, check_same_thread=False)
+            return
         if str(path) != ":memory:":
             Path(path).parent.mkdir(parents=True, exist_ok=True)
         self._db = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False)
@@ -160,8 +168,11 @@ class AuditLog:
             where.append("r.created <= ?")
             params.append(until)
         if text:
-            where.append("(r.args LIKE ? OR r.tool LIKE ? OR r.description LIKE ? OR d.note LIKE ?)")
-            params += [f"%{text}%"] * 4
+            # Escaped, so "%" and "_" in the search are found as themselves, not as wildcards.
+            pattern = "%" + text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+            where.append("(" + " OR ".join(f"{column} LIKE ? ESCAPE '\\'" for column in
+                                           ("r.args", "r.tool", "r.description", "r.agent", "d.note")) + ")")
+            params += [pattern] * 5
         sql = ("SELECT r.id, r.created, r.agent, r.session, r.tool, r.args, r.description, r.preview,"
                " r.risk_level, r.risk_reasons, d.decision, d.decided_by, d.decided, d.note, d.rule,"
                " r.cwd, r.pid, r.peer_pid, r.host, d.blocked, d.updated_args"

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .. import paths
 from .audit import AuditLog
@@ -20,7 +21,11 @@ from .modes import ModeState
 from .server import DEFAULT_MAX_PENDING_PER_CLIENT, ApproverServer, TokenCheck
 from .tickets import Decider
 
+if TYPE_CHECKING:
+    from .policy import PolicyWatcher
+
 log = logging.getLogger(__name__)
+PRUNE_INTERVAL = 24 * 3600.0
 
 
 @dataclass
@@ -33,15 +38,28 @@ class ServiceOptions:
     max_pending_per_client: int = DEFAULT_MAX_PENDING_PER_CLIENT
     session_idle_seconds: float = 8 * 3600.0
     token_check: TokenCheck | None = None
+    history_days: float | None = None
+    """Prune the audit log of entries older than this, at start and daily; None keeps everything."""
 
     @classmethod
     def from_args(cls, args: Any) -> "ServiceOptions":
-        """From the CLI's ``--socket``, ``--policy``, ``--audit-db``, ``--timeout``."""
+        """From the CLI's ``--socket``, ``--policy``, ``--audit-db``, ``--timeout``, ``--require-token``,
+        ``--history-days``.
+
+        Raises :class:`~desktop_approver.core.tokens.TokenStoreUnavailable` when a token is
+        required and there is no keyring to keep it in.
+        """
+        token_check = None
+        if getattr(args, "require_token", False):
+            from .tokens import TokenStore, make_token_check
+
+            token_check = make_token_check(TokenStore().reader())
         return cls(socket_path=paths.resolve_socket_path(getattr(args, "socket", None)),
                    audit_path=Path(args.audit_db) if getattr(args, "audit_db", None) else paths.default_audit_path(),
                    policy_path=Path(args.policy) if getattr(args, "policy", None) else paths.default_policy_path(),
                    state_path=paths.default_state_path(),
-                   default_timeout=getattr(args, "timeout", None) or DEFAULT_TIMEOUT)
+                   default_timeout=getattr(args, "timeout", None) or DEFAULT_TIMEOUT,
+                   token_check=token_check, history_days=getattr(args, "history_days", None))
 
 
 class ApproverService:
@@ -57,20 +75,36 @@ class ApproverService:
         self.server = ApproverServer(self.broker, options.socket_path,
                                      max_pending_per_client=options.max_pending_per_client,
                                      token_check=options.token_check)
+        self._prune_handle: asyncio.TimerHandle | None = None
 
     async def start(self) -> None:
         await self.server.start()
-        if self.policy_watcher is not None and hasattr(self.policy_watcher, "start"):
+        if self.policy_watcher is not None:
             self.policy_watcher.start()
+        if self.options.history_days is not None:
+            self._prune_daily()
 
     async def close(self) -> None:
-        if self.policy_watcher is not None and hasattr(self.policy_watcher, "stop"):
+        if self.policy_watcher is not None:
             self.policy_watcher.stop()
+        if self._prune_handle is not None:
+            self._prune_handle.cancel()
         await self.server.close()
         await asyncio.sleep(0)
         self.audit.close()
 
-    def _make_policy_watcher(self, path: Path | None) -> Any:
+    def _prune_daily(self) -> None:
+        assert self.options.history_days is not None
+        try:
+            removed = self.audit.prune(self.options.history_days)
+        except sqlite3.Error:  # a busy database must not take the app down; try again tomorrow
+            log.exception("pruning the audit log failed")
+        else:
+            if removed:
+                log.info("pruned %d audit entries older than %g days", removed, self.options.history_days)
+        self._prune_handle = asyncio.get_running_loop().call_later(PRUNE_INTERVAL, self._prune_daily)
+
+    def _make_policy_watcher(self, path: Path | None) -> "PolicyWatcher | None":
         if path is None:
             return None
         from .policy import PolicyWatcher

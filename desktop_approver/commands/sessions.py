@@ -1,0 +1,115 @@
+"""``desktop-approver sessions`` and ``desktop-approver revoke``: "Allow for session" from a shell.
+
+Both talk to the running app (session memory lives only there). Exit code 0, or 2 with a
+one-line reason when the app is not running, refuses us, or the input is bad.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from typing import Any, Callable, TypeVar
+
+from ..cli import add_socket
+from .history import print_table, table_cell
+
+T = TypeVar("T")
+
+
+def add_sessions_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--json", action="store_true", help="print one JSON object per remembered approval")
+    add_socket(parser)
+
+
+def add_revoke_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--session", metavar="ID", help="forget what this session remembers")
+    parser.add_argument("--tool", metavar="NAME", help="forget remembered approvals of this tool")
+    parser.add_argument("--all", action="store_true", help="forget every remembered approval")
+    parser.add_argument("--json", action="store_true", help='print {"count": N}')
+    add_socket(parser)
+
+
+def run_sessions(args: argparse.Namespace) -> int:
+    entries = _ask(args.socket, lambda client: client.sessions())
+    if entries is None:
+        return 2
+    if args.json:
+        for entry in entries:
+            print(json.dumps(entry, ensure_ascii=False))
+        return 0
+    if not entries:
+        print("No remembered approvals.")
+        return 0
+    rows = [("SESSION", "AGENT", "TOOL", "ALLOWS", "USED", "SINCE")]
+    rows += [(table_cell(entry.get("session")), table_cell(entry.get("agent") or "-"), table_cell(entry.get("tool")),
+              "any arguments" if entry.get("scope") == "tool" else table_cell(entry.get("args"), 60),
+              str(entry.get("hits", 0)), _ago(entry.get("created"))) for entry in entries]
+    print_table(rows)
+    return 0
+
+
+def run_revoke(args: argparse.Namespace) -> int:
+    if args.all and (args.session or args.tool):
+        print("desktop-approver revoke: bad input: --all cannot be combined with --session or --tool",
+              file=sys.stderr)
+        return 2
+    if not (args.all or args.session or args.tool):
+        print("desktop-approver revoke: bad input: say what to forget: --session, --tool or --all", file=sys.stderr)
+        return 2
+    count = _ask(args.socket, lambda client: client.revoke(session=args.session, tool=args.tool))
+    if count is None:
+        return 2
+    if args.json:
+        print(json.dumps({"count": count}))
+    else:
+        print(f"Forgot {count} remembered approval{'' if count == 1 else 's'}.")
+    return 0
+
+
+def _ask(socket_path: str | None, action: Callable[[Any], T]) -> T | None:
+    """Run ``action`` with a client of the running app; None (reason on stderr) when that fails.
+
+    These commands run on the desktop itself, so when the app requires a token and
+    ``$DESKTOP_APPROVER_TOKEN`` is not set, they try the one in the keyring.
+    """
+    from ..client import Client
+    from ..errors import ApproverError, ApproverUnavailable, Unauthorized
+
+    token: str | None = None
+    while True:
+        client = Client(socket_path, agent="desktop-approver-cli", token=token)
+        try:
+            return action(client)
+        except ApproverUnavailable as exc:
+            print(f"desktop-approver: the app is not running: {exc}", file=sys.stderr)
+        except Unauthorized as exc:
+            token = None if token or client.protocol.token else _keyring_token()
+            if token:
+                continue
+            print(f"desktop-approver: the app refused: {exc}", file=sys.stderr)
+        except ApproverError as exc:
+            print(f"desktop-approver: the app refused: {exc}", file=sys.stderr)
+        finally:
+            client.close()
+        return None
+
+
+def _keyring_token() -> str | None:
+    from ..core.tokens import TokenStore, TokenStoreUnavailable
+
+    try:
+        return TokenStore().get()
+    except TokenStoreUnavailable:
+        return None
+
+
+def _ago(created: Any) -> str:
+    if not isinstance(created, (int, float)):
+        return "?"
+    seconds = max(0, int(time.time() - created))
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= size:
+            return f"{seconds // size}{unit} ago"
+    return f"{seconds}s ago"

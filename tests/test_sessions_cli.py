@@ -1,0 +1,94 @@
+"""``desktop-approver sessions`` / ``revoke`` against a real app core on a real socket."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from desktop_approver.client import Client
+from desktop_approver.core.audit import AuditLog
+from desktop_approver.core.tickets import Verdict
+from tests.test_cli import cli, serve  # noqa: F401  (serve is a fixture)
+
+
+def remember_tool_for(tool: str) -> Any:
+    """The person allows for the session; for ``tool`` the whole tool, else the exact call."""
+    return lambda ticket: [Verdict("allow_session", "user", scope="tool" if call.tool == tool else "exact")
+                           for call in ticket.calls]
+
+
+def remember(socket_path: Path, session: str, tool: str, args: dict[str, Any]) -> None:
+    with Client(socket_path, agent="agent-" + session, session=session) as client:
+        assert client.request(tool, args).decision == "allow_session"
+
+
+def sessions_json(socket_path: Path) -> list[dict[str, Any]]:
+    result = cli("sessions", "--json", "--socket", str(socket_path))
+    assert result.returncode == 0, result.stderr
+    return [json.loads(line) for line in result.stdout.splitlines()]
+
+
+def test_sessions_lists_what_allow_session_remembers(serve: Any) -> None:
+    service = serve(remember_tool_for("Read"))
+    path = service.options.socket_path
+    remember(path, "s1", "Bash", {"command": "npm test"})
+    remember(path, "s1", "Read", {"path": "a.txt"})
+    remember(path, "s2", "Bash", {"command": "ls"})
+    entries = sessions_json(path)
+    assert [(e["session"], e["tool"], e["scope"]) for e in entries] == [
+        ("s1", "Bash", "exact"), ("s1", "Read", "tool"), ("s2", "Bash", "exact")]
+    assert entries[0]["args"] == '{"command":"npm test"}' and entries[0]["agent"] == "agent-s1"
+    table = cli("sessions", "--socket", str(path))
+    assert table.returncode == 0
+    lines = table.stdout.splitlines()
+    assert lines[0].split()[:3] == ["SESSION", "AGENT", "TOOL"] and len(lines) == 4
+    assert "npm test" in lines[1] and "any arguments" in lines[2]
+
+
+def test_revoke_by_session_tool_and_all(serve: Any) -> None:
+    service = serve(remember_tool_for("none"))
+    path = service.options.socket_path
+    for session, tool in (("s1", "Bash"), ("s1", "Edit"), ("s2", "Bash"), ("s3", "Edit")):
+        remember(path, session, tool, {"n": 1})
+    one = cli("revoke", "--session", "s1", "--socket", str(path))
+    assert one.returncode == 0 and one.stdout.strip() == "Forgot 2 remembered approvals."
+    assert {(e["session"], e["tool"]) for e in sessions_json(path)} == {("s2", "Bash"), ("s3", "Edit")}
+    by_tool = cli("revoke", "--tool", "Edit", "--json", "--socket", str(path))
+    assert json.loads(by_tool.stdout) == {"count": 1}
+    assert cli("revoke", "--all", "--socket", str(path)).stdout.strip() == "Forgot 1 remembered approval."
+    assert sessions_json(path) == []
+    assert cli("sessions", "--socket", str(path)).stdout.strip() == "No remembered approvals."
+    # A revoked approval is really gone: the next identical call goes to the person again.
+    asked = len(service.person.seen)
+    remember(path, "s2", "Bash", {"n": 1})
+    assert len(service.person.seen) == asked + 1
+    audit = AuditLog(service.options.audit_path, read_only=True)
+    try:
+        assert len(audit.events(kind="revoke")) == 3
+    finally:
+        audit.close()
+
+
+def test_hidden_characters_in_a_session_are_shown_not_played(serve: Any) -> None:
+    service = serve(remember_tool_for("none"))
+    remember(service.options.socket_path, "evil\x1b[2J\rsession", "Bash", {"command": "ls\u202e"})
+    table = cli("sessions", "--socket", str(service.options.socket_path))
+    assert table.returncode == 0
+    assert "\x1b" not in table.stdout and "\r" not in table.stdout and "\u202e" not in table.stdout
+    assert "evil\\x1b[2J\\rsession" in table.stdout
+
+
+@pytest.mark.parametrize("args", [["sessions"], ["sessions", "--json"], ["revoke", "--all"]])
+def test_not_running_exits_2_with_one_line(args: list[str], tmp_path: Path) -> None:
+    result = cli(*args, "--socket", str(tmp_path / "nobody.sock"))
+    assert result.returncode == 2 and result.stdout == ""
+    assert len(result.stderr.strip().splitlines()) == 1 and "not running" in result.stderr
+
+
+@pytest.mark.parametrize("args", [[], ["--all", "--session", "s1"], ["--all", "--tool", "Bash"]])
+def test_revoke_needs_a_clear_target(args: list[str], tmp_path: Path) -> None:
+    result = cli("revoke", *args, "--socket", str(tmp_path / "nobody.sock"))
+    assert result.returncode == 2 and "bad input" in result.stderr

@@ -1,0 +1,173 @@
+"""The socket token: kept in the keyring, checked by the server, refused and audited when wrong.
+
+The keyring is keyrings.alt's PlaintextKeyring in each test's private HOME (see conftest.py).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+from pathlib import Path
+
+import keyring
+import keyring.backends.fail
+import pytest
+
+from desktop_approver.cli import build_parser
+from desktop_approver.client import Client
+from desktop_approver.core.audit import AuditLog
+from desktop_approver.core.service import ServiceOptions
+from desktop_approver.core.tokens import SERVICE, USERNAME, TokenStore, TokenStoreUnavailable, make_token_check
+from desktop_approver.errors import Unauthorized
+from tests.test_cli import ScriptedPerson, ServiceThread, cli, every
+
+
+@pytest.fixture
+def no_keyring(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(keyring.core, "_keyring_backend", keyring.backends.fail.Keyring())
+
+
+def test_token_is_created_once_kept_in_the_keyring_and_rotated() -> None:
+    store = TokenStore()
+    assert store.get() is None
+    token = store.get_or_create()
+    assert len(token) >= 40 and store.get_or_create() == token
+    assert keyring.get_password(SERVICE, USERNAME) == token
+    rotated = store.rotate()
+    assert rotated != token and store.get() == rotated == keyring.get_password(SERVICE, USERNAME)
+
+
+def test_no_keyring_is_a_typed_error(no_keyring: None) -> None:
+    with pytest.raises(TokenStoreUnavailable, match="keyring"):
+        TokenStore().get_or_create()
+    with pytest.raises(TokenStoreUnavailable):
+        TokenStore().rotate()
+
+
+def test_token_check_accepts_only_the_expected_token() -> None:
+    check = make_token_check("s3cret-token")
+    assert check("s3cret-token")
+    for presented in ("s3cret-toke", "S3CRET-TOKEN", "", None, "s3cret-token "):
+        assert not check(presented)
+    assert not make_token_check("")("")
+
+
+def test_reader_picks_up_a_rotation_and_survives_a_keyring_failure(monkeypatch: pytest.MonkeyPatch) -> None:
+    now = [0.0]
+    store = TokenStore()
+    current = store.reader(max_age=10.0, clock=lambda: now[0])
+    first = current()
+    check = make_token_check(current)
+    new = store.rotate()
+    assert check(first) and not check(new)  # within max_age the app still holds its copy
+    now[0] = 10.0
+    assert check(new) and not check(first)
+    monkeypatch.setattr(keyring.core, "_keyring_backend", keyring.backends.fail.Keyring())
+    now[0] = 20.0
+    assert check(new)  # a broken keyring later on does not lock everyone out
+
+
+def test_service_options_build_the_check_only_when_asked(tmp_path: Path) -> None:
+    def options(*extra: str) -> ServiceOptions:
+        args = build_parser(with_module_commands=False).parse_args(
+            ["tray", "--socket", str(tmp_path / "s.sock"), "--audit-db", str(tmp_path / "a.db"), *extra])
+        return ServiceOptions.from_args(args)
+
+    assert options().token_check is None and options().history_days is None
+    required = options("--require-token", "--history-days", "30")
+    assert required.history_days == 30.0 and required.token_check is not None
+    assert required.token_check(TokenStore().get())
+    assert not required.token_check("guess")
+
+
+def test_require_token_without_keyring_fails_at_start(no_keyring: None, tmp_path: Path) -> None:
+    args = argparse.Namespace(socket=str(tmp_path / "s.sock"), audit_db=None, policy=None, timeout=None,
+                              require_token=True)
+    with pytest.raises(TokenStoreUnavailable):
+        ServiceOptions.from_args(args)
+
+
+@pytest.mark.parametrize("bad", ["0", "-3", "soon"])
+def test_history_days_must_be_positive(bad: str, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        build_parser(with_module_commands=False).parse_args(["tray", "--history-days", bad])
+    assert "--history-days" in capsys.readouterr().err
+
+
+def _token_service(tmp_path: Path) -> ServiceThread:
+    service = ServiceThread(tmp_path, ScriptedPerson(every("allow_once")))
+    service.options.token_check = make_token_check(TokenStore().reader())
+    return service.__enter__()
+
+
+def test_server_refuses_wrong_and_missing_tokens_and_audits_them(tmp_path: Path) -> None:
+    service = _token_service(tmp_path)
+    try:
+        path = service.options.socket_path
+        with Client(path, token=TokenStore().get()) as good:
+            assert good.request("deploy", {"env": "prod"}).allowed
+        for token in ("wrong-token", None):
+            with Client(path, token=token) as bad, pytest.raises(Unauthorized) as refused:
+                bad.request("deploy", {"env": "prod"})
+            assert refused.value.code == "unauthorized"
+        assert [call.calls[0].tool for call in service.person.seen] == ["deploy"]  # only the good one asked
+    finally:
+        service.__exit__()
+    audit = AuditLog(service.options.audit_path, read_only=True)
+    try:
+        refusals = [event for event in audit.events(kind="refused") if event["code"] == "unauthorized"]
+        assert len(refusals) == 2 and all(event["peer_pid"] == os.getpid() for event in refusals)
+        assert audit.count() == 1
+    finally:
+        audit.close()
+
+
+def test_cli_token_show_creates_and_rotate_replaces() -> None:
+    shown = cli("token", "show")
+    assert shown.returncode == 0, shown.stderr
+    token = TokenStore().get()
+    assert token and shown.stdout.splitlines()[0] == token
+    assert f"export DESKTOP_APPROVER_TOKEN={token}" in shown.stdout
+    assert cli("token").stdout.splitlines()[0] == token  # show is the default and does not change it
+    rotated = cli("token", "rotate", "--json")
+    assert rotated.returncode == 0, rotated.stderr
+    payload = json.loads(rotated.stdout)
+    assert payload["rotated"] is True and payload["token"] == TokenStore().get() != token
+    assert payload["env"] == "DESKTOP_APPROVER_TOKEN"
+
+
+def test_cli_token_without_keyring_exits_2_with_a_reason(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "keyring.backends.fail.Keyring")
+    result = cli("token", "show")
+    assert result.returncode == 2 and result.stdout == ""
+    assert len(result.stderr.strip().splitlines()) == 1 and "keyring" in result.stderr
+
+
+def test_remote_style_client_uses_the_env_token_and_local_commands_use_the_keyring(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    service = _token_service(tmp_path)
+    try:
+        path = str(service.options.socket_path)
+        args = ("request", "--socket", path, "--tool", "deploy", "--args", "{}")
+        assert cli(*args).returncode == 2  # no token: refused, treated as not allowed
+        monkeypatch.setenv("DESKTOP_APPROVER_TOKEN", "not-the-token")
+        refused = cli(*args)
+        assert refused.returncode == 2 and "unauthorized" in refused.stderr
+        monkeypatch.setenv("DESKTOP_APPROVER_TOKEN", TokenStore().get() or "")
+        assert cli(*args).returncode == 0
+        monkeypatch.delenv("DESKTOP_APPROVER_TOKEN")
+        listed = cli("sessions", "--socket", path, "--json")  # on the desktop: falls back to the keyring
+        assert listed.returncode == 0, listed.stderr
+    finally:
+        service.__exit__()
+
+
+def test_tray_with_require_token_and_no_keyring_exits_1_with_a_reason(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "keyring.backends.fail.Keyring")
+    result = cli("tray", "--require-token", "--no-notifications", "--socket", str(tmp_path / "s.sock"),
+                 "--audit-db", str(tmp_path / "a.db"), timeout=60)
+    assert result.returncode == 1
+    assert "--require-token" in result.stderr and "keyring" in result.stderr
+    assert not (tmp_path / "s.sock").exists()  # refused before listening
