@@ -10,6 +10,7 @@ Exit codes of ``request`` and ``hook``: 0 allowed, 1 denied, 2 app not reachable
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import sys
 from typing import Any, Callable, Sequence
@@ -193,26 +194,13 @@ def build_parser(with_module_commands: bool | Sequence[str] = True) -> argparse.
         if with_module_commands is False or (not isinstance(with_module_commands, bool)
                                              and name not in with_module_commands):
             continue
-        module = _load_command(module_name)
-        if module is None:
-            continue
+        module = importlib.import_module(module_name)  # each command's imports stay in its own module
         sub = commands.add_parser(name, help=COMMAND_HELP[name], description=COMMAND_HELP[name])
         adder: Callable[..., None] = getattr(module, f"add_{name}_arguments", None) or module.add_arguments
         adder(sub)
         runner = getattr(module, f"run_{name}", None) or module.run
         sub.set_defaults(handler=runner)
     return parser
-
-
-def _load_command(module_name: str) -> Any:
-    import importlib
-
-    try:
-        return importlib.import_module(module_name)
-    except ModuleNotFoundError as exc:
-        if exc.name == module_name:
-            return None
-        raise
 
 
 def main(argv: Sequence[str] | None = None) -> int:
