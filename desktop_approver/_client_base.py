@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
 from . import wire
-from .errors import ApproverUnavailable, Blocked, ProtocolError, Unauthorized
+from .errors import ApproverError, ApproverUnavailable, Blocked, ProtocolError, Unauthorized
 
 TOKEN_ENV = "DESKTOP_APPROVER_TOKEN"
 AGENT_ENV = "DESKTOP_APPROVER_AGENT"
@@ -193,9 +193,11 @@ class ClientProtocol:
         raise ProtocolError(f"unexpected reply type {kind!r}", "invalid_message")
 
 
-def error_from(message: Mapping[str, Any]) -> ProtocolError:
+def error_from(message: Mapping[str, Any]) -> ApproverError:
     code = str(message.get("code", "error"))
     text = str(message.get("message", "the approver refused the message"))
+    if code == "shutting_down":  # the app is going away: the same as finding it gone (fail closed)
+        return ApproverUnavailable(f"desktop-approver quit before answering: {text}")
     return Unauthorized(text, code) if code == "unauthorized" else ProtocolError(text, code)
 
 

@@ -62,6 +62,18 @@ class AsyncClient:
         reply = await self._exchange(message_id, message, None, wait=self.connect_timeout + 4.0)
         return int(self.protocol.result(reply)["forgotten"])
 
+    async def sessions(self) -> list[dict[str, Any]]:
+        """What the running app remembers from "Allow for session"."""
+        message_id, message = self.protocol.admin("sessions")
+        reply = await self._exchange(message_id, message, None, wait=self.connect_timeout + 4.0)
+        return list(self.protocol.result(reply)["entries"])
+
+    async def revoke(self, session: str | None = None, tool: str | None = None) -> int:
+        """Forget remembered approvals (of a session, a tool, or all); returns how many."""
+        message_id, message = self.protocol.admin("revoke", session=session, tool=tool)
+        reply = await self._exchange(message_id, message, None, wait=self.connect_timeout + 4.0)
+        return int(self.protocol.result(reply)["count"])
+
     async def aclose(self) -> None:
         if self._reader_task is not None:
             self._reader_task.cancel()

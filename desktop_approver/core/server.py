@@ -217,11 +217,17 @@ class ApproverServer:
         task = asyncio.ensure_future(self._answer(connection, message))
         connection.tasks[message.id] = task
 
-        def finished(_: object) -> None:
+        def finished(done: asyncio.Task[None]) -> None:
             connection.tasks.pop(message.id, None)
             self._pending_by_peer[peer_key] -= 1
             if self._pending_by_peer[peer_key] <= 0:
                 del self._pending_by_peer[peer_key]
+            if done.cancelled():
+                # Answered here, not in _answer: a task cancelled before its first step (request
+                # and cancel in one read) never runs _answer's code. send() skips closed writers,
+                # so a client that disconnected, or an app shutting down, sends nothing.
+                connection.send(encode(models.DecisionMessage(
+                    id=message.id, decision="deny", decided_by="cancelled", note="cancelled")))
 
         task.add_done_callback(finished)
 
@@ -237,11 +243,6 @@ class ApproverServer:
             verdicts = await self.broker.submit(identity, session, message.id,
                                                 "request" if isinstance(message, models.Request) else "batch",
                                                 calls, message.timeout)
-        except asyncio.CancelledError:
-            if not connection.writer.is_closing():
-                connection.send(encode(models.DecisionMessage(
-                    id=message.id, decision="deny", decided_by="cancelled", note="cancelled")))
-            raise
         except Exception as exc:  # never leave an agent hanging, never take the app down
             log.exception("request %s failed", message.id)
             connection.send(encode(models.ErrorMessage(id=message.id, code="internal", message=str(exc) or "internal error")))

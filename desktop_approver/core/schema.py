@@ -1,0 +1,184 @@
+"""JSON Schema for every protocol message, generated from the pydantic models.
+
+``python -m desktop_approver.core.schema`` writes ``ipc/schema/<type>.json`` (one file per message
+type) and ``ipc/schema/index.json``; ``--check`` writes nothing and exits 1 naming the stale
+files, so a model change without regenerated schemas fails the tests. Output is deterministic
+(sorted keys, two-space indent, trailing newline) so regenerating is a no-op when nothing changed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any, Sequence
+
+from pydantic import BaseModel
+
+from .. import wire
+from . import models
+
+DRAFT = "https://json-schema.org/draft/2020-12/schema"
+DEFAULT_DIR = Path(__file__).resolve().parents[2] / "ipc" / "schema"
+INDEX = "index.json"
+
+CLIENT_MESSAGES: dict[str, type[BaseModel]] = dict(models.INCOMING)
+APP_MESSAGES: dict[str, type[BaseModel]] = {
+    "welcome": models.Welcome, "decision": models.DecisionMessage, "batch_decision": models.BatchDecision,
+    "status_reply": models.StatusReply, "session_ended": models.SessionEnded, "sessions_reply": models.SessionsReply,
+    "revoked": models.Revoked, "error": models.ErrorMessage,
+}
+SUMMARIES = {
+    "hello": "client to app: optional first message; says who the agent is and carries the token when one is required",
+    "request": "client to app: ask whether one tool call may run; answered by one decision",
+    "batch": "client to app: several calls under one prompt; answered by one batch_decision",
+    "cancel": "client to app: withdraw a pending request or batch; it is answered with a deny decided_by cancelled",
+    "status": "client to app: is the app running, and how busy; answered by status_reply",
+    "end_session": "client to app: the agent's session is over; answered by session_ended",
+    "sessions": "client to app: list what allow_session remembers; answered by sessions_reply",
+    "revoke": "client to app: forget remembered approvals; answered by revoked",
+    "welcome": "app to client: the answer to hello",
+    "decision": "app to client: the outcome of one request",
+    "batch_decision": "app to client: one decision per call of a batch, in the calls' order",
+    "status_reply": "app to client: the answer to status",
+    "session_ended": "app to client: the answer to end_session",
+    "sessions_reply": "app to client: the answer to sessions",
+    "revoked": "app to client: the answer to revoke",
+    "error": "app to client: a typed refusal of a message",
+}
+
+
+def message_schema(kind: str, model: type[BaseModel]) -> dict[str, Any]:
+    """One message's schema: pydantic's, made stricter where the wire is stricter than the model."""
+    schema = model.model_json_schema(by_alias=True, mode="validation")
+    # ``v`` and ``type`` have defaults in the models, but a line without them is refused (and the
+    # app always sends them), so on the wire they are required.
+    required = [name for name in ("v", "type") if name not in schema.get("required", [])]
+    schema["required"] = required + schema.get("required", [])
+    schema["description"] = SUMMARIES[kind] + (f". {schema['description']}" if schema.get("description") else "")
+    schema["$schema"] = DRAFT
+    schema["$id"] = f"{kind}.json"
+    _accept_field_names(schema, model)
+    _drop_property_titles(schema)
+    _translate_constraints(schema)
+    return schema
+
+
+PYDANTIC_CONSTRAINTS = {"gt": "exclusiveMinimum", "ge": "minimum", "lt": "exclusiveMaximum", "le": "maximum"}
+
+
+def _translate_constraints(node: Any) -> None:
+    """Bounds on a union (``Timeout``: int or float, > 0) come out under pydantic's own names,
+    which JSON Schema ignores; give them their JSON Schema names so validators enforce them."""
+    if isinstance(node, dict):
+        if "anyOf" in node:
+            for ours, theirs in PYDANTIC_CONSTRAINTS.items():
+                if ours in node:
+                    node[theirs] = node.pop(ours)
+        for value in node.values():
+            _translate_constraints(value)
+    elif isinstance(node, list):
+        for value in node:
+            _translate_constraints(value)
+
+
+def _accept_field_names(schema: dict[str, Any], model: type[BaseModel]) -> None:
+    """Models that populate by name accept both spellings (``readOnlyHint`` and ``read_only``)."""
+    for definition in [schema, *schema.get("$defs", {}).values()]:
+        found = _model_named(model, definition.get("title"))
+        if found is None or not found.model_config.get("populate_by_name"):
+            continue
+        for name, field in found.model_fields.items():
+            if field.alias and field.alias != name and field.alias in definition["properties"]:
+                definition["properties"][name] = dict(definition["properties"][field.alias])
+
+
+def _model_named(root: type[BaseModel], title: object) -> type[BaseModel] | None:
+    candidates = [root, models.Hints, models.ToolCall, models.ClientInfo]
+    return next((candidate for candidate in candidates if candidate.__name__ == title), None)
+
+
+def _drop_property_titles(node: Any) -> None:
+    """pydantic titles every property with its own name capitalised: noise in a schema for people."""
+    if isinstance(node, dict):
+        for value in node.get("properties", {}).values():
+            if isinstance(value, dict):
+                value.pop("title", None)
+        for value in node.values():
+            _drop_property_titles(value)
+    elif isinstance(node, list):
+        for value in node:
+            _drop_property_titles(value)
+
+
+def index_schema() -> dict[str, Any]:
+    """Any message at all: a oneOf over the per-type files, plus the numbers a client needs."""
+    return {
+        "$schema": DRAFT,
+        "$id": INDEX,
+        "title": "desktop-approver protocol message",
+        "description": "One line of the protocol (see PROTOCOL.md). x-client-messages are sent by agents, "
+                       "x-app-messages by the app.",
+        "x-protocol-version": wire.PROTOCOL_VERSION,
+        "x-max-line-bytes": wire.MAX_LINE_BYTES,
+        "x-client-messages": {kind: f"{kind}.json" for kind in CLIENT_MESSAGES},
+        "x-app-messages": {kind: f"{kind}.json" for kind in APP_MESSAGES},
+        "oneOf": [{"$ref": f"{kind}.json"} for kind in [*CLIENT_MESSAGES, *APP_MESSAGES]],
+    }
+
+
+def render(schema: dict[str, Any]) -> str:
+    return json.dumps(schema, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def generated() -> dict[str, str]:
+    """File name to file content, for every file of the schema directory."""
+    files = {f"{kind}.json": render(message_schema(kind, model))
+             for kind, model in [*CLIENT_MESSAGES.items(), *APP_MESSAGES.items()]}
+    files[INDEX] = render(index_schema())
+    return files
+
+
+def stale(directory: Path) -> list[str]:
+    """Files that differ from what the models generate, are missing, or should not be there."""
+    expected = generated()
+    present = {path.name for path in directory.glob("*.json")} if directory.is_dir() else set()
+    wrong = [name for name, text in expected.items()
+             if name not in present or (directory / name).read_text(encoding="utf-8") != text]
+    return sorted(wrong + [name for name in present if name not in expected])
+
+
+def write(directory: Path) -> list[str]:
+    """Bring ``directory`` up to date; returns the names of the files that changed."""
+    changed = stale(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    expected = generated()
+    for name in changed:
+        if name in expected:
+            (directory / name).write_text(expected[name], encoding="utf-8")
+        else:
+            (directory / name).unlink()
+    return changed
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m desktop_approver.core.schema",
+                                     description="Generate ipc/schema/*.json from the pydantic models.")
+    parser.add_argument("--check", action="store_true", help="write nothing; exit 1 if any file is stale")
+    parser.add_argument("--out", type=Path, default=DEFAULT_DIR, help=f"schema directory (default: {DEFAULT_DIR})")
+    args = parser.parse_args(argv)
+    if args.check:
+        names = stale(args.out)
+        for name in names:
+            print(f"stale: {args.out / name}", file=sys.stderr)
+        if names:
+            print("regenerate with: python -m desktop_approver.core.schema", file=sys.stderr)
+        return 1 if names else 0
+    for name in write(args.out):
+        print(f"wrote {args.out / name}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

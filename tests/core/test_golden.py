@@ -1,0 +1,427 @@
+"""The golden exchanges in ``ipc/examples/`` replayed against both sides of the protocol.
+
+Server side: each example's lines are sent over a real unix socket (raw bytes, no client
+library) to a real :class:`ApproverServer` whose person is scripted by the example's ``person``
+lines; every ``recv`` line must match what comes back. Client side: a fake app on a real unix
+socket answers with the recorded replies, and the real ``Client`` and ``AsyncClient`` must send
+the recorded messages and turn the replies into the recorded decisions. The format and the
+placeholders are described in ``ipc/examples/README.md``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+import pytest
+from pydantic import BaseModel
+
+from desktop_approver import wire
+from desktop_approver.async_client import AsyncClient
+from desktop_approver.client import Client
+from desktop_approver.core.protocol import decode
+from desktop_approver.core.service import ApproverService, ServiceOptions
+from desktop_approver.core.tickets import Ticket, Verdict
+from desktop_approver.errors import ProtocolError
+
+EXAMPLES_DIR = Path(__file__).resolve().parents[2] / "ipc" / "examples"
+WAIT = 20.0  # generous: only there so a broken server fails the test instead of hanging it
+
+PLACEHOLDER_CHECKS: dict[str, Callable[[Any], bool]] = {
+    "<string>": lambda value: isinstance(value, str),
+    "<int>": lambda value: isinstance(value, int) and not isinstance(value, bool),
+    "<number>": lambda value: isinstance(value, (int, float)) and not isinstance(value, bool),
+}
+PLACEHOLDER_SAMPLES: dict[str, Any] = {"<string>": "sample", "<int>": 4242, "<number>": 1.5}
+
+
+# -- examples -------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Example:
+    name: str
+    steps: list[dict[str, Any]]
+
+
+def load_examples() -> list[Example]:
+    examples = []
+    for path in sorted(EXAMPLES_DIR.glob("*.jsonl")):
+        steps = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+        examples.append(Example(path.stem, steps))
+    return examples
+
+
+EXAMPLES = load_examples()
+
+
+def step_bytes(step: dict[str, Any]) -> bytes:
+    """What a ``send`` line puts on the socket."""
+    if "msg" in step:
+        return wire.encode(step["msg"])
+    if "raw_hex" in step:
+        return bytes.fromhex(step["raw_hex"]) + b"\n"
+    return step["raw"].encode("utf-8") * step.get("repeat", 1) + b"\n"
+
+
+def assert_matches(expected: Any, actual: Any, where: str = "msg") -> None:
+    """Equality, except that a placeholder string matches any value of its kind."""
+    if isinstance(expected, str) and expected in PLACEHOLDER_CHECKS:
+        assert PLACEHOLDER_CHECKS[expected](actual), f"{where}: {actual!r} is not a {expected}"
+    elif isinstance(expected, dict):
+        assert isinstance(actual, dict) and sorted(actual) == sorted(expected), \
+            f"{where}: keys {sorted(actual) if isinstance(actual, dict) else actual!r} != {sorted(expected)}"
+        for key, value in expected.items():
+            assert_matches(value, actual[key], f"{where}.{key}")
+    elif isinstance(expected, list):
+        assert isinstance(actual, list) and len(actual) == len(expected), f"{where}: {actual!r} != {expected!r}"
+        for index, (value, got) in enumerate(zip(expected, actual)):
+            assert_matches(value, got, f"{where}[{index}]")
+    else:
+        assert actual == expected and type(actual) is type(expected) or (
+            isinstance(expected, float) and isinstance(actual, (int, float)) and actual == expected), \
+            f"{where}: {actual!r} != {expected!r}"
+
+
+def fill(value: Any) -> Any:
+    """A recorded message with its placeholders replaced by sample values (for the fake app)."""
+    if isinstance(value, str) and value in PLACEHOLDER_SAMPLES:
+        return PLACEHOLDER_SAMPLES[value]
+    if isinstance(value, dict):
+        return {key: fill(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [fill(item) for item in value]
+    return value
+
+
+def person_answer(step: dict[str, Any]) -> Callable[[Ticket], list[Verdict]]:
+    """A ``person`` line as the scripted person's answer: one for every call, or one per call."""
+    def verdict(answer: dict[str, Any]) -> Verdict:
+        return Verdict(answer["answer"], "user", note=answer.get("note"), updated_args=answer.get("updated_args"),
+                       scope=answer.get("scope", "exact"))
+
+    if "answers" in step:
+        return lambda ticket: [verdict(answer) for answer in step["answers"]]
+    return lambda ticket: [verdict(step) for _ in ticket.calls]
+
+
+# -- the real app, scripted ------------------------------------------------------------------------
+
+class ScriptedPerson:
+    """Answers tickets in arrival order with the answers queued by the test; waits while none is."""
+
+    def __init__(self) -> None:
+        self.answers: asyncio.Queue[Callable[[Ticket], list[Verdict]]] = asyncio.Queue()
+        self.tickets: list[Ticket] = []
+
+    async def decide(self, ticket: Ticket) -> list[Verdict]:
+        self.tickets.append(ticket)
+        return (await self.answers.get())(ticket)
+
+
+class ServiceThread:
+    """The Qt-free service on its own asyncio loop in a thread, so tests can use blocking sockets."""
+
+    def __init__(self, tmp: Path, **options: Any) -> None:
+        self.options = ServiceOptions(**{"socket_path": tmp / "sock" / "approver.sock",
+                                         "audit_path": tmp / "audit.sqlite3", "policy_path": None,
+                                         "state_path": None, **options})
+        self.person = ScriptedPerson()
+        self.loop = asyncio.new_event_loop()
+        self.ready = threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+
+    @property
+    def socket_path(self) -> Path:
+        return self.options.socket_path
+
+    def answer(self, choose: Callable[[Ticket], list[Verdict]]) -> None:
+        self.loop.call_soon_threadsafe(self.person.answers.put_nowait, choose)
+
+    def _run(self) -> None:
+        asyncio.set_event_loop(self.loop)
+        self.service = ApproverService(self.options, self.person)
+        self.loop.run_until_complete(self.service.start())
+        self.ready.set()
+        self.loop.run_forever()
+
+    def __enter__(self) -> "ServiceThread":
+        self.thread.start()
+        assert self.ready.wait(WAIT), "the service did not start"
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        asyncio.run_coroutine_threadsafe(self.service.close(), self.loop).result(WAIT)
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(WAIT)
+        self.loop.close()
+
+
+class RawConnection:
+    """A client with no library at all: bytes out, JSON lines in."""
+
+    def __init__(self, path: Path) -> None:
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.settimeout(WAIT)
+        self.sock.connect(str(path))
+        self.framer = wire.LineFramer()
+        self.lines: list[bytes] = []
+
+    def send(self, data: bytes) -> None:
+        self.sock.sendall(data)
+
+    def send_msg(self, message: dict[str, Any]) -> None:
+        self.send(wire.encode(message))
+
+    def recv(self) -> dict[str, Any]:
+        while not self.lines:
+            data = self.sock.recv(65536)
+            assert data, "the app closed the connection"
+            self.lines.extend(line for line in self.framer.feed(data) if isinstance(line, bytes))
+        return json.loads(self.lines.pop(0))
+
+    def close(self) -> None:
+        self.sock.close()
+
+    def __enter__(self) -> "RawConnection":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+@pytest.fixture
+def service(tmp_path: Path) -> Iterator[ServiceThread]:
+    with ServiceThread(tmp_path) as running:
+        yield running
+
+
+def test_there_are_examples_of_every_reply() -> None:
+    kinds = {step["msg"].get("type") for example in EXAMPLES for step in example.steps if step["dir"] == "recv"}
+    assert kinds >= {"welcome", "decision", "batch_decision", "status_reply", "sessions_reply", "session_ended",
+                     "revoked", "error"}
+    assert {step["dir"] for example in EXAMPLES for step in example.steps} == {"send", "recv", "person"}
+
+
+@pytest.mark.parametrize("example", EXAMPLES, ids=lambda example: example.name)
+def test_server_answers_as_recorded(example: Example, service: ServiceThread) -> None:
+    with RawConnection(service.socket_path) as connection:
+        for number, step in enumerate(example.steps, 1):
+            if step["dir"] == "send":
+                connection.send(step_bytes(step))
+            elif step["dir"] == "person":
+                service.answer(person_answer(step))
+            else:
+                assert_matches(step["msg"], connection.recv(), f"{example.name}:{number}")
+
+
+# -- the real clients against a recorded app ------------------------------------------------------
+
+CLIENT_CALLS = ("request", "batch", "status", "end_session", "sessions", "revoke")
+
+
+def client_steps(example: Example) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+    """(recorded message, recorded reply) for each message a well-behaved client could send.
+
+    Lines a client library never produces (raw bytes, invalid messages, a reused id, cancel)
+    are left out; a ``duplicate_id`` error answers the latest send of its id, any other reply
+    the earliest unanswered one.
+    """
+    sent: dict[str, list[int]] = {}
+    pairs: dict[int, dict[str, Any]] = {}
+    sends = {}
+    for number, step in enumerate(example.steps):
+        message = step.get("msg")
+        if step["dir"] == "send" and message is not None and isinstance(message.get("id"), str):
+            sends[number] = message
+            sent.setdefault(message["id"], []).append(number)
+        elif step["dir"] == "recv" and message.get("id") in sent:
+            candidates = [n for n in sent[message["id"]] if n not in pairs]
+            chosen = candidates[-1] if message.get("code") == "duplicate_id" else candidates[0]
+            pairs[chosen] = message
+    steps = []
+    used: set[str] = set()
+    for number, message in sends.items():
+        fresh = message["id"] not in used
+        used.add(message["id"])
+        if (fresh and message.get("type") in CLIENT_CALLS and number in pairs
+                and isinstance(decode(wire.encode(message)[:-1]), BaseModel)):
+            steps.append((message, pairs[number]))
+    return steps
+
+
+def welcome_of(example: Example) -> dict[str, Any]:
+    return fill(next(step["msg"] for step in example.steps if step["dir"] == "recv"
+                     and step["msg"].get("type") == "welcome"))
+
+
+class RecordedApp:
+    """A fake app on a real unix socket: it answers each client message with the next recorded reply."""
+
+    def __init__(self, path: Path, welcome: dict[str, Any], steps: list[tuple[dict[str, Any], dict[str, Any]]]) -> None:
+        self.welcome = welcome
+        self.steps = list(steps)
+        self.received: list[tuple[dict[str, Any], dict[str, Any]]] = []
+        self.failure: BaseException | None = None
+        self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.listener.bind(str(path))
+        self.listener.listen()
+        self.listener.settimeout(0.2)
+        self.stopped = threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        try:
+            while not self.stopped.is_set():
+                try:
+                    connection, _ = self.listener.accept()
+                except socket.timeout:
+                    continue
+                with connection:
+                    self._serve(connection)
+        except BaseException as exc:  # reported by close(), in the test's thread
+            self.failure = exc
+
+    def _serve(self, connection: socket.socket) -> None:
+        connection.settimeout(WAIT)
+        framer = wire.LineFramer()
+        while data := connection.recv(65536):
+            for line in framer.feed(data):
+                assert isinstance(line, bytes)
+                message = json.loads(line)
+                if message["type"] == "hello":
+                    connection.sendall(wire.encode(self.welcome))
+                    continue
+                assert self.steps, f"unexpected message {message}"
+                recorded, reply = self.steps.pop(0)
+                self.received.append((recorded, message))
+                connection.sendall(wire.encode({**fill(reply), "id": message["id"]}))
+
+    def close(self) -> None:
+        self.stopped.set()
+        self.thread.join(WAIT)
+        self.listener.close()
+        if self.failure is not None:
+            raise self.failure
+        assert not self.steps, f"the client never sent {[recorded for recorded, _ in self.steps]}"
+        for recorded, message in self.received:
+            assert message == {**recorded, "id": message["id"]}, "the client sent something else than recorded"
+
+
+def expected_outcome(reply: dict[str, Any]) -> Any:
+    """What a client library must report for a recorded reply, derived from the reply alone."""
+    def decision(item: dict[str, Any]) -> dict[str, Any]:
+        return {"decision": item["decision"], "allowed": item["decision"] in ("allow_once", "allow_session"),
+                "note": item.get("note"), "decided_by": item["decided_by"], "rule": item.get("rule"),
+                "blocked": bool(item.get("blocked")), "updated_args": item.get("updated_args")}
+
+    kind = reply["type"]
+    if kind == "decision":
+        return decision(reply)
+    if kind == "batch_decision":
+        return [decision(item) for item in reply["decisions"]]
+    if kind == "session_ended":
+        return reply["forgotten"]
+    if kind == "sessions_reply":
+        return fill(reply["entries"])
+    if kind == "revoked":
+        return reply["count"]
+    return {**fill(reply), "id": "<client's>"}
+
+
+def observed(outcome: Any) -> Any:
+    if isinstance(outcome, wire.Decision):
+        return {"decision": outcome.decision, "allowed": outcome.allowed, "note": outcome.note,
+                "decided_by": outcome.decided_by, "rule": outcome.rule, "blocked": outcome.blocked,
+                "updated_args": outcome.updated_args}
+    if isinstance(outcome, list) and outcome and isinstance(outcome[0], wire.Decision):
+        return [observed(item) for item in outcome]
+    if isinstance(outcome, dict) and outcome.get("type") == "status_reply":
+        return {**outcome, "id": "<client's>"}
+    return outcome
+
+
+def sync_call(client: Client, message: dict[str, Any]) -> Any:
+    kind = message["type"]
+    if kind == "request":
+        return client.request(message["tool"], message["args"], session=message.get("session"),
+                              description=message.get("description"), preview=message.get("preview"),
+                              timeout=message.get("timeout"), hints=message.get("hints"))
+    if kind == "batch":
+        return client.request_batch(message["calls"], session=message.get("session"), timeout=message.get("timeout"))
+    if kind == "status":
+        return client.status()
+    if kind == "end_session":
+        return client.end_session(message["session"])
+    if kind == "sessions":
+        return client.sessions()
+    return client.revoke(session=message.get("session"), tool=message.get("tool"))
+
+
+async def async_call(client: AsyncClient, message: dict[str, Any]) -> Any:
+    kind = message["type"]
+    if kind == "request":
+        return await client.request(message["tool"], message["args"], session=message.get("session"),
+                                    description=message.get("description"), preview=message.get("preview"),
+                                    timeout=message.get("timeout"), hints=message.get("hints"))
+    if kind == "batch":
+        return await client.request_batch(message["calls"], session=message.get("session"),
+                                          timeout=message.get("timeout"))
+    if kind == "status":
+        return await client.status()
+    if kind == "end_session":
+        return await client.end_session(message["session"])
+    if kind == "sessions":
+        return await client.sessions()
+    return await client.revoke(session=message.get("session"), tool=message.get("tool"))
+
+
+REPLAYABLE = [example for example in EXAMPLES if client_steps(example)]
+
+
+def test_most_examples_exercise_the_clients() -> None:
+    assert len(REPLAYABLE) >= len(EXAMPLES) - 1
+
+
+@pytest.mark.parametrize("example", REPLAYABLE, ids=lambda example: example.name)
+def test_client_reads_recorded_replies(example: Example, tmp_path: Path) -> None:
+    steps = client_steps(example)
+    app = RecordedApp(tmp_path / "app.sock", welcome_of(example), steps)
+    client = Client(tmp_path / "app.sock", agent="example-agent")
+    try:
+        for message, reply in steps:
+            if reply["type"] == "error":
+                with pytest.raises(ProtocolError) as raised:
+                    sync_call(client, message)
+                assert raised.value.code == reply["code"]
+            else:
+                assert observed(sync_call(client, message)) == expected_outcome(reply)
+    finally:
+        client.close()
+        app.close()
+
+
+@pytest.mark.parametrize("example", REPLAYABLE, ids=lambda example: example.name)
+def test_async_client_reads_recorded_replies(example: Example, tmp_path: Path) -> None:
+    steps = client_steps(example)
+    app = RecordedApp(tmp_path / "app.sock", welcome_of(example), steps)
+
+    async def replay() -> None:
+        async with AsyncClient(tmp_path / "app.sock", agent="example-agent") as client:
+            for message, reply in steps:
+                if reply["type"] == "error":
+                    with pytest.raises(ProtocolError) as raised:
+                        await async_call(client, message)
+                    assert raised.value.code == reply["code"]
+                else:
+                    assert observed(await async_call(client, message)) == expected_outcome(reply)
+
+    try:
+        asyncio.run(asyncio.wait_for(replay(), WAIT))
+    finally:
+        app.close()

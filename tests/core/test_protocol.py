@@ -1,0 +1,218 @@
+"""The validation ladder, line by line, and the same bad inputs over a real socket.
+
+Every bad line earns one typed error; the connection that sent it keeps working, and other
+clients are not disturbed.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Iterator
+
+import pytest
+
+from desktop_approver import wire
+from desktop_approver.client import Client
+from desktop_approver.core import models
+from desktop_approver.core.protocol import Refusal, decode, describe_errors, encode
+from desktop_approver.core.tickets import Verdict
+from tests.core.test_golden import RawConnection, ServiceThread
+
+STATUS = {"v": 1, "type": "status", "id": "s1"}
+REQUEST = {"v": 1, "type": "request", "id": "r1", "tool": "Bash", "args": {"command": "ls"}}
+
+
+def line(message: Any) -> bytes:
+    return json.dumps(message).encode("utf-8")
+
+
+# -- the ladder, without a socket ------------------------------------------------------------------
+
+@pytest.mark.parametrize("raw, code, message_id", [
+    (wire.Oversized(wire.MAX_LINE_BYTES + 5), "line_too_long", None),
+    (b'{"v": 1, "type": "status", "id": "\xff"}', "invalid_utf8", None),
+    (b'{"v": 1,', "invalid_json", None),
+    (b"[" * 100_000, "invalid_json", None),
+    (b"[1, 2]", "invalid_message", None),
+    (b"null", "invalid_message", None),
+    (line({"type": "status", "id": "a"}), "invalid_message", "a"),
+    (line({"v": 2, "type": "status", "id": "a"}), "unsupported_version", "a"),
+    (line({"v": True, "type": "status", "id": "a"}), "unsupported_version", "a"),
+    (line({"v": "1", "type": "status", "id": "a"}), "unsupported_version", "a"),
+    (line({"v": 1, "type": "approve", "id": "a"}), "unknown_type", "a"),
+    (line({"v": 1, "id": "a"}), "unknown_type", "a"),
+    (line({"v": 1, "type": "welcome", "id": "a"}), "unknown_type", "a"),
+    (line({**REQUEST, "tool": None}), "invalid_message", "r1"),
+    (line({**REQUEST, "args": ["ls"]}), "invalid_message", "r1"),
+    (line({**REQUEST, "timeout": -1}), "invalid_message", "r1"),
+    (line({**REQUEST, "extra": 1}), "invalid_message", "r1"),
+    (line({**REQUEST, "preview": {"kind": "video"}}), "invalid_message", "r1"),
+    (line({**REQUEST, "id": 7}), "invalid_message", None),
+    (line({"v": 1, "type": "batch", "id": "b", "calls": []}), "invalid_message", "b"),
+], ids=lambda value: None)
+def test_ladder_names_the_first_problem(raw: Any, code: str, message_id: str | None) -> None:
+    result = decode(raw)
+    assert isinstance(result, Refusal), result
+    assert (result.code, result.id) == (code, message_id), result.message
+    assert result.message
+    assert result.reply() == models.ErrorMessage(id=message_id, code=code, message=result.message)  # type: ignore[arg-type]
+
+
+def test_ladder_checks_the_version_before_the_type() -> None:
+    result = decode(line({"v": 3, "type": "approve"}))
+    assert isinstance(result, Refusal) and result.code == "unsupported_version"
+
+
+@pytest.mark.parametrize("message, model", [
+    (STATUS, models.Status),
+    (REQUEST, models.Request),
+    ({"v": 1, "type": "hello"}, models.Hello),
+    ({"v": 1, "type": "hello", "client": {"agent": "a", "future_key": 1}}, models.Hello),
+    ({"v": 1, "type": "batch", "id": "b", "calls": [{"tool": "t", "args": {}}]}, models.Batch),
+    ({"v": 1, "type": "cancel", "id": "r1"}, models.Cancel),
+    ({"v": 1, "type": "end_session", "id": "m", "session": "s"}, models.EndSession),
+    ({"v": 1, "type": "sessions", "id": "m"}, models.ListSessions),
+    ({"v": 1, "type": "revoke", "id": "m"}, models.Revoke),
+])
+def test_ladder_accepts_every_client_message(message: dict[str, Any], model: type) -> None:
+    assert isinstance(decode(line(message)), model)
+
+
+def test_hints_accept_both_spellings_and_reach_the_broker_by_field_name() -> None:
+    mcp = decode(line({**REQUEST, "hints": {"readOnlyHint": True, "openWorldHint": False}}))
+    snake = decode(line({**REQUEST, "hints": {"read_only": True, "open_world": False}}))
+    assert isinstance(mcp, models.Request) and isinstance(snake, models.Request)
+    assert mcp.hints is not None and mcp.hints.as_dict() == {"read_only": True, "open_world": False}
+    assert mcp.hints == snake.hints
+
+
+def test_field_errors_are_one_readable_line() -> None:
+    result = decode(line({"v": 1, "type": "request", "id": "r", "tool": 1, "args": 2, "session": 3, "timeout": "x"}))
+    assert isinstance(result, Refusal)
+    assert result.message.startswith("tool: ") and "(+" in result.message and "\n" not in result.message
+
+
+def test_describe_errors_shows_where() -> None:
+    from pydantic import ValidationError
+
+    with pytest.raises(ValidationError) as raised:
+        models.Request.model_validate({"v": 1, "type": "request", "id": "r", "args": {}})
+    assert describe_errors(raised.value) == "tool: Field required"
+
+
+def test_encode_is_one_line_without_nulls() -> None:
+    payload = encode(models.DecisionMessage(id="r1", decision="deny", decided_by="user", note="two\nlines"))
+    assert payload.endswith(b"\n") and payload.count(b"\n") == 1
+    assert json.loads(payload) == {"v": 1, "type": "decision", "id": "r1", "decision": "deny",
+                                   "decided_by": "user", "note": "two\nlines", "blocked": False}
+
+
+def test_framer_splits_joins_and_skips_an_oversized_line() -> None:
+    framer = wire.LineFramer(limit=10)
+    assert list(framer.feed(b'{"a"')) == []
+    assert list(framer.feed(b':1}\n\n  \n{"b":2}\n{')) == [b'{"a":1}', b'{"b":2}']
+    out = list(framer.feed(b"x" * 25))
+    out += list(framer.feed(b"y" * 5 + b'\n{"c":3}\n'))
+    assert [type(item).__name__ for item in out] == ["Oversized", "bytes"]
+    assert out[0].size == 1 + 30 and out[1] == b'{"c":3}'  # type: ignore[union-attr]
+    assert framer.pending_bytes == 0
+
+
+# -- the same over a real socket ------------------------------------------------------------------
+
+@pytest.fixture
+def service(tmp_path: Path) -> Iterator[ServiceThread]:
+    with ServiceThread(tmp_path) as running:
+        yield running
+
+
+def recv_until(connection: RawConnection, wanted: str, kept: list[dict[str, Any]]) -> dict[str, Any]:
+    """The next message with id ``wanted``; others (a pending request's decision) are kept."""
+    while True:
+        message = connection.recv()
+        if message.get("id") == wanted:
+            return message
+        kept.append(message)
+
+
+BAD_INPUTS = [
+    ("invalid_utf8", b'{"v": 1, "type": "status", "id": "\xc3\x28"}\n', "invalid_utf8", None),
+    ("not_json", b"{'v': 1}\n", "invalid_json", None),
+    ("not_an_object", b'["status"]\n', "invalid_message", None),
+    ("over_long", b"{" + b" " * wire.MAX_LINE_BYTES + b"}\n", "line_too_long", None),
+    ("unknown_type", wire.encode({"v": 1, "type": "approve", "id": "x1"}), "unknown_type", "x1"),
+    ("wrong_version", wire.encode({"v": 7, "type": "status", "id": "x2"}), "unsupported_version", "x2"),
+    ("missing_field", wire.encode({"v": 1, "type": "request", "id": "x3", "tool": "Bash"}), "invalid_message", "x3"),
+    ("wrong_type", wire.encode({"v": 1, "type": "request", "id": "x4", "tool": "Bash", "args": "ls"}),
+     "invalid_message", "x4"),
+    ("duplicate_id", wire.encode({**REQUEST, "id": "d1"}) + wire.encode({**REQUEST, "id": "d1"}), "duplicate_id", "d1"),
+]
+
+
+@pytest.mark.parametrize("payload, code, error_id", [case[1:] for case in BAD_INPUTS],
+                         ids=[case[0] for case in BAD_INPUTS])
+def test_bad_input_gets_a_typed_error_and_nothing_breaks(service: ServiceThread, payload: bytes, code: str,
+                                                         error_id: str | None) -> None:
+    still_pending = 1 if code == "duplicate_id" else 0
+    kept: list[dict[str, Any]] = []
+    with RawConnection(service.socket_path) as connection:
+        connection.send(payload)
+        error = connection.recv()
+        assert error["type"] == "error" and error["code"] == code, error
+        assert error.get("id") == error_id and error["message"]
+        models.ErrorMessage.model_validate(error)
+
+        connection.send_msg(STATUS)
+        status = recv_until(connection, "s1", kept)
+        assert status["type"] == "status_reply" and status["pending"] == still_pending
+
+        for _ in range(still_pending + 1):
+            service.answer(lambda ticket: [Verdict("allow_once", "user") for _ in ticket.calls])
+        with Client(service.socket_path, agent="other") as other:
+            assert other.request("Bash", {"command": "pwd"}).decision == "allow_once"
+        if still_pending:
+            first = kept.pop() if kept else recv_until(connection, "d1", kept)
+            assert (first["id"], first["type"], first["decision"]) == ("d1", "decision", "allow_once")
+        assert kept == []
+
+
+def test_request_and_cancel_in_one_write_still_get_an_answer(service: ServiceThread) -> None:
+    with RawConnection(service.socket_path) as connection:
+        connection.send(wire.encode(REQUEST) + wire.encode({"v": 1, "type": "cancel", "id": "r1"}))
+        reply = connection.recv()
+        assert (reply["id"], reply["decision"], reply["decided_by"]) == ("r1", "deny", "cancelled")
+        connection.send_msg(STATUS)
+        assert connection.recv()["pending"] == 0
+
+
+def test_too_many_pending_per_client(tmp_path: Path) -> None:
+    with ServiceThread(tmp_path, max_pending_per_client=2) as service, \
+            RawConnection(service.socket_path) as connection:
+        for request_id in ("p1", "p2", "p3"):
+            connection.send_msg({**REQUEST, "id": request_id})
+        error = connection.recv()
+        assert (error["type"], error["id"], error["code"]) == ("error", "p3", "too_many_pending")
+        connection.send_msg({"v": 1, "type": "cancel", "id": "p1"})
+        assert connection.recv()["decided_by"] == "cancelled"
+        connection.send_msg({**REQUEST, "id": "p4"})
+        service.answer(lambda ticket: [Verdict("deny", "user") for _ in ticket.calls])
+        service.answer(lambda ticket: [Verdict("deny", "user") for _ in ticket.calls])
+        assert sorted(connection.recv()["id"] for _ in range(2)) == ["p2", "p4"]
+
+
+def test_token_is_required_when_the_app_asks_for_one(tmp_path: Path) -> None:
+    with ServiceThread(tmp_path, token_check=lambda token: token == "sesame") as service:
+        with RawConnection(service.socket_path) as connection:
+            connection.send_msg(STATUS)
+            refused = connection.recv()
+            assert (refused["code"], refused["id"]) == ("unauthorized", "s1")
+            connection.send_msg({"v": 1, "type": "hello", "token": "sesame"})
+            assert connection.recv()["type"] == "welcome"
+            connection.send_msg(STATUS)
+            assert connection.recv()["type"] == "status_reply"
+        with RawConnection(service.socket_path) as connection:
+            connection.send_msg({"v": 1, "type": "hello", "token": "guess"})
+            refused = connection.recv()
+            assert refused["code"] == "unauthorized" and "id" not in refused
+            assert connection.sock.recv(1) == b""  # and the app hung up

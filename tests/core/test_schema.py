@@ -1,0 +1,110 @@
+"""ipc/schema is generated from the models and must not go stale; the golden examples obey it."""
+
+from __future__ import annotations
+
+import json
+import typing
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+from pydantic import BaseModel
+from referencing import Registry, Resource
+
+from desktop_approver import wire
+from desktop_approver.core import models, schema
+from desktop_approver.core.protocol import decode
+from tests.core.test_golden import EXAMPLES, fill
+
+IPC = Path(__file__).resolve().parents[2] / "ipc"
+
+
+def validator() -> jsonschema.protocols.Validator:
+    """A validator for any message (index.json), with every per-type file registered by its $id."""
+    files = {name: json.loads(text) for name, text in schema.generated().items()}
+    registry: Registry[Any] = Registry().with_resources(
+        (name, Resource.from_contents(contents)) for name, contents in files.items())
+    index = files[schema.INDEX]
+    jsonschema.Draft202012Validator.check_schema(index)
+    return jsonschema.Draft202012Validator(index, registry=registry)
+
+
+def test_schema_files_are_up_to_date() -> None:
+    stale = schema.stale(IPC / "schema")
+    assert not stale, f"stale: {stale}; regenerate with `python -m desktop_approver.core.schema`"
+
+
+def test_output_is_deterministic_and_tidy() -> None:
+    first, second = schema.generated(), schema.generated()
+    assert first == second
+    assert set(first) == {f"{kind}.json" for kind in [*schema.CLIENT_MESSAGES, *schema.APP_MESSAGES]} | {"index.json"}
+    for name, text in first.items():
+        assert text.endswith("}\n") and not text.endswith("\n\n"), name
+        assert text == json.dumps(json.loads(text), indent=2, sort_keys=True, ensure_ascii=False) + "\n", name
+        jsonschema.Draft202012Validator.check_schema(json.loads(text))
+
+
+def test_check_names_stale_files_and_write_fixes_them(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert schema.main(["--out", str(tmp_path)]) == 0
+    assert schema.main(["--check", "--out", str(tmp_path)]) == 0
+    (tmp_path / "decision.json").write_text("{}\n", encoding="utf-8")
+    (tmp_path / "status.json").unlink()
+    (tmp_path / "leftover.json").write_text("{}\n", encoding="utf-8")
+    capsys.readouterr()
+    assert schema.main(["--check", "--out", str(tmp_path)]) == 1
+    err = capsys.readouterr().err
+    assert all(name in err for name in ("decision.json", "status.json", "leftover.json"))
+    assert "request.json" not in err
+    assert schema.main(["--out", str(tmp_path)]) == 0
+    assert schema.main(["--check", "--out", str(tmp_path)]) == 0
+    assert not (tmp_path / "leftover.json").exists()
+
+
+def test_wire_rules_are_in_the_schema() -> None:
+    check = validator()
+    good = {"v": 1, "type": "request", "id": "r1", "tool": "Bash", "args": {}}
+    assert check.is_valid(good)
+    assert check.is_valid({**good, "hints": {"readOnlyHint": True}})
+    assert check.is_valid({**good, "hints": {"read_only": True}})
+    assert not check.is_valid({key: value for key, value in good.items() if key != "v"})
+    assert not check.is_valid({**good, "surprise": 1})
+    assert not check.is_valid({**good, "v": 2})
+    assert not check.is_valid({**good, "timeout": 0})
+    error_codes = json.loads(schema.generated()["error.json"])["properties"]["code"]["enum"]
+    assert error_codes == list(typing.get_args(models.ErrorCode))
+
+
+def golden_messages() -> list[tuple[str, str, dict[str, Any]]]:
+    return [(f"{example.name}:{number}", step["dir"], step["msg"]) for example in EXAMPLES
+            for number, step in enumerate(example.steps, 1) if "msg" in step]
+
+
+@pytest.mark.parametrize("where, direction, message", golden_messages(), ids=lambda value: value if
+                         isinstance(value, str) and ":" in value else "")
+def test_golden_messages_obey_the_schema(where: str, direction: str, message: dict[str, Any]) -> None:
+    check = validator()
+    if direction == "recv":
+        errors = [error.message for error in check.iter_errors(fill(message))]
+        assert not errors, f"{where}: {errors}"
+    else:
+        # A sent message may be deliberately bad; the schema must judge it as the app does.
+        accepted = isinstance(decode(wire.encode(message)[:-1]), BaseModel)
+        assert check.is_valid(message) == accepted, where
+
+
+def test_protocol_doc_covers_every_message_and_error_code() -> None:
+    text = (IPC / "PROTOCOL.md").read_text(encoding="utf-8")
+    for kind in [*schema.CLIENT_MESSAGES, *schema.APP_MESSAGES]:
+        assert f"`{kind}`" in text, kind
+    for code in typing.get_args(models.ErrorCode):
+        assert f"`{code}`" in text, code
+    for decided_by in typing.get_args(models.DecidedBy):
+        assert f"`{decided_by}`" in text, decided_by
+    assert str(wire.MAX_LINE_BYTES) in text
+
+
+def test_protocol_doc_includes_the_recognised_previews() -> None:
+    recognised = (Path(__file__).resolve().parents[2] / "desktop_approver" / "render" / "RECOGNISED.md")
+    body = recognised.read_text(encoding="utf-8").split("\n", 1)[1].strip()
+    assert body in (IPC / "PROTOCOL.md").read_text(encoding="utf-8")
