@@ -96,7 +96,7 @@ note = "no downloads from work repositories; ask me in chat"
 - `ask`: always ask the person, even when an `allow` rule matches too.
 - `deny`: refuse; `note` is the reason the agent reads.
 - `block`: refuse as a policy violation, which the agent's client reports differently from a
-  person's deny (`BlockedError`). The dialog never shows.
+  person's deny (`decision.blocked`, or `desktop_approver.Blocked` with `raise_on_block=True`; exit code 3 from `request`). The dialog never shows.
 
 ### Conditions
 Every key but `action`, `note` and `expires` is a condition; a rule applies when all its
