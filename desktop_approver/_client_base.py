@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import secrets
 import socket
 import sys
 from pathlib import Path
@@ -79,7 +78,7 @@ class ClientProtocol:
     def __init__(self, *, agent: str | None = None, session: str | None = None,
                  token: str | None = None, cwd: str | None = None) -> None:
         self.agent = agent or default_agent_name()
-        self.session = session or os.environ.get(SESSION_ENV) or f"{self.agent}-{os.getpid()}-{secrets.token_hex(4)}"
+        self.session = session or os.environ.get(SESSION_ENV) or f"{self.agent}-{os.getpid()}-{os.urandom(4).hex()}"
         self.token = token if token is not None else os.environ.get(TOKEN_ENV)
         self.cwd = cwd or _safe_cwd()
         self.framer = wire.LineFramer()

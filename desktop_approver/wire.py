@@ -9,7 +9,6 @@ here. The golden exchanges in ``ipc/examples/`` keep both sides in step.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
 from typing import Any, Iterator
 
 PROTOCOL_VERSION = 1
@@ -87,18 +86,45 @@ def canonical_json(value: Any) -> str:
     return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
 
 
-@dataclass(frozen=True)
 class Decision:
-    """What the person (or a rule, memory, mode or timeout) decided about one tool call."""
+    """What the person (or a rule, memory, mode or timeout) decided about one tool call.
+
+    Immutable. A plain class rather than a dataclass: importing ``dataclasses`` (and ``inspect``
+    with it) would cost a hook, which starts once per tool call, a few milliseconds each time.
+    """
+
+    __slots__ = ("decision", "note", "decided_by", "rule", "updated_args", "request_id", "risk", "extra")
+    _COMPARED = __slots__[:-1]  # ``extra`` (wire details) is not part of a decision's identity
 
     decision: str
-    note: str | None = None
-    decided_by: str = "user"
-    rule: str | None = None
-    updated_args: dict[str, Any] | None = None
-    request_id: str | None = None
-    risk: dict[str, Any] | None = None
-    extra: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+    note: str | None
+    decided_by: str
+    rule: str | None
+    updated_args: dict[str, Any] | None
+    request_id: str | None
+    risk: dict[str, Any] | None
+    extra: dict[str, Any]
+
+    def __init__(self, decision: str, note: str | None = None, decided_by: str = "user", rule: str | None = None,
+                 updated_args: dict[str, Any] | None = None, request_id: str | None = None,
+                 risk: dict[str, Any] | None = None, extra: dict[str, Any] | None = None) -> None:
+        values = (decision, note, decided_by, rule, updated_args, request_id, risk, dict(extra or {}))
+        for name, value in zip(self.__slots__, values):
+            object.__setattr__(self, name, value)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"Decision is immutable; cannot set {name!r}")
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Decision):
+            return NotImplemented
+        return all(getattr(self, name) == getattr(other, name) for name in self._COMPARED)
+
+    __hash__ = None  # type: ignore[assignment]  # holds dicts
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{name}={getattr(self, name)!r}" for name in self._COMPARED)
+        return f"Decision({fields})"
 
     @property
     def allowed(self) -> bool:
