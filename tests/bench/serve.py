@@ -4,6 +4,8 @@
 ``python tests/bench/serve.py app PATH``: the real tray app (service, dialog, tray on a qasync
 loop inside a QApplication, offscreen) with one call pre-remembered for session ``bench``.
 ``python tests/bench/serve.py core PATH``: the same service on a plain asyncio loop, no Qt.
+``python tests/bench/serve.py core-memory-audit PATH``: the core with its audit log in memory, to
+show what writing every request and decision durably to disk costs.
 """
 
 from __future__ import annotations
@@ -29,12 +31,12 @@ async def echo(path: str) -> None:
         await server.serve_forever()
 
 
-def options(path: str):  # type: ignore[no-untyped-def]
+def options(path: str, audit: str | None = None):  # type: ignore[no-untyped-def]
     from desktop_approver.core.service import ServiceOptions
 
     # The 50 benchmark clients share one process, i.e. one peer pid; the per-process flood guard
     # (32 waiting requests) is tested elsewhere and not what is measured here.
-    return ServiceOptions(socket_path=Path(path), audit_path=Path(tempfile.mkdtemp()) / "audit.sqlite3",
+    return ServiceOptions(socket_path=Path(path), audit_path=audit or Path(tempfile.mkdtemp()) / "audit.sqlite3",
                           policy_path=None, state_path=None, max_pending_per_client=1024)
 
 
@@ -42,7 +44,7 @@ def seed(service) -> None:  # type: ignore[no-untyped-def]
     service.memory.remember(BENCH_SESSION, BENCH_TOOL, BENCH_ARGS)
 
 
-async def core(path: str) -> None:
+async def core(path: str, audit: str | None = None) -> None:
     from desktop_approver.core.service import ApproverService
     from desktop_approver.core.tickets import Verdict
 
@@ -50,7 +52,7 @@ async def core(path: str) -> None:
         async def decide(self, ticket):  # type: ignore[no-untyped-def]
             return [Verdict("deny", "user") for _ in ticket.calls]
 
-    service = ApproverService(options(path), Refuse())
+    service = ApproverService(options(path, audit), Refuse())
     seed(service)
     await service.start()
     print("ready", flush=True)
@@ -79,4 +81,5 @@ if __name__ == "__main__":
     if kind == "app":
         app(socket_path)
     else:
-        asyncio.run(echo(socket_path) if kind == "echo" else core(socket_path))
+        asyncio.run(echo(socket_path) if kind == "echo"
+                    else core(socket_path, ":memory:" if kind == "core-memory-audit" else None))
