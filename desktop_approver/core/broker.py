@@ -1,8 +1,8 @@
 """The broker: every call's way from "asked" to "decided", in one place.
 
 For each call, in this order: a policy ``block`` or ``deny`` rule; the ``deny_all`` mode; a
-policy ``allow`` rule; the ``approve_all`` mode (never for destructive calls); session memory;
-and only then the person, through the :class:`~desktop_approver.core.tickets.Decider`. The
+policy ``ask`` rule (straight to the person) or ``allow`` rule; the ``approve_all`` mode (never
+for destructive calls); session memory; and only then the person, through the :class:`~desktop_approver.core.tickets.Decider`. The
 person's part has a pausable timeout that ends in a deny and never remembers anything. Every
 call and every verdict is written to the audit log before the agent hears the answer.
 """
@@ -22,6 +22,9 @@ from .tickets import CallInfo, Countdown, Decider, Identity, Ticket, Verdict
 
 log = logging.getLogger(__name__)
 DEFAULT_TIMEOUT = 300.0
+
+ASK_PERSON = Verdict("ask", "policy", note="a policy rule says: ask the person")
+"""Marker from the policy step (never sent): an ``ask`` rule matched, so only the person may decide."""
 
 Listener = Callable[[str, Ticket], None]
 """Called with ("added" | "removed", ticket) as tickets start and stop waiting for a person."""
@@ -63,7 +66,8 @@ class Broker:
             cancelled = Verdict("deny", "cancelled", note="the agent cancelled the request or disconnected")
             self.audit.record_decisions((info.audit_id or 0, cancelled) for info in undecided)
             raise
-        final = [verdict or Verdict("deny", "user") for verdict in verdicts]
+        final = [replace(verdict or Verdict("deny", "user"), risk=_risk_for_agent(info))
+                 for verdict, info in zip(verdicts, infos)]
         self._remember(final, infos, identity, session)
         self.audit.record_decisions((info.audit_id or 0, verdict) for info, verdict in zip(infos, final))
         return final
@@ -87,6 +91,8 @@ class Broker:
         mode = self.mode.mode
         if mode == modes.DENY_ALL:
             return Verdict("deny", "mode", note="desktop-approver is in deny-all mode")
+        if verdict is ASK_PERSON:
+            return None  # an `ask` rule: the person decides, whatever the mode or session memory says
         if verdict is not None:
             return verdict
         if mode == modes.APPROVE_ALL and (info.risk is None or info.risk.level != "destructive"):
@@ -106,8 +112,10 @@ class Broker:
         except Exception:  # a broken rule must never take the app down: fall back to asking
             log.exception("policy evaluation failed; asking the person")
             return None
-        if found is None or found.action == "ask":
+        if found is None:
             return None
+        if found.action == "ask":
+            return ASK_PERSON
         rule = found.rule.describe() if hasattr(found.rule, "describe") else str(found.rule)
         if found.action == "allow":
             return Verdict("allow_once", "policy", rule=rule, note=found.reason or None)
@@ -148,6 +156,10 @@ class Broker:
                 listener(event, ticket)
             except Exception:
                 log.exception("ticket listener failed")
+
+
+def _risk_for_agent(info: CallInfo) -> dict[str, Any] | None:
+    return {"level": info.risk.level, "reasons": list(info.risk.reasons)} if info.risk else None
 
 
 def _no_session_scope_from_timeout(verdict: Verdict) -> Verdict:

@@ -93,7 +93,8 @@ note = "no downloads from work repositories; ask me in chat"
 
 ### Actions
 - `allow`: the call goes ahead without a dialog.
-- `ask`: always ask the person, even when an `allow` rule matches too.
+- `ask`: always ask the person, even when an `allow` rule matches too, in approve-all mode, or
+  when session memory would have answered.
 - `deny`: refuse; `note` is the reason the agent reads.
 - `block`: refuse as a policy violation, which the agent's client reports differently from a
   person's deny (`decision.blocked`, or `desktop_approver.Blocked` with `raise_on_block=True`; exit code 3 from `request`). The dialog never shows.

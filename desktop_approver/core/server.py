@@ -262,4 +262,5 @@ class ApproverServer:
 
 def _verdict_fields(verdict: Verdict) -> dict[str, Any]:
     return {"decision": verdict.decision, "decided_by": verdict.decided_by, "note": verdict.note,
-            "rule": verdict.rule, "blocked": verdict.blocked, "updated_args": verdict.updated_args}
+            "rule": verdict.rule, "blocked": verdict.blocked, "updated_args": verdict.updated_args,
+            "risk": verdict.risk}

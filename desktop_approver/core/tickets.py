@@ -71,6 +71,7 @@ class Verdict:
     blocked: bool = False
     updated_args: dict[str, Any] | None = None
     scope: str = "exact"          # for allow_session: "exact" arguments or the whole "tool"
+    risk: dict[str, Any] | None = None  # the app's assessment, told to the agent with the answer
 
     @property
     def allowed(self) -> bool:
