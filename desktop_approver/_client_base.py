@@ -150,7 +150,9 @@ class ClientProtocol:
         default = DEFAULT_WAIT
         if self.welcome and isinstance(self.welcome.get("default_timeout"), (int, float)):
             default = float(self.welcome["default_timeout"])
-        return (timeout if timeout is not None else default) + REPLY_GRACE
+        # The person may pause the countdown; the app still answers within the timeout stretched by
+        # its pause allowance (core.tickets.PAUSE_ALLOWANCE = 1.0, i.e. twice the timeout).
+        return (timeout if timeout is not None else default) * 2 + REPLY_GRACE
 
     def parse(self, data: bytes) -> list[dict[str, Any]]:
         """Complete messages in ``data``; the welcome is absorbed here."""

@@ -78,15 +78,22 @@ class Verdict:
         return self.decision in ("allow_once", "allow_session")
 
 
+PAUSE_ALLOWANCE = 1.0
+"""Pausing may stretch a request's wait by at most this fraction of its timeout, so an agent
+always knows the latest moment an answer can come (``timeout * 2`` plus its own grace)."""
+
+
 class Countdown:
-    """A deadline that the person can pause by interacting with the dialog."""
+    """A deadline that the person can pause by interacting with the dialog, within a hard limit."""
 
     def __init__(self, seconds: float, loop: asyncio.AbstractEventLoop | None = None) -> None:
         self._loop = loop or asyncio.get_running_loop()
         self.total = seconds
         self._remaining = seconds
         self._started = self._loop.time()
+        self.hard_deadline = self._started + seconds * (1 + PAUSE_ALLOWANCE)
         self._handle: asyncio.TimerHandle | None = self._loop.call_later(seconds, self._expire)
+        self._hard: asyncio.TimerHandle | None = self._loop.call_at(self.hard_deadline, self._expire)
         self.expired: asyncio.Future[None] = self._loop.create_future()
 
     @property
@@ -94,9 +101,15 @@ class Countdown:
         return self._handle is None and not self.expired.done()
 
     def remaining(self) -> float:
+        """Seconds left on the countdown (frozen while paused)."""
         if self._handle is None:
             return self._remaining
         return max(0.0, self._remaining - (self._loop.time() - self._started))
+
+    def latest(self) -> float:
+        """Seconds until the request is denied at the latest, paused or not."""
+        hard_left = max(0.0, self.hard_deadline - self._loop.time())
+        return hard_left if self.paused else min(self.remaining(), hard_left)
 
     def pause(self) -> None:
         if self._handle is not None:
@@ -110,12 +123,13 @@ class Countdown:
             self._handle = self._loop.call_later(self._remaining, self._expire)
 
     def cancel(self) -> None:
-        if self._handle is not None:
-            self._handle.cancel()
-            self._handle = None
+        for handle in (self._handle, self._hard):
+            if handle is not None:
+                handle.cancel()
+        self._handle = self._hard = None
 
     def _expire(self) -> None:
-        self._handle = None
+        self.cancel()
         self._remaining = 0.0
         if not self.expired.done():
             self.expired.set_result(None)

@@ -170,7 +170,9 @@ class ApprovalDialog(QDialog):
         countdown = self.ticket.countdown
         left = int(countdown.remaining() + 0.999)
         if countdown.paused:
-            self.countdown.setText(f"Timer paused while you review ({left // 60}:{left % 60:02d} left, then deny)")
+            latest = int(countdown.latest() + 0.999)
+            self.countdown.setText(f"Timer paused while you review ({left // 60}:{left % 60:02d} left when it "
+                                   f"resumes; denies in {latest // 60}:{latest % 60:02d} at the latest)")
         else:
             self.countdown.setText(f"Denies automatically in {left // 60}:{left % 60:02d}")
 

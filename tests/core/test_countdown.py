@@ -1,0 +1,51 @@
+"""The request countdown: pausable by the person, but never past a hard limit the agent knows."""
+
+from __future__ import annotations
+
+import asyncio
+
+from desktop_approver._client_base import REPLY_GRACE, ClientProtocol
+from desktop_approver.core.tickets import PAUSE_ALLOWANCE, Countdown
+
+
+def test_pause_freezes_the_countdown_and_resume_continues() -> None:
+    async def scenario() -> None:
+        countdown = Countdown(0.3)
+        countdown.pause()
+        frozen = countdown.remaining()
+        await asyncio.sleep(0.4)
+        assert not countdown.expired.done() and countdown.remaining() == frozen and countdown.paused
+        countdown.resume()
+        await asyncio.wait_for(countdown.expired, 2)
+        assert countdown.remaining() == 0.0
+
+    asyncio.run(scenario())
+
+
+def test_a_pause_cannot_outlast_the_hard_limit() -> None:
+    async def scenario() -> None:
+        loop = asyncio.get_running_loop()
+        start = loop.time()
+        countdown = Countdown(0.2)
+        countdown.pause()
+        assert 0.3 <= countdown.latest() <= 0.4
+        await asyncio.wait_for(countdown.expired, 5)
+        assert loop.time() - start >= 0.2 * (1 + PAUSE_ALLOWANCE) - 0.02
+        assert not countdown.paused
+
+    asyncio.run(scenario())
+
+
+def test_cancel_stops_both_timers() -> None:
+    async def scenario() -> None:
+        countdown = Countdown(0.05)
+        countdown.cancel()
+        await asyncio.sleep(0.2)
+        assert not countdown.expired.done()
+
+    asyncio.run(scenario())
+
+
+def test_clients_wait_longer_than_any_paused_request() -> None:
+    protocol = ClientProtocol(session="s")
+    assert protocol.reply_wait(60) == 60 * (1 + PAUSE_ALLOWANCE) + REPLY_GRACE
