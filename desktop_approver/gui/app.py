@@ -141,9 +141,6 @@ class DesktopApprover(QObject):
         self.settings.setValue("popups", on)
         self.settings.sync()
         self._mode_changed(self.service.mode.mode, None)
-        if not self.decider.show_dialogs:
-            self.dialog.clear()
-            self.decider.current = None
 
     def request_quit(self) -> None:
         if self.quit_requested is not None:
@@ -169,7 +166,12 @@ class DesktopApprover(QObject):
         self.decider.answer(ticket, verdicts)
 
     def _mode_changed(self, mode: str, _reason: str | None) -> None:
+        """Dialogs pop up unless the person chose inbox-only or do-not-disturb (then one in view goes)."""
         self.decider.show_dialogs = self._popups and mode != modes.DO_NOT_DISTURB
+        if not self.decider.show_dialogs and self.dialog.ticket is not None:
+            self.dialog.clear()
+            self.decider.current = None
+        self.decider.resume_dialogs()
 
 
 def run_app(args: Any, demo: bool = False) -> int:

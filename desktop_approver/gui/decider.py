@@ -87,6 +87,11 @@ class GuiDecider(QObject):
             return None
         return min(waiting, key=lambda t: (self._served.get(t.identity.label, 0), t.number))
 
+    def resume_dialogs(self) -> None:
+        """Dialogs are allowed again (popups on, do-not-disturb off): show what waits, if nothing is shown."""
+        if self.show_dialogs and self.current is None:
+            self._present_next()
+
     def _present_next(self) -> None:
         ticket = self.next_ticket()
         if ticket is None or not self.show_dialogs:

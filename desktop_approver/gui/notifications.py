@@ -23,12 +23,12 @@ DESTRUCTIVE_ACTIONS = [("review", "Review"), ("deny", "Deny")]
 
 
 def notification_text(ticket: Ticket) -> tuple[str, str]:
-    from .review import summarise_args
+    from .review import summarise_args, visible
 
     first = ticket.calls[0]
-    title = f"{ticket.identity.label} wants to run {first.tool}"
+    title = f"{visible(ticket.identity.label)} wants to run {visible(first.tool)}"
     if len(ticket.calls) > 1:
-        title = f"{ticket.identity.label} wants to run {len(ticket.calls)} tool calls"
+        title = f"{visible(ticket.identity.label)} wants to run {len(ticket.calls)} tool calls"
     lines = [summarise_args(call.args, 120) for call in ticket.calls[:3]]
     level = ticket.risk_level
     reasons = [r for call in ticket.calls if call.risk for r in call.risk.reasons][:3]
@@ -46,9 +46,11 @@ class TicketNotifications:
         self.open_review = open_review
         self.available = False
         self._tickets: dict[str, Ticket] = {}
+        self._calls: set[asyncio.Future[None]] = set()  # the loop keeps only weak references to tasks
         notifier.on_action = self._on_action
         decider.ticket_added.connect(self._added)
         decider.ticket_removed.connect(self._removed)
+        mode.listeners.append(self._mode_changed)
 
     async def start(self) -> bool:
         try:
@@ -59,6 +61,8 @@ class TicketNotifications:
         return self.available
 
     async def close(self) -> None:
+        if self._calls:
+            await asyncio.wait(list(self._calls), timeout=5)
         if self.available:
             await self.notifier.close()
 
@@ -69,12 +73,21 @@ class TicketNotifications:
         title, body = notification_text(ticket)
         destructive = ticket.risk_level == "destructive"
         actions = DESTRUCTIVE_ACTIONS if destructive else ACTIONS
-        asyncio.ensure_future(self._safely(self.notifier.show(ticket.key, title, body, actions,
-                                                              urgency=2 if destructive else 1)))
+        self._spawn(self.notifier.show(ticket.key, title, body, actions, urgency=2 if destructive else 1))
 
     def _removed(self, ticket: Ticket) -> None:
         if self._tickets.pop(ticket.key, None) is not None and self.available:
-            asyncio.ensure_future(self._safely(self.notifier.withdraw(ticket.key)))
+            self._spawn(self.notifier.withdraw(ticket.key))
+
+    def _mode_changed(self, mode: str, _reason: str | None) -> None:
+        """Do-not-disturb withdraws what is shown; leaving it shows what is still waiting."""
+        if mode == modes.DO_NOT_DISTURB:
+            for ticket in list(self._tickets.values()):
+                self._removed(ticket)
+        else:
+            for ticket in self.decider.tickets():
+                if ticket.key not in self._tickets:
+                    self._added(ticket)
 
     def _on_action(self, key: str, action: str) -> None:
         ticket = self._tickets.get(key)
@@ -87,6 +100,11 @@ class TicketNotifications:
             self.decider.answer(ticket, [Verdict("deny", "user") for _ in ticket.calls])
         elif action in ("allow_once", "allow_session") and ticket.risk_level != "destructive":
             self.decider.answer(ticket, [Verdict(action, "user") for _ in ticket.calls])
+
+    def _spawn(self, coro: Any) -> None:
+        call = asyncio.ensure_future(self._safely(coro))
+        self._calls.add(call)
+        call.add_done_callback(self._calls.discard)
 
     @staticmethod
     async def _safely(coro: Any) -> None:

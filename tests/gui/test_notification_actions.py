@@ -1,0 +1,145 @@
+"""The real app with desktop notifications on a private bus: buttons answer, decisions withdraw."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+import pytest
+from PySide6.QtCore import Qt
+
+from desktop_approver import Client
+from tests.gui.conftest import wait_for
+from tests.support.dbus import notification_server, private_bus, start_notification_server  # noqa: F401
+
+
+@pytest.fixture
+def notifying_approver(tmp_path: Path, run: Callable[..., Any], notification_server: Any) -> Iterator[Any]:
+    from desktop_approver.core.service import ServiceOptions
+    from desktop_approver.gui.app import DesktopApprover
+    from desktop_approver.notify.freedesktop import DesktopNotifier
+
+    options = ServiceOptions(socket_path=tmp_path / "sock" / "approver.sock", audit_path=tmp_path / "audit.sqlite3",
+                             policy_path=None, state_path=tmp_path / "state.json")
+    app = DesktopApprover(options, arming_delay_ms=0, notifier=DesktopNotifier(timeout=10.0))
+    run(app.start())
+    assert app.notifications is not None and app.notifications.available
+    yield app
+    run(app.close())
+
+
+def ask(approver: Any, tool: str, args: dict, session: str = "run-1") -> "asyncio.Future[Any]":
+    client = Client(approver.service.options.socket_path, agent="test-agent")
+    return asyncio.get_running_loop().run_in_executor(None, lambda: client.request(tool, args, session=session))
+
+
+def test_notification_button_answers_allow_session(notifying_approver: Any, notification_server: Any,
+                                                   run: Callable[..., Any]) -> None:
+    server = notification_server.server
+
+    async def scenario() -> None:
+        answer = ask(notifying_approver, "write_file", {"path": "a.txt", "content": "hi"})
+        shown = await wait_for(lambda: list(server.open.values()), what="the notification", timeout=30)
+        assert len(shown) == 1
+        note = shown[0]
+        assert note.app_name == "desktop-approver"
+        assert "test-agent" in note.summary and "write_file" in note.summary
+        assert "a.txt" in note.body
+        assert note.labels[1:] == ["Allow once", "Allow for session", "Deny"]
+        assert note.action_keys == ["default", "allow_once", "allow_session", "deny"]
+        notification_server.invoke_action(note.id, "allow_session")
+        decision = await answer
+        assert decision.decision == "allow_session" and decision.decided_by == "user"
+        await wait_for(lambda: not notifying_approver.decider.tickets(), what="the ticket to go")
+
+    run(scenario())
+    assert not server.rejected
+
+
+def test_deciding_in_the_dialog_withdraws_the_notification(notifying_approver: Any, notification_server: Any,
+                                                           run: Callable[..., Any], qtbot: Any) -> None:
+    server = notification_server.server
+    dialog = notifying_approver.dialog
+
+    async def scenario() -> None:
+        answer = ask(notifying_approver, "write_file", {"path": "b.txt", "content": "hi"})
+        shown = await wait_for(lambda: list(server.open.values()), what="the notification", timeout=30)
+        await wait_for(lambda: dialog.isVisible() and dialog.allow_once.isEnabled(), what="the armed dialog")
+        qtbot.mouseClick(dialog.allow_once, Qt.MouseButton.LeftButton)
+        decision = await answer
+        assert decision.decision == "allow_once" and decision.decided_by == "user"
+        await wait_for(lambda: shown[0].id not in server.open, what="the notification to be withdrawn")
+        assert (shown[0].id, 3) in server.closed  # closed by our CloseNotification call
+
+    run(scenario())
+
+
+def test_destructive_request_offers_only_review_and_deny(notifying_approver: Any, notification_server: Any,
+                                                         run: Callable[..., Any]) -> None:
+    server = notification_server.server
+
+    async def scenario() -> None:
+        answer = ask(notifying_approver, "Bash", {"command": "rm -rf ~/projects"})
+        shown = await wait_for(lambda: list(server.open.values()), what="the notification", timeout=30)
+        note = shown[0]
+        assert note.labels[1:] == ["Review", "Deny"]
+        assert note.action_keys == ["default", "review", "deny"]
+        assert note.hints["urgency"] == 2
+        notification_server.invoke_action(note.id, "deny")
+        decision = await answer
+        assert decision.decision == "deny" and decision.decided_by == "user"
+
+    run(scenario())
+
+
+def test_review_button_brings_up_the_dialog_for_that_ticket(notifying_approver: Any, notification_server: Any,
+                                                            run: Callable[..., Any], qtbot: Any) -> None:
+    server = notification_server.server
+    dialog = notifying_approver.dialog
+    notifying_approver.set_popups(False)  # requests only land in the inbox, until asked for
+
+    async def scenario() -> None:
+        answer = ask(notifying_approver, "Bash", {"command": "rm -rf ~/projects"})
+        shown = await wait_for(lambda: list(server.open.values()), what="the notification", timeout=30)
+        assert not dialog.isVisible()
+        notification_server.invoke_action(shown[0].id, "review")
+        inbox = notifying_approver.inbox
+        await wait_for(lambda: inbox.isVisible(), what="the review to open")
+        ticket = notifying_approver.decider.tickets()[0]
+        notifying_approver.decider.answer(ticket, [_deny()])
+        assert (await answer).decision == "deny"
+
+    run(scenario())
+
+
+def _deny() -> Any:
+    from desktop_approver.core.tickets import Verdict
+
+    return Verdict("deny", "user")
+
+
+def test_do_not_disturb_withdraws_and_leaving_it_shows_again(notifying_approver: Any, notification_server: Any,
+                                                             run: Callable[..., Any]) -> None:
+    from desktop_approver.core import modes
+
+    server = notification_server.server
+    approver = notifying_approver
+
+    async def scenario() -> None:
+        answer = ask(approver, "Bash", {"command": "make test"})
+        await wait_for(lambda: len(server.open) == 1, what="the notification", timeout=30)
+        approver.service.mode.set(modes.DO_NOT_DISTURB)
+        await wait_for(lambda: not server.open, what="the notification withdrawn", timeout=30)
+        second = ask(approver, "Bash", {"command": "make docs"}, session="run-2")
+        await wait_for(lambda: len(approver.decider.tickets()) == 2, what="two waiting tickets")
+        await asyncio.sleep(0.3)
+        assert not server.open and not approver.dialog.isVisible()      # queued silently
+        approver.service.mode.set(modes.INTERACTIVE)
+        await wait_for(lambda: len(server.open) == 2, what="both notifications again", timeout=30)
+        assert approver.dialog.isVisible() and approver.dialog.ticket is not None   # the queue is shown again
+        for note in list(server.open.values()):
+            notification_server.invoke_action(note.id, "deny")
+        assert [d.decision for d in await asyncio.gather(answer, second)] == ["deny", "deny"]
+
+    run(scenario())

@@ -1,0 +1,1 @@
+"""Helpers shared by test folders (private D-Bus buses, notification servers)."""
