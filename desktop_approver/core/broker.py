@@ -66,6 +66,11 @@ class Broker:
             cancelled = Verdict("deny", "cancelled", note="the agent cancelled the request or disconnected")
             self.audit.record_decisions((info.audit_id or 0, cancelled) for info in undecided)
             raise
+        except Exception:  # a broken prompt must not leave the agent hanging or the call allowed
+            log.exception("asking the person failed for %s", request_id)
+            failed = Verdict("deny", "cancelled", note="desktop-approver could not ask the person (internal error)")
+            for info in undecided:
+                verdicts[info.index] = failed
         final = [replace(verdict or Verdict("deny", "user"), risk=_risk_for_agent(info))
                  for verdict, info in zip(verdicts, infos)]
         self._remember(final, infos, identity, session)

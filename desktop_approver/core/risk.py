@@ -330,6 +330,17 @@ def _command_findings(command: str | list[str] | Any, cwd: str | None, findings:
     if _FORK_BOMB.search(command):
         findings.add(DESTRUCTIVE, "fork bomb (exhausts the machine)")
     commands = split_commands(command)
+    if "((" in command and depth == 0:
+        # bash reads `((...))` as arithmetic, but sh (dash) reads nested subshells and runs them:
+        # what would be destructive in sh counts too (`((count++))` stays harmless).
+        as_sh = command
+        while "((" in as_sh:
+            as_sh = as_sh.replace("((", "( (")
+        in_sh = _Findings()
+        _command_findings(as_sh, cwd, in_sh, depth + 1)
+        for level, reason in in_sh.items:
+            if level == DESTRUCTIVE:
+                findings.add(level, reason)
     if any(c.parse_error for c in commands):
         findings.add(MODERATE, "could not be parsed cleanly; check it by eye")
     pipelines: dict[int, list[SimpleCommand]] = {}

@@ -195,6 +195,8 @@ COMMANDS: list[tuple[str, str, str | None]] = [
     ("echo 'x' > .git/hooks/pre-commit", DESTRUCTIVE, ".git"),
     ("ln -sf /etc/passwd link", MODERATE, "writes"),
     ("chmod u+s /usr/local/bin/tool", DESTRUCTIVE, None),
+    ("((((rm -rf ~))))", DESTRUCTIVE, "recursively"),      # arithmetic to bash, subshells to sh
+    ("((count++))", SAFE, None),
 ]
 
 

@@ -2,7 +2,9 @@
 
 dunst shows the action buttons in its context menu (``dunstctl context``, through a "dmenu" of
 our own that picks a label) and a left click on the notification runs the "default" action.
-Also writes docs/screenshots/notification.png. Skips only when Xvfb, dunst or xdotool are missing.
+Also takes a picture of the notification: into docs/screenshots/notification.png when
+DESKTOP_APPROVER_SCREENSHOTS=1 (to refresh the README's), else into the test's temp dir. Skips only
+when Xvfb, dunst or xdotool are missing.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from desktop_approver.notify.freedesktop import DesktopNotifier
 
 pytestmark = [pytest.mark.xvfb, pytest.mark.slow]
 
-SCREENSHOT = Path(__file__).resolve().parents[2] / "docs" / "screenshots" / "notification.png"
+README_SCREENSHOT = Path(__file__).resolve().parents[2] / "docs" / "screenshots" / "notification.png"
 OFFSET = 10  # dunst's window sits this far from the screen's top-left corner (see DUNSTRC)
 
 DUNSTRC = """\
@@ -157,7 +159,9 @@ async def window(env: dict[str, str]) -> tuple[int, int, int, int]:
     raise AssertionError("dunst's window never appeared")
 
 
-def test_dunst_shows_actions_and_a_click_runs_them(dunst: dict[str, Any]) -> None:
+def test_dunst_shows_actions_and_a_click_runs_them(dunst: dict[str, Any], tmp_path: Path) -> None:
+    refresh = os.environ.get("DESKTOP_APPROVER_SCREENSHOTS") == "1"
+    SCREENSHOT = README_SCREENSHOT if refresh else tmp_path / "notification.png"
     env = dunst["env"]
     clicks: list[tuple[str, str]] = []
 
