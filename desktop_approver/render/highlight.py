@@ -801,12 +801,21 @@ def render_json_html(value: Any, *, max_lines: int | None = None, max_chars: int
             + notice)
 
 
+_SUSPICIOUS_JSON_SPACES = re.compile(r"(?<!\\n) {8,}| {40,}")
+"""A run of spaces worth marking in JSON: long, and not the indentation of code inside a string
+(spaces right after an escaped newline), unless it is long enough to push text out of sight."""
+
+
 def _json_line_reveal(line: str) -> Revealed | None:
-    """Reveal a line of pretty JSON: long space runs count, its indentation does not."""
-    if not _NEEDS_REVEAL.search(line) and " " * 8 not in line.lstrip(" "):
+    """Reveal a line of pretty JSON: long space runs count, indentation (its own, or of code
+    inside a string value) does not."""
+    body_start = len(line) - len(line.lstrip(" "))
+    body = line[body_start:]
+    spaces = bool(_SUSPICIOUS_JSON_SPACES.search(body))
+    if not _NEEDS_REVEAL.search(line) and not spaces:
         return None
-    indent = len(line) - len(line.lstrip(" "))
-    found = reveal(line[indent:])
+    indent = body_start
+    found = reveal(body, spaces=spaces)
     if indent:
         found = Revealed(" " * indent + found.text, found.warnings, [(" " * indent, False), *found.segments],
                          [(0, indent), *((a + indent, b + indent) for a, b in found.spans)], found.kinds)
