@@ -70,6 +70,19 @@ def add_app_options(parser: argparse.ArgumentParser) -> None:
                              "(for forwarded sockets; see `desktop-approver token`)")
     parser.add_argument("--history-days", type=_positive_days, metavar="DAYS",
                         help="delete audit entries older than this, at start and daily (default: keep all)")
+    parser.add_argument("--session-idle", type=_positive_hours, metavar="HOURS",
+                        help="forget a session's remembered approvals after this long without a request "
+                             "(default: 8)")
+
+
+def _positive_hours(text: str) -> float:
+    try:
+        hours = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of hours: {text!r}") from None
+    if not hours > 0:
+        raise argparse.ArgumentTypeError("must be more than 0 hours")
+    return hours
 
 
 def _positive_days(text: str) -> float:

@@ -49,3 +49,18 @@ def test_approve_all_shows_time_left_and_never_covers_destructive(tmp_path: Path
     with _service(tmp_path) as again:
         status = json.loads(cli("status", "--json", "--socket", str(again.options.socket_path)).stdout)
         assert status["mode"] == "approve_all"
+
+
+def test_app_options_reach_the_service(tmp_path: Path) -> None:
+    from desktop_approver.cli import build_parser
+    from desktop_approver.core.service import ServiceOptions
+
+    args = build_parser().parse_args(["tray", "--socket", str(tmp_path / "s.sock"), "--timeout", "45",
+                                      "--session-idle", "0.5", "--history-days", "30",
+                                      "--policy", str(tmp_path / "p.toml")])
+    options = ServiceOptions.from_args(args)
+    assert options.default_timeout == 45 and options.session_idle_seconds == 1800
+    assert options.history_days == 30 and options.policy_path == tmp_path / "p.toml"
+    assert options.socket_path == tmp_path / "s.sock"
+    default = ServiceOptions.from_args(build_parser().parse_args(["tray"]))
+    assert default.session_idle_seconds == 8 * 3600 and default.default_timeout == 300

@@ -44,7 +44,7 @@ class ServiceOptions:
     @classmethod
     def from_args(cls, args: Any) -> "ServiceOptions":
         """From the CLI's ``--socket``, ``--policy``, ``--audit-db``, ``--timeout``, ``--require-token``,
-        ``--history-days``.
+        ``--history-days``, ``--session-idle``.
 
         Raises :class:`~desktop_approver.core.tokens.TokenStoreUnavailable` when a token is
         required and there is no keyring to keep it in.
@@ -59,7 +59,8 @@ class ServiceOptions:
                    policy_path=Path(args.policy) if getattr(args, "policy", None) else paths.default_policy_path(),
                    state_path=paths.default_state_path(),
                    default_timeout=getattr(args, "timeout", None) or DEFAULT_TIMEOUT,
-                   token_check=token_check, history_days=getattr(args, "history_days", None))
+                   token_check=token_check, history_days=getattr(args, "history_days", None),
+                   session_idle_seconds=(getattr(args, "session_idle", None) or 8.0) * 3600)
 
 
 class ApproverService:
