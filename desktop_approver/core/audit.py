@@ -13,7 +13,7 @@ import sqlite3
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
 if TYPE_CHECKING:
     from .tickets import CallInfo, Identity, Verdict
@@ -99,32 +99,49 @@ class AuditLog:
     def record_calls(self, identity: "Identity", session: str, request_id: str,
                      calls: Iterable["CallInfo"]) -> list[int]:
         """One row per call, committed together; returns their ids for the decisions."""
-        now = time.time()
-        ids = []
         with self._db:
             self._db.execute("BEGIN")
-            for call in calls:
-                cursor = self._db.execute(
-                    "INSERT INTO requests (created, request_id, batch_index, session, agent, pid, peer_pid,"
-                    " peer_uid, cwd, host, git_branch, tool, args, description, preview, hints, risk_level,"
-                    " risk_reasons) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                    (now, request_id, call.index, session, identity.agent, identity.pid, identity.peer_pid,
-                     identity.peer_uid, identity.cwd, identity.host, identity.git_branch, call.tool,
-                     _dumps(call.args), call.description, _dumps(call.preview), _dumps(call.hints or None),
-                     call.risk.level if call.risk else None,
-                     _dumps(list(call.risk.reasons)) if call.risk else None))
-                ids.append(int(cursor.lastrowid or 0))
-        return ids
+            return self._insert_calls(identity, session, request_id, calls)
 
     def record_decisions(self, pairs: Iterable[tuple[int, "Verdict"]]) -> None:
-        now = time.time()
         with self._db:
             self._db.execute("BEGIN")
-            self._db.executemany(
-                "INSERT INTO decisions (request, decided, decision, decided_by, note, rule, blocked, updated_args)"
-                " VALUES (?,?,?,?,?,?,?,?)",
-                [(audit_id, now, v.decision, v.decided_by, v.note, v.rule, int(v.blocked), _dumps(v.updated_args))
-                 for audit_id, v in pairs])
+            self._insert_decisions(pairs)
+
+    def record_answered(self, identity: "Identity", session: str, request_id: str,
+                        calls: Sequence["CallInfo"], verdicts: Sequence["Verdict"]) -> list[int]:
+        """Calls answered at once (rule, memory, mode) with their verdicts, in one commit: one disk
+        write instead of two on the path agents hit most."""
+        with self._db:
+            self._db.execute("BEGIN")
+            ids = self._insert_calls(identity, session, request_id, calls)
+            self._insert_decisions(zip(ids, verdicts))
+        return ids
+
+    def _insert_calls(self, identity: "Identity", session: str, request_id: str,
+                      calls: Iterable["CallInfo"]) -> list[int]:
+        now = time.time()
+        ids = []
+        for call in calls:
+            cursor = self._db.execute(
+                "INSERT INTO requests (created, request_id, batch_index, session, agent, pid, peer_pid,"
+                " peer_uid, cwd, host, git_branch, tool, args, description, preview, hints, risk_level,"
+                " risk_reasons) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                (now, request_id, call.index, session, identity.agent, identity.pid, identity.peer_pid,
+                 identity.peer_uid, identity.cwd, identity.host, identity.git_branch, call.tool,
+                 _dumps(call.args), call.description, _dumps(call.preview), _dumps(call.hints or None),
+                 call.risk.level if call.risk else None,
+                 _dumps(list(call.risk.reasons)) if call.risk else None))
+            ids.append(int(cursor.lastrowid or 0))
+        return ids
+
+    def _insert_decisions(self, pairs: Iterable[tuple[int, "Verdict"]]) -> None:
+        now = time.time()
+        self._db.executemany(
+            "INSERT INTO decisions (request, decided, decision, decided_by, note, rule, blocked, updated_args)"
+            " VALUES (?,?,?,?,?,?,?,?)",
+            [(audit_id, now, v.decision, v.decided_by, v.note, v.rule, int(v.blocked), _dumps(v.updated_args))
+             for audit_id, v in pairs])
 
     def record_event(self, kind: str, code: str | None = None, detail: str | None = None,
                      peer_pid: int | None = None, peer_uid: int | None = None) -> None:

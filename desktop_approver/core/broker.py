@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any, Callable, Protocol, Sequence
 
 from . import modes
@@ -28,6 +28,14 @@ ASK_PERSON = Verdict("ask", "policy", note="a policy rule says: ask the person")
 
 Listener = Callable[[str, Ticket], None]
 """Called with ("added" | "removed", ticket) as tickets start and stop waiting for a person."""
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """Calls as the core sees them, and the verdicts that needed no person (None: ask)."""
+
+    infos: list[CallInfo]
+    verdicts: list[Verdict | None]
 
 
 class PolicyLike(Protocol):
@@ -47,15 +55,35 @@ class Broker:
         self.pending: dict[str, Ticket] = {}
         self.listeners: list[Listener] = []
 
-    async def submit(self, identity: Identity, session: str, request_id: str, kind: str,
-                     calls: Sequence[dict[str, Any]], timeout: float | None = None) -> list[Verdict]:
-        """Decide every call; the answer list is in the calls' order."""
+    def prepare(self, identity: Identity, session: str, calls: Sequence[dict[str, Any]]) -> Prepared:
+        """Assess every call and decide what needs no person (rules, mode, session memory)."""
         infos = [self._inspect(index, call, identity) for index, call in enumerate(calls)]
-        audit_ids = self.audit.record_calls(identity, session, request_id, infos)
-        infos = [replace(info, audit_id=audit_id) for info, audit_id in zip(infos, audit_ids)]
         self.memory.seen(session)
+        return Prepared(infos, [self._decide_without_person(info, identity, session) for info in infos])
 
-        verdicts: list[Verdict | None] = [self._decide_without_person(info, identity, session) for info in infos]
+    def answer_now(self, identity: Identity, session: str, request_id: str, prepared: Prepared) -> list[Verdict] | None:
+        """The verdicts, recorded (call and answer in one commit), when no call needs a person; else None.
+
+        Synchronous on purpose: the server answers these in the same loop step that read the line.
+        """
+        if any(verdict is None for verdict in prepared.verdicts):
+            return None
+        answered = [replace(v, risk=_risk_for_agent(info)) for v, info in zip(prepared.verdicts, prepared.infos) if v]
+        self.audit.record_answered(identity, session, request_id, prepared.infos, answered)
+        return answered
+
+    async def submit(self, identity: Identity, session: str, request_id: str, kind: str,
+                     calls: Sequence[dict[str, Any]], timeout: float | None = None,
+                     prepared: Prepared | None = None) -> list[Verdict]:
+        """Decide every call; the answer list is in the calls' order."""
+        prepared = prepared or self.prepare(identity, session, calls)
+        answered = self.answer_now(identity, session, request_id, prepared)
+        if answered is not None:
+            return answered
+        infos, verdicts = prepared.infos, list(prepared.verdicts)
+
+        audit_ids = self.audit.record_calls(identity, session, request_id, infos)  # before anyone is asked
+        infos = [replace(info, audit_id=audit_id) for info, audit_id in zip(infos, audit_ids)]
         undecided = [info for info, verdict in zip(infos, verdicts) if verdict is None]
         try:
             if undecided:

@@ -11,9 +11,11 @@ reported in ``hint_notes``, but they never lower it: an agent cannot talk its wa
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any, Iterable, Mapping
 
 from .shellparse import SHELLS, SimpleCommand, split_commands
@@ -773,7 +775,27 @@ _PATCH_PATHS = re.compile(r"^(?:\*\*\* (?:Add|Update|Delete) File: |\+\+\+ (?:b/
 
 def assess(tool: str, args: Mapping[str, Any] | Any, *, cwd: str | None = None,
            hints: Mapping[str, Any] | None = None) -> RiskAssessment:
-    """Classify one tool call. Never raises on odd input: anything not understood is moderate."""
+    """Classify one tool call. Never raises on odd input: anything not understood is moderate.
+
+    Agents repeat calls (that is what session memory is for), so answers are cached by the call's
+    canonical JSON and the home directory (``~`` paths); it depends on nothing else (no file is read).
+    """
+    try:
+        key = json.dumps([tool, args, cwd, dict(hints or {}), os.path.expanduser("~")], sort_keys=True,
+                         ensure_ascii=False)
+    except (TypeError, ValueError):
+        return _assess(tool, args, cwd, hints)
+    return _assess_cached(key)
+
+
+@lru_cache(maxsize=2048)
+def _assess_cached(key: str) -> RiskAssessment:
+    tool, args, cwd, hints, _home = json.loads(key)
+    return _assess(tool, args, cwd, hints)
+
+
+def _assess(tool: str, args: Mapping[str, Any] | Any, cwd: str | None,
+            hints: Mapping[str, Any] | None) -> RiskAssessment:
     findings = _Findings()
     hints = dict(hints or {})
     if not isinstance(args, Mapping):

@@ -213,8 +213,20 @@ class ApproverServer:
                 "too_many_pending", f"this client already has {self.max_pending_per_client} requests waiting",
                 message.id))
             return
+        calls = _calls_of(message)
+        session = message.session or f"{connection.identity.label}-{connection.peer.pid}"
+        try:
+            prepared = self.broker.prepare(connection.identity, session, calls)
+            answered = self.broker.answer_now(connection.identity, session, message.id, prepared)
+        except Exception as exc:  # never leave an agent hanging, never take the app down
+            log.exception("request %s failed", message.id)
+            connection.send(encode(models.ErrorMessage(id=message.id, code="internal", message=str(exc) or "internal error")))
+            return
+        if answered is not None:  # a rule, the mode or session memory: answered in this very step
+            self._send_verdicts(connection, message, answered)
+            return
         self._pending_by_peer[peer_key] += 1
-        task = asyncio.ensure_future(self._answer(connection, message))
+        task = asyncio.ensure_future(self._answer(connection, message, calls, session, prepared))
         connection.tasks[message.id] = task
 
         def finished(done: asyncio.Task[None]) -> None:
@@ -231,22 +243,20 @@ class ApproverServer:
 
         task.add_done_callback(finished)
 
-    async def _answer(self, connection: Connection, message: models.Request | models.Batch) -> None:
-        calls = [call.model_dump(exclude_none=True) for call in
-                 (message.calls() if isinstance(message, models.Request) else message.calls)]
-        for call, model in zip(calls, message.calls() if isinstance(message, models.Request) else message.calls):
-            if model.hints is not None:
-                call["hints"] = model.hints.as_dict()
-        session = message.session or f"{connection.identity.label}-{connection.peer.pid}"
-        identity = connection.identity
+    async def _answer(self, connection: Connection, message: models.Request | models.Batch,
+                      calls: list[dict[str, Any]], session: str, prepared: Any) -> None:
         try:
-            verdicts = await self.broker.submit(identity, session, message.id,
+            verdicts = await self.broker.submit(connection.identity, session, message.id,
                                                 "request" if isinstance(message, models.Request) else "batch",
-                                                calls, message.timeout)
+                                                calls, message.timeout, prepared=prepared)
         except Exception as exc:  # never leave an agent hanging, never take the app down
             log.exception("request %s failed", message.id)
             connection.send(encode(models.ErrorMessage(id=message.id, code="internal", message=str(exc) or "internal error")))
             return
+        self._send_verdicts(connection, message, verdicts)
+
+    @staticmethod
+    def _send_verdicts(connection: Connection, message: models.Request | models.Batch, verdicts: list[Verdict]) -> None:
         if isinstance(message, models.Request):
             connection.send(encode(models.DecisionMessage(id=message.id, **_verdict_fields(verdicts[0]))))
         else:
@@ -258,6 +268,16 @@ class ApproverServer:
         return models.StatusReply(id=status_id, version=__version__, pid=os.getpid(), socket=os.fspath(self.socket_path),
                                   pending=state["pending"], mode=state["mode"], mode_until=state["mode_until"],
                                   sessions=state["sessions"], uptime=time.time() - self.started)
+
+
+def _calls_of(message: models.Request | models.Batch) -> list[dict[str, Any]]:
+    """The calls as plain dicts for the broker, hints by their field names."""
+    models_ = message.calls() if isinstance(message, models.Request) else message.calls
+    calls = [call.model_dump(exclude_none=True) for call in models_]
+    for call, model in zip(calls, models_):
+        if model.hints is not None:
+            call["hints"] = model.hints.as_dict()
+    return calls
 
 
 def _verdict_fields(verdict: Verdict) -> dict[str, Any]:
