@@ -31,7 +31,9 @@ def notification_text(ticket: Ticket) -> tuple[str, str]:
         title = f"{visible(ticket.identity.label)} wants to run {len(ticket.calls)} tool calls"
     lines = [summarise_args(call.args, 120) for call in ticket.calls[:3]]
     level = ticket.risk_level
-    reasons = [r for call in ticket.calls if call.risk for r in call.risk.reasons][:3]
+    order = {"destructive": 0, "moderate": 1, "safe": 2}
+    riskiest = sorted((call for call in ticket.calls if call.risk), key=lambda call: order.get(call.risk.level, 1))
+    reasons = list(dict.fromkeys(r for call in riskiest for r in call.risk.reasons))[:3]  # the worst first
     lines.append(f"Risk: {level}" + (f" ({'; '.join(reasons)})" if reasons else ""))
     return title, "\n".join(lines)
 

@@ -62,6 +62,7 @@ class DesktopNotifier:
         self._listener: asyncio.Task[None] | None = None
         self._ids: dict[str, int] = {}
         self._keys: dict[int, str] = {}
+        self._early: dict[int, str] = {}  # actions on ids whose Notify reply show() has not seen yet
         self._wanted: set[str] = set()  # keys shown and not withdrawn, including a Notify in flight
         self._stale = True  # capabilities to (re)read before the next notification
         self._rediscovery: asyncio.Future[None] | None = None
@@ -129,6 +130,9 @@ class DesktopNotifier:
         if key not in self._wanted:  # withdrawn while the server was answering
             await self.withdraw(key)
             return None
+        early = self._early.pop(notification_id, None)
+        if early is not None and self.on_action is not None:
+            self.on_action(key, early)  # clicked before our task saw the id (see _handle)
         return notification_id
 
     async def withdraw(self, key: str) -> None:
@@ -227,7 +231,12 @@ class DesktopNotifier:
         if member == "ActionInvoked" and fields.get(HeaderFields.signature) == "us":
             notification_id, action = message.body
             key = self._keys.get(notification_id)
-            if key is not None and self.on_action is not None:
+            if key is None:
+                # The reply to Notify came first on the wire, but show() may not have run since:
+                # keep the click for it (a few, so a stranger id cannot grow this).
+                if len(self._early) < 64:
+                    self._early[notification_id] = action
+            elif self.on_action is not None:
                 self.on_action(key, action)
         elif member == "NotificationClosed" and fields.get(HeaderFields.signature) == "uu":
             key = self._keys.pop(message.body[0], None)
@@ -239,6 +248,7 @@ class DesktopNotifier:
         log.info("notification server is now %s", owner or "gone")
         self._ids.clear()
         self._keys.clear()
+        self._early.clear()
         self.server = owner
         self.capabilities = frozenset()
         self._stale = True

@@ -143,3 +143,20 @@ def test_do_not_disturb_withdraws_and_leaving_it_shows_again(notifying_approver:
         assert [d.decision for d in await asyncio.gather(answer, second)] == ["deny", "deny"]
 
     run(scenario())
+
+
+def test_notification_text_puts_the_worst_reasons_first() -> None:
+    from desktop_approver.core.risk import assess
+    from desktop_approver.core.tickets import CallInfo, Countdown, Identity, Ticket
+    from desktop_approver.gui.notifications import notification_text
+
+    async def build() -> Ticket:
+        calls = [CallInfo(index=i, tool="Bash", args={"command": c}, risk=assess("Bash", {"command": c}, cwd="/p"))
+                 for i, c in enumerate(["git add -A", "git commit -m x", "git push --force origin main"])]
+        return Ticket(request_id="b", kind="batch", calls=calls, session="s", identity=Identity(agent="bot"),
+                      countdown=Countdown(60), batch_size=3)
+
+    ticket = asyncio.run(build())
+    title, body = notification_text(ticket)
+    assert title == "bot wants to run 3 tool calls"
+    assert body.splitlines()[-1].startswith("Risk: destructive (force-pushes")

@@ -215,3 +215,21 @@ def test_a_server_that_never_answers_costs_one_short_timeout(private_bus: Any) -
 
 def test_escape_markup() -> None:
     assert escape_markup("a < b && c > d") == "a &lt; b &amp;&amp; c &gt; d"
+
+
+def test_a_click_that_races_the_notify_reply_is_not_lost(notification_server: Any) -> None:
+    """The reply to Notify and an instant click can reach the notifier in either order of tasks."""
+    clicks = Recorder()
+    server = notification_server.server
+    server.on_notify = lambda shown: asyncio.ensure_future(server.invoke_action(shown.id, "allow_once"))
+
+    async def scenario() -> None:
+        notifier = DesktopNotifier(on_action=clicks, timeout=SLOW_MACHINE)
+        assert await notifier.start()
+        for number in range(5):
+            await notifier.show(f"t{number}", "agent wants to run Bash", "ls", ACTIONS)
+        await until(lambda: len(clicks.actions) == 5, "every instant click")
+        assert clicks.actions == [(f"t{n}", "allow_once") for n in range(5)]
+        await notifier.close()
+
+    run(scenario())
