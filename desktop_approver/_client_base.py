@@ -26,6 +26,24 @@ REPLY_GRACE = 10.0
 DEFAULT_WAIT = 300.0
 
 Call = Mapping[str, Any] | tuple[str, Mapping[str, Any]]
+KEYRING_SERVICE, KEYRING_USERNAME = "desktop-approver", "socket-token"  # as core.tokens keeps it
+
+
+def keyring_token() -> str | None:
+    """The app's token from the desktop keyring, if ``keyring`` is installed and holds one.
+
+    Only asked after the app refused a client without a token, so an agent's start-up never pays
+    for importing keyring, and an agent's environment need not have it.
+    """
+    try:
+        import keyring
+        from keyring.errors import KeyringError
+    except ImportError:
+        return None
+    try:
+        return keyring.get_password(KEYRING_SERVICE, KEYRING_USERNAME) or None
+    except (KeyringError, RuntimeError, OSError):
+        return None
 
 
 def git_branch(cwd: str) -> str | None:

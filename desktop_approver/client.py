@@ -19,8 +19,8 @@ import time
 from typing import Any, Iterable, Mapping
 
 from . import wire
-from ._client_base import CONNECT_TIMEOUT, Call, ClientProtocol, check_batch_length, unavailable
-from .errors import ApproverUnavailable
+from ._client_base import CONNECT_TIMEOUT, Call, ClientProtocol, check_batch_length, keyring_token, unavailable
+from .errors import ApproverUnavailable, Unauthorized
 from .paths import resolve_socket_path
 
 __all__ = ["Client"]
@@ -38,6 +38,7 @@ class Client:
         self._sock: socket.socket | None = None
         self._lock = threading.Lock()
         self._replies: list[dict[str, Any]] = []
+        self._tried_keyring = False
 
     @property
     def session(self) -> str:
@@ -117,6 +118,20 @@ class Client:
                 self._sock = None
 
     def _exchange(self, reply_id: str, message: dict[str, Any], wait: float) -> dict[str, Any]:
+        try:
+            return self._exchange_once(reply_id, message, wait)
+        except Unauthorized:
+            # No token given and none in the environment: on the desktop itself, the keyring has it.
+            if self.protocol.token or self._tried_keyring:
+                raise
+            self._tried_keyring = True
+            token = keyring_token()
+            if token is None:
+                raise
+            self.protocol.token = token
+            return self._exchange_once(reply_id, message, wait)
+
+    def _exchange_once(self, reply_id: str, message: dict[str, Any], wait: float) -> dict[str, Any]:
         with self._lock:
             try:
                 out = self._connect()

@@ -101,12 +101,15 @@ def _token_service(tmp_path: Path) -> ServiceThread:
     return service.__enter__()
 
 
-def test_server_refuses_wrong_and_missing_tokens_and_audits_them(tmp_path: Path) -> None:
+def test_server_refuses_wrong_and_missing_tokens_and_audits_them(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     service = _token_service(tmp_path)
     try:
         path = service.options.socket_path
         with Client(path, token=TokenStore().get()) as good:
             assert good.request("deploy", {"env": "prod"}).allowed
+        # A client elsewhere (no keyring with the token) that sends a wrong token or none:
+        monkeypatch.setattr(keyring.core, "_keyring_backend", keyring.backends.fail.Keyring())
         for token in ("wrong-token", None):
             with Client(path, token=token) as bad, pytest.raises(Unauthorized) as refused:
                 bad.request("deploy", {"env": "prod"})
@@ -150,7 +153,10 @@ def test_remote_style_client_uses_the_env_token_and_local_commands_use_the_keyri
     try:
         path = str(service.options.socket_path)
         args = ("request", "--socket", path, "--tool", "deploy", "--args", "{}")
+        assert cli(*args).returncode == 0  # on the desktop, without the variable: the keyring's token
+        monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "keyring.backends.fail.Keyring")  # elsewhere: none
         assert cli(*args).returncode == 2  # no token: refused, treated as not allowed
+        monkeypatch.delenv("PYTHON_KEYRING_BACKEND")
         monkeypatch.setenv("DESKTOP_APPROVER_TOKEN", "not-the-token")
         refused = cli(*args)
         assert refused.returncode == 2 and "unauthorized" in refused.stderr
@@ -171,3 +177,30 @@ def test_tray_with_require_token_and_no_keyring_exits_1_with_a_reason(
     assert result.returncode == 1
     assert "--require-token" in result.stderr and "keyring" in result.stderr
     assert not (tmp_path / "s.sock").exists()  # refused before listening
+
+
+def test_a_client_on_the_desktop_without_the_variable_uses_the_keyring(tmp_path: Path) -> None:
+    import asyncio
+
+    from desktop_approver.async_client import AsyncClient
+
+    service = _token_service(tmp_path)
+    try:
+        path = service.options.socket_path
+        assert "DESKTOP_APPROVER_TOKEN" not in os.environ
+        with Client(path) as desktop:
+            assert desktop.request("deploy", {"env": "prod"}).allowed
+            assert desktop.protocol.token == TokenStore().get()
+
+        async def asynchronous() -> bool:
+            client = AsyncClient(path)
+            try:
+                return (await client.request("deploy", {"env": "prod"})).allowed
+            finally:
+                await client.aclose()
+
+        assert asyncio.run(asynchronous())
+        with Client(path, token="stale-token") as wrong, pytest.raises(Unauthorized):
+            wrong.request("deploy", {"env": "prod"})          # an explicit token is never replaced
+    finally:
+        service.__exit__()

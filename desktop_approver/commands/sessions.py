@@ -71,38 +71,22 @@ def run_revoke(args: argparse.Namespace) -> int:
 def _ask(socket_path: str | None, action: Callable[[Any], T]) -> T | None:
     """Run ``action`` with a client of the running app; None (reason on stderr) when that fails.
 
-    These commands run on the desktop itself, so when the app requires a token and
-    ``$DESKTOP_APPROVER_TOKEN`` is not set, they try the one in the keyring.
+    When the app requires a token and ``$DESKTOP_APPROVER_TOKEN`` is not set, the client takes the
+    one in the keyring: these commands run on the desktop itself.
     """
     from ..client import Client
-    from ..errors import ApproverError, ApproverUnavailable, Unauthorized
+    from ..errors import ApproverError, ApproverUnavailable
 
-    token: str | None = None
-    while True:
-        client = Client(socket_path, agent="desktop-approver-cli", token=token)
-        try:
-            return action(client)
-        except ApproverUnavailable as exc:
-            print(f"desktop-approver: the app is not running: {exc}", file=sys.stderr)
-        except Unauthorized as exc:
-            token = None if token or client.protocol.token else _keyring_token()
-            if token:
-                continue
-            print(f"desktop-approver: the app refused: {exc}", file=sys.stderr)
-        except ApproverError as exc:
-            print(f"desktop-approver: the app refused: {exc}", file=sys.stderr)
-        finally:
-            client.close()
-        return None
-
-
-def _keyring_token() -> str | None:
-    from ..core.tokens import TokenStore, TokenStoreUnavailable
-
+    client = Client(socket_path, agent="desktop-approver-cli")
     try:
-        return TokenStore().get()
-    except TokenStoreUnavailable:
-        return None
+        return action(client)
+    except ApproverUnavailable as exc:
+        print(f"desktop-approver: the app is not running: {exc}", file=sys.stderr)
+    except ApproverError as exc:
+        print(f"desktop-approver: the app refused: {exc}", file=sys.stderr)
+    finally:
+        client.close()
+    return None
 
 
 def _ago(created: Any) -> str:
