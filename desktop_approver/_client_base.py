@@ -98,6 +98,7 @@ class ClientProtocol:
         self.agent = agent or default_agent_name()
         self.session = session or os.environ.get(SESSION_ENV) or f"{self.agent}-{os.getpid()}-{os.urandom(4).hex()}"
         self.token = token if token is not None else os.environ.get(TOKEN_ENV)
+        self._tried_keyring = False
         self.cwd = cwd or _safe_cwd()
         self.framer = wire.LineFramer()
         self.welcome: dict[str, Any] | None = None
@@ -162,6 +163,14 @@ class ClientProtocol:
 
     def cancel(self, request_id: str) -> dict[str, Any]:
         return {"v": wire.PROTOCOL_VERSION, "type": "cancel", "id": request_id}
+
+    def adopt_keyring_token(self) -> bool:
+        """After a refusal: take the keyring's token if none was given (once). True to retry."""
+        if self.token or self._tried_keyring:
+            return False
+        self._tried_keyring = True
+        self.token = keyring_token()
+        return self.token is not None
 
     def reply_wait(self, timeout: float | None) -> float:
         """How long to wait for a reply before calling the app unavailable (never forever)."""

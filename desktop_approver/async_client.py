@@ -11,7 +11,7 @@ import os
 from typing import Any, Iterable, Mapping
 
 from . import wire
-from ._client_base import CONNECT_TIMEOUT, Call, ClientProtocol, check_batch_length, keyring_token, unavailable
+from ._client_base import CONNECT_TIMEOUT, Call, ClientProtocol, check_batch_length, unavailable
 from .errors import ApproverError, ApproverUnavailable, Unauthorized
 from .paths import resolve_socket_path
 
@@ -26,7 +26,6 @@ class AsyncClient:
                  connect_timeout: float = CONNECT_TIMEOUT) -> None:
         self.socket_path = resolve_socket_path(socket_path)
         self.protocol = ClientProtocol(agent=agent, session=session, token=token)
-        self._tried_keyring = False
         self.connect_timeout = connect_timeout
         self._writer: asyncio.StreamWriter | None = None
         self._reader_task: asyncio.Task[None] | None = None
@@ -109,13 +108,8 @@ class AsyncClient:
             return await self._exchange_once(reply_id, message, timeout, wait)
         except Unauthorized:
             # No token given and none in the environment: on the desktop itself, the keyring has it.
-            if self.protocol.token or self._tried_keyring:
+            if not self.protocol.adopt_keyring_token():
                 raise
-            self._tried_keyring = True
-            token = keyring_token()
-            if token is None:
-                raise
-            self.protocol.token = token
             return await self._exchange_once(reply_id, message, timeout, wait)
 
     async def _exchange_once(self, reply_id: str, message: dict[str, Any], timeout: float | None,

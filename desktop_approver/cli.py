@@ -75,24 +75,20 @@ def add_app_options(parser: argparse.ArgumentParser) -> None:
                              "(default: 8)")
 
 
-def _positive_hours(text: str) -> float:
-    try:
-        hours = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number of hours: {text!r}") from None
-    if not hours > 0:
-        raise argparse.ArgumentTypeError("must be more than 0 hours")
-    return hours
+def _positive(unit: str) -> Callable[[str], float]:
+    """An argparse type: a number of ``unit`` above zero."""
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a number of {unit}: {text!r}") from None
+        if not value > 0:
+            raise argparse.ArgumentTypeError(f"must be more than 0 {unit}")
+        return value
+    return parse
 
 
-def _positive_days(text: str) -> float:
-    try:
-        days = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number of days: {text!r}") from None
-    if not days > 0:
-        raise argparse.ArgumentTypeError("must be more than 0 days")
-    return days
+_positive_hours, _positive_days = _positive("hours"), _positive("days")
 
 
 def cmd_request(args: argparse.Namespace) -> int:

@@ -19,7 +19,7 @@ import time
 from typing import Any, Iterable, Mapping
 
 from . import wire
-from ._client_base import CONNECT_TIMEOUT, Call, ClientProtocol, check_batch_length, keyring_token, unavailable
+from ._client_base import CONNECT_TIMEOUT, Call, ClientProtocol, check_batch_length, unavailable
 from .errors import ApproverUnavailable, Unauthorized
 from .paths import resolve_socket_path
 
@@ -38,7 +38,6 @@ class Client:
         self._sock: socket.socket | None = None
         self._lock = threading.Lock()
         self._replies: list[dict[str, Any]] = []
-        self._tried_keyring = False
 
     @property
     def session(self) -> str:
@@ -122,13 +121,8 @@ class Client:
             return self._exchange_once(reply_id, message, wait)
         except Unauthorized:
             # No token given and none in the environment: on the desktop itself, the keyring has it.
-            if self.protocol.token or self._tried_keyring:
+            if not self.protocol.adopt_keyring_token():
                 raise
-            self._tried_keyring = True
-            token = keyring_token()
-            if token is None:
-                raise
-            self.protocol.token = token
             return self._exchange_once(reply_id, message, wait)
 
     def _exchange_once(self, reply_id: str, message: dict[str, Any], wait: float) -> dict[str, Any]:
