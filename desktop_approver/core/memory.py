@@ -88,6 +88,7 @@ class SessionMemory:
         return sorted(self._entries.values(), key=lambda e: (e.session, e.tool, e.created))
 
     def sessions(self) -> list[str]:
+        self.expire_idle()  # `status` must not count sessions that have already lapsed
         return sorted({entry.session for entry in self._entries.values()})
 
     def revoke(self, session: str | None = None, tool: str | None = None) -> int:

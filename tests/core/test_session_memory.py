@@ -66,3 +66,12 @@ def test_revoke_by_session_tool_entry_or_all_and_listeners_hear_it() -> None:
     assert memory.revoke() == 1 and memory.revoke() == 0
     assert changes[:3] == [1, 2, 3] and changes[-1] == 0
     assert memory.forget_session("nobody") == 0
+
+
+def test_sessions_list_leaves_out_lapsed_ones() -> None:
+    clock = Clock()
+    memory = SessionMemory(idle_seconds=10, clock=clock)
+    memory.remember("old", "Bash", {"command": "ls"})
+    clock.now += 11
+    memory.remember("new", "Bash", {"command": "ls"})
+    assert memory.sessions() == ["new"]

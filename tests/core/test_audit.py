@@ -1,0 +1,155 @@
+"""The audit log: WAL, records and their filters, events, pruning, and surviving kill -9."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from desktop_approver.core.audit import AuditLog
+from desktop_approver.core.risk import assess
+from desktop_approver.core.tickets import CallInfo, Identity, Verdict
+
+ALICE = Identity(agent="alice", cwd="/w", peer_pid=11, peer_uid=1000)
+BOB = Identity(agent="bob", cwd="/w", peer_pid=12, peer_uid=1000)
+
+
+def info(tool: str, args: dict, index: int = 0, description: str | None = None) -> CallInfo:
+    return CallInfo(index=index, tool=tool, args=args, description=description, risk=assess(tool, args, cwd="/w"))
+
+
+def record(log: AuditLog, who: Identity, tool: str, args: dict, verdict: Verdict | None,
+           description: str | None = None) -> int:
+    calls = [info(tool, args, description=description)]
+    if verdict is None:
+        return log.record_calls(who, "s-" + (who.agent or ""), "r", calls)[0]
+    return log.record_answered(who, "s-" + (who.agent or ""), "r", calls, [verdict])[0]
+
+
+@pytest.fixture
+def log(tmp_path: Path) -> AuditLog:
+    audit = AuditLog(tmp_path / "audit.sqlite3")
+    yield audit
+    audit.close()
+
+
+def test_wal_mode_is_on(log: AuditLog) -> None:
+    assert log._db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+
+
+def test_history_filters(log: AuditLog) -> None:
+    start = time.time()
+    record(log, ALICE, "Bash", {"command": "ls 100%_done"}, Verdict("allow_once", "policy", rule="r1"))
+    record(log, ALICE, "Bash", {"command": "rm -rf /"}, Verdict("deny", "user", note="no way"))
+    record(log, BOB, "edit", {"path": "a.py"}, Verdict("allow_session", "user"), description="fix typo")
+    pending = record(log, BOB, "Bash", {"command": "echo"}, None)
+    assert log.count() == 4
+    assert [e.id for e in log.history()][0] == pending                     # newest first
+    assert {e.tool for e in log.history(agent="bob")} == {"edit", "Bash"}
+    assert len(log.history(tool="Bash")) == 3
+    assert [e.args for e in log.history(decision="deny")] == [{"command": "rm -rf /"}]
+    assert {e.tool for e in log.history(decision="allow")} == {"Bash", "edit"}
+    assert [e.id for e in log.history(decision="pending")] == [pending]
+    assert [e.decided_by for e in log.history(decided_by="policy")] == ["policy"]
+    assert [e.args["command"] for e in log.history(risk="destructive")] == ["rm -rf /"]
+    assert len(log.history(since=start - 1, until=time.time() + 1)) == 4
+    assert log.history(since=time.time() + 100) == [] and log.history(until=start - 100) == []
+    assert [e.tool for e in log.history(text="typo")] == ["edit"]
+    assert [e.note for e in log.history(text="no way")] == ["no way"]
+    assert len(log.history(text="100%_")) == 1
+    assert log.history(text="0%_d")[0].args == {"command": "ls 100%_done"}
+    assert log.history(text="x%x") == []                                   # % is not a wildcard
+    assert len(log.history(limit=2)) == 2
+    entry = log.history(decision="deny")[0]
+    assert entry.agent == "alice" and entry.peer_pid == 11 and entry.risk_reasons
+
+
+def test_events_newest_first_and_by_kind(log: AuditLog) -> None:
+    log.record_event("refused", "invalid_json", "bad line", 5, 1000)
+    log.record_event("mode", None, "deny_all")
+    log.record_event("refused", "unauthorized", "x" * 5000)
+    refused = log.events("refused")
+    assert [e["code"] for e in refused] == ["unauthorized", "invalid_json"]
+    assert len(refused[0]["detail"]) == 2000 and refused[1]["peer_pid"] == 5
+    assert len(log.events()) == 3 and len(log.events(limit=1)) == 1
+
+
+def test_prune_removes_only_what_is_older_than_the_retention(log: AuditLog) -> None:
+    old = record(log, ALICE, "Bash", {"command": "old"}, Verdict("deny", "user"))
+    log.record_event("refused", "invalid_json")
+    long_ago = time.time() - 40 * 86400
+    log._db.execute("UPDATE requests SET created = ? WHERE id = ?", (long_ago, old))
+    log._db.execute("UPDATE events SET at = ?", (long_ago,))
+    record(log, ALICE, "Bash", {"command": "new"}, Verdict("deny", "user"))
+    assert log.prune(30) == 1
+    assert [e.args["command"] for e in log.history()] == ["new"]
+    assert log.events() == []
+    assert log._db.execute("SELECT COUNT(*) FROM decisions").fetchone()[0] == 1
+
+
+def test_a_second_log_on_the_same_file_sees_committed_rows(tmp_path: Path) -> None:
+    path = tmp_path / "audit.sqlite3"
+    writer, reader, read_only = AuditLog(path), AuditLog(path), None
+    try:
+        record(writer, ALICE, "Bash", {"command": "ls"}, Verdict("allow_once", "user"))
+        assert reader.count() == 1
+        read_only = AuditLog(path, read_only=True)
+        assert read_only.history()[0].decision == "allow_once"
+    finally:
+        for log in (writer, reader, read_only):
+            if log is not None:
+                log.close()
+
+
+def test_read_only_needs_an_existing_file(tmp_path: Path) -> None:
+    with pytest.raises(FileNotFoundError):
+        AuditLog(tmp_path / "missing.sqlite3", read_only=True)
+
+
+WRITER = """
+import sys
+from desktop_approver.core.audit import AuditLog
+from desktop_approver.core.tickets import CallInfo, Identity, Verdict
+log = AuditLog(sys.argv[1])
+who = Identity(agent="loop")
+n = 0
+while True:
+    ids = log.record_calls(who, "s", f"r{n}", [CallInfo(index=0, tool="Bash", args={"n": n})])
+    log.record_decisions([(ids[0], Verdict("allow_once", "user"))])
+    print(n, flush=True)
+    n += 1
+"""
+
+
+def test_survives_kill_9_mid_stream(tmp_path: Path) -> None:
+    path = tmp_path / "audit.sqlite3"
+    root = Path(__file__).resolve().parents[2]
+    process = subprocess.Popen([sys.executable, "-c", WRITER, str(path)], stdout=subprocess.PIPE, text=True,
+                               cwd=root, env={**os.environ, "PYTHONPATH": str(root)})
+    committed = -1
+    try:
+        assert process.stdout is not None
+        while committed < 200:
+            line = process.stdout.readline()
+            assert line, "the writer died on its own"
+            committed = int(line)
+    finally:
+        process.send_signal(signal.SIGKILL)
+        process.wait(30)
+    db = sqlite3.connect(str(path))
+    try:
+        assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    finally:
+        db.close()
+    log = AuditLog(path)
+    try:
+        seen = {entry.args["n"]: entry.decision for entry in log.history(limit=100_000)}
+    finally:
+        log.close()
+    assert all(seen.get(n) == "allow_once" for n in range(committed + 1))

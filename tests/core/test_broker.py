@@ -1,0 +1,248 @@
+"""The broker's order of decisions, its timeout and cancellation, and its audit trail."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Callable
+
+import pytest
+
+from desktop_approver.core import modes
+from desktop_approver.core.audit import AuditLog
+from desktop_approver.core.broker import Broker
+from desktop_approver.core.memory import SessionMemory
+from desktop_approver.core.policy import Policy
+from desktop_approver.core.tickets import Identity, Ticket, Verdict
+
+WHO = Identity(agent="agent", cwd="/home/me/project", peer_pid=7)
+
+
+class Scripted:
+    """A decider that answers with a function of the ticket, or waits until cancelled."""
+
+    def __init__(self, answer: Callable[[Ticket], list[Verdict]] | None = None) -> None:
+        self.answer = answer
+        self.seen: list[Ticket] = []
+        self.cancelled = 0
+
+    async def decide(self, ticket: Ticket) -> list[Verdict]:
+        self.seen.append(ticket)
+        if self.answer is None:
+            try:
+                await asyncio.Event().wait()
+            except asyncio.CancelledError:
+                self.cancelled += 1
+                raise
+        return self.answer(ticket)  # type: ignore[misc]
+
+
+def allow_all(decision: str = "allow_once", scope: str = "exact") -> Callable[[Ticket], list[Verdict]]:
+    return lambda ticket: [Verdict(decision, "user", scope=scope) for _ in ticket.calls]
+
+
+def broker_for(tmp_path: Path, decider: Scripted, *, policy_toml: str | None = None, timeout: float = 10) -> Broker:
+    policy = Policy.parse(policy_toml, "test.toml") if policy_toml else None
+    return Broker(decider, audit=AuditLog(tmp_path / "audit.sqlite3"), memory=SessionMemory(), policy=policy,
+                  mode=modes.ModeState(tmp_path / "state.json"), default_timeout=timeout)
+
+
+def call(command: str, tool: str = "Bash") -> list[dict]:
+    return [{"tool": tool, "args": {"command": command}}]
+
+
+def submit(broker: Broker, calls: list[dict], session: str = "s", request_id: str = "r") -> list[Verdict]:
+    return asyncio.run(broker.submit(WHO, session, request_id, "request" if len(calls) == 1 else "batch", calls))
+
+
+POLICY = """
+version = 1
+[[rule]]
+action = "block"
+tool = "Bash"
+command = "shutdown*"
+note = "never"
+
+[[rule]]
+action = "allow"
+tool = "Bash"
+command = "ls*"
+
+[[rule]]
+action = "ask"
+tool = "Bash"
+command = "git push*"
+"""
+
+
+def test_policy_block_wins_over_every_mode(tmp_path: Path) -> None:
+    broker = broker_for(tmp_path, Scripted(allow_all()), policy_toml=POLICY)
+    broker.mode.set(modes.APPROVE_ALL, seconds=600)
+    verdict = submit(broker, call("shutdown now"))[0]
+    assert (verdict.decision, verdict.decided_by, verdict.blocked) == ("deny", "policy", True)
+    assert verdict.rule
+
+
+def test_deny_all_mode_wins_over_policy_allow_and_memory(tmp_path: Path) -> None:
+    decider = Scripted(allow_all())
+    broker = broker_for(tmp_path, decider, policy_toml=POLICY)
+    broker.memory.remember("s", "Bash", {"command": "pwd"})
+    broker.mode.set(modes.DENY_ALL)
+    for command in ("ls -l", "pwd", "echo hi"):
+        verdict = submit(broker, call(command))[0]
+        assert (verdict.decision, verdict.decided_by, verdict.blocked) == ("deny", "mode", False)
+    assert decider.seen == []
+
+
+def test_policy_allow_answers_before_approve_all_and_memory(tmp_path: Path) -> None:
+    decider = Scripted(allow_all())
+    broker = broker_for(tmp_path, decider, policy_toml=POLICY)
+    broker.mode.set(modes.APPROVE_ALL, seconds=600)
+    verdict = submit(broker, call("ls -l"))[0]
+    assert (verdict.decision, verdict.decided_by) == ("allow_once", "policy")
+    assert decider.seen == []
+
+
+def test_policy_ask_reaches_the_person_despite_approve_all_and_memory(tmp_path: Path) -> None:
+    decider = Scripted(allow_all())
+    broker = broker_for(tmp_path, decider, policy_toml=POLICY)
+    broker.memory.remember("s", "Bash", {}, scope="tool")
+    broker.mode.set(modes.APPROVE_ALL, seconds=600)
+    verdict = submit(broker, call("git push origin main"))[0]
+    assert verdict.decided_by == "user" and len(decider.seen) == 1
+
+
+def test_approve_all_allows_ordinary_calls_but_never_destructive_ones(tmp_path: Path) -> None:
+    decider = Scripted(lambda t: [Verdict("deny", "user") for _ in t.calls])
+    broker = broker_for(tmp_path, decider)
+    broker.mode.set(modes.APPROVE_ALL, seconds=600)
+    safe = submit(broker, call("echo hello"))[0]
+    assert (safe.decision, safe.decided_by) == ("allow_once", "mode")
+    destructive = submit(broker, call("rm -rf /"))[0]
+    assert destructive.risk and destructive.risk["level"] == "destructive"
+    assert (destructive.decision, destructive.decided_by) == ("deny", "user")
+    assert len(decider.seen) == 1
+
+
+def test_approve_all_comes_before_session_memory(tmp_path: Path) -> None:
+    broker = broker_for(tmp_path, Scripted(allow_all()))
+    broker.memory.remember("s", "Bash", {"command": "echo hi"})
+    broker.mode.set(modes.APPROVE_ALL, seconds=600)
+    assert submit(broker, call("echo hi"))[0].decided_by == "mode"
+
+
+def test_session_memory_answers_before_the_person(tmp_path: Path) -> None:
+    decider = Scripted(allow_all())
+    broker = broker_for(tmp_path, decider)
+    broker.memory.remember("s", "Bash", {"command": "echo hi"})
+    verdict = submit(broker, call("echo hi"))[0]
+    assert (verdict.decision, verdict.decided_by) == ("allow_session", "session")
+    assert decider.seen == []
+
+
+def test_timeout_denies_and_is_never_remembered(tmp_path: Path) -> None:
+    decider = Scripted()
+    broker = broker_for(tmp_path, decider, timeout=0.2)
+    verdict = submit(broker, call("echo hi"))[0]
+    assert (verdict.decision, verdict.decided_by) == ("deny", "timeout")
+    assert decider.cancelled == 1 and broker.pending == {}
+    assert broker.memory.entries() == []
+    assert broker.audit.history()[0].decided_by == "timeout"
+
+
+def test_a_decider_cannot_make_a_non_user_verdict_remembered(tmp_path: Path) -> None:
+    broker = broker_for(tmp_path, Scripted(lambda t: [Verdict("allow_session", "timeout")]))
+    verdict = submit(broker, call("echo hi"))[0]
+    assert verdict.decision == "allow_once" and broker.memory.entries() == []
+
+
+def test_cancellation_cancels_the_decider_and_is_audited(tmp_path: Path) -> None:
+    decider = Scripted()
+    broker = broker_for(tmp_path, decider)
+    events: list[str] = []
+    broker.listeners.append(lambda event, ticket: events.append(event))
+
+    async def scenario() -> None:
+        task = asyncio.ensure_future(broker.submit(WHO, "s", "r1", "request", call("echo hi")))
+        while not decider.seen:
+            await asyncio.sleep(0.01)
+        assert len(broker.pending) == 1
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await asyncio.wait_for(task, 10)
+
+    asyncio.run(scenario())
+    assert decider.cancelled == 1 and broker.pending == {}
+    assert events == ["added", "removed"]
+    entry = broker.audit.history()[0]
+    assert (entry.decision, entry.decided_by) == ("deny", "cancelled")
+
+
+def test_allow_session_exact_remembers_only_the_same_arguments(tmp_path: Path) -> None:
+    decider = Scripted(allow_all("allow_session"))
+    broker = broker_for(tmp_path, decider)
+    submit(broker, call("echo a"))
+    assert submit(broker, call("echo a"))[0].decided_by == "session"
+    assert submit(broker, call("echo b"))[0].decided_by == "user"
+    assert submit(broker, call("echo a"), session="other")[0].decided_by == "user"
+
+
+def test_allow_session_tool_scope_covers_every_call_of_the_tool_in_that_session(tmp_path: Path) -> None:
+    decider = Scripted(allow_all("allow_session", scope="tool"))
+    broker = broker_for(tmp_path, decider)
+    submit(broker, call("echo a"))
+    assert submit(broker, call("echo b"))[0].decided_by == "session"
+    assert submit(broker, call("echo b", tool="Shell"))[0].decided_by == "user"
+    assert submit(broker, call("echo b"), session="other")[0].decided_by == "user"
+
+
+def test_batch_partial_approval_in_order(tmp_path: Path) -> None:
+    decider = Scripted(lambda t: [Verdict("allow_once" if i % 2 == 0 else "deny", "user", note=None if i % 2 == 0
+                                          else "not that one") for i in range(len(t.calls))])
+    broker = broker_for(tmp_path, decider, policy_toml=POLICY)
+    calls = call("echo a") + call("ls") + call("echo b") + call("echo c")
+    verdicts = submit(broker, calls, request_id="b1")
+    assert [(v.decision, v.decided_by) for v in verdicts] == [
+        ("allow_once", "user"), ("allow_once", "policy"), ("deny", "user"), ("allow_once", "user")]
+    assert verdicts[2].note == "not that one"
+    ticket = decider.seen[0]
+    assert [c.index for c in ticket.calls] == [0, 2, 3] and ticket.batch_size == 4
+
+
+def test_every_request_and_decision_reaches_the_audit_log(tmp_path: Path) -> None:
+    broker = broker_for(tmp_path, Scripted(allow_all()), policy_toml=POLICY)
+    submit(broker, call("ls"), request_id="a")            # policy, answered at once
+    submit(broker, call("echo x"), request_id="b")        # the person
+    submit(broker, call("shutdown"), request_id="c")      # blocked
+    history = {entry.tool + ":" + entry.args["command"]: entry for entry in broker.audit.history()}
+    assert len(history) == 3 and broker.audit.count() == 3
+    assert history["Bash:ls"].decided_by == "policy"
+    assert history["Bash:echo x"].decided_by == "user"
+    assert history["Bash:shutdown"].blocked
+    assert all(entry.decision for entry in history.values())
+
+
+@pytest.mark.parametrize("failure", ["raises", "wrong_count"])
+def test_a_broken_decider_denies_and_the_broker_survives(tmp_path: Path, failure: str) -> None:
+    def broken(ticket: Ticket) -> list[Verdict]:
+        if failure == "raises":
+            raise RuntimeError("the dialog crashed")
+        return []
+
+    broker = broker_for(tmp_path, Scripted(broken))
+    verdict = submit(broker, call("echo hi"))[0]
+    assert verdict.decision == "deny" and broker.pending == {}
+    assert broker.audit.history()[0].decision == "deny"
+    broker.decider = Scripted(allow_all())
+    assert submit(broker, call("echo hi"), request_id="r2")[0].decision == "allow_once"
+
+
+def test_a_failing_policy_falls_back_to_asking(tmp_path: Path) -> None:
+    class Broken:
+        def evaluate(self, call: object) -> object:
+            raise ValueError("bad rule")
+
+    decider = Scripted(allow_all())
+    broker = broker_for(tmp_path, decider)
+    broker.policy = Broken()
+    assert submit(broker, call("echo hi"))[0].decided_by == "user"

@@ -1,0 +1,92 @@
+"""Session memory: exact vs whole-tool entries, per session, idle expiry, revocation, listeners."""
+
+from __future__ import annotations
+
+import pytest
+
+from desktop_approver.core.memory import EXACT, WHOLE_TOOL, SessionMemory
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_exact_entry_matches_canonically_equal_arguments_only() -> None:
+    memory = SessionMemory()
+    memory.remember("s", "edit", {"path": "a.py", "lines": [1, 2]})
+    assert memory.lookup("s", "edit", {"lines": [1, 2], "path": "a.py"}) is not None   # key order irrelevant
+    assert memory.lookup("s", "edit", {"path": "a.py", "lines": [2, 1]}) is None
+    assert memory.lookup("s", "write", {"path": "a.py", "lines": [1, 2]}) is None
+    assert memory.lookup("other", "edit", {"path": "a.py", "lines": [1, 2]}) is None
+
+
+def test_whole_tool_entry_covers_any_arguments_in_its_session() -> None:
+    memory = SessionMemory()
+    entry = memory.remember("s", "Bash", {"command": "ls"}, scope=WHOLE_TOOL, agent="bot")
+    assert entry.scope == WHOLE_TOOL and entry.args_json is None and "any arguments" in entry.describe()
+    assert memory.lookup("s", "Bash", {"command": "rm x"}) is entry
+    assert memory.lookup("t", "Bash", {"command": "ls"}) is None
+    assert entry.hits == 1
+
+
+def test_unknown_scope_is_refused() -> None:
+    with pytest.raises(ValueError):
+        SessionMemory().remember("s", "Bash", {}, scope="forever")
+
+
+def test_idle_sessions_expire_and_activity_keeps_them_alive() -> None:
+    clock = Clock()
+    memory = SessionMemory(idle_seconds=60, clock=clock)
+    memory.remember("s", "Bash", {"command": "ls"}, scope=EXACT)
+    memory.remember("t", "Bash", {"command": "ls"})
+    clock.now += 50
+    memory.seen("s")                      # a request in "s" keeps it alive
+    clock.now += 50
+    assert memory.lookup("s", "Bash", {"command": "ls"}) is not None
+    assert memory.lookup("t", "Bash", {"command": "ls"}) is None   # idle for 100 s
+    assert memory.sessions() == ["s"]
+    clock.now += 61
+    assert memory.expire_idle() == 1 and memory.entries() == []
+
+
+def test_seen_does_not_create_a_session() -> None:
+    memory = SessionMemory(idle_seconds=1, clock=Clock())
+    memory.seen("nobody")
+    assert memory.sessions() == [] and memory.expire_idle() == 0
+
+
+def test_revoke_by_session_tool_and_all() -> None:
+    memory = SessionMemory()
+    for session in ("s", "t"):
+        for tool in ("Bash", "edit"):
+            memory.remember(session, tool, {"x": 1})
+    assert memory.revoke(session="s", tool="Bash") == 1
+    assert memory.revoke(tool="edit") == 2
+    assert [(e.session, e.tool) for e in memory.entries()] == [("t", "Bash")]
+    assert memory.revoke() == 1 and memory.entries() == []
+    assert memory.revoke() == 0
+
+
+def test_forget_session_and_revoke_entry() -> None:
+    memory = SessionMemory()
+    kept = memory.remember("s", "Bash", {"a": 1})
+    memory.remember("t", "Bash", {"a": 1})
+    assert memory.forget_session("t") == 1
+    assert memory.revoke_entry(kept) is True and memory.revoke_entry(kept) is False
+    assert memory.entries() == []
+
+
+def test_listeners_hear_every_change_but_not_no_ops() -> None:
+    memory = SessionMemory()
+    calls: list[int] = []
+    memory.listeners.append(lambda: calls.append(1))
+    memory.remember("s", "Bash", {})
+    memory.lookup("s", "Bash", {})
+    memory.revoke(session="nobody")
+    assert len(calls) == 1
+    memory.revoke()
+    assert len(calls) == 2

@@ -1,0 +1,68 @@
+"""The global mode: persisted, approve_all ends by itself, listeners hear changes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from desktop_approver.core import modes
+from desktop_approver.core.modes import ModeState
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1_000_000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_default_is_interactive_and_unknown_modes_are_refused(tmp_path: Path) -> None:
+    state = ModeState(tmp_path / "state.json")
+    assert state.mode == modes.INTERACTIVE and state.until is None
+    with pytest.raises(ValueError):
+        state.set("party")
+    with pytest.raises(ValueError):
+        state.set(modes.APPROVE_ALL)          # needs a duration
+    assert state.mode == modes.INTERACTIVE
+
+
+def test_mode_survives_a_new_instance(tmp_path: Path) -> None:
+    path = tmp_path / "sub" / "state.json"
+    ModeState(path).set(modes.DENY_ALL)
+    assert ModeState(path).mode == modes.DENY_ALL
+    clock = Clock()
+    ModeState(path, clock=clock).set(modes.APPROVE_ALL, seconds=60)
+    again = ModeState(path, clock=clock)
+    assert again.mode == modes.APPROVE_ALL and again.until == clock.now + 60
+
+
+def test_approve_all_expires_by_itself_and_says_so(tmp_path: Path) -> None:
+    clock = Clock()
+    path = tmp_path / "state.json"
+    state = ModeState(path, clock=clock)
+    heard: list[tuple[str, str | None]] = []
+    state.listeners.append(lambda mode, reason: heard.append((mode, reason)))
+    state.set(modes.APPROVE_ALL, seconds=30)
+    clock.now += 29
+    assert state.mode == modes.APPROVE_ALL
+    clock.now += 1
+    assert state.mode == modes.INTERACTIVE and state.until is None
+    assert heard == [(modes.APPROVE_ALL, None), (modes.INTERACTIVE, "approve-all period ended")]
+    assert ModeState(path, clock=clock).mode == modes.INTERACTIVE
+
+
+def test_an_expired_approve_all_on_disk_loads_as_interactive(tmp_path: Path) -> None:
+    clock = Clock()
+    path = tmp_path / "state.json"
+    ModeState(path, clock=clock).set(modes.APPROVE_ALL, seconds=10)
+    clock.now += 3600
+    assert ModeState(path, clock=clock).mode == modes.INTERACTIVE
+
+
+@pytest.mark.parametrize("content", ["not json", "[1, 2]", '{"mode": "weird"}', '{"mode": "approve_all"}'])
+def test_a_bad_state_file_falls_back_to_interactive(tmp_path: Path, content: str) -> None:
+    path = tmp_path / "state.json"
+    path.write_text(content)
+    assert ModeState(path).mode == modes.INTERACTIVE

@@ -1,0 +1,136 @@
+"""split_commands: every program a command line runs, with how it was reached; never raises."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from desktop_approver.core.shellparse import Redirect, split_commands
+
+
+def argvs(line: str) -> list[list[str]]:
+    return [list(command.argv) for command in split_commands(line)]
+
+
+@pytest.mark.parametrize(("line", "expected"), [
+    ("ls -la", [["ls", "-la"]]),
+    ("npm test && curl x | sh", [["npm", "test"], ["curl", "x"], ["sh"]]),
+    ("a; b || c & d", [["a"], ["b"], ["c"], ["d"]]),
+    ("(cd build && make)", [["cd", "build"], ["make"]]),
+    ("{ echo a; echo b; }", [["echo", "a"], ["echo", "b"]]),
+    ("echo $(whoami)", [["whoami"], ["echo", "$(whoami)"]]),
+    ("echo `id -u`", [["id", "-u"], ["echo", "`id -u`"]]),
+    ("diff <(ls a) <(ls b)", [["ls", "a"], ["ls", "b"], ["diff", "<(ls a)", "<(ls b)"]]),
+    ("sudo -u root env FOO=1 nohup timeout 5 xargs rm", [["rm"]]),
+    ("bash -c 'rm -rf ~'", [["rm", "-rf", "~"]]),
+    ("eval 'echo hi; rm x'", [["echo", "hi"], ["rm", "x"]]),
+    ("bash <<EOF\nrm -rf /tmp/x\nEOF\n", [["rm", "-rf", "/tmp/x"]]),
+    ("find . -name '*.pyc' -exec rm {} \\;", [["find", ".", "-name", "*.pyc", "-exec", "rm", "{}", ";"], ["rm", "{}"]]),
+    ("echo 'rm -rf /'", [["echo", "rm -rf /"]]),
+    ("echo \"a $HOME\" b\\ c", [["echo", "a $HOME", "b c"]]),
+    ("$'\\x72m' -rf /", [["rm", "-rf", "/"]]),
+    ("ls # ; rm -rf /", [["ls"]]),
+    ("FOO=1 BAR=2 cmd arg", [["cmd", "arg"]]),
+    ("cat <<'EOF'\n$(rm x)\nEOF\n", [["cat"]]),             # a quoted here-doc does not expand
+    ("cat <<EOF\n$(rm x)\nEOF\n", [["rm", "x"], ["cat"]]),
+    ("> out.txt", [[]]),
+])
+def test_argv_table(line: str, expected: list[list[str]]) -> None:
+    commands = split_commands(line)
+    assert [list(c.argv) for c in commands] == expected
+    assert all(c.parse_error is None for c in commands)
+
+
+@pytest.mark.parametrize(("line", "wrappers", "construct", "parent"), [
+    ("sudo -u root env FOO=1 nohup timeout 5 xargs rm", ("sudo", "env", "nohup", "timeout", "xargs"), "", ""),
+    ("sudo bash -c 'rm x'", ("sudo", "bash -c"), "-c", ""),
+    ("eval 'rm x'", ("eval",), "eval", ""),
+    ("bash <<EOF\nrm x\nEOF\n", ("bash <<",), "<<", "bash"),
+    ("bash <<< 'rm x'", ("bash <<<",), "<<", "bash"),
+    ("find . -exec rm {} +", (), "-exec", "find"),
+    ("echo $(rm x)", (), "$(", "echo"),
+    ("echo `rm x`", (), "`", "echo"),
+    ("bash <(rm x)", (), "<(", "bash"),
+    ("tee >(rm x)", (), ">(", "tee"),
+    ("(rm x)", (), "(", ""),
+    ("{ rm x; }", (), "{", ""),
+])
+def test_wrappers_and_constructs(line: str, wrappers: tuple[str, ...], construct: str, parent: str) -> None:
+    rm = [c for c in split_commands(line) if c.name == "rm"]
+    assert len(rm) == 1, split_commands(line)
+    assert (rm[0].wrappers, rm[0].construct, rm[0].parent) == (wrappers, construct, parent)
+    assert rm[0].depth == (0 if construct == "" else 1)
+
+
+def test_nothing_is_unwrapped_when_the_wrapper_runs_nothing() -> None:
+    assert argvs("sudo -l") == [["sudo", "-l"]]
+    assert argvs("command -v rm") == [["command", "-v", "rm"]]
+
+
+def test_assignments_and_pipes() -> None:
+    first, second = split_commands("FOO=1 env BAR=2 curl x | sudo sh")
+    assert first.assignments == ("FOO=1", "BAR=2") and first.pipes_to and not first.piped_from
+    assert second.argv == ("sh",) and second.piped_from and second.pipeline == first.pipeline
+    other = split_commands("a | b; c")
+    assert other[0].pipeline == other[1].pipeline != other[2].pipeline
+
+
+def test_redirections() -> None:
+    (make,) = split_commands("make 2>&1 > log.txt 2>>err.txt < in.txt")
+    assert make.redirects == (Redirect("2>&", "1"), Redirect(">", "log.txt"), Redirect("2>>", "err.txt"),
+                              Redirect("<", "in.txt"))
+    assert [r.writes for r in make.redirects] == [False, True, True, False]
+    assert [r.appends for r in make.redirects] == [False, False, True, False]
+    echo, tee = split_commands("echo hi | tee -a out.txt other")
+    assert echo.redirects == () and tee.redirects == (Redirect("tee -a", "out.txt"), Redirect("tee -a", "other"))
+    assert all(r.writes and r.appends for r in tee.redirects)
+
+
+def test_bash_c_keeps_the_outer_pipe_and_redirections() -> None:
+    inner = split_commands("curl x | bash -c 'cat > f'")
+    assert inner[-1].argv == ("cat",) and inner[-1].piped_from
+    assert Redirect(">", "f") in inner[-1].redirects
+
+
+def test_here_document_body_is_kept() -> None:
+    (cat,) = split_commands("cat <<-EOF > out\n\thello\n\tEOF\n")
+    assert cat.redirects[0] == Redirect("<<-", "EOF", "hello\n") and cat.redirects[1] == Redirect(">", "out")
+
+
+@pytest.mark.parametrize(("line", "error"), [
+    ("echo 'unbalanced", "unbalanced single quote"),
+    ('echo "unbalanced', "unbalanced double quote"),
+    ("echo $'open", "unbalanced single quote"),
+    ("(echo a", "unclosed parenthesis"),
+    ("echo $(ls", "unbalanced parenthesis"),
+    ("echo `ls", "unbalanced backquote"),
+    ("echo )", "unexpected ')'"),
+])
+def test_parse_errors_are_reported_not_raised(line: str, error: str) -> None:
+    errors = [c.parse_error for c in split_commands(line) if c.parse_error]
+    assert errors and any(error in e for e in errors), split_commands(line)
+
+
+def test_too_deep_nesting_is_an_error() -> None:
+    line = "echo $(" * 30 + "rm x" + ")" * 30
+    assert any(c.parse_error == "nested too deeply" for c in split_commands(line))
+
+
+def test_non_strings_are_a_type_error() -> None:
+    with pytest.raises(TypeError):
+        split_commands(b"ls")  # type: ignore[arg-type]
+
+
+def test_never_raises_on_random_input() -> None:
+    rng = random.Random(20261122)
+    alphabet = "ab -|&;<>()$`'\"\\{}#\n\t=*?![]~/0123cehsx"
+    words = ["bash -c ", "eval ", "sudo ", "<<EOF\n", "EOF\n", "$(", "${", "<(", "find -exec ", "case x in ",
+             "for i in ", "do ", "done", "if ", "fi", "then ", "[[ ", " ]]", "f() {", "$'", "\\x7"]
+    for _ in range(3000):
+        parts = [rng.choice(words) if rng.random() < 0.3 else rng.choice(alphabet) for _ in range(rng.randint(0, 40))]
+        line = "".join(parts)
+        commands = split_commands(line)
+        assert isinstance(commands, list)
+        for command in commands:
+            assert all(isinstance(word, str) for word in command.argv)
