@@ -246,3 +246,142 @@ def test_a_failing_policy_falls_back_to_asking(tmp_path: Path) -> None:
     broker = broker_for(tmp_path, decider)
     broker.policy = Broken()
     assert submit(broker, call("echo hi"))[0].decided_by == "user"
+
+
+# -- flow, with a person who answers or waits ------------------------------------------------------
+
+class Person:
+    def __init__(self, answer: Callable[[Ticket], list[Verdict]] | None = None, wait: bool = False) -> None:
+        self.answer = answer
+        self.wait = wait
+        self.seen: list[Ticket] = []
+
+    async def decide(self, ticket: Ticket) -> list[Verdict]:
+        self.seen.append(ticket)
+        if self.wait:
+            await asyncio.Event().wait()
+        assert self.answer is not None
+        return self.answer(ticket)
+
+
+def make(tmp_path: Path, person: Person, timeout: float = 5) -> Broker:
+    return Broker(person, audit=AuditLog(tmp_path / "audit.sqlite3"), memory=SessionMemory(), default_timeout=timeout)
+
+
+def calls(*commands: str) -> list[dict]:
+    return [{"tool": "Bash", "args": {"command": command}} for command in commands]
+
+
+def test_timeout_denies_and_remembers_nothing(tmp_path: Path) -> None:
+    person = Person(wait=True)
+    broker = make(tmp_path, person, timeout=0.2)
+    verdict = asyncio.run(broker.submit(WHO, "s", "r1", "request", calls("ls")))[0]
+    assert (verdict.decision, verdict.decided_by) == ("deny", "timeout")
+    assert broker.memory.entries() == [] and broker.pending == {}
+    entry = broker.audit.history()[0]
+    assert entry.decided_by == "timeout" and entry.tool == "Bash"
+
+
+def test_allow_session_is_remembered_per_session_and_scope(tmp_path: Path) -> None:
+    person = Person(lambda t: [Verdict("allow_session", "user", scope="tool") for _ in t.calls])
+    broker = make(tmp_path, person)
+    asyncio.run(broker.submit(WHO, "s", "r1", "request", calls("ls")))
+    again = asyncio.run(broker.submit(WHO, "s", "r2", "request", calls("pwd")))[0]
+    assert again.decided_by == "session" and len(person.seen) == 1        # whole tool remembered
+    other = asyncio.run(broker.submit(WHO, "t", "r3", "request", calls("ls")))[0]
+    assert other.decided_by == "user" and len(person.seen) == 2
+
+
+def test_edited_arguments_are_what_gets_remembered(tmp_path: Path) -> None:
+    person = Person(lambda t: [Verdict("allow_session", "user", updated_args={"command": "ls -a"})])
+    broker = make(tmp_path, person)
+    first = asyncio.run(broker.submit(WHO, "s", "r1", "request", calls("ls")))[0]
+    assert first.updated_args == {"command": "ls -a"}
+    assert asyncio.run(broker.submit(WHO, "s", "r2", "request", calls("ls -a")))[0].decided_by == "session"
+    assert asyncio.run(broker.submit(WHO, "s", "r3", "request", calls("ls")))[0].decided_by == "user"
+
+
+def test_batch_gets_one_verdict_per_call_in_order_and_all_are_audited(tmp_path: Path) -> None:
+    person = Person(lambda t: [Verdict("allow_once" if i % 2 == 0 else "deny", "user") for i in range(len(t.calls))])
+    broker = make(tmp_path, person)
+    broker.memory.remember("s", "Bash", {"command": "b"})
+    verdicts = asyncio.run(broker.submit(WHO, "s", "batch-1", "batch", calls("a", "b", "c", "d")))
+    assert [(v.decision, v.decided_by) for v in verdicts] == [
+        ("allow_once", "user"), ("allow_session", "session"), ("deny", "user"), ("allow_once", "user")]
+    assert len(person.seen[0].calls) == 3                  # the remembered call never reached the person
+    history = broker.audit.history()
+    assert len(history) == 4 and all(entry.decision for entry in history)
+
+
+def test_a_broken_prompt_denies_and_is_audited(tmp_path: Path) -> None:
+    def explode(ticket: Ticket) -> list[Verdict]:
+        raise RuntimeError("the dialog fell over")
+
+    broker = make(tmp_path, Person(explode))
+    verdict = asyncio.run(broker.submit(WHO, "s", "r1", "request", calls("ls")))[0]
+    assert verdict.decision == "deny" and "internal error" in (verdict.note or "")
+    assert broker.audit.history()[0].decision == "deny"
+
+
+def test_a_decider_answering_the_wrong_number_of_calls_fails_closed(tmp_path: Path) -> None:
+    broker = make(tmp_path, Person(lambda t: []))
+    verdicts = asyncio.run(broker.submit(WHO, "s", "r1", "batch", calls("a", "b")))
+    assert [v.decision for v in verdicts] == ["deny", "deny"]
+
+
+def test_listeners_see_tickets_come_and_go(tmp_path: Path) -> None:
+    events: list[str] = []
+    broker = make(tmp_path, Person(lambda t: [Verdict("deny", "user")]))
+    broker.listeners.append(lambda event, ticket: events.append(event))
+    asyncio.run(broker.submit(WHO, "s", "r1", "request", calls("ls")))
+    assert events == ["added", "removed"]
+
+
+# -- policy against modes and memory; risk in every answer -----------------------------------------
+
+class AskedPerson:
+    def __init__(self) -> None:
+        self.asked: list[Ticket] = []
+
+    async def decide(self, ticket: Ticket) -> list[Verdict]:
+        self.asked.append(ticket)
+        return [Verdict("deny", "user", note="asked") for _ in ticket.calls]
+
+
+def broker_with_policy(tmp_path: Path, policy_text: str, person: AskedPerson) -> Broker:
+    mode = modes.ModeState(tmp_path / "state.json")
+    return Broker(person, audit=AuditLog(tmp_path / "audit.sqlite3"), memory=SessionMemory(),
+                  policy=Policy.parse(policy_text), mode=mode, default_timeout=5)
+
+
+def ask(b: Broker, command: str, session: str = "s") -> Verdict:
+    call = {"tool": "Bash", "args": {"command": command}}
+    return asyncio.run(b.submit(WHO, session, "r", "request", [call]))[0]
+
+
+def test_ask_rule_beats_approve_all_and_session_memory(tmp_path: Path) -> None:
+    person = AskedPerson()
+    b = broker_with_policy(tmp_path, '[[rule]]\naction = "ask"\ntool = "Bash"\ncommand = "git push *"\n', person)
+    b.mode.set(modes.APPROVE_ALL, seconds=600)
+    b.memory.remember("s", "Bash", {"command": "git push origin main"})
+    verdict = ask(b, "git push origin main")
+    assert verdict.decided_by == "user" and verdict.note == "asked" and len(person.asked) == 1
+    other = ask(b, "npm test")                         # no rule: approve-all answers
+    assert other.decided_by == "mode" and other.decision == "allow_once"
+
+
+def test_deny_all_still_beats_an_ask_rule(tmp_path: Path) -> None:
+    person = AskedPerson()
+    b = broker_with_policy(tmp_path, '[[rule]]\naction = "ask"\ntool = "Bash"\n', person)
+    b.mode.set(modes.DENY_ALL)
+    verdict = ask(b, "ls")
+    assert verdict.decided_by == "mode" and person.asked == []
+
+
+def test_every_answer_carries_the_risk_the_app_found(tmp_path: Path) -> None:
+    person = AskedPerson()
+    b = broker_with_policy(tmp_path, '[[rule]]\naction = "allow"\ntool = "Bash"\ncommand = "ls"\n', person)
+    assert ask(b, "ls").risk == {"level": "safe", "reasons": []}
+    denied = ask(b, "rm -rf build")
+    assert denied.risk is not None and denied.risk["level"] == "destructive"
+    assert "deletes recursively" in denied.risk["reasons"]

@@ -90,3 +90,67 @@ def test_listeners_hear_every_change_but_not_no_ops() -> None:
     assert len(calls) == 1
     memory.revoke()
     assert len(calls) == 2
+
+
+# -- scopes, expiry and revocation, once more ------------------------------------------------------
+
+def test_exact_scope_matches_the_same_arguments_in_any_key_order_only() -> None:
+    memory = SessionMemory()
+    memory.remember("s1", "write_file", {"path": "a.txt", "content": "hi"})
+    hit = memory.lookup("s1", "write_file", {"content": "hi", "path": "a.txt"})
+    assert hit is not None and hit.hits == 1 and hit.scope == EXACT
+    assert memory.lookup("s1", "write_file", {"path": "a.txt", "content": "bye"}) is None
+    assert memory.lookup("s2", "write_file", {"path": "a.txt", "content": "hi"}) is None   # another session
+    assert memory.lookup("s1", "Write", {"path": "a.txt", "content": "hi"}) is None         # another tool
+
+
+def test_whole_tool_scope_covers_any_arguments_of_that_tool_in_that_session() -> None:
+    memory = SessionMemory()
+    memory.remember("s1", "Bash", {"command": "ls"}, scope=WHOLE_TOOL, agent="coder")
+    assert memory.lookup("s1", "Bash", {"command": "rm -rf /"}) is not None
+    assert memory.lookup("s2", "Bash", {"command": "ls"}) is None
+    assert memory.entries()[0].describe() == "Bash(any arguments)"
+    with pytest.raises(ValueError):
+        memory.remember("s1", "Bash", {}, scope="forever")
+
+
+def test_idle_sessions_expire_and_use_keeps_them_alive() -> None:
+    clock = Clock()
+    memory = SessionMemory(idle_seconds=60, clock=clock)
+    memory.remember("busy", "Bash", {"command": "ls"})
+    memory.remember("idle", "Bash", {"command": "ls"})
+    clock.now += 50
+    assert memory.lookup("busy", "Bash", {"command": "ls"}) is not None
+    clock.now += 50                                    # idle: 100 s without use; busy: 50 s
+    assert memory.lookup("idle", "Bash", {"command": "ls"}) is None
+    assert memory.sessions() == ["busy"]
+    memory.seen("busy")
+    clock.now += 59
+    assert [e.session for e in memory.entries()] == ["busy"]
+    clock.now += 2
+    assert memory.entries() == []
+
+
+def test_revoke_by_session_tool_entry_or_all_and_listeners_hear_it() -> None:
+    memory = SessionMemory()
+    changes: list[int] = []
+    memory.listeners.append(lambda: changes.append(len(memory.entries())))
+    for session, tool in (("a", "Bash"), ("a", "Write"), ("b", "Bash")):
+        memory.remember(session, tool, {"x": 1})
+    assert memory.revoke(tool="Write") == 1
+    assert memory.revoke(session="b") == 1
+    assert memory.revoke_entry(memory.entries()[0]) is True
+    assert memory.revoke_entry(memory.remember("c", "Bash", {})) is True
+    memory.remember("d", "Bash", {})
+    assert memory.revoke() == 1 and memory.revoke() == 0
+    assert changes[:3] == [1, 2, 3] and changes[-1] == 0
+    assert memory.forget_session("nobody") == 0
+
+
+def test_sessions_list_leaves_out_lapsed_ones() -> None:
+    clock = Clock()
+    memory = SessionMemory(idle_seconds=10, clock=clock)
+    memory.remember("old", "Bash", {"command": "ls"})
+    clock.now += 11
+    memory.remember("new", "Bash", {"command": "ls"})
+    assert memory.sessions() == ["new"]
