@@ -2,83 +2,25 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Callable
 
 import pytest
 
-from desktop_approver.core.service import ApproverService, ServiceOptions
 from desktop_approver.core.tickets import Ticket, Verdict
 
 ROOT = Path(__file__).resolve().parent.parent
-
-
-class ScriptedPerson:
-    """Answers every ticket with what ``choose(ticket)`` returns."""
-
-    def __init__(self, choose: Callable[[Ticket], list[Verdict]]) -> None:
-        self.choose = choose
-        self.seen: list[Ticket] = []
-
-    async def decide(self, ticket: Ticket) -> list[Verdict]:
-        self.seen.append(ticket)
-        return self.choose(ticket)
-
-
-class ServiceThread:
-    """The Qt-free service on its own asyncio loop in a thread, for subprocess clients."""
-
-    def __init__(self, tmp: Path, person: ScriptedPerson) -> None:
-        self.options = ServiceOptions(socket_path=tmp / "sock" / "approver.sock", audit_path=tmp / "audit.sqlite3",
-                                      policy_path=None, state_path=None)
-        self.person = person
-        self.loop = asyncio.new_event_loop()
-        self.ready = threading.Event()
-        self.thread = threading.Thread(target=self._run, daemon=True)
-
-    def _run(self) -> None:
-        asyncio.set_event_loop(self.loop)
-        self.service = ApproverService(self.options, self.person)
-        self.loop.run_until_complete(self.service.start())
-        self.ready.set()
-        self.loop.run_forever()
-
-    def __enter__(self) -> "ServiceThread":
-        self.thread.start()
-        assert self.ready.wait(10)
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        asyncio.run_coroutine_threadsafe(self.service.close(), self.loop).result(10)
-        self.loop.call_soon_threadsafe(self.loop.stop)
-        self.thread.join(10)
 
 
 def cli(*args: str, stdin: str | None = None, timeout: float = 30) -> subprocess.CompletedProcess[str]:
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     return subprocess.run([sys.executable, "-m", "desktop_approver", *args], input=stdin, capture_output=True,
                           text=True, timeout=timeout, env=env)
-
-
-@pytest.fixture
-def serve(tmp_path: Path) -> Iterator[Callable[[Callable[[Ticket], list[Verdict]]], ServiceThread]]:
-    running: list[ServiceThread] = []
-
-    def start(choose: Callable[[Ticket], list[Verdict]]) -> ServiceThread:
-        service = ServiceThread(tmp_path, ScriptedPerson(choose)).__enter__()
-        running.append(service)
-        return service
-
-    yield start
-    for service in running:
-        service.__exit__()
 
 
 def every(decision: str, note: str | None = None) -> Callable[[Ticket], list[Verdict]]:

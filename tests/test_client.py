@@ -20,7 +20,7 @@ from desktop_approver import Blocked, Client, wire
 from desktop_approver.async_client import AsyncClient
 from desktop_approver.core.tickets import Ticket, Verdict
 from desktop_approver.errors import ApproverUnavailable
-from tests.core.test_golden import ServiceThread
+from tests.support.service import ServiceThread
 
 ROOT = Path(__file__).resolve().parent.parent
 WAIT = 20.0

@@ -15,7 +15,8 @@ from desktop_approver.client import Client
 from desktop_approver.commands.history import parse_when
 from desktop_approver.core.audit import AuditLog
 from desktop_approver.core.tickets import CallInfo, Identity, Verdict
-from tests.test_cli import ScriptedPerson, ServiceThread, cli, serve  # noqa: F401  (serve is a fixture)
+from tests.support.service import ScriptedPerson, ServiceThread
+from tests.test_cli import cli
 
 DAY = 86400.0
 

@@ -8,7 +8,8 @@ from pathlib import Path
 
 from desktop_approver.core import modes
 from desktop_approver.core.tickets import Verdict
-from tests.test_cli import ScriptedPerson, ServiceThread, cli
+from tests.support.service import ScriptedPerson, ServiceThread
+from tests.test_cli import cli
 
 
 def _service(tmp_path: Path) -> ServiceThread:

@@ -11,7 +11,7 @@ import pytest
 from desktop_approver.client import Client
 from desktop_approver.core.audit import AuditLog
 from desktop_approver.core.tickets import Verdict
-from tests.test_cli import cli, serve  # noqa: F401  (serve is a fixture)
+from tests.test_cli import cli
 
 
 def remember_tool_for(tool: str) -> Any:

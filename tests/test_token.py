@@ -20,7 +20,8 @@ from desktop_approver.core.audit import AuditLog
 from desktop_approver.core.service import ServiceOptions
 from desktop_approver.core.tokens import SERVICE, USERNAME, TokenStore, TokenStoreUnavailable, make_token_check
 from desktop_approver.errors import Unauthorized
-from tests.test_cli import ScriptedPerson, ServiceThread, cli, every
+from tests.support.service import ScriptedPerson, ServiceThread
+from tests.test_cli import cli, every
 
 
 @pytest.fixture

@@ -30,7 +30,7 @@ import re
 import shlex
 import tempfile
 import tomllib
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import date, datetime, time, timezone
 from fnmatch import fnmatchcase
 from pathlib import Path

@@ -25,12 +25,11 @@ from desktop_approver import wire
 from desktop_approver.async_client import AsyncClient
 from desktop_approver.client import Client
 from desktop_approver.core.protocol import decode
-from desktop_approver.core.service import ApproverService, ServiceOptions
 from desktop_approver.core.tickets import Ticket, Verdict
 from desktop_approver.errors import ProtocolError
+from tests.support.service import WAIT, ServiceThread
 
 EXAMPLES_DIR = Path(__file__).resolve().parents[2] / "ipc" / "examples"
-WAIT = 20.0  # generous: only there so a broken server fails the test instead of hanging it
 
 PLACEHOLDER_CHECKS: dict[str, Callable[[Any], bool]] = {
     "<string>": lambda value: isinstance(value, str),
@@ -110,56 +109,6 @@ def person_answer(step: dict[str, Any]) -> Callable[[Ticket], list[Verdict]]:
 
 
 # -- the real app, scripted ------------------------------------------------------------------------
-
-class ScriptedPerson:
-    """Answers tickets in arrival order with the answers queued by the test; waits while none is."""
-
-    def __init__(self) -> None:
-        self.answers: asyncio.Queue[Callable[[Ticket], list[Verdict]]] = asyncio.Queue()
-        self.tickets: list[Ticket] = []
-
-    async def decide(self, ticket: Ticket) -> list[Verdict]:
-        self.tickets.append(ticket)
-        return (await self.answers.get())(ticket)
-
-
-class ServiceThread:
-    """The Qt-free service on its own asyncio loop in a thread, so tests can use blocking sockets."""
-
-    def __init__(self, tmp: Path, **options: Any) -> None:
-        self.options = ServiceOptions(**{"socket_path": tmp / "sock" / "approver.sock",
-                                         "audit_path": tmp / "audit.sqlite3", "policy_path": None,
-                                         "state_path": None, **options})
-        self.person = ScriptedPerson()
-        self.loop = asyncio.new_event_loop()
-        self.ready = threading.Event()
-        self.thread = threading.Thread(target=self._run, daemon=True)
-
-    @property
-    def socket_path(self) -> Path:
-        return self.options.socket_path
-
-    def answer(self, choose: Callable[[Ticket], list[Verdict]]) -> None:
-        self.loop.call_soon_threadsafe(self.person.answers.put_nowait, choose)
-
-    def _run(self) -> None:
-        asyncio.set_event_loop(self.loop)
-        self.service = ApproverService(self.options, self.person)
-        self.loop.run_until_complete(self.service.start())
-        self.ready.set()
-        self.loop.run_forever()
-
-    def __enter__(self) -> "ServiceThread":
-        self.thread.start()
-        assert self.ready.wait(WAIT), "the service did not start"
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        asyncio.run_coroutine_threadsafe(self.service.close(), self.loop).result(WAIT)
-        self.loop.call_soon_threadsafe(self.loop.stop)
-        self.thread.join(WAIT)
-        self.loop.close()
-
 
 class RawConnection:
     """A client with no library at all: bytes out, JSON lines in."""

@@ -17,7 +17,8 @@ from desktop_approver.client import Client
 from desktop_approver.core import models
 from desktop_approver.core.protocol import Refusal, decode, describe_errors, encode
 from desktop_approver.core.tickets import Verdict
-from tests.core.test_golden import RawConnection, ServiceThread
+from tests.core.test_golden import RawConnection
+from tests.support.service import ServiceThread
 
 STATUS = {"v": 1, "type": "status", "id": "s1"}
 REQUEST = {"v": 1, "type": "request", "id": "r1", "tool": "Bash", "args": {"command": "ls"}}

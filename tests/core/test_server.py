@@ -10,7 +10,7 @@ import socket
 import stat
 import tempfile
 from pathlib import Path
-from typing import Any, AsyncIterator, Awaitable, Callable
+from typing import Any, Awaitable, Callable
 
 import pytest
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import socket
 from typing import Any
 
 from PySide6.QtCore import Qt

@@ -11,7 +11,6 @@ from PySide6.QtCore import Qt
 
 from desktop_approver import Client
 from tests.gui.conftest import wait_for
-from tests.support.dbus import notification_server, private_bus, start_notification_server  # noqa: F401
 
 
 @pytest.fixture

@@ -9,7 +9,6 @@ client, and grabs each window as it is shown to the person.
 from __future__ import annotations
 
 import asyncio
-import os
 import sys
 import tempfile
 import threading
@@ -49,7 +48,6 @@ def save(path, data):
 
 
 async def main() -> None:
-    import qasync  # noqa: F401
     from PySide6.QtWidgets import QApplication
 
     from desktop_approver import Client, previews

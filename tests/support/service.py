@@ -1,0 +1,96 @@
+"""The Qt-free service on its own asyncio loop in a thread, with a scripted person, so tests can
+use blocking sockets, subprocess clients or the real client library against it."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+import pytest
+
+from desktop_approver.core.service import ApproverService, ServiceOptions
+from desktop_approver.core.tickets import Ticket, Verdict
+
+WAIT = 20.0  # generous: only there so a broken service fails the test instead of hanging it
+
+Choice = Callable[[Ticket], list[Verdict]]
+
+
+class ScriptedPerson:
+    """Answers every ticket at once with what ``choose(ticket)`` returns."""
+
+    def __init__(self, choose: Choice) -> None:
+        self.choose = choose
+        self.seen: list[Ticket] = []
+
+    async def decide(self, ticket: Ticket) -> list[Verdict]:
+        self.seen.append(ticket)
+        return self.choose(ticket)
+
+
+class QueuedPerson:
+    """Answers tickets in arrival order with the answers the test queues; waits while none is."""
+
+    def __init__(self) -> None:
+        self.answers: asyncio.Queue[Choice] = asyncio.Queue()
+        self.tickets: list[Ticket] = []
+
+    async def decide(self, ticket: Ticket) -> list[Verdict]:
+        self.tickets.append(ticket)
+        return (await self.answers.get())(ticket)
+
+
+class ServiceThread:
+    """``with ServiceThread(tmp_path[, person], **options) as running:``; options may still be
+    changed between construction and ``with``."""
+
+    def __init__(self, tmp: Path, person: Any = None, **options: Any) -> None:
+        self.options = ServiceOptions(**{"socket_path": tmp / "sock" / "approver.sock",
+                                         "audit_path": tmp / "audit.sqlite3", "policy_path": None,
+                                         "state_path": None, **options})
+        self.person = person if person is not None else QueuedPerson()
+        self.loop = asyncio.new_event_loop()
+        self.ready = threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+
+    @property
+    def socket_path(self) -> Path:
+        return self.options.socket_path
+
+    def answer(self, choose: Choice) -> None:
+        """Queue the next answer of a :class:`QueuedPerson`."""
+        self.loop.call_soon_threadsafe(self.person.answers.put_nowait, choose)
+
+    def _run(self) -> None:
+        asyncio.set_event_loop(self.loop)
+        self.service = ApproverService(self.options, self.person)
+        self.loop.run_until_complete(self.service.start())
+        self.ready.set()
+        self.loop.run_forever()
+
+    def __enter__(self) -> "ServiceThread":
+        self.thread.start()
+        assert self.ready.wait(WAIT), "the service did not start"
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        asyncio.run_coroutine_threadsafe(self.service.close(), self.loop).result(WAIT)
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(WAIT)
+        self.loop.close()
+
+
+@pytest.fixture
+def serve(tmp_path: Path) -> Iterator[Callable[[Choice], ServiceThread]]:
+    running: list[ServiceThread] = []
+
+    def start(choose: Choice) -> ServiceThread:
+        service = ServiceThread(tmp_path, ScriptedPerson(choose)).__enter__()
+        running.append(service)
+        return service
+
+    yield start
+    for service in running:
+        service.__exit__()
