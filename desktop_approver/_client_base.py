@@ -26,7 +26,7 @@ REPLY_GRACE = 10.0
 DEFAULT_WAIT = 300.0
 
 Call = Mapping[str, Any] | tuple[str, Mapping[str, Any]]
-KEYRING_SERVICE, KEYRING_USERNAME = "desktop-approver", "socket-token"  # as core.tokens keeps it
+KEYRING_SERVICE, KEYRING_USERNAME = "desktop-approver", "socket-token"  # core.tokens keeps the token here
 
 
 def keyring_token() -> str | None:

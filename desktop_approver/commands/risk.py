@@ -37,7 +37,12 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"desktop-approver risk: {exc}", file=sys.stderr)
         return 2
-    print(json.dumps(_assess(args.tool, call_args, args.cwd or os.getcwd(), hints), ensure_ascii=False))
+    try:
+        result = _assess(args.tool, call_args, args.cwd or os.getcwd(), hints)
+    except ValueError as exc:
+        print(f"desktop-approver risk: {exc}", file=sys.stderr)
+        return 2
+    print(json.dumps(result, ensure_ascii=False))
     return 0
 
 
@@ -64,16 +69,18 @@ def _run_lines(args: argparse.Namespace) -> int:
 
 
 def _assess(tool: str, call_args: dict[str, Any], cwd: str, hints: dict[str, Any]) -> dict[str, Any]:
+    """As the app assesses a request: hints read by the wire model (MCP's camelCase names or ours)."""
+    from pydantic import ValidationError
+
+    from ..core.models import Hints
+    from ..core.protocol import describe_errors
     from ..core.risk import assess
 
-    return assess(tool, call_args, cwd=cwd, hints=_hint_names(hints)).to_json()
-
-
-def _hint_names(hints: dict[str, Any]) -> dict[str, Any]:
-    """Accept MCP's camelCase annotation names as well as ours."""
-    aliases = {"readOnlyHint": "read_only", "destructiveHint": "destructive", "idempotentHint": "idempotent",
-               "openWorldHint": "open_world"}
-    return {aliases.get(key, key): value for key, value in hints.items()}
+    try:
+        known = Hints.model_validate(hints).as_dict()
+    except ValidationError as exc:
+        raise ValueError(f"bad hints: {describe_errors(exc)}") from None
+    return assess(tool, call_args, cwd=cwd, hints=known).to_json()
 
 
 def _object(text: str, what: str) -> dict[str, Any]:

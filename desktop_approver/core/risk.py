@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Iterable, Mapping
@@ -323,7 +324,6 @@ def _command_findings(command: str | list[str] | Any, cwd: str | None, findings:
         if len(words) >= 3 and words[0].rsplit("/", 1)[-1] in SHELLS and words[1] in ("-c", "-lc", "-ic", "-cl"):
             command = words[2]
         else:
-            import shlex
             command = shlex.join(words)
     if not isinstance(command, str):
         findings.add(MODERATE, "the command is not text")
@@ -696,8 +696,6 @@ def _network_findings(cmd: SimpleCommand, cwd: str | None, findings: _Findings) 
     if cmd.name in ("kubectl", "helm", "terraform", "aws", "gcloud", "az"):
         if re.search(r"\b(delete|destroy|rm|uninstall|terminate)", " ".join(argv[1:])):
             findings.add(DESTRUCTIVE, "deletes cloud or cluster resources")
-    if cmd.pipes_to:
-        return
 
 
 def _read_only_findings(cmd: SimpleCommand, cwd: str | None, findings: _Findings) -> None:
@@ -710,10 +708,10 @@ def _read_only_findings(cmd: SimpleCommand, cwd: str | None, findings: _Findings
     if cmd.name in ("source", "."):
         findings.add(MODERATE, "runs a script in the current shell")
         return
-    for operand in _operands(cmd.argv):
-        if cmd.name in ("grep", "egrep", "fgrep", "rg", "ag", "ack", "awk", "jq", "yq", "sed") \
-                and operand == _operands(cmd.argv)[0]:
-            continue  # the pattern or program, not a path
+    operands = _operands(cmd.argv)
+    if cmd.name in ("grep", "egrep", "fgrep", "rg", "ag", "ack", "awk", "jq", "yq", "sed"):
+        operands = operands[1:]  # the first is the pattern or program, not a path
+    for operand in operands:
         if "/" in operand or operand.startswith(".") or "." in operand:
             _judge_read(_place(operand, cwd), findings)
     if cmd.name == "awk" and re.search(r"system\s*\(|print\s*>|\|\s*\"", " ".join(cmd.argv[1:])):

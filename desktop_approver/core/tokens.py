@@ -17,8 +17,7 @@ from typing import Any, Callable
 
 log = logging.getLogger(__name__)
 
-SERVICE = "desktop-approver"
-USERNAME = "socket-token"
+from .._client_base import KEYRING_SERVICE as SERVICE, KEYRING_USERNAME as USERNAME  # where clients look
 TOKEN_BYTES = 32
 REFRESH_SECONDS = 10.0
 """How long the app trusts its copy of the token; a rotation takes effect within this time."""

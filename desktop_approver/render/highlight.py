@@ -809,12 +809,11 @@ _SUSPICIOUS_JSON_SPACES = re.compile(r"(?<!\\n) {8,}| {40,}")
 def _json_line_reveal(line: str) -> Revealed | None:
     """Reveal a line of pretty JSON: long space runs count, indentation (its own, or of code
     inside a string value) does not."""
-    body_start = len(line) - len(line.lstrip(" "))
-    body = line[body_start:]
+    indent = len(line) - len(line.lstrip(" "))
+    body = line[indent:]
     spaces = bool(_SUSPICIOUS_JSON_SPACES.search(body))
     if not _NEEDS_REVEAL.search(line) and not spaces:
         return None
-    indent = body_start
     found = reveal(body, spaces=spaces)
     if indent:
         found = Revealed(" " * indent + found.text, found.warnings, [(" " * indent, False), *found.segments],
