@@ -17,14 +17,12 @@ from typing import Any, Callable, Protocol, Sequence
 from . import modes
 from .audit import AuditLog
 from .memory import SessionMemory
+from .policy import PolicyCall
 from .risk import assess
 from .tickets import CallInfo, Countdown, Decider, Identity, Ticket, Verdict
 
 log = logging.getLogger(__name__)
 DEFAULT_TIMEOUT = 300.0
-
-ASK_PERSON = Verdict("ask", "policy", note="a policy rule says: ask the person")
-"""Marker from the policy step (never sent): an ``ask`` rule matched, so only the person may decide."""
 
 Listener = Callable[[str, Ticket], None]
 """Called with ("added" | "removed", ticket) as tickets start and stop waiting for a person."""
@@ -118,15 +116,15 @@ class Broker:
                         risk=assess(call["tool"], call["args"], cwd=identity.cwd, hints=hints))
 
     def _decide_without_person(self, info: CallInfo, identity: Identity, session: str) -> Verdict | None:
-        verdict = self._policy_verdict(info, identity)
-        if verdict is not None and verdict.decision == "deny":
+        action, verdict = self._policy_verdict(info, identity)
+        if action in ("block", "deny"):
             return verdict
         mode = self.mode.mode
         if mode == modes.DENY_ALL:
             return Verdict("deny", "mode", note="desktop-approver is in deny-all mode")
-        if verdict is ASK_PERSON:
-            return None  # an `ask` rule: the person decides, whatever the mode or session memory says
-        if verdict is not None:
+        if action == "ask":
+            return None  # the person decides, whatever the mode or session memory would say
+        if action == "allow":
             return verdict
         if mode == modes.APPROVE_ALL and (info.risk is None or info.risk.level != "destructive"):
             return Verdict("allow_once", "mode", note="approve-all period")
@@ -134,25 +132,22 @@ class Broker:
             return Verdict("allow_session", "session")
         return None
 
-    def _policy_verdict(self, info: CallInfo, identity: Identity) -> Verdict | None:
+    def _policy_verdict(self, info: CallInfo, identity: Identity) -> tuple[str | None, Verdict | None]:
+        """The deciding rule's action (None: no rule) and, for allow / deny / block, its verdict."""
         if self.policy is None:
-            return None
-        from .policy import PolicyCall  # the policy module is optional at import time of the broker
-
+            return None, None
         try:
             found = self.policy.evaluate(PolicyCall(tool=info.tool, args=info.args, agent=identity.agent,
                                                     cwd=identity.cwd, risk=info.risk.level if info.risk else None))
         except Exception:  # a broken rule must never take the app down: fall back to asking
             log.exception("policy evaluation failed; asking the person")
-            return None
-        if found is None:
-            return None
-        if found.action == "ask":
-            return ASK_PERSON
-        rule = found.rule.describe() if hasattr(found.rule, "describe") else str(found.rule)
+            return None, None
+        if found is None or found.action == "ask":
+            return (found.action if found else None), None
+        rule, note = found.rule.describe(), found.reason or None
         if found.action == "allow":
-            return Verdict("allow_once", "policy", rule=rule, note=found.reason or None)
-        return Verdict("deny", "policy", rule=rule, note=found.reason or None, blocked=found.action == "block")
+            return "allow", Verdict("allow_once", "policy", rule=rule, note=note)
+        return found.action, Verdict("deny", "policy", rule=rule, note=note, blocked=found.action == "block")
 
     async def _ask_person(self, identity: Identity, session: str, request_id: str, kind: str,
                           calls: list[CallInfo], batch_size: int, timeout: float | None) -> list[Verdict]:
