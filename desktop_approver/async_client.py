@@ -31,6 +31,7 @@ class AsyncClient:
         self._reader_task: asyncio.Task[None] | None = None
         self._waiting: dict[str, asyncio.Future[dict[str, Any]]] = {}
         self._connecting = asyncio.Lock()
+        self._welcomed: asyncio.Future[None] | None = None
 
     @property
     def session(self) -> str:
@@ -97,9 +98,20 @@ class AsyncClient:
             except (OSError, asyncio.TimeoutError) as exc:
                 raise unavailable(self.socket_path, getattr(exc, "strerror", None) or exc or "timed out") from None
             self.protocol.framer = wire.LineFramer()
+            self.protocol.welcome = None
             self._writer = writer
+            # The hello is answered before anything else is sent: the app closes a connection whose
+            # hello it refuses (no or wrong token), and a request written into that closing socket
+            # fails with a broken pipe that tears down the transport before the refusal is read,
+            # so the keyring retry would never see it.
+            welcomed = self._welcomed = asyncio.get_running_loop().create_future()
             writer.write(wire.encode(self.protocol.hello()))
             self._reader_task = asyncio.get_running_loop().create_task(self._read_loop(reader))
+            try:
+                await asyncio.wait_for(asyncio.shield(welcomed), self.connect_timeout)
+            except asyncio.TimeoutError:
+                self._drop(ApproverUnavailable("no welcome"))
+                raise unavailable(self.socket_path, "it did not answer the hello") from None
             return writer
 
     async def _exchange(self, reply_id: str, message: dict[str, Any], timeout: float | None,
@@ -139,7 +151,10 @@ class AsyncClient:
         failure: ApproverError = ApproverUnavailable(f"desktop-approver closed the connection ({self.socket_path})")
         try:
             while data := await reader.read(65536):
-                for reply in self.protocol.parse(data):
+                replies = self.protocol.parse(data)
+                if self.protocol.welcome is not None and self._welcomed is not None and not self._welcomed.done():
+                    self._welcomed.set_result(None)
+                for reply in replies:
                     future = self._waiting.get(str(reply.get("id")))
                     if future is not None and not future.done():
                         future.set_result(reply)
@@ -153,6 +168,9 @@ class AsyncClient:
         writer, self._writer = self._writer, None
         if writer is not None:
             writer.close()
+        if self._welcomed is not None and not self._welcomed.done():
+            self._welcomed.set_exception(failure)
+            self._welcomed.exception()  # retrieved here: only _ensure_connected may be waiting
         for future in self._waiting.values():
             if not future.done():
                 future.set_exception(failure)

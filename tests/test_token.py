@@ -205,3 +205,51 @@ def test_a_client_on_the_desktop_without_the_variable_uses_the_keyring(tmp_path:
             wrong.request("deploy", {"env": "prod"})          # an explicit token is never replaced
     finally:
         service.__exit__()
+
+
+def test_the_async_client_waits_for_the_welcome_before_sending_a_request(tmp_path: Path) -> None:
+    """The app closes a connection whose hello it refuses; a request written into that closing
+    socket broke the transport before the refusal was read, so the keyring retry never ran (it
+    failed about one run in eight under load). The client now sends nothing after its hello until
+    the app answers it."""
+    import asyncio
+    import socket
+    import threading
+
+    from desktop_approver.async_client import AsyncClient
+
+    path = tmp_path / "fake.sock"
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(str(path))
+    listener.listen(1)
+    early: list[bytes] = []
+
+    def refuse_then_welcome() -> None:
+        conn, _ = listener.accept()
+        with conn:
+            conn.settimeout(2.0)
+            buffered = b""
+            while b"\n" not in buffered:
+                buffered += conn.recv(65536)
+            conn.settimeout(0.3)
+            try:
+                early.append(buffered.split(b"\n", 1)[1] + conn.recv(65536))
+            except socket.timeout:
+                early.append(buffered.split(b"\n", 1)[1])
+            conn.sendall(b'{"v":1,"type":"error","code":"unauthorized","message":"missing or wrong token"}\n')
+
+    server = threading.Thread(target=refuse_then_welcome, daemon=True)
+    server.start()
+
+    async def ask() -> None:
+        client = AsyncClient(path, token="given")  # an explicit token: no keyring retry
+        try:
+            await client.request("deploy", {})
+        finally:
+            await client.aclose()
+
+    with pytest.raises(Unauthorized):
+        asyncio.run(ask())
+    server.join(5)
+    listener.close()
+    assert early == [b""]  # nothing followed the hello before the app answered it
