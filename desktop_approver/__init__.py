@@ -13,11 +13,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from .client import Client
-from .errors import ApproverError, ApproverUnavailable, Blocked, ProtocolError, Unauthorized
+from .errors import ApproverError, ApproverUnavailable, Blocked, ProtocolError, Unauthorized, UntrustedServer
 from .wire import Decision
 
 __version__ = "0.1.0"
 __all__ = ["Client", "AsyncClient", "Decision", "ApproverError", "ApproverUnavailable",
+           "UntrustedServer",
            "ProtocolError", "Unauthorized", "Blocked", "previews", "__version__"]
 
 if TYPE_CHECKING:

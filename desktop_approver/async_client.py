@@ -14,6 +14,7 @@ from . import wire
 from ._client_base import CONNECT_TIMEOUT, Call, ClientProtocol, check_batch_length, unavailable
 from .errors import ApproverError, ApproverUnavailable, Unauthorized
 from .paths import resolve_socket_path
+from .server_check import check_server, check_socket_path
 
 __all__ = ["AsyncClient"]
 
@@ -93,10 +94,16 @@ class AsyncClient:
             if self._writer is not None:
                 return self._writer
             try:
+                check_socket_path(self.socket_path)  # before connecting: nothing reaches another user's socket
                 reader, writer = await asyncio.wait_for(
                     asyncio.open_unix_connection(os.fspath(self.socket_path)), self.connect_timeout)
             except (OSError, asyncio.TimeoutError) as exc:
                 raise unavailable(self.socket_path, getattr(exc, "strerror", None) or exc or "timed out") from None
+            try:
+                check_server(writer.get_extra_info("socket"), self.socket_path)
+            except ApproverUnavailable:
+                writer.close()
+                raise
             self.protocol.framer = wire.LineFramer()
             self.protocol.welcome = None
             self._writer = writer

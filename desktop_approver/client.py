@@ -22,6 +22,7 @@ from . import wire
 from ._client_base import CONNECT_TIMEOUT, Call, ClientProtocol, check_batch_length, unavailable
 from .errors import ApproverUnavailable, Unauthorized
 from .paths import resolve_socket_path
+from .server_check import check_server, check_socket_path
 
 __all__ = ["Client"]
 
@@ -98,13 +99,21 @@ class Client:
         """Open the socket; returns the hello to send first (pipelined with the request)."""
         if self._sock is not None:
             return []
+        try:
+            check_socket_path(self.socket_path)  # before connecting: nothing reaches another user's socket
+        except OSError as exc:
+            raise unavailable(self.socket_path, exc.strerror or exc) from None
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         sock.settimeout(self.connect_timeout)
         try:
             sock.connect(os.fspath(self.socket_path))
+            check_server(sock, self.socket_path)
         except OSError as exc:
             sock.close()
             raise unavailable(self.socket_path, exc.strerror or exc) from None
+        except ApproverUnavailable:
+            sock.close()
+            raise
         self._sock = sock
         self.protocol.framer = wire.LineFramer()
         return [wire.encode(self.protocol.hello())]

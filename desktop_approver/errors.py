@@ -4,6 +4,7 @@ One small tree, so an agent can catch exactly what it means to handle::
 
     ApproverError                  anything that went wrong talking to the approver
     ├── ApproverUnavailable        no app on the socket, it died, or it stopped answering
+    │   └── UntrustedServer        the socket, its directory or its server is not our user's
     ├── ProtocolError              the app answered with an ``error`` message, or sent garbage
     │   └── Unauthorized           the app refused our token / peer credentials
     └── Blocked                    a policy rule blocked the call (not a person's deny)
@@ -22,6 +23,16 @@ class ApproverError(Exception):
 
 class ApproverUnavailable(ApproverError):
     """The approver app is not reachable; the call must be treated as denied (fail closed)."""
+
+
+class UntrustedServer(ApproverUnavailable):
+    """Whatever listens on the socket may not be our app: it or its directory belongs to another
+    user, is open to others, or the server process runs as another uid. Nothing was sent."""
+
+    def __init__(self, path: object, reason: str) -> None:
+        super().__init__(f"refusing the socket at {path}: {reason}")
+        self.path = path
+        self.reason = reason
 
 
 class ProtocolError(ApproverError):

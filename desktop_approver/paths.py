@@ -86,12 +86,18 @@ class InsecureDirectory(RuntimeError):
 
 
 def ensure_private_dir(path: Path) -> None:
-    """Create ``path`` as 0700, or check an existing one is ours and not open to others."""
+    """Create ``path`` as 0700, or check an existing one is ours and not open to others.
+
+    Refuses (:class:`InsecureDirectory`) a link or a directory another user made: in the shared
+    temp directory, that user could otherwise listen on our socket's path and answer our clients.
+    """
     path.mkdir(mode=0o700, parents=True, exist_ok=True)
     info = path.lstat()
-    if not os.path.isdir(path) or os.path.islink(path):
-        raise InsecureDirectory(f"{path} is not a directory")
+    if os.path.islink(path) or not os.path.isdir(path):
+        raise InsecureDirectory(f"the socket directory {path} is not a directory of its own (a link or a file); "
+                                "remove it or set XDG_RUNTIME_DIR")
     if info.st_uid != os.getuid():
-        raise InsecureDirectory(f"{path} belongs to uid {info.st_uid}, not to us ({os.getuid()})")
+        raise InsecureDirectory(f"the socket directory {path} belongs to uid {info.st_uid}, not to us ({os.getuid()}): "
+                                "another user may be waiting to impersonate the app; remove it or set XDG_RUNTIME_DIR")
     if info.st_mode & 0o077:
         os.chmod(path, 0o700)

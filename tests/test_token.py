@@ -221,6 +221,7 @@ def test_the_async_client_waits_for_the_welcome_before_sending_a_request(tmp_pat
     path = tmp_path / "fake.sock"
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(str(path))
+    path.chmod(0o600)  # like the app's socket: clients refuse one open to others
     listener.listen(1)
     early: list[bytes] = []
 

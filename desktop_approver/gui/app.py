@@ -17,6 +17,7 @@ from ..core import modes
 from ..core.server import AlreadyRunning
 from ..core.service import ApproverService, ServiceOptions
 from ..core.tickets import Ticket
+from ..paths import InsecureDirectory
 from .decider import GuiDecider
 from .dialog import ARMING_DELAY_MS, ApprovalDialog
 from .history_window import HistoryWindow
@@ -173,6 +174,9 @@ class DesktopApprover(QObject):
             self.decider.current = None
         self.decider.resume_dialogs()
 
+EXIT_INSECURE_DIRECTORY = 2
+"""The socket's directory is not ours or is a link: someone else may be waiting to impersonate us."""
+
 
 def run_app(args: Any, demo: bool = False) -> int:
     """Start the tray app (and, with ``demo``, a sample agent); returns the exit code."""
@@ -191,6 +195,10 @@ def run_app(args: Any, demo: bool = False) -> int:
         print(f"desktop-approver: {exc}", file=sys.stderr)
         approver.service.audit.close()
         return 1
+    except InsecureDirectory as exc:
+        print(f"desktop-approver: refusing to start: {exc}", file=sys.stderr)
+        approver.service.audit.close()
+        return EXIT_INSECURE_DIRECTORY
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, lambda *_: approver.request_quit())
     wake = QTimer()  # lets Python run its signal handlers while Qt sleeps

@@ -218,6 +218,7 @@ class RecordedApp:
         self.failure: BaseException | None = None
         self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self.listener.bind(str(path))
+        path.chmod(0o600)  # like the app's socket: clients refuse one open to others
         self.listener.listen()
         self.listener.settimeout(0.2)
         self.stopped = threading.Event()
