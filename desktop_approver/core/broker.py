@@ -2,7 +2,8 @@
 
 For each call, in this order: a policy ``block`` or ``deny`` rule; the ``deny_all`` mode; a
 policy ``ask`` rule (straight to the person) or ``allow`` rule; the ``approve_all`` mode (never
-for destructive calls); session memory; and only then the person, through the :class:`~desktop_approver.core.tickets.Decider`. The
+for destructive calls); session memory (never for destructive calls either, whatever the scope
+the person chose); and only then the person, through the :class:`~desktop_approver.core.tickets.Decider`. The
 person's part has a pausable timeout that ends in a deny and never remembers anything. Every
 call and every verdict is written to the audit log before the agent hears the answer.
 """
@@ -126,8 +127,10 @@ class Broker:
             return None  # the person decides, whatever the mode or session memory would say
         if action == "allow":
             return verdict
-        if mode == modes.APPROVE_ALL and (info.risk is None or info.risk.level != "destructive"):
+        if mode == modes.APPROVE_ALL and not _destructive(info):
             return Verdict("allow_once", "mode", note="approve-all period")
+        if _destructive(info):
+            return None  # "for this session" never covers a destructive call: the person sees each one
         if self.memory.lookup(session, info.tool, info.args) is not None:
             return Verdict("allow_session", "session")
         return None
@@ -174,7 +177,7 @@ class Broker:
 
     def _remember(self, verdicts: list[Verdict], infos: list[CallInfo], identity: Identity, session: str) -> None:
         for verdict, info in zip(verdicts, infos):
-            if verdict.decision == "allow_session" and verdict.decided_by == "user":
+            if verdict.decision == "allow_session" and verdict.decided_by == "user" and not _destructive(info):
                 self.memory.remember(session, info.tool, verdict.updated_args or info.args, scope=verdict.scope,
                                      agent=identity.agent)
 
@@ -184,6 +187,11 @@ class Broker:
                 listener(event, ticket)
             except Exception:
                 log.exception("ticket listener failed")
+
+
+def _destructive(info: CallInfo) -> bool:
+    """The risk assessment prepared for the call says destructive: only a person may allow it."""
+    return info.risk is not None and info.risk.level == "destructive"
 
 
 def _risk_for_agent(info: CallInfo) -> dict[str, Any] | None:

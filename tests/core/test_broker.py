@@ -385,3 +385,25 @@ def test_every_answer_carries_the_risk_the_app_found(tmp_path: Path) -> None:
     denied = ask(b, "rm -rf build")
     assert denied.risk is not None and denied.risk["level"] == "destructive"
     assert "deletes recursively" in denied.risk["reasons"]
+
+
+@pytest.mark.parametrize("scope", ["tool", "exact"])
+def test_session_memory_never_answers_a_destructive_call(tmp_path: Path, scope: str) -> None:
+    destructive = "rm -rf /home/me/important"
+    decider = Scripted(allow_all("allow_once"))
+    broker = broker_for(tmp_path, decider)
+    broker.memory.remember("s", "Bash", {"command": destructive} if scope == "exact" else {}, scope=scope)
+    verdict = submit(broker, call(destructive))[0]
+    assert verdict.risk is not None and verdict.risk["level"] == "destructive"
+    assert (verdict.decision, verdict.decided_by) == ("allow_once", "user")  # the person was asked
+    assert [c.args["command"] for t in decider.seen for c in t.calls] == [destructive]
+    if scope == "tool":  # the same approval still covers the tool's ordinary calls
+        assert submit(broker, call("ls -la"))[0].decided_by == "session"
+
+
+def test_a_destructive_call_allowed_for_the_session_is_not_remembered(tmp_path: Path) -> None:
+    decider = Scripted(allow_all("allow_session", scope="tool"))
+    broker = broker_for(tmp_path, decider)
+    submit(broker, call("rm -rf /home/me/important"))
+    assert broker.memory.entries() == []
+    assert submit(broker, call("rm -rf /home/me/important"))[0].decided_by == "user"
