@@ -21,7 +21,7 @@ import pytest
 
 from desktop_approver import AsyncClient, Client, UntrustedServer
 from desktop_approver.server_check import check_socket_path
-from tests.support.users import SYSTEM_PYTHON, as_second_user, second_uid, shared_tmp  # noqa: F401 (fixtures)
+from tests.support.users import SYSTEM_PYTHON, as_second_user
 
 ROOT = Path(__file__).resolve().parent.parent
 IMPOSTOR = ROOT / "tests" / "support" / "impostor.py"

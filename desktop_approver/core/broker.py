@@ -57,7 +57,7 @@ class Broker:
     def prepare(self, identity: Identity, session: str, calls: Sequence[dict[str, Any]]) -> Prepared:
         """Assess every call and decide what needs no person (rules, mode, session memory)."""
         infos = [self._inspect(index, call, identity) for index, call in enumerate(calls)]
-        self.memory.seen(session)
+        self.memory.seen(session, agent=identity.agent)
         return Prepared(infos, [self._decide_without_person(info, identity, session) for info in infos])
 
     def answer_now(self, identity: Identity, session: str, request_id: str, prepared: Prepared) -> list[Verdict] | None:
@@ -131,7 +131,7 @@ class Broker:
             return Verdict("allow_once", "mode", note="approve-all period")
         if _destructive(info):
             return None  # "for this session" never covers a destructive call: the person sees each one
-        if self.memory.lookup(session, info.tool, info.args) is not None:
+        if self.memory.lookup(session, info.tool, info.args, agent=identity.agent) is not None:
             return Verdict("allow_session", "session")
         return None
 

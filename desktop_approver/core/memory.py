@@ -1,9 +1,11 @@
 """Session memory: what the person allowed "for this session", and nothing broader.
 
-An entry is tied to one agent session and one tool, and by default to the exact arguments
-(canonical JSON); the person may widen it to the whole tool for that session. Sessions are
-forgotten when the agent ends them or after an idle time. Memory lives only in the running app:
-a restart forgets it, like the agent's own session would.
+An entry belongs to one *agent's* session (the pair of the agent's name and its session id: two
+agents that pick the same session id share nothing), one tool, and by default the exact
+arguments (canonical JSON); the person may widen it to the whole tool for that session. Only the
+same agent sees, uses or ends its sessions over the socket; the tray's window sees them all.
+Sessions are forgotten when the agent ends them or after an idle time. Memory lives only in the
+running app: a restart forgets it, like the agent's own session would.
 """
 
 from __future__ import annotations
@@ -18,6 +20,9 @@ EXACT = "exact"
 WHOLE_TOOL = "tool"
 DEFAULT_IDLE_SECONDS = 8 * 3600.0
 
+SessionKey = tuple[str | None, str]
+"""(agent, session): whose session it is. The agent's name is what its connection said in hello."""
+
 
 @dataclass
 class MemoryEntry:
@@ -30,8 +35,12 @@ class MemoryEntry:
     hits: int = 0
 
     @property
-    def key(self) -> tuple[str, str, str | None]:
-        return (self.session, self.tool, self.args_json)
+    def owner(self) -> SessionKey:
+        return (self.agent, self.session)
+
+    @property
+    def key(self) -> tuple[str | None, str, str, str | None]:
+        return (self.agent, self.session, self.tool, self.args_json)
 
     def describe(self) -> str:
         what = "any arguments" if self.scope == WHOLE_TOOL else (self.args_json or "")
@@ -44,15 +53,25 @@ class MemoryEntry:
                 "agent": self.agent, "created": self.created, "hits": self.hits}
 
 
+class _Everyone:
+    """The ``agent`` of the tray's own calls: every agent's entries, not one agent's."""
+
+    def __repr__(self) -> str:
+        return "EVERY_AGENT"
+
+
+EVERY_AGENT: Any = _Everyone()
+
+
 class SessionMemory:
-    """A dict keyed by (session, tool, canonical args); O(1) lookups on the hot path."""
+    """A dict keyed by (agent, session, tool, canonical args); O(1) lookups on the hot path."""
 
     def __init__(self, idle_seconds: float = DEFAULT_IDLE_SECONDS,
                  clock: Callable[[], float] = time.monotonic) -> None:
         self.idle_seconds = idle_seconds
         self._clock = clock
-        self._entries: dict[tuple[str, str, str | None], MemoryEntry] = {}
-        self._last_seen: dict[str, float] = {}
+        self._entries: dict[tuple[str | None, str, str, str | None], MemoryEntry] = {}
+        self._last_seen: dict[SessionKey, float] = {}
         self.listeners: list[Callable[[], None]] = []
 
     def remember(self, session: str, tool: str, args: dict[str, Any], *, scope: str = EXACT,
@@ -61,40 +80,46 @@ class SessionMemory:
             raise ValueError(f"unknown memory scope {scope!r}")
         entry = MemoryEntry(session, tool, scope, canonical_json(args) if scope == EXACT else None, agent)
         self._entries[entry.key] = entry
-        self._touch(session)
+        self._touch((agent, session))
         self._changed()
         return entry
 
-    def lookup(self, session: str, tool: str, args: dict[str, Any]) -> MemoryEntry | None:
-        """The entry that covers this call, if the session is still alive."""
-        if self._expired(session):
-            self.forget_session(session)
+    def lookup(self, session: str, tool: str, args: dict[str, Any], *, agent: str | None = None) -> MemoryEntry | None:
+        """The entry of this agent's session that covers this call, if the session is still alive."""
+        owner = (agent, session)
+        if self._expired(owner):
+            self._forget(owner)
             return None
-        entry = self._entries.get((session, tool, None))
+        entry = self._entries.get((agent, session, tool, None))
         if entry is None:
-            entry = self._entries.get((session, tool, canonical_json(args)))
+            entry = self._entries.get((agent, session, tool, canonical_json(args)))
         if entry is not None:
             entry.hits += 1
-            self._touch(session)
+            self._touch(owner)
         return entry
 
-    def seen(self, session: str) -> None:
+    def seen(self, session: str, *, agent: str | None = None) -> None:
         """Any request in the session keeps it alive."""
-        if session in self._last_seen:
-            self._touch(session)
+        if (agent, session) in self._last_seen:
+            self._touch((agent, session))
 
-    def entries(self) -> list[MemoryEntry]:
+    def entries(self, *, agent: str | None = EVERY_AGENT) -> list[MemoryEntry]:
+        """What is remembered: of one agent, or (the default, for the tray) of every agent."""
         self.expire_idle()
-        return sorted(self._entries.values(), key=lambda e: (e.session, e.tool, e.created))
+        return sorted((e for e in self._entries.values() if agent is EVERY_AGENT or e.agent == agent),
+                      key=lambda e: (e.session, e.agent or "", e.tool, e.created))
 
-    def sessions(self) -> list[str]:
+    def sessions(self) -> list[SessionKey]:
+        """Every (agent, session) with something remembered; lapsed ones are left out."""
         self.expire_idle()  # `status` must not count sessions that have already lapsed
-        return sorted({entry.session for entry in self._entries.values()})
+        return sorted({entry.owner for entry in self._entries.values()}, key=lambda k: (k[1], k[0] or ""))
 
-    def revoke(self, session: str | None = None, tool: str | None = None) -> int:
-        """Forget entries of a session and/or tool; both None forgets everything."""
+    def revoke(self, session: str | None = None, tool: str | None = None, *,
+               agent: str | None = EVERY_AGENT) -> int:
+        """Forget entries of a session and/or tool, of one agent or (the default) any; no filter forgets all."""
         doomed = [key for key, entry in self._entries.items()
-                  if (session is None or entry.session == session) and (tool is None or entry.tool == tool)]
+                  if (agent is EVERY_AGENT or entry.agent == agent)
+                  and (session is None or entry.session == session) and (tool is None or entry.tool == tool)]
         for key in doomed:
             del self._entries[key]
         if doomed:
@@ -107,20 +132,26 @@ class SessionMemory:
             self._changed()
         return removed
 
-    def forget_session(self, session: str) -> int:
-        self._last_seen.pop(session, None)
-        return self.revoke(session=session)
+    def forget_session(self, session: str, *, agent: str | None = EVERY_AGENT) -> int:
+        """The session is over: of one agent (an agent ending its own), or of every agent (the tray)."""
+        owners = [key for key in self._last_seen if key[1] == session and (agent is EVERY_AGENT or key[0] == agent)]
+        for owner in owners:
+            self._last_seen.pop(owner, None)
+        return self.revoke(session=session, agent=agent)
 
     def expire_idle(self) -> int:
-        stale = [s for s in list(self._last_seen) if self._expired(s)]
-        return sum(self.forget_session(session) for session in stale)
+        stale = [owner for owner in list(self._last_seen) if self._expired(owner)]
+        return sum(self._forget(owner) for owner in stale)
 
-    def _expired(self, session: str) -> bool:
-        last = self._last_seen.get(session)
+    def _forget(self, owner: SessionKey) -> int:
+        return self.forget_session(owner[1], agent=owner[0])
+
+    def _expired(self, owner: SessionKey) -> bool:
+        last = self._last_seen.get(owner)
         return last is not None and self._clock() - last > self.idle_seconds
 
-    def _touch(self, session: str) -> None:
-        self._last_seen[session] = self._clock()
+    def _touch(self, owner: SessionKey) -> None:
+        self._last_seen[owner] = self._clock()
 
     def _changed(self) -> None:
         for listener in list(self.listeners):

@@ -172,16 +172,20 @@ class ApproverServer:
                 task.cancel()
         elif isinstance(message, models.Status):
             connection.send(encode(self._status(message.id)))
+        # Session memory over the socket is the asking agent's own: keyed by the agent's name from hello.
         elif isinstance(message, models.EndSession):
-            forgotten = self.broker.memory.forget_session(message.session)
+            forgotten = self.broker.memory.forget_session(message.session, agent=connection.identity.agent)
             connection.send(encode(models.SessionEnded(id=message.id, forgotten=forgotten)))
         elif isinstance(message, models.ListSessions):
-            entries = [models.MemoryEntryInfo(**entry.as_dict()) for entry in self.broker.memory.entries()]
+            entries = [models.MemoryEntryInfo(**entry.as_dict())
+                       for entry in self.broker.memory.entries(agent=connection.identity.agent)]
             connection.send(encode(models.SessionsReply(id=message.id, entries=entries)))
         elif isinstance(message, models.Revoke):
-            count = self.broker.memory.revoke(session=message.session, tool=message.tool)
-            self.broker.audit.record_event("revoke", None, f"session={message.session} tool={message.tool} count={count}",
-                                           connection.peer.pid, connection.peer.uid)
+            count = self.broker.memory.revoke(session=message.session, tool=message.tool,
+                                              agent=connection.identity.agent)
+            self.broker.audit.record_event(
+                "revoke", None, f"agent={connection.identity.agent} session={message.session} tool={message.tool} "
+                f"count={count}", connection.peer.pid, connection.peer.uid)
             connection.send(encode(models.Revoked(id=message.id, count=count)))
 
     def _refuse(self, connection: Connection, refusal: Refusal) -> None:

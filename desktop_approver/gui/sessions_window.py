@@ -95,5 +95,5 @@ class SessionsWindow(QWidget):
             self.memory.revoke_entry(entry)
 
     def _revoke_sessions(self) -> None:
-        for session in {entry.session for entry in self.selected()}:
-            self.memory.revoke(session=session)
+        for agent, session in {entry.owner for entry in self.selected()}:
+            self.memory.revoke(session=session, agent=agent)  # that agent's session, not a namesake's

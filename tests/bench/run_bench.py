@@ -32,7 +32,7 @@ ROOT = HERE.parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(HERE))
 
-from serve import BENCH_ARGS, BENCH_SESSION, BENCH_TOOL  # noqa: E402
+from serve import BENCH_AGENT, BENCH_ARGS, BENCH_SESSION, BENCH_TOOL  # noqa: E402
 
 from desktop_approver import AsyncClient, Client  # noqa: E402
 from desktop_approver._client_base import ClientProtocol  # noqa: E402
@@ -84,7 +84,7 @@ def floor_round_trips(path: str, rounds: int) -> list[float]:
 
 
 def client_round_trips(path: str, rounds: int) -> list[float]:
-    client = Client(path, session=BENCH_SESSION)
+    client = Client(path, agent=BENCH_AGENT, session=BENCH_SESSION)
     client.request(BENCH_TOOL, BENCH_ARGS)  # connect + hello outside the timing
     samples = []
     for _ in range(rounds):
@@ -97,7 +97,7 @@ def client_round_trips(path: str, rounds: int) -> list[float]:
 
 
 async def _throughput(path: str, clients: int, per_client: int) -> float:
-    agents = [AsyncClient(path, session=BENCH_SESSION) for _ in range(clients)]
+    agents = [AsyncClient(path, agent=BENCH_AGENT, session=BENCH_SESSION) for _ in range(clients)]
 
     async def run(agent: AsyncClient) -> None:
         for _ in range(per_client):
@@ -155,7 +155,7 @@ def main() -> int:
         throughput = asyncio.run(_throughput(path, 50, 20 if args.quick else 100))
         env = dict(os.environ, PYTHONPATH=str(ROOT))
         request_cmd = [sys.executable, "-m", "desktop_approver", "request", "--socket", path, "--tool", BENCH_TOOL,
-                       "--args", json.dumps(BENCH_ARGS), "--session", BENCH_SESSION]
+                       "--args", json.dumps(BENCH_ARGS), "--session", BENCH_SESSION, "--agent", BENCH_AGENT]
         check = subprocess.run(request_cmd, capture_output=True, env=env, text=True)
         assert check.returncode == 0 and '"session"' in check.stdout, check
         cold_request = cold_start(request_cmd, starts, env)

@@ -17,6 +17,7 @@ import tempfile
 from pathlib import Path
 
 BENCH_SESSION = "bench"
+BENCH_AGENT = "bench-agent"  # session memory is per (agent, session)
 BENCH_TOOL = "Bash"
 BENCH_ARGS = {"command": "pytest -q tests/unit/test_widgets.py -k 'not slow' --maxfail=1 --color=no --tb=short -x"}
 
@@ -41,7 +42,7 @@ def options(path: str, audit: str | None = None):  # type: ignore[no-untyped-def
 
 
 def seed(service) -> None:  # type: ignore[no-untyped-def]
-    service.memory.remember(BENCH_SESSION, BENCH_TOOL, BENCH_ARGS)
+    service.memory.remember(BENCH_SESSION, BENCH_TOOL, BENCH_ARGS, agent=BENCH_AGENT)
 
 
 async def core(path: str, audit: str | None = None) -> None:

@@ -86,7 +86,7 @@ def test_policy_block_wins_over_every_mode(tmp_path: Path) -> None:
 def test_deny_all_mode_wins_over_policy_allow_and_memory(tmp_path: Path) -> None:
     decider = Scripted(allow_all())
     broker = broker_for(tmp_path, decider, policy_toml=POLICY)
-    broker.memory.remember("s", "Bash", {"command": "pwd"})
+    broker.memory.remember("s", "Bash", {"command": "pwd"}, agent=WHO.agent)
     broker.mode.set(modes.DENY_ALL)
     for command in ("ls -l", "pwd", "echo hi"):
         verdict = submit(broker, call(command))[0]
@@ -106,7 +106,7 @@ def test_policy_allow_answers_before_approve_all_and_memory(tmp_path: Path) -> N
 def test_policy_ask_reaches_the_person_despite_approve_all_and_memory(tmp_path: Path) -> None:
     decider = Scripted(allow_all())
     broker = broker_for(tmp_path, decider, policy_toml=POLICY)
-    broker.memory.remember("s", "Bash", {}, scope="tool")
+    broker.memory.remember("s", "Bash", {}, scope="tool", agent=WHO.agent)
     broker.mode.set(modes.APPROVE_ALL, seconds=600)
     verdict = submit(broker, call("git push origin main"))[0]
     assert verdict.decided_by == "user" and len(decider.seen) == 1
@@ -126,7 +126,7 @@ def test_approve_all_allows_ordinary_calls_but_never_destructive_ones(tmp_path: 
 
 def test_approve_all_comes_before_session_memory(tmp_path: Path) -> None:
     broker = broker_for(tmp_path, Scripted(allow_all()))
-    broker.memory.remember("s", "Bash", {"command": "echo hi"})
+    broker.memory.remember("s", "Bash", {"command": "echo hi"}, agent=WHO.agent)
     broker.mode.set(modes.APPROVE_ALL, seconds=600)
     assert submit(broker, call("echo hi"))[0].decided_by == "mode"
 
@@ -134,7 +134,7 @@ def test_approve_all_comes_before_session_memory(tmp_path: Path) -> None:
 def test_session_memory_answers_before_the_person(tmp_path: Path) -> None:
     decider = Scripted(allow_all())
     broker = broker_for(tmp_path, decider)
-    broker.memory.remember("s", "Bash", {"command": "echo hi"})
+    broker.memory.remember("s", "Bash", {"command": "echo hi"}, agent=WHO.agent)
     verdict = submit(broker, call("echo hi"))[0]
     assert (verdict.decision, verdict.decided_by) == ("allow_session", "session")
     assert decider.seen == []
@@ -304,7 +304,7 @@ def test_edited_arguments_are_what_gets_remembered(tmp_path: Path) -> None:
 def test_batch_gets_one_verdict_per_call_in_order_and_all_are_audited(tmp_path: Path) -> None:
     person = Person(lambda t: [Verdict("allow_once" if i % 2 == 0 else "deny", "user") for i in range(len(t.calls))])
     broker = make(tmp_path, person)
-    broker.memory.remember("s", "Bash", {"command": "b"})
+    broker.memory.remember("s", "Bash", {"command": "b"}, agent=WHO.agent)
     verdicts = asyncio.run(broker.submit(WHO, "s", "batch-1", "batch", calls("a", "b", "c", "d")))
     assert [(v.decision, v.decided_by) for v in verdicts] == [
         ("allow_once", "user"), ("allow_session", "session"), ("deny", "user"), ("allow_once", "user")]
@@ -363,7 +363,7 @@ def test_ask_rule_beats_approve_all_and_session_memory(tmp_path: Path) -> None:
     person = AskedPerson()
     b = broker_with_policy(tmp_path, '[[rule]]\naction = "ask"\ntool = "Bash"\ncommand = "git push *"\n', person)
     b.mode.set(modes.APPROVE_ALL, seconds=600)
-    b.memory.remember("s", "Bash", {"command": "git push origin main"})
+    b.memory.remember("s", "Bash", {"command": "git push origin main"}, agent=WHO.agent)
     verdict = ask(b, "git push origin main")
     assert verdict.decided_by == "user" and verdict.note == "asked" and len(person.asked) == 1
     other = ask(b, "npm test")                         # no rule: approve-all answers
@@ -392,7 +392,7 @@ def test_session_memory_never_answers_a_destructive_call(tmp_path: Path, scope: 
     destructive = "rm -rf /home/me/important"
     decider = Scripted(allow_all("allow_once"))
     broker = broker_for(tmp_path, decider)
-    broker.memory.remember("s", "Bash", {"command": destructive} if scope == "exact" else {}, scope=scope)
+    broker.memory.remember("s", "Bash", {"command": destructive} if scope == "exact" else {}, scope=scope, agent=WHO.agent)
     verdict = submit(broker, call(destructive))[0]
     assert verdict.risk is not None and verdict.risk["level"] == "destructive"
     assert (verdict.decision, verdict.decided_by) == ("allow_once", "user")  # the person was asked
@@ -407,3 +407,12 @@ def test_a_destructive_call_allowed_for_the_session_is_not_remembered(tmp_path: 
     submit(broker, call("rm -rf /home/me/important"))
     assert broker.memory.entries() == []
     assert submit(broker, call("rm -rf /home/me/important"))[0].decided_by == "user"
+
+
+def test_another_agent_naming_the_same_session_gets_nothing_from_it(tmp_path: Path) -> None:
+    decider = Scripted(allow_all("allow_session", scope="tool"))
+    broker = broker_for(tmp_path, decider)
+    submit(broker, call("ls"))                                   # agent A: "Bash, any arguments, session s"
+    other = Identity(agent="intruder", cwd="/tmp", peer_pid=8)
+    verdict = asyncio.run(broker.submit(other, "s", "r2", "request", call("cat notes.txt")))[0]
+    assert verdict.decided_by == "user" and len(decider.seen) == 2

@@ -28,8 +28,8 @@ def test_whole_tool_entry_covers_any_arguments_in_its_session() -> None:
     memory = SessionMemory()
     entry = memory.remember("s", "Bash", {"command": "ls"}, scope=WHOLE_TOOL, agent="bot")
     assert entry.scope == WHOLE_TOOL and entry.args_json is None and "any arguments" in entry.describe()
-    assert memory.lookup("s", "Bash", {"command": "rm x"}) is entry
-    assert memory.lookup("t", "Bash", {"command": "ls"}) is None
+    assert memory.lookup("s", "Bash", {"command": "rm x"}, agent="bot") is entry
+    assert memory.lookup("t", "Bash", {"command": "ls"}, agent="bot") is None
     assert entry.hits == 1
 
 
@@ -48,7 +48,7 @@ def test_idle_sessions_expire_and_activity_keeps_them_alive() -> None:
     clock.now += 50
     assert memory.lookup("s", "Bash", {"command": "ls"}) is not None
     assert memory.lookup("t", "Bash", {"command": "ls"}) is None   # idle for 100 s
-    assert memory.sessions() == ["s"]
+    assert memory.sessions() == [(None, "s")]
     clock.now += 61
     assert memory.expire_idle() == 1 and memory.entries() == []
 
@@ -107,8 +107,8 @@ def test_exact_scope_matches_the_same_arguments_in_any_key_order_only() -> None:
 def test_whole_tool_scope_covers_any_arguments_of_that_tool_in_that_session() -> None:
     memory = SessionMemory()
     memory.remember("s1", "Bash", {"command": "ls"}, scope=WHOLE_TOOL, agent="coder")
-    assert memory.lookup("s1", "Bash", {"command": "rm -rf /"}) is not None
-    assert memory.lookup("s2", "Bash", {"command": "ls"}) is None
+    assert memory.lookup("s1", "Bash", {"command": "rm -rf /"}, agent="coder") is not None
+    assert memory.lookup("s2", "Bash", {"command": "ls"}, agent="coder") is None
     assert memory.entries()[0].describe() == "Bash(any arguments)"
     with pytest.raises(ValueError):
         memory.remember("s1", "Bash", {}, scope="forever")
@@ -123,7 +123,7 @@ def test_idle_sessions_expire_and_use_keeps_them_alive() -> None:
     assert memory.lookup("busy", "Bash", {"command": "ls"}) is not None
     clock.now += 50                                    # idle: 100 s without use; busy: 50 s
     assert memory.lookup("idle", "Bash", {"command": "ls"}) is None
-    assert memory.sessions() == ["busy"]
+    assert memory.sessions() == [(None, "busy")]
     memory.seen("busy")
     clock.now += 59
     assert [e.session for e in memory.entries()] == ["busy"]
@@ -153,4 +153,40 @@ def test_sessions_list_leaves_out_lapsed_ones() -> None:
     memory.remember("old", "Bash", {"command": "ls"})
     clock.now += 11
     memory.remember("new", "Bash", {"command": "ls"})
-    assert memory.sessions() == ["new"]
+    assert memory.sessions() == [(None, "new")]
+
+
+# -- sessions belong to their agent -----------------------------------------------------------------
+
+def test_two_agents_on_one_session_name_share_nothing() -> None:
+    memory = SessionMemory()
+    memory.remember("shared", "Bash", {}, scope=WHOLE_TOOL, agent="A")
+    assert memory.lookup("shared", "Bash", {"command": "curl x | sh"}, agent="B") is None
+    assert memory.lookup("shared", "Bash", {"command": "curl x | sh"}, agent=None) is None
+    assert memory.lookup("shared", "Bash", {"command": "ls"}, agent="A") is not None
+    memory.remember("shared", "Bash", {"command": "ls"}, agent="B")
+    assert memory.sessions() == [("A", "shared"), ("B", "shared")]
+
+
+def test_an_agent_sees_revokes_and_ends_only_its_own_sessions_the_tray_all() -> None:
+    memory = SessionMemory()
+    for agent in ("A", "B"):
+        memory.remember("s", "Bash", {"n": 1}, agent=agent)
+        memory.remember("s", "Edit", {"n": 1}, agent=agent)
+    assert [e.agent for e in memory.entries(agent="B")] == ["B", "B"]
+    assert len(memory.entries()) == 4                              # the tray's view
+    assert memory.revoke(session="s", agent="B") == 2 and memory.revoke(agent="B") == 0
+    assert memory.forget_session("s", agent="B") == 0
+    assert memory.revoke(tool="Edit", agent="A") == 1
+    assert memory.forget_session("s", agent="A") == 1 and memory.entries() == []
+
+
+def test_idle_expiry_is_per_agent_session() -> None:
+    clock = Clock()
+    memory = SessionMemory(idle_seconds=60, clock=clock)
+    memory.remember("s", "Bash", {}, agent="A")
+    memory.remember("s", "Bash", {}, agent="B")
+    clock.now += 50
+    memory.seen("s", agent="A")        # A's use keeps A's session alive, not B's namesake
+    clock.now += 50
+    assert [e.agent for e in memory.entries()] == ["A"]

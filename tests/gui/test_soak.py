@@ -18,11 +18,11 @@ SOAK_REQUESTS = 5000
 
 @pytest.mark.slow
 def test_five_thousand_session_memory_answers_then_still_alive(approver: Any, run: Any) -> None:
-    approver.service.memory.remember("soak", "Bash", {"command": "make test"})
+    approver.service.memory.remember("soak", "Bash", {"command": "make test"}, agent="soak-agent")
     path = approver.service.options.socket_path
 
     def hammer() -> list[str]:
-        client = Client(path, session="soak")
+        client = Client(path, agent="soak-agent", session="soak")
         try:
             return [client.request("Bash", {"command": "make test"}).decided_by for _ in range(SOAK_REQUESTS)]
         finally:
