@@ -17,6 +17,7 @@ from typing import Any, Callable, Protocol, Sequence
 
 from . import modes
 from .audit import AuditLog
+from .logsafe import printable
 from .memory import SessionMemory
 from .policy import PolicyCall
 from .risk import assess
@@ -94,7 +95,7 @@ class Broker:
             self.audit.record_decisions((info.audit_id or 0, cancelled) for info in undecided)
             raise
         except Exception:  # a broken prompt must not leave the agent hanging or the call allowed
-            log.exception("asking the person failed for %s", request_id)
+            log.exception("asking the person failed for %s", printable(request_id))
             failed = Verdict("deny", "cancelled", note="desktop-approver could not ask the person (internal error)")
             for info in undecided:
                 verdicts[info.index] = failed
@@ -141,7 +142,8 @@ class Broker:
             return None, None
         try:
             found = self.policy.evaluate(PolicyCall(tool=info.tool, args=info.args, agent=identity.agent,
-                                                    cwd=identity.cwd, risk=info.risk.level if info.risk else None))
+                                                    cwd=identity.policy_cwd,  # the kernel's, not the claim
+                                                    risk=info.risk.level if info.risk else None))
         except Exception:  # a broken rule must never take the app down: fall back to asking
             log.exception("policy evaluation failed; asking the person")
             return None, None

@@ -110,8 +110,8 @@ values, any of which may match. Patterns are case-sensitive.
 | `command` | each simple command of a shell call (see below) |
 | `path` | the files a call touches (see below) |
 | `operation` | `read`, `write` or `delete`: what the call does to those files |
-| `agent` | a glob on the agent's name |
-| `cwd` | a path glob on the agent's working directory: `~/work/**`; a relative pattern matches its end (`myproject`) |
+| `agent` | a glob on the agent's name, as the agent *claims* it in `hello` (any process of yours can say any name: use it to sort agents, not to trust them) |
+| `cwd` | a path glob on the agent's working directory: `~/work/**`; a relative pattern matches its end (`myproject`). The directory the kernel reports for the connected process (`/proc/<pid>/cwd`), not the one the agent claims; the claim only where the kernel tells nothing (a socket forwarded over SSH) |
 | `risk` | the app's own risk assessment: `safe`, `moderate`, `destructive` (never the agent's hints) |
 
 `note` is shown to the person and returned to the agent with a deny or block. `expires` (a TOML

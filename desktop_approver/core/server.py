@@ -23,7 +23,8 @@ from .. import __version__, wire
 from ..paths import ensure_private_dir
 from . import models
 from .broker import Broker
-from .peercred import PeerCredentials, peer_credentials, process_exe
+from .logsafe import printable
+from .peercred import PeerCredentials, peer_credentials, process_cwd, process_exe, same_directory
 from .protocol import Refusal, decode, encode
 from .tickets import Identity, Verdict
 
@@ -45,7 +46,8 @@ class Connection:
     def __init__(self, peer: PeerCredentials, writer: asyncio.StreamWriter) -> None:
         self.peer = peer
         self.writer = writer
-        self.identity = Identity(peer_pid=peer.pid, peer_uid=peer.uid, peer_exe=process_exe(peer.pid))
+        self.identity = Identity(peer_pid=peer.pid, peer_uid=peer.uid, peer_exe=process_exe(peer.pid),
+                                 peer_cwd=process_cwd(peer.pid))
         self.authenticated = False
         self.tasks: dict[str, asyncio.Task[None]] = {}
 
@@ -200,9 +202,11 @@ class ApproverServer:
                 return
             connection.authenticated = True
         info = hello.client
+        real_cwd = process_cwd(connection.peer.pid)  # now, not at connect: the client may have moved
         connection.identity = Identity(agent=info.agent, pid=info.pid, cwd=info.cwd, host=info.host,
                                        git_branch=info.git_branch, peer_pid=connection.peer.pid,
-                                       peer_uid=connection.peer.uid, peer_exe=connection.identity.peer_exe)
+                                       peer_uid=connection.peer.uid, peer_exe=connection.identity.peer_exe,
+                                       peer_cwd=real_cwd, cwd_agrees=same_directory(info.cwd, real_cwd))
         connection.send(encode(models.Welcome(version=__version__, default_timeout=self.broker.default_timeout,
                                               max_line_bytes=wire.MAX_LINE_BYTES,
                                               peer={"pid": connection.peer.pid, "uid": connection.peer.uid})))
@@ -223,7 +227,7 @@ class ApproverServer:
             prepared = self.broker.prepare(connection.identity, session, calls)
             answered = self.broker.answer_now(connection.identity, session, message.id, prepared)
         except Exception as exc:  # never leave an agent hanging, never take the app down
-            log.exception("request %s failed", message.id)
+            log.exception("request %s failed", printable(message.id))
             connection.send(encode(models.ErrorMessage(id=message.id, code="internal", message=str(exc) or "internal error")))
             return
         if answered is not None:  # a rule, the mode or session memory: answered in this very step
@@ -254,7 +258,7 @@ class ApproverServer:
                                                 "request" if isinstance(message, models.Request) else "batch",
                                                 calls, message.timeout, prepared=prepared)
         except Exception as exc:  # never leave an agent hanging, never take the app down
-            log.exception("request %s failed", message.id)
+            log.exception("request %s failed", printable(message.id))
             connection.send(encode(models.ErrorMessage(id=message.id, code="internal", message=str(exc) or "internal error")))
             return
         self._send_verdicts(connection, message, verdicts)

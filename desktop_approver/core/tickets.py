@@ -31,10 +31,17 @@ class Identity:
     peer_pid: int | None = None       # from SO_PEERCRED: cannot be forged
     peer_uid: int | None = None
     peer_exe: str | None = None       # /proc/<peer_pid>/exe, where readable
+    peer_cwd: str | None = None       # /proc/<peer_pid>/cwd, where readable and the peer is no relay
+    cwd_agrees: bool | None = None    # the claimed cwd is the real one (None: nothing to compare)
 
     @property
     def pid_verified(self) -> bool:
         return self.pid is not None and self.pid == self.peer_pid
+
+    @property
+    def policy_cwd(self) -> str | None:
+        """The cwd rules match: the kernel's where it tells, else (forwarded sockets) the claim."""
+        return self.peer_cwd or self.cwd
 
     @property
     def label(self) -> str:
@@ -43,7 +50,7 @@ class Identity:
     def as_dict(self) -> dict[str, Any]:
         return {"agent": self.agent, "pid": self.pid, "cwd": self.cwd, "host": self.host,
                 "git_branch": self.git_branch, "peer_pid": self.peer_pid, "peer_uid": self.peer_uid,
-                "peer_exe": self.peer_exe}
+                "peer_exe": self.peer_exe, "peer_cwd": self.peer_cwd, "cwd_agrees": self.cwd_agrees}
 
 
 @dataclass(frozen=True)

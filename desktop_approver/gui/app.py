@@ -13,7 +13,7 @@ from PySide6.QtCore import QObject, QSettings, QTimer
 from PySide6.QtWidgets import QApplication
 
 from .. import paths
-from ..core import modes
+from ..core import logsafe, modes
 from ..core.server import AlreadyRunning
 from ..core.service import ApproverService, ServiceOptions
 from ..core.tickets import Ticket
@@ -180,6 +180,7 @@ EXIT_INSECURE_DIRECTORY = 2
 
 def run_app(args: Any, demo: bool = False) -> int:
     """Start the tray app (and, with ``demo``, a sample agent); returns the exit code."""
+    logsafe.install()  # client text (request ids, agent names) never reaches the terminal raw
     app = QApplication.instance() or QApplication(sys.argv[:1])
     app.setApplicationName("desktop-approver")
     app.setQuitOnLastWindowClosed(False)

@@ -252,14 +252,20 @@ def identity_html(ticket: Ticket) -> str:
     pid = "?"
     if who.peer_pid is not None:
         pid = f"{who.peer_pid} ✔" if who.pid_verified or who.pid is None else f"{who.peer_pid} (claims {who.pid})"
-    parts = [f"<b>{escape(who.label)}</b>", f"pid {escape(pid)}"]
+    name = f"<b>{escape(who.label)}</b>" + (" <i>(name as claimed)</i>" if who.agent else "")
+    parts = [name, f"pid {escape(pid)}"]
     if who.host:
         parts.append(f"on {escape(who.host)}")
     if who.git_branch:
         parts.append(f"branch <tt>{escape(who.git_branch)}</tt>")
     lines = [" · ".join(parts)]
-    if who.cwd:
-        lines.append(f"in <tt>{escape(who.cwd)}</tt>")
+    if who.cwd_agrees is False and who.peer_cwd:  # the agent says one place, the kernel another
+        lines.append(f'<span style="color:#b00020">⚠ really in <tt>{escape(who.peer_cwd)}</tt>, '
+                     f'claims <tt>{escape(who.cwd or "")}</tt></span>')
+    elif who.peer_cwd:
+        lines.append(f"in <tt>{escape(who.peer_cwd)}</tt> ✔")
+    elif who.cwd:
+        lines.append(f"in <tt>{escape(who.cwd)}</tt> <i>(as claimed)</i>")
     lines.append(f"session <tt>{escape(ticket.session)}</tt>")
     if who.peer_exe:
         lines.append(f"process <tt>{escape(who.peer_exe)}</tt>")
