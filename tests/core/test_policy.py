@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from datetime import date, datetime, timezone
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -516,3 +517,47 @@ def test_an_unparseable_command_is_never_suggested_as_the_whole_tool() -> None:
     call = PolicyCall("Bash", {"command": "echo 'open quote"})
     assert suggest_rule_alternatives(call) == [{"action": "allow", "tool": "Bash", "command": "echo 'open quote"}]
     assert not rule_matches(suggest_rule(call), call)
+
+
+# -- loading stays linear and bounded ----------------------------------------------------------------
+
+class CountingPattern:
+    """Wraps a compiled regex and counts the lines it is tried on."""
+
+    def __init__(self, pattern: Any, counter: list[int]) -> None:
+        self.pattern, self.counter = pattern, counter
+
+    def match(self, text: str) -> Any:
+        self.counter[0] += 1
+        return self.pattern.match(text)
+
+
+def test_loading_scans_the_text_a_bounded_number_of_times(monkeypatch: pytest.MonkeyPatch) -> None:
+    from desktop_approver.core import policy as policy_module
+
+    counter = [0]
+    for name in ("_HEADER", "_RULE", "_TOOLS", "_TABLE_KEY"):
+        monkeypatch.setattr(policy_module._Lines, name, CountingPattern(getattr(policy_module._Lines, name), counter))
+    rules = 2000
+    text = "version = 1\n" + "".join(f'[[rule]]\naction = "allow"\ntool = "Bash"\ncommand = "c{i} *"\n\n'
+                                     for i in range(rules))
+    text += "[tools]\n" + "".join(f'tool{i} = "ask"\n' for i in range(500))
+    policy = Policy.parse(text, "big.toml")
+    assert len(policy) == rules + 500
+    assert policy.rules[-1].line == text.count("\n")       # the last [tools] key, still found exactly
+    assert policy.rules[rules - 1].line == 1 + 5 * (rules - 1) + 1
+    lines = text.count("\n")
+    assert counter[0] <= 4 * lines, f"{counter[0]} line matches for {lines} lines: loading is not linear"
+
+
+def test_a_policy_file_over_the_size_cap_is_refused_without_reading_it_all(tmp_path: Path) -> None:
+    from desktop_approver.core.policy import MAX_POLICY_BYTES
+
+    path = tmp_path / "policy.toml"
+    path.write_text('version = 1\n[[rule]]\naction = "deny"\ntool = "x"\nnote = "' + "n" * (MAX_POLICY_BYTES + 10)
+                    + '"\n')
+    with pytest.raises(PolicyError, match="may be at most") as caught:
+        Policy.load(path)
+    assert caught.value.line is None and f"{path.stat().st_size:,} bytes" in str(caught.value)
+    with pytest.raises(PolicyError, match="may be at most"):
+        Policy.parse(path.read_text(), path)
