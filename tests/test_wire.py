@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from desktop_approver.wire import Decision, LineFramer, canonical_json, deny
@@ -49,3 +51,37 @@ def test_line_framer_joins_pieces_and_skips_oversized_lines() -> None:
     assert isinstance(out[0], Oversized) and out[0].size == 28 and out[1:] == [b"ok"]
     out = list(framer.feed(b"z" * 11 + b"\nfine\n"))
     assert isinstance(out[0], Oversized) and out[1:] == [b"fine"]
+
+
+class CountingBuffer(bytearray):
+    """The framer's buffer, counting every byte a newline search looks at."""
+
+    examined = 0
+
+    def find(self, sub: Any, start: Any = 0, *rest: Any) -> int:  # type: ignore[override]
+        CountingBuffer.examined += len(self) - (start or 0)
+        return super().find(sub, start, *rest)
+
+
+def test_line_framer_is_linear_however_the_line_is_cut() -> None:
+    size = 64 * 1024
+    framer = LineFramer(limit=2 * size)
+    framer._buffer = CountingBuffer()
+    CountingBuffer.examined = 0
+    out: list[Any] = []
+    for _ in range(size):                 # one byte per write, as a slow or hostile client sends
+        out += framer.feed(b"x")
+    out += framer.feed(b"\nnext\n")
+    assert out == [b"x" * size, b"next"]
+    assert CountingBuffer.examined <= 3 * size, f"examined {CountingBuffer.examined} bytes for a {size}-byte line"
+
+
+def test_line_framer_oversized_line_in_pieces_then_a_good_one() -> None:
+    from desktop_approver.wire import Oversized
+
+    framer = LineFramer(limit=8)
+    out: list[Any] = []
+    for piece in (b"0123", b"45678", b"9abc", b"de\nok", b"\n"):
+        out += framer.feed(piece)
+    assert isinstance(out[0], Oversized) and out[0].size == 15 and out[1:] == [b"ok"]
+    assert framer.pending_bytes == 0
