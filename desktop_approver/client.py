@@ -98,7 +98,9 @@ class Client:
     def _connect(self) -> list[bytes]:
         """Open the socket; returns the hello to send first (pipelined with the request)."""
         if self._sock is not None:
-            return []
+            if not _closed_by_app(self._sock):
+                return []
+            self._drop()  # the app closed it meanwhile (idle timeout, restart): connect afresh
         try:
             check_socket_path(self.socket_path)  # before connecting: nothing reaches another user's socket
         except OSError as exc:
@@ -169,3 +171,20 @@ class Client:
             if not data:
                 raise ApproverUnavailable(f"desktop-approver closed the connection ({self.socket_path})")
             self._replies.extend(self.protocol.parse(data))
+
+
+def _closed_by_app(sock: socket.socket) -> bool:
+    """Between our requests the app sends nothing unasked, except a notice before it hangs up
+    (``idle_timeout``): anything readable now, or EOF, means the connection is finished."""
+    timeout = sock.gettimeout()
+    try:
+        sock.setblocking(False)
+        try:
+            sock.recv(1, socket.MSG_PEEK)
+        finally:
+            sock.settimeout(timeout)
+    except BlockingIOError:
+        return False
+    except OSError:
+        return True
+    return True

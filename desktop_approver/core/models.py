@@ -275,7 +275,7 @@ class Revoked(_Message):
 ErrorCode = Literal[
     "invalid_utf8", "invalid_json", "line_too_long", "invalid_message", "unknown_type",
     "unsupported_version", "duplicate_id", "unknown_id", "too_many_pending", "unauthorized",
-    "shutting_down", "internal",
+    "shutting_down", "internal", "too_many_connections", "idle_timeout", "overloaded",
 ]
 
 

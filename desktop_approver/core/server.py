@@ -3,7 +3,13 @@
 Security: the socket sits in a 0700 directory, is created 0600, and every connection's peer
 credentials are checked (a different uid is refused before a byte is read). Nothing a client
 can send decides anything: requests only ever *ask*. A client that disconnects cancels its
-requests, which makes their dialogs disappear.
+requests, which makes their dialogs disappear; one that only half-closes (shuts down its
+writing side) still gets its answers, then the connection is closed.
+
+Resources (``core/limits.py``): connections are capped in total and per peer process, a client
+that does not read its replies is not read from, idle connections are closed, unfinished lines
+share one memory budget, and refusals are rate-limited in the audit log. Each limit ends in a
+typed ``error``; none takes the app down.
 """
 
 from __future__ import annotations
@@ -13,7 +19,9 @@ import contextlib
 import errno
 import logging
 import os
+import select
 import socket
+import sys
 import time
 from collections import Counter
 from pathlib import Path
@@ -23,14 +31,19 @@ from .. import __version__, wire
 from ..paths import ensure_private_dir
 from . import models
 from .broker import Broker
+from .limits import Limits, RefusalBudget
 from .logsafe import printable
 from .peercred import PeerCredentials, peer_credentials, process_cwd, process_exe, same_directory
 from .protocol import Refusal, decode, encode
 from .tickets import Identity, Verdict
 
 log = logging.getLogger(__name__)
-DEFAULT_MAX_PENDING_PER_CLIENT = 32
+DEFAULT_MAX_PENDING_PER_CLIENT = 128
+"""Calls of one peer process that may wait for the person at once (``too_many_pending``); counted
+in calls, like ``status.pending``, and above the largest batch (100 calls)."""
 READ_CHUNK = 65536
+HALF_CLOSED_CHECK = 0.5
+"""Seconds between checks that a half-closed client is still there (Linux tells by POLLHUP)."""
 
 
 class AlreadyRunning(RuntimeError):
@@ -50,29 +63,64 @@ class Connection:
                                  peer_cwd=process_cwd(peer.pid))
         self.authenticated = False
         self.tasks: dict[str, asyncio.Task[None]] = {}
+        self.last_active = asyncio.get_running_loop().time()
+        self.held = 0                               # bytes of an unfinished line held for this client
+        self.half_closed = False
+        self.idle_timer: asyncio.TimerHandle | None = None
+
+    def __repr__(self) -> str:
+        return f"<Connection peer={self.peer.pid} pending={len(self.tasks)} half_closed={self.half_closed}>"
 
     def send(self, payload: bytes) -> None:
         if not self.writer.is_closing():
             self.writer.write(payload)
 
+    def close_when_idle(self) -> None:
+        """A half-closed client has had every answer: nothing more can happen on this connection."""
+        if self.half_closed and not self.tasks:
+            self.writer.close()
+
+    def hung_up(self) -> bool:
+        """After EOF: did the client close entirely (True) or only shut its writing side (False)?
+
+        Linux reports a full close as POLLHUP; elsewhere EOF counts as gone (the safe reading: the
+        person's dialog disappears rather than waiting for nobody).
+        """
+        if not sys.platform.startswith("linux"):
+            return True
+        sock = self.writer.get_extra_info("socket")
+        try:
+            poller = select.poll()
+            poller.register(sock.fileno(), select.POLLHUP)
+            return any(event & (select.POLLHUP | select.POLLERR | select.POLLNVAL) for _, event in poller.poll(0))
+        except (OSError, ValueError):
+            return True
+
 
 class ApproverServer:
     def __init__(self, broker: Broker, socket_path: Path, *,
                  max_pending_per_client: int = DEFAULT_MAX_PENDING_PER_CLIENT,
-                 token_check: TokenCheck | None = None) -> None:
+                 token_check: TokenCheck | None = None, limits: Limits | None = None) -> None:
         self.broker = broker
         self.socket_path = Path(socket_path)
         self.max_pending_per_client = max_pending_per_client
         self.token_check = token_check
+        self.limits = limits or Limits()
+        self.max_connections = self.limits.max_connections
+        self.refusals = RefusalBudget()
         self.started = time.time()
         self._server: asyncio.AbstractServer | None = None
         self._connections: set[Connection] = set()
-        self._pending_by_peer: Counter[int | None] = Counter()
+        self._connections_by_peer: Counter[int | None] = Counter()
+        self._pending_by_peer: Counter[int | None] = Counter()   # calls waiting for the person
+        self._held_total = 0                                     # bytes of unfinished lines, all clients
+        self._summary_timer: asyncio.TimerHandle | None = None
 
     # -- lifecycle --------------------------------------------------------------------------
 
     async def start(self) -> None:
         ensure_private_dir(self.socket_path.parent)
+        self.max_connections = self.limits.connection_cap()  # below the descriptor limit: accept() never fails
         await self._clear_stale_socket()
         old_umask = os.umask(0o177)  # the socket is born 0600: no window where others can connect
         try:
@@ -83,6 +131,9 @@ class ApproverServer:
         os.chmod(self.socket_path, 0o600)
 
     async def close(self) -> None:
+        if self._summary_timer is not None:
+            self._summary_timer.cancel()
+        self._write_refusal_summary()
         if self._server is not None:
             self._server.close()
         for connection in list(self._connections):
@@ -125,37 +176,115 @@ class ApproverServer:
         try:
             peer = peer_credentials(sock)
         except OSError as exc:
-            self.broker.audit.record_event("refused", "unauthorized", f"no peer credentials: {exc}")
+            self._audit_refusal("unauthorized", f"no peer credentials: {exc}", None, None)
             writer.close()
             return
         if peer.uid != os.getuid():
-            self.broker.audit.record_event("refused", "unauthorized", "peer belongs to another user",
-                                           peer.pid, peer.uid)
+            self._audit_refusal("unauthorized", "peer belongs to another user", peer.pid, peer.uid)
             writer.write(encode(models.ErrorMessage(code="unauthorized", message="this socket serves its own user only")))
+            writer.close()
+            return
+        if len(self._connections) >= self.max_connections or \
+                self._connections_by_peer[peer.pid] >= self.limits.max_connections_per_peer:
+            mine = self._connections_by_peer[peer.pid]
+            reason = (f"this process already has {mine} connections (at most {self.limits.max_connections_per_peer})"
+                      if mine >= self.limits.max_connections_per_peer else
+                      f"the app already serves {len(self._connections)} connections (at most {self.max_connections})")
+            self._audit_refusal("too_many_connections", reason, peer.pid, peer.uid)
+            writer.write(encode(models.ErrorMessage(code="too_many_connections", message=reason)))
             writer.close()
             return
         connection = Connection(peer, writer)
         connection.authenticated = self.token_check is None
         self._connections.add(connection)
+        self._connections_by_peer[peer.pid] += 1
+        writer.transport.set_write_buffer_limits(high=self.limits.max_unread_reply_bytes)
+        self._arm_idle_timer(connection)
         framer = wire.LineFramer()
         try:
-            while data := await reader.read(READ_CHUNK):
+            while True:
+                if writer.transport.get_write_buffer_size() > self.limits.max_unread_reply_bytes:
+                    await writer.drain()  # back-pressure: read no more until the client reads its replies
+                data = await reader.read(READ_CHUNK)
+                if not data:
+                    break
+                connection.last_active = asyncio.get_running_loop().time()
                 for line in framer.feed(data):
                     self._handle_line(connection, line)
                     if writer.is_closing():
                         return
+                if not self._hold(connection, framer.buffered_bytes):
+                    return
+            if not connection.tasks or connection.hung_up():
+                return
+            # Half-closed: the client has said all it will say and waits for its answers.
+            connection.half_closed = True
+            await self._until_answered_or_gone(connection)
         except (ConnectionError, OSError):
             pass
         finally:
-            self._connections.discard(connection)
-            for task in connection.tasks.values():
-                task.cancel()  # the client is gone: its dialogs go away, nobody else gets its answer
-            writer.close()
+            self._drop(connection)
+
+    def _drop(self, connection: Connection) -> None:
+        if connection not in self._connections:
+            return
+        self._connections.discard(connection)
+        self._connections_by_peer[connection.peer.pid] -= 1
+        if self._connections_by_peer[connection.peer.pid] <= 0:
+            del self._connections_by_peer[connection.peer.pid]
+        self._hold(connection, 0)
+        if connection.idle_timer is not None:
+            connection.idle_timer.cancel()
+        for task in connection.tasks.values():
+            task.cancel()  # the client is gone: its dialogs go away, nobody else gets its answer
+        connection.writer.close()
+
+    async def _until_answered_or_gone(self, connection: Connection) -> None:
+        """Wait while a half-closed client's requests are pending; stop early if it hangs up."""
+        while connection.tasks and not connection.writer.is_closing():
+            await asyncio.wait(list(connection.tasks.values()), timeout=HALF_CLOSED_CHECK)
+            if connection.tasks and connection.hung_up():
+                return
+        await asyncio.sleep(0)  # let the last answer's done-callback write it before closing
+
+    def _hold(self, connection: Connection, held: int) -> bool:
+        """Account the client's unfinished line in the shared budget; False (closed) when over it."""
+        self._held_total += held - connection.held
+        connection.held = held
+        if held and self._held_total > self.limits.max_unfinished_bytes:
+            message = (f"the app already holds {self._held_total - held:,} bytes of unfinished lines from its clients "
+                       f"(at most {self.limits.max_unfinished_bytes:,}); end each message with a newline promptly")
+            self._refuse(connection, Refusal("overloaded", message))
+            self._hold(connection, 0)
+            connection.writer.close()
+            return False
+        return True
+
+    def _arm_idle_timer(self, connection: Connection) -> None:
+        loop = asyncio.get_running_loop()
+        due = connection.last_active + self.limits.idle_seconds
+        connection.idle_timer = loop.call_at(max(due, loop.time() + 0.001), self._check_idle, connection)
+
+    def _check_idle(self, connection: Connection) -> None:
+        if connection not in self._connections or connection.writer.is_closing():
+            return
+        loop = asyncio.get_running_loop()
+        if connection.tasks or loop.time() - connection.last_active < self.limits.idle_seconds:
+            if connection.tasks:
+                connection.last_active = loop.time()  # time spent waiting for the person is not idleness
+            self._arm_idle_timer(connection)
+            return
+        connection.send(encode(models.ErrorMessage(
+            code="idle_timeout",
+            message=f"closed after {self.limits.idle_seconds:g} s with nothing pending; connect again to ask")))
+        connection.writer.close()
 
     def _handle_line(self, connection: Connection, line: bytes | wire.Oversized) -> None:
         message = decode(line)
         if isinstance(message, Refusal):
             self._refuse(connection, message)
+            if not connection.authenticated:  # a client without a token gets one answer, not a conversation
+                connection.writer.close()
             return
         if isinstance(message, models.Hello):
             self._hello(connection, message)
@@ -163,6 +292,7 @@ class ApproverServer:
         if not connection.authenticated:
             self._refuse(connection, Refusal("unauthorized", "a valid token is required: send it in hello",
                                              getattr(message, "id", None)))
+            connection.writer.close()
             return
         if isinstance(message, (models.Request, models.Batch)):
             self._start_request(connection, message)
@@ -191,8 +321,26 @@ class ApproverServer:
             connection.send(encode(models.Revoked(id=message.id, count=count)))
 
     def _refuse(self, connection: Connection, refusal: Refusal) -> None:
-        self.broker.audit.record_event("refused", refusal.code, refusal.message, connection.peer.pid, connection.peer.uid)
+        self._audit_refusal(refusal.code, refusal.message, connection.peer.pid, connection.peer.uid, refusal.id)
         connection.send(encode(refusal.reply()))
+
+    def _audit_refusal(self, code: str, message: str, pid: int | None, uid: int | None,
+                       message_id: str | None = None) -> None:
+        """One audit row per refusal, within :class:`RefusalBudget`; the rest become one summary row."""
+        if not self.refusals.allow():
+            if self._summary_timer is None:
+                self._summary_timer = asyncio.get_running_loop().call_later(1.0, self._write_refusal_summary)
+            return
+        self._write_refusal_summary()
+        detail = f"{message} (id {message_id!r})" if message_id is not None else message
+        self.broker.audit.record_event("refused", code, detail, pid, uid)
+
+    def _write_refusal_summary(self) -> None:
+        self._summary_timer = None
+        count = self.refusals.take_suppressed()
+        if count:
+            self.broker.audit.record_event("refused", "rate_limited",
+                                           f"{count} more refusals not recorded one by one (too many at once)")
 
     def _hello(self, connection: Connection, hello: models.Hello) -> None:
         if self.token_check is not None:
@@ -215,16 +363,17 @@ class ApproverServer:
         if message.id in connection.tasks:
             self._refuse(connection, Refusal("duplicate_id", f"request id {message.id!r} is already pending", message.id))
             return
-        peer_key = connection.peer.pid
-        if self._pending_by_peer[peer_key] >= self.max_pending_per_client:
-            self._refuse(connection, Refusal(
-                "too_many_pending", f"this client already has {self.max_pending_per_client} requests waiting",
-                message.id))
-            return
         calls = _calls_of(message)
         session = message.session or f"{connection.identity.label}-{connection.peer.pid}"
         try:
             prepared = self.broker.prepare(connection.identity, session, calls)
+            waiting = sum(verdict is None for verdict in prepared.verdicts)
+            peer_key = connection.peer.pid
+            if waiting and self._pending_by_peer[peer_key] + waiting > self.max_pending_per_client:
+                self._refuse(connection, Refusal(
+                    "too_many_pending", f"this client already has {self._pending_by_peer[peer_key]} calls waiting for "
+                    f"the person; {waiting} more would pass the limit of {self.max_pending_per_client}", message.id))
+                return
             answered = self.broker.answer_now(connection.identity, session, message.id, prepared)
         except Exception as exc:  # never leave an agent hanging, never take the app down
             log.exception("request %s failed", printable(message.id))
@@ -233,21 +382,23 @@ class ApproverServer:
         if answered is not None:  # a rule, the mode or session memory: answered in this very step
             self._send_verdicts(connection, message, answered)
             return
-        self._pending_by_peer[peer_key] += 1
+        self._pending_by_peer[peer_key] += waiting
         task = asyncio.ensure_future(self._answer(connection, message, calls, session, prepared))
         connection.tasks[message.id] = task
 
         def finished(done: asyncio.Task[None]) -> None:
             connection.tasks.pop(message.id, None)
-            self._pending_by_peer[peer_key] -= 1
+            self._pending_by_peer[peer_key] -= waiting
             if self._pending_by_peer[peer_key] <= 0:
                 del self._pending_by_peer[peer_key]
+            connection.last_active = asyncio.get_running_loop().time()
             if done.cancelled():
                 # Answered here, not in _answer: a task cancelled before its first step (request
                 # and cancel in one read) never runs _answer's code. send() skips closed writers,
                 # so a client that disconnected, or an app shutting down, sends nothing.
                 connection.send(encode(models.DecisionMessage(
                     id=message.id, decision="deny", decided_by="cancelled", note="cancelled")))
+            connection.close_when_idle()
 
         task.add_done_callback(finished)
 

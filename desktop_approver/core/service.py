@@ -9,13 +9,14 @@ from __future__ import annotations
 import asyncio
 import logging
 import sqlite3
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .. import paths
 from .audit import AuditLog
 from .broker import DEFAULT_TIMEOUT, Broker
+from .limits import Limits
 from .memory import SessionMemory
 from .modes import ModeState
 from .server import DEFAULT_MAX_PENDING_PER_CLIENT, ApproverServer, TokenCheck
@@ -40,6 +41,8 @@ class ServiceOptions:
     token_check: TokenCheck | None = None
     history_days: float | None = None
     """Prune the audit log of entries older than this, at start and daily; None keeps everything."""
+    limits: Limits = field(default_factory=Limits)
+    """Connections, unread replies, idle time and unfinished lines (``core/limits.py``)."""
 
     @classmethod
     def from_args(cls, args: Any) -> "ServiceOptions":
@@ -75,7 +78,7 @@ class ApproverService:
                              mode=self.mode, default_timeout=options.default_timeout)
         self.server = ApproverServer(self.broker, options.socket_path,
                                      max_pending_per_client=options.max_pending_per_client,
-                                     token_check=options.token_check)
+                                     token_check=options.token_check, limits=options.limits)
         self._prune_handle: asyncio.TimerHandle | None = None
 
     async def start(self) -> None:

@@ -208,6 +208,8 @@ def test_token_is_required_when_the_app_asks_for_one(tmp_path: Path) -> None:
             connection.send_msg(STATUS)
             refused = connection.recv()
             assert (refused["code"], refused["id"]) == ("unauthorized", "s1")
+            assert connection.sock.recv(1) == b""  # one refusal, then the app hangs up
+        with RawConnection(service.socket_path) as connection:
             connection.send_msg({"v": 1, "type": "hello", "token": "sesame"})
             assert connection.recv()["type"] == "welcome"
             connection.send_msg(STATUS)

@@ -1,0 +1,84 @@
+"""What one client, or all of them together, may cost the app; and refusals kept off the audit log's back.
+
+Every limit ends in a typed ``error`` (never a crash, never a silent drop), documented in
+``ipc/PROTOCOL.md`` under "Limits":
+
+- connections: at most ``max_connections`` in total and ``max_connections_per_peer`` per peer
+  process (``too_many_connections``, then closed). The total is also kept under the process's file
+  descriptor limit, so ``accept()`` never runs out of descriptors;
+- unread replies: a connection whose replies the client does not read is not read from either
+  once ``max_unread_reply_bytes`` wait in its send buffer (back-pressure, no error);
+- idle connections: one with nothing pending and nothing received for ``idle_seconds`` is closed
+  (``idle_timeout``);
+- unfinished lines: all connections together may hold ``max_unfinished_bytes`` of lines not yet
+  ended by a newline; the connection that would pass it is closed (``overloaded``).
+
+:class:`RefusalBudget` rate-limits what refusals write to the audit log: a flood of bad lines
+costs a bounded number of rows, and the rows it did not write are counted in one summary row.
+"""
+
+from __future__ import annotations
+
+import resource
+import time
+from dataclasses import dataclass
+from typing import Callable
+
+FD_RESERVE = 64
+"""Descriptors kept free for everything but client connections (audit log, policy, Qt, D-Bus)."""
+WANTED_FD_LIMIT = 4096
+
+
+@dataclass(frozen=True)
+class Limits:
+    max_connections: int = 512
+    max_connections_per_peer: int = 64
+    max_unread_reply_bytes: int = 1024 * 1024
+    idle_seconds: float = 600.0
+    max_unfinished_bytes: int = 64 * 1024 * 1024
+
+    def connection_cap(self) -> int:
+        """``max_connections``, lowered to what the descriptor limit leaves after the reserve."""
+        return max(1, min(self.max_connections, raise_fd_limit() - FD_RESERVE))
+
+
+def raise_fd_limit(wanted: int = WANTED_FD_LIMIT) -> int:
+    """Lift the soft descriptor limit towards ``wanted`` (within the hard limit); the soft limit after."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    target = wanted if hard == resource.RLIM_INFINITY else min(wanted, hard)
+    if soft != resource.RLIM_INFINITY and soft < target:
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+            soft = target
+        except (ValueError, OSError):
+            pass
+    return soft if soft != resource.RLIM_INFINITY else wanted
+
+
+class RefusalBudget:
+    """A token bucket: ``burst`` audit rows at once, then ``per_second``; the rest counted."""
+
+    def __init__(self, burst: int = 100, per_second: float = 10.0,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.burst = burst
+        self.per_second = per_second
+        self._clock = clock
+        self._tokens = float(burst)
+        self._stamp = clock()
+        self.suppressed = 0
+
+    def allow(self) -> bool:
+        """True: write this refusal's row. False: it is only counted in :attr:`suppressed`."""
+        now = self._clock()
+        self._tokens = min(self.burst, self._tokens + (now - self._stamp) * self.per_second)
+        self._stamp = now
+        if self._tokens >= 1:
+            self._tokens -= 1
+            return True
+        self.suppressed += 1
+        return False
+
+    def take_suppressed(self) -> int:
+        """How many refusals went unrecorded since the last call (for one summary row)."""
+        count, self.suppressed = self.suppressed, 0
+        return count

@@ -1,0 +1,263 @@
+"""What clients may cost the app: connections, unread replies, idle time, unfinished lines, refusals.
+
+Every test runs the real service on a real socket with small limits, and checks both sides: the
+client gets a typed error (or is simply not read from), and the app keeps serving everyone else.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import select
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+import pytest
+
+from desktop_approver import AsyncClient, Client
+from desktop_approver.core.audit import AuditLog
+from desktop_approver.core.limits import Limits, RefusalBudget
+from desktop_approver.core.tickets import Verdict
+from tests.support.service import WAIT, ServiceThread
+
+ROOT = Path(__file__).resolve().parents[2]
+STATUS = b'{"v":1,"type":"status","id":"s"}\n'
+
+
+def raw(path: Path) -> socket.socket:
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.settimeout(WAIT)
+    sock.connect(str(path))
+    return sock
+
+
+def read_lines(sock: socket.socket) -> list[dict[str, Any]]:
+    """Everything until the app hangs up."""
+    data = b""
+    while chunk := sock.recv(65536):
+        data += chunk
+    return [json.loads(line) for line in data.splitlines() if line.strip()]
+
+
+def one_line(sock: socket.socket) -> dict[str, Any]:
+    data = b""
+    while not data.endswith(b"\n"):
+        chunk = sock.recv(65536)
+        assert chunk, "the app hung up without a reply"
+        data += chunk
+    return json.loads(data.splitlines()[0])
+
+
+def wait_until(condition: Callable[[], Any], what: str) -> Any:
+    deadline = time.monotonic() + WAIT
+    while time.monotonic() < deadline:
+        value = condition()
+        if value:
+            return value
+        time.sleep(0.005)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def on_loop(service: ServiceThread, function: Callable[[], Any]) -> Any:
+    """Run ``function`` on the service's loop (where its state lives) and return its result."""
+    async def call() -> Any:
+        return function()
+    return asyncio.run_coroutine_threadsafe(call(), service.loop).result(WAIT)
+
+
+def status_from_another_process(path: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "desktop_approver", "status", "--json", "--socket", str(path)],
+                          capture_output=True, text=True, timeout=60, env=dict(os.environ, PYTHONPATH=str(ROOT)))
+
+
+def test_connections_per_peer_are_capped_with_a_typed_error(tmp_path: Path) -> None:
+    with ServiceThread(tmp_path, limits=Limits(max_connections_per_peer=3)) as service:
+        held = [raw(service.socket_path) for _ in range(3)]
+        wait_until(lambda: on_loop(service, lambda: len(service.service.server._connections)) == 3, "3 connections")
+        extra = raw(service.socket_path)
+        replies = read_lines(extra)
+        assert [r["code"] for r in replies] == ["too_many_connections"]
+        assert "this process already has 3 connections" in replies[0]["message"]
+        other = status_from_another_process(service.socket_path)   # another process is served
+        assert other.returncode == 0 and json.loads(other.stdout)["running"] is True
+        held.pop().close()
+        wait_until(lambda: on_loop(service, lambda: len(service.service.server._connections)) == 2, "a slot")
+        assert Client(service.socket_path).status()["type"] == "status_reply"   # and us again, once a slot is free
+        for sock in held:
+            sock.close()
+
+
+def test_connections_in_total_are_capped(tmp_path: Path) -> None:
+    with ServiceThread(tmp_path, limits=Limits(max_connections=2)) as service:
+        held = [raw(service.socket_path) for _ in range(2)]
+        wait_until(lambda: on_loop(service, lambda: len(service.service.server._connections)) == 2, "2 connections")
+        replies = read_lines(raw(service.socket_path))
+        assert [r["code"] for r in replies] == ["too_many_connections"] and "serves 2 connections" in replies[0]["message"]
+        for sock in held:
+            sock.close()
+
+
+def test_the_connection_cap_stays_below_the_descriptor_limit() -> None:
+    import resource
+
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    assert Limits(max_connections=10 ** 6).connection_cap() <= resource.getrlimit(resource.RLIMIT_NOFILE)[0] - 64
+    assert resource.getrlimit(resource.RLIMIT_NOFILE)[0] >= soft
+
+
+def test_a_client_that_never_reads_its_replies_is_not_read_from(tmp_path: Path) -> None:
+    cap = 64 * 1024
+    with ServiceThread(tmp_path, limits=Limits(max_unread_reply_bytes=cap)) as service:
+        sock = raw(service.socket_path)
+        sock.setblocking(False)
+        block = STATUS * 1000
+        sent = 0
+
+        def unread() -> int:
+            return on_loop(service, lambda: max((c.writer.transport.get_write_buffer_size()
+                                                 for c in service.service.server._connections), default=0))
+
+        while sent < 8 * 1024 * 1024:    # without back-pressure this would all be read and answered
+            try:
+                sent += sock.send(block[sent % len(block):])
+            except BlockingIOError:
+                if unread() >= cap:      # the app stopped reading us: our sends block
+                    break
+                select.select([], [sock], [], 0.05)
+        assert sent < 8 * 1024 * 1024, "the app kept reading although nobody read its replies"
+        waiting = unread()
+        # At most the cap, plus the replies to the one chunk read before the app noticed.
+        assert waiting <= cap + 8 * 65536, waiting
+        complete, partial = divmod(sent, len(STATUS))
+        replies: list[bytes] = []
+        reader = threading.Thread(target=lambda: replies.extend(_read_replies(sock, complete + (1 if partial else 0))))
+        sock.setblocking(True)
+        reader.start()
+        if partial:
+            sock.sendall(STATUS[partial:])
+        reader.join(WAIT * 3)
+        assert len(replies) == complete + (1 if partial else 0)   # nothing dropped, nothing doubled
+        assert all(json.loads(line)["type"] == "status_reply" for line in replies[:3])
+        sock.close()
+
+
+def _read_replies(sock: socket.socket, count: int) -> list[bytes]:
+    data, lines = b"", []
+    while len(lines) < count:
+        chunk = sock.recv(1 << 20)
+        if not chunk:
+            break
+        data += chunk
+        *complete, data = data.split(b"\n")
+        lines.extend(complete)
+    return lines
+
+
+def test_idle_connections_are_closed_but_not_while_a_request_waits(tmp_path: Path) -> None:
+    with ServiceThread(tmp_path, limits=Limits(idle_seconds=0.3)) as service:
+        waiting = raw(service.socket_path)
+        waiting.sendall(b'{"v":1,"type":"request","id":"r1","tool":"Bash","args":{"command":"ls"}}\n')
+        wait_until(lambda: service.person.tickets, "the request to reach the person")
+        idle = raw(service.socket_path)
+        idle.sendall(b'{"v":1,"type":"hello","client":{"agent":"sleepy"}}\n')
+        replies = read_lines(idle)                       # the app hangs up on the idle one...
+        assert [r["type"] for r in replies] == ["welcome", "error"] and replies[1]["code"] == "idle_timeout"
+        waiting.setblocking(False)
+        with pytest.raises(BlockingIOError):              # ...but not on the one whose request waits
+            waiting.recv(1)
+        waiting.setblocking(True)
+        service.answer(lambda ticket: [Verdict("allow_once", "user")])
+        assert one_line(waiting)["decision"] == "allow_once"
+        waiting.close()
+
+
+def test_clients_reconnect_after_an_idle_close(tmp_path: Path) -> None:
+    with ServiceThread(tmp_path, limits=Limits(idle_seconds=0.2)) as service:
+        client = Client(service.socket_path)
+        assert client.status()["pending"] == 0
+        wait_until(lambda: on_loop(service, lambda: not service.service.server._connections), "the idle close")
+        assert client.status()["pending"] == 0
+        client.close()
+
+        async def twice() -> None:
+            async with AsyncClient(service.socket_path) as agent:
+                await agent.status()
+                await asyncio.get_running_loop().run_in_executor(None, lambda: wait_until(
+                    lambda: on_loop(service, lambda: not service.service.server._connections), "the idle close"))
+                assert (await agent.status())["type"] == "status_reply"
+
+        asyncio.run(twice())
+
+
+def test_unfinished_lines_share_one_budget(tmp_path: Path) -> None:
+    with ServiceThread(tmp_path, limits=Limits(max_unfinished_bytes=300_000)) as service:
+        held_total = lambda: on_loop(service, lambda: service.service.server._held_total)  # noqa: E731
+        first, second, third = (raw(service.socket_path) for _ in range(3))
+        first.sendall(b"x" * 150_000)
+        wait_until(lambda: held_total() == 150_000, "the first half line")
+        second.sendall(b"y" * 140_000)
+        wait_until(lambda: held_total() == 290_000, "the second half line")
+        third.sendall(b"z" * 20_000)
+        replies = read_lines(third)
+        assert [r["code"] for r in replies] == ["overloaded"]
+        assert held_total() == 290_000
+        first.sendall(b"\n")                               # the others still work: their lines end
+        assert one_line(first)["code"] == "invalid_json"
+        second.sendall(b"\n" + STATUS)
+        assert one_line(second)["code"] == "invalid_json"
+        for sock in (first, second):
+            sock.close()
+
+
+def test_an_unauthenticated_connection_gets_one_refusal_then_is_closed(tmp_path: Path) -> None:
+    with ServiceThread(tmp_path, token_check=lambda token: token == "sesame") as service:
+        sock = raw(service.socket_path)
+        try:
+            sock.sendall(b"not json\n" * 50_000)
+        except (BrokenPipeError, ConnectionResetError):
+            pass                                            # the app hung up while we were still sending
+        try:
+            replies = read_lines(sock)
+        except ConnectionResetError:
+            replies = []
+        assert len(replies) <= 1 and all(r["code"] == "invalid_json" for r in replies)
+        rows = on_loop(service, lambda: service.service.audit.events(kind="refused", limit=1000))
+        assert len(rows) == 1
+
+
+def test_refusals_are_answered_each_but_rate_limited_in_the_audit_log(tmp_path: Path) -> None:
+    lines = 3000
+    with ServiceThread(tmp_path) as service:
+        sock = raw(service.socket_path)
+        reader_replies: list[bytes] = []
+        reader = threading.Thread(target=lambda: reader_replies.extend(_read_replies(sock, lines + 1)))
+        reader.start()
+        sock.sendall(b"[1]\n" * lines + STATUS)
+        reader.join(WAIT * 3)
+        assert len(reader_replies) == lines + 1 and json.loads(reader_replies[-1])["type"] == "status_reply"
+        sock.close()
+    audit = AuditLog(tmp_path / "audit.sqlite3", read_only=True)
+    try:
+        rows = audit.events(kind="refused", limit=10_000)
+    finally:
+        audit.close()
+    single = [row for row in rows if row["code"] == "invalid_message"]
+    summaries = [row for row in rows if row["code"] == "rate_limited"]
+    assert len(single) < 1000 and summaries
+    counted = sum(int(row["detail"].split()[0]) for row in summaries)
+    assert len(single) + counted == lines                   # every refusal is accounted for
+
+
+def test_refusal_budget_refills_over_time() -> None:
+    now = [0.0]
+    budget = RefusalBudget(burst=3, per_second=2, clock=lambda: now[0])
+    assert [budget.allow() for _ in range(5)] == [True, True, True, False, False]
+    now[0] += 1.0
+    assert [budget.allow() for _ in range(3)] == [True, True, False]
+    assert budget.take_suppressed() == 3 and budget.take_suppressed() == 0
