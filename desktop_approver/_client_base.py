@@ -221,11 +221,18 @@ class ClientProtocol:
         raise ProtocolError(f"unexpected reply type {kind!r}", "invalid_message")
 
 
+class IdleClosed(ApproverUnavailable):
+    """The app closed the connection as idle. It read nothing after deciding that, so whatever we
+    sent meanwhile was never acted on: the clients send it again, once, on a new connection."""
+
+
 def error_from(message: Mapping[str, Any]) -> ApproverError:
     code = str(message.get("code", "error"))
     text = str(message.get("message", "the approver refused the message"))
     if code == "shutting_down":  # the app is going away: the same as finding it gone (fail closed)
         return ApproverUnavailable(f"desktop-approver quit before answering: {text}")
+    if code == "idle_timeout":
+        return IdleClosed(f"desktop-approver closed the idle connection: {text}")
     return Unauthorized(text, code) if code == "unauthorized" else ProtocolError(text, code)
 
 

@@ -11,7 +11,7 @@ import os
 from typing import Any, Iterable, Mapping
 
 from . import wire
-from ._client_base import CONNECT_TIMEOUT, Call, ClientProtocol, check_batch_length, unavailable
+from ._client_base import CONNECT_TIMEOUT, Call, ClientProtocol, IdleClosed, check_batch_length, unavailable
 from .errors import ApproverError, ApproverUnavailable, Unauthorized
 from .paths import resolve_socket_path
 from .server_check import check_server, check_socket_path
@@ -124,6 +124,8 @@ class AsyncClient:
     async def _exchange(self, reply_id: str, message: dict[str, Any], timeout: float | None,
                         wait: float | None = None) -> dict[str, Any]:
         try:
+            return await self._exchange_once(reply_id, message, timeout, wait)
+        except IdleClosed:  # closed as idle just as we sent: it was never read, send it again
             return await self._exchange_once(reply_id, message, timeout, wait)
         except Unauthorized:
             # No token given and none in the environment: on the desktop itself, the keyring has it.

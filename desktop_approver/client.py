@@ -19,7 +19,7 @@ import time
 from typing import Any, Iterable, Mapping
 
 from . import wire
-from ._client_base import CONNECT_TIMEOUT, Call, ClientProtocol, check_batch_length, unavailable
+from ._client_base import CONNECT_TIMEOUT, Call, ClientProtocol, IdleClosed, check_batch_length, unavailable
 from .errors import ApproverUnavailable, Unauthorized
 from .paths import resolve_socket_path
 from .server_check import check_server, check_socket_path
@@ -129,6 +129,8 @@ class Client:
 
     def _exchange(self, reply_id: str, message: dict[str, Any], wait: float) -> dict[str, Any]:
         try:
+            return self._exchange_once(reply_id, message, wait)
+        except IdleClosed:  # closed as idle just as we sent: it was never read, send it again
             return self._exchange_once(reply_id, message, wait)
         except Unauthorized:
             # No token given and none in the environment: on the desktop itself, the keyring has it.

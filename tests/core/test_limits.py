@@ -261,3 +261,83 @@ def test_refusal_budget_refills_over_time() -> None:
     now[0] += 1.0
     assert [budget.allow() for _ in range(3)] == [True, True, False]
     assert budget.take_suppressed() == 3 and budget.take_suppressed() == 0
+
+
+def test_a_half_closed_client_still_gets_its_answers_then_the_app_hangs_up(tmp_path: Path) -> None:
+    with ServiceThread(tmp_path) as service:
+        sock = raw(service.socket_path)
+        sock.sendall(b'{"v":1,"type":"request","id":"r1","tool":"Bash","args":{"command":"ls"}}\n'
+                     b'{"v":1,"type":"request","id":"r2","tool":"Bash","args":{"command":"pwd"}}\n')
+        sock.shutdown(socket.SHUT_WR)              # "that is all I will say": like `nc -N`
+        wait_until(lambda: len(service.person.tickets) == 2, "both requests to reach the person")
+        service.answer(lambda ticket: [Verdict("allow_once", "user")])
+        service.answer(lambda ticket: [Verdict("deny", "user", note="no")])
+        replies = read_lines(sock)                 # both answers, then EOF
+        assert sorted((r["id"], r["decision"]) for r in replies) == [("r1", "allow_once"), ("r2", "deny")]
+        sock.close()
+
+
+def test_a_client_that_closes_entirely_still_cancels_its_requests(tmp_path: Path) -> None:
+    with ServiceThread(tmp_path) as service:
+        sock = raw(service.socket_path)
+        sock.sendall(b'{"v":1,"type":"request","id":"r1","tool":"Bash","args":{"command":"ls"}}\n')
+        wait_until(lambda: service.person.tickets, "the request to reach the person")
+        sock.close()
+        wait_until(lambda: on_loop(service, lambda: not service.service.broker.pending), "the request to be cancelled")
+    audit = AuditLog(tmp_path / "audit.sqlite3", read_only=True)
+    try:
+        assert audit.history()[0].decided_by == "cancelled"
+    finally:
+        audit.close()
+
+
+class ClosesTheFirstConnectionAsIdle:
+    """A fake app: on its first connection it answers the request with ``idle_timeout`` and hangs
+    up (as the app does when its idle timer fires just as a request is in flight); on the second
+    it allows. The clients must send the request again, once."""
+
+    def __init__(self, path: Path) -> None:
+        self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.listener.bind(str(path))
+        path.chmod(0o600)
+        self.listener.listen()
+        self.requests = 0
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        for number in (1, 2):
+            conn, _ = self.listener.accept()
+            with conn, conn.makefile("rwb") as stream:
+                for line in stream:
+                    message = json.loads(line)
+                    if message["type"] == "hello":
+                        stream.write(b'{"v":1,"type":"welcome","server":"desktop-approver","version":"x",'
+                                     b'"default_timeout":300,"max_line_bytes":1048576,"peer":{}}\n')
+                    else:
+                        self.requests += 1
+                        stream.write(b'{"v":1,"type":"error","code":"idle_timeout","message":"idle"}\n' if number == 1
+                                     else b'{"v":1,"type":"decision","id":"%s","decision":"allow_once",'
+                                          b'"decided_by":"user","blocked":false}\n' % message["id"].encode())
+                        if number == 1:
+                            stream.flush()
+                            break
+                    stream.flush()
+                    if number == 2 and self.requests == 2:
+                        break
+
+
+@pytest.mark.parametrize("kind", ["sync", "async"])
+def test_a_request_crossing_an_idle_close_is_sent_again_once(tmp_path: Path, kind: str) -> None:
+    path = tmp_path / "fake.sock"
+    fake = ClosesTheFirstConnectionAsIdle(path)
+    if kind == "sync":
+        decision = Client(path).request("Bash", {"command": "ls"})
+    else:
+        async def ask() -> Any:
+            async with AsyncClient(path) as client:
+                return await client.request("Bash", {"command": "ls"})
+        decision = asyncio.run(ask())
+    assert decision.decision == "allow_once" and fake.requests == 2
+    fake.thread.join(WAIT)
+    fake.listener.close()
