@@ -172,6 +172,13 @@ class ClientProtocol:
         self.token = keyring_token()
         return self.token is not None
 
+    @staticmethod
+    def answers(reply: Mapping[str, Any], kind: str) -> bool:
+        """Does ``reply`` (carrying the id of our ``kind`` message) answer it? An ``error`` about
+        another message that reused the id (``in_reply_to: "cancel"``) does not."""
+        in_reply_to = reply.get("in_reply_to")
+        return reply.get("type") != "error" or in_reply_to is None or in_reply_to == kind
+
     def reply_wait(self, timeout: float | None) -> float:
         """How long to wait for a reply before calling the app unavailable (never forever)."""
         default = DEFAULT_WAIT

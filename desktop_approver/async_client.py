@@ -30,7 +30,7 @@ class AsyncClient:
         self.connect_timeout = connect_timeout
         self._writer: asyncio.StreamWriter | None = None
         self._reader_task: asyncio.Task[None] | None = None
-        self._waiting: dict[str, asyncio.Future[dict[str, Any]]] = {}
+        self._waiting: dict[str, tuple[str, asyncio.Future[dict[str, Any]]]] = {}  # id -> (kind, future)
         self._connecting = asyncio.Lock()
         self._welcomed: asyncio.Future[None] | None = None
 
@@ -137,7 +137,7 @@ class AsyncClient:
                              wait: float | None = None) -> dict[str, Any]:
         writer = await self._ensure_connected()
         future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
-        self._waiting[reply_id] = future
+        self._waiting[reply_id] = (message["type"], future)
         try:
             writer.write(wire.encode(message))
             await writer.drain()
@@ -164,9 +164,9 @@ class AsyncClient:
                 if self.protocol.welcome is not None and self._welcomed is not None and not self._welcomed.done():
                     self._welcomed.set_result(None)
                 for reply in replies:
-                    future = self._waiting.get(str(reply.get("id")))
-                    if future is not None and not future.done():
-                        future.set_result(reply)
+                    waiting = self._waiting.get(str(reply.get("id")))
+                    if waiting is not None and not waiting[1].done() and self.protocol.answers(reply, waiting[0]):
+                        waiting[1].set_result(reply)
         except ApproverError as exc:
             failure = exc
         except OSError as exc:
@@ -180,6 +180,6 @@ class AsyncClient:
         if self._welcomed is not None and not self._welcomed.done():
             self._welcomed.set_exception(failure)
             self._welcomed.exception()  # retrieved here: only _ensure_connected may be waiting
-        for future in self._waiting.values():
+        for _, future in self._waiting.values():
             if not future.done():
                 future.set_exception(failure)

@@ -144,7 +144,7 @@ class Client:
                 out = self._connect()
                 assert self._sock is not None
                 self._sock.sendall(b"".join([*out, wire.encode(message)]))
-                return self._read_reply(reply_id, time.monotonic() + wait)
+                return self._read_reply(reply_id, message["type"], time.monotonic() + wait)
             except (OSError, ApproverUnavailable) as exc:
                 self._drop()
                 if isinstance(exc, ApproverUnavailable):
@@ -156,11 +156,11 @@ class Client:
                 self._drop()
                 raise
 
-    def _read_reply(self, reply_id: str, deadline: float) -> dict[str, Any]:
+    def _read_reply(self, reply_id: str, kind: str, deadline: float) -> dict[str, Any]:
         assert self._sock is not None
         while True:
             for index, reply in enumerate(self._replies):
-                if reply.get("id") == reply_id:
+                if reply.get("id") == reply_id and self.protocol.answers(reply, kind):
                     return self._replies.pop(index)
             remaining = deadline - time.monotonic()
             if remaining <= 0:

@@ -49,11 +49,12 @@ def test_history_reads_the_log_while_the_app_runs_and_filters(serve: Any) -> Non
     everything = history(db)  # the app is still running and holds the database open
     assert [(e["tool"], e["decision"], e["decided_by"]) for e in everything] == [
         ("deploy", "deny", "user"), ("write_file", "allow_once", "user"),
-        ("Bash", "allow_session", "session"), ("Bash", "allow_session", "user")]
+        ("Bash", "allow_session", "user"), ("Bash", "allow_session", "user")]
     assert everything[0]["note"] == "not on a Friday" and everything[0]["description"] == "ship it"
     assert everything[0]["created_at"] and everything[0]["decided_at"]
     assert [e["tool"] for e in history(db, "--decision", "deny")] == ["deploy"]
-    assert [e["decided_by"] for e in history(db, "--decided-by", "session")] == ["session"]
+    assert history(db, "--decided-by", "session") == []  # the repeated call is destructive: asked again
+    assert len(history(db, "--decided-by", "user")) == 4
     assert {e["agent"] for e in history(db, "--agent", "builder")} == {"builder"}
     assert len(history(db, "--session", "s-build", "--tool", "Bash")) == 2
     assert [e["risk_level"] for e in history(db, "--risk", "destructive")] == ["destructive", "destructive"]

@@ -37,6 +37,10 @@ class Prepared:
     infos: list[CallInfo]
     verdicts: list[Verdict | None]
 
+    def risks(self) -> list[dict[str, Any] | None]:
+        """The app's assessment of each call, as the agent is told it with any answer."""
+        return [_risk_for_agent(info) for info in self.infos]
+
 
 class PolicyLike(Protocol):
     def evaluate(self, call: Any) -> Any: ...
@@ -129,7 +133,7 @@ class Broker:
         if action == "allow":
             return verdict
         if mode == modes.APPROVE_ALL and not _destructive(info):
-            return Verdict("allow_once", "mode", note="approve-all period")
+            return Verdict("allow_once", "mode")  # no note: nobody wrote one (decided_by says why)
         if _destructive(info):
             return None  # "for this session" never covers a destructive call: the person sees each one
         if self.memory.lookup(session, info.tool, info.args, agent=identity.agent) is not None:
@@ -149,7 +153,7 @@ class Broker:
             return None, None
         if found is None or found.action == "ask":
             return (found.action if found else None), None
-        rule, note = found.rule.describe(), found.reason or None
+        rule, note = found.rule.describe(), found.rule.note or None  # the rule's own words, never invented ones
         if found.action == "allow":
             return "allow", Verdict("allow_once", "policy", rule=rule, note=note)
         return found.action, Verdict("deny", "policy", rule=rule, note=note, blocked=found.action == "block")

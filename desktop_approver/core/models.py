@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat, StrictInt, StrictStr
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat, StrictInt, StrictStr, model_validator
 
 from ..wire import PROTOCOL_VERSION
 
@@ -37,13 +37,26 @@ class _Preview(BaseModel):
 
 
 class DiffPreview(_Preview):
-    """A change to a file: old and new text, or a ready unified diff."""
+    """A change to a file: old and new text, or a ready unified diff (one of the two, whole)."""
 
+    model_config = ConfigDict(extra="forbid", frozen=True, json_schema_extra={"oneOf": [
+        {"required": ["old", "new"], "not": {"required": ["unified"]}},
+        {"required": ["unified"], "not": {"anyOf": [{"required": ["old"]}, {"required": ["new"]}]}},
+    ]})
     kind: Literal["diff"]
     path: StrictStr | None = None
     old: StrictStr | None = None
     new: StrictStr | None = None
     unified: StrictStr | None = None
+
+    @model_validator(mode="after")
+    def _one_form(self) -> "DiffPreview":
+        texts = self.old is not None or self.new is not None
+        if self.unified is not None and texts:
+            raise ValueError("a diff preview has old + new or unified, not both")
+        if self.unified is None and (self.old is None or self.new is None):
+            raise ValueError("a diff preview needs both old and new, or unified")
+        return self
 
 
 class FileWritePreview(_Preview):
@@ -56,12 +69,22 @@ class FileWritePreview(_Preview):
 
 
 class CommandPreview(_Preview):
-    """A shell command as a string, or an argv list; with the directory it runs in."""
+    """A shell command as a string, or an argv list (one of the two); with the directory it runs in."""
 
+    model_config = ConfigDict(extra="forbid", frozen=True, json_schema_extra={"oneOf": [
+        {"required": ["command"], "not": {"required": ["argv"]}},
+        {"required": ["argv"], "not": {"required": ["command"]}},
+    ]})
     kind: Literal["command"]
     command: StrictStr | None = None
-    argv: list[StrictStr] | None = None
+    argv: Annotated[list[StrictStr], Field(min_length=1)] | None = None
     cwd: StrictStr | None = None
+
+    @model_validator(mode="after")
+    def _one_form(self) -> "CommandPreview":
+        if (self.command is None) == (self.argv is None):
+            raise ValueError("a command preview has command or argv, exactly one of them")
+        return self
 
 
 class TextPreview(_Preview):
@@ -93,7 +116,7 @@ class ClientInfo(BaseModel):
 
     model_config = ConfigDict(extra="ignore", frozen=True)
     agent: ShortText | None = None
-    pid: StrictInt | None = None
+    pid: Annotated[StrictInt, Field(ge=0, le=2 ** 63 - 1)] | None = None
     cwd: ShortText | None = None
     host: ShortText | None = None
     git_branch: ShortText | None = None
@@ -187,7 +210,7 @@ INCOMING: dict[str, type[_Message]] = {
 
 class Welcome(_Message):
     type: Literal["welcome"] = "welcome"
-    server: Literal["desktop-approver"] = "desktop-approver"
+    server: Literal["desktop-approver"]
     version: StrictStr
     default_timeout: float
     max_line_bytes: int
@@ -207,7 +230,7 @@ class DecisionMessage(_Message):
     decided_by: DecidedBy
     note: StrictStr | None = None
     rule: StrictStr | None = None
-    blocked: bool = False
+    blocked: bool
     updated_args: dict[str, Any] | None = None
     risk: RiskInfo | None = None
 
@@ -219,7 +242,7 @@ class CallDecision(BaseModel):
     decided_by: DecidedBy
     note: StrictStr | None = None
     rule: StrictStr | None = None
-    blocked: bool = False
+    blocked: bool
     updated_args: dict[str, Any] | None = None
     risk: RiskInfo | None = None
 
@@ -279,11 +302,16 @@ ErrorCode = Literal[
 ]
 
 
+MessageType = Literal["hello", "request", "batch", "cancel", "status", "end_session", "sessions", "revoke"]
+
+
 class ErrorMessage(_Message):
-    """A typed refusal. ``id`` names the message it answers when that could be read."""
+    """A typed refusal. ``id`` and ``in_reply_to`` name the message it answers, when readable: an
+    error with ``in_reply_to: "cancel"`` and a pending request's id is about the cancel, not the request."""
 
     type: Literal["error"] = "error"
-    id: StrictStr | None = None
+    id: Id | None = None
+    in_reply_to: MessageType | None = None
     code: ErrorCode
     message: StrictStr
 

@@ -7,8 +7,10 @@ client author gets one precise error: size, UTF-8, JSON, object, version, type, 
 from __future__ import annotations
 
 import json
+import math
+import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Iterator
 
 from pydantic import BaseModel, ValidationError
 
@@ -23,9 +25,83 @@ class Refusal:
     code: str
     message: str
     id: str | None = None
+    in_reply_to: str | None = None    # the refused message's type, when it could be read
 
     def reply(self) -> models.ErrorMessage:
-        return models.ErrorMessage(id=self.id, code=self.code, message=self.message)  # type: ignore[arg-type]
+        return models.ErrorMessage(id=self.id, code=self.code, message=self.message,  # type: ignore[arg-type]
+                                   in_reply_to=self.in_reply_to)
+
+
+MAX_INT = 2 ** 63 - 1
+"""Integers anywhere in a message lie within a signed 64-bit range, as most JSON readers hold them."""
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+class _NotJSON(ValueError):
+    """``NaN``, ``Infinity``, ``-Infinity``: Python's json reads them; JSON has no such tokens."""
+
+
+class _Numbers:
+    """json.loads hooks that read strictly: non-JSON constants fail the line, numbers out of range
+    are noted (the message is refused, but its ``id`` can still be read for the error)."""
+
+    def __init__(self) -> None:
+        self.problem: str | None = None
+
+    def integer(self, text: str) -> int:
+        digits = text.lstrip("-")
+        if len(digits) > 19 or not -MAX_INT - 1 <= (value := int(text)) <= MAX_INT:
+            self.problem = self.problem or (f"integer {text[:24]}{'…' if len(text) > 24 else ''} is out of range "
+                                            "(integers must fit in 64 bits)")
+            return 0
+        return value
+
+    def real(self, text: str) -> float:
+        value = float(text)
+        if not math.isfinite(value):
+            self.problem = self.problem or f"number {text[:24]} is out of range (it is not a finite double)"
+            return 0.0
+        return value
+
+    @staticmethod
+    def constant(name: str) -> Any:
+        raise _NotJSON(f"{name} is not JSON")
+
+
+def _strings(value: Any) -> Iterator[str]:
+    """Every string in a decoded message, keys included, without recursion."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            yield item
+        elif isinstance(item, dict):
+            for key, child in item.items():
+                yield key
+                stack.append(child)
+        elif isinstance(item, list):
+            stack.extend(item)
+
+
+def _lone_surrogate(data: Any) -> bool:
+    for text in _strings(data):
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            return True
+    return False
+
+
+def readable_id(data: dict[str, Any]) -> str | None:
+    """The message's ``id`` when an error may echo it: a string of 1 to 128 encodable characters."""
+    value = data.get("id")
+    if not isinstance(value, str) or not 1 <= len(value) <= 128:
+        return None
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return None
+    return value
 
 
 def decode(line: bytes | wire.Oversized) -> BaseModel | Refusal:
@@ -35,33 +111,47 @@ def decode(line: bytes | wire.Oversized) -> BaseModel | Refusal:
         text = line.decode("utf-8")
     except UnicodeDecodeError as exc:
         return Refusal("invalid_utf8", f"not UTF-8 at byte {exc.start}")
+    numbers = _Numbers()
     try:
-        data = json.loads(text)
+        data = json.loads(text, parse_int=numbers.integer, parse_float=numbers.real, parse_constant=numbers.constant)
     except json.JSONDecodeError as exc:
         return Refusal("invalid_json", f"not JSON: {exc.msg} at column {exc.colno}")
+    except _NotJSON as exc:
+        return Refusal("invalid_json", f"not JSON: {exc}")
     except RecursionError:
         return Refusal("invalid_json", "not JSON: nested too deeply")
+    except ValueError as exc:  # anything else the reader objects to: still a typed refusal
+        return Refusal("invalid_json", f"not JSON: {exc}")
     if not isinstance(data, dict):
         return Refusal("invalid_message", f"a message is a JSON object, not {type(data).__name__}")
-    message_id = data.get("id") if isinstance(data.get("id"), str) else None
+    message_id = readable_id(data)
+    kind = data.get("type") if isinstance(data.get("type"), str) else None
+    in_reply_to = kind if kind in models.INCOMING else None
+    if numbers.problem:
+        return Refusal("invalid_message", numbers.problem, message_id, in_reply_to)
+    if _SURROGATE_ESCAPE.search(text) and _lone_surrogate(data):
+        return Refusal("invalid_message", "a string holds a lone UTF-16 surrogate escape (\\ud800-\\udfff "
+                                          "not in a high-low pair), which no UTF-8 text can carry",
+                       message_id, in_reply_to)
     version = data.get("v")
     if version is None:
-        return Refusal("invalid_message", 'missing protocol version "v"', message_id)
+        return Refusal("invalid_message", 'missing protocol version "v"', message_id, in_reply_to)
     if version not in wire.SUPPORTED_VERSIONS or isinstance(version, bool):
         supported = ", ".join(map(str, wire.SUPPORTED_VERSIONS))
         return Refusal("unsupported_version", f"protocol version {version!r} is not supported (supported: {supported})",
-                       message_id)
-    kind = data.get("type")
-    model = models.INCOMING.get(kind) if isinstance(kind, str) else None
+                       message_id, in_reply_to)
+    model = models.INCOMING.get(kind) if kind is not None else None
     if model is None:
         known = ", ".join(sorted(models.INCOMING))
-        return Refusal("unknown_type", f"unknown message type {kind!r} (known: {known})", message_id)
+        shown = repr(data.get("type"))
+        shown = shown if len(shown) <= 60 else shown[:59] + "…"
+        return Refusal("unknown_type", f"unknown message type {shown} (known: {known})", message_id)
     try:
         return model.model_validate(data)
     except ValidationError as exc:
-        return Refusal("invalid_message", describe_errors(exc), message_id)
+        return Refusal("invalid_message", describe_errors(exc), message_id, in_reply_to)
     except RecursionError:
-        return Refusal("invalid_message", "message nested too deeply", message_id)
+        return Refusal("invalid_message", "message nested too deeply", message_id, in_reply_to)
 
 
 def describe_errors(exc: ValidationError, limit: int = 3) -> str:

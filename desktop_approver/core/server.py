@@ -24,6 +24,7 @@ import socket
 import sys
 import time
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Callable
 
@@ -63,6 +64,7 @@ class Connection:
                                  peer_cwd=process_cwd(peer.pid))
         self.authenticated = False
         self.tasks: dict[str, asyncio.Task[None]] = {}
+        self.kinds: dict[str, str] = {}             # pending id -> "request" | "batch" (for errors about it)
         self.last_active = asyncio.get_running_loop().time()
         self.held = 0                               # bytes of an unfinished line held for this client
         self.half_closed = False
@@ -139,6 +141,7 @@ class ApproverServer:
         for connection in list(self._connections):
             for request_id in list(connection.tasks):
                 connection.send(encode(models.ErrorMessage(id=request_id, code="shutting_down",
+                                                           in_reply_to=connection.kinds.get(request_id),  # type: ignore[arg-type]
                                                            message="desktop-approver is shutting down")))
             for task in connection.tasks.values():
                 task.cancel()
@@ -291,7 +294,7 @@ class ApproverServer:
             return
         if not connection.authenticated:
             self._refuse(connection, Refusal("unauthorized", "a valid token is required: send it in hello",
-                                             getattr(message, "id", None)))
+                                             getattr(message, "id", None), getattr(message, "type", None)))
             connection.writer.close()
             return
         if isinstance(message, (models.Request, models.Batch)):
@@ -299,7 +302,8 @@ class ApproverServer:
         elif isinstance(message, models.Cancel):
             task = connection.tasks.get(message.id)
             if task is None:
-                self._refuse(connection, Refusal("unknown_id", f"no pending request {message.id!r}", message.id))
+                self._refuse(connection, Refusal("unknown_id", f"no pending request {message.id!r}", message.id,
+                                                 "cancel"))
             else:
                 task.cancel()
         elif isinstance(message, models.Status):
@@ -345,7 +349,7 @@ class ApproverServer:
     def _hello(self, connection: Connection, hello: models.Hello) -> None:
         if self.token_check is not None:
             if not self.token_check(hello.token):
-                self._refuse(connection, Refusal("unauthorized", "missing or wrong token"))
+                self._refuse(connection, Refusal("unauthorized", "missing or wrong token", None, "hello"))
                 connection.writer.close()
                 return
             connection.authenticated = True
@@ -355,13 +359,15 @@ class ApproverServer:
                                        git_branch=info.git_branch, peer_pid=connection.peer.pid,
                                        peer_uid=connection.peer.uid, peer_exe=connection.identity.peer_exe,
                                        peer_cwd=real_cwd, cwd_agrees=same_directory(info.cwd, real_cwd))
-        connection.send(encode(models.Welcome(version=__version__, default_timeout=self.broker.default_timeout,
+        connection.send(encode(models.Welcome(server="desktop-approver", version=__version__,
+                                              default_timeout=self.broker.default_timeout,
                                               max_line_bytes=wire.MAX_LINE_BYTES,
                                               peer={"pid": connection.peer.pid, "uid": connection.peer.uid})))
 
     def _start_request(self, connection: Connection, message: models.Request | models.Batch) -> None:
         if message.id in connection.tasks:
-            self._refuse(connection, Refusal("duplicate_id", f"request id {message.id!r} is already pending", message.id))
+            self._refuse(connection, Refusal("duplicate_id", f"request id {message.id!r} is already pending",
+                                             message.id, message.type))
             return
         calls = _calls_of(message)
         session = message.session or f"{connection.identity.label}-{connection.peer.pid}"
@@ -372,12 +378,12 @@ class ApproverServer:
             if waiting and self._pending_by_peer[peer_key] + waiting > self.max_pending_per_client:
                 self._refuse(connection, Refusal(
                     "too_many_pending", f"this client already has {self._pending_by_peer[peer_key]} calls waiting for "
-                    f"the person; {waiting} more would pass the limit of {self.max_pending_per_client}", message.id))
+                    f"the person; {waiting} more would pass the limit of {self.max_pending_per_client}",
+                    message.id, message.type))
                 return
             answered = self.broker.answer_now(connection.identity, session, message.id, prepared)
         except Exception as exc:  # never leave an agent hanging, never take the app down
-            log.exception("request %s failed", printable(message.id))
-            connection.send(encode(models.ErrorMessage(id=message.id, code="internal", message=str(exc) or "internal error")))
+            self._internal_error(connection, message, exc)
             return
         if answered is not None:  # a rule, the mode or session memory: answered in this very step
             self._send_verdicts(connection, message, answered)
@@ -385,9 +391,11 @@ class ApproverServer:
         self._pending_by_peer[peer_key] += waiting
         task = asyncio.ensure_future(self._answer(connection, message, calls, session, prepared))
         connection.tasks[message.id] = task
+        connection.kinds[message.id] = message.type
 
         def finished(done: asyncio.Task[None]) -> None:
             connection.tasks.pop(message.id, None)
+            connection.kinds.pop(message.id, None)
             self._pending_by_peer[peer_key] -= waiting
             if self._pending_by_peer[peer_key] <= 0:
                 del self._pending_by_peer[peer_key]
@@ -396,8 +404,10 @@ class ApproverServer:
                 # Answered here, not in _answer: a task cancelled before its first step (request
                 # and cancel in one read) never runs _answer's code. send() skips closed writers,
                 # so a client that disconnected, or an app shutting down, sends nothing.
-                connection.send(encode(models.DecisionMessage(
-                    id=message.id, decision="deny", decided_by="cancelled", note="cancelled")))
+                self._send_verdicts(connection, message, [
+                    replace(verdict, risk=risk) if verdict is not None else
+                    Verdict("deny", "cancelled", note="cancelled", risk=risk)
+                    for verdict, risk in zip(prepared.verdicts, prepared.risks())])
             connection.close_when_idle()
 
         task.add_done_callback(finished)
@@ -409,10 +419,18 @@ class ApproverServer:
                                                 "request" if isinstance(message, models.Request) else "batch",
                                                 calls, message.timeout, prepared=prepared)
         except Exception as exc:  # never leave an agent hanging, never take the app down
-            log.exception("request %s failed", printable(message.id))
-            connection.send(encode(models.ErrorMessage(id=message.id, code="internal", message=str(exc) or "internal error")))
+            self._internal_error(connection, message, exc)
             return
         self._send_verdicts(connection, message, verdicts)
+
+    def _internal_error(self, connection: Connection, message: models.Request | models.Batch, exc: Exception) -> None:
+        """Our failure, not the client's: logged with its traceback, audited, answered (a deny)."""
+        log.exception("request %s failed", printable(message.id))
+        text = str(exc) or type(exc).__name__
+        self.broker.audit.record_event("refused", "internal", f"{message.type} {message.id!r}: {text}",
+                                       connection.peer.pid, connection.peer.uid)
+        connection.send(encode(models.ErrorMessage(id=message.id, code="internal", in_reply_to=message.type,
+                                                   message=f"desktop-approver failed: {text}")))
 
     @staticmethod
     def _send_verdicts(connection: Connection, message: models.Request | models.Batch, verdicts: list[Verdict]) -> None:

@@ -99,8 +99,8 @@ class Countdown:
         self._remaining = seconds
         self._started = self._loop.time()
         self.hard_deadline = self._started + seconds * (1 + PAUSE_ALLOWANCE)
-        self._handle: asyncio.TimerHandle | None = self._loop.call_later(seconds, self._expire)
-        self._hard: asyncio.TimerHandle | None = self._loop.call_at(self.hard_deadline, self._expire)
+        self._handle: asyncio.TimerHandle | None = self._loop.call_at(self._started + seconds, self._countdown_due)
+        self._hard: asyncio.TimerHandle | None = self._loop.call_at(self.hard_deadline, self._hard_due)
         self.expired: asyncio.Future[None] = self._loop.create_future()
 
     @property
@@ -127,13 +127,29 @@ class Countdown:
     def resume(self) -> None:
         if self._handle is None and not self.expired.done():
             self._started = self._loop.time()
-            self._handle = self._loop.call_later(self._remaining, self._expire)
+            self._handle = self._loop.call_at(self._started + self._remaining, self._countdown_due)
 
     def cancel(self) -> None:
         for handle in (self._handle, self._hard):
             if handle is not None:
                 handle.cancel()
         self._handle = self._hard = None
+
+    # Timers may fire early (Qt's coarse timers, which run asyncio's under qasync, by up to 5 %):
+    # each callback checks the clock and waits out the rest, so a request is never denied early.
+
+    def _countdown_due(self) -> None:
+        due = self._started + self._remaining
+        if self._loop.time() < due:
+            self._handle = self._loop.call_at(due, self._countdown_due)
+            return
+        self._expire()
+
+    def _hard_due(self) -> None:
+        if self._loop.time() < self.hard_deadline:
+            self._hard = self._loop.call_at(self.hard_deadline, self._hard_due)
+            return
+        self._expire()
 
     def _expire(self) -> None:
         self.cancel()

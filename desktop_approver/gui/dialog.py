@@ -233,12 +233,20 @@ class ApprovalDialog(QDialog):
 
 def verdicts_for(ticket: Ticket, choice: str, allowed: list[bool], edited: dict[int, dict], note: str | None,
                  scope: str) -> list[Verdict]:
-    """The person's one click as one verdict per call (unchecked batch calls are denied)."""
+    """The person's one click as one verdict per call (unchecked batch calls are denied).
+
+    The note goes to the calls it concerns: to every call when they all get the same answer, and
+    to the denied ones only when the person allows some calls of a batch and denies others (the
+    note field asks "why you deny"); an allowed call never carries a note written about a denial.
+    """
+    keeps = [choice != "deny" and (allowed[position] if position < len(allowed) else True)
+             for position in range(len(ticket.calls))]
+    mixed = any(keeps) and not all(keeps)
     verdicts = []
-    for position, call in enumerate(ticket.calls):
-        keep = choice != "deny" and (allowed[position] if position < len(allowed) else True)
+    for position, keep in enumerate(keeps):
         if keep:
-            verdicts.append(Verdict(choice, "user", note=note, updated_args=edited.get(position), scope=scope))
+            verdicts.append(Verdict(choice, "user", note=None if mixed else note, updated_args=edited.get(position),
+                                    scope=scope))
         else:
             verdicts.append(Verdict("deny", "user", note=note))
     return verdicts

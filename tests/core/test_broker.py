@@ -416,3 +416,15 @@ def test_another_agent_naming_the_same_session_gets_nothing_from_it(tmp_path: Pa
     other = Identity(agent="intruder", cwd="/tmp", peer_pid=8)
     verdict = asyncio.run(broker.submit(other, "s", "r2", "request", call("cat notes.txt")))[0]
     assert verdict.decided_by == "user" and len(decider.seen) == 2
+
+
+def test_notes_only_where_a_person_or_a_rule_wrote_one(tmp_path: Path) -> None:
+    quiet = 'version = 1\n[[rule]]\naction = "allow"\ntool = "Bash"\ncommand = "ls*"\n'
+    broker = broker_for(tmp_path, Scripted(allow_all()), policy_toml=quiet)
+    by_rule = submit(broker, call("ls -la"))[0]
+    assert (by_rule.decided_by, by_rule.note) == ("policy", None)     # the rule has no note: none is made up
+    broker.mode.set(modes.APPROVE_ALL, seconds=600)
+    by_mode = submit(broker, call("echo hi"))[0]
+    assert (by_mode.decided_by, by_mode.note) == ("mode", None)
+    noted = broker_for(tmp_path / "n", Scripted(allow_all()), policy_toml=quiet + 'note = "listing is fine"\n')
+    assert submit(noted, call("ls"))[0].note == "listing is fine"

@@ -49,3 +49,31 @@ def test_cancel_stops_both_timers() -> None:
 def test_clients_wait_longer_than_any_paused_request() -> None:
     protocol = ClientProtocol(session="s")
     assert protocol.reply_wait(60) == 60 * (1 + PAUSE_ALLOWANCE) + REPLY_GRACE
+
+
+class EarlyTimers(asyncio.SelectorEventLoop):
+    """A loop whose timers fire 5 % early, as Qt's coarse timers (which run asyncio's under qasync) may."""
+
+    def call_at(self, when, callback, *args, context=None):  # type: ignore[no-untyped-def,override]
+        return super().call_at(when - max(0.0, when - self.time()) * 0.05, callback, *args, context=context)
+
+
+def test_a_countdown_never_expires_early_even_on_early_timers() -> None:
+    loop = EarlyTimers()
+    try:
+        async def scenario() -> tuple[float, float, float]:
+            start = loop.time()
+            plain = Countdown(0.4)
+            await plain.expired
+            plain_at = loop.time()
+            paused = Countdown(0.2)
+            paused.pause()                 # only the hard limit (twice the timeout) is left to fire
+            paused_start = loop.time()
+            await paused.expired
+            return plain_at - start, loop.time() - paused_start, paused.hard_deadline - paused_start
+
+        plain, paused, hard = loop.run_until_complete(scenario())
+    finally:
+        loop.close()
+    assert plain >= 0.4
+    assert paused >= hard - 1e-3

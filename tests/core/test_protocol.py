@@ -57,7 +57,8 @@ def test_ladder_names_the_first_problem(raw: Any, code: str, message_id: str | N
     assert isinstance(result, Refusal), result
     assert (result.code, result.id) == (code, message_id), result.message
     assert result.message
-    assert result.reply() == models.ErrorMessage(id=message_id, code=code, message=result.message)  # type: ignore[arg-type]
+    assert result.reply() == models.ErrorMessage(id=message_id, code=code, message=result.message,  # type: ignore[arg-type]
+                                                 in_reply_to=result.in_reply_to)  # type: ignore[arg-type]
 
 
 def test_ladder_checks_the_version_before_the_type() -> None:
@@ -103,10 +104,12 @@ def test_describe_errors_shows_where() -> None:
 
 
 def test_encode_is_one_line_without_nulls() -> None:
-    payload = encode(models.DecisionMessage(id="r1", decision="deny", decided_by="user", note="two\nlines"))
+    payload = encode(models.DecisionMessage(id="r1", decision="deny", decided_by="user", note="two\nlines",
+                                            blocked=False, risk=models.RiskInfo(level="safe")))
     assert payload.endswith(b"\n") and payload.count(b"\n") == 1
     assert json.loads(payload) == {"v": 1, "type": "decision", "id": "r1", "decision": "deny",
-                                   "decided_by": "user", "note": "two\nlines", "blocked": False}
+                                   "decided_by": "user", "note": "two\nlines", "blocked": False,
+                                   "risk": {"level": "safe", "reasons": []}}
 
 
 def test_framer_splits_joins_and_skips_an_oversized_line() -> None:
@@ -219,3 +222,115 @@ def test_token_is_required_when_the_app_asks_for_one(tmp_path: Path) -> None:
             refused = connection.recv()
             assert refused["code"] == "unauthorized" and "id" not in refused
             assert connection.sock.recv(1) == b""  # and the app hung up
+
+
+
+# -- the protocol exactly as written ----------------------------------------------------------------
+
+HUGE = "9" * 5000
+
+
+@pytest.mark.parametrize("raw, code, message_id, in_reply_to", [
+    (b'{"v": 1, "type": "status", "id": "s", "n": NaN}', "invalid_json", None, None),
+    (b'{"v": 1, "type": "status", "id": "s", "n": Infinity}', "invalid_json", None, None),
+    (b'{"v": 1, "type": "status", "id": "s", "n": -Infinity}', "invalid_json", None, None),
+    (b'{"v": 1, "type": "request", "id": "r", "tool": "t", "args": {"n": ' + HUGE.encode() + b"}}",
+     "invalid_message", "r", "request"),
+    (b'{"v": 1, "type": "request", "id": "r", "tool": "t", "args": {"n": -' + HUGE.encode() + b"}}",
+     "invalid_message", "r", "request"),
+    (b'{"v": 1, "type": "request", "id": "r", "tool": "t", "args": {"n": 1e999}}', "invalid_message", "r", "request"),
+    (b'{"v": 1, "type": "hello", "client": {"pid": 9223372036854775808}}', "invalid_message", None, "hello"),
+    (b'{"v": 1, "type": "hello", "client": {"pid": -1}}', "invalid_message", None, "hello"),
+    (b'{"v": 1, "type": "status", "id": "\\ud800"}', "invalid_message", None, "status"),
+    (b'{"v": 1, "type": "request", "id": "r", "tool": "t", "args": {"s": "a\\udc00b"}}', "invalid_message", "r", "request"),
+    (b'{"v": 1, "type": "request", "id": "r", "tool": "t", "args": {"\\udbff": 1}}', "invalid_message", "r", "request"),
+    (b'{"v": 1, "type": "status", "id": "' + b"i" * 129 + b'"}', "invalid_message", None, "status"),
+    (b'{"v": 1, "type": "status", "id": ""}', "invalid_message", None, "status"),
+    (line({**REQUEST, "preview": {"kind": "diff"}}), "invalid_message", "r1", "request"),
+    (line({**REQUEST, "preview": {"kind": "diff", "old": "a"}}), "invalid_message", "r1", "request"),
+    (line({**REQUEST, "preview": {"kind": "diff", "old": "a", "new": "b", "unified": "@@"}}), "invalid_message", "r1",
+     "request"),
+    (line({**REQUEST, "preview": {"kind": "command"}}), "invalid_message", "r1", "request"),
+    (line({**REQUEST, "preview": {"kind": "command", "command": "ls", "argv": ["ls"]}}), "invalid_message", "r1",
+     "request"),
+    (line({**REQUEST, "preview": {"kind": "command", "argv": []}}), "invalid_message", "r1", "request"),
+], ids=lambda value: None)
+def test_strict_json_bounded_numbers_encodable_strings_valid_previews(raw: bytes, code: str, message_id: str | None,
+                                                                       in_reply_to: str | None) -> None:
+    result = decode(raw)
+    assert isinstance(result, Refusal), result
+    assert (result.code, result.id, result.in_reply_to) == (code, message_id, in_reply_to), result.message
+    assert len(result.message) < 300
+    encode(result.reply())                                  # the error itself always encodes
+
+
+@pytest.mark.parametrize("raw", [
+    b'{"v": 1, "type": "request", "id": "r", "tool": "t", "args": {"n": 9223372036854775807, "m": -9223372036854775808}}',
+    b'{"v": 1, "type": "request", "id": "r", "tool": "t", "args": {"x": 1.5e308, "emoji": "\\ud83d\\ude00"}}',
+    b'{"v": 1, "type": "hello", "client": {"pid": 4242}}',
+    line({**REQUEST, "preview": {"kind": "diff", "old": "a", "new": "b"}}),
+    line({**REQUEST, "preview": {"kind": "diff", "unified": "@@ -1 +1 @@"}}),
+    line({**REQUEST, "preview": {"kind": "command", "argv": ["ls", "-l"]}}),
+], ids=lambda value: None)
+def test_what_the_prose_allows_is_accepted(raw: bytes) -> None:
+    assert not isinstance(decode(raw), Refusal)
+
+
+def test_bad_numbers_and_strings_keep_the_connection_and_its_pending_requests(tmp_path: Path) -> None:
+    with ServiceThread(tmp_path) as service, RawConnection(service.socket_path) as connection:
+        connection.send_msg(REQUEST)                        # r1 waits for the person
+        assert _wait(lambda: service.person.tickets)
+        for raw in (b'{"v": 1, "type": "request", "id": "r2", "tool": "t", "args": {"n": ' + HUGE.encode() + b"}}",
+                    b'{"v": 1, "type": "status", "id": "\\ud800"}',
+                    b'{"v": 1, "type": "request", "id": "r3", "tool": "t", "args": {"s": "\\udc00"}}',
+                    b'{"v": 1, "type": "hello", "client": {"pid": 9223372036854775808}}',
+                    b'{"v": 1, "type": "status", "id": "s", "n": NaN}'):
+            connection.send(raw + b"\n")
+            error = connection.recv()
+            assert error["type"] == "error" and error["code"] in ("invalid_message", "invalid_json")
+        service.answer(lambda ticket: [Verdict("allow_once", "user")])
+        assert connection.recv()["id"] == "r1"               # the pending request survived all of it
+    from desktop_approver.core.audit import AuditLog
+
+    audit = AuditLog(tmp_path / "audit.sqlite3", read_only=True)
+    try:
+        refused = audit.events(kind="refused")
+    finally:
+        audit.close()
+    assert len(refused) == 5                                # every refused message is in the audit log
+    assert any("'r2'" in row["detail"] for row in refused) and any("'r3'" in row["detail"] for row in refused)
+
+
+def _wait(condition: Any) -> Any:
+    import time
+
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.005)
+    return False
+
+
+def test_an_error_about_a_cancel_names_it_and_does_not_answer_the_request() -> None:
+    from desktop_approver._client_base import ClientProtocol
+
+    error = {"v": 1, "type": "error", "id": "r1", "in_reply_to": "cancel", "code": "unknown_id", "message": "x"}
+    assert not ClientProtocol.answers(error, "request")
+    assert ClientProtocol.answers({**error, "in_reply_to": "request"}, "request")
+    assert ClientProtocol.answers({"v": 1, "type": "error", "id": "r1", "code": "internal", "message": "x"}, "request")
+
+
+def test_every_error_the_app_sends_says_what_it_answers(tmp_path: Path) -> None:
+    with ServiceThread(tmp_path) as service, RawConnection(service.socket_path) as connection:
+        connection.send_msg(REQUEST)
+        assert _wait(lambda: service.person.tickets)
+        connection.send_msg(REQUEST)
+        duplicate = connection.recv()
+        connection.send_msg({"v": 1, "type": "cancel", "id": "nope"})
+        unknown = connection.recv()
+        connection.send_msg({"v": 1, "type": "cancel", "id": "r1"})
+        cancelled = connection.recv()
+    assert (duplicate["code"], duplicate["in_reply_to"]) == ("duplicate_id", "request")
+    assert (unknown["code"], unknown["in_reply_to"]) == ("unknown_id", "cancel")
+    assert cancelled["type"] == "decision" and cancelled["risk"]["level"] in ("safe", "moderate", "destructive")
