@@ -43,6 +43,9 @@ DEFAULT_MAX_PENDING_PER_CLIENT = 128
 """Calls of one peer process that may wait for the person at once (``too_many_pending``); counted
 in calls, like ``status.pending``, and above the largest batch (100 calls)."""
 READ_CHUNK = 65536
+SMALL_READ = 4096
+TRICKLE_PAUSE = 0.002
+"""After a read of under SMALL_READ bytes that ended no line, wait this long before reading on."""
 HALF_CLOSED_CHECK = 0.5
 """Seconds between checks that a half-closed client is still there (Linux tells by POLLHUP)."""
 
@@ -187,6 +190,9 @@ class ApproverServer:
             writer.write(encode(models.ErrorMessage(code="unauthorized", message="this socket serves its own user only")))
             writer.close()
             return
+        if len(self._connections) >= self.max_connections and \
+                self._connections_by_peer[peer.pid] < self.limits.max_connections_per_peer:
+            self._make_room()
         if len(self._connections) >= self.max_connections or \
                 self._connections_by_peer[peer.pid] >= self.limits.max_connections_per_peer:
             mine = self._connections_by_peer[peer.pid]
@@ -212,12 +218,23 @@ class ApproverServer:
                 if not data:
                     break
                 connection.last_active = asyncio.get_running_loop().time()
+                complete = 0
                 for line in framer.feed(data):
+                    complete += 1
                     self._handle_line(connection, line)
                     if writer.is_closing():
                         return
                 if not self._hold(connection, framer.buffered_bytes):
                     return
+                if not complete and len(data) < SMALL_READ:
+                    # A line trickling in (a byte per write) would cost a loop turn per byte: stop
+                    # reading for a moment so the pieces gather in the socket, then read them at once.
+                    writer.transport.pause_reading()
+                    try:
+                        await asyncio.sleep(TRICKLE_PAUSE)
+                    finally:
+                        if not writer.transport.is_closing():
+                            writer.transport.resume_reading()
             if not connection.tasks or connection.hung_up():
                 return
             # Half-closed: the client has said all it will say and waits for its answers.
@@ -227,6 +244,18 @@ class ApproverServer:
             pass
         finally:
             self._drop(connection)
+
+    def _make_room(self) -> None:
+        """At the total cap: close the longest-idle connection with nothing pending (if any), so idle
+        connections held by one party cannot lock everyone else out; its client reconnects when it
+        next asks (``idle_timeout``)."""
+        idle = [c for c in self._connections if not c.tasks and not c.writer.is_closing()]
+        if not idle:
+            return
+        victim = min(idle, key=lambda c: c.last_active)
+        victim.send(encode(models.ErrorMessage(
+            code="idle_timeout", message="closed while idle to make room for another connection; connect again to ask")))
+        self._drop(victim)
 
     def _drop(self, connection: Connection) -> None:
         if connection not in self._connections:
