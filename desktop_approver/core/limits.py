@@ -3,9 +3,10 @@
 Every limit ends in a typed ``error`` (never a crash, never a silent drop), documented in
 ``ipc/PROTOCOL.md`` under "Limits":
 
-- connections: at most ``max_connections`` in total and ``max_connections_per_peer`` per peer
-  process (``too_many_connections``, then closed). The total is also kept under the process's file
-  descriptor limit, so ``accept()`` never runs out of descriptors;
+- connections: at most ``max_connections_per_peer`` per peer process and ``max_connections`` in
+  total (``too_many_connections``, then closed); at the total, the connection idle longest with
+  nothing pending is closed first to make room (``idle_timeout``). The total is kept under the
+  process's file descriptor limit, so ``accept()`` never runs out of descriptors;
 - unread replies: a connection whose replies the client does not read is not read from either
   once ``max_unread_reply_bytes`` wait in its send buffer (back-pressure, no error);
 - idle connections: one with nothing pending and nothing received for ``idle_seconds`` is closed
