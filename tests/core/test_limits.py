@@ -93,10 +93,26 @@ def test_connections_per_peer_are_capped_with_a_typed_error(tmp_path: Path) -> N
             sock.close()
 
 
-def test_connections_in_total_are_capped(tmp_path: Path) -> None:
+def test_at_the_total_cap_the_longest_idle_connection_makes_room(tmp_path: Path) -> None:
+    with ServiceThread(tmp_path, limits=Limits(max_connections=2)) as service:
+        oldest, newer = raw(service.socket_path), raw(service.socket_path)
+        wait_until(lambda: on_loop(service, lambda: len(service.service.server._connections)) == 2, "2 connections")
+        newer.sendall(STATUS)
+        assert one_line(newer)["type"] == "status_reply"           # newer is active, oldest idle
+        newcomer = raw(service.socket_path)
+        newcomer.sendall(STATUS)
+        assert one_line(newcomer)["type"] == "status_reply"        # let in...
+        assert [r["code"] for r in read_lines(oldest)] == ["idle_timeout"]   # ...in the oldest one's place
+        for sock in (newer, newcomer):
+            sock.close()
+
+
+def test_connections_with_pending_requests_are_never_evicted(tmp_path: Path) -> None:
     with ServiceThread(tmp_path, limits=Limits(max_connections=2)) as service:
         held = [raw(service.socket_path) for _ in range(2)]
-        wait_until(lambda: on_loop(service, lambda: len(service.service.server._connections)) == 2, "2 connections")
+        for number, sock in enumerate(held):
+            sock.sendall(b'{"v":1,"type":"request","id":"r%d","tool":"Bash","args":{"command":"ls"}}\n' % number)
+        wait_until(lambda: len(service.person.tickets) == 2, "both requests to wait")
         replies = read_lines(raw(service.socket_path))
         assert [r["code"] for r in replies] == ["too_many_connections"] and "serves 2 connections" in replies[0]["message"]
         for sock in held:
