@@ -17,7 +17,8 @@ sys.path.insert(0, str(ROOT))  # tests.support.* and the package from a plain ch
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 os.environ.setdefault("PYTHON_KEYRING_BACKEND", "keyrings.alt.file.PlaintextKeyring")
 
-pytest_plugins = ["tests.support.service", "tests.support.dbus", "tests.support.users"]  # shared fixtures: serve, private_bus, ...
+# shared fixtures: serve, private_bus, second_uid, shared_tmp, ...
+pytest_plugins = ["tests.support.service", "tests.support.dbus", "tests.support.users"]
 
 
 @pytest.fixture(autouse=True)

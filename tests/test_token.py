@@ -164,7 +164,8 @@ def test_remote_style_client_uses_the_env_token_and_local_commands_use_the_keyri
         monkeypatch.setenv("DESKTOP_APPROVER_TOKEN", TokenStore().get() or "")
         assert cli(*args).returncode == 0
         monkeypatch.delenv("DESKTOP_APPROVER_TOKEN")
-        listed = cli("sessions", "--agent", "deployer", "--socket", path, "--json")  # on the desktop: falls back to the keyring
+        # on the desktop: falls back to the keyring
+        listed = cli("sessions", "--agent", "deployer", "--socket", path, "--json")
         assert listed.returncode == 0, listed.stderr
     finally:
         service.__exit__()
