@@ -232,7 +232,7 @@ class DecisionMessage(_Message):
     rule: StrictStr | None = None
     blocked: bool
     updated_args: dict[str, Any] | None = None
-    risk: RiskInfo | None = None
+    risk: RiskInfo
 
 
 class CallDecision(BaseModel):
@@ -244,7 +244,7 @@ class CallDecision(BaseModel):
     rule: StrictStr | None = None
     blocked: bool
     updated_args: dict[str, Any] | None = None
-    risk: RiskInfo | None = None
+    risk: RiskInfo
 
 
 class BatchDecision(_Message):

@@ -415,7 +415,7 @@ class ApproverServer:
             self._internal_error(connection, message, exc)
             return
         if answered is not None:  # a rule, the mode or session memory: answered in this very step
-            self._send_verdicts(connection, message, answered)
+            self._reply(connection, message, answered)
             return
         self._pending_by_peer[peer_key] += waiting
         task = asyncio.ensure_future(self._answer(connection, message, calls, session, prepared))
@@ -433,7 +433,7 @@ class ApproverServer:
                 # Answered here, not in _answer: a task cancelled before its first step (request
                 # and cancel in one read) never runs _answer's code. send() skips closed writers,
                 # so a client that disconnected, or an app shutting down, sends nothing.
-                self._send_verdicts(connection, message, [
+                self._reply(connection, message, [
                     replace(verdict, risk=risk) if verdict is not None else
                     Verdict("deny", "cancelled", note="cancelled", risk=risk)
                     for verdict, risk in zip(prepared.verdicts, prepared.risks())])
@@ -450,7 +450,14 @@ class ApproverServer:
         except Exception as exc:  # never leave an agent hanging, never take the app down
             self._internal_error(connection, message, exc)
             return
-        self._send_verdicts(connection, message, verdicts)
+        self._reply(connection, message, verdicts)
+
+    def _reply(self, connection: Connection, message: models.Request | models.Batch, verdicts: list[Verdict]) -> None:
+        """The verdicts as the agent's answer; if they cannot be put into one, a typed error (never silence)."""
+        try:
+            self._send_verdicts(connection, message, verdicts)
+        except Exception as exc:
+            self._internal_error(connection, message, exc)
 
     def _internal_error(self, connection: Connection, message: models.Request | models.Batch, exc: Exception) -> None:
         """Our failure, not the client's: logged with its traceback, audited, answered (a deny)."""

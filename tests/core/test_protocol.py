@@ -334,3 +334,36 @@ def test_every_error_the_app_sends_says_what_it_answers(tmp_path: Path) -> None:
     assert (duplicate["code"], duplicate["in_reply_to"]) == ("duplicate_id", "request")
     assert (unknown["code"], unknown["in_reply_to"]) == ("unknown_id", "cancel")
     assert cancelled["type"] == "decision" and cancelled["risk"]["level"] in ("safe", "moderate", "destructive")
+
+
+def test_too_many_pending_counts_calls_like_status_pending(tmp_path: Path) -> None:
+    def batch(batch_id: str, size: int) -> dict[str, Any]:
+        return {"v": 1, "type": "batch", "id": batch_id, "calls": [{"tool": "Bash", "args": {"n": n}} for n in range(size)]}
+
+    with ServiceThread(tmp_path, max_pending_per_client=4) as service, \
+            RawConnection(service.socket_path) as connection:
+        connection.send_msg(batch("b1", 3))
+        assert _wait(lambda: service.person.tickets)
+        connection.send_msg(STATUS)
+        assert connection.recv()["pending"] == 3               # status counts calls...
+        connection.send_msg(batch("b2", 2))                    # ...and so does the limit: 3 + 2 > 4
+        error = connection.recv()
+        assert (error["code"], error["id"], error["in_reply_to"]) == ("too_many_pending", "b2", "batch")
+        connection.send_msg({**REQUEST, "id": "r4"})           # 3 + 1 = 4 still fits
+        assert _wait(lambda: len(service.person.tickets) == 2)
+        connection.send_msg(STATUS)
+        assert connection.recv()["pending"] == 4
+
+
+def test_the_schema_requires_what_the_app_always_sends() -> None:
+    from desktop_approver.core import schema
+
+    generated = {name: json.loads(text) for name, text in schema.generated().items()}
+    assert {"risk", "blocked"} <= set(generated["decision.json"]["required"])
+    call = generated["batch_decision.json"]["$defs"]["CallDecision"]
+    assert {"risk", "blocked", "index"} <= set(call["required"])
+    assert "server" in generated["welcome.json"]["required"]
+    error_id = generated["error.json"]["properties"]["id"]["anyOf"][0]
+    assert (error_id["minLength"], error_id["maxLength"]) == (1, 128)
+    hello_pid = generated["hello.json"]["$defs"]["ClientInfo"]["properties"]["pid"]["anyOf"][0]
+    assert hello_pid["type"] == "integer"
