@@ -40,6 +40,16 @@ Public API (stable; the policy engine relies on it):
                     quote or parenthesis, a stray operator, too deep a nesting). The result is
                     then a best effort: callers should treat the whole line as suspicious,
                     e.g. ``any(c.parse_error for c in commands)``.
+    ``span``        ``(start, end)`` of the program's word in the *top-level* command text,
+                    quotes included (``rm`` in ``timeout 5 bash -c 'rm -rf x'``), so a
+                    highlighter marks exactly the programs found here; ``None`` when the word
+                    is not written literally there (``$'\x72m'`` is, an escaped backtick
+                    body is not).
+
+``words(command: str) -> list[tuple[int, int, bool]]``
+    The top-level words and operators of a command line as ``(start, end, is_operator)``, with
+    the same tokenizer (quotes, substitutions and here-documents stay inside their word), for
+    laying a long command out one argument per line.
 """
 
 from __future__ import annotations
@@ -49,7 +59,7 @@ import re
 import shlex
 from dataclasses import dataclass, field, replace
 
-__all__ = ["Redirect", "SimpleCommand", "split_commands", "SHELLS"]
+__all__ = ["Redirect", "SimpleCommand", "split_commands", "words", "SHELLS"]
 
 SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish"})
 MAX_DEPTH = 12
@@ -106,6 +116,7 @@ class SimpleCommand:
     function: str = ""
     depth: int = 0
     parse_error: str | None = None
+    span: tuple[int, int] | None = None
 
     @property
     def name(self) -> str:
@@ -117,7 +128,17 @@ def split_commands(command: str) -> list[SimpleCommand]:
     """Every simple command ``command`` would run; see the module docstring."""
     if not isinstance(command, str):
         raise TypeError(f"command must be a str, not {type(command).__name__}")
-    return _parse_script(command, _Scope(), _Context(itertools.count(1)))
+    return _parse_script(command, _Scope(offset=0), _Context(itertools.count(1)))
+
+
+def words(command: str) -> list[tuple[int, int, bool]]:
+    """Top-level words and operators (``start, end, is_operator``); see the module docstring."""
+    lexer = _Lexer(command)
+    out: list[tuple[int, int, bool]] = []
+    while (token := lexer.next()).kind != "eof":
+        if token.kind != "newline":
+            out.append((token.start, token.end, token.kind == "op"))
+    return out
 
 
 # ---------------------------------------------------------------------------------------------
@@ -130,6 +151,7 @@ class _Sub:
 
     construct: str
     source: str
+    offset: int | None = None     # where ``source`` starts in the lexer's text, if verbatim
 
 
 @dataclass
@@ -149,6 +171,7 @@ class _Heredoc:
     expands: bool
     body: str | None = None
     subs: list[_Sub] = field(default_factory=list)
+    start: int | None = None      # where the body starts in the source, if verbatim
 
 
 class _Lexer:
@@ -221,13 +244,13 @@ class _Lexer:
             c = src[i]
             if c in "<>" and i == start and src.startswith("(", i + 1):
                 end = self._find_close(i + 2)
-                subs.append(_Sub(c + "(", src[i + 2:end]))
+                subs.append(_Sub(c + "(", src[i + 2:end], i + 2))
                 out.append(src[i:end + 1])
                 i = end + 1
                 continue
             if c == "(" and out and (_ASSIGNMENT.fullmatch("".join(out)) or out[-1] in ("@", "!", "+", "*", "?")):
                 end = self._find_close(i + 1)             # name=(array) or an extglob @(...)
-                self._scan_code(src[i + 1:end], subs)
+                self._scan_code(src[i + 1:end], subs, i + 1)
                 out.append(src[i:end + 1])
                 i = end + 1
                 continue
@@ -330,11 +353,11 @@ class _Lexer:
         if src.startswith("$((", i):
             end = self._find_close(i + 2)
             out.append(src[i:end + 1])
-            self._scan_code(src[i + 3:end], subs)
+            self._scan_code(src[i + 3:end], subs, i + 3)
             return end + 1
         if src.startswith("$(", i):
             end = self._find_close(i + 2)
-            subs.append(_Sub("$(", src[i + 2:end]))
+            subs.append(_Sub("$(", src[i + 2:end], i + 2))
             out.append(src[i:end + 1])
             return end + 1
         if src.startswith("${", i):
@@ -352,7 +375,8 @@ class _Lexer:
                     j += 1
             if j >= self.n:
                 self.error("unbalanced backquote")
-            subs.append(_Sub("`", "".join(body)))
+            verbatim = "".join(body) == src[i + 1:j]
+            subs.append(_Sub("`", "".join(body), i + 1 if verbatim else None))
             out.append(src[i:j + 1])
             return j + 1
         out.append("$")
@@ -463,10 +487,15 @@ class _Lexer:
         self.error("unbalanced brace in ${...}")
         return n
 
-    def _scan_code(self, text: str, subs: list[_Sub]) -> None:
-        """Record the substitutions inside arithmetic or array text (which the shell expands)."""
+    def _scan_code(self, text: str, subs: list[_Sub], at: int | None) -> None:
+        """Record the substitutions inside arithmetic, array or here-document text (which the
+        shell expands); ``at`` is where ``text`` starts in this lexer's source, if verbatim."""
         inner = _Lexer(text)
-        inner._double_quoted(0, [], subs, terminator=None)
+        found: list[_Sub] = []
+        inner._double_quoted(0, [], found, terminator=None)
+        for sub in found:
+            sub.offset = None if at is None or sub.offset is None else at + sub.offset
+        subs.extend(found)
         for message in inner.errors:
             self.error(message)
 
@@ -476,6 +505,7 @@ class _Lexer:
         src, n = self.src, self.n
         for heredoc in self._heredocs:
             lines: list[str] = []
+            heredoc.start = self.pos
             while self.pos < n:
                 end = src.find("\n", self.pos)
                 line = src[self.pos:n if end < 0 else end]
@@ -485,8 +515,11 @@ class _Lexer:
                     break
                 lines.append(check)
             heredoc.body = "\n".join(lines) + ("\n" if lines else "")
+            verbatim = src.startswith(heredoc.body, heredoc.start)
             if heredoc.expands:
-                self._scan_code(heredoc.body, heredoc.subs)
+                self._scan_code(heredoc.body, heredoc.subs, heredoc.start if verbatim else None)
+            if not verbatim:
+                heredoc.start = None
         self._heredocs = []
 
 
@@ -502,6 +535,7 @@ class _Scope:
     parent: str = ""
     depth: int = 0
     wrappers: tuple[str, ...] = ()
+    offset: int | None = None     # where this script starts in the top-level text, if verbatim
 
 
 @dataclass
@@ -674,7 +708,7 @@ class _Parser:
             self.lexer.pos = token.end + 1
             end = self.lexer._find_close(token.end + 1)
             subs: list[_Sub] = []
-            self.lexer._scan_code(self.src[token.end + 1:end], subs)
+            self.lexer._scan_code(self.src[token.end + 1:end], subs, token.end + 1)
             self.lexer.pos = min(len(self.src), end + 2 if self.src.startswith("))", end) else end + 1)
             if subs:
                 holder = self.builder(token.start)
@@ -813,8 +847,13 @@ def _freeze(b: _Builder, src: str, scope: _Scope, context: _Context) -> list[Sim
     error = "; ".join(b.errors) or None
     construct = b.construct or scope.construct
     depth = scope.depth + (1 if b.construct else 0)
+    base = scope.offset
+
+    def nest(subs: list[_Sub], parent: str, wrappers: tuple[str, ...]) -> list[SimpleCommand]:
+        return _nested(subs, parent, depth, wrappers, context, base)
+
     if b.hidden:
-        nested = [c for token in b.words for c in _nested(token.subs, b.words[0].value, depth, scope.wrappers, context)]
+        nested = [c for token in b.words for c in nest(token.subs, b.words[0].value, scope.wrappers)]
         if error:
             nested.append(SimpleCommand((), text, scope.wrappers, construct=construct, depth=depth, parse_error=error))
         return nested
@@ -827,29 +866,32 @@ def _freeze(b: _Builder, src: str, scope: _Scope, context: _Context) -> list[Sim
     nested: list[SimpleCommand] = []
     redirects: list[Redirect] = []
     script, inner_construct = unwrapped.script, ("eval" if wrappers[-1:] == ["eval"] else "-c")
+    script_at = _script_at(b, unwrapped, src)
     for op, target, heredoc in b.redirects:
         redirects.append(Redirect(op, target.value, heredoc.body if heredoc else None))
-        nested += _nested(target.subs, parent, depth, all_wrappers, context)
+        nested += nest(target.subs, parent, all_wrappers)
         if heredoc is not None:
-            nested += _nested(heredoc.subs, parent, depth, all_wrappers, context)
+            nested += nest(heredoc.subs, parent, all_wrappers)
             if heredoc.body is not None and script is None and parent in SHELLS and _reads_stdin_script(argv):
                 script, inner_construct = heredoc.body, "<<"
+                script_at = heredoc.start
                 wrappers.append(f"{parent} <<")
         elif op == "<<<" and script is None and parent in SHELLS and _reads_stdin_script(argv):
             script, inner_construct = target.value, "<<"
+            script_at = _verbatim_at(target, script)
             wrappers.append(f"{parent} <<<")
     if parent == "tee":
         append = any(a in ("-a", "--append") for a in argv[1:])
         redirects += [Redirect("tee -a" if append else "tee", word) for word in _operands(argv[1:])]
     for token in b.assignments:
-        nested += _nested(token.subs, parent, depth, all_wrappers, context)
+        nested += nest(token.subs, parent, all_wrappers)
     for index, token in enumerate(b.words):
         if index not in unwrapped.script_words:
-            nested += _nested(token.subs, parent, depth, all_wrappers, context)
+            nested += nest(token.subs, parent, all_wrappers)
 
     if script is not None:
         inner_scope = _Scope(inner_construct, parent if inner_construct == "<<" else "", depth + 1,
-                             scope.wrappers + tuple(wrappers))
+                             scope.wrappers + tuple(wrappers), _shift(base, script_at))
         kept = [r for r in redirects if r.body is None and not (r.op == "<<<" and r.target == script)]
         inner = [_inherit_io(c, b, kept, depth + 1) for c in _parse_script(script, inner_scope, context)]
         if error:
@@ -862,8 +904,42 @@ def _freeze(b: _Builder, src: str, scope: _Scope, context: _Context) -> list[Sim
         assignments=tuple(t.value for t in b.assignments) + tuple(unwrapped.assignments),
         redirects=tuple(redirects), piped_from=b.piped_from, pipes_to=b.pipes_to, pipeline=b.pipeline,
         construct=construct, parent="" if b.construct else scope.parent, function=b.function, depth=depth,
-        parse_error=error)
-    return nested + [command] + _find_exec(argv, depth, all_wrappers, context)
+        parse_error=error, span=_word_span(b, unwrapped.program, base))
+    return nested + [command] + _find_exec(argv, depth, all_wrappers, context, b, unwrapped.program, base)
+
+
+def _shift(base: int | None, offset: int | None) -> int | None:
+    return None if base is None or offset is None else base + offset
+
+
+def _word_span(b: _Builder, index: int | None, base: int | None) -> tuple[int, int] | None:
+    """The top-level offsets of ``b``'s word number ``index``, when both are known."""
+    if base is None or index is None or not 0 <= index < len(b.words):
+        return None
+    token = b.words[index]
+    return base + token.start, base + token.end
+
+
+def _verbatim_at(token: _Token, text: str) -> int | None:
+    """Where ``text`` (a word's value) starts in the source, if the word writes it out as is."""
+    if token.raw == text:
+        return token.start
+    if token.raw in (f"'{text}'", f'"{text}"') and (token.raw[0] == "'" or not any(c in text for c in '\\$`"')):
+        return token.start + 1
+    return None
+
+
+def _script_at(b: _Builder, unwrapped: _Unwrapped, src: str) -> int | None:
+    """Where the script of ``bash -c SCRIPT`` / ``eval WORDS`` starts in the source, if verbatim."""
+    if unwrapped.script is None or not unwrapped.script_words:
+        return None
+    indexes = sorted(unwrapped.script_words)
+    if indexes[-1] >= len(b.words) or indexes[0] < 0:
+        return None
+    if len(indexes) == 1:
+        return _verbatim_at(b.words[indexes[0]], unwrapped.script)
+    first, last = b.words[indexes[0]], b.words[indexes[-1]]
+    return first.start if src[first.start:last.end] == unwrapped.script else None
 
 
 def _inherit_io(inner: SimpleCommand, b: _Builder, redirects: list[Redirect], depth: int) -> SimpleCommand:
@@ -876,14 +952,16 @@ def _inherit_io(inner: SimpleCommand, b: _Builder, redirects: list[Redirect], de
 
 
 def _nested(subs: list[_Sub], parent: str, depth: int, wrappers: tuple[str, ...],
-            context: _Context) -> list[SimpleCommand]:
+            context: _Context, base: int | None = None) -> list[SimpleCommand]:
     out: list[SimpleCommand] = []
     for sub in subs:
-        out += _parse_script(sub.source, _Scope(sub.construct, parent, depth + 1, wrappers), context)
+        scope = _Scope(sub.construct, parent, depth + 1, wrappers, _shift(base, sub.offset))
+        out += _parse_script(sub.source, scope, context)
     return out
 
 
-def _find_exec(argv: list[str], depth: int, wrappers: tuple[str, ...], context: _Context) -> list[SimpleCommand]:
+def _find_exec(argv: list[str], depth: int, wrappers: tuple[str, ...], context: _Context,
+               b: _Builder | None = None, program: int | None = None, base: int | None = None) -> list[SimpleCommand]:
     """``find ... -exec cmd {} ;`` runs ``cmd``: return it as a command of its own."""
     if not argv or argv[0].rsplit("/", 1)[-1] not in ("find", "gfind"):
         return []
@@ -897,10 +975,12 @@ def _find_exec(argv: list[str], depth: int, wrappers: tuple[str, ...], context: 
             inner = argv[i + 1:j]
             if inner:
                 unwrapped = _unwrap(inner)
+                word = None if program is None or unwrapped.program is None else program + i + 1 + unwrapped.program
                 out.append(SimpleCommand(tuple(unwrapped.argv), shlex.join(inner),
                                          wrappers + tuple(unwrapped.wrappers), tuple(unwrapped.assignments),
                                          pipeline=next(context.pipelines), construct="-exec", parent="find",
-                                         depth=depth + 1))
+                                         depth=depth + 1,
+                                         span=_word_span(b, word, base) if b is not None else None))
                 if unwrapped.script is not None:
                     out += _parse_script(unwrapped.script, _Scope("-c", "", depth + 2, wrappers +
                                                                   tuple(unwrapped.wrappers)), context)
@@ -921,6 +1001,7 @@ class _Unwrapped:
     assignments: list[str]
     script: str | None = None        # a shell script the command runs (bash -c, eval, su -c)
     script_words: frozenset[int] = frozenset()   # which of the original words hold that script
+    program: int | None = None       # which of the original words names the program, if known
 
 
 # Options that take a value, for each wrapper; every other option is a flag.
@@ -992,7 +1073,7 @@ def _unwrap(argv: list[str]) -> _Unwrapped:
             words = range(offset + index, offset + (len(argv) if label == "eval" else index + 1))
             return _Unwrapped([], wrappers + [label], assignments, text, frozenset(words))
         break
-    return _Unwrapped(argv, wrappers, assignments)
+    return _Unwrapped(argv, wrappers, assignments, program=offset if offset >= 0 else None)
 
 
 def _su_script(argv: list[str]) -> tuple[int, str] | None:
