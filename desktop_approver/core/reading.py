@@ -32,7 +32,7 @@ from .shellparse import SHELLS, SimpleCommand, split_commands
 
 __all__ = [
     "FAMILIES", "CallReading", "ShellRun", "PathUse", "Hidden", "read_call", "normalise_tool", "resolve_path",
-    "command_paths", "hidden_in", "shell_text", "secrets_in", "BIDI", "ZERO_WIDTH", "ODD_SPACES", "CONTROL",
+    "command_paths", "hidden_in", "shell_text", "secrets_in", "read_command", "BIDI", "ZERO_WIDTH", "ODD_SPACES", "CONTROL",
 ]
 
 Family = Literal["shell", "read", "write", "edit", "patch", "move", "delete", "network", "database", "message",
@@ -55,9 +55,9 @@ READ_TOOLS = frozenset({"read", "read_file", "read_text_file", "read_media_file"
                         "git_branch", "list_tables", "describe_table", "slack_list_channels",
                         "slack_get_channel_history", "slack_get_thread_replies", "slack_get_users",
                         "slack_get_user_profile", "websearch", "web_search", "read_resource", "list_resources"})
-WRITE_TOOLS = frozenset({"write", "write_file", "create_file", "file_write", "append_file", "create_directory",
-                         "mkdir", "notebookedit", "git_add", "git_commit", "git_create_branch", "git_checkout",
-                         "git_reset", "git_init", "create_table", "todo_write"})
+FILE_WRITE_TOOLS = frozenset({"write", "write_file", "create_file", "file_write", "append_file", "notebookedit"})
+WRITE_TOOLS = FILE_WRITE_TOOLS | frozenset({"create_directory", "mkdir", "git_add", "git_commit", "git_create_branch",
+                                            "git_checkout", "git_reset", "git_init", "create_table", "todo_write"})
 EDIT_TOOLS = frozenset({"edit", "edit_file", "multiedit", "multi_edit", "str_replace_editor",
                         "str_replace_based_edit_tool", "replace_in_file", "search_replace"})
 PATCH_TOOLS = frozenset({"apply_patch", "patch", "apply_diff"})
@@ -315,6 +315,11 @@ def _shell_values(args: Mapping[str, Any]) -> list[tuple[str, Any]]:
         inner = _shell_values(action)
         return [(f"action.{key}", value) for key, value in inner]
     return []
+
+
+def read_command(value: str | list[str] | tuple[str, ...], key: str = "command") -> ShellRun:
+    """One command line (a string, or an argv) read on its own, as a shell tool's call would be."""
+    return _shell_run(key, value)
 
 
 def _shell_run(key: str, value: Any) -> ShellRun:
@@ -683,6 +688,9 @@ def _recursive(args: Mapping[str, Any]) -> bool:
 def _edits(args: Mapping[str, Any]) -> list[tuple[str, str, bool]]:
     """``(old, new, replace_all)`` of an edit: one pair, or an ``edits`` list (MultiEdit, MCP)."""
     out: list[tuple[str, str, bool]] = []
+    old, new = _first(args, OLD_ARGS), _first(args, NEW_ARGS)
+    if isinstance(old, str) and isinstance(new, str):
+        out.append((old, new, bool(args.get("replace_all"))))
     items = args.get("edits")
     if isinstance(items, list):
         for item in items:
@@ -690,10 +698,6 @@ def _edits(args: Mapping[str, Any]) -> list[tuple[str, str, bool]]:
                 old, new = _first(item, OLD_ARGS), _first(item, NEW_ARGS)
                 if isinstance(old, str) and isinstance(new, str):
                     out.append((old, new, bool(item.get("replace_all"))))
-        return out
-    old, new = _first(args, OLD_ARGS), _first(args, NEW_ARGS)
-    if isinstance(old, str) and isinstance(new, str):
-        out.append((old, new, bool(args.get("replace_all"))))
     return out
 
 

@@ -11,11 +11,11 @@ The three levels:
 - **safe**: reads or lists anything that is not a secret's content (anywhere on the machine),
   sends nothing, changes nothing; dry runs of anything (``rsync -n``, ``git push --dry-run``).
 - **moderate**: changes inside the working directory that can be undone or regenerated (edits,
-  commits, builds, deleting build output), scratch files in the system temp directory, network
+  commits, builds, deleting single files), scratch files in the system temp directory, network
   reads, installs into a project environment, inline code that only computes, and any tool
   whose effect is not known but shows nothing dangerous.
 - **destructive**: irreversible loss (also inside the repository: ``git reset --hard``,
-  ``git clean -x``, deleting a source tree), any other write or delete outside the working
+  ``git clean -x``, any recursive delete), any other write or delete outside the working
   directory, history rewrites on a remote, privilege escalation, publishing, secrets leaving
   the machine or read into the agent's context (private keys, cloud credentials, tokens),
   persistence (startup files, git settings that run programs, cron, systemd units), and
@@ -111,11 +111,6 @@ _RAW_DEVICE = re.compile(r"^/dev/(sd[a-z]|nvme\d|hd[a-z]|vd[a-z]|xvd[a-z]|mmcblk
 _HARMLESS_DEVICES = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty", "/dev/zero", "/dev/stdin",
                                "/dev/fd/1", "/dev/fd/2", "-", "/dev/random", "/dev/urandom"})
 _SYSTEM_SECRETS = frozenset({"/etc/shadow", "/etc/gshadow", "/etc/sudoers", "/etc/master.passwd"})
-# Directories whose content a build or an install regenerates: deleting them loses nothing.
-GENERATED_DIRS = frozenset({"build", "dist", "node_modules", "target", "__pycache__", ".pytest_cache", ".mypy_cache",
-                            ".ruff_cache", ".tox", ".nox", "coverage", "htmlcov", ".coverage", ".next", ".nuxt",
-                            ".parcel-cache", ".cache", "out", ".gradle", ".eggs", "_build", ".turbo", "tmp",
-                            ".venv", "venv", ".angular", ".svelte-kit", "bin", "obj", "site", "public/build"})
 _EXPANSION = re.compile(r"\$|`|\*|\?|\[")
 
 
@@ -201,11 +196,6 @@ class _Place:
     def expands(self) -> bool:
         return bool(_EXPANSION.search(self.raw.replace("$HOME", "").replace("${HOME}", "")))
 
-    @property
-    def generated(self) -> bool:
-        parts = [p for p in self.resolved.split("/") if p]
-        return any(p in GENERATED_DIRS or p.endswith(".egg-info") for p in parts[-3:])
-
 
 def _judge_read(place: _Place, findings: _Findings) -> None:
     """Reading is safe anywhere, except a secret's content (it lands in the agent's context)."""
@@ -254,10 +244,9 @@ def _judge_delete(place: _Place, findings: _Findings) -> None:
         findings.add(DESTRUCTIVE, "deletes outside the working directory")
     elif recursive and "$" in raw:
         findings.add(DESTRUCTIVE, "deletes recursively a path named by a variable")
-    elif recursive and not place.generated:
-        findings.add(DESTRUCTIVE, "deletes a directory tree recursively (not build output)")
     elif recursive:
-        findings.add(MODERATE, "deletes generated files (build output, caches) recursively")
+        # Even build output: what sits in a deleted tree is not known, and nothing brings it back.
+        findings.add(DESTRUCTIVE, "deletes recursively")
     else:
         findings.add(MODERATE, "deletes files in the working directory")
 

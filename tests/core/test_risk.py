@@ -114,9 +114,9 @@ COMMANDS: list[tuple[str, str, str | None]] = [
     ("systemctl --user restart myapp", MODERATE, "services"),
     # -- destructive: hard to undo, escalates, leaks, or hides --------------------------------
     ('rm -rf "$DIR"/', DESTRUCTIVE, "recursively"),
-    ("rm -rf build", MODERATE, "generated"),             # build output is regenerated
+    ("rm -rf build", DESTRUCTIVE, "recursively"),
     ("rm -rf src", DESTRUCTIVE, "recursively"),
-    ("rm -r node_modules", MODERATE, "generated"),
+    ("rm -r node_modules", DESTRUCTIVE, "recursively"),
     ("rm -rf /", DESTRUCTIVE, "root"),
     ("rm -rf ~", DESTRUCTIVE, "home"),
     ("rm -rf $HOME/*", DESTRUCTIVE, "home"),
@@ -310,5 +310,5 @@ def test_to_json_and_helpers() -> None:
 
 def test_reasons_are_ordered_most_serious_first() -> None:
     found = assess("Bash", {"command": "echo x > out.txt && rm -rf src"}, cwd=CWD)
-    assert found.reasons[0] == "deletes a directory tree recursively (not build output)"
+    assert found.reasons[0] == "deletes recursively"
     assert found.reasons[-1] == "writes files in the working directory"
