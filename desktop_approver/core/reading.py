@@ -54,7 +54,7 @@ READ_TOOLS = frozenset({"read", "read_file", "read_text_file", "read_media_file"
                         "git_status", "git_diff", "git_diff_staged", "git_diff_unstaged", "git_log", "git_show",
                         "git_branch", "list_tables", "describe_table", "slack_list_channels",
                         "slack_get_channel_history", "slack_get_thread_replies", "slack_get_users",
-                        "slack_get_user_profile", "websearch", "web_search", "read_resource", "list_resources"})
+                        "slack_get_user_profile", "read_resource", "list_resources"})
 FILE_WRITE_TOOLS = frozenset({"write", "write_file", "create_file", "file_write", "append_file", "notebookedit"})
 WRITE_TOOLS = FILE_WRITE_TOOLS | frozenset({"create_directory", "mkdir", "git_add", "git_commit", "git_create_branch",
                                             "git_checkout", "git_reset", "git_init", "create_table", "todo_write"})
@@ -65,7 +65,8 @@ MOVE_TOOLS = frozenset({"move", "move_file", "rename", "rename_file", "copy_file
 DELETE_TOOLS = frozenset({"delete", "delete_file", "remove", "remove_file", "rm", "unlink", "delete_directory",
                           "remove_directory", "rmdir", "trash", "fs_remove", "remove_path", "delete_path"})
 NETWORK_TOOLS = frozenset({"webfetch", "web_fetch", "fetch", "http_request", "browse", "browser", "curl",
-                           "http_get", "http_post", "download", "post", "request", "api_request", "navigate"})
+                           "http_get", "http_post", "download", "post", "request", "api_request", "navigate",
+                           "websearch", "web_search"})
 DATABASE_TOOLS = frozenset({"read_query", "write_query", "query", "sql", "execute_sql", "run_query", "run_sql",
                             "execute_query", "db_query", "sqlite", "postgres_query", "mysql_query"})
 MESSAGE_TOOLS = frozenset({"send_email", "send_mail", "email", "slack_post_message", "slack_reply_to_thread",
@@ -139,6 +140,8 @@ SECRET_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
                               r"|npm_[A-Za-z0-9]{36}|pypi-[A-Za-z0-9_-]{50,})")),
     ("a bearer token", re.compile(r"\bBearer\s+[A-Za-z0-9._~+/=-]{20,}")),
     ("a password in a URL", re.compile(r"\b[a-z][a-z0-9+.-]*://[^/\s:@]+:[^/\s@]{3,}@", re.I)),
+    ("a credential", re.compile(r"(?:secret|token|passw(?:or)?d|api[_-]?key|access[_-]?key|private[_-]?key)\w*"
+                                r"[\"']?\s*[=:]\s*[\"']?(?!\$)[A-Za-z0-9/+_.~-]{16,}", re.I)),
 )
 
 
@@ -390,7 +393,7 @@ _READERS = frozenset({"cat", "bat", "head", "tail", "less", "more", "nl", "od", 
                       "md5sum", "sha1sum", "sha256sum", "sha512sum", "cksum", "base64", "zcat", "zless", "diff",
                       "cmp", "wc", "sort", "uniq", "tac", "cut", "column", "source", ".", "gpg", "openssl",
                       "ssh-keygen", "shasum", "b2sum", "iconv", "fold", "fmt", "expand", "paste", "view", "vim",
-                      "vi", "nano", "emacs", "code", "zip", "tar", "7z", "gzip", "bzip2", "xz"})
+                      "vi", "nano", "emacs", "code", "zip", "7z", "gzip", "bzip2", "xz"})
 _PATTERN_FIRST = frozenset({"grep", "egrep", "fgrep", "rg", "ag", "ack", "awk", "jq", "yq", "sed", "zgrep"})
 
 
@@ -432,6 +435,28 @@ def command_paths(cmd: SimpleCommand, cwd: str | None) -> list[PathUse]:
             uses.append(_use(target, cwd, "write", name, bool(flags & {"R", "--recursive"})))
     elif name == "tee":
         pass  # its files are redirects (see shellparse)
+    elif name == "tar":
+        mode = next((w for w in argv[1:2] if not w.startswith("-")), "") + "".join(
+            w[1:] for w in argv[1:] if w.startswith("-") and not w.startswith("--"))
+        directory = next((argv[i + 1] for i, w in enumerate(argv[:-1]) if w in ("-C", "--directory")), None)
+        archive = next((argv[i + 1] for i, w in enumerate(argv[:-1]) if w == "-f" or (w.startswith("-") and
+                        not w.startswith("--") and w.endswith("f"))), None)
+        if "x" in mode:
+            uses.append(_use(directory or ".", cwd, "write", "tar", True))
+            if archive:
+                uses.append(_use(archive, cwd, "read", "tar"))
+        elif "c" in mode or "r" in mode or "u" in mode:
+            if archive and archive != "-":
+                uses.append(_use(archive, cwd, "write", "tar"))
+            for target in operands:
+                if target != archive:
+                    uses.append(_use(target, cwd, "read", "tar"))
+        elif archive:
+            uses.append(_use(archive, cwd, "read", "tar", listing=True))
+    elif name == "sort" and any(w == "-o" or w.startswith("--output") for w in argv):
+        target = next((argv[i + 1] for i, w in enumerate(argv[:-1]) if w == "-o"), None)
+        if target:
+            uses.append(_use(target, cwd, "write", "sort"))
     elif name == "dd":
         for word in argv[1:]:
             if word.startswith("of="):
@@ -518,7 +543,7 @@ def hidden_in(text: str) -> set[str]:
     return kinds
 
 
-def _strings(value: Any, where: str, limit: int = 2000) -> Iterator[tuple[str, str]]:
+def strings_in(value: Any, where: str, limit: int = 2000) -> Iterator[tuple[str, str]]:
     """``(where, text)`` for every string inside ``value`` (keys too), bounded."""
     stack: list[tuple[str, Any]] = [(where, value)]
     seen = 0
@@ -603,7 +628,8 @@ class _Reader:
 
     def _tool(self) -> tuple[str | None, list[tuple[str, str, bool]] | None, str | None]:
         args, cwd, family = self.args, self.cwd, self.family
-        paths = [(key, args[key]) for key in PATH_ARGS if isinstance(args.get(key), str) and args[key]]
+        path_keys = PATH_ARGS + (SOURCE_ARGS + DESTINATION_ARGS if family == "unknown" else ())
+        paths = [(key, args[key]) for key in path_keys if isinstance(args.get(key), str) and args[key]]
         for key in LIST_PATH_ARGS:
             if isinstance(args.get(key), list):
                 paths += [(key, p) for p in args[key] if isinstance(p, str) and p]
@@ -619,7 +645,8 @@ class _Reader:
             for key, path in paths:
                 listing = self.name in ("list_directory", "list_dir", "list_files", "ls", "list",
                                         "list_directory_with_sizes", "directory_tree", "glob", "search_files",
-                                        "find_files", "get_file_info", "file_info") or key == "repo_path"
+                                        "find_files", "get_file_info", "file_info") or key == "repo_path" or \
+                    args.get("output_mode") in ("files_with_matches", "count")
                 self.paths.append(_use(path, cwd, "read", key, recursive, listing))
         elif family == "delete":
             recursive = _recursive(args) or self.name in ("delete_directory", "remove_directory")
@@ -654,7 +681,7 @@ class _Reader:
             for kind in kinds:
                 found.append(Hidden(kind, run.key, kind != "zero_width" or in_code))
         rest = {k: v for k, v in self.args.items() if k not in shell_keys}
-        for where, text in _strings(rest, ""):
+        for where, text in strings_in(rest, ""):
             for kind in hidden_in(text):
                 found.append(Hidden(kind, where or "(argument name)", False))
         return tuple(dict.fromkeys(found))

@@ -37,8 +37,9 @@ from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Any, Callable, Iterable, Mapping
 
-from .reading import (CallReading, Hidden, PathUse, ShellRun, command_paths, hidden_in, normalise_tool, read_call,
-                      secrets_in)
+from .reading import READ_TOOLS as READ_TOOL_NAMES
+from .reading import (CallReading, Hidden, PathUse, ShellRun, command_paths, hidden_in, read_call, secrets_in,
+                      strings_in)
 from .shellparse import SHELLS, SimpleCommand
 
 __all__ = ["LEVELS", "RiskAssessment", "assess", "assess_command", "assess_reading", "max_level"]
@@ -313,6 +314,7 @@ FETCHERS = frozenset({"curl", "wget", "http", "https", "xh", "aria2c", "nc", "nc
 PRIVILEGE = frozenset({"sudo", "doas", "pkexec", "su", "run0"})
 MULTI_CALL = frozenset({"busybox", "toybox"})
 INTERPRETERS = {"python": ("-c",), "python2": ("-c",), "python3": ("-c",), "pypy": ("-c",), "pypy3": ("-c",),
+                "python3.11": ("-c",), "python3.12": ("-c",), "python3.13": ("-c",),
                 "node": ("-e", "--eval", "-p", "--print"), "deno": ("eval",), "bun": ("-e", "--eval"),
                 "perl": ("-e", "-E"), "ruby": ("-e",), "php": ("-r",), "lua": ("-e",), "osascript": ("-e",),
                 "Rscript": ("-e",), "julia": ("-e",), "pwsh": ("-c", "-Command"), "powershell": ("-c", "-Command")}
@@ -337,7 +339,8 @@ PUBLISHERS: dict[str, tuple[str, ...]] = {
 }
 _INLINE_DELETE = re.compile(r"rmtree|os\.remove|os\.unlink|\.unlink\(|os\.rmdir|removedirs|fs\.rm|rmSync|unlinkSync"
                             r"|rimraf|File\.delete|FileUtils\.rm|rm_rf|\bunlink\b|\brmdir\b|\brm\s+-[a-zA-Z]*r"
-                            r"|Remove-Item|\.delete\(\)|truncate\(")
+                            r"|Remove-Item|\.delete\(\)|truncate\(|Deno\.remove|fs\.promises\.rm|\brm\(|rmdirSync"
+                            r"|unlink_r|remove_dir_all|Files\.delete")
 _INLINE_SHELL = re.compile(r"os\.system|subprocess|child_process|execSync|spawnSync|\bspawn\(|\bexec[lv]?p?e?\(|"
                            r"\bsystem\s*\(|popen|`[^`]+`|pty\.spawn|Runtime\.getRuntime|\bIO\.popen|%x\{|Start-Process")
 _INLINE_NETWORK = re.compile(r"urllib|requests\.|http\.client|\bsocket\b|fetch\(|https?://|LWP::|Net::HTTP|axios"
@@ -360,11 +363,13 @@ _GIT_PROGRAM_SETTINGS = re.compile(
     r"|alias\..*|(diff|merge|filter)\..*\.(command|driver|textconv|clean|smudge|process)|credential\.helper"
     r"|sequence\.editor|gpg\.program|gpg\..*\.program|uploadpack\.packobjectshook|protocol\..*|url\..*|include\.path"
     r"|includeif\..*)$", re.I)
-_SQL_DESTRUCTIVE = re.compile(r"\b(drop\s+(table|database|schema|index|view|user|role)|truncate\b|alter\s+table\s+\S+"
+_SQL_DESTRUCTIVE = re.compile(r"\b(drop\s+(table|database|schema|index|view|user|role)|truncate\b|(to|from)\s+"
+                              r"program\b|load_extension|xp_cmdshell|into\s+(out|dump)file|alter\s+table\s+\S+"
                               r"\s+drop|delete\s+from\s+[\w.\"`\[\]]+\s*(;|$)|update\s+[\w.\"`\[\]]+\s+set\s+(?:(?!"
                               r"\bwhere\b).)*(;|$)|grant\s+all|drop\s+owned)", re.I | re.S)
 _SQL_CHANGE = re.compile(r"\b(insert|update|delete|create|alter|replace|merge|grant|revoke|vacuum|attach|rename)\b",
                          re.I)
+_METADATA = re.compile(r"169\.254\.169\.254|metadata\.google\.internal|fd00:ec2::254|100\.100\.100\.200")
 _SECRET_ENV = re.compile(r"(TOKEN|SECRET|PASSWORD|PASSWD|API_?KEY|ACCESS_?KEY|PRIVATE|CREDENTIAL|AUTH)", re.I)
 
 
@@ -489,18 +494,24 @@ def _simple_findings(cmd: SimpleCommand, line: _Line, pipeline: list[SimpleComma
         findings.add(DESTRUCTIVE, "deletes files named by its input (xargs)")
     if cmd.construct == "-exec" and name in ("rm", "shred", "unlink", "rmdir"):
         findings.add(DESTRUCTIVE, "deletes every file found (find -exec)")
-    dry = _dry_run(cmd)
+    dry = _dry_run(cmd) or _only_reads(cmd)
     for use in command_paths(cmd, cwd):
         if dry and use.via == name:
             continue
         _judge_use(use, workspace, findings)
     if dry:
         return
-    if name in SHELLS or name == "eval":
+    if any("{}" in w for w in cmd.argv[:1]) or "xargs" in cmd.wrappers and name in SHELLS and any(
+            "{}" in w for w in cmd.argv[1:]):
+        findings.add(DESTRUCTIVE, "runs commands built from its input (xargs)")
+        return
+    if name in SHELLS or name == "eval" or name in ("source", ".") and _script_feed(cmd, line, pipeline):
         _shell_findings(cmd, line, pipeline)
         return
-    publishes = PUBLISHERS.get(name)
-    if publishes and any(" ".join(_subcommand(cmd.argv)).startswith(verb) for verb in publishes):
+    tool, tool_argv = _launched(cmd.argv)
+    publishes = PUBLISHERS.get(tool)
+    if publishes and any(" ".join(_subcommand(tool_argv)).startswith(verb) for verb in publishes) or \
+            tool in ("docker", "podman") and "--push" in tool_argv:
         findings.add(DESTRUCTIVE, "publishes (a release, a package or an image: cannot be taken back)")
         return
     handler = _HANDLERS.get(name)
@@ -521,6 +532,95 @@ def _simple_findings(cmd: SimpleCommand, line: _Line, pipeline: list[SimpleComma
     findings.add(MODERATE, f"runs {name}")
 
 
+# Programs that run another tool named by their first operand: npx vsce publish runs vsce.
+_LAUNCHERS = {"npx": 1, "bunx": 1, "uvx": 1, "pipx": 2, "pnpm": 2, "yarn": 2, "uv": 2, "poetry": 2, "hatch": 2,
+              "pdm": 2}
+
+
+def _launched(argv: tuple[str, ...]) -> tuple[str, tuple[str, ...]]:
+    """The tool a command really runs, with its words: ``python -m twine upload`` is ``twine
+    upload``, ``npx vsce publish`` is ``vsce publish``, ``./gradlew publish`` is ``gradle publish``."""
+    name = argv[0].rsplit("/", 1)[-1]
+    words = [w for w in argv[1:] if not w.startswith("-")]
+    if name in INTERPRETERS and "-m" in argv:
+        at = argv.index("-m")
+        return (argv[at + 1], argv[at + 1:]) if at + 1 < len(argv) else (name, argv)
+    if name in _LAUNCHERS and words:
+        verb_first = _LAUNCHERS[name] == 2
+        if verb_first and words[0] in ("run", "exec", "dlx", "x", "tool") and len(words) > 1:
+            return words[1], tuple(words[1:])
+        if not verb_first:
+            return words[0], tuple(words)
+    if name in ("gradlew", "mvnw"):
+        return name[:-1], argv
+    return name, argv
+
+
+_READ_ONLY_SUBCOMMANDS: dict[str, frozenset[str]] = {
+    "npm": frozenset({"ls", "list", "view", "info", "outdated", "search", "help", "config get", "root", "prefix",
+                      "explain", "why", "audit", "doctor", "version"}),
+    "pip": frozenset({"list", "show", "freeze", "check", "help", "index", "config list", "debug"}),
+    "go": frozenset({"env", "version", "list", "doc", "help", "vet"}),
+    "cargo": frozenset({"tree", "metadata", "search", "help", "version", "--version", "check"}),
+    "docker": frozenset({"ps", "images", "logs", "inspect", "version", "info", "image ls", "container ls",
+                         "volume ls", "network ls", "compose ps", "compose logs", "compose config", "compose ls",
+                         "compose images", "history", "stats", "top", "diff", "search", "system df"}),
+    "helm": frozenset({"template", "lint", "show", "list", "ls", "status", "history", "get", "version", "search",
+                       "env", "dependency list"}),
+    "kubectl": frozenset({"get", "describe", "logs", "explain", "top", "version", "api-resources", "config view",
+                          "config get-contexts", "auth can-i", "diff", "cluster-info"}),
+    "gh": frozenset({"pr list", "pr view", "pr diff", "pr checks", "pr status", "issue list", "issue view",
+                     "run list", "run view", "repo view", "release list", "release view", "auth status", "status",
+                     "search", "browse", "workflow list", "workflow view", "api"}),
+    "twine": frozenset({"check"}), "pulumi": frozenset({"preview", "stack ls", "whoami", "about"}),
+    "tofu": frozenset({"plan", "validate", "show", "fmt -check", "version", "output"}),
+    "terraform": frozenset({"plan", "validate", "show", "version", "output"}),
+    "aws": frozenset({"sts get-caller-identity", "s3 ls", "configure list"}),
+    "ssh-keygen": frozenset(), "unzip": frozenset(), "tar": frozenset(),
+}
+_ALWAYS_READ_ONLY = frozenset({"shellcheck", "ldd", "lddtree", "readelf", "objdump", "nm", "file", "tokei", "cloc",
+                               "scc", "hadolint", "yamllint", "actionlint", "markdownlint", "codespell", "git-sizer",
+                               "pydoc", "apropos", "info", "tldr", "lsb_release", "hostnamectl", "timedatectl",
+                               "localectl", "whatis", "sw_vers", "system_profiler", "sysctl", "ulimit", "sestatus"})
+
+
+def _only_reads(cmd: SimpleCommand) -> bool:
+    """Help, version and listing forms of programs that otherwise change things."""
+    argv, name = cmd.argv, cmd.name
+    if any(w in ("--help", "--version") for w in argv[1:]) and not cmd.piped_from:
+        return True
+    if name in _ALWAYS_READ_ONLY:
+        return not (name == "sysctl" and any(w in ("-w", "--write") or "=" in w for w in argv[1:]))
+    words = [w for w in argv[1:] if not w.startswith("-")]
+    flags = _flags(argv[1:])
+    if name == "ssh-keygen":
+        return bool(flags & {"l", "y", "F", "L"}) and not flags & {"R", "p", "c"}
+    if name == "unzip":
+        return bool(flags & {"l", "v", "t", "Z"}) and "d" not in flags
+    if name in ("nc", "ncat", "netcat"):
+        return argv[1:] == ("-h",)
+    if name == "ansible-playbook":
+        return bool({"--syntax-check", "--list-tasks", "--list-hosts", "--check", "-C"} & set(argv))
+    if name in ("pip", "pip3"):
+        return bool(words) and words[0] in _READ_ONLY_SUBCOMMANDS["pip"]
+    known = _READ_ONLY_SUBCOMMANDS.get(name)
+    if not known or not words:
+        return False
+    two = " ".join(words[:2])
+    if name == "gh" and words[0] == "api":
+        return not re.search(r"-X\s*(DELETE|PUT|PATCH|POST)|--method|-f\b|-F\b|--field|--input", " ".join(argv))
+    if name == "terraform" and words[0] == "plan" and any(w.startswith("-out") for w in argv):
+        return False
+    return words[0] in known or two in known
+
+
+def _script_feed(cmd: SimpleCommand, line: _Line, pipeline: list[SimpleCommand]) -> bool:
+    """Whether ``source`` / an interpreter reads its code from a pipe or ``<(...)``."""
+    operands = _operands(cmd.argv)
+    return bool(operands and (operands[0].startswith("<(") or operands[0] in ("-", "/dev/stdin"))
+                or not operands and cmd.piped_from)
+
+
 def _subcommand(argv: tuple[str, ...]) -> list[str]:
     return [w for w in argv[1:] if not w.startswith("-")][:2]
 
@@ -532,7 +632,7 @@ def _shell_findings(cmd: SimpleCommand, line: _Line, pipeline: list[SimpleComman
         return  # the inner script was already split into its own commands
     operands = _operands(cmd.argv)
     if operands and operands[0].startswith("<("):
-        feeders = [c for c in line.programs if c.construct == "<(" and c.parent == cmd.argv[0]]
+        feeders = [c for c in line.programs if c.construct == "<(" and c.parent in (cmd.argv[0], cmd.name)]
         if any(c.name in FETCHERS for c in feeders):
             findings.add(DESTRUCTIVE, "pipes a download into a shell")
         else:
@@ -622,8 +722,8 @@ def _git(cmd: SimpleCommand, line: _Line) -> None:
     elif sub == "reset" and "--hard" in rest:
         findings.add(DESTRUCTIVE, "discards uncommitted changes (reset --hard)")
     elif sub in ("checkout", "restore", "switch") and (
-            "." in rest or flags & {"f", "--force", "--discard-changes"} or sub == "restore" and "--staged" not in rest
-            or "--" in rest and sub == "checkout"):
+            "." in rest or flags & {"f", "--force", "--discard-changes"} or "--" in rest and sub == "checkout"
+            or sub == "restore" and ("--staged" not in rest and "S" not in flags or flags & {"W", "--worktree"})):
         findings.add(DESTRUCTIVE, "discards uncommitted changes")
     elif sub == "branch" and flags & {"D", "d", "--delete"}:
         findings.add(DESTRUCTIVE if "D" in flags or "--force" in flags else MODERATE, "deletes a branch")
@@ -643,9 +743,18 @@ def _git(cmd: SimpleCommand, line: _Line) -> None:
         if sub == "pull":
             findings.add(MODERATE, "changes the working tree")
     elif sub in ("branch", "tag", "remote", "worktree", "notes") and (
-            not rest or flags & {"l", "v", "a", "r", "--list", "--all", "--remotes", "-vv", "--verbose", "--contains",
-                                 "--merged", "--no-merged", "--show-current"} or rest[:1] in (["list"], ["show"],
-                                                                                             ["get-url"])):
+            not rest or flags & ({"l", "--list", "-vv", "--verbose", "--contains", "--merged", "--no-merged",
+                                  "--show-current", "v"} | ({"a", "r", "--all", "--remotes"} if sub == "branch"
+                                                            else set())) or rest[:1] in (["list"], ["show"], ["get-url"])):
+        return
+    elif sub == "worktree" and rest[:1] == ["add"]:
+        for target in [w for w in rest[1:] if not w.startswith("-")][:1]:
+            _judge_write(_Place(PathUse(target, _resolve(target, line.cwd), "write", recursive=True), line.workspace),
+                         findings, "creates")
+        findings.add(MODERATE, "adds a worktree")
+    elif sub == "apply" and flags & {"--stat", "--check", "--numstat", "--summary"} and "--apply" not in flags:
+        return
+    elif sub == "submodule" and rest[:1] in (["status"], ["summary"], ["foreach"]) and rest[:1] != ["foreach"]:
         return
     else:
         findings.add(MODERATE, f"changes the repository (git {sub})")
@@ -829,9 +938,10 @@ def _interpreter_findings(cmd: SimpleCommand, line: _Line) -> None:
             findings.add(MODERATE, "runs project code or tools")
         elif any(w in ("--version", "-V", "--help", "-h") for w in cmd.argv[1:]):
             return
-        elif cmd.piped_from and not _operands(cmd.argv):
-            sources = [c for c in line.programs if c.pipeline == cmd.pipeline and c.pipes_to]
-            if any(c.name in FETCHERS for c in sources):
+        elif _script_feed(cmd, line, []):
+            feeders = [c for c in line.programs if c.pipeline == cmd.pipeline and c.pipes_to] + [
+                c for c in line.programs if c.construct == "<(" and c.parent == cmd.argv[0]]
+            if any(c.name in FETCHERS for c in feeders):
                 findings.add(DESTRUCTIVE, f"pipes a download into {cmd.name}")
             else:
                 findings.add(DESTRUCTIVE, f"runs {cmd.name} code it reads from a pipe (unseen)")
@@ -880,6 +990,10 @@ def _package_findings(cmd: SimpleCommand, findings: _Findings) -> bool:
             findings.add(DESTRUCTIVE, "installs packages outside a project environment")
         elif cmd.name in ("npm", "pnpm", "yarn") and ({"-g", "--global"} & set(cmd.argv) or "global" in words):
             findings.add(DESTRUCTIVE, "installs packages for the whole machine (-g)")
+        elif cmd.name in ("cargo", "go", "pipx", "gem") and verb in ("install",) and not (
+                cmd.name == "gem" and any(w.startswith(("--install-dir", "-i")) for w in cmd.argv)) or \
+                cmd.name == "uv" and words[:2] == ["tool", "install"]:
+            findings.add(DESTRUCTIVE, "installs programs for the user, outside the project")
         return True
     return False
 
@@ -895,6 +1009,14 @@ def _network_findings(cmd: SimpleCommand, line: _Line) -> None:
     for text in argv[1:]:
         for secret in secrets_in(text):
             findings.add(DESTRUCTIVE, f"sends {secret} off the machine")
+        if _METADATA.search(text):
+            findings.add(DESTRUCTIVE, "reads the cloud instance's credentials (metadata endpoint)")
+    remote = [o for o in _operands(argv)[1:] if re.match(r"([\w.-]+@)?[\w.-]+:", o) and not o.startswith("/")]
+    if cmd.name in ("scp", "rsync", "sftp", "rclone", "gsutil", "s3cmd") and _operands(argv) and \
+            _operands(argv)[-1] in remote:
+        findings.add(DESTRUCTIVE, "copies files to another machine")
+    if cmd.name in ("ssh", "mosh"):
+        _remote_command(cmd, line)
     for use in command_paths(cmd, line.cwd):
         if use.via.endswith("upload") and _Place(use, line.workspace).secret:
             findings.add(DESTRUCTIVE, "uploads a secrets file")
@@ -913,18 +1035,42 @@ def _network_findings(cmd: SimpleCommand, line: _Line) -> None:
         words = _subcommand(argv)
         if words[:1] in (["api"],) and re.search(r"-X\s*(DELETE|PUT|PATCH|POST)|--method", " ".join(argv)):
             findings.add(DESTRUCTIVE, "changes GitHub resources through the API")
-    if cmd.name == "ssh" and len(_operands(argv)) > 1:
-        findings.add(MODERATE, "runs a command on another machine")
+
+
+
+def _remote_command(cmd: SimpleCommand, line: _Line) -> None:
+    """``ssh host CMD``: CMD runs elsewhere; anything beyond reading there changes another machine."""
+    words: list[str] = []
+    argv = list(cmd.argv[1:])
+    value_options = set("BbcDEeFIiJLlmOoPpQRSWw")
+    i = 0
+    while i < len(argv) and argv[i].startswith("-"):
+        i += 2 if argv[i][-1] in value_options and len(argv[i]) == 2 else 1
+    words = argv[i + 1:]
+    if not words:
+        return
+    inner = _Findings()
+    _command_findings(_reparse(" ".join(words), line.run.key), None, "/nonexistent-remote", inner, line.depth + 1)
+    if inner.level != SAFE:
+        line.findings.add(DESTRUCTIVE, "changes another machine (ssh runs: " + (inner.reasons()[0]) + ")")
+    else:
+        line.findings.add(MODERATE, "runs a command on another machine")
 
 
 def _read_only_findings(cmd: SimpleCommand, line: _Line) -> None:
     findings = line.findings
+    if cmd.name in ("env", "printenv", "export", "declare", "set", "typeset") and (
+            cmd.name in ("env", "printenv") and not [w for w in cmd.argv[1:] if not w.startswith("-")]
+            or cmd.argv[1:] in (("-p",), ("-x",), ("-px",)) or cmd.name == "set" and len(cmd.argv) == 1):
+        findings.add(DESTRUCTIVE, "prints the whole environment (tokens and keys) into the agent's context")
+        return
     if cmd.name in ("env", "printenv"):
-        named = _operands(cmd.argv)
-        if any(_SECRET_ENV.search(n) for n in named):
+        if any(_SECRET_ENV.search(n) for n in _operands(cmd.argv)):
             findings.add(DESTRUCTIVE, "prints a secret from the environment into the agent's context")
-        elif not named and cmd.name == "printenv" or cmd.name == "env" and len(cmd.argv) == 1:
-            findings.add(MODERATE, "prints the whole environment (it may hold tokens)")
+        return
+    if cmd.name in ("echo", "printf") and any(re.search(r"\$\{?\w*" + _SECRET_ENV.pattern, w, re.I)
+                                              for w in cmd.argv[1:]):
+        findings.add(DESTRUCTIVE, "prints a secret from the environment into the agent's context")
         return
     if cmd.name in ("source", "."):
         findings.add(MODERATE, "runs a script in the current shell")
@@ -1004,11 +1150,29 @@ def assess_reading(reading: CallReading, hints: Mapping[str, Any] | None = None,
     return RiskAssessment(findings.level, findings.reasons(), notes)
 
 
+def _strings_of(args: Mapping[str, Any]) -> Iterable[tuple[str, str]]:
+    return strings_in(args, "")
+
+
 def _tool_findings(reading: CallReading, workspace: str | None, findings: _Findings) -> None:
     family = reading.family
-    for use in reading.paths:
-        _judge_use(use, workspace, findings)
+    args = reading.args
+    dry_run = any(args.get(key) is True for key in ("dryRun", "dry_run", "dryrun", "preview_only"))
+    if not dry_run:
+        for use in reading.paths:
+            _judge_use(use, workspace, findings)
+    if family in ("read", "network", "message", "database", "unknown"):
+        for _where, text in _strings_of(args):
+            for secret in secrets_in(text):
+                findings.add(DESTRUCTIVE, f"sends {secret} off the machine" if family in ("network", "message", "read")
+                             else f"passes {secret} to a tool whose effects are not known")
+            if _METADATA.search(text):
+                findings.add(DESTRUCTIVE, "reads the cloud instance's credentials (metadata endpoint)")
+    if dry_run:
+        return
     if family == "read":
+        if reading.name not in READ_TOOL_NAMES:
+            findings.add(MODERATE, "unknown tool (its name suggests it only reads)")
         return
     if family in ("write", "edit", "patch"):
         if not reading.paths:
@@ -1025,13 +1189,10 @@ def _tool_findings(reading: CallReading, workspace: str | None, findings: _Findi
             findings.add(DESTRUCTIVE, "moves system or home directories")
         findings.add(MODERATE, "moves or copies files")
         return
-    sent = [*reading.urls, *reading.payloads]
-    for text in sent:
-        for secret in secrets_in(text):
-            findings.add(DESTRUCTIVE, f"sends {secret} off the machine" if family in ("network", "message")
-                         else f"passes {secret} to a tool whose effects are not known")
     if family == "network":
         method = str(reading.args.get("method", "GET")).upper()
+        if method == "DELETE":
+            findings.add(DESTRUCTIVE, "deletes a remote resource (HTTP DELETE)")
         if method not in ("GET", "HEAD", "OPTIONS") or any(k in reading.args for k in ("body", "data", "json",
                                                                                         "form")):
             findings.add(MODERATE, f"sends data over the network ({method})")

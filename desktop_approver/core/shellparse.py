@@ -1028,6 +1028,8 @@ _VALUE_OPTIONS: dict[str, frozenset[str]] = {
     "builtin": frozenset(),
     "chronic": frozenset(),
     "unbuffer": frozenset(),
+    "busybox": frozenset(),         # multi-call binaries: ``busybox rm -rf x`` runs rm
+    "toybox": frozenset(),
 }
 _NO_UNWRAP_FLAGS = {
     "command": ("-v", "-V"),          # lookups: nothing runs
