@@ -729,7 +729,8 @@ def _edits(args: Mapping[str, Any]) -> list[tuple[str, str, bool]]:
 
 
 _SQL_START = re.compile(r"^\s*(?:--[^\n]*\n\s*)*(select|insert|update|delete|drop|truncate|alter|create|replace|merge"
-                        r"|with|pragma|explain|show|describe|grant|revoke|vacuum|attach|detach|begin|commit|rename)\b",
+                        r"|with|pragma|explain|show|describe|grant|revoke|vacuum|attach|detach|begin|commit|rename"
+                        r"|copy|call|exec|execute|do|set|load|lock|reindex|cluster|analyze|comment|import|unload)\b",
                         re.I)
 
 

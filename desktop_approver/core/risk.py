@@ -96,6 +96,7 @@ _SECRET_NAMES = re.compile(
     r"|[\w.-]*\.(pem|key|p12|pfx|kdbx|keystore|jks|ppk)|\.netrc|\.git-credentials|\.pypirc|\.npmrc|\.pgpass"
     r"|credentials(\.json)?|secrets?(\.(json|ya?ml|toml|txt|env))?|shadow|gshadow|master\.key|\.htpasswd"
     r"|token(s)?(\.json)?|\.vault-token|service[-_]account[\w.-]*\.json|hosts\.yml|config\.json)$")
+_PROCESS_ENVIRONMENT = re.compile(r"^/proc/[^/]+/environ$")
 _SECRET_DIRS = ("/.ssh/", "/.gnupg/", "/.aws/", "/.kube/", "/.docker/", "/.config/gh/", "/.password-store/",
                 "/.config/gcloud/", "/.azure/")
 _NOT_SECRET = re.compile(r"\.pub$|/\.ssh/(known_hosts|config)$|(^|/)\.env\.(example|sample|template|dist)$")
@@ -167,7 +168,7 @@ class _Place:
         target = self.resolved + ("/" if not self.resolved.endswith("/") else "")
         return (bool(_SECRET_NAMES.search(self.resolved)) and not self.resolved.endswith("/config.json")
                 or any(d in target for d in _SECRET_DIRS) or self.resolved in _SYSTEM_SECRETS
-                or self.resolved.endswith("/.docker/config.json"))
+                or self.resolved.endswith("/.docker/config.json") or bool(_PROCESS_ENVIRONMENT.match(self.resolved)))
 
     @property
     def startup(self) -> bool:
@@ -330,7 +331,7 @@ PACKAGE_MANAGERS = {
     "conda": ("install", "create", "remove"), "pipx": ("install", "run"), "composer": ("require", "install"),
 }
 PUBLISHERS: dict[str, tuple[str, ...]] = {
-    "npm": ("publish", "unpublish", "deprecate"), "pnpm": ("publish",), "yarn": ("publish", "npm publish"),
+    "npm": ("publish", "unpublish", "deprecate", "dist-tag add", "dist-tag rm", "owner add", "access"), "pnpm": ("publish",), "yarn": ("publish", "npm publish"),
     "bun": ("publish",), "twine": ("upload",), "cargo": ("publish", "yank"), "gem": ("push", "yank"),
     "poetry": ("publish",), "uv": ("publish",), "flit": ("publish",), "hatch": ("publish",), "docker": ("push",),
     "podman": ("push",), "helm": ("push",), "dotnet": ("nuget push",), "mvn": ("deploy",), "gradle": ("publish",),
@@ -458,7 +459,7 @@ def _dry_run(cmd: SimpleCommand) -> bool:
     short = _DRY_RUN_SHORT.get(name)
     if short:
         return short in _flags(w for w in argv[1:] if not w.startswith("--"))
-    return name == "terraform" and "plan" in argv[1:2]
+    return name in ("terraform", "tofu") and "plan" in argv[1:2] and not any(w.startswith("-out") for w in argv)
 
 
 def _simple_findings(cmd: SimpleCommand, line: _Line, pipeline: list[SimpleCommand]) -> None:
@@ -500,6 +501,9 @@ def _simple_findings(cmd: SimpleCommand, line: _Line, pipeline: list[SimpleComma
             continue
         _judge_use(use, workspace, findings)
     if dry:
+        if name in NETWORK_COMMANDS and name != "helm" and not _dry_run(cmd) and "--help" not in cmd.argv \
+                and cmd.argv[1:] != ("-h",):
+            findings.add(MODERATE, "reads over the network")
         return
     if any("{}" in w for w in cmd.argv[:1]) or "xargs" in cmd.wrappers and name in SHELLS and any(
             "{}" in w for w in cmd.argv[1:]):
@@ -597,6 +601,14 @@ def _only_reads(cmd: SimpleCommand) -> bool:
         return bool(flags & {"l", "y", "F", "L"}) and not flags & {"R", "p", "c"}
     if name == "unzip":
         return bool(flags & {"l", "v", "t", "Z"}) and "d" not in flags
+    if name == "tar":
+        mode = (words[:1] or [""])[0] if argv[1:2] and not argv[1].startswith("-") else ""
+        return "t" in mode + "".join(flags) and not {"x", "c", "r", "u"} & set(mode + "".join(flags))
+    if name == "ruff":
+        return "--no-cache" in argv and (words[:1] == ["check"] and "--fix" not in argv
+                                         or words[:1] == ["format"] and "--check" in argv)
+    if name == "gpg":
+        return False
     if name in ("nc", "ncat", "netcat"):
         return argv[1:] == ("-h",)
     if name == "ansible-playbook":
@@ -738,6 +750,8 @@ def _git(cmd: SimpleCommand, line: _Line) -> None:
         findings.add(DESTRUCTIVE, "deletes history (refs or unreachable commits)")
     elif sub == "config":
         _git_config(rest, findings)
+    elif sub == "submodule" and rest[:1] in (["status"], ["summary"], []):
+        return
     elif sub in ("fetch", "pull", "clone", "submodule"):
         findings.add(MODERATE, "network access")
         if sub == "pull":
@@ -754,8 +768,7 @@ def _git(cmd: SimpleCommand, line: _Line) -> None:
         findings.add(MODERATE, "adds a worktree")
     elif sub == "apply" and flags & {"--stat", "--check", "--numstat", "--summary"} and "--apply" not in flags:
         return
-    elif sub == "submodule" and rest[:1] in (["status"], ["summary"], ["foreach"]) and rest[:1] != ["foreach"]:
-        return
+
     else:
         findings.add(MODERATE, f"changes the repository (git {sub})")
 
@@ -1096,6 +1109,10 @@ _HANDLERS: dict[str, Callable[[SimpleCommand, _Line], None]] = {
         DESTRUCTIVE if any(w in ("load", "bootstrap", "enable", "submit") for w in cmd.argv) else MODERATE,
         "changes launch agents (persistence)"),
     "at": lambda cmd, line: line.findings.add(DESTRUCTIVE, "schedules a job (persistence)"),
+    "gpg": lambda cmd, line: line.findings.add(
+        DESTRUCTIVE if any(w.startswith(("--export-secret", "--delete-secret", "--delete-key")) for w in cmd.argv)
+        else MODERATE, "exports or deletes private keys" if any(w.startswith(("--export-secret", "--delete"))
+                                                                 for w in cmd.argv) else "runs gpg"),
 }
 _HANDLERS.update({f"mkfs.{fs}": _disk for fs in ("ext2", "ext3", "ext4", "xfs", "btrfs", "vfat", "fat", "ntfs",
                                                  "exfat")})
@@ -1204,8 +1221,6 @@ def _tool_findings(reading: CallReading, workspace: str | None, findings: _Findi
     if family == "database":
         if not _sql_findings(reading.sql, findings):
             findings.add(MODERATE, "database access")
-        elif findings.level == SAFE and reading.name in ("write_query", "execute_sql", "run_sql"):
-            findings.add(MODERATE, "runs SQL that may change the database")
         return
     _sql_findings(reading.sql, findings)
     findings.add(MODERATE, "unknown tool: its effects are not known")

@@ -581,6 +581,8 @@ class _Parser:
         self.case_pattern = False
         self.closed_group = False     # the last token closed a ( ) or { } group
         self._peeked: _Token | None = None
+        self.blocks: list[str] = []   # open if / loop bodies, to find an unclosed or stray fi / done
+        self.after_list_op = False    # the last token was ; & && || (two in a row are an error)
 
     # -- token helpers --------------------------------------------------------------------------
 
@@ -648,11 +650,15 @@ class _Parser:
                 self._operator(token)
             else:
                 self._word(token)
+            self.after_list_op = token.kind == "op" and token.value in _LIST_OPS or (
+                self.after_list_op and token.kind == "newline")
         self.finish()
         if self.next_piped:
             self.error("a pipe leads nowhere")
         for group in self.stack:
             self.error("unclosed " + {"(": "parenthesis", "{": "brace group", "case": "case"}[group.kind])
+        for block in self.blocks:
+            self.error(f"missing '{block}'")
         if self.lexer.errors:
             target = self.builders[-1] if self.builders else _Builder(0, "", "", self.pipeline, end=len(self.src))
             if not self.builders:
@@ -663,7 +669,7 @@ class _Parser:
     def _operator(self, token: _Token) -> None:
         op = token.value
         if op in _LIST_OPS:
-            if self.cur is None and op in ("&&", "||") and not self.builders:
+            if self.cur is None and op in ("&&", "||") and (not self.builders or self.after_list_op):
                 self.error(f"unexpected '{op}'")
             self.new_pipeline()
             if op in _CASE_ENDS:
@@ -744,6 +750,7 @@ class _Parser:
         """Handle a word at the start of a command that is shell syntax rather than a program."""
         word = token.raw
         if word in _SKIPPED_WORDS:
+            self._block_word(word)
             return True
         if word == "{":
             self.stack.append(_Group("{", self.pending_function))
@@ -789,6 +796,20 @@ class _Parser:
                     break
             return True
         return False
+
+    def _block_word(self, word: str) -> None:
+        """Keep count of ``if ... fi`` and ``do ... done``, as bash would insist."""
+        if word == "if":
+            self.blocks.append("fi")
+        elif word in ("while", "until"):
+            self.blocks.append("done")
+        elif word == "do" and (not self.blocks or self.blocks[-1] != "done"):
+            self.blocks.append("done")          # for / select: their header opened no block
+        elif word in ("fi", "done"):
+            if self.blocks and self.blocks[-1] == word:
+                self.blocks.pop()
+            else:
+                self.error(f"unexpected '{word}'")
 
     def _header(self, token: _Token) -> None:
         """``for x in words``, ``select ...``, ``case word in``: only their substitutions run."""

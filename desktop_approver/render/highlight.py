@@ -617,16 +617,26 @@ def _program_styles(text: str, tokens: LineTokens) -> dict[int, str]:
     """Bold exactly the programs the shell parser finds (``rm`` in ``timeout 5 bash -c 'rm x'``,
     not ``timeout`` or ``bash``): the same reading risk and policy judge."""
     styles: dict[int, str] = {}
-    for program in read_command(text).programs:
-        if not program.argv or program.span is None:
-            continue
-        start, end = program.span
+    for start, end in program_spans(text):
         styles[start] = COMMAND_STYLE
         for token_start, _token_end, _type in tokens:
             if start < token_start < end:
                 styles[token_start] = COMMAND_STYLE
         styles.setdefault(end, "")
     return styles
+
+
+def program_spans(text: str) -> list[tuple[int, int]]:
+    """Where the programs of a command line are written, merged where one holds another
+    (``$(echo rm)`` is a program whose name another program computes)."""
+    spans = sorted(c.span for c in read_command(text).programs if c.argv and c.span)
+    merged: list[tuple[int, int]] = []
+    for start, end in spans:
+        if merged and start < merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
+        else:
+            merged.append((start, end))
+    return merged
 
 
 def _layout_breaks(text: str) -> dict[int, int]:

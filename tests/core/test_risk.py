@@ -106,7 +106,7 @@ COMMANDS: list[tuple[str, str, str | None]] = [
     ("echo 'unterminated", MODERATE, "parsed"),
     ("frobnicate --all", MODERATE, "frobnicate"),
     ("source .venv/bin/activate", MODERATE, "script"),
-    ("scp build.tar.gz host:/tmp/", MODERATE, "network"),
+    ("scp build.tar.gz host:/tmp/", DESTRUCTIVE, "another machine"),
     ("sqlite3 app.db 'select * from users'", SAFE, None),
     ("awk '{ system(\"date\") }' file.txt", MODERATE, "awk"),
     ("python -m http.server 8000", MODERATE, "network"),
