@@ -22,6 +22,7 @@ Standard library only; nothing here judges: :mod:`.risk` does.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shlex
@@ -285,6 +286,24 @@ def read_call(tool: str, args: Mapping[str, Any] | Any, cwd: str | None = None) 
         commands = tuple(_shell_run(key, value) for key, value in _shell_values(args))
     reading = _Reader(tool, name, family, args, cwd, commands)
     return reading.finish(own_cwd)
+
+
+QUERY_ARGS = ("query", "pattern", "q", "search", "prompt")
+
+
+def summary_of(args: Mapping[str, Any] | Any, tool: str = "") -> str:
+    """One line for a call in lists, menus and history: the command it runs, else the first path
+    it touches, URL it fetches, SQL it runs or query it makes, else its arguments as JSON."""
+    if not isinstance(args, Mapping):
+        return _compact(args)
+    reading = read_call(tool, args)
+    if reading.commands:
+        return reading.commands[0].text
+    for found in (tuple(use.path for use in reading.paths), reading.urls, reading.sql):
+        if found:
+            return found[0]
+    text = _first_str(args, QUERY_ARGS)
+    return text if text else _compact(args)
 
 
 def shell_text(value: Any) -> tuple[str, tuple[str, ...] | None] | None:
@@ -739,8 +758,6 @@ def _looks_like_sql(text: str) -> bool:
 
 
 def _compact(value: Any) -> str:
-    import json
-
     try:
         return json.dumps(value, ensure_ascii=False, sort_keys=True)[:100_000]
     except (TypeError, ValueError):
