@@ -53,9 +53,9 @@ READ_TOOLS = frozenset({"read", "read_file", "read_text_file", "read_media_file"
                         "list_directory_with_sizes", "directory_tree", "list_allowed_directories",
                         "todowrite", "todoread", "think", "notebookread", "codebase_search", "view_file",
                         "git_status", "git_diff", "git_diff_staged", "git_diff_unstaged", "git_log", "git_show",
-                        "git_branch", "list_tables", "describe_table", "slack_list_channels",
-                        "slack_get_channel_history", "slack_get_thread_replies", "slack_get_users",
-                        "slack_get_user_profile", "read_resource", "list_resources"})
+                        "git_branch", "list_tables", "describe_table", "read_resource", "list_resources",
+                        "file_search", "grep_search", "semantic_search", "find_by_name", "view_code_item",
+                        "search_code", "read_notebook", "list_code_definition_names", "search_and_replace_preview"})
 FILE_WRITE_TOOLS = frozenset({"write", "write_file", "create_file", "file_write", "append_file", "notebookedit"})
 WRITE_TOOLS = FILE_WRITE_TOOLS | frozenset({"create_directory", "mkdir", "git_add", "git_commit", "git_create_branch",
                                             "git_checkout", "git_reset", "git_init", "create_table", "todo_write"})
@@ -67,12 +67,17 @@ DELETE_TOOLS = frozenset({"delete", "delete_file", "remove", "remove_file", "rm"
                           "remove_directory", "rmdir", "trash", "fs_remove", "remove_path", "delete_path"})
 NETWORK_TOOLS = frozenset({"webfetch", "web_fetch", "fetch", "http_request", "browse", "browser", "curl",
                            "http_get", "http_post", "download", "post", "request", "api_request", "navigate",
-                           "websearch", "web_search"})
+                           "websearch", "web_search", "slack_list_channels", "slack_get_channel_history",
+                           "slack_get_thread_replies", "slack_get_users", "slack_get_user_profile", "get_issue",
+                           "list_issues", "get_pull_request", "list_pull_requests", "search_repositories",
+                           "search_issues", "get_file_contents", "list_commits"})
 DATABASE_TOOLS = frozenset({"read_query", "write_query", "query", "sql", "execute_sql", "run_query", "run_sql",
                             "execute_query", "db_query", "sqlite", "postgres_query", "mysql_query"})
 MESSAGE_TOOLS = frozenset({"send_email", "send_mail", "email", "slack_post_message", "slack_reply_to_thread",
                            "post_message", "send_message", "sms", "send_sms", "tweet", "notify", "chat_post",
-                           "discord_send", "telegram_send"})
+                           "discord_send", "telegram_send", "create_issue", "add_issue_comment", "update_issue",
+                           "create_pull_request", "create_pull_request_review", "add_comment", "post_comment",
+                           "create_or_update_file", "push_files", "create_gist", "create_repository"})
 
 _FAMILY_OF_TOOL: dict[str, Family] = {
     **dict.fromkeys(SHELL_TOOLS, "shell"), **dict.fromkeys(READ_TOOLS, "read"),
@@ -84,7 +89,8 @@ _FAMILY_OF_TOOL: dict[str, Family] = {
 # Words in an unknown tool's name, checked in this order (the most harmful first): a guess that
 # names the family in the dialog; the risk of an unknown tool never drops to safe on a name.
 _NAME_WORDS: tuple[tuple[Family, frozenset[str]], ...] = (
-    ("delete", frozenset({"delete", "remove", "rm", "unlink", "rmdir", "erase", "trash", "purge", "destroy"})),
+    ("delete", frozenset({"delete", "remove", "rm", "unlink", "rmdir", "erase", "trash", "purge", "destroy", "clean",
+                          "cleanup", "wipe", "prune", "clear"})),
     ("database", frozenset({"sql", "query", "db", "database"})),
     ("message", frozenset({"email", "mail", "message", "slack", "chat", "sms", "tweet", "discord", "telegram"})),
     ("network", frozenset({"http", "https", "fetch", "url", "download", "upload", "web", "browse", "api"})),
@@ -383,7 +389,8 @@ def _use(path: str, cwd: str | None, operation: Operation, via: str, recursive: 
     return PathUse(path, resolve_path(path, cwd), operation, recursive, via, listing)
 
 
-def _operands(argv: tuple[str, ...] | list[str]) -> list[str]:
+def operands(argv: tuple[str, ...] | list[str]) -> list[str]:
+    """The words after the program that are not options (everything after ``--``)."""
     out: list[str] = []
     done = False
     for word in argv[1:]:
@@ -394,7 +401,11 @@ def _operands(argv: tuple[str, ...] | list[str]) -> list[str]:
     return out
 
 
-def _short_flags(argv: Iterable[str]) -> set[str]:
+_operands = operands
+
+
+def option_flags(argv: Iterable[str]) -> set[str]:
+    """Short and long options: ``-rf`` gives ``{"r", "f"}``, ``--force`` gives ``{"--force"}``."""
     out: set[str] = set()
     for word in argv:
         if word.startswith("--"):
@@ -428,7 +439,7 @@ def command_paths(cmd: SimpleCommand, cwd: str | None) -> list[PathUse]:
         return uses
     name, argv = cmd.name, cmd.argv
     operands = _operands(argv)
-    flags = _short_flags(argv[1:])
+    flags = option_flags(argv[1:])
     if name in _DELETERS:
         recursive = name != "rmdir" and bool(flags & {"r", "R", "--recursive"})
         for target in operands or ([] if name == "gio" else []):
@@ -460,6 +471,9 @@ def command_paths(cmd: SimpleCommand, cwd: str | None) -> list[PathUse]:
         directory = next((argv[i + 1] for i, w in enumerate(argv[:-1]) if w in ("-C", "--directory")), None)
         archive = next((argv[i + 1] for i, w in enumerate(argv[:-1]) if w == "-f" or (w.startswith("-") and
                         not w.startswith("--") and w.endswith("f"))), None)
+        if archive is None and argv[1:2] and not argv[1].startswith("-") and "f" in argv[1] and len(argv) > 2:
+            archive = argv[2]           # old style: tar czf ARCHIVE files...
+            operands = argv[3:]
         if "x" in mode:
             uses.append(_use(directory or ".", cwd, "write", "tar", True))
             if archive:
@@ -472,6 +486,10 @@ def command_paths(cmd: SimpleCommand, cwd: str | None) -> list[PathUse]:
                     uses.append(_use(target, cwd, "read", "tar"))
         elif archive:
             uses.append(_use(archive, cwd, "read", "tar", listing=True))
+    elif name == "git" and "clone" in argv[1:3]:
+        words = [w for w in argv[argv.index("clone") + 1:] if not w.startswith("-")]
+        if len(words) >= 2:
+            uses.append(_use(words[1], cwd, "write", "git clone", True))
     elif name == "sort" and any(w == "-o" or w.startswith("--output") for w in argv):
         target = next((argv[i + 1] for i, w in enumerate(argv[:-1]) if w == "-o"), None)
         if target:
@@ -557,6 +575,8 @@ def hidden_in(text: str) -> set[str]:
             kinds.add("odd_space")
         elif char == "\x1b":
             kinds.add("escape")
+        elif char == "\r" and text[match.end():match.end() + 1] != "\n":
+            kinds.add("control")        # a carriage return that ends no line: a terminal overprints
         elif char not in "\n\t\r":
             kinds.add("control")
     return kinds
@@ -661,6 +681,12 @@ class _Reader:
         patch = None
         if family in ("read", "network", "database", "message", "unknown"):
             recursive = family == "unknown" and _recursive(args)
+            if family == "unknown":
+                for key in (*DESTINATION_ARGS, "target", "output", "out", "output_path", "output_dir"):
+                    value = args.get(key)
+                    if isinstance(value, str) and value:
+                        self.paths.append(_use(value, cwd, "write", key, recursive))
+                paths = [(key, path) for key, path in paths if key not in DESTINATION_ARGS and key != "target"]
             for key, path in paths:
                 listing = self.name in ("list_directory", "list_dir", "list_files", "ls", "list",
                                         "list_directory_with_sizes", "directory_tree", "glob", "search_files",

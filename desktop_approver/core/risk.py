@@ -40,6 +40,8 @@ from typing import Any, Callable, Iterable, Mapping
 from .reading import READ_TOOLS as READ_TOOL_NAMES
 from .reading import (CallReading, Hidden, PathUse, ShellRun, command_paths, hidden_in, read_call, secrets_in,
                       strings_in)
+from .reading import operands as _operands
+from .reading import option_flags as _flags
 from .shellparse import SHELLS, SimpleCommand
 
 __all__ = ["LEVELS", "RiskAssessment", "assess", "assess_command", "assess_reading", "max_level"]
@@ -374,28 +376,6 @@ _METADATA = re.compile(r"169\.254\.169\.254|metadata\.google\.internal|fd00:ec2:
 _SECRET_ENV = re.compile(r"(TOKEN|SECRET|PASSWORD|PASSWD|API_?KEY|ACCESS_?KEY|PRIVATE|CREDENTIAL|AUTH)", re.I)
 
 
-def _flags(argv: Iterable[str]) -> set[str]:
-    """Short and long options: ``-rf`` gives ``{"r", "f"}``, ``--force`` gives ``{"--force"}``."""
-    out: set[str] = set()
-    for word in argv:
-        if word.startswith("--"):
-            out.add(word.split("=", 1)[0])
-        elif word.startswith("-") and len(word) > 1 and not word[1].isdigit():
-            out.update(word[1:])
-    return out
-
-
-def _operands(argv: tuple[str, ...]) -> list[str]:
-    out: list[str] = []
-    options_done = False
-    for word in argv[1:]:
-        if word == "--" and not options_done:
-            options_done = True
-        elif options_done or not word.startswith("-") or word == "-":
-            out.append(word)
-    return out
-
-
 @dataclass
 class _Line:
     """One command line being judged: its programs, and the context they share."""
@@ -459,7 +439,8 @@ def _dry_run(cmd: SimpleCommand) -> bool:
     short = _DRY_RUN_SHORT.get(name)
     if short:
         return short in _flags(w for w in argv[1:] if not w.startswith("--"))
-    return name in ("terraform", "tofu") and "plan" in argv[1:2] and not any(w.startswith("-out") for w in argv)
+    words = [w for w in argv[1:] if not w.startswith("-")]
+    return name in ("terraform", "tofu") and words[:1] == ["plan"] and not any(w.startswith("-out") for w in argv)
 
 
 def _simple_findings(cmd: SimpleCommand, line: _Line, pipeline: list[SimpleCommand]) -> None:
@@ -512,6 +493,15 @@ def _simple_findings(cmd: SimpleCommand, line: _Line, pipeline: list[SimpleComma
     if name in SHELLS or name == "eval" or name in ("source", ".") and _script_feed(cmd, line, pipeline):
         _shell_findings(cmd, line, pipeline)
         return
+    said = " ".join(_subcommand(cmd.argv) + [w for w in cmd.argv[1:] if w.startswith("-")])
+    if any(said.startswith(verb) for verb in _CREDENTIAL_PRINTERS.get(name, ())) or name.startswith(
+            "docker-credential-") and "get" in cmd.argv:
+        findings.add(DESTRUCTIVE, "prints a credential (token or key) into the agent's context")
+        return
+    if name in ("npm", "pnpm", "yarn", "pip", "pip3", "poetry", "gem", "cargo") and _subcommand(cmd.argv)[:2] in (
+            ["config", "set"], ["set", "config"]) and not any("project" in w for w in cmd.argv):
+        findings.add(DESTRUCTIVE, "changes the user's package-manager settings (outside the working directory)")
+        return
     tool, tool_argv = _launched(cmd.argv)
     publishes = PUBLISHERS.get(tool)
     if publishes and any(" ".join(_subcommand(tool_argv)).startswith(verb) for verb in publishes) or \
@@ -534,6 +524,19 @@ def _simple_findings(cmd: SimpleCommand, line: _Line, pipeline: list[SimpleComma
         _read_only_findings(cmd, line)
         return
     findings.add(MODERATE, f"runs {name}")
+
+
+# Subcommands (with their options) that print a credential.
+_CREDENTIAL_PRINTERS: dict[str, tuple[str, ...]] = {
+    "gh": ("auth token", "auth status --show-token", "auth status -t"),
+    "aws": ("configure get aws_secret_access_key", "configure get aws_session_token", "sts get-session-token",
+            "ecr get-login-password", "configure export-credentials", "codeartifact get-authorization-token"),
+    "gcloud": ("auth print-access-token", "auth print-identity-token", "auth application-default print-access-token"),
+    "az": ("account get-access-token",), "kubectl": ("config view --raw", "create token"),
+    "pass": ("show",), "op": ("read", "item get"), "vault": ("kv get", "read", "token create", "print token"),
+    "bw": ("get password", "get item"), "heroku": ("auth:token",), "doctl": ("auth token",),
+    "git": ("credential fill", "credential-store get"), "glab": ("auth token",), "npm": ("token list", "token create"),
+}
 
 
 # Programs that run another tool named by their first operand: npx vsce publish runs vsce.
@@ -708,7 +711,8 @@ def _git_sub(argv: tuple[str, ...]) -> tuple[str, list[str], list[str]]:
 def _git(cmd: SimpleCommand, line: _Line) -> None:
     findings = line.findings
     sub, rest, settings = _git_sub(cmd.argv)
-    if any(_GIT_PROGRAM_SETTINGS.match(s.split("=", 1)[0]) for s in settings):
+    if any(_GIT_PROGRAM_SETTINGS.match(s.split("=", 1)[0]) and not (
+            s.lower().startswith("alias.") and not s.split("=", 1)[-1].startswith("!")) for s in settings):
         findings.add(DESTRUCTIVE, "sets a git option that runs a program (git -c)")
     flags = _flags(rest)
     if sub in ("status", "log", "diff", "show", "blame", "rev-parse", "ls-files", "ls-tree", "describe", "shortlog",
@@ -779,11 +783,14 @@ def _git_config(rest: list[str], findings: _Findings) -> None:
             and not any(w in ("--unset", "--unset-all", "--remove-section") for w in rest):
         return
     keys = [w for w in rest if not w.startswith("-")]
-    key = keys[1] if keys and keys[0] in ("set", "unset") and len(keys) > 1 else (keys[0] if keys else "")
-    if _GIT_PROGRAM_SETTINGS.match(key):
+    at = 1 if keys and keys[0] in ("set", "unset") else 0
+    key = keys[at] if len(keys) > at else ""
+    value = keys[at + 1] if len(keys) > at + 1 else ""
+    runs_git_only = key.lower().startswith("alias.") and not value.lstrip().startswith("!")
+    if _GIT_PROGRAM_SETTINGS.match(key) and not runs_git_only:
         findings.add(DESTRUCTIVE, f"sets a git option that runs a program ({key}): persistence")
     elif "--global" in rest or "--system" in rest:
-        findings.add(MODERATE, "changes git settings for every repository")
+        findings.add(DESTRUCTIVE, "changes git settings for every repository (outside the working directory)")
     else:
         findings.add(MODERATE, "changes the repository's git settings")
 
@@ -940,6 +947,10 @@ def _interpreter_findings(cmd: SimpleCommand, line: _Line) -> None:
     code = next((cmd.argv[i + 1] for i, w in enumerate(cmd.argv[:-1]) if w in options), None)
     if code is None:
         code = next((w.split("=", 1)[1] for w in cmd.argv[1:] if w.startswith("--eval=")), None)
+    if code is None and _operands(cmd.argv)[:1] in ([], ["-"]):
+        # python3 - <<'EOF' ... EOF: the here-document is the program, written out in the call
+        code = next((r.body if r.body is not None else r.target for r in cmd.redirects
+                     if r.op.lstrip("0123456789") in ("<<", "<<-", "<<<")), None)
     if code is None:
         modules = [cmd.argv[i + 1] for i, w in enumerate(cmd.argv[:-1]) if w == "-m"]
         if modules and modules[0] in ("http.server", "SimpleHTTPServer"):
@@ -1109,6 +1120,9 @@ _HANDLERS: dict[str, Callable[[SimpleCommand, _Line], None]] = {
         DESTRUCTIVE if any(w in ("load", "bootstrap", "enable", "submit") for w in cmd.argv) else MODERATE,
         "changes launch agents (persistence)"),
     "at": lambda cmd, line: line.findings.add(DESTRUCTIVE, "schedules a job (persistence)"),
+    "security": lambda cmd, line: line.findings.add(
+        DESTRUCTIVE if "-w" in cmd.argv or "-g" in cmd.argv or "dump-keychain" in cmd.argv else MODERATE,
+        "reads the keychain"),
     "gpg": lambda cmd, line: line.findings.add(
         DESTRUCTIVE if any(w.startswith(("--export-secret", "--delete-secret", "--delete-key")) for w in cmd.argv)
         else MODERATE, "exports or deletes private keys" if any(w.startswith(("--export-secret", "--delete"))

@@ -26,8 +26,11 @@ from desktop_approver.core.risk import LEVELS, assess
 from desktop_approver.render import highlight
 from desktop_approver.render.autopreview import preview_for
 
-ROWS: list[dict[str, Any]] = [json.loads(line) for line in
-                              (Path(__file__).with_name("risk_calls.jsonl")).read_text(encoding="utf-8").splitlines()
+# Two tables labelled independently of each other and of the classifier: risk_calls.jsonl (a
+# project at /home/dev/proj) and risk_calls_second_set.jsonl (at /home/dev/webapp, written later
+# to measure the classifier on calls it had not seen; now part of the table).
+ROWS: list[dict[str, Any]] = [json.loads(line) for name in ("risk_calls.jsonl", "risk_calls_second_set.jsonl")
+                              for line in Path(__file__).with_name(name).read_text(encoding="utf-8").splitlines()
                               if line.strip()]
 HOME = "/home/dev"     # the rows' home directory
 
