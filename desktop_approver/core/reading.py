@@ -121,7 +121,10 @@ HEADER_ARGS = ("headers", "header", "auth", "authorization", "cookies")
 SQL_ARGS = ("sql", "query", "statement", "statements")
 RECIPIENT_ARGS = ("to", "cc", "bcc", "recipient", "recipients", "channel", "channel_id", "chat_id", "user_id")
 RECURSIVE_ARGS = ("recursive", "recurse", "rf", "force_recursive")
-_NOT_SHELL_COMMANDS = frozenset({"view", "create", "str_replace", "insert", "undo_edit"})  # str_replace_editor
+# Anthropic's text editor tool (str_replace_editor): a verb in "command", not a shell command.
+EDITOR_VERB_ARG, EDITOR_TEXT_ARG, EDITOR_INSERT_LINE_ARG, EDITOR_INSERT_TEXT_ARG = (
+    "command", "file_text", "insert_line", "new_str")
+_NOT_SHELL_COMMANDS = frozenset({"view", "create", "str_replace", "insert", "undo_edit"})
 
 # -- hidden characters (the one definition; render.reveal shows them) ----------------------------
 

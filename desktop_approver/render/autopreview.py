@@ -28,7 +28,7 @@ RECOGNISED: dict[str, dict[str, tuple[str, ...]]] = {
                    "content": reading.CONTENT_ARGS},
     "diff (edit)": {"tools": tuple(sorted(reading.EDIT_TOOLS)), "path": reading.PATH_ARGS, "old": reading.OLD_ARGS,
                     "new": reading.NEW_ARGS, "edits": ("edits",), "replace_all": ("replace_all",),
-                    "text editor": ("command", "file_text", "insert_line")},
+                    "text editor": (reading.EDITOR_VERB_ARG, reading.EDITOR_TEXT_ARG, reading.EDITOR_INSERT_LINE_ARG)},
     "diff (patch)": {"tools": tuple(sorted(reading.PATCH_TOOLS)), "patch": reading.PATCH_ARGS,
                      "path": reading.PATH_ARGS},
     "command": {"tools": tuple(sorted(reading.SHELL_TOOLS)), "command": reading.SHELL_ARGS,
@@ -112,15 +112,16 @@ def _edit(call: reading.CallReading, cwd: str | None) -> dict[str, Any] | None:
     if path is None:
         return None
     args = call.args
-    command = args.get("command")
-    if command == "create" and isinstance(args.get("file_text"), str):
-        return {"kind": "file_write", "path": path, "content": args["file_text"],
-                "old": read_text(path, cwd)}
+    command = args.get(reading.EDITOR_VERB_ARG)
+    text = args.get(reading.EDITOR_TEXT_ARG)
+    if command == "create" and isinstance(text, str):
+        return {"kind": "file_write", "path": path, "content": text, "old": read_text(path, cwd)}
     if command in ("view", "undo_edit"):
         return None
     current = read_text(path, cwd)
-    if command == "insert" and isinstance(args.get("new_str"), str):
-        return _insert(path, current, args.get("insert_line"), args["new_str"])
+    inserted = args.get(reading.EDITOR_INSERT_TEXT_ARG)
+    if command == "insert" and isinstance(inserted, str):
+        return _insert(path, current, args.get(reading.EDITOR_INSERT_LINE_ARG), inserted)
     edits = list(call.edits)
     if not edits:
         if call.patch:
