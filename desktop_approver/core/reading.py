@@ -27,6 +27,7 @@ import os
 import re
 import shlex
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any, Iterable, Iterator, Literal, Mapping
 
 from .shellparse import SHELLS, SimpleCommand, split_commands
@@ -432,6 +433,17 @@ _PATTERN_FIRST = frozenset({"grep", "egrep", "fgrep", "rg", "ag", "ack", "awk", 
 
 def command_paths(cmd: SimpleCommand, cwd: str | None) -> list[PathUse]:
     """The paths one simple command touches and how (the program's own semantics)."""
+    return list(_command_paths(cmd, cwd, os.path.expanduser("~")))
+
+
+@lru_cache(maxsize=4096)
+def _command_paths(cmd: SimpleCommand, cwd: str | None, home: str) -> tuple[PathUse, ...]:
+    """Cached (risk asks again for the paths of each program it judges); ``home`` is in the key
+    because ``~`` resolves against it."""
+    return tuple(_paths_of(cmd, cwd))
+
+
+def _paths_of(cmd: SimpleCommand, cwd: str | None) -> list[PathUse]:
     uses: list[PathUse] = []
     for redirect in cmd.redirects:
         if redirect.writes:
