@@ -58,6 +58,7 @@ import itertools
 import re
 import shlex
 from dataclasses import dataclass, field, replace
+from typing import Callable
 
 __all__ = ["Redirect", "SimpleCommand", "split_commands", "words", "SHELLS"]
 
@@ -128,7 +129,7 @@ def split_commands(command: str) -> list[SimpleCommand]:
     """Every simple command ``command`` would run; see the module docstring."""
     if not isinstance(command, str):
         raise TypeError(f"command must be a str, not {type(command).__name__}")
-    return _parse_script(command, _Scope(offset=0), _Context(itertools.count(1)))
+    return _parse_script(command, _Scope(where=_at_itself), _Context(itertools.count(1)))
 
 
 def words(command: str) -> list[tuple[int, int, bool]]:
@@ -162,6 +163,29 @@ class _Token:
     end: int
     raw: str = ""
     subs: list[_Sub] = field(default_factory=list)
+    positions: list[int] | None = None   # for each character of ``value``, where it is written
+
+
+class _Out:
+    """A word's value as it is built, with the source position each character comes from (a
+    decoded escape points at its backslash), so a script inside a quoted word maps back."""
+
+    def __init__(self) -> None:
+        self.parts: list[str] = []
+        self.positions: list[int] = []
+
+    def append(self, text: str, at: int, verbatim: bool = True) -> None:
+        self.parts.append(text)
+        self.positions.extend(range(at, at + len(text)) if verbatim else [at] * len(text))
+
+    def __bool__(self) -> bool:
+        return bool(self.parts)
+
+    def __getitem__(self, index: int) -> str:
+        return self.parts[index]
+
+    def text(self) -> str:
+        return "".join(self.parts)
 
 
 @dataclass
@@ -237,7 +261,7 @@ class _Lexer:
     def _word(self) -> _Token:
         src, n = self.src, self.n
         start = self.pos
-        out: list[str] = []
+        out = _Out()
         subs: list[_Sub] = []
         i = start
         while i < n:
@@ -245,13 +269,13 @@ class _Lexer:
             if c in "<>" and i == start and src.startswith("(", i + 1):
                 end = self._find_close(i + 2)
                 subs.append(_Sub(c + "(", src[i + 2:end], i + 2))
-                out.append(src[i:end + 1])
+                out.append(src[i:end + 1], i)
                 i = end + 1
                 continue
-            if c == "(" and out and (_ASSIGNMENT.fullmatch("".join(out)) or out[-1] in ("@", "!", "+", "*", "?")):
+            if c == "(" and out and (_ASSIGNMENT.fullmatch(out.text()) or out[-1] in ("@", "!", "+", "*", "?")):
                 end = self._find_close(i + 1)             # name=(array) or an extglob @(...)
                 self._scan_code(src[i + 1:end], subs, i + 1)
-                out.append(src[i:end + 1])
+                out.append(src[i:end + 1], i)
                 i = end + 1
                 continue
             if c in _METACHARS:
@@ -260,17 +284,17 @@ class _Lexer:
                 if src.startswith("\n", i + 1):
                     i += 2
                 elif i + 1 < n:
-                    out.append(src[i + 1])
+                    out.append(src[i + 1], i + 1)
                     i += 2
                 else:
-                    out.append("\\")
+                    out.append("\\", i)
                     i += 1
             elif c == "'":
                 end = src.find("'", i + 1)
                 if end < 0:
                     self.error("unbalanced single quote")
                     end = n
-                out.append(src[i + 1:end])
+                out.append(src[i + 1:end], i + 1)
                 i = end + 1
             elif c == '"':
                 i = self._double_quoted(i + 1, out, subs, terminator='"')
@@ -281,14 +305,14 @@ class _Lexer:
             elif c == "$" or c == "`":
                 i = self._expansion(i, out, subs)
             else:
-                out.append(c)
+                out.append(c, i)
                 i += 1
         self.pos = max(i, start + 1) if i == start else i
         if i == start:                       # a lone character no rule took: keep it as a word
-            out.append(src[start])
-        return _Token("word", "".join(out), start, self.pos, src[start:self.pos], subs)
+            out.append(src[start], start)
+        return _Token("word", out.text(), start, self.pos, src[start:self.pos], subs, out.positions)
 
-    def _double_quoted(self, i: int, out: list[str], subs: list[_Sub], terminator: str | None) -> int:
+    def _double_quoted(self, i: int, out: _Out, subs: list[_Sub], terminator: str | None) -> int:
         """Read a ``"..."`` body (or a here-document body when ``terminator`` is None)."""
         src, n = self.src, self.n
         while i < n:
@@ -300,20 +324,20 @@ class _Lexer:
                 if nxt == "\n":
                     pass
                 elif nxt in '$`"\\':
-                    out.append(nxt)
+                    out.append(nxt, i + 1)
                 else:
-                    out.append(c + nxt)
+                    out.append(c + nxt, i)
                 i += 2
             elif c == "$" or c == "`":
                 i = self._expansion(i, out, subs)
             else:
-                out.append(c)
+                out.append(c, i)
                 i += 1
         if terminator is not None:
             self.error("unbalanced double quote")
         return n
 
-    def _ansi_c(self, i: int, out: list[str]) -> int:
+    def _ansi_c(self, i: int, out: _Out) -> int:
         """``$'...'``: decode the escapes, so ``$'\\x72m'`` reads as ``rm``."""
         src, n = self.src, self.n
         while i < n:
@@ -321,12 +345,12 @@ class _Lexer:
             if c == "'":
                 return i + 1
             if c != "\\" or i + 1 >= n:
-                out.append(c)
+                out.append(c, i)
                 i += 1
                 continue
             e = src[i + 1]
             if e in _ANSI_C:
-                out.append(_ANSI_C[e])
+                out.append(_ANSI_C[e], i, verbatim=False)
                 i += 2
                 continue
             match = (re.compile(r"x([0-9a-fA-F]{1,2})").match(src, i + 1)
@@ -336,33 +360,33 @@ class _Lexer:
             if match:
                 base = 8 if match.group(0)[0] in "01234567" else 16
                 code = int(match.group(1), base)
-                out.append(chr(code) if code <= 0x10FFFF else "\ufffd")
+                out.append(chr(code) if code <= 0x10FFFF else "\ufffd", i, verbatim=False)
                 i = match.end()
             elif e == "c" and i + 2 < n:
-                out.append(chr(ord(src[i + 2]) & 0x1F))
+                out.append(chr(ord(src[i + 2]) & 0x1F), i, verbatim=False)
                 i += 3
             else:
-                out.append("\\" + e)
+                out.append("\\" + e, i)
                 i += 2
         self.error("unbalanced single quote")
         return n
 
-    def _expansion(self, i: int, out: list[str], subs: list[_Sub]) -> int:
+    def _expansion(self, i: int, out: _Out, subs: list[_Sub]) -> int:
         """``$(...)``, ``$((...))``, ``${...}``, backticks, or a plain ``$``: kept literal."""
         src = self.src
         if src.startswith("$((", i):
             end = self._find_close(i + 2)
-            out.append(src[i:end + 1])
+            out.append(src[i:end + 1], i)
             self._scan_code(src[i + 3:end], subs, i + 3)
             return end + 1
         if src.startswith("$(", i):
             end = self._find_close(i + 2)
             subs.append(_Sub("$(", src[i + 2:end], i + 2))
-            out.append(src[i:end + 1])
+            out.append(src[i:end + 1], i)
             return end + 1
         if src.startswith("${", i):
             end = self._find_brace(i + 2, subs)
-            out.append(src[i:end + 1])
+            out.append(src[i:end + 1], i)
             return end + 1
         if src[i] == "`":
             j, body = i + 1, []
@@ -377,9 +401,9 @@ class _Lexer:
                 self.error("unbalanced backquote")
             verbatim = "".join(body) == src[i + 1:j]
             subs.append(_Sub("`", "".join(body), i + 1 if verbatim else None))
-            out.append(src[i:j + 1])
+            out.append(src[i:j + 1], i)
             return j + 1
-        out.append("$")
+        out.append("$", i)
         return i + 1
 
     def _find_close(self, i: int) -> int:
@@ -473,7 +497,7 @@ class _Lexer:
                 end = src.find("'", i + 1)
                 i = n if end < 0 else end + 1
             elif c in "$`" and (src.startswith("$(", i) or c == "`"):
-                i = self._expansion(i, [], subs)
+                i = self._expansion(i, _Out(), subs)
             elif c == "{":
                 depth += 1
                 i += 1
@@ -492,7 +516,7 @@ class _Lexer:
         shell expands); ``at`` is where ``text`` starts in this lexer's source, if verbatim."""
         inner = _Lexer(text)
         found: list[_Sub] = []
-        inner._double_quoted(0, [], found, terminator=None)
+        inner._double_quoted(0, _Out(), found, terminator=None)
         for sub in found:
             sub.offset = None if at is None or sub.offset is None else at + sub.offset
         subs.extend(found)
@@ -527,6 +551,27 @@ class _Lexer:
 # parsing
 
 
+_Map = Callable[[int], "int | None"]
+
+
+def _at_itself(position: int) -> int | None:
+    return position
+
+
+def _shift(base: _Map | None, offset: int | None) -> _Map | None:
+    """Positions of a text written verbatim at ``offset`` in the text ``base`` maps."""
+    if base is None or offset is None:
+        return None
+    return lambda position: base(offset + position)
+
+
+def _through(base: _Map | None, positions: list[int] | None) -> _Map | None:
+    """Positions of a word's value (``positions[i]``: where its character ``i`` is written)."""
+    if base is None or positions is None:
+        return None
+    return lambda position: base(positions[position]) if 0 <= position < len(positions) else None
+
+
 @dataclass
 class _Scope:
     """Where a script being parsed sits: inherited by every command found in it."""
@@ -535,7 +580,7 @@ class _Scope:
     parent: str = ""
     depth: int = 0
     wrappers: tuple[str, ...] = ()
-    offset: int | None = None     # where this script starts in the top-level text, if verbatim
+    where: _Map | None = None     # where each character of this script is written in the top-level text
 
 
 @dataclass
@@ -868,7 +913,7 @@ def _freeze(b: _Builder, src: str, scope: _Scope, context: _Context) -> list[Sim
     error = "; ".join(b.errors) or None
     construct = b.construct or scope.construct
     depth = scope.depth + (1 if b.construct else 0)
-    base = scope.offset
+    base = scope.where
 
     def nest(subs: list[_Sub], parent: str, wrappers: tuple[str, ...]) -> list[SimpleCommand]:
         return _nested(subs, parent, depth, wrappers, context, base)
@@ -887,7 +932,7 @@ def _freeze(b: _Builder, src: str, scope: _Scope, context: _Context) -> list[Sim
     nested: list[SimpleCommand] = []
     redirects: list[Redirect] = []
     script, inner_construct = unwrapped.script, ("eval" if wrappers[-1:] == ["eval"] else "-c")
-    script_at = _script_at(b, unwrapped, src)
+    script_at = _script_at(b, unwrapped, src, base)
     for op, target, heredoc in b.redirects:
         redirects.append(Redirect(op, target.value, heredoc.body if heredoc else None))
         nested += nest(target.subs, parent, all_wrappers)
@@ -895,11 +940,11 @@ def _freeze(b: _Builder, src: str, scope: _Scope, context: _Context) -> list[Sim
             nested += nest(heredoc.subs, parent, all_wrappers)
             if heredoc.body is not None and script is None and parent in SHELLS and _reads_stdin_script(argv):
                 script, inner_construct = heredoc.body, "<<"
-                script_at = heredoc.start
+                script_at = _shift(base, heredoc.start)
                 wrappers.append(f"{parent} <<")
         elif op == "<<<" and script is None and parent in SHELLS and _reads_stdin_script(argv):
             script, inner_construct = target.value, "<<"
-            script_at = _verbatim_at(target, script)
+            script_at = _through(base, target.positions) if target.value == script else None
             wrappers.append(f"{parent} <<<")
     if parent == "tee":
         append = any(a in ("-a", "--append") for a in argv[1:])
@@ -912,7 +957,7 @@ def _freeze(b: _Builder, src: str, scope: _Scope, context: _Context) -> list[Sim
 
     if script is not None:
         inner_scope = _Scope(inner_construct, parent if inner_construct == "<<" else "", depth + 1,
-                             scope.wrappers + tuple(wrappers), _shift(base, script_at))
+                             scope.wrappers + tuple(wrappers), script_at)
         kept = [r for r in redirects if r.body is None and not (r.op == "<<<" and r.target == script)]
         inner = [_inherit_io(c, b, kept, depth + 1) for c in _parse_script(script, inner_scope, context)]
         if error:
@@ -929,38 +974,29 @@ def _freeze(b: _Builder, src: str, scope: _Scope, context: _Context) -> list[Sim
     return nested + [command] + _find_exec(argv, depth, all_wrappers, context, b, unwrapped.program, base)
 
 
-def _shift(base: int | None, offset: int | None) -> int | None:
-    return None if base is None or offset is None else base + offset
-
-
-def _word_span(b: _Builder, index: int | None, base: int | None) -> tuple[int, int] | None:
+def _word_span(b: _Builder, index: int | None, base: _Map | None) -> tuple[int, int] | None:
     """The top-level offsets of ``b``'s word number ``index``, when both are known."""
     if base is None or index is None or not 0 <= index < len(b.words):
         return None
     token = b.words[index]
-    return base + token.start, base + token.end
+    start, last = base(token.start), base(token.end - 1)
+    if start is None or last is None or last < start:
+        return None
+    return start, last + 1
 
 
-def _verbatim_at(token: _Token, text: str) -> int | None:
-    """Where ``text`` (a word's value) starts in the source, if the word writes it out as is."""
-    if token.raw == text:
-        return token.start
-    if token.raw in (f"'{text}'", f'"{text}"') and (token.raw[0] == "'" or not any(c in text for c in '\\$`"')):
-        return token.start + 1
-    return None
-
-
-def _script_at(b: _Builder, unwrapped: _Unwrapped, src: str) -> int | None:
-    """Where the script of ``bash -c SCRIPT`` / ``eval WORDS`` starts in the source, if verbatim."""
-    if unwrapped.script is None or not unwrapped.script_words:
+def _script_at(b: _Builder, unwrapped: _Unwrapped, src: str, base: _Map | None) -> _Map | None:
+    """Where the script of ``bash -c SCRIPT`` / ``eval WORDS`` is written, character by character."""
+    if unwrapped.script is None or not unwrapped.script_words or base is None:
         return None
     indexes = sorted(unwrapped.script_words)
     if indexes[-1] >= len(b.words) or indexes[0] < 0:
         return None
     if len(indexes) == 1:
-        return _verbatim_at(b.words[indexes[0]], unwrapped.script)
+        word = b.words[indexes[0]]
+        return _through(base, word.positions) if word.value == unwrapped.script else None
     first, last = b.words[indexes[0]], b.words[indexes[-1]]
-    return first.start if src[first.start:last.end] == unwrapped.script else None
+    return _shift(base, first.start) if src[first.start:last.end] == unwrapped.script else None
 
 
 def _inherit_io(inner: SimpleCommand, b: _Builder, redirects: list[Redirect], depth: int) -> SimpleCommand:
@@ -973,7 +1009,7 @@ def _inherit_io(inner: SimpleCommand, b: _Builder, redirects: list[Redirect], de
 
 
 def _nested(subs: list[_Sub], parent: str, depth: int, wrappers: tuple[str, ...],
-            context: _Context, base: int | None = None) -> list[SimpleCommand]:
+            context: _Context, base: _Map | None = None) -> list[SimpleCommand]:
     out: list[SimpleCommand] = []
     for sub in subs:
         scope = _Scope(sub.construct, parent, depth + 1, wrappers, _shift(base, sub.offset))
@@ -982,7 +1018,8 @@ def _nested(subs: list[_Sub], parent: str, depth: int, wrappers: tuple[str, ...]
 
 
 def _find_exec(argv: list[str], depth: int, wrappers: tuple[str, ...], context: _Context,
-               b: _Builder | None = None, program: int | None = None, base: int | None = None) -> list[SimpleCommand]:
+               b: _Builder | None = None, program: int | None = None,
+               base: _Map | None = None) -> list[SimpleCommand]:
     """``find ... -exec cmd {} ;`` runs ``cmd``: return it as a command of its own."""
     if not argv or argv[0].rsplit("/", 1)[-1] not in ("find", "gfind"):
         return []

@@ -261,6 +261,9 @@ def test_command_names_stand_out() -> None:
     ("echo $(curl -s x | sh) && ls", ["curl", "sh", "echo", "ls"]),
     ("find . -name '*.o' -exec rm {} +", ["find", "rm"]),
     ("eval 'git push --force'", ["git"]),
+    (shlex.join(["timeout", "5", "bash", "-c", "rm -rf x && git -c core.pager='sh -c id' log"]), ["rm", "git"]),
+    ('bash -c "echo \\"x\\"; rm y"', ["echo", "rm"]),
+    ("bash -c $'rm\\tx'", ["rm"]),
 ])
 def test_the_highlighter_bolds_exactly_the_programs_the_parser_finds(command: str, programs: list[str]) -> None:
     page, _ = highlight.render_command_html(command)
