@@ -14,6 +14,7 @@ from PySide6.QtWidgets import QApplication
 
 from .. import paths
 from ..core import modes
+from ..core.activation import ActivationError
 from ..core.server import AlreadyRunning
 from ..core.service import ApproverService, ServiceOptions
 from ..core.tickets import Ticket
@@ -187,7 +188,7 @@ def run_app(args: Any, demo: bool = False) -> int:
     approver = DesktopApprover(options, notifier=None if getattr(args, "no_notifications", False) else _notifier())
     try:
         loop.run_until_complete(approver.start())
-    except AlreadyRunning as exc:
+    except (AlreadyRunning, ActivationError) as exc:
         print(f"desktop-approver: {exc}", file=sys.stderr)
         approver.service.audit.close()
         return 1
@@ -196,8 +197,10 @@ def run_app(args: Any, demo: bool = False) -> int:
     wake = QTimer()  # lets Python run its signal handlers while Qt sleeps
     wake.start(300)
     wake.timeout.connect(lambda: None)
-    print(f"desktop-approver is listening on {options.socket_path}", file=sys.stderr, flush=True)
-    demo_agent = _start_demo(options) if demo else None
+    server = approver.service.server
+    how = " (passed by the service manager)" if server.activated else ""
+    print(f"desktop-approver is listening on {server.socket_path}{how}", file=sys.stderr, flush=True)
+    demo_agent = _start_demo(server.socket_path) if demo else None
     try:
         assert approver.quit_requested is not None
         loop.run_until_complete(approver.quit_requested.wait())
@@ -219,6 +222,6 @@ def _notifier() -> Any:
     return DesktopNotifier()
 
 
-def _start_demo(options: ServiceOptions) -> subprocess.Popen[bytes]:
-    env = dict(os.environ, DESKTOP_APPROVER_SOCKET=str(options.socket_path))
+def _start_demo(socket_path: os.PathLike[str]) -> subprocess.Popen[bytes]:
+    env = dict(os.environ, DESKTOP_APPROVER_SOCKET=os.fspath(socket_path))
     return subprocess.Popen([sys.executable, "-m", "desktop_approver.demo"], env=env)
