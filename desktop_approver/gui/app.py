@@ -21,6 +21,7 @@ from ..core.tickets import Ticket
 from .decider import GuiDecider
 from .dialog import ARMING_DELAY_MS, ApprovalDialog
 from .history_window import HistoryWindow
+from .icons import app_icon
 from .inbox import InboxWindow
 from .notifications import TicketNotifications
 from .sessions_window import SessionsWindow
@@ -32,7 +33,7 @@ class DesktopApprover(QObject):
     """Wires the service's decider to the dialog and the tray; owns their lifetimes."""
 
     def __init__(self, options: ServiceOptions, *, arming_delay_ms: int = ARMING_DELAY_MS,
-                 notifier: Any = None) -> None:
+                 notifier: Any = None, tray_icons: str = "color") -> None:
         super().__init__()
         self.decider = GuiDecider(self)
         # The person's GUI choices, beside the policy file (read from the environment each time,
@@ -52,7 +53,8 @@ class DesktopApprover(QObject):
         self.inbox = InboxWindow(self.decider)
         self.tray = Tray(self.decider, self.service.mode, on_quit=self.request_quit, on_open_inbox=self.open_inbox,
                          popups=self.popups_enabled, set_popups=self.set_popups,
-                         on_open_history=self.open_history, on_open_sessions=self.open_sessions)
+                         on_open_history=self.open_history, on_open_sessions=self.open_sessions,
+                         icon_style=tray_icons)
         self.service.mode.listeners.append(self._mode_changed)
         self._mode_changed(self.service.mode.mode, None)
         self.quit_requested: asyncio.Event | None = None
@@ -63,8 +65,8 @@ class DesktopApprover(QObject):
         self.quit_requested = asyncio.Event()
         await self.service.start()
         self.tray.show()
-        if self.notifications is not None:
-            await self.notifications.start()
+        if self.notifications is not None and not await self.notifications.start():
+            self.tray.set_degraded("No desktop notifications: requests show only as dialogs and in the tray.")
 
     async def close(self) -> None:
         if self.notifications is not None:
@@ -179,13 +181,16 @@ def run_app(args: Any, demo: bool = False) -> int:
     """Start the tray app (and, with ``demo``, a sample agent); returns the exit code."""
     app = QApplication.instance() or QApplication(sys.argv[:1])
     app.setApplicationName("desktop-approver")
+    app.setDesktopFileName("desktop-approver")  # Wayland and task bars match our .desktop entry
+    app.setWindowIcon(app_icon())
     app.setQuitOnLastWindowClosed(False)
     import qasync
 
     loop = qasync.QEventLoop(app)
     asyncio.set_event_loop(loop)
     options = ServiceOptions.from_args(args)
-    approver = DesktopApprover(options, notifier=None if getattr(args, "no_notifications", False) else _notifier())
+    approver = DesktopApprover(options, notifier=None if getattr(args, "no_notifications", False) else _notifier(),
+                               tray_icons=getattr(args, "tray_icons", None) or "color")
     try:
         loop.run_until_complete(approver.start())
     except (AlreadyRunning, ActivationError) as exc:
