@@ -25,6 +25,8 @@ COMMANDS_WITH_MODULES = {
     "revoke": "desktop_approver.commands.sessions",
     "token": "desktop_approver.commands.token",
     "hook": "desktop_approver.commands.hook",
+    "install": "desktop_approver.commands.install",
+    "uninstall": "desktop_approver.commands.install",
 }
 COMMAND_HELP = {
     "risk": "classify a tool call as safe, moderate or destructive (no app needed)",
@@ -34,6 +36,9 @@ COMMAND_HELP = {
     "revoke": "forget remembered session approvals in the running app",
     "token": "show or rotate the token that forwarded sockets must present",
     "hook": "answer an agent's permission hook (e.g. `hook claude-code`) from the desktop",
+    "install": "add the app to this user's desktop: menu entry and icons, and with --systemd or --autostart "
+               "start it with the session (XDG locations; every path is printed)",
+    "uninstall": "remove what `install` added (menu entry, icons, units, autostart entry)",
 }
 
 
