@@ -42,6 +42,8 @@ class Target:
 
 
 def add_install_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.epilog = ("Exit codes: 0 done; 1 the units are installed but the socket could not be enabled "
+                     "(the reason is printed); 2 a file could not be written.")
     how = parser.add_mutually_exclusive_group()
     how.add_argument("--systemd", action="store_true",
                      help="also install systemd user units and enable the socket: the first agent request "
