@@ -14,7 +14,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -183,6 +182,5 @@ def main(out: Path) -> list[Path]:
 if __name__ == "__main__":
     if sys.argv[1:2] == ["--child"]:
         sys.exit(child(sys.argv[2], sys.argv[3] == "dark"))
-    with tempfile.TemporaryDirectory():
-        for path in main(Path(sys.argv[1]) if len(sys.argv) > 1 else OUT):
-            print(path)
+    for path in main(Path(sys.argv[1]) if len(sys.argv) > 1 else OUT):
+        print(path)
