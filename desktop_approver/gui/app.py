@@ -57,6 +57,9 @@ class DesktopApprover(QObject):
                          icon_style=tray_icons)
         self.service.mode.listeners.append(self._mode_changed)
         self._mode_changed(self.service.mode.mode, None)
+        self.troubles: dict[str, str] = {}
+        """What the app runs without (notifications, the audit log), shown by the tray as degraded."""
+        self.service.audit.health_listeners.append(lambda problem: self.set_trouble("audit", problem))
         self.quit_requested: asyncio.Event | None = None
         self.notifications = (TicketNotifications(self.decider, self.service.mode, notifier, self.open_review)
                               if notifier is not None else None)
@@ -66,7 +69,7 @@ class DesktopApprover(QObject):
         await self.service.start()
         self.tray.show()
         if self.notifications is not None and not await self.notifications.start():
-            self.tray.set_degraded("No desktop notifications: requests show only as dialogs and in the tray.")
+            self.set_trouble("notifications", "No desktop notifications: requests show only as dialogs and in the tray.")
 
     async def close(self) -> None:
         if self.notifications is not None:
@@ -134,6 +137,14 @@ class DesktopApprover(QObject):
         window.show()
         window.raise_()
         window.activateWindow()
+
+    def set_trouble(self, what: str, problem: str | None) -> None:
+        """Record (or clear, with None) a problem; the tray shows degraded while any remains."""
+        if problem is None:
+            self.troubles.pop(what, None)
+        else:
+            self.troubles[what] = problem
+        self.tray.set_degraded("\n".join(self.troubles.values()) or None)
 
     def popups_enabled(self) -> bool:
         return self._popups

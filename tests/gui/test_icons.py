@@ -111,3 +111,19 @@ def test_the_tray_follows_mode_count_and_trouble(approver: Any) -> None:
     assert tray.state.value == "degraded" and "No desktop notifications" in tray.toolTip()
     tray.set_degraded(None)
     assert tray.state.value == "idle"
+
+
+def test_an_audit_log_that_cannot_be_written_shows_degraded_until_it_can(approver: Any) -> None:
+    audit = approver.service.audit
+    audit._db.execute("CREATE TRIGGER refuse BEFORE INSERT ON events BEGIN SELECT RAISE(ABORT, 'disk says no'); END")
+    with pytest.raises(Exception, match="disk says no"):
+        audit.record_event("test")
+    assert approver.tray.state.value == "degraded"
+    assert "audit log cannot be written" in approver.tray.toolTip() and "disk says no" in approver.tray.toolTip()
+    approver.set_trouble("notifications", "No desktop notifications")
+    audit._db.execute("DROP TRIGGER refuse")
+    audit.record_event("test")
+    assert approver.tray.state.value == "degraded"  # notifications are still missing
+    assert "audit" not in approver.tray.toolTip()
+    approver.set_trouble("notifications", None)
+    assert approver.tray.state.value == "idle"
