@@ -198,4 +198,13 @@ def test_pyinstaller_bundle_runs_the_app_and_the_commands(venv: Path, dist: Path
                           cwd=tmp_path, env=app.env, capture_output=True, text=True, timeout=WAIT)
     assert hook.returncode == 0, hook.stderr
     assert json.loads(hook.stdout)["hookSpecificOutput"]["permissionDecision"] == "allow"
+
+    # `install` from the bundle writes the bundle's executable into the entries it installs.
+    install_home = tmp_path / "install-home"
+    installed = subprocess.run([str(executable), "install", "--autostart"], cwd=tmp_path,
+                               env=_clean_env(install_home), capture_output=True, text=True, timeout=WAIT)
+    assert installed.returncode == 0, installed.stdout + installed.stderr
+    autostart = install_home / ".config" / "autostart" / "desktop-approver.desktop"
+    assert f"Exec={executable} tray" in autostart.read_text()
+    assert (install_home / ".local/share/icons/hicolor/48x48/apps/desktop-approver.png").is_file()
     shutil.rmtree(tmp_path / "work", ignore_errors=True)
