@@ -10,13 +10,17 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from PySide6.QtGui import QImage
 
 ROOT = Path(__file__).resolve().parent.parent
 ICONS = ROOT / "resources" / "icons" / "hicolor"
 SIZES = (16, 22, 24, 32, 48, 64, 128, 256)
 
 
-def render(svg: Path, size: int) -> "QImage":  # noqa: F821 (imported below, Qt only when run)
+def render(svg: Path, size: int) -> "QImage":
     from PySide6.QtCore import QRectF, Qt
     from PySide6.QtGui import QImage, QPainter
     from PySide6.QtSvg import QSvgRenderer
@@ -34,7 +38,7 @@ def main() -> int:
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     from PySide6.QtGui import QGuiApplication
 
-    _app = QGuiApplication.instance() or QGuiApplication(sys.argv[:1])
+    app = QGuiApplication.instance() or QGuiApplication(sys.argv[:1])  # QSvgRenderer needs one
     svg = ICONS / "scalable" / "apps" / "desktop-approver.svg"
     for size in SIZES:
         target = ICONS / f"{size}x{size}" / "apps" / "desktop-approver.png"
@@ -43,6 +47,7 @@ def main() -> int:
             print(f"could not write {target}", file=sys.stderr)
             return 1
         print(target.relative_to(ROOT))
+    del app
     return 0
 
 
