@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import shlex
 import signal
 import stat
 import subprocess
@@ -94,3 +95,51 @@ def test_first_request_starts_the_app_on_the_passed_socket(activator: tuple[subp
     assert process.stderr is not None
     assert b"passed by the service manager" in process.stderr.read()
     assert stat.S_ISSOCK(socket_path.lstat().st_mode)
+
+
+def test_the_installed_units_start_the_app_on_the_first_request(tmp_path: Path, private_home: Path) -> None:
+    """`install --systemd`, then what systemd would do with the units it wrote: listen where the
+    socket unit says, run the service's ExecStart on the first connection. The agent uses the
+    default socket path, with no option at all."""
+    fake = tmp_path / "bin" / "systemctl"
+    fake.parent.mkdir()
+    fake.write_text("#!/bin/sh\nexit 0\n")
+    fake.chmod(0o755)
+    env = {key: value for key, value in os.environ.items() if key != "DBUS_SESSION_BUS_ADDRESS"}
+    env["PATH"] = f"{fake.parent}{os.pathsep}{env['PATH']}"
+    installed = _cli("install", "--systemd", env=env)
+    assert installed.returncode == 0, installed.stdout + installed.stderr
+
+    units = Path(env["XDG_CONFIG_HOME"]) / "systemd" / "user"
+    listen = _unit_value(units / "desktop-approver.socket", "ListenStream").replace("%t", env["XDG_RUNTIME_DIR"])
+    command = shlex.split(_unit_value(units / "desktop-approver.service", "ExecStart"))
+    assert Path(listen) == Path(env["XDG_RUNTIME_DIR"]) / "desktop-approver" / "approver.sock"
+    Path(listen).parent.mkdir(mode=0o700)
+    policy = Path(env["XDG_CONFIG_HOME"]) / "desktop-approver" / "policy.toml"
+    policy.parent.mkdir(parents=True)
+    policy.write_text('[[rule]]\naction = "allow"\ntool = "ping"\n')
+    passed = [f"-E{name}={env[name]}" for name in ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME",
+                                                  "XDG_RUNTIME_DIR")]
+    process = subprocess.Popen([str(ACTIVATOR), "-l", listen, "-EQT_QPA_PLATFORM=offscreen", *passed, *command],
+                               cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        _wait_for(lambda: Path(listen).exists(), "systemd-socket-activate to listen")
+        answered = _cli("request", "--tool", "ping", "--args", "{}", env=env)
+        assert answered.returncode == 0, answered.stderr
+        assert json.loads(answered.stdout)["decided_by"] == "policy"
+        status = json.loads(_cli("status", "--json", env=env).stdout)
+        assert status["pid"] == process.pid and status["socket"] == listen
+    finally:
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(WAIT)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+def _unit_value(path: Path, key: str) -> str:
+    for line in path.read_text().splitlines():
+        if line.startswith(f"{key}="):
+            return line.split("=", 1)[1]
+    raise AssertionError(f"no {key}= in {path}")
