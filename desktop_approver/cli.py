@@ -25,6 +25,8 @@ COMMANDS_WITH_MODULES = {
     "revoke": "desktop_approver.commands.sessions",
     "token": "desktop_approver.commands.token",
     "hook": "desktop_approver.commands.hook",
+    "install": "desktop_approver.commands.install",
+    "uninstall": "desktop_approver.commands.install",
 }
 COMMAND_HELP = {
     "risk": "classify a tool call as safe, moderate or destructive (no app needed)",
@@ -34,6 +36,9 @@ COMMAND_HELP = {
     "revoke": "forget remembered session approvals in the running app",
     "token": "show or rotate the token that forwarded sockets must present",
     "hook": "answer an agent's permission hook (e.g. `hook claude-code`) from the desktop",
+    "install": "add the app to this user's desktop: menu entry and icons, and with --systemd or --autostart "
+               "start it with the session (XDG locations; every path is printed)",
+    "uninstall": "remove what `install` added (menu entry, icons, units, autostart entry)",
 }
 
 
@@ -65,6 +70,9 @@ def add_app_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--timeout", type=float, metavar="SECONDS",
                         help="default time a request waits for a person before it is denied (default: 300)")
     parser.add_argument("--no-notifications", action="store_true", help="do not raise desktop notifications")
+    parser.add_argument("--tray-icons", choices=("color", "symbolic"), default="color",
+                        help="tray icon look: color (default; reads on light and dark panels) or symbolic "
+                             "(one colour like the panel's own icons: dark, or light under a dark theme)")
     parser.add_argument("--require-token", action="store_true",
                         help="refuse clients that do not present the token kept in the keyring "
                              "(for forwarded sockets; see `desktop-approver token`)")
