@@ -104,7 +104,7 @@ _NAME_WORDS: tuple[tuple[Family, frozenset[str]], ...] = (
 
 # -- the vocabulary: argument names ----------------------------------------------------------------
 
-SHELL_ARGS = ("command", "cmd", "argv", "script", "commands", "code_to_run", "shell_command")
+SHELL_ARGS = ("command", "cmd", "argv", "script", "commands", "code_to_run", "shell_command", "command_line")
 PATH_ARGS = ("file_path", "path", "filename", "filepath", "file", "target_file", "notebook_path", "directory",
              "dir", "repo_path", "folder", "target")
 LIST_PATH_ARGS = ("paths", "files", "file_paths")
@@ -126,6 +126,14 @@ RECURSIVE_ARGS = ("recursive", "recurse", "rf", "force_recursive")
 EDITOR_VERB_ARG, EDITOR_TEXT_ARG, EDITOR_INSERT_LINE_ARG, EDITOR_INSERT_TEXT_ARG = (
     "command", "file_text", "insert_line", "new_str")
 _NOT_SHELL_COMMANDS = frozenset({"view", "create", "str_replace", "insert", "undo_edit"})
+_KNOWN_NAMES = frozenset((*SHELL_ARGS, *PATH_ARGS, *LIST_PATH_ARGS, *SOURCE_ARGS, *DESTINATION_ARGS, *CONTENT_ARGS,
+                          *OLD_ARGS, *NEW_ARGS, *PATCH_ARGS, *CWD_ARGS, *URL_ARGS, *BODY_ARGS, *HEADER_ARGS, *SQL_ARGS,
+                          *RECIPIENT_ARGS, *RECURSIVE_ARGS, "edits", "replace_all", "method", "action"))
+_KNOWN_BY_SQUASH: dict[str, str] = {}
+for _name in (*SHELL_ARGS, *PATH_ARGS, *LIST_PATH_ARGS, *SOURCE_ARGS, *DESTINATION_ARGS, *CONTENT_ARGS, *OLD_ARGS,
+              *NEW_ARGS, *PATCH_ARGS, *CWD_ARGS, *URL_ARGS, *BODY_ARGS, *HEADER_ARGS, *SQL_ARGS, *RECIPIENT_ARGS,
+              *RECURSIVE_ARGS, "edits", "replace_all", "method", "action"):
+    _KNOWN_BY_SQUASH.setdefault(_name.lower().replace("_", "").replace("-", ""), _name)
 
 # -- hidden characters (the one definition; render.reveal shows them) ----------------------------
 
@@ -285,6 +293,7 @@ def read_call(tool: str, args: Mapping[str, Any] | Any, cwd: str | None = None) 
     """Read ``tool(args)`` as run from ``cwd`` (the agent's directory). Never raises."""
     if not isinstance(args, Mapping):
         args = {}
+    args = with_known_names(args)
     tool = tool if isinstance(tool, str) else ""
     name = normalise_tool(tool)
     family = family_of(tool, args)
@@ -314,6 +323,27 @@ def summary_of(args: Mapping[str, Any] | Any, tool: str = "") -> str:
             return found[0]
     text = _first_str(args, QUERY_ARGS)
     return text if text else _compact(args)
+
+
+def _squashed(name: str) -> str:
+    return name.lower().replace("_", "").replace("-", "")
+
+
+def with_known_names(args: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The arguments with names spelled otherwise (``CommandLine``, ``filePath``, ``Cwd``) under
+    the vocabulary's own spelling, so every tool's dialect reads alike; others are kept."""
+    renamed: dict[str, Any] | None = None
+    for key in args:
+        if not isinstance(key, str) or key in _KNOWN_NAMES:
+            continue
+        known = _KNOWN_BY_SQUASH.get(_squashed(key))
+        if known is not None and known not in args:
+            if renamed is None:
+                renamed = {}
+            renamed[key] = known
+    if renamed is None:
+        return args
+    return {renamed.get(key, key): value for key, value in args.items()}
 
 
 def shell_text(value: Any) -> tuple[str, tuple[str, ...] | None] | None:

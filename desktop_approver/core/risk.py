@@ -482,7 +482,9 @@ def _simple_findings(cmd: SimpleCommand, line: _Line, pipeline: list[SimpleComma
             continue
         _judge_use(use, workspace, findings)
     if dry:
-        if name in NETWORK_COMMANDS and name != "helm" and not _dry_run(cmd) and "--help" not in cmd.argv \
+        local = name == "helm" or name == "kubectl" and _subcommand(cmd.argv)[:1] in (["kustomize"], ["diff"],
+                                                                                   ["explain"])
+        if name in NETWORK_COMMANDS and not local and not _dry_run(cmd) and "--help" not in cmd.argv \
                 and cmd.argv[1:] != ("-h",):
             findings.add(MODERATE, "reads over the network")
         return
@@ -497,6 +499,12 @@ def _simple_findings(cmd: SimpleCommand, line: _Line, pipeline: list[SimpleComma
     if any(said.startswith(verb) for verb in _CREDENTIAL_PRINTERS.get(name, ())) or name.startswith(
             "docker-credential-") and "get" in cmd.argv:
         findings.add(DESTRUCTIVE, "prints a credential (token or key) into the agent's context")
+        return
+    if name == "go" and _subcommand(cmd.argv)[:1] == ["clean"] and {"-modcache", "-cache", "-fuzzcache",
+                                                                    "-testcache"} & set(cmd.argv) or \
+            name in ("npm", "yarn", "pnpm") and _subcommand(cmd.argv)[:2] in (["cache", "clean"], ["store", "prune"]) \
+            or name in ("pip", "pip3") and _subcommand(cmd.argv)[:2] in (["cache", "purge"], ["cache", "remove"]):
+        findings.add(DESTRUCTIVE, "deletes a shared cache outside the working directory")
         return
     if name in ("npm", "pnpm", "yarn", "pip", "pip3", "poetry", "gem", "cargo") and _subcommand(cmd.argv)[:2] in (
             ["config", "set"], ["set", "config"]) and not any("project" in w for w in cmd.argv):
@@ -575,7 +583,8 @@ _READ_ONLY_SUBCOMMANDS: dict[str, frozenset[str]] = {
     "helm": frozenset({"template", "lint", "show", "list", "ls", "status", "history", "get", "version", "search",
                        "env", "dependency list"}),
     "kubectl": frozenset({"get", "describe", "logs", "explain", "top", "version", "api-resources", "config view",
-                          "config get-contexts", "auth can-i", "diff", "cluster-info"}),
+                          "config get-contexts", "auth can-i", "diff", "cluster-info", "kustomize"}),
+    "openssl": frozenset({"x509", "verify", "version", "dgst", "asn1parse", "ciphers", "crl", "list"}),
     "gh": frozenset({"pr list", "pr view", "pr diff", "pr checks", "pr status", "issue list", "issue view",
                      "run list", "run view", "repo view", "release list", "release view", "auth status", "status",
                      "search", "browse", "workflow list", "workflow view", "api"}),
@@ -612,6 +621,9 @@ def _only_reads(cmd: SimpleCommand) -> bool:
                                          or words[:1] == ["format"] and "--check" in argv)
     if name == "gpg":
         return False
+    if name in ("gofmt", "rustfmt", "black", "prettier", "isort", "clang-format", "shfmt"):
+        return bool({"-l", "-d", "--check", "--diff", "--list-different", "--dry-run"} & set(argv)) and not {
+            "-w", "--write", "-i"} & set(argv)
     if name in ("nc", "ncat", "netcat"):
         return argv[1:] == ("-h",)
     if name == "ansible-playbook":
@@ -766,7 +778,9 @@ def _git(cmd: SimpleCommand, line: _Line) -> None:
                                                             else set())) or rest[:1] in (["list"], ["show"], ["get-url"])):
         return
     elif sub == "worktree" and rest[:1] == ["add"]:
-        for target in [w for w in rest[1:] if not w.startswith("-")][:1]:
+        words = [w for i, w in enumerate(rest[1:], 1) if not w.startswith("-") and rest[i - 1] not in ("-b", "-B",
+                                                                                                     "--reason")]
+        for target in words[:1]:
             _judge_write(_Place(PathUse(target, _resolve(target, line.cwd), "write", recursive=True), line.workspace),
                          findings, "creates")
         findings.add(MODERATE, "adds a worktree")
@@ -899,9 +913,14 @@ def _docker(cmd: SimpleCommand, line: _Line) -> None:
     words = [w for w in cmd.argv[1:] if not w.startswith("-")]
     sub = " ".join(words[:2])
     if words[:1] in (["rm"], ["rmi"]) or sub in ("system prune", "volume rm", "volume prune", "image prune",
-                                                   "container prune", "network rm", "compose down", "image rm",
+                                                   "container prune", "network rm", "image rm",
                                                    "container rm", "builder prune"):
         line.findings.add(DESTRUCTIVE, "deletes containers, images or volumes")
+    elif sub == "compose down":
+        if {"-v", "--volumes", "--rmi"} & set(cmd.argv):
+            line.findings.add(DESTRUCTIVE, "deletes the stack's volumes (their data) or images")
+        else:
+            line.findings.add(MODERATE, "stops and removes containers (volumes kept)")
     elif words[:1] in (["ps"], ["images"], ["logs"], ["inspect"], ["version"], ["info"]) or sub in (
             "image ls", "container ls", "volume ls", "network ls", "compose ps", "compose logs"):
         return
@@ -1120,6 +1139,10 @@ _HANDLERS: dict[str, Callable[[SimpleCommand, _Line], None]] = {
         DESTRUCTIVE if any(w in ("load", "bootstrap", "enable", "submit") for w in cmd.argv) else MODERATE,
         "changes launch agents (persistence)"),
     "at": lambda cmd, line: line.findings.add(DESTRUCTIVE, "schedules a job (persistence)"),
+    "ansible-playbook": lambda cmd, line: line.findings.add(DESTRUCTIVE, "changes other machines (ansible)"),
+    "ansible": lambda cmd, line: line.findings.add(
+        DESTRUCTIVE if {"-b", "--become", "-m", "--module-name"} & set(cmd.argv) else MODERATE,
+        "runs commands on other machines (ansible)"),
     "security": lambda cmd, line: line.findings.add(
         DESTRUCTIVE if "-w" in cmd.argv or "-g" in cmd.argv or "dump-keychain" in cmd.argv else MODERATE,
         "reads the keychain"),

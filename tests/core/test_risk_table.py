@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import html
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -26,18 +27,24 @@ from desktop_approver.core.risk import LEVELS, assess
 from desktop_approver.render import highlight
 from desktop_approver.render.autopreview import preview_for
 
-# Two tables labelled independently of each other and of the classifier: risk_calls.jsonl (a
-# project at /home/dev/proj) and risk_calls_second_set.jsonl (at /home/dev/webapp, written later
-# to measure the classifier on calls it had not seen; now part of the table).
-ROWS: list[dict[str, Any]] = [json.loads(line) for name in ("risk_calls.jsonl", "risk_calls_second_set.jsonl")
+# Three tables labelled independently of each other and of the classifier: risk_calls.jsonl (a
+# project at /home/dev/proj), then risk_calls_second_set.jsonl (/home/dev/webapp) and
+# risk_calls_third_set.jsonl (/home/ana/shop-api), each written later to measure the classifier
+# on calls it had not seen, and part of the table since. A row whose author's label the
+# classifier deliberately does not follow says so in its reason.
+TABLES = ("risk_calls.jsonl", "risk_calls_second_set.jsonl", "risk_calls_third_set.jsonl")
+ROWS: list[dict[str, Any]] = [json.loads(line) for name in TABLES
                               for line in Path(__file__).with_name(name).read_text(encoding="utf-8").splitlines()
                               if line.strip()]
-HOME = "/home/dev"     # the rows' home directory
 
 
 @pytest.fixture(autouse=True)
-def rows_home(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("HOME", HOME)
+def rows_home(monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest) -> None:
+    """Each table's calls come from its own home directory (the parent of its project's)."""
+    row = request.node.callspec.params.get("row") if hasattr(request.node, "callspec") else None
+    parts = [part for part in (row or {}).get("cwd", "/home/dev").split("/") if part]
+    home = "/" + "/".join(parts[:2]) if parts[:1] == ["home"] and len(parts) >= 2 else "/home/dev"
+    monkeypatch.setenv("HOME", home)
     monkeypatch.delenv("TMPDIR", raising=False)
 
 
