@@ -15,10 +15,8 @@ Standard library only, like the client: the framework is the adapter module's bu
 
 from __future__ import annotations
 
-import asyncio
 import os
 import threading
-import weakref
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Mapping, Sequence
 
@@ -144,8 +142,6 @@ class Approver:
         self.stop_on_block = stop_on_block
         self.token = token
         self._local = threading.local()  # blocking clients: one per thread, so waits do not queue
-        self._async: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, AsyncClient]] = \
-            weakref.WeakKeyDictionary()
         self._all_clients: list[Client] = []
         self._lock = threading.Lock()
 
@@ -184,10 +180,12 @@ class Approver:
     async def ask_async(self, tool: str, args: Mapping[str, Any], *, session: str | None = None,
                         agent: str | None = None, hints: Mapping[str, Any] | None = None,
                         description: str | None = None, preview: Mapping[str, Any] | None = None) -> Answer:
-        client = self._async_client(agent)
+        # A connection per call: frameworks run and close event loops of their own (run_sync), and
+        # a connection must not outlive its loop. Session memory is keyed by session, not connection.
         try:
-            decision = await client.request(tool, args, session=session or self.session, description=description,
-                                            preview=preview, timeout=self.timeout, hints=hints)
+            async with self._async_client(agent) as client:
+                decision = await client.request(tool, args, session=session or self.session, description=description,
+                                                preview=preview, timeout=self.timeout, hints=hints)
         except ApproverError as exc:
             return self._failed(exc, args)
         return self._settle(decision, args)
@@ -196,10 +194,10 @@ class Approver:
                               agent: str | None = None) -> list[Answer]:
         if not calls:
             return []
-        client = self._async_client(agent)
         try:
-            decisions = await client.request_batch([call.to_wire() for call in calls],
-                                                   session=session or self.session, timeout=self.timeout)
+            async with self._async_client(agent) as client:
+                decisions = await client.request_batch([call.to_wire() for call in calls],
+                                                       session=session or self.session, timeout=self.timeout)
         except ApproverError as exc:
             return [self._failed(exc, call.args) for call in calls]
         return self._settle_all(decisions, calls)
@@ -207,16 +205,11 @@ class Approver:
     # -- lifecycle ---------------------------------------------------------------------------
 
     def close(self) -> None:
-        """Close the blocking connections (async ones close with :meth:`aclose` on their loop)."""
+        """Close the blocking connections (async calls close theirs as they finish)."""
         with self._lock:
             clients, self._all_clients = self._all_clients, []
         for client in clients:
             client.close()
-
-    async def aclose(self) -> None:
-        loop = asyncio.get_running_loop()
-        for client in self._async.pop(loop, {}).values():
-            await client.aclose()
 
     # -- inside ------------------------------------------------------------------------------
 
@@ -234,13 +227,7 @@ class Approver:
     def _async_client(self, agent: str | None) -> AsyncClient:
         from ..async_client import AsyncClient
 
-        name = agent or self.agent or ""
-        per_loop = self._async.setdefault(asyncio.get_running_loop(), {})
-        client = per_loop.get(name)
-        if client is None:
-            client = per_loop[name] = AsyncClient(self.socket_path, agent=name or None, session=self.session,
-                                                  token=self.token)
-        return client
+        return AsyncClient(self.socket_path, agent=agent or self.agent, session=self.session, token=self.token)
 
     def _settle(self, decision: Decision, args: Mapping[str, Any]) -> Answer:
         if decision.blocked and self.stop_on_block:

@@ -114,11 +114,8 @@ async def serve_gate(upstream_argv: Sequence[str], approver: Approver, *, allow_
         server: Server[Any] = Server(name, version=initialized.server_info.version,
                                      instructions=initialized.instructions,
                                      on_list_tools=gate.list_tools, on_call_tool=gate.call_tool)
-        try:
-            async with stdio_server() as (ours_in, ours_out):
-                await server.run(ours_in, ours_out, server.create_initialization_options())
-        finally:
-            await approver.aclose()
+        async with stdio_server() as (ours_in, ours_out):
+            await server.run(ours_in, ours_out, server.create_initialization_options())
 
 
 # -- Claude Code's --permission-prompt-tool ------------------------------------------------------
@@ -167,8 +164,5 @@ class PermissionTool:
 async def serve_permission_tool(approver: Approver) -> None:
     tool = PermissionTool(approver)
     server: Server[Any] = Server(PERMISSION_SERVER, on_list_tools=tool.list_tools, on_call_tool=tool.call_tool)
-    try:
-        async with stdio_server() as (ours_in, ours_out):
-            await server.run(ours_in, ours_out, server.create_initialization_options())
-    finally:
-        await approver.aclose()
+    async with stdio_server() as (ours_in, ours_out):
+        await server.run(ours_in, ours_out, server.create_initialization_options())

@@ -94,14 +94,9 @@ class AskingToolset(WrapperToolset[Any]):
 async def resolve_deferred(requests: DeferredToolRequests, approver: Approver | None = None, *,
                            session: str | None = None, agent: str | None = None) -> DeferredToolResults:
     """Ask about every pending approval in one batch; the results to continue the run with."""
-    own = approver is None
     approver = approver or Approver(agent=agent or "pydantic-ai")
-    try:
-        calls = [_call(part, requests.metadata.get(part.tool_call_id)) for part in requests.approvals]
-        answers = await approver.ask_batch_async(calls, session=session, agent=agent)
-    finally:
-        if own:
-            await approver.aclose()
+    calls = [_call(part, requests.metadata.get(part.tool_call_id)) for part in requests.approvals]
+    answers = await approver.ask_batch_async(calls, session=session, agent=agent)
     return results_from(requests, answers)
 
 
