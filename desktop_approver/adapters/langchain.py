@@ -53,8 +53,8 @@ class DesktopApprovalMiddleware(AgentMiddleware[Any, Any, Any]):
         if self.ask_about is not None and not self.ask_about(request):
             return handler(request)
         call, session, agent = _call_of(request)
-        answer = self.approver.ask(call.tool, call.args, session=session, agent=agent, hints=call.hints,
-                                   description=call.description)
+        answer = self.approver.ask(call.tool, call.args, session=session, agent=_named(self.approver, agent),
+                                   hints=call.hints, description=call.description)
         return _settle(request, answer, handler)
 
     async def awrap_tool_call(self, request: ToolCallRequest,
@@ -63,7 +63,8 @@ class DesktopApprovalMiddleware(AgentMiddleware[Any, Any, Any]):
         if self.ask_about is not None and not self.ask_about(request):
             return await handler(request)
         call, session, agent = _call_of(request)
-        answer = await self.approver.ask_async(call.tool, call.args, session=session, agent=agent, hints=call.hints,
+        answer = await self.approver.ask_async(call.tool, call.args, session=session,
+                                               agent=_named(self.approver, agent), hints=call.hints,
                                                description=call.description)
         if not answer.allowed:
             return _refusal(request, answer)
@@ -102,6 +103,10 @@ def _call_of(request: ToolCallRequest) -> tuple[Call, str | None, str | None]:
     call = Call(request.tool_call["name"], dict(request.tool_call.get("args") or {}), hints=hints,
                 description=description)
     return call, thread_id(config), agent_name(config)
+
+
+def _named(approver: Approver, agent: str | None) -> str:
+    return agent or approver.agent or "langchain"
 
 
 def thread_id(config: Any) -> str | None:

@@ -73,7 +73,8 @@ class DesktopApproval(AbstractCapability[Any]):
                                          requests: DeferredToolRequests) -> DeferredToolResults | None:
         if not requests.approvals:
             return None  # external calls and questions are someone else's
-        return await resolve_deferred(requests, self.approver, session=session_of(ctx), agent=agent_name(ctx))
+        return await resolve_deferred(requests, self.approver, session=session_of(ctx),
+                                      agent=agent_name(ctx) or self.approver.agent or "pydantic-ai")
 
 
 @dataclass
