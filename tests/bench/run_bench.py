@@ -230,7 +230,20 @@ of `python -c "import json, socket"`. Read the rows above against them: the diff
 two core rows is the durable audit commit, the difference between the core and the app rows is the
 Qt event loop (qasync) that the app's requests share with the GUI.
 """
-    (ROOT / "BENCHMARKS.md").write_text(text)
+    (ROOT / "BENCHMARKS.md").write_text(text + kept_sections())
+
+
+KEPT_MARKER = "<!-- Sections below are written by other benchmark scripts; run_bench.py keeps them. -->"
+
+
+def kept_sections() -> str:
+    """What other benchmark scripts recorded below the marker, carried over on a rewrite."""
+    try:
+        old = (ROOT / "BENCHMARKS.md").read_text()
+    except OSError:
+        return ""
+    at = old.find(KEPT_MARKER)
+    return "\n" + old[at:] if at >= 0 else ""
 
 
 if __name__ == "__main__":
