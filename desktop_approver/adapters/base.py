@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import os
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Mapping, Sequence
 
 from ..client import Client
@@ -248,11 +248,3 @@ class Approver:
             return Answer(False, dict(args), f"The tool call was not run: desktop-approver is not reachable ({exc}).")
         return Answer(False, dict(args), f"The tool call was not run: desktop-approver refused the request ({exc}).")
 
-
-@dataclass
-class Pending:
-    """A deferred call waiting for its answer: the framework's id for it, and the call."""
-
-    call_id: str
-    call: Call
-    extra: dict[str, Any] = field(default_factory=dict)

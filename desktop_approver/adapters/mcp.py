@@ -94,6 +94,36 @@ class Gate:
                 return
 
 
+def passed_through(upstream: ClientSession, capabilities: types.ServerCapabilities) -> dict[str, Any]:
+    """Handlers that hand the upstream's resources and prompts on unchanged (only those it has).
+
+    Resources and prompts are read by the client application, not run by the model, so they are
+    not asked about; only ``tools/call`` does something.
+    """
+    handlers: dict[str, Any] = {}
+    if capabilities.resources is not None:
+        async def list_resources(ctx: Any, params: Any) -> types.ListResourcesResult:
+            return await upstream.list_resources(params=params)
+
+        async def list_resource_templates(ctx: Any, params: Any) -> types.ListResourceTemplatesResult:
+            return await upstream.list_resource_templates(params=params)
+
+        async def read_resource(ctx: Any, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
+            return await upstream.read_resource(str(params.uri))
+
+        handlers.update(on_list_resources=list_resources, on_list_resource_templates=list_resource_templates,
+                        on_read_resource=read_resource)
+    if capabilities.prompts is not None:
+        async def list_prompts(ctx: Any, params: Any) -> types.ListPromptsResult:
+            return await upstream.list_prompts(params=params)
+
+        async def get_prompt(ctx: Any, params: types.GetPromptRequestParams) -> types.GetPromptResult:
+            return await upstream.get_prompt(params.name, params.arguments)
+
+        handlers.update(on_list_prompts=list_prompts, on_get_prompt=get_prompt)
+    return handlers
+
+
 def _assessed_safe(tool: str, args: dict[str, Any], hints: dict[str, bool] | None) -> bool:
     from ..core.risk import SAFE, assess  # standard library only, like the client
 
@@ -113,7 +143,8 @@ async def serve_gate(upstream_argv: Sequence[str], approver: Approver, *, allow_
         gate = Gate(upstream, approver, allow_read_only=allow_read_only)
         server: Server[Any] = Server(name, version=initialized.server_info.version,
                                      instructions=initialized.instructions,
-                                     on_list_tools=gate.list_tools, on_call_tool=gate.call_tool)
+                                     on_list_tools=gate.list_tools, on_call_tool=gate.call_tool,
+                                     **passed_through(upstream, initialized.capabilities))
         async with stdio_server() as (ours_in, ours_out):
             await server.run(ours_in, ours_out, server.create_initialization_options())
 

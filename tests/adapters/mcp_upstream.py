@@ -26,5 +26,17 @@ def write_file(path: str, text: str) -> str:
     return f"wrote {len(text)} characters to {path}"
 
 
+@server.resource("notes://readme")
+def readme() -> str:
+    """How the notes are kept."""
+    return "one file per note"
+
+
+@server.prompt()
+def summarise(name: str) -> str:
+    """Ask for a summary of a note."""
+    return f"Summarise the note {name}."
+
+
 if __name__ == "__main__":
     server.run()

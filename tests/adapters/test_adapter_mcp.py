@@ -63,6 +63,21 @@ def test_the_gate_lists_the_upstream_tools_unchanged(serve: Any, tmp_path: Path)
     assert service.person.seen == []  # listing asks nothing
 
 
+def test_resources_and_prompts_are_handed_on_without_asking(serve: Any, tmp_path: Path) -> None:
+    service = serve(every("deny"))
+
+    async def read_both(session: ClientSession) -> tuple[str, str]:
+        resources = (await session.list_resources()).resources
+        assert [str(r.uri) for r in resources] == ["notes://readme"]
+        content = (await session.read_resource("notes://readme")).contents[0]
+        prompt = await session.get_prompt("summarise", {"name": "a.txt"})
+        return content.text, prompt.messages[0].content.text  # type: ignore[union-attr]
+
+    assert run_client(gate(service.socket_path, tmp_path), read_both) == ("one file per note",
+                                                                         "Summarise the note a.txt.")
+    assert service.person.seen == []
+
+
 def test_allowed_call_is_forwarded_with_hints_and_the_server_name_as_agent(serve: Any, tmp_path: Path) -> None:
     service = serve(every("allow_once"))
 
