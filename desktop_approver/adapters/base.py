@@ -8,13 +8,17 @@
   adapter was built with ``stop_on_block=False``, when it is a deny like any other;
 - edited arguments replace the call's arguments (:attr:`Answer.args`);
 - the app not being reachable denies (fail closed) unless ``on_unavailable="allow"``;
-- a protocol error (flood guard, malformed hints) denies, with the reason.
+- a protocol error (flood guard, malformed hints) denies, with the reason;
+- a call that looks like a file write, an edit, a patch or a shell command carries a preview built
+  here, in the agent's process (``render.autopreview``, standard library only): the agent may run
+  on another machine or in a container, where the app cannot read the file being changed.
 
 Standard library only, like the client: the framework is the adapter module's business.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import threading
 from dataclasses import dataclass
@@ -28,6 +32,9 @@ if TYPE_CHECKING:
     from ..async_client import AsyncClient
 
 OnUnavailable = Literal["deny", "allow"]
+MAX_PREVIEW_BYTES = 256 * 1024
+"""A bigger preview is left out (the app derives a smaller one): the whole request line must stay
+under the protocol's 1 MiB."""
 HINT_NAMES = {  # MCP annotation / framework flag -> the wire's hint name
     "readOnlyHint": "readOnlyHint", "read_only_hint": "readOnlyHint", "read_only": "readOnlyHint",
     "destructiveHint": "destructiveHint", "destructive_hint": "destructiveHint", "destructive": "destructiveHint",
@@ -131,7 +138,7 @@ class Approver:
     def __init__(self, *, agent: str | None = None, session: str | None = None,
                  socket_path: str | os.PathLike[str] | None = None, timeout: float | None = None,
                  on_unavailable: OnUnavailable = "deny", stop_on_block: bool = True,
-                 token: str | None = None) -> None:
+                 token: str | None = None, previews: bool = True) -> None:
         if on_unavailable not in ("deny", "allow"):
             raise ValueError(f"on_unavailable must be 'deny' or 'allow', not {on_unavailable!r}")
         self.agent = agent
@@ -141,6 +148,7 @@ class Approver:
         self.on_unavailable = on_unavailable
         self.stop_on_block = stop_on_block
         self.token = token
+        self.previews = previews
         self._local = threading.local()  # blocking clients: one per thread, so waits do not queue
         self._all_clients: list[Client] = []
         self._lock = threading.Lock()
@@ -157,7 +165,8 @@ class Approver:
         client = self._client(agent)
         try:
             decision = client.request(tool, args, session=session or self.session, description=description,
-                                      preview=preview, timeout=self.timeout, hints=hints)
+                                      preview=preview or self.preview(tool, args), timeout=self.timeout,
+                                      hints=hints)
         except ApproverError as exc:
             return self._failed(exc, args)
         return self._settle(decision, args)
@@ -169,7 +178,7 @@ class Approver:
             return []
         client = self._client(agent)
         try:
-            decisions = client.request_batch([call.to_wire() for call in calls], session=session or self.session,
+            decisions = client.request_batch(self._wire(calls), session=session or self.session,
                                              timeout=self.timeout)
         except ApproverError as exc:
             return [self._failed(exc, call.args) for call in calls]
@@ -185,7 +194,8 @@ class Approver:
         try:
             async with self._async_client(agent) as client:
                 decision = await client.request(tool, args, session=session or self.session, description=description,
-                                                preview=preview, timeout=self.timeout, hints=hints)
+                                                preview=preview or self.preview(tool, args), timeout=self.timeout,
+                                                hints=hints)
         except ApproverError as exc:
             return self._failed(exc, args)
         return self._settle(decision, args)
@@ -196,11 +206,34 @@ class Approver:
             return []
         try:
             async with self._async_client(agent) as client:
-                decisions = await client.request_batch([call.to_wire() for call in calls],
-                                                       session=session or self.session, timeout=self.timeout)
+                decisions = await client.request_batch(self._wire(calls), session=session or self.session,
+                                                       timeout=self.timeout)
         except ApproverError as exc:
             return [self._failed(exc, call.args) for call in calls]
         return self._settle_all(decisions, calls)
+
+    def preview(self, tool: str, args: Mapping[str, Any]) -> dict[str, Any] | None:
+        """The call's preview as seen from here (a diff against the file on this machine), or None."""
+        if not self.previews:
+            return None
+        from ..render.autopreview import preview_for
+
+        try:
+            preview = preview_for(tool, args, cwd=os.getcwd())
+            if preview is None or len(json.dumps(preview, ensure_ascii=False).encode()) > MAX_PREVIEW_BYTES:
+                return None
+        except (OSError, TypeError, ValueError):
+            return None
+        return preview
+
+    def _wire(self, calls: Sequence[Call]) -> list[dict[str, Any]]:
+        entries = []
+        for call in calls:
+            entry = call.to_wire()
+            if "preview" not in entry and (preview := self.preview(call.tool, call.args)) is not None:
+                entry["preview"] = preview
+            entries.append(entry)
+        return entries
 
     # -- lifecycle ---------------------------------------------------------------------------
 
