@@ -198,3 +198,12 @@ def test_permission_tool_denies_with_the_message(serve: Any) -> None:
 def test_permission_tool_without_app_denies(tmp_path: Path) -> None:
     answer = ask_permission(tmp_path / "none.sock", "Bash", {"command": "ls"})
     assert answer["behavior"] == "deny" and "not reachable" in answer["message"]
+
+
+def test_an_upstream_that_cannot_start_is_named_and_exits_1(tmp_path: Path) -> None:
+    import subprocess
+
+    result = subprocess.run([sys.executable, "-m", "desktop_approver", "mcp-gate", "--socket", str(tmp_path / "s"),
+                             "--", "no-such-mcp-server-xyz"], capture_output=True, text=True, timeout=60,
+                            stdin=subprocess.DEVNULL, env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    assert result.returncode == 1 and "cannot start the upstream server 'no-such-mcp-server-xyz'" in result.stderr
