@@ -39,7 +39,7 @@ from agents.tool_guardrails import (
 )
 
 from ..errors import Blocked
-from .base import Answer, Approver, Call
+from .base import Answer, Approver, Call, hints_from
 
 __all__ = ["desktop_guardrail", "require_desktop_approval", "resolve_interruptions", "resolve_interruptions_sync"]
 
@@ -56,9 +56,12 @@ def desktop_guardrail(approver: Approver | None = None) -> ToolInputGuardrail[An
             args = {"arguments": context.tool_arguments}
         if not isinstance(args, dict):
             args = {"arguments": args}
+        tool = _function_tool(data.agent, context.tool_name)
         try:
             answer = await approver.ask_async(context.tool_name, args, agent=data.agent.name,
-                                              session=_group_id(context.run_config))
+                                              session=_group_id(context.run_config),
+                                              description=tool.description if tool is not None else None,
+                                              hints=hints_from(getattr(tool, "mcp_annotations", None)))
         except Blocked as exc:
             # The SDK's own way to stop a run from a guardrail: ToolInputGuardrailTripwireTriggered.
             return ToolGuardrailFunctionOutput.raise_exception(output_info={"blocked": True, "reason": str(exc)})
@@ -113,6 +116,10 @@ def resolve_interruptions_sync(result: RunResult, approver: Approver | None = No
     return _apply(result.to_state(), items, answers)
 
 
+def _function_tool(agent: Any, name: str) -> FunctionTool | None:
+    return next((t for t in getattr(agent, "tools", []) if isinstance(t, FunctionTool) and t.name == name), None)
+
+
 def _calls(items: Sequence[ToolApprovalItem]) -> list[Call]:
     calls = []
     for item in items:
@@ -120,7 +127,11 @@ def _calls(items: Sequence[ToolApprovalItem]) -> list[Call]:
             args = json.loads(item.arguments or "{}")
         except json.JSONDecodeError:
             args = {"arguments": item.arguments}
-        calls.append(Call(item.tool_name or item.name or "tool", args if isinstance(args, dict) else {"arguments": args}))
+        name = item.tool_name or item.name or "tool"
+        tool = _function_tool(getattr(item, "agent", None), name)
+        calls.append(Call(name, args if isinstance(args, dict) else {"arguments": args},
+                          hints=hints_from(getattr(tool, "mcp_annotations", None)),
+                          description=tool.description if tool is not None else None))
     return calls
 
 
@@ -147,10 +158,8 @@ def _install_edit(item: ToolApprovalItem, args: dict[str, Any]) -> bool:
     after approval (it fingerprints them). The arguments are read again after the tool's input
     guardrails run, so a guardrail of ours on the tool swaps them in for this call id only.
     """
-    agent = getattr(item, "agent", None)
     call_id = getattr(item, "call_id", None) or item._extract_call_id()
-    tool = next((t for t in getattr(agent, "tools", []) if isinstance(t, FunctionTool)
-                 and t.name == (item.tool_name or item.name)), None)
+    tool = _function_tool(getattr(item, "agent", None), item.tool_name or item.name or "")
     if tool is None or not call_id:
         return False
     guardrail = next((g for g in tool.tool_input_guardrails or [] if g.name == EDITS_GUARDRAIL), None)

@@ -83,6 +83,7 @@ def test_guardrail_allows_edits_and_denies_with_the_note(serve: Any) -> None:
     assert ("c-c=The tool call was denied by the person at the desktop and was not run. "
             "Note: keep c.txt, it is the backup") in result.final_output
     assert {ticket.identity.agent for ticket in service.person.seen} == {"builder"}
+    assert {ticket.calls[0].description for ticket in service.person.seen} == {"Write a file.", "Delete a file."}
 
 
 def test_guardrail_allow_session_is_not_asked_again_in_the_group(serve: Any) -> None:
@@ -128,6 +129,7 @@ def test_interruptions_batch_of_three_gets_a_partial_answer_in_one_request(serve
     state = resolve_interruptions_sync(first, Approver(socket_path=service.socket_path))
     assert len(service.person.seen) == 1 and len(service.person.seen[0].calls) == 3
     assert service.person.seen[0].identity.agent == "builder"
+    assert service.person.seen[0].calls[2].description == "Delete a file."
     second = Runner.run_sync(agent, state)
     assert sorted(ran, key=repr) == [("write_file", {"path": "a.txt", "content": "A"}),
                            ("write_file", {"path": "b2.txt", "content": "edited"})]
