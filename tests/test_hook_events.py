@@ -158,3 +158,11 @@ def test_install_refuses_a_settings_file_it_cannot_read(tmp_path: Path) -> None:
                              "--project"], cwd=tmp_path, capture_output=True, text=True, env=env, timeout=30)
     assert result.returncode == 2 and "cannot update" in result.stderr
     assert settings.read_text() == "{not json"
+
+
+def test_install_without_project_writes_the_user_settings(private_home: Path) -> None:
+    result = cli("hook", "claude-code", "--install")
+    assert result.returncode == 0, result.stderr
+    written = json.loads((private_home / ".claude" / "settings.json").read_text())
+    assert set(written["hooks"]) == {"PermissionRequest", "Notification", "Stop"}
+    assert "--project only goes with --install" in cli("hook", "claude-code", "--project", stdin="{}").stderr
