@@ -36,7 +36,6 @@ from serve import BENCH_ARGS, BENCH_SESSION, BENCH_TOOL  # noqa: E402
 
 from desktop_approver import AsyncClient, Client  # noqa: E402
 
-PACKAGED_HEADING = "## Packaged app"
 from desktop_approver._client_base import ClientProtocol  # noqa: E402
 from desktop_approver.wire import encode  # noqa: E402
 
@@ -232,11 +231,20 @@ of `python -c "import json, socket"`. Read the rows above against them: the diff
 two core rows is the durable audit commit, the difference between the core and the app rows is the
 Qt event loop (qasync) that the app's requests share with the GUI.
 """
-    report = ROOT / "BENCHMARKS.md"
-    old = report.read_text() if report.exists() else ""
-    if PACKAGED_HEADING in old:  # tests/bench/bench_bundle.py writes that section: keep it
-        text += "\n" + old[old.index(PACKAGED_HEADING):]
-    report.write_text(text)
+    (ROOT / "BENCHMARKS.md").write_text(text + kept_sections())
+
+
+KEPT_MARKER = "<!-- Sections below are written by other benchmark scripts; run_bench.py keeps them. -->"
+
+
+def kept_sections() -> str:
+    """What other benchmark scripts recorded below the marker, carried over on a rewrite."""
+    try:
+        old = (ROOT / "BENCHMARKS.md").read_text()
+    except OSError:
+        return ""
+    at = old.find(KEPT_MARKER)
+    return "\n" + old[at:] if at >= 0 else ""
 
 
 if __name__ == "__main__":
