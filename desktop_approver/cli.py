@@ -3,8 +3,8 @@
 Start-up matters (a hook runs once per tool call), so this module imports only the standard
 library and the thin client; each command imports what it needs when it runs.
 
-Exit codes of ``request`` and ``hook``: 0 allowed, 1 denied, 2 app not reachable or bad input,
-3 blocked by a policy rule.
+Exit codes of ``request``, ``hook`` and ``run``: 0 allowed, 1 denied, 2 app not reachable or bad
+input, 3 blocked by a policy rule (``run`` exits with the command's own code once it runs it).
 """
 
 from __future__ import annotations
@@ -25,6 +25,11 @@ COMMANDS_WITH_MODULES = {
     "revoke": "desktop_approver.commands.sessions",
     "token": "desktop_approver.commands.token",
     "hook": "desktop_approver.commands.hook",
+    "install": "desktop_approver.commands.install",
+    "uninstall": "desktop_approver.commands.install",
+    "run": "desktop_approver.commands.run",
+    "mcp-gate": "desktop_approver.commands.mcp_gate",
+    "mcp-permission": "desktop_approver.commands.mcp_permission",
 }
 COMMAND_HELP = {
     "risk": "classify a tool call as safe, moderate or destructive (no app needed)",
@@ -34,6 +39,12 @@ COMMAND_HELP = {
     "revoke": "forget remembered session approvals in the running app",
     "token": "show or rotate the token that forwarded sockets must present",
     "hook": "answer an agent's permission hook (e.g. `hook claude-code`) from the desktop",
+    "install": "add the app to this user's desktop: menu entry and icons, and with --systemd or --autostart "
+               "start it with the session (XDG locations; every path is printed)",
+    "uninstall": "remove what `install` added (menu entry, icons, units, autostart entry)",
+    "run": "ask before running a command, then run it (`run -- CMD ARGS...`)",
+    "mcp-gate": "serve an MCP server's tools over stdio, asking before every call (`mcp-gate -- CMD`)",
+    "mcp-permission": "serve Claude Code's --permission-prompt-tool over MCP stdio",
 }
 
 
@@ -65,6 +76,9 @@ def add_app_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--timeout", type=float, metavar="SECONDS",
                         help="default time a request waits for a person before it is denied (default: 300)")
     parser.add_argument("--no-notifications", action="store_true", help="do not raise desktop notifications")
+    parser.add_argument("--tray-icons", choices=("color", "symbolic"), default="color",
+                        help="tray icon look: color (default; reads on light and dark panels) or symbolic "
+                             "(one colour like the panel's own icons: dark, or light under a dark theme)")
     parser.add_argument("--require-token", action="store_true",
                         help="refuse clients that do not present the token kept in the keyring "
                              "(for forwarded sockets; see `desktop-approver token`)")
@@ -216,9 +230,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or (argv[0].startswith("-") and argv[0] not in ("-h", "--help", "--version")):
         argv = ["tray", *argv]  # no command: start the tray app, with any app options given
-    # `request`, `status` and `hook` run once per tool call: import only the command at hand.
+    # `request`, `status`, `hook` and `run` run once per tool call: import only the command at hand
+    # (and the MCP servers need not load every other command either).
     wanted: bool | list[str] = True
-    if argv[0] in ("request", "status", "hook") and not {"-h", "--help"} & set(argv):
+    if argv[0] in ("request", "status", "hook", "run", "mcp-gate", "mcp-permission") and not {"-h", "--help"} & set(argv):
         wanted = [argv[0]] if argv[0] in COMMANDS_WITH_MODULES else []
     args = build_parser(with_module_commands=wanted).parse_args(argv)
     try:

@@ -65,3 +65,32 @@ def test_bad_input_exits_2_with_a_reason(args: list[str], message: str) -> None:
     assert done.returncode == 2
     assert message in done.stderr
     assert done.stdout == ""
+
+
+def test_explain_shows_the_reading_and_why() -> None:
+    done = run("--explain", "--tool", "Bash", "--cwd", "/home/dev/proj",
+               "--args", json.dumps({"argv": ["timeout", "5", "bash", "-c", "rm -rf /home/dev/important"]}))
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0] == "tool      Bash (shell)"
+    assert "  runs    rm -rf /home/dev/important" in lines            # the program that runs, unwrapped
+    assert any(line.startswith("path      delete (recursive)") and "/home/dev/important" in line for line in lines)
+    assert "level     destructive" in lines
+    assert "  because deletes outside the working directory" in lines
+
+
+def test_explain_with_jsonl_adds_the_reading() -> None:
+    line = json.dumps({"tool": "WebFetch", "args": {"url": "https://example.com/a"}, "cwd": "/tmp"})
+    result = json.loads(run("--jsonl", "--explain", stdin=line + "\n").stdout)
+    assert result["reading"]["family"] == "network" and result["reading"]["urls"] == ["https://example.com/a"]
+
+
+def test_mcp_annotations_are_accepted_as_sent() -> None:
+    """An MCP bridge forwards a tool's annotations as they are: title and unknown keys included."""
+    hints = {"title": "List files", "readOnlyHint": True, "x-vendor-flag": "on"}
+    done = run("--tool", "mcp__fs__list_directory", "--args", '{"path": "."}', "--hints", json.dumps(hints))
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert result["level"] == "safe" and "the tool's title: List files" in result["hint_notes"]
+    refused = run("--tool", "x", "--hints", '{"readOnlyHint": "yes"}')
+    assert refused.returncode == 2 and "readOnlyHint" in refused.stderr

@@ -24,7 +24,6 @@ RISKS = ("safe", "moderate", "destructive")
 DEFAULT_KEEP_DAYS = 90.0
 RELATIVE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw])\s*$")
 UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
-SUMMARY_KEYS = ("command", "cmd", "path", "file_path", "url", "query", "pattern")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -157,13 +156,9 @@ def _local_time(stamp: float) -> str:
 
 def summary(args: dict[str, Any]) -> str:
     """One line for a call: its command or path when it has one, else its arguments as JSON."""
-    for key in SUMMARY_KEYS:
-        value = args.get(key)
-        if isinstance(value, str) and value:
-            return value
-        if key == "command" and isinstance(value, list) and all(isinstance(part, str) for part in value):
-            return " ".join(value)
-    return json.dumps(args, ensure_ascii=False, sort_keys=True)
+    from ..core.reading import summary_of
+
+    return summary_of(args)
 
 
 def table_cell(value: Any, width: int = 40) -> str:

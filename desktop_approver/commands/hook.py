@@ -1,15 +1,22 @@
-"""``desktop-approver hook claude-code``: answer Claude Code's PreToolUse hook from the desktop.
+"""``desktop-approver hook claude-code``: answer Claude Code's hooks from the desktop.
 
-Claude Code runs the hook once per tool call with a JSON object on stdin (``session_id``,
-``cwd``, ``tool_name``, ``tool_input``, ...) and reads a JSON object on stdout::
+Claude Code runs the hook with one JSON event on stdin (``hook_event_name``, ``session_id``,
+``cwd``, ``tool_name``, ``tool_input``, ...) and reads a JSON object on stdout. Four events:
 
-    {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "allow" | "deny",
-                            "permissionDecisionReason": "...", "updatedInput": {...}}}
+- ``PermissionRequest`` (recommended): fires only when Claude Code itself would ask. The answer is
+  ``{"hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": {"behavior":
+  "allow", "updatedInput": {...}, "updatedPermissions": [...]}}}`` or ``{"behavior": "deny",
+  "message": "...", "interrupt": false}``. "Allow for session" passes on the session rules Claude
+  Code suggested (``permission_suggestions``, kept to the session), so it stops asking too; a
+  ``block`` rule denies with ``interrupt`` so Claude stops.
+- ``PreToolUse``: fires before every call; answers ``permissionDecision`` allow / deny with the
+  note as the reason and edited arguments as ``updatedInput``.
+- ``Notification`` and ``Stop``: nothing to decide; the person sees "<agent> is waiting for you" /
+  "<agent> finished" as a desktop notification that never takes focus (``notify-send``, when
+  installed), so with several agents running they know which one needs them.
 
-Settings (``~/.claude/settings.json``)::
-
-    {"hooks": {"PreToolUse": [{"matcher": "*", "hooks": [
-        {"type": "command", "command": "desktop-approver hook claude-code", "timeout": 600}]}]}}
+``--install [--project]`` merges the hooks into ``~/.claude/settings.json`` (or the project's
+``.claude/settings.json``), keeping what is there, and prints the diff.
 
 When the app is unreachable the call is denied (fail closed); ``--when-unavailable ask`` hands
 the question back to Claude Code's own terminal prompt instead.
@@ -19,10 +26,20 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
+from pathlib import Path
 from typing import Any
 
 AGENTS = ("claude-code",)
+AGENT_NAME = "claude-code"
+HOOK_COMMAND = "desktop-approver hook claude-code"
+INSTALLED_EVENTS: dict[str, dict[str, Any]] = {
+    # event: the matcher group to add (a timeout long enough for a person to answer).
+    "PermissionRequest": {"matcher": "*", "hooks": [{"type": "command", "command": HOOK_COMMAND, "timeout": 600}]},
+    "Notification": {"matcher": "", "hooks": [{"type": "command", "command": HOOK_COMMAND, "timeout": 10}]},
+    "Stop": {"hooks": [{"type": "command", "command": HOOK_COMMAND, "timeout": 10}]},
+}
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -31,48 +48,186 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="what to answer when the app is not reachable (default: deny)")
     parser.add_argument("--timeout", type=float, metavar="SECONDS", help="deny if nobody answers in time")
     parser.add_argument("--socket", metavar="PATH", help="the app's socket")
+    parser.add_argument("--install", action="store_true",
+                        help="add the PermissionRequest, Notification and Stop hooks to Claude Code's settings "
+                             "(keeps what is there) and print the change")
+    parser.add_argument("--project", action="store_true",
+                        help="with --install: the project's .claude/settings.json instead of ~/.claude/settings.json")
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..client import Client
-    from ..errors import ApproverError, ApproverUnavailable
-
+    if args.install:
+        return install(project=args.project)
+    if args.project:
+        print("desktop-approver: --project only goes with --install", file=sys.stderr)
+        return 2
     try:
         event = json.loads(sys.stdin.read() or "{}")
-        if not isinstance(event, dict) or not isinstance(event.get("tool_name"), str):
-            raise ValueError("expected a PreToolUse event with tool_name")
+        if not isinstance(event, dict):
+            raise ValueError("expected a JSON object")
+        kind = event.get("hook_event_name") or "PreToolUse"
+        if kind in ("Notification", "Stop", "SubagentStop"):
+            return announce(kind, event)
+        if kind not in ("PreToolUse", "PermissionRequest"):
+            raise ValueError(f"unsupported hook event {kind!r}")
+        if not isinstance(event.get("tool_name"), str):
+            raise ValueError(f"expected a {kind} event with tool_name")
         tool_input = event.get("tool_input") or {}
         if not isinstance(tool_input, dict):
             raise ValueError("tool_input must be an object")
     except ValueError as exc:
         print(f"desktop-approver: bad hook input: {exc}", file=sys.stderr)
         return 2  # Claude Code treats exit 2 as "block", with stderr shown to the model
-    client = Client(args.socket, agent="claude-code", session=event.get("session_id") or None)
+    return ask(kind, event, tool_input, args)
+
+
+def ask(kind: str, event: dict[str, Any], tool_input: dict[str, Any], args: argparse.Namespace) -> int:
+    from ..client import Client
+    from ..errors import ApproverError, ApproverUnavailable
+
+    answer = _permission_request_answer if kind == "PermissionRequest" else _pre_tool_use_answer
+    session = event.get("session_id") or None
+    client = Client(args.socket, agent=AGENT_NAME, session=session)
     client.protocol.cwd = event.get("cwd") or client.protocol.cwd
     try:
-        decision = client.request(event["tool_name"], tool_input, session=event.get("session_id") or None,
-                                  timeout=args.timeout)
+        decision = client.request(event["tool_name"], tool_input, session=session, timeout=args.timeout)
     except ApproverUnavailable as exc:
-        choice = "ask" if args.when_unavailable == "ask" else "deny"
-        _answer(choice, str(exc) or "desktop-approver is not reachable")
+        reason = str(exc) or "desktop-approver is not reachable"
+        if args.when_unavailable == "ask":
+            if kind == "PreToolUse":
+                answer("ask", reason)
+            # PermissionRequest: no answer at all lets Claude Code show its own prompt.
+            return 0
+        answer("deny", reason)
         return 0
     except ApproverError as exc:
-        _answer("deny", f"desktop-approver refused the request: {exc}")
+        answer("deny", f"desktop-approver refused the request: {exc}")
         return 0
     finally:
         client.close()
     if decision.allowed:
-        reason = f"approved on the desktop ({decision.decided_by})"
-        _answer("allow", reason + (f": {decision.note}" if decision.note else ""), decision.updated_args)
+        reason = f"approved on the desktop ({decision.decided_by})" + (f": {decision.note}" if decision.note else "")
+        rules = None
+        if decision.decision == "allow_session":
+            rules = session_rules(event.get("permission_suggestions"))
+        answer("allow", reason, decision.updated_args, rules)
     else:
         who = "blocked by policy" if decision.blocked else f"denied on the desktop ({decision.decided_by})"
-        _answer("deny", who + (f": {decision.note}" if decision.note else ""))
+        answer("deny", who + (f": {decision.note}" if decision.note else ""), interrupt=decision.blocked)
     return 0
 
 
-def _answer(choice: str, reason: str, updated: dict[str, Any] | None = None) -> None:
+def session_rules(suggestions: Any) -> list[dict[str, Any]] | None:
+    """Claude Code's suggested permission updates, kept to this session (never written to a file)."""
+    if not isinstance(suggestions, list):
+        return None
+    rules = [{**item, "destination": "session"} for item in suggestions
+             if isinstance(item, dict) and item.get("type") in ("addRules", "replaceRules")
+             and item.get("behavior", "allow") == "allow"]
+    return rules or None
+
+
+def _pre_tool_use_answer(choice: str, reason: str, updated: dict[str, Any] | None = None,
+                         rules: list[dict[str, Any]] | None = None, interrupt: bool = False) -> None:
     output: dict[str, Any] = {"hookEventName": "PreToolUse", "permissionDecision": choice,
                               "permissionDecisionReason": reason}
     if updated is not None:
         output["updatedInput"] = updated
     print(json.dumps({"hookSpecificOutput": output}, ensure_ascii=False))
+
+
+def _permission_request_answer(choice: str, reason: str, updated: dict[str, Any] | None = None,
+                               rules: list[dict[str, Any]] | None = None, interrupt: bool = False) -> None:
+    decision: dict[str, Any] = {"behavior": choice}
+    if choice == "allow":
+        if updated is not None:
+            decision["updatedInput"] = updated
+        if rules:
+            decision["updatedPermissions"] = rules
+    else:
+        decision["message"] = reason
+        decision["interrupt"] = interrupt
+    print(json.dumps({"hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": decision}},
+                     ensure_ascii=False))
+
+
+# -- Notification / Stop ---------------------------------------------------------------------------
+
+def announce(kind: str, event: dict[str, Any]) -> int:
+    """Tell the person which agent needs them or is done; never fails the hook."""
+    import shutil
+    import subprocess
+
+    where = os.path.basename(str(event.get("cwd") or "").rstrip("/")) or AGENT_NAME
+    agent = f"Claude Code ({where})"
+    if kind == "Notification":
+        title, body = f"{agent} is waiting for you", str(event.get("message") or "")
+    else:
+        title, body = f"{agent} finished", ""
+    print(f"desktop-approver: {title}" + (f": {body}" if body else ""), file=sys.stderr)
+    notify_send = shutil.which("notify-send")
+    if notify_send is None:
+        return 0
+    try:
+        # A notification never takes keyboard focus; --app-name groups them under ours.
+        subprocess.run([notify_send, "--app-name=desktop-approver", "--urgency=normal", title, body],
+                       stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                       timeout=5, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        pass
+    return 0
+
+
+# -- --install -------------------------------------------------------------------------------------
+
+def settings_path(project: bool) -> Path:
+    if project:
+        return Path.cwd() / ".claude" / "settings.json"
+    return Path(os.environ.get("CLAUDE_CONFIG_DIR") or Path.home() / ".claude") / "settings.json"
+
+
+def merged_settings(settings: dict[str, Any]) -> dict[str, Any]:
+    """``settings`` with our hooks added to each event that does not run them yet; nothing removed."""
+    merged = json.loads(json.dumps(settings))
+    hooks = merged.setdefault("hooks", {})
+    if not isinstance(hooks, dict):
+        raise ValueError("its \"hooks\" is not an object")
+    for event, group in INSTALLED_EVENTS.items():
+        groups = hooks.setdefault(event, [])
+        if not isinstance(groups, list):
+            raise ValueError(f"its hooks.{event} is not a list")
+        present = any(isinstance(g, dict) and any(isinstance(h, dict) and h.get("command") == HOOK_COMMAND
+                                                  for h in g.get("hooks") or [])
+                      for g in groups)
+        if not present:
+            groups.append(json.loads(json.dumps(group)))
+    return merged
+
+
+def install(*, project: bool) -> int:
+    import difflib
+
+    path = settings_path(project)
+    try:
+        before_text = path.read_text(encoding="utf-8") if path.exists() else ""
+        settings = json.loads(before_text) if before_text.strip() else {}
+        if not isinstance(settings, dict):
+            raise ValueError("it is not a JSON object")
+        merged = merged_settings(settings)
+    except (OSError, ValueError) as exc:
+        print(f"desktop-approver: cannot update {path}: {exc}", file=sys.stderr)
+        return 2
+    after_text = json.dumps(merged, indent=2, ensure_ascii=False) + "\n"
+    if merged == settings:
+        print(f"{path}: the hooks are already installed; nothing changed")
+        return 0
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_name(path.name + ".desktop-approver.tmp")
+    temporary.write_text(after_text, encoding="utf-8")
+    if path.exists():
+        os.chmod(temporary, path.stat().st_mode & 0o777)
+    os.replace(temporary, path)
+    sys.stdout.writelines(difflib.unified_diff(before_text.splitlines(keepends=True),
+                                               after_text.splitlines(keepends=True),
+                                               fromfile=f"{path} (before)", tofile=f"{path} (after)"))
+    return 0

@@ -4,6 +4,9 @@ One call: ``risk --tool Bash --args '{"command": "rm -rf build"}'`` prints
 ``{"level": "destructive", "reasons": [...]}``. With ``--jsonl`` it reads one
 ``{"tool", "args", "cwd", "hints"}`` object per line on stdin and prints one result per line
 (a line that cannot be read gets ``{"error": ...}``), so a reviewer can check a whole table.
+``--explain`` shows how the call was read (its family, the commands and programs it runs, the
+paths it touches and how, URLs, SQL, hidden characters) above the level and its reasons, so a
+person can see why; with ``--jsonl`` each result gets the reading as a ``"reading"`` object.
 Exit code: 0, or 2 for bad input on the command line (or any bad line with ``--jsonl``).
 """
 
@@ -23,6 +26,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--hints", metavar="JSON", help='the agent\'s hints, e.g. {"read_only": true}')
     parser.add_argument("--jsonl", action="store_true",
                         help='read {"tool", "args", "cwd", "hints"} objects from stdin, one per line')
+    parser.add_argument("--explain", action="store_true",
+                        help="show how the call was read (family, commands, programs, paths, URLs, findings) "
+                             "and why it got its level")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -38,11 +44,14 @@ def run(args: argparse.Namespace) -> int:
         print(f"desktop-approver risk: {exc}", file=sys.stderr)
         return 2
     try:
-        result = _assess(args.tool, call_args, args.cwd or os.getcwd(), hints)
+        result = _assess(args.tool, call_args, args.cwd or os.getcwd(), hints, explain=args.explain)
     except ValueError as exc:
         print(f"desktop-approver risk: {exc}", file=sys.stderr)
         return 2
-    print(json.dumps(result, ensure_ascii=False))
+    if args.explain:
+        print(_explanation(result))
+    else:
+        print(json.dumps(result, ensure_ascii=False))
     return 0
 
 
@@ -60,7 +69,7 @@ def _run_lines(args: argparse.Namespace) -> int:
             hints = item.get("hints") or {}
             if not isinstance(call_args, dict) or not isinstance(hints, dict):
                 raise ValueError('"args" and "hints" must be objects')
-            result = _assess(item["tool"], call_args, item.get("cwd") or default_cwd, hints)
+            result = _assess(item["tool"], call_args, item.get("cwd") or default_cwd, hints, explain=args.explain)
         except ValueError as exc:
             result = {"error": f"line {number}: {exc}"}
             code = 2
@@ -68,19 +77,57 @@ def _run_lines(args: argparse.Namespace) -> int:
     return code
 
 
-def _assess(tool: str, call_args: dict[str, Any], cwd: str, hints: dict[str, Any]) -> dict[str, Any]:
+def _assess(tool: str, call_args: dict[str, Any], cwd: str, hints: dict[str, Any],
+            explain: bool = False) -> dict[str, Any]:
     """As the app assesses a request: hints read by the wire model (MCP's camelCase names or ours)."""
     from pydantic import ValidationError
 
     from ..core.models import Hints
     from ..core.protocol import describe_errors
+    from ..core.reading import read_call
     from ..core.risk import assess
 
     try:
         known = Hints.model_validate(hints).as_dict()
     except ValidationError as exc:
         raise ValueError(f"bad hints: {describe_errors(exc)}") from None
-    return assess(tool, call_args, cwd=cwd, hints=known).to_json()
+    result = assess(tool, call_args, cwd=cwd, hints=known).to_json()
+    if explain:
+        result["reading"] = read_call(tool, call_args, cwd).to_json()
+    return result
+
+
+def _explanation(result: dict[str, Any]) -> str:
+    """The reading and the verdict as lines a person reads top to bottom."""
+    from ..render.reveal import reveal
+
+    def shown(text: str) -> str:
+        return reveal(text).text
+
+    reading = result["reading"]
+    lines = [f"tool      {shown(reading['tool'])} ({reading['family']})"]
+    if reading.get("cwd"):
+        lines.append(f"cwd       {shown(reading['cwd'])}")
+    for run in reading.get("commands", []):
+        lines.append(f"command   {shown(run['text'])}   [from {run['from']}]")
+        for program in run["programs"]:
+            lines.append(f"  runs    {shown(program)}")
+    for use in reading.get("paths", []):
+        how = use["operation"] + (" (recursive)" if use.get("recursive") else "") + (" (names only)" if use.get(
+            "listing") else "")
+        lines.append(f"path      {how:<22} {shown(use['resolved'])}" + (
+            f"   as written: {shown(use['path'])}" if use["path"] != use["resolved"] else ""))
+    for key, label in (("urls", "url"), ("sql", "sql"), ("payloads", "sends")):
+        for item in reading.get(key, []):
+            lines.append(f"{label:<9} {shown(item)[:200]}")
+    for item in reading.get("hidden", []):
+        lines.append(f"hidden    {item}")
+    lines.append(f"level     {result['level']}")
+    for reason in result["reasons"]:
+        lines.append(f"  because {reason}")
+    for note in result.get("hint_notes", []):
+        lines.append(f"  hint    {note}")
+    return "\n".join(lines)
 
 
 def _object(text: str, what: str) -> dict[str, Any]:

@@ -4,16 +4,21 @@ WAL mode with ``synchronous=NORMAL``: each record is committed before the agent 
 so a crash of the app (even ``kill -9``) loses nothing that was committed. Rows are only ever
 inserted; a decision is a row of its own that points at its request. Retention pruning is the
 one deletion, and it is the person's setting.
+
+A write that fails (disk full, a locked or damaged file) still raises, so the request fails
+closed; it also tells ``health_listeners`` (the tray shows the app as degraded), and the next
+write that works tells them the problem is gone.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import sqlite3
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence, TypeVar
 
 if TYPE_CHECKING:
     from .tickets import CallInfo, Identity, Verdict
@@ -75,11 +80,33 @@ def _dumps(value: Any) -> str | None:
     return None if value is None else json.dumps(value, ensure_ascii=False, sort_keys=True)
 
 
+HealthListener = Callable[[str | None], None]
+"""Called with what went wrong when a write fails, and with None when writing works again."""
+Write = TypeVar("Write", bound=Callable[..., Any])
+
+
+def _watched(write: Write) -> Write:
+    """Report a failing write (and the recovery after one) to the log's health listeners."""
+    @functools.wraps(write)
+    def watched(self: "AuditLog", *args: Any, **kwargs: Any) -> Any:
+        try:
+            result = write(self, *args, **kwargs)
+        except sqlite3.Error as exc:
+            self._report(f"The audit log cannot be written ({exc}); requests are refused until it can be.")
+            raise
+        if self.problem is not None:
+            self._report(None)
+        return result
+    return watched  # type: ignore[return-value]
+
+
 class AuditLog:
     def __init__(self, path: Path | str, *, read_only: bool = False) -> None:
         """Open (and create) the log; ``read_only`` only reads an existing one, beside a running app."""
         self.path = path
         self.read_only = read_only
+        self.problem: str | None = None
+        self.health_listeners: list[HealthListener] = []
         if read_only:
             if not Path(path).is_file():
                 raise FileNotFoundError(f"no audit log at {path}")
@@ -96,6 +123,12 @@ class AuditLog:
     def close(self) -> None:
         self._db.close()
 
+    def _report(self, problem: str | None) -> None:
+        self.problem = problem
+        for listener in list(self.health_listeners):
+            listener(problem)
+
+    @_watched
     def record_calls(self, identity: "Identity", session: str, request_id: str,
                      calls: Iterable["CallInfo"]) -> list[int]:
         """One row per call, committed together; returns their ids for the decisions."""
@@ -103,11 +136,13 @@ class AuditLog:
             self._db.execute("BEGIN")
             return self._insert_calls(identity, session, request_id, calls)
 
+    @_watched
     def record_decisions(self, pairs: Iterable[tuple[int, "Verdict"]]) -> None:
         with self._db:
             self._db.execute("BEGIN")
             self._insert_decisions(pairs)
 
+    @_watched
     def record_answered(self, identity: "Identity", session: str, request_id: str,
                         calls: Sequence["CallInfo"], verdicts: Sequence["Verdict"]) -> list[int]:
         """Calls answered at once (rule, memory, mode) with their verdicts, in one commit: one disk
@@ -143,6 +178,7 @@ class AuditLog:
             [(audit_id, now, v.decision, v.decided_by, v.note, v.rule, int(v.blocked), _dumps(v.updated_args))
              for audit_id, v in pairs])
 
+    @_watched
     def record_event(self, kind: str, code: str | None = None, detail: str | None = None,
                      peer_pid: int | None = None, peer_uid: int | None = None) -> None:
         """Refusals (bad input, wrong token, flood) and changes of mode: security-relevant facts."""

@@ -96,17 +96,47 @@ class TextPreview(_Preview):
 Preview = Annotated[Union[DiffPreview, FileWritePreview, CommandPreview, TextPreview], Field(discriminator="kind")]
 
 
-class Hints(BaseModel):
-    """What the agent says about its tool (MCP tool annotations). Shown, never trusted."""
+MAX_EXTRA_HINTS = 32
 
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+class Hints(BaseModel):
+    """What the agent says about its tool (MCP tool annotations). Shown, never trusted.
+
+    The four MCP hints are booleans; ``title`` and any other annotation an MCP server sends (the
+    spec may grow) are kept to be shown, and ignored by the risk classifier.
+    """
+
+    model_config = ConfigDict(extra="allow", frozen=True, populate_by_name=True)
     read_only: StrictBool | None = Field(None, alias="readOnlyHint")
     destructive: StrictBool | None = Field(None, alias="destructiveHint")
     idempotent: StrictBool | None = Field(None, alias="idempotentHint")
     open_world: StrictBool | None = Field(None, alias="openWorldHint")
+    title: ShortText | None = None
 
-    def as_dict(self) -> dict[str, bool]:
-        return {k: v for k, v in self.model_dump().items() if v is not None}
+    @model_validator(mode="before")
+    @classmethod
+    def _one_spelling_and_plain_extras(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        for name, field in cls.model_fields.items():
+            if field.alias and name in data and field.alias in data:
+                raise ValueError(f"{name} is given twice (as {name} and {field.alias})")
+        known = {name for name in cls.model_fields} | {f.alias for f in cls.model_fields.values() if f.alias}
+        extras = [key for key in data if key not in known]
+        if len(extras) > MAX_EXTRA_HINTS:
+            raise ValueError(f"at most {MAX_EXTRA_HINTS} other annotations")
+        for key in extras:
+            value = data[key]
+            if len(key) > 64:
+                raise ValueError("an annotation name is longer than 64 characters")
+            if not (value is None or isinstance(value, (bool, int, float)) or isinstance(value, str) and len(value) <= 4096):
+                raise ValueError(f"{key}: other annotations must be a string, number, boolean or null")
+        return data
+
+    def as_dict(self) -> dict[str, Any]:
+        """The hints by our names, then ``title`` and the other annotations as sent."""
+        known = {k: v for k, v in self.model_dump(exclude=set(self.model_extra or ())).items() if v is not None}
+        return {**known, **{k: v for k, v in (self.model_extra or {}).items() if v is not None}}
 
 
 # -- client to app ------------------------------------------------------------------------------

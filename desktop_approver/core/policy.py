@@ -36,7 +36,8 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any, Callable, Iterable, Literal
 
-from .shellparse import split_commands
+from .reading import FAMILIES, CallReading, ShellRun, command_paths, read_call
+from .shellparse import SimpleCommand
 
 log = logging.getLogger(__name__)
 
@@ -174,25 +175,7 @@ RULE_KEYS: tuple[str, ...] = ("action", "tool", "command", "path", "operation", 
 _TOP_KEYS = ("version", "rule", "tools")
 SUPPORTED_VERSION = 1
 
-_COMMAND_KEYS = ("command", "cmd", "argv")
-_PATH_KEYS = ("path", "file_path", "filename", "target_file", "notebook_path")
-_TOOL_OPERATIONS: dict[str, str] = {
-    **dict.fromkeys(("write_file", "Write", "create_file", "edit", "Edit", "MultiEdit", "edit_file",
-                     "str_replace_editor", "str_replace_based_edit_tool", "apply_patch", "NotebookEdit"),
-                    "write"),
-    **dict.fromkeys(("delete_file", "remove", "rm", "remove_file", "unlink"), "delete"),
-    **dict.fromkeys(("read_file", "Read", "view", "cat", "read_text_file"), "read"),
-}
-_NAME_WORDS: tuple[tuple[str, frozenset[str]], ...] = (   # checked in this order: the most harmful wins
-    ("delete", frozenset({"delete", "remove", "rm", "unlink", "rmdir", "erase", "trash"})),
-    ("write", frozenset({"write", "edit", "create", "patch", "replace", "insert", "append", "save", "move",
-                         "rename", "copy", "mkdir", "put", "update"})),
-    ("read", frozenset({"read", "view", "cat", "open", "list", "ls", "get", "search", "grep", "glob", "find",
-                        "stat", "show"})),
-)
-_DELETE_COMMANDS = frozenset({"rm", "rmdir", "unlink", "shred"})
 _CD_COMMANDS = frozenset({"cd", "pushd", "popd"})
-_SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh"})
 _EXPANSION_CHARS = ("$", "`", "{")
 _UNKNOWN_CWD = "/<unknown working directory>"
 
@@ -799,50 +782,59 @@ def _components(path: str) -> tuple[str, ...]:
 
 
 def _parts_of(call: PolicyCall, base: str | None) -> tuple[_Part, ...]:
-    command = shell_command(call.tool, call.args)
-    if command is not None:
-        return _shell_parts(command, base)
-    touches = _file_touches(call.tool, call.args)
+    reading = read_call(call.tool, call.args, base)
+    if reading.commands:
+        return tuple(part for run in reading.commands for part in _shell_parts(run, base))
+    operation = _FAMILY_OPERATION.get(reading.family)
+    touches: list[tuple[str | None, str | None]] = [
+        (use.path, use.operation if operation is not None else None) for use in reading.paths]
+    if not touches and reading.family in _FAMILY_OPERATION and reading.family != "unknown":
+        touches.append((None, operation))
     text = call.tool
     if touches:
         text += " " + ", ".join(f"{t[1] or 'touch'} {t[0] or '(no path)'}" for t in touches)
     return (_Part(text, touches=tuple(_touch(path, op, base) for path, op in touches)),)
 
 
+# What a rule's ``operation`` sees for each family of tool; None: not known (allow rules cannot
+# rely on it, ask / deny / block rules take it as possibly theirs).
+_FAMILY_OPERATION: dict[str, str | None] = {
+    "read": "read", "write": "write", "edit": "write", "patch": "write", "move": "write", "delete": "delete",
+    "network": None, "database": None, "message": None, "unknown": None,
+}
+assert set(_FAMILY_OPERATION) == set(FAMILIES) - {"shell"}
+
+
 def shell_command(tool: str, args: dict[str, Any]) -> str | None:
     """The shell command line a call runs, or ``None`` when it is not a shell call."""
-    if tool in _TOOL_OPERATIONS or not isinstance(args, dict):
-        return None      # str_replace_editor's "command" is "view" / "create", not a shell command
-    for key in _COMMAND_KEYS:
-        value = args.get(key)
-        if isinstance(value, str):
-            return value
-        if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
-            if len(value) == 3 and os.path.basename(value[0]) in _SHELLS and re.fullmatch(r"-\w*c", value[1]):
-                return value[2]       # ["bash", "-lc", "script"], as Codex sends it
-            return shlex.join(value)
-    return None
+    reading = read_call(tool, args)
+    return reading.commands[0].text if reading.commands else None
 
 
-def _shell_parts(command: str, base: str | None) -> tuple[_Part, ...]:
-    commands = split_commands(command)
-    if any(c.parse_error for c in commands):  # an open quote: never allowed by a command pattern
-        return (_Part(_squeeze(command), _squeeze(command), parsed=False),)
-    simple = [c for c in commands if c.argv]
+def _shell_parts(run: ShellRun, base: str | None) -> tuple[_Part, ...]:
+    if run.parse_error:  # an open quote: never allowed by a command pattern
+        return (_Part(_squeeze(run.text), _squeeze(run.text), parsed=False),)
+    simple = [c for c in run.programs if c.argv]
     if not simple:
-        return (_Part(_squeeze(command), ""),)
+        return (_Part(_squeeze(run.text), ""),)
     moves = [c.argv for c in simple if os.path.basename(c.argv[0]) in _CD_COMMANDS]
     bases = _cd_bases(moves, base)
+    doubt = "the command also changes directory (cd)" if moves else ""
     parts = []
-    for simple_command in simple:
-        argv = simple_command.argv
-        words = _squeeze(" ".join(argv))
-        touches: tuple[_Touch, ...] = ()
-        if os.path.basename(argv[0]) in _DELETE_COMMANDS:
-            doubt = "the command also changes directory (cd)" if moves else ""
-            touches = tuple(_touch(path, "delete", base, bases, doubt, shell=True) for path in _operands(argv))
+    for simple_command in run.programs:
+        if not simple_command.argv:
+            continue
+        words = _squeeze(" ".join(simple_command.argv))
+        touches = tuple(_touch(use.path, use.operation, base, bases, doubt, shell=True)
+                        for use in _shell_touches(simple_command, base))
         parts.append(_Part(words, words, touches=touches))
     return tuple(parts)
+
+
+def _shell_touches(command: SimpleCommand, base: str | None) -> list[Any]:
+    """The paths one simple command touches, as the reading module sees them (relative paths stay
+    relative here: :func:`_touch` resolves them against every base a ``cd`` may lead to)."""
+    return command_paths(command, None)
 
 
 def _cd_bases(moves: list[tuple[str, ...]], base: str | None) -> tuple[str, ...]:
@@ -853,71 +845,6 @@ def _cd_bases(moves: list[tuple[str, ...]], base: str | None) -> tuple[str, ...]
         if not any(c in target for c in _EXPANSION_CHARS) and target != "-":
             bases.append(_normalise(target, base or _UNKNOWN_CWD))
     return tuple(bases)
-
-
-def _operands(argv: tuple[str, ...]) -> list[str]:
-    operands, options_done = [], False
-    for word in argv[1:]:
-        if not options_done and word == "--":
-            options_done = True
-        elif options_done or not word.startswith("-") or word == "-":
-            operands.append(word)
-    return operands
-
-
-def _file_touches(tool: str, args: dict[str, Any]) -> list[tuple[str | None, str | None]]:
-    if not isinstance(args, dict):
-        return []
-    operation = _operation_of(tool, args)
-    paths = [args[key] for key in _PATH_KEYS if isinstance(args.get(key), str)]
-    listed = args.get("paths")
-    if isinstance(listed, list):
-        paths += [p for p in listed if isinstance(p, str)]
-    touches: list[tuple[str | None, str | None]] = [(p, operation) for p in paths]
-    if tool in _TOOL_OPERATIONS or re.search("patch|diff|edit", tool, re.IGNORECASE):
-        for key in ("input", "patch", "diff"):
-            if isinstance(args.get(key), str):
-                touches += _patch_touches(args[key])
-    if not touches and tool in _TOOL_OPERATIONS:
-        touches.append((None, operation))
-    return touches
-
-
-def _operation_of(tool: str, args: dict[str, Any]) -> str | None:
-    if tool in ("str_replace_editor", "str_replace_based_edit_tool") and args.get("command") == "view":
-        return "read"
-    if tool in _TOOL_OPERATIONS:
-        return _TOOL_OPERATIONS[tool]
-    words = set(re.findall(r"[a-z]+", re.sub(r"([a-z])([A-Z])", r"\1 \2", tool).lower()))
-    return next((operation for operation, known in _NAME_WORDS if words & known), None)
-
-
-def _patch_touches(patch: str) -> list[tuple[str | None, str | None]]:
-    """The files a patch writes or deletes: ``*** Update File:`` headers, or ``---``/``+++`` lines."""
-    touches: list[tuple[str | None, str | None]] = []
-    old: str | None = None
-    for line in patch.splitlines():
-        header = re.match(r"\*\*\* (Add|Update|Delete) File: (.+)", line)
-        if header:
-            touches.append((header.group(2).strip(), "delete" if header.group(1) == "Delete" else "write"))
-        elif re.match(r"\*\*\* Move to: ", line):
-            touches.append((line.split(":", 1)[1].strip(), "write"))
-        elif line.startswith("--- "):
-            old = _diff_path(line[4:])
-        elif line.startswith("+++ "):
-            new = _diff_path(line[4:])
-            if new is not None:
-                touches.append((new, "write"))
-            elif old is not None:
-                touches.append((old, "delete"))
-    return touches
-
-
-def _diff_path(header: str) -> str | None:
-    path = header.split("\t", 1)[0].strip()
-    if path == "/dev/null":
-        return None
-    return path[2:] if path[:2] in ("a/", "b/") else path
 
 
 def _touch(path: str | None, operation: str | None, base: str | None, other_bases: tuple[str, ...] = (),
@@ -1077,7 +1004,8 @@ def suggest_rule_alternatives(call: PolicyCall) -> list[dict[str, Any]]:
     """
     context = _Context(call)
     tool_only = {"action": "allow", "tool": call.tool}
-    command = shell_command(call.tool, call.args)
+    reading = read_call(call.tool, call.args)
+    command = " ; ".join(run.text for run in reading.commands) if reading.commands else None
     if command is not None:
         parts = [p for p in context.parts if p.command]
         if not command.strip():

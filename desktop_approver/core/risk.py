@@ -1,12 +1,31 @@
 """How risky is a tool call? ``safe``, ``moderate`` or ``destructive``, with short human reasons.
 
 The badge in the dialog, the tray and notifications comes from here, and so does what the
-approve-all mode lets through (never a destructive call) and the ``risk = [...]`` field of
-policy rules. Shell commands are parsed (:mod:`.shellparse`), never grepped: ``echo "rm -rf /"``
-is safe, ``sudo bash -c 'rm -rf ~'`` is not.
+approve-all mode and session memory may answer (never a destructive call) and the
+``risk = [...]`` field of policy rules. Calls are read by :mod:`.reading` (one reading for every
+consumer); shell commands are parsed, never grepped: ``echo "rm -rf /"`` is safe,
+``sudo bash -c 'rm -rf ~'`` is not.
 
-Hints from the agent (MCP ``readOnlyHint``, ``destructiveHint``, ...) can raise the level and are
-reported in ``hint_notes``, but they never lower it: an agent cannot talk its way to green.
+The three levels:
+
+- **safe**: reads or lists anything that is not a secret's content (anywhere on the machine),
+  sends nothing, changes nothing; dry runs of anything (``rsync -n``, ``git push --dry-run``).
+- **moderate**: changes inside the working directory that can be undone or regenerated (edits,
+  commits, builds, deleting single files), scratch files in the system temp directory, network
+  reads, installs into a project environment, inline code that only computes, and any tool
+  whose effect is not known but shows nothing dangerous.
+- **destructive**: irreversible loss (also inside the repository: ``git reset --hard``,
+  ``git clean -x``, any recursive delete), any other write or delete outside the working
+  directory, history rewrites on a remote, privilege escalation, publishing, secrets leaving
+  the machine or read into the agent's context (private keys, cloud credentials, tokens),
+  persistence (startup files, git settings that run programs, cron, systemd units), and
+  everything whose effect cannot be seen through: a program named by a variable, ``eval`` of
+  decoded or downloaded text, a script piped into a shell, inline interpreter code that
+  deletes, spawns or sends, reverse shells, hidden characters where a shell reads code.
+
+``~`` and ``$HOME`` are the home directory of the app, which is the agent's (the peer is the
+same user). Hints from the agent (MCP ``readOnlyHint``, ``destructiveHint``, ...) can raise the
+level and are reported in ``hint_notes``, but they never lower it.
 """
 
 from __future__ import annotations
@@ -14,14 +33,18 @@ from __future__ import annotations
 import json
 import os
 import re
-import shlex
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
-from typing import Any, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping
 
-from .shellparse import SHELLS, SimpleCommand, split_commands
+from .reading import READ_TOOLS as READ_TOOL_NAMES
+from .reading import (CallReading, Hidden, PathUse, ShellRun, command_paths, hidden_in, read_call, secrets_in,
+                      strings_in)
+from .reading import operands as _operands
+from .reading import option_flags as _flags
+from .shellparse import SHELLS, SimpleCommand
 
-__all__ = ["LEVELS", "RiskAssessment", "assess", "assess_command", "max_level"]
+__all__ = ["LEVELS", "RiskAssessment", "assess", "assess_command", "assess_reading", "max_level"]
 
 LEVELS = ("safe", "moderate", "destructive")
 SAFE, MODERATE, DESTRUCTIVE = LEVELS
@@ -68,90 +91,102 @@ class _Findings:
         return tuple(seen)
 
 
-# -- tool families (names match case-insensitively, after an MCP ``mcp__server__`` prefix) ------
-
-SHELL_TOOLS = frozenset({"bash", "shell", "sh", "run_command", "execute_command", "terminal", "run_shell_command",
-                         "run_terminal_cmd", "exec_command", "local_shell", "command", "exec", "run"})
-READ_TOOLS = frozenset({"read", "read_file", "read_text_file", "read_media_file", "read_multiple_files", "view",
-                        "cat", "open", "get_file_info", "file_info", "glob", "grep", "search", "search_files",
-                        "find_files", "list", "ls", "list_directory", "list_dir", "list_files",
-                        "list_directory_with_sizes", "directory_tree", "list_allowed_directories",
-                        "todowrite", "todoread", "think", "notebookread", "codebase_search", "view_file"})
-WRITE_TOOLS = frozenset({"write", "write_file", "create_file", "file_write", "edit", "edit_file", "multiedit",
-                         "multi_edit", "str_replace_editor", "str_replace_based_edit_tool", "apply_patch", "patch",
-                         "apply_diff", "notebookedit", "create_directory", "mkdir", "append_file"})
-MOVE_TOOLS = frozenset({"move", "move_file", "rename", "rename_file", "copy_file", "cp", "mv"})
-DELETE_TOOLS = frozenset({"delete", "delete_file", "remove", "remove_file", "rm", "unlink", "delete_directory",
-                          "remove_directory", "rmdir", "trash"})
-NETWORK_TOOLS = frozenset({"webfetch", "web_fetch", "fetch", "websearch", "web_search", "http_request",
-                           "browse", "browser", "curl", "http_get", "download"})
-
-PATH_ARGS = ("file_path", "path", "filename", "filepath", "target", "destination", "source", "notebook_path",
-             "directory", "dir")
-SHELL_ARGS = ("command", "cmd", "script")
-CWD_ARGS = ("cwd", "workdir", "working_directory")
-
-
-def normalise_tool(tool: str) -> str:
-    return tool.rsplit("__", 1)[-1].lower()
-
-
-# -- paths ------------------------------------------------------------------------------------------
+# -- places ---------------------------------------------------------------------------------------
 
 _SECRET_NAMES = re.compile(
-    r"(^|/)(\.env(\.[\w.-]+)?|id_(rsa|dsa|ecdsa|ed25519)(_sk)?|[\w.-]*\.(pem|key|p12|pfx|kdbx|keystore|jks)"
-    r"|\.netrc|\.git-credentials|\.pypirc|\.npmrc|\.pgpass|credentials(\.json)?|secrets?(\.[\w]+)?"
-    r"|shadow|gshadow|master\.key|\.htpasswd|token(s)?\.json)$")
+    r"(^|/)(\.env(\.(?!example$|sample$|template$|dist$)[\w.-]+)?|id_(rsa|dsa|ecdsa|ed25519)(_sk)?"
+    r"|[\w.-]*\.(pem|key|p12|pfx|kdbx|keystore|jks|ppk)|\.netrc|\.git-credentials|\.pypirc|\.npmrc|\.pgpass"
+    r"|credentials(\.json)?|secrets?(\.(json|ya?ml|toml|txt|env))?|shadow|gshadow|master\.key|\.htpasswd"
+    r"|token(s)?(\.json)?|\.vault-token|service[-_]account[\w.-]*\.json|hosts\.yml|config\.json)$")
+_PROCESS_ENVIRONMENT = re.compile(r"^/proc/[^/]+/environ$")
 _SECRET_DIRS = ("/.ssh/", "/.gnupg/", "/.aws/", "/.kube/", "/.docker/", "/.config/gh/", "/.password-store/",
                 "/.config/gcloud/", "/.azure/")
+_NOT_SECRET = re.compile(r"\.pub$|/\.ssh/(known_hosts|config)$|(^|/)\.env\.(example|sample|template|dist)$")
 _STARTUP_FILES = re.compile(
     r"(^|/)\.(bashrc|bash_profile|bash_login|bash_logout|profile|zshrc|zprofile|zshenv|zlogin|cshrc|tcshrc"
-    r"|kshrc|inputrc|xinitrc|xprofile|xsession(rc)?|pam_environment)$|/\.config/fish/|/\.config/autostart/"
-    r"|/\.ssh/(authorized_keys|config|rc)$|/\.local/share/systemd/|/\.config/systemd/")
+    r"|kshrc|inputrc|xinitrc|xprofile|xsession(rc)?|pam_environment|gitconfig|npmrc|pythonrc|vimrc)$"
+    r"|/\.config/fish/|/\.config/autostart/|/\.config/git/config$|/\.ssh/(authorized_keys|config|rc)$"
+    r"|/\.local/share/systemd/|/\.config/systemd/|/Library/LaunchAgents/|^/etc/(profile|bash|zsh|cron|systemd"
+    r"|init\.d|rc\.local|sudoers|environment|ld\.so)|^/var/spool/cron")
 _SYSTEM_PREFIXES = ("/etc/", "/usr/", "/bin/", "/sbin/", "/lib/", "/lib64/", "/boot/", "/opt/", "/var/", "/root/",
-                    "/sys/", "/proc/")
+                    "/sys/", "/proc/", "/srv/", "/snap/", "/System/", "/Library/", "/Applications/")
+_TEMP_PREFIXES = ("/tmp/", "/var/tmp/", "/dev/shm/")
 _RAW_DEVICE = re.compile(r"^/dev/(sd[a-z]|nvme\d|hd[a-z]|vd[a-z]|xvd[a-z]|mmcblk\d|disk\d|md\d|dm-\d|mapper/|loop\d)")
 _HARMLESS_DEVICES = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty", "/dev/zero", "/dev/stdin",
-                               "/dev/fd/1", "/dev/fd/2", "-"})
+                               "/dev/fd/1", "/dev/fd/2", "-", "/dev/random", "/dev/urandom"})
+_SYSTEM_SECRETS = frozenset({"/etc/shadow", "/etc/gshadow", "/etc/sudoers", "/etc/master.passwd"})
+_EXPANSION = re.compile(r"\$|`|\*|\?|\[")
 
 
 @dataclass(frozen=True)
 class _Place:
-    """Where a path points, judged against the agent's working directory."""
+    """Where a path points, judged against the agent's working directory (``workspace``)."""
 
-    raw: str
-    resolved: str
-    cwd: str | None
+    use: PathUse
+    workspace: str | None
+
+    @property
+    def resolved(self) -> str:
+        return self.use.resolved
+
+    @property
+    def raw(self) -> str:
+        return self.use.path.strip()
 
     @property
     def home(self) -> str:
         return os.path.expanduser("~")
 
     @property
-    def outside(self) -> bool:
-        if self.cwd is None:
-            return False
-        base = os.path.normpath(self.cwd)
-        return not (self.resolved == base or self.resolved.startswith(base.rstrip("/") + "/"))
+    def harmless(self) -> bool:
+        return self.raw in _HARMLESS_DEVICES or self.resolved in _HARMLESS_DEVICES or self.raw.startswith(("<(", ">("))
+
+    @property
+    def known(self) -> bool:
+        """Whether the path is absolute, or relative to a known working directory."""
+        return os.path.isabs(self.resolved)
+
+    @property
+    def inside(self) -> bool:
+        if self.workspace is None:
+            return not self.known      # relative to an unknown directory: taken as the agent's own
+        base = os.path.normpath(os.path.expanduser(self.workspace))
+        return self.resolved == base or self.resolved.startswith(base.rstrip("/") + "/")
+
+    @property
+    def is_workspace(self) -> bool:
+        return self.workspace is not None and self.resolved == os.path.normpath(os.path.expanduser(self.workspace))
 
     @property
     def is_root_or_home(self) -> bool:
-        return self.resolved in ("/", self.home, os.path.dirname(self.home)) or self.raw in ("/", "~", "~/", "$HOME",
-                                                                                              "$HOME/", "/*", "~/*")
+        top = self.resolved.rstrip("/") or "/"
+        return top in ("/", self.home, os.path.dirname(self.home)) or self.raw in ("/", "~", "~/", "$HOME", "$HOME/",
+                                                                                   "/*", "~/*", "$HOME/*")
 
     @property
     def secret(self) -> bool:
+        if _NOT_SECRET.search(self.resolved):
+            return False
         target = self.resolved + ("/" if not self.resolved.endswith("/") else "")
-        return bool(_SECRET_NAMES.search(self.resolved)) or any(d in target for d in _SECRET_DIRS)
+        return (bool(_SECRET_NAMES.search(self.resolved)) and not self.resolved.endswith("/config.json")
+                or any(d in target for d in _SECRET_DIRS) or self.resolved in _SYSTEM_SECRETS
+                or self.resolved.endswith("/.docker/config.json") or bool(_PROCESS_ENVIRONMENT.match(self.resolved)))
 
     @property
     def startup(self) -> bool:
-        return bool(_STARTUP_FILES.search(self.resolved)) or self.resolved.startswith("/etc/profile") \
-            or self.resolved.startswith("/etc/cron") or self.resolved.startswith("/var/spool/cron")
+        return bool(_STARTUP_FILES.search(self.resolved))
 
     @property
     def system(self) -> bool:
         return any(self.resolved.startswith(p) or self.resolved == p.rstrip("/") for p in _SYSTEM_PREFIXES)
+
+    @property
+    def temp(self) -> bool:
+        extra = os.environ.get("TMPDIR", "").rstrip("/")
+        if (self.resolved + "/").startswith(self.home.rstrip("/") + "/"):
+            return False  # a home directory that lives under /tmp (containers, tests) is still a home
+        return any(self.resolved.startswith(p) for p in _TEMP_PREFIXES) or bool(
+            extra and extra not in ("", "/") and self.resolved.startswith(extra + "/"))
 
     @property
     def raw_device(self) -> bool:
@@ -161,87 +196,97 @@ class _Place:
     def git_internals(self) -> bool:
         return "/.git/" in self.resolved + "/" and not self.resolved.endswith("/.gitignore")
 
-
-def _place(path: str, cwd: str | None) -> _Place:
-    text = path.strip()
-    expanded = re.sub(r"^(\$HOME|\$\{HOME\})(?=/|$)", "~", text)
-    expanded = os.path.expanduser(expanded)
-    if not os.path.isabs(expanded):
-        expanded = os.path.join(cwd, expanded) if cwd else os.path.join("/__cwd__", expanded)
-    resolved = os.path.normpath(expanded)
-    if resolved.startswith("//"):
-        resolved = "/" + resolved.lstrip("/")
-    if cwd is None and resolved.startswith("/__cwd__"):
-        return _Place(text, resolved.replace("/__cwd__", ".", 1), None)
-    return _Place(text, resolved, cwd)
+    @property
+    def expands(self) -> bool:
+        return bool(_EXPANSION.search(self.raw.replace("$HOME", "").replace("${HOME}", "")))
 
 
-def _judge_write(place: _Place, findings: _Findings, verb: str = "writes", generic: bool = True) -> None:
-    """What writing (or creating, truncating) ``place`` means; ``generic`` adds a plain
-    "writes files" reason for an ordinary place inside the working directory."""
-    if place.raw in _HARMLESS_DEVICES or place.resolved in _HARMLESS_DEVICES:
+def _judge_read(place: _Place, findings: _Findings) -> None:
+    """Reading is safe anywhere, except a secret's content (it lands in the agent's context)."""
+    if place.harmless:
+        return
+    if place.secret and not place.use.listing:
+        findings.add(DESTRUCTIVE, "reads a secrets file (key, credentials or token) into the agent's context")
+
+
+def _judge_write(place: _Place, findings: _Findings, verb: str = "writes") -> None:
+    if place.harmless:
         return
     if place.raw_device:
         findings.add(DESTRUCTIVE, "writes to a raw disk device")
     elif place.startup:
-        findings.add(DESTRUCTIVE, "changes shell startup or login files")
+        findings.add(DESTRUCTIVE, "changes startup, login or scheduling files (persistence)")
     elif place.secret:
         findings.add(DESTRUCTIVE, f"{verb} a secrets or key file")
-    elif place.system:
-        findings.add(DESTRUCTIVE, "writes to system files")
     elif place.git_internals:
         findings.add(DESTRUCTIVE, "writes inside .git (hooks, config, history)")
-    elif place.outside:
-        findings.add(MODERATE, "writes outside the working directory")
-    elif generic:
-        findings.add(MODERATE, f"{verb} files")
+    elif place.temp:
+        findings.add(MODERATE, "writes scratch files in the temp directory")
+    elif place.system:
+        findings.add(DESTRUCTIVE, "writes to system files")
+    elif not place.inside:
+        findings.add(DESTRUCTIVE, "writes outside the working directory")
+    else:
+        findings.add(MODERATE, f"{verb} files in the working directory")
 
 
-def _judge_delete(place: _Place, findings: _Findings, recursive: bool) -> None:
-    before = len(findings.items)
-    if place.is_root_or_home or place.raw.rstrip("/") in ("", "*", "/*", "~/*", ".", "..") and recursive:
+def _judge_delete(place: _Place, findings: _Findings) -> None:
+    recursive = place.use.recursive
+    raw = place.raw.rstrip("/")
+    whole = raw in ("", "*", ".", "..", "./*", ".*") or place.is_workspace
+    if place.harmless:
+        return
+    if place.is_root_or_home or (recursive and whole) or (whole and raw in ("*", "./*")):
         findings.add(DESTRUCTIVE, "deletes the home, root or whole working directory")
-    if recursive:
-        findings.add(DESTRUCTIVE, "deletes recursively")
-    if place.outside or place.system:
-        findings.add(DESTRUCTIVE, "deletes outside the working directory")
-    elif place.git_internals:
-        findings.add(DESTRUCTIVE, "deletes inside .git")
+    elif place.git_internals or raw.endswith(".git") or place.resolved.endswith("/.git"):
+        findings.add(DESTRUCTIVE, "deletes inside .git (history)")
     elif place.secret or place.startup:
         findings.add(DESTRUCTIVE, "deletes a key, secrets or startup file")
-    elif len(findings.items) == before:
-        findings.add(MODERATE, "deletes files")
+    elif place.temp:
+        findings.add(MODERATE, "deletes scratch files in the temp directory")
+    elif not place.inside or place.system:
+        findings.add(DESTRUCTIVE, "deletes outside the working directory")
+    elif recursive and "$" in raw:
+        findings.add(DESTRUCTIVE, "deletes recursively a path named by a variable")
+    elif recursive:
+        # Even build output: what sits in a deleted tree is not known, and nothing brings it back.
+        findings.add(DESTRUCTIVE, "deletes recursively")
+    else:
+        findings.add(MODERATE, "deletes files in the working directory")
 
 
-def _judge_read(place: _Place, findings: _Findings) -> None:
-    if place.raw in _HARMLESS_DEVICES or place.resolved in _HARMLESS_DEVICES or place.raw.startswith("<("):
-        return
-    if place.secret or place.resolved in ("/etc/shadow", "/etc/gshadow", "/etc/sudoers"):
-        findings.add(DESTRUCTIVE, "reads a secrets file")
-    elif place.outside and place.cwd is not None:
-        findings.add(MODERATE, "reads outside the working directory")
+def _judge_use(use: PathUse, workspace: str | None, findings: _Findings) -> None:
+    place = _Place(use, workspace)
+    if use.operation == "read":
+        _judge_read(place, findings)
+    elif use.operation == "write":
+        _judge_write(place, findings)
+    else:
+        _judge_delete(place, findings)
 
 
-# -- hidden characters ---------------------------------------------------------------------------
+# -- hidden characters -------------------------------------------------------------------------
 
-_BIDI = re.compile("[\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c]")
-_INVISIBLE = re.compile("[\u200b-\u200d\u2060\ufeff\u00ad\u180e]")
-_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-_LONG_SPACES = re.compile(r"[ \t]{40,}\S")
+_HIDDEN_REASONS = {
+    "bidi": "contains a bidi override (text reads differently than it runs)",
+    "zero_width": "contains zero-width characters",
+    "odd_space": "contains look-alike spaces",
+    "escape": "contains terminal escape sequences",
+    "control": "contains control characters",
+    "spaces": "hides a tail after a long run of spaces",
+}
 
 
-def _hidden(text: str, findings: _Findings, in_command: bool) -> None:
-    level = DESTRUCTIVE if in_command else MODERATE
-    if _BIDI.search(text):
-        findings.add(level, "contains a bidi override (text reads differently than it runs)")
-    if _INVISIBLE.search(text):
-        findings.add(level, "contains zero-width characters")
-    if "\x1b" in text:
-        findings.add(level, "contains terminal escape sequences")
-    elif _CONTROL.search(text.replace("\r\n", "\n")) and in_command:
-        findings.add(level, "contains control characters")
-    if in_command and _LONG_SPACES.search(text):
-        findings.add(level, "hides a tail after a long run of spaces")
+def _hidden(found: Iterable[Hidden], reading: CallReading, findings: _Findings) -> None:
+    """In a command, what could hide code is destructive (the person cannot see what runs); a
+    zero-width character inside a quoted message, or anything in a file's text, is moderate."""
+    shell_keys = {run.key for run in reading.commands}
+    for item in found:
+        in_command = item.where in shell_keys
+        if in_command and (item.kind != "zero_width" or item.in_code):
+            findings.add(DESTRUCTIVE, _HIDDEN_REASONS[item.kind])
+        elif item.kind != "spaces" or in_command:
+            findings.add(MODERATE, _HIDDEN_REASONS[item.kind] + (f" ({item.where})" if not in_command else ""))
 
 
 def _lookalike(name: str) -> bool:
@@ -256,23 +301,29 @@ READ_ONLY_COMMANDS = frozenset({
     "whereis", "type", "whoami", "id", "date", "cal", "uname", "hostname", "tree", "du", "df", "ps", "top", "htop",
     "free", "uptime", "true", "false", "test", "[", "[[", "basename", "dirname", "realpath", "readlink", "cut", "tr",
     "column", "jq", "yq", "awk", "sed", "nl", "od", "xxd", "hexdump", "strings", "md5sum", "sha1sum", "sha256sum",
-    "sha512sum", "cksum", "seq", "sleep", "env", "printenv", "locale", "man", "help", "tldr", "history", "lsof",
-    "tac", "rev", "fold", "fmt", "expand", "paste", "join", "look", "getconf", "nproc", "arch", "lscpu", "lsblk",
-    "ping", "cd", "pushd", "popd", "set", "export", "unset", "alias", "source", ".", "local", "read", "shift",
-    "return", "exit", "break", "continue", "wait", "jobs", "declare", "typeset", "trap", "shopt", "hash", "umask",
-    "tput", "clear", "base64", "zcat", "zless", "zgrep", "gzip", "ls-files", "numfmt", "sum", "expr", "bc",
+    "sha512sum", "cksum", "seq", "sleep", "locale", "man", "help", "tldr", "history", "lsof", "tac", "rev", "fold",
+    "fmt", "expand", "paste", "join", "look", "getconf", "nproc", "arch", "lscpu", "lsblk", "ping", "cd", "pushd",
+    "popd", "set", "export", "unset", "alias", "local", "read", "shift", "return", "exit", "break", "continue",
+    "wait", "jobs", "declare", "typeset", "trap", "shopt", "hash", "umask", "tput", "clear", "base64", "zcat",
+    "zless", "zgrep", "numfmt", "sum", "expr", "bc", "exa", "eza", "lsd", "shasum", "b2sum", "id", "groups", "w",
+    "who", "last", "dmesg", "journalctl", "ss", "netstat", "ip", "ifconfig", "lsusb", "lspci", "vmstat", "iostat",
+    "pgrep", "pstree", "getent", "dig", "nslookup", "host", "whois", "traceroute", "tracepath", "mount", "findmnt",
+    "printenv", "env", "command", "type", "compgen", "basenc", "iconv", "watch", "time", "source", ".",
 })
 NETWORK_COMMANDS = frozenset({"curl", "wget", "http", "https", "xh", "aria2c", "ssh", "scp", "sftp", "rsync", "nc",
                               "ncat", "netcat", "socat", "telnet", "ftp", "lftp", "mosh", "gh", "aws", "gcloud",
-                              "az", "kubectl", "helm", "terraform"})
+                              "az", "kubectl", "helm", "terraform", "gsutil", "s3cmd", "rclone"})
 FETCHERS = frozenset({"curl", "wget", "http", "https", "xh", "aria2c", "nc", "ncat", "fetch"})
 PRIVILEGE = frozenset({"sudo", "doas", "pkexec", "su", "run0"})
+MULTI_CALL = frozenset({"busybox", "toybox"})
 INTERPRETERS = {"python": ("-c",), "python2": ("-c",), "python3": ("-c",), "pypy": ("-c",), "pypy3": ("-c",),
+                "python3.11": ("-c",), "python3.12": ("-c",), "python3.13": ("-c",),
                 "node": ("-e", "--eval", "-p", "--print"), "deno": ("eval",), "bun": ("-e", "--eval"),
-                "perl": ("-e", "-E"), "ruby": ("-e",), "php": ("-r",), "lua": ("-e",), "osascript": ("-e",)}
+                "perl": ("-e", "-E"), "ruby": ("-e",), "php": ("-r",), "lua": ("-e",), "osascript": ("-e",),
+                "Rscript": ("-e",), "julia": ("-e",), "pwsh": ("-c", "-Command"), "powershell": ("-c", "-Command")}
 PACKAGE_MANAGERS = {
     "pip": ("install", "uninstall", "download"), "pip3": ("install", "uninstall", "download"),
-    "uv": ("add", "install", "sync", "remove"), "poetry": ("add", "install", "remove", "update"),
+    "uv": ("add", "install", "sync", "remove", "pip"), "poetry": ("add", "install", "remove", "update"),
     "npm": ("install", "i", "add", "ci", "uninstall", "remove", "update", "exec"), "npx": ("*",),
     "pnpm": ("add", "install", "i", "remove", "update", "dlx"), "yarn": ("add", "install", "remove", "dlx"),
     "bun": ("add", "install", "remove", "x"), "bunx": ("*",), "cargo": ("install", "add"), "gem": ("install",),
@@ -281,128 +332,334 @@ PACKAGE_MANAGERS = {
     "pacman": ("-S", "-R", "-Syu", "-Rns"), "brew": ("install", "uninstall", "upgrade"), "snap": ("install",),
     "conda": ("install", "create", "remove"), "pipx": ("install", "run"), "composer": ("require", "install"),
 }
+PUBLISHERS: dict[str, tuple[str, ...]] = {
+    "npm": ("publish", "unpublish", "deprecate", "dist-tag add", "dist-tag rm", "owner add", "access"), "pnpm": ("publish",), "yarn": ("publish", "npm publish"),
+    "bun": ("publish",), "twine": ("upload",), "cargo": ("publish", "yank"), "gem": ("push", "yank"),
+    "poetry": ("publish",), "uv": ("publish",), "flit": ("publish",), "hatch": ("publish",), "docker": ("push",),
+    "podman": ("push",), "helm": ("push",), "dotnet": ("nuget push",), "mvn": ("deploy",), "gradle": ("publish",),
+    "gh": ("release create", "release upload", "repo create", "gist create", "pr merge", "repo delete",
+           "release delete"), "vsce": ("publish",), "ovsx": ("publish",), "pdm": ("publish",), "jf": ("rt upload",),
+}
 _INLINE_DELETE = re.compile(r"rmtree|os\.remove|os\.unlink|\.unlink\(|os\.rmdir|removedirs|fs\.rm|rmSync|unlinkSync"
-                            r"|rimraf|File\.delete|FileUtils\.rm|rm_rf|\brm\s+-[a-zA-Z]*r")
-_INLINE_SHELL = re.compile(r"os\.system|subprocess|child_process|execSync|spawnSync|\bsystem\s*\(|popen|`[^`]+`")
-_INLINE_NETWORK = re.compile(r"urllib|requests\.|http\.client|socket\.|fetch\(|https?://|LWP::|Net::HTTP|axios")
-_INLINE_WRITE = re.compile(r"open\([^)]*['\"][wa]|write_text|write_bytes|writeFile|\.write\(|File\.write")
+                            r"|rimraf|File\.delete|FileUtils\.rm|rm_rf|\bunlink\b|\brmdir\b|\brm\s+-[a-zA-Z]*r"
+                            r"|Remove-Item|\.delete\(\)|truncate\(|Deno\.remove|fs\.promises\.rm|\brm\(|rmdirSync"
+                            r"|unlink_r|remove_dir_all|Files\.delete")
+_INLINE_SHELL = re.compile(r"os\.system|subprocess|child_process|execSync|spawnSync|\bspawn\(|\bexec[lv]?p?e?\(|"
+                           r"\bsystem\s*\(|popen|`[^`]+`|pty\.spawn|Runtime\.getRuntime|\bIO\.popen|%x\{|Start-Process")
+_INLINE_NETWORK = re.compile(r"urllib|requests\.|http\.client|\bsocket\b|fetch\(|https?://|LWP::|Net::HTTP|axios"
+                             r"|smtplib|ftplib|Invoke-WebRequest|IO::Socket|\bnet\.connect|\bhttp\.request")
+_INLINE_SEND = re.compile(r"requests\.(post|put|patch|delete)|\bdata\s*=|\.send(all|to)?\(|smtplib|ftplib|method\s*[=:]"
+                          r"\s*['\"](POST|PUT|PATCH|DELETE)|\bsocket\.socket|IO::Socket|net\.connect|\.connect\(\(|"
+                          r"Invoke-RestMethod|-Method\s+(Post|Put)|curl_exec")
+_INLINE_DECODE = re.compile(r"\b(exec|eval|compile)\s*\(|__import__|base64|b64decode|marshal\.loads|zlib\.decompress"
+                            r"|codecs\.decode|\bFunction\(|fromCharCode|pickle\.loads")
+_INLINE_WRITE = re.compile(r"open\([^)]*['\"][wa+]|write_text|write_bytes|writeFile|\.write\(|File\.write|shutil\.(copy"
+                           r"|move)|os\.rename|os\.replace|os\.makedirs|mkdir")
 _FORK_BOMB = re.compile(r"(\w+|:)\s*\(\s*\)\s*\{\s*\1\s*\|\s*\1\s*&\s*\}")
+_DRY_RUN_FLAGS = frozenset({"--dry-run", "--dry_run", "--dryrun", "--simulate", "--just-print", "--recon",
+                            "--what-if", "--check", "--noop", "--no-act", "--list-only"})
+_DRY_RUN_SHORT = {"rsync": "n", "make": "n", "apt-get": "s", "apt": "s", "git clean": "n", "git push": "n",
+                  "git add": "n", "git rm": "n", "git mv": "n", "cp": "", "ansible-playbook": "C", "patch": "",
+                  "terraform": ""}
+_GIT_PROGRAM_SETTINGS = re.compile(
+    r"^(core\.(sshcommand|fsmonitor|pager|editor|hookspath|askpass|gitproxy|alternaterefscommand)"
+    r"|alias\..*|(diff|merge|filter)\..*\.(command|driver|textconv|clean|smudge|process)|credential\.helper"
+    r"|sequence\.editor|gpg\.program|gpg\..*\.program|uploadpack\.packobjectshook|protocol\..*|url\..*|include\.path"
+    r"|includeif\..*)$", re.I)
+_SQL_DESTRUCTIVE = re.compile(r"\b(drop\s+(table|database|schema|index|view|user|role)|truncate\b|(to|from)\s+"
+                              r"program\b|load_extension|xp_cmdshell|into\s+(out|dump)file|alter\s+table\s+\S+"
+                              r"\s+drop|delete\s+from\s+[\w.\"`\[\]]+\s*(;|$)|update\s+[\w.\"`\[\]]+\s+set\s+(?:(?!"
+                              r"\bwhere\b).)*(;|$)|grant\s+all|drop\s+owned)", re.I | re.S)
+_SQL_CHANGE = re.compile(r"\b(insert|update|delete|create|alter|replace|merge|grant|revoke|vacuum|attach|rename)\b",
+                         re.I)
+_METADATA = re.compile(r"169\.254\.169\.254|metadata\.google\.internal|fd00:ec2::254|100\.100\.100\.200")
+_SECRET_ENV = re.compile(r"(TOKEN|SECRET|PASSWORD|PASSWD|API_?KEY|ACCESS_?KEY|PRIVATE|CREDENTIAL|AUTH)", re.I)
 
 
-def _flags(argv: Iterable[str]) -> set[str]:
-    """Short and long options: ``-rf`` gives ``{"r", "f"}``, ``--force`` gives ``{"--force"}``."""
-    out: set[str] = set()
-    for word in argv:
-        if word.startswith("--"):
-            out.add(word.split("=", 1)[0])
-        elif word.startswith("-") and len(word) > 1 and not word[1].isdigit():
-            out.update(word[1:])
-    return out
+@dataclass
+class _Line:
+    """One command line being judged: its programs, and the context they share."""
 
+    run: ShellRun
+    cwd: str | None
+    workspace: str | None
+    findings: _Findings
+    depth: int = 0
 
-def _operands(argv: tuple[str, ...]) -> list[str]:
-    out: list[str] = []
-    options_done = False
-    for word in argv[1:]:
-        if word == "--" and not options_done:
-            options_done = True
-        elif options_done or not word.startswith("-") or word == "-":
-            out.append(word)
-    return out
+    @property
+    def programs(self) -> tuple[SimpleCommand, ...]:
+        return self.run.programs
 
 
 def assess_command(command: str | list[str], cwd: str | None = None) -> RiskAssessment:
     """The risk of a shell command line (a string, or an argv list run without a shell)."""
-    findings = _Findings()
-    _command_findings(command, cwd, findings)
-    return RiskAssessment(findings.level, findings.reasons())
+    return assess("Bash", {"command": command}, cwd=cwd)
 
 
-def _command_findings(command: str | list[str] | Any, cwd: str | None, findings: _Findings, depth: int = 0) -> None:
-    if isinstance(command, list):
-        words = [str(w) for w in command]
-        if len(words) >= 3 and words[0].rsplit("/", 1)[-1] in SHELLS and words[1] in ("-c", "-lc", "-ic", "-cl"):
-            command = words[2]
-        else:
-            command = shlex.join(words)
-    if not isinstance(command, str):
-        findings.add(MODERATE, "the command is not text")
-        return
-    _hidden(command, findings, in_command=True)
-    if _FORK_BOMB.search(command):
+def _command_findings(run: ShellRun, cwd: str | None, workspace: str | None, findings: _Findings,
+                      depth: int = 0) -> None:
+    text = run.text
+    if _FORK_BOMB.search(text):
         findings.add(DESTRUCTIVE, "fork bomb (exhausts the machine)")
-    commands = split_commands(command)
-    if "((" in command and depth == 0:
+    if "((" in text and depth == 0:
         # bash reads `((...))` as arithmetic, but sh (dash) reads nested subshells and runs them:
         # what would be destructive in sh counts too (`((count++))` stays harmless).
-        as_sh = command
+        as_sh = text
         while "((" in as_sh:
             as_sh = as_sh.replace("((", "( (")
         in_sh = _Findings()
-        _command_findings(as_sh, cwd, in_sh, depth + 1)
+        _command_findings(_reparse(as_sh, run.key), cwd, workspace, in_sh, depth + 1)
         for level, reason in in_sh.items:
             if level == DESTRUCTIVE:
                 findings.add(level, reason)
-    if any(c.parse_error for c in commands):
+    if run.parse_error:
         findings.add(MODERATE, "could not be parsed cleanly; check it by eye")
+    line = _Line(run, cwd, workspace, findings, depth)
     pipelines: dict[int, list[SimpleCommand]] = {}
-    for simple in commands:
+    for simple in run.programs:
         pipelines.setdefault(simple.pipeline, []).append(simple)
-    for simple in commands:
-        _simple_findings(simple, cwd, findings, pipelines.get(simple.pipeline, []), depth, commands)
+    for simple in run.programs:
+        _simple_findings(simple, line, pipelines.get(simple.pipeline, []))
 
 
-def _simple_findings(cmd: SimpleCommand, cwd: str | None, findings: _Findings, pipeline: list[SimpleCommand],
-                     depth: int, everything: list[SimpleCommand]) -> None:
-    for redirect in cmd.redirects:
-        if redirect.writes:
-            _judge_write(_place(redirect.target, cwd), findings)
-        elif redirect.op in ("<", "0<") and redirect.target:
-            _judge_read(_place(redirect.target, cwd), findings)
+def _reparse(text: str, key: str) -> ShellRun:
+    from .shellparse import split_commands
+
+    return ShellRun(text, key, None, tuple(split_commands(text)))
+
+
+def _dry_run(cmd: SimpleCommand) -> bool:
+    argv = cmd.argv
+    if any(w.split("=", 1)[0] in _DRY_RUN_FLAGS for w in argv[1:]):
+        return True
+    name = cmd.name
+    if name == "git":
+        sub = _git_sub(argv)[0]
+        name = f"git {sub}"
+    short = _DRY_RUN_SHORT.get(name)
+    if short:
+        return short in _flags(w for w in argv[1:] if not w.startswith("--"))
+    words = [w for w in argv[1:] if not w.startswith("-")]
+    return name in ("terraform", "tofu") and words[:1] == ["plan"] and not any(w.startswith("-out") for w in argv)
+
+
+def _simple_findings(cmd: SimpleCommand, line: _Line, pipeline: list[SimpleCommand]) -> None:
+    findings, cwd, workspace = line.findings, line.cwd, line.workspace
     if any(w in PRIVILEGE for w in cmd.wrappers):
         findings.add(DESTRUCTIVE, "privilege escalation (sudo)")
-    if "xargs" in cmd.wrappers and cmd.name in ("rm", "shred", "unlink", "rmdir"):
-        findings.add(DESTRUCTIVE, "deletes many files (xargs)")
-    if cmd.construct == "-exec" and cmd.name in ("rm", "shred", "unlink", "rmdir"):
-        findings.add(DESTRUCTIVE, "deletes many files (find -exec)")
+    for redirect in cmd.redirects:
+        if "/dev/tcp/" in redirect.target or "/dev/udp/" in redirect.target:
+            findings.add(DESTRUCTIVE, "opens a raw network connection (/dev/tcp): a reverse shell or exfiltration")
     if not cmd.argv:
+        for use in command_paths(cmd, cwd):
+            _judge_use(use, workspace, findings)
         return
     name = cmd.name
+    if name in MULTI_CALL and len(cmd.argv) > 1:
+        _simple_findings(replace(cmd, argv=cmd.argv[1:], span=None), line, pipeline)
+        return
+    program = re.sub(r"^(\$HOME|\$\{HOME\})/", "~/", cmd.argv[0])
+    if "$" in program or "`" in program:
+        inner = [c for c in line.programs if c.parent == cmd.argv[0] or c.construct in ("$(", "`") and c.name in FETCHERS]
+        if any(c.name in FETCHERS for c in inner):
+            findings.add(DESTRUCTIVE, "runs a downloaded script (the program comes from curl or wget)")
+        else:
+            findings.add(DESTRUCTIVE, f"runs a program named by a variable or substitution ({cmd.argv[0]})")
+        return
     if _lookalike(name):
         findings.add(DESTRUCTIVE, f"the program name {name!r} uses non-ASCII look-alike characters")
         return
     if name in PRIVILEGE:
         findings.add(DESTRUCTIVE, "privilege escalation (sudo)")
         return
-    if name in SHELLS or name == "eval":
-        _shell_findings(cmd, cwd, findings, pipeline, depth, everything)
+    if "xargs" in cmd.wrappers and name in ("rm", "shred", "unlink", "rmdir"):
+        findings.add(DESTRUCTIVE, "deletes files named by its input (xargs)")
+    if cmd.construct == "-exec" and name in ("rm", "shred", "unlink", "rmdir"):
+        findings.add(DESTRUCTIVE, "deletes every file found (find -exec)")
+    dry = _dry_run(cmd) or _only_reads(cmd)
+    for use in command_paths(cmd, cwd):
+        if dry and use.via == name:
+            continue
+        _judge_use(use, workspace, findings)
+    if dry:
+        local = name == "helm" or name == "kubectl" and _subcommand(cmd.argv)[:1] in (["kustomize"], ["diff"],
+                                                                                   ["explain"])
+        if name in NETWORK_COMMANDS and not local and not _dry_run(cmd) and "--help" not in cmd.argv \
+                and cmd.argv[1:] != ("-h",):
+            findings.add(MODERATE, "reads over the network")
+        return
+    if any("{}" in w for w in cmd.argv[:1]) or "xargs" in cmd.wrappers and name in SHELLS and any(
+            "{}" in w for w in cmd.argv[1:]):
+        findings.add(DESTRUCTIVE, "runs commands built from its input (xargs)")
+        return
+    if name in SHELLS or name == "eval" or name in ("source", ".") and _script_feed(cmd, line, pipeline):
+        _shell_findings(cmd, line, pipeline)
+        return
+    said = " ".join(_subcommand(cmd.argv) + [w for w in cmd.argv[1:] if w.startswith("-")])
+    if any(said.startswith(verb) for verb in _CREDENTIAL_PRINTERS.get(name, ())) or name.startswith(
+            "docker-credential-") and "get" in cmd.argv:
+        findings.add(DESTRUCTIVE, "prints a credential (token or key) into the agent's context")
+        return
+    if name == "go" and _subcommand(cmd.argv)[:1] == ["clean"] and {"-modcache", "-cache", "-fuzzcache",
+                                                                    "-testcache"} & set(cmd.argv) or \
+            name in ("npm", "yarn", "pnpm") and _subcommand(cmd.argv)[:2] in (["cache", "clean"], ["store", "prune"]) \
+            or name in ("pip", "pip3") and _subcommand(cmd.argv)[:2] in (["cache", "purge"], ["cache", "remove"]):
+        findings.add(DESTRUCTIVE, "deletes a shared cache outside the working directory")
+        return
+    if name in ("npm", "pnpm", "yarn", "pip", "pip3", "poetry", "gem", "cargo") and _subcommand(cmd.argv)[:2] in (
+            ["config", "set"], ["set", "config"]) and not any("project" in w for w in cmd.argv):
+        findings.add(DESTRUCTIVE, "changes the user's package-manager settings (outside the working directory)")
+        return
+    tool, tool_argv = _launched(cmd.argv)
+    publishes = PUBLISHERS.get(tool)
+    if publishes and any(" ".join(_subcommand(tool_argv)).startswith(verb) for verb in publishes) or \
+            tool in ("docker", "podman") and "--push" in tool_argv:
+        findings.add(DESTRUCTIVE, "publishes (a release, a package or an image: cannot be taken back)")
         return
     handler = _HANDLERS.get(name)
     if handler is not None:
-        handler(cmd, cwd, findings)
+        handler(cmd, line)
         return
     if name in INTERPRETERS:
-        _interpreter_findings(cmd, findings)
+        _interpreter_findings(cmd, line)
         return
     if name in PACKAGE_MANAGERS and _package_findings(cmd, findings):
         return
     if name in NETWORK_COMMANDS:
-        _network_findings(cmd, cwd, findings)
+        _network_findings(cmd, line)
         return
     if name in READ_ONLY_COMMANDS:
-        _read_only_findings(cmd, cwd, findings)
+        _read_only_findings(cmd, line)
         return
     findings.add(MODERATE, f"runs {name}")
 
 
-def _shell_findings(cmd: SimpleCommand, cwd: str | None, findings: _Findings, pipeline: list[SimpleCommand],
-                    depth: int, everything: list[SimpleCommand]) -> None:
+# Subcommands (with their options) that print a credential.
+_CREDENTIAL_PRINTERS: dict[str, tuple[str, ...]] = {
+    "gh": ("auth token", "auth status --show-token", "auth status -t"),
+    "aws": ("configure get aws_secret_access_key", "configure get aws_session_token", "sts get-session-token",
+            "ecr get-login-password", "configure export-credentials", "codeartifact get-authorization-token"),
+    "gcloud": ("auth print-access-token", "auth print-identity-token", "auth application-default print-access-token"),
+    "az": ("account get-access-token",), "kubectl": ("config view --raw", "create token"),
+    "pass": ("show",), "op": ("read", "item get"), "vault": ("kv get", "read", "token create", "print token"),
+    "bw": ("get password", "get item"), "heroku": ("auth:token",), "doctl": ("auth token",),
+    "git": ("credential fill", "credential-store get"), "glab": ("auth token",), "npm": ("token list", "token create"),
+}
+
+
+# Programs that run another tool named by their first operand: npx vsce publish runs vsce.
+_LAUNCHERS = {"npx": 1, "bunx": 1, "uvx": 1, "pipx": 2, "pnpm": 2, "yarn": 2, "uv": 2, "poetry": 2, "hatch": 2,
+              "pdm": 2}
+
+
+def _launched(argv: tuple[str, ...]) -> tuple[str, tuple[str, ...]]:
+    """The tool a command really runs, with its words: ``python -m twine upload`` is ``twine
+    upload``, ``npx vsce publish`` is ``vsce publish``, ``./gradlew publish`` is ``gradle publish``."""
+    name = argv[0].rsplit("/", 1)[-1]
+    words = [w for w in argv[1:] if not w.startswith("-")]
+    if name in INTERPRETERS and "-m" in argv:
+        at = argv.index("-m")
+        return (argv[at + 1], argv[at + 1:]) if at + 1 < len(argv) else (name, argv)
+    if name in _LAUNCHERS and words:
+        verb_first = _LAUNCHERS[name] == 2
+        if verb_first and words[0] in ("run", "exec", "dlx", "x", "tool") and len(words) > 1:
+            return words[1], tuple(words[1:])
+        if not verb_first:
+            return words[0], tuple(words)
+    if name in ("gradlew", "mvnw"):
+        return name[:-1], argv
+    return name, argv
+
+
+_READ_ONLY_SUBCOMMANDS: dict[str, frozenset[str]] = {
+    "npm": frozenset({"ls", "list", "view", "info", "outdated", "search", "help", "config get", "root", "prefix",
+                      "explain", "why", "audit", "doctor", "version"}),
+    "pip": frozenset({"list", "show", "freeze", "check", "help", "index", "config list", "debug"}),
+    "go": frozenset({"env", "version", "list", "doc", "help", "vet"}),
+    "cargo": frozenset({"tree", "metadata", "search", "help", "version", "--version", "check"}),
+    "docker": frozenset({"ps", "images", "logs", "inspect", "version", "info", "image ls", "container ls",
+                         "volume ls", "network ls", "compose ps", "compose logs", "compose config", "compose ls",
+                         "compose images", "history", "stats", "top", "diff", "search", "system df"}),
+    "helm": frozenset({"template", "lint", "show", "list", "ls", "status", "history", "get", "version", "search",
+                       "env", "dependency list"}),
+    "kubectl": frozenset({"get", "describe", "logs", "explain", "top", "version", "api-resources", "config view",
+                          "config get-contexts", "auth can-i", "diff", "cluster-info", "kustomize"}),
+    "openssl": frozenset({"x509", "verify", "version", "dgst", "asn1parse", "ciphers", "crl", "list"}),
+    "gh": frozenset({"pr list", "pr view", "pr diff", "pr checks", "pr status", "issue list", "issue view",
+                     "run list", "run view", "repo view", "release list", "release view", "auth status", "status",
+                     "search", "browse", "workflow list", "workflow view", "api"}),
+    "twine": frozenset({"check"}), "pulumi": frozenset({"preview", "stack ls", "whoami", "about"}),
+    "tofu": frozenset({"plan", "validate", "show", "fmt -check", "version", "output"}),
+    "terraform": frozenset({"plan", "validate", "show", "version", "output"}),
+    "aws": frozenset({"sts get-caller-identity", "s3 ls", "configure list"}),
+    "ssh-keygen": frozenset(), "unzip": frozenset(), "tar": frozenset(),
+}
+_ALWAYS_READ_ONLY = frozenset({"shellcheck", "ldd", "lddtree", "readelf", "objdump", "nm", "file", "tokei", "cloc",
+                               "scc", "hadolint", "yamllint", "actionlint", "markdownlint", "codespell", "git-sizer",
+                               "pydoc", "apropos", "info", "tldr", "lsb_release", "hostnamectl", "timedatectl",
+                               "localectl", "whatis", "sw_vers", "system_profiler", "sysctl", "ulimit", "sestatus"})
+
+
+def _only_reads(cmd: SimpleCommand) -> bool:
+    """Help, version and listing forms of programs that otherwise change things."""
+    argv, name = cmd.argv, cmd.name
+    if any(w in ("--help", "--version") for w in argv[1:]) and not cmd.piped_from:
+        return True
+    if name in _ALWAYS_READ_ONLY:
+        return not (name == "sysctl" and any(w in ("-w", "--write") or "=" in w for w in argv[1:]))
+    words = [w for w in argv[1:] if not w.startswith("-")]
+    flags = _flags(argv[1:])
+    if name == "ssh-keygen":
+        return bool(flags & {"l", "y", "F", "L"}) and not flags & {"R", "p", "c"}
+    if name == "unzip":
+        return bool(flags & {"l", "v", "t", "Z"}) and "d" not in flags
+    if name == "tar":
+        mode = (words[:1] or [""])[0] if argv[1:2] and not argv[1].startswith("-") else ""
+        return "t" in mode + "".join(flags) and not {"x", "c", "r", "u"} & set(mode + "".join(flags))
+    if name == "ruff":
+        return "--no-cache" in argv and (words[:1] == ["check"] and "--fix" not in argv
+                                         or words[:1] == ["format"] and "--check" in argv)
+    if name == "gpg":
+        return False
+    if name in ("gofmt", "rustfmt", "black", "prettier", "isort", "clang-format", "shfmt"):
+        return bool({"-l", "-d", "--check", "--diff", "--list-different", "--dry-run"} & set(argv)) and not {
+            "-w", "--write", "-i"} & set(argv)
+    if name in ("nc", "ncat", "netcat"):
+        return argv[1:] == ("-h",)
+    if name == "ansible-playbook":
+        return bool({"--syntax-check", "--list-tasks", "--list-hosts", "--check", "-C"} & set(argv))
+    if name in ("pip", "pip3"):
+        return bool(words) and words[0] in _READ_ONLY_SUBCOMMANDS["pip"]
+    known = _READ_ONLY_SUBCOMMANDS.get(name)
+    if not known or not words:
+        return False
+    two = " ".join(words[:2])
+    if name == "gh" and words[0] == "api":
+        return not re.search(r"-X\s*(DELETE|PUT|PATCH|POST)|--method|-f\b|-F\b|--field|--input", " ".join(argv))
+    if name == "terraform" and words[0] == "plan" and any(w.startswith("-out") for w in argv):
+        return False
+    return words[0] in known or two in known
+
+
+def _script_feed(cmd: SimpleCommand, line: _Line, pipeline: list[SimpleCommand]) -> bool:
+    """Whether ``source`` / an interpreter reads its code from a pipe or ``<(...)``."""
+    operands = _operands(cmd.argv)
+    return bool(operands and (operands[0].startswith("<(") or operands[0] in ("-", "/dev/stdin"))
+                or not operands and cmd.piped_from)
+
+
+def _subcommand(argv: tuple[str, ...]) -> list[str]:
+    return [w for w in argv[1:] if not w.startswith("-")][:2]
+
+
+def _shell_findings(cmd: SimpleCommand, line: _Line, pipeline: list[SimpleCommand]) -> None:
     """A shell reading a script from stdin or ``<(...)``: what feeds it decides."""
+    findings = line.findings
     if any(w in ("-c",) for w in cmd.argv[1:2]) or cmd.name == "eval":
         return  # the inner script was already split into its own commands
     operands = _operands(cmd.argv)
     if operands and operands[0].startswith("<("):
-        feeders = [c for c in everything if c.construct == "<(" and c.parent == cmd.argv[0]]
+        feeders = [c for c in line.programs if c.construct == "<(" and c.parent in (cmd.argv[0], cmd.name)]
         if any(c.name in FETCHERS for c in feeders):
             findings.add(DESTRUCTIVE, "pipes a download into a shell")
         else:
@@ -417,245 +674,347 @@ def _shell_findings(cmd: SimpleCommand, cwd: str | None, findings: _Findings, pi
             findings.add(DESTRUCTIVE, "pipes a download into a shell")
             return
         bodies = [r.body for c in sources for r in c.redirects if r.body]
-        if bodies and depth < 3:
+        if bodies and line.depth < 3:
             for body in bodies:
-                _command_findings(body, cwd, findings, depth + 1)
+                _command_findings(_reparse(body, line.run.key), line.cwd, line.workspace, findings, line.depth + 1)
             return
         findings.add(DESTRUCTIVE, "pipes unseen text into a shell")
         return
     findings.add(MODERATE, f"starts a {cmd.name} shell")
 
 
-def _rm(cmd: SimpleCommand, cwd: str | None, findings: _Findings) -> None:
-    flags = _flags(cmd.argv[1:])
-    recursive = bool(flags & {"r", "R", "--recursive"})
-    targets = _operands(cmd.argv) or ["(stdin)"]
-    if cmd.name == "rmdir":
-        recursive = False
-    for target in targets:
-        _judge_delete(_place(target, cwd), findings, recursive)
+def _rm(cmd: SimpleCommand, line: _Line) -> None:
+    if not _operands(cmd.argv) and not cmd.piped_from:
+        return
     if cmd.name == "shred":
-        findings.add(DESTRUCTIVE, "overwrites files beyond recovery")
-    if {"f", "--force"} & flags and not recursive and findings.level == MODERATE:
-        findings.add(MODERATE, "deletes without asking (-f)")
+        line.findings.add(DESTRUCTIVE, "overwrites files beyond recovery")
+    if not _operands(cmd.argv):
+        line.findings.add(DESTRUCTIVE, "deletes files named by its input")
 
 
-def _find(cmd: SimpleCommand, cwd: str | None, findings: _Findings) -> None:
+def _find(cmd: SimpleCommand, line: _Line) -> None:
     argv = cmd.argv
     if "-delete" in argv:
-        findings.add(DESTRUCTIVE, "deletes recursively (find -delete)")
-        for root in _operands(argv)[:1]:
-            place = _place(root, cwd)
-            if place.outside or place.is_root_or_home:
-                findings.add(DESTRUCTIVE, "deletes outside the working directory")
+        line.findings.add(MODERATE, "deletes the files it finds (find -delete)")
     for action in ("-exec", "-execdir", "-ok", "-okdir"):
         if action in argv:
-            findings.add(MODERATE, "runs a command on every file found")
+            line.findings.add(MODERATE, "runs a command on every file found")
     for action in ("-fprint", "-fprintf", "-fls"):
         if action in argv:
-            findings.add(MODERATE, "writes files")
+            line.findings.add(MODERATE, "writes files")
 
 
-def _git(cmd: SimpleCommand, cwd: str | None, findings: _Findings) -> None:
-    argv = list(cmd.argv[1:])
-    while argv and argv[0] in ("-C", "-c", "--git-dir", "--work-tree"):
-        argv = argv[2:]
-    while argv and argv[0].startswith("-"):
-        argv = argv[1:]
-    sub = argv[0] if argv else ""
-    rest = argv[1:]
+def _git_sub(argv: tuple[str, ...]) -> tuple[str, list[str], list[str]]:
+    """``(subcommand, its words, the -c settings)`` of a git command line."""
+    words = list(argv[1:])
+    settings: list[str] = []
+    while words and words[0].startswith("-"):
+        if words[0] in ("-C", "-c", "--git-dir", "--work-tree", "--namespace") and len(words) > 1:
+            if words[0] == "-c":
+                settings.append(words[1])
+            words = words[2:]
+        else:
+            if words[0].startswith("--config-env"):
+                settings.append(words[0].split("=", 1)[-1])
+            words = words[1:]
+    return (words[0] if words else ""), words[1:], settings
+
+
+def _git(cmd: SimpleCommand, line: _Line) -> None:
+    findings = line.findings
+    sub, rest, settings = _git_sub(cmd.argv)
+    if any(_GIT_PROGRAM_SETTINGS.match(s.split("=", 1)[0]) and not (
+            s.lower().startswith("alias.") and not s.split("=", 1)[-1].startswith("!")) for s in settings):
+        findings.add(DESTRUCTIVE, "sets a git option that runs a program (git -c)")
     flags = _flags(rest)
     if sub in ("status", "log", "diff", "show", "blame", "rev-parse", "ls-files", "ls-tree", "describe", "shortlog",
-               "grep", "reflog", "cat-file", "whatchanged", "name-rev", "help", "version", "", "check-ignore"):
+               "grep", "reflog", "cat-file", "whatchanged", "name-rev", "help", "version", "", "check-ignore",
+               "rev-list", "for-each-ref", "show-ref", "merge-base", "count-objects", "fsck", "verify-commit",
+               "range-diff", "cherry", "show-branch", "ls-remote", "var", "check-attr", "bugreport"):
+        if sub == "ls-remote":
+            findings.add(MODERATE, "network access")
         return
     if sub == "push":
-        forced = flags & {"f", "--force", "--force-with-lease", "--force-if-includes", "--mirror", "--delete", "d"} \
-            or any(r.startswith("+") or r.startswith(":") for r in _operands(("push", *rest)))
+        operands = _operands(("push", *rest))
+        forced = flags & {"f", "--force", "--force-with-lease", "--force-if-includes", "--mirror", "--delete", "d",
+                          "--prune"} or any(r.startswith("+") or r.startswith(":") for r in operands[1:])
         if forced:
             findings.add(DESTRUCTIVE, "force-pushes or deletes remote history")
+        remote = operands[0] if operands else None
+        if remote and (re.match(r"[a-z]+://|[\w.-]+@[\w.-]+:", remote) or _added_remote(line, remote)):
+            findings.add(DESTRUCTIVE, f"pushes to a remote added or named on the spot ({remote})")
         findings.add(MODERATE, "publishes commits (network access)")
     elif sub == "clean" and flags & {"f", "--force"}:
         findings.add(DESTRUCTIVE, "deletes untracked files (git clean)" + (" including ignored ones" if "x" in flags
                                                                               or "X" in flags else ""))
     elif sub == "reset" and "--hard" in rest:
         findings.add(DESTRUCTIVE, "discards uncommitted changes (reset --hard)")
-    elif sub in ("checkout", "restore") and ("--" in rest and "." in rest or "." in rest or flags & {"f", "--force"}
-                                             or sub == "restore" and "--staged" not in rest):
+    elif sub in ("checkout", "restore", "switch") and (
+            "." in rest or flags & {"f", "--force", "--discard-changes"} or "--" in rest and sub == "checkout"
+            or sub == "restore" and ("--staged" not in rest and "S" not in flags or flags & {"W", "--worktree"})):
         findings.add(DESTRUCTIVE, "discards uncommitted changes")
     elif sub == "branch" and flags & {"D", "d", "--delete"}:
-        findings.add(DESTRUCTIVE if "D" in flags else MODERATE, "deletes a branch")
+        findings.add(DESTRUCTIVE if "D" in flags or "--force" in flags else MODERATE, "deletes a branch")
     elif sub == "stash" and rest[:1] in (["drop"], ["clear"]):
         findings.add(DESTRUCTIVE, "throws away stashed changes")
+    elif sub == "stash" and rest[:1] in (["list"], ["show"]):
+        return
     elif sub in ("filter-branch", "filter-repo") or sub == "rebase" and flags & {"i", "--interactive"}:
         findings.add(DESTRUCTIVE, "rewrites history")
-    elif sub in ("fetch", "pull", "clone", "ls-remote", "submodule"):
+    elif sub == "update-ref" and "-d" in rest or sub == "reflog" and rest[:1] in (["expire"], ["delete"]) or \
+            sub == "gc" and any(w.startswith("--prune=now") for w in rest):
+        findings.add(DESTRUCTIVE, "deletes history (refs or unreachable commits)")
+    elif sub == "config":
+        _git_config(rest, findings)
+    elif sub == "submodule" and rest[:1] in (["status"], ["summary"], []):
+        return
+    elif sub in ("fetch", "pull", "clone", "submodule"):
         findings.add(MODERATE, "network access")
         if sub == "pull":
             findings.add(MODERATE, "changes the working tree")
-    elif sub == "branch" and not rest or sub in ("branch", "tag", "remote", "config") and flags & {"l", "v", "--list"}:
+    elif sub in ("branch", "tag", "remote", "worktree", "notes") and (
+            not rest or flags & ({"l", "--list", "-vv", "--verbose", "--contains", "--merged", "--no-merged",
+                                  "--show-current", "v"} | ({"a", "r", "--all", "--remotes"} if sub == "branch"
+                                                            else set())) or rest[:1] in (["list"], ["show"], ["get-url"])):
         return
-    elif sub == "config" and ("--get" in rest or len(rest) == 1):
+    elif sub == "worktree" and rest[:1] == ["add"]:
+        words = [w for i, w in enumerate(rest[1:], 1) if not w.startswith("-") and rest[i - 1] not in ("-b", "-B",
+                                                                                                     "--reason")]
+        for target in words[:1]:
+            _judge_write(_Place(PathUse(target, _resolve(target, line.cwd), "write", recursive=True), line.workspace),
+                         findings, "creates")
+        findings.add(MODERATE, "adds a worktree")
+    elif sub == "apply" and flags & {"--stat", "--check", "--numstat", "--summary"} and "--apply" not in flags:
         return
+
     else:
         findings.add(MODERATE, f"changes the repository (git {sub})")
 
 
-def _chmod(cmd: SimpleCommand, cwd: str | None, findings: _Findings) -> None:
+def _git_config(rest: list[str], findings: _Findings) -> None:
+    read = {"--get", "--get-all", "--get-regexp", "--list", "-l", "--show-origin", "--name-only", "get", "list"}
+    if any(w in read for w in rest) or len([w for w in rest if not w.startswith("-")]) <= 1 \
+            and not any(w in ("--unset", "--unset-all", "--remove-section") for w in rest):
+        return
+    keys = [w for w in rest if not w.startswith("-")]
+    at = 1 if keys and keys[0] in ("set", "unset") else 0
+    key = keys[at] if len(keys) > at else ""
+    value = keys[at + 1] if len(keys) > at + 1 else ""
+    runs_git_only = key.lower().startswith("alias.") and not value.lstrip().startswith("!")
+    if _GIT_PROGRAM_SETTINGS.match(key) and not runs_git_only:
+        findings.add(DESTRUCTIVE, f"sets a git option that runs a program ({key}): persistence")
+    elif "--global" in rest or "--system" in rest:
+        findings.add(DESTRUCTIVE, "changes git settings for every repository (outside the working directory)")
+    else:
+        findings.add(MODERATE, "changes the repository's git settings")
+
+
+def _added_remote(line: _Line, remote: str) -> bool:
+    for other in line.programs:
+        if other.name == "git":
+            sub, rest, _ = _git_sub(other.argv)
+            if sub == "remote" and rest[:2] == ["add", remote] or sub == "remote" and rest[:1] == ["add"] \
+                    and remote in rest:
+                return True
+    return False
+
+
+def _chmod(cmd: SimpleCommand, line: _Line) -> None:
     flags = _flags(cmd.argv[1:])
     operands = _operands(cmd.argv)
     mode = operands[0] if operands else ""
-    targets = operands[1:]
+    targets = [_Place(u, line.workspace) for u in command_paths(cmd, line.cwd) if u.via == cmd.name]
     recursive = bool(flags & {"R", "--recursive"})
     wide = bool(re.fullmatch(r"0?[0-7]?7[0-7]7", mode) or re.search(r"(a|o)\+[rwx]*w|^\+?[rwx]*w", mode)
                 and ("o" in mode or "a" in mode))
-    places = [_place(t, cwd) for t in targets]
     if wide:
-        findings.add(DESTRUCTIVE if recursive or any(p.outside or p.system for p in places) else MODERATE,
-                     "makes files writable by everyone")
-    if recursive and any(p.is_root_or_home or p.system for p in places):
-        findings.add(DESTRUCTIVE, f"changes ownership or permissions of system or home files ({cmd.name} -R)")
-    elif any(p.system for p in places):
-        findings.add(DESTRUCTIVE, "changes permissions of system files")
+        line.findings.add(DESTRUCTIVE if recursive or any(not p.inside or p.system for p in targets) else MODERATE,
+                          "makes files writable by everyone")
+    if recursive and any(p.is_root_or_home or p.system for p in targets):
+        line.findings.add(DESTRUCTIVE, f"changes ownership or permissions of system or home files ({cmd.name} -R)")
     elif re.search(r"[ugoa]*\+[rwx]*s|^[0-7]?[4-7][0-7]{3}$", mode) and cmd.name == "chmod":
-        findings.add(DESTRUCTIVE, "sets a setuid/setgid bit")
-    findings.add(MODERATE, "changes file permissions" if cmd.name == "chmod" else "changes file ownership")
+        line.findings.add(DESTRUCTIVE, "sets a setuid/setgid bit")
+    line.findings.add(MODERATE, "changes file permissions" if cmd.name == "chmod" else "changes file ownership")
 
 
-def _dd(cmd: SimpleCommand, cwd: str | None, findings: _Findings) -> None:
-    for word in cmd.argv[1:]:
-        if word.startswith("of="):
-            _judge_write(_place(word[3:], cwd), findings)
-        elif word.startswith("if="):
-            _judge_read(_place(word[3:], cwd), findings)
+def _no_op(cmd: SimpleCommand, line: _Line) -> None:
+    """Programs whose whole effect is the paths they touch (judged already)."""
 
 
-def _disk(cmd: SimpleCommand, cwd: str | None, findings: _Findings) -> None:
-    findings.add(DESTRUCTIVE, "formats or repartitions a disk")
+def _disk(cmd: SimpleCommand, line: _Line) -> None:
+    line.findings.add(DESTRUCTIVE, "formats or repartitions a disk")
 
 
-def _power(cmd: SimpleCommand, cwd: str | None, findings: _Findings) -> None:
-    findings.add(DESTRUCTIVE, "shuts down or reboots the machine")
+def _power(cmd: SimpleCommand, line: _Line) -> None:
+    line.findings.add(DESTRUCTIVE, "shuts down or reboots the machine")
 
 
-def _kill(cmd: SimpleCommand, cwd: str | None, findings: _Findings) -> None:
+def _kill(cmd: SimpleCommand, line: _Line) -> None:
     operands = _operands(cmd.argv)
     if cmd.name == "kill" and any(o in ("1", "-1") for o in operands) or "-1" in cmd.argv[1:]:
-        findings.add(DESTRUCTIVE, "kills every process (or init)")
-    findings.add(MODERATE, "stops processes")
+        line.findings.add(DESTRUCTIVE, "kills every process (or init)")
+    line.findings.add(MODERATE, "stops processes")
 
 
-def _copy_move(cmd: SimpleCommand, cwd: str | None, findings: _Findings) -> None:
+def _copy_move(cmd: SimpleCommand, line: _Line) -> None:
     operands = _operands(cmd.argv)
-    flags = _flags(cmd.argv[1:])
-    if "t" in flags or "--target-directory" in flags:
-        destination = next((cmd.argv[i + 1] for i, w in enumerate(cmd.argv[:-1]) if w in ("-t",)), None)
-        sources = operands
+    if cmd.name == "mv" and operands[-1:] == ["/dev/null"]:
+        line.findings.add(DESTRUCTIVE, "moves files into /dev/null (deletes them)")
+    if cmd.name == "mv" and any(_Place(u, line.workspace).is_root_or_home for u in command_paths(cmd, line.cwd)):
+        line.findings.add(DESTRUCTIVE, "moves system or home directories")
+    line.findings.add(MODERATE, "moves files" if cmd.name == "mv" else "copies files")
+
+
+def _truncate(cmd: SimpleCommand, line: _Line) -> None:
+    sizes = [cmd.argv[i + 1] for i, w in enumerate(cmd.argv[:-1]) if w in ("-s", "--size")]
+    sizes += [w.split("=", 1)[1] for w in cmd.argv if w.startswith("--size=")]
+    if any(re.fullmatch(r"[<%/]?0+[KMGTPkmgtp]?B?", size) or size.startswith("-") for size in sizes):
+        line.findings.add(DESTRUCTIVE, "empties files (truncate: the content is lost)")
     else:
-        destination = operands[-1] if len(operands) >= 2 else None
-        sources = operands[:-1]
-    for source in sources:
-        place = _place(source, cwd)
-        _judge_read(place, findings)
-        if cmd.name == "mv" and (place.is_root_or_home or place.system):
-            findings.add(DESTRUCTIVE, "moves system or home directories")
-    if destination == "/dev/null":
-        findings.add(DESTRUCTIVE, "moves files into /dev/null (deletes them)")
-    elif destination is not None:
-        _judge_write(_place(destination, cwd), findings, "writes", generic=False)
-    findings.add(MODERATE, "moves files" if cmd.name == "mv" else "copies files")
+        line.findings.add(MODERATE, "resizes files (truncate)")
 
 
-def _truncate(cmd: SimpleCommand, cwd: str | None, findings: _Findings) -> None:
-    findings.add(DESTRUCTIVE, "empties files (truncate)")
-    for target in _operands(cmd.argv):
-        _judge_write(_place(target, cwd), findings)
-
-
-def _writers(cmd: SimpleCommand, cwd: str | None, findings: _Findings) -> None:
-    """Programs whose operands are files they write: tee, touch, mkdir, ln, install."""
-    for target in _operands(cmd.argv)[-1:] if cmd.name in ("ln", "install") else _operands(cmd.argv):
-        _judge_write(_place(target, cwd), findings)
+def _writers(cmd: SimpleCommand, line: _Line) -> None:
     if cmd.name == "mkdir":
-        findings.add(MODERATE, "creates directories")
+        line.findings.add(MODERATE, "creates directories")
 
 
-def _sed(cmd: SimpleCommand, cwd: str | None, findings: _Findings) -> None:
+def _sed(cmd: SimpleCommand, line: _Line) -> None:
     if any(w == "-i" or w.startswith("-i") or w.startswith("--in-place") for w in cmd.argv[1:]):
-        for target in _operands(cmd.argv)[1:]:
-            _judge_write(_place(target, cwd), findings, "edits")
-        findings.add(MODERATE, "edits files in place")
-    else:
-        _read_only_findings(cmd, cwd, findings)
+        line.findings.add(MODERATE, "edits files in place")
+    elif re.search(r"(^|;|\s)[0-9,$]*\s*(w|e)\s|\be\b", " ".join(cmd.argv[1:2])):
+        line.findings.add(MODERATE, "sed program writes files or runs commands")
 
 
-def _crontab(cmd: SimpleCommand, cwd: str | None, findings: _Findings) -> None:
+def _crontab(cmd: SimpleCommand, line: _Line) -> None:
     if "-r" in cmd.argv:
-        findings.add(DESTRUCTIVE, "deletes every scheduled job (crontab -r)")
-    elif len(cmd.argv) > 1 and "-l" not in cmd.argv:
-        findings.add(DESTRUCTIVE, "installs scheduled jobs (persistence)")
+        line.findings.add(DESTRUCTIVE, "deletes every scheduled job (crontab -r)")
+    elif "-l" not in cmd.argv:
+        line.findings.add(DESTRUCTIVE, "installs scheduled jobs (persistence)")
 
 
-def _systemctl(cmd: SimpleCommand, cwd: str | None, findings: _Findings) -> None:
+def _systemctl(cmd: SimpleCommand, line: _Line) -> None:
     verbs = [w for w in cmd.argv[1:] if not w.startswith("-")]
     verb = verbs[0] if verbs else ""
-    if verb in ("status", "list-units", "list-unit-files", "show", "cat", "is-active", "is-enabled", ""):
+    if verb in ("status", "list-units", "list-unit-files", "show", "cat", "is-active", "is-enabled", "list-timers",
+                "is-failed", "list-sockets", "list-dependencies", ""):
         return
     if verb in ("poweroff", "reboot", "halt", "kexec", "suspend", "hibernate"):
-        findings.add(DESTRUCTIVE, "shuts down or reboots the machine")
+        line.findings.add(DESTRUCTIVE, "shuts down or reboots the machine")
+    elif verb in ("enable", "link", "edit", "set-property", "preset", "add-wants", "add-requires"):
+        line.findings.add(DESTRUCTIVE, "installs or changes services that start by themselves (persistence)")
     elif verb in ("mask", "disable", "stop", "kill"):
-        findings.add(DESTRUCTIVE if "--user" not in cmd.argv else MODERATE, "stops or disables services")
+        line.findings.add(DESTRUCTIVE if "--user" not in cmd.argv else MODERATE, "stops or disables services")
     else:
-        findings.add(MODERATE, "changes services")
+        line.findings.add(MODERATE, "changes services")
 
 
-def _docker(cmd: SimpleCommand, cwd: str | None, findings: _Findings) -> None:
+def _docker(cmd: SimpleCommand, line: _Line) -> None:
     words = [w for w in cmd.argv[1:] if not w.startswith("-")]
     sub = " ".join(words[:2])
     if words[:1] in (["rm"], ["rmi"]) or sub in ("system prune", "volume rm", "volume prune", "image prune",
-                                                   "container prune", "network rm", "compose down"):
-        findings.add(DESTRUCTIVE, "deletes containers, images or volumes")
-    elif words[:1] in (["ps"], ["images"], ["logs"], ["inspect"], ["version"], ["info"]):
+                                                   "container prune", "network rm", "image rm",
+                                                   "container rm", "builder prune"):
+        line.findings.add(DESTRUCTIVE, "deletes containers, images or volumes")
+    elif sub == "compose down":
+        if {"-v", "--volumes", "--rmi"} & set(cmd.argv):
+            line.findings.add(DESTRUCTIVE, "deletes the stack's volumes (their data) or images")
+        else:
+            line.findings.add(MODERATE, "stops and removes containers (volumes kept)")
+    elif words[:1] in (["ps"], ["images"], ["logs"], ["inspect"], ["version"], ["info"]) or sub in (
+            "image ls", "container ls", "volume ls", "network ls", "compose ps", "compose logs"):
         return
-    elif "--privileged" in cmd.argv or any("/:/" in w or w.startswith("/:") for w in cmd.argv):
-        findings.add(DESTRUCTIVE, "runs a privileged container or mounts the host root")
+    elif "--privileged" in cmd.argv or any("/:/" in w or w.startswith("/:") or "docker.sock" in w for w in cmd.argv):
+        line.findings.add(DESTRUCTIVE, "runs a privileged container or mounts the host root")
     else:
-        findings.add(MODERATE, f"runs {cmd.name} {words[0] if words else ''}".strip())
+        line.findings.add(MODERATE, f"runs {cmd.name} {words[0] if words else ''}".strip())
 
 
-def _sql(cmd: SimpleCommand, cwd: str | None, findings: _Findings) -> None:
-    text = " ".join(cmd.argv[1:])
-    if re.search(r"\b(drop\s+(table|database|schema)|truncate\s+table|delete\s+from\s+\w+\s*(;|$))", text, re.I):
-        findings.add(DESTRUCTIVE, "drops or empties database tables")
-    findings.add(MODERATE, f"runs {cmd.name} (database access)")
+def _sql_findings(statements: Iterable[str], findings: _Findings) -> bool:
+    """Judge SQL text; returns whether there was any."""
+    any_sql = False
+    for text in statements:
+        any_sql = True
+        if _SQL_DESTRUCTIVE.search(text):
+            findings.add(DESTRUCTIVE, "drops, empties or rewrites whole database tables")
+        elif _SQL_CHANGE.search(text):
+            findings.add(MODERATE, "changes the database")
+    return any_sql
 
 
-def _interpreter_findings(cmd: SimpleCommand, findings: _Findings) -> None:
+def _sql(cmd: SimpleCommand, line: _Line) -> None:
+    statements = [cmd.argv[i + 1] for i, w in enumerate(cmd.argv[:-1]) if w in ("-c", "--command", "-e", "--execute")]
+    if cmd.name in ("sqlite3", "duckdb"):
+        statements += _operands(cmd.argv)[1:]
+    if not _sql_findings(statements, line.findings) or cmd.piped_from or cmd.name not in ("sqlite3", "duckdb"):
+        line.findings.add(MODERATE, f"runs {cmd.name} (database access)")
+
+
+def _reverse_shell(cmd: SimpleCommand, line: _Line) -> None:
+    argv = cmd.argv
+    if cmd.name in ("nc", "ncat", "netcat") and any(w in ("-e", "-c", "--exec", "--sh-exec", "--lua-exec")
+                                                    for w in argv[1:]):
+        line.findings.add(DESTRUCTIVE, "connects a shell to the network (nc -e): a reverse shell")
+    elif cmd.name == "socat" and any(re.match(r"(exec|system):", w, re.I) for w in argv[1:]):
+        line.findings.add(DESTRUCTIVE, "connects a program to the network (socat exec): a reverse shell")
+    _network_findings(cmd, line)
+
+
+def _interpreter_findings(cmd: SimpleCommand, line: _Line) -> None:
+    findings = line.findings
     options = INTERPRETERS[cmd.name]
     code = next((cmd.argv[i + 1] for i, w in enumerate(cmd.argv[:-1]) if w in options), None)
+    if code is None:
+        code = next((w.split("=", 1)[1] for w in cmd.argv[1:] if w.startswith("--eval=")), None)
+    if code is None and _operands(cmd.argv)[:1] in ([], ["-"]):
+        # python3 - <<'EOF' ... EOF: the here-document is the program, written out in the call
+        code = next((r.body if r.body is not None else r.target for r in cmd.redirects
+                     if r.op.lstrip("0123456789") in ("<<", "<<-", "<<<")), None)
     if code is None:
         modules = [cmd.argv[i + 1] for i, w in enumerate(cmd.argv[:-1]) if w == "-m"]
         if modules and modules[0] in ("http.server", "SimpleHTTPServer"):
             findings.add(MODERATE, "serves files over the network")
         elif modules and modules[0] in ("pip",):
             findings.add(MODERATE, "installs packages")
-        elif modules and modules[0] in ("pytest", "unittest", "mypy", "ruff", "black", "flake8", "pylint"):
+        elif modules and modules[0] in ("pytest", "unittest", "mypy", "ruff", "black", "flake8", "pylint", "json.tool",
+                                        "venv", "compileall", "build", "isort", "coverage", "tox", "nox"):
             findings.add(MODERATE, "runs project code or tools")
-        elif any(w in ("--version", "-V") for w in cmd.argv[1:]):
+        elif any(w in ("--version", "-V", "--help", "-h") for w in cmd.argv[1:]):
             return
+        elif _script_feed(cmd, line, []):
+            feeders = [c for c in line.programs if c.pipeline == cmd.pipeline and c.pipes_to] + [
+                c for c in line.programs if c.construct == "<(" and c.parent == cmd.argv[0]]
+            if any(c.name in FETCHERS for c in feeders):
+                findings.add(DESTRUCTIVE, f"pipes a download into {cmd.name}")
+            else:
+                findings.add(DESTRUCTIVE, f"runs {cmd.name} code it reads from a pipe (unseen)")
         else:
             findings.add(MODERATE, f"runs a {cmd.name} program")
         return
-    _hidden(code, findings, in_command=True)
+    for kind in hidden_in(code):
+        if kind != "zero_width":
+            findings.add(DESTRUCTIVE, _HIDDEN_REASONS[kind])
     if _INLINE_DELETE.search(code):
-        findings.add(DESTRUCTIVE, "deletes files from inline code" + (" recursively" if re.search(
-            r"rmtree|rm_rf|rimraf|recursive|-[a-zA-Z]*r", code) else ""))
+        findings.add(DESTRUCTIVE, "deletes files from inline code")
     if _INLINE_SHELL.search(code):
-        findings.add(MODERATE, "inline code starts other programs")
-    if _INLINE_NETWORK.search(code):
-        findings.add(MODERATE, "network access")
+        findings.add(DESTRUCTIVE, "inline code starts other programs (not shown as commands)")
+    if _INLINE_SEND.search(code):
+        findings.add(DESTRUCTIVE, "inline code sends data over the network")
+    elif _INLINE_NETWORK.search(code):
+        findings.add(MODERATE, "inline code reads from the network")
+    if _INLINE_DECODE.search(code):
+        findings.add(DESTRUCTIVE, "inline code runs code it builds or decodes at run time")
     if _INLINE_WRITE.search(code):
         findings.add(MODERATE, "inline code writes files")
+    for path in re.findall(r"['\"]((?:~|/|\$HOME)[^'\"]*)['\"]", code):
+        _judge_read(_Place(PathUse(path, _resolve(path, line.cwd), "read"), line.workspace), findings)
     findings.add(MODERATE, f"runs inline {cmd.name} code")
+
+
+def _resolve(path: str, cwd: str | None) -> str:
+    from .reading import resolve_path
+
+    return resolve_path(path, cwd)
 
 
 def _package_findings(cmd: SimpleCommand, findings: _Findings) -> bool:
@@ -668,65 +1027,129 @@ def _package_findings(cmd: SimpleCommand, findings: _Findings) -> bool:
         else:
             findings.add(MODERATE, "installs packages (runs their install scripts)")
         findings.add(MODERATE, "network access")
-        if cmd.name in ("apt", "apt-get", "dnf", "yum", "pacman", "snap"):
+        if cmd.name in ("apt", "apt-get", "dnf", "yum", "pacman", "snap", "brew"):
             findings.add(DESTRUCTIVE, "changes system packages")
+        elif cmd.name in ("pip", "pip3") and "--user" in cmd.argv or "--break-system-packages" in cmd.argv:
+            findings.add(DESTRUCTIVE, "installs packages outside a project environment")
+        elif cmd.name in ("npm", "pnpm", "yarn") and ({"-g", "--global"} & set(cmd.argv) or "global" in words):
+            findings.add(DESTRUCTIVE, "installs packages for the whole machine (-g)")
+        elif cmd.name in ("cargo", "go", "pipx", "gem") and verb in ("install",) and not (
+                cmd.name == "gem" and any(w.startswith(("--install-dir", "-i")) for w in cmd.argv)) or \
+                cmd.name == "uv" and words[:2] == ["tool", "install"]:
+            findings.add(DESTRUCTIVE, "installs programs for the user, outside the project")
         return True
     return False
 
 
-def _network_findings(cmd: SimpleCommand, cwd: str | None, findings: _Findings) -> None:
-    findings.add(MODERATE, "network access")
+def _network_findings(cmd: SimpleCommand, line: _Line) -> None:
+    findings = line.findings
     argv = cmd.argv
-    for i, word in enumerate(argv[:-1]):
-        if word in ("-o", "--output", "-O", "--output-document"):
-            _judge_write(_place(argv[i + 1], cwd), findings, "downloads into")
-        if word in ("-d", "--data", "--data-binary", "-F", "--form", "-T", "--upload-file") and "@" in argv[i + 1]:
-            path = argv[i + 1].split("@", 1)[1]
-            place = _place(path, cwd)
-            if place.secret:
-                findings.add(DESTRUCTIVE, "uploads a secrets file")
-            else:
-                findings.add(MODERATE, "uploads a local file")
-    if cmd.name in ("scp", "rsync"):
-        if "--delete" in argv:
-            findings.add(DESTRUCTIVE, "deletes files at the destination (rsync --delete)")
-        for operand in _operands(argv):
-            if ":" not in operand:
-                _judge_read(_place(operand, cwd), findings)
-    if cmd.name in ("kubectl", "helm", "terraform", "aws", "gcloud", "az"):
-        if re.search(r"\b(delete|destroy|rm|uninstall|terminate)", " ".join(argv[1:])):
-            findings.add(DESTRUCTIVE, "deletes cloud or cluster resources")
+    findings.add(MODERATE, "network access")
+    sends = {"-d", "--data", "--data-binary", "--data-raw", "--data-urlencode", "-F", "--form", "-T", "--upload-file",
+             "--json", "--post-data", "--post-file"}
+    if any(w.split("=", 1)[0] in sends for w in argv[1:]) or re.search(r"-X\s*(POST|PUT|PATCH|DELETE)", " ".join(argv)):
+        findings.add(MODERATE, "sends data over the network")
+    for text in argv[1:]:
+        for secret in secrets_in(text):
+            findings.add(DESTRUCTIVE, f"sends {secret} off the machine")
+        if _METADATA.search(text):
+            findings.add(DESTRUCTIVE, "reads the cloud instance's credentials (metadata endpoint)")
+    remote = [o for o in _operands(argv)[1:] if re.match(r"([\w.-]+@)?[\w.-]+:", o) and not o.startswith("/")]
+    if cmd.name in ("scp", "rsync", "sftp", "rclone", "gsutil", "s3cmd") and _operands(argv) and \
+            _operands(argv)[-1] in remote:
+        findings.add(DESTRUCTIVE, "copies files to another machine")
+    if cmd.name in ("ssh", "mosh"):
+        _remote_command(cmd, line)
+    for use in command_paths(cmd, line.cwd):
+        if use.via.endswith("upload") and _Place(use, line.workspace).secret:
+            findings.add(DESTRUCTIVE, "uploads a secrets file")
+    if cmd.name == "rsync" and "--delete" in argv and ":" in (_operands(argv) or [""])[-1]:
+        findings.add(DESTRUCTIVE, "deletes files at the destination (rsync --delete)")
+    if cmd.name in ("scp", "rsync", "sftp", "rclone", "gsutil", "s3cmd"):
+        for operand in _operands(argv)[:-1]:
+            place = _Place(PathUse(operand, _resolve(operand, line.cwd), "read"), line.workspace)
+            if ":" not in operand and place.secret:
+                findings.add(DESTRUCTIVE, "copies a secrets file off the machine")
+    if cmd.name in ("kubectl", "helm", "terraform", "aws", "gcloud", "az", "gsutil", "s3cmd", "rclone"):
+        joined = " ".join(argv[1:])
+        if re.search(r"\b(delete|destroy|rm|rb|uninstall|terminate|purge|apply|deploy|scale|drain|cordon)\b", joined):
+            findings.add(DESTRUCTIVE, "changes or deletes cloud or cluster resources")
+    if cmd.name == "gh":
+        words = _subcommand(argv)
+        if words[:1] in (["api"],) and re.search(r"-X\s*(DELETE|PUT|PATCH|POST)|--method", " ".join(argv)):
+            findings.add(DESTRUCTIVE, "changes GitHub resources through the API")
 
 
-def _read_only_findings(cmd: SimpleCommand, cwd: str | None, findings: _Findings) -> None:
-    if cmd.name in ("echo", "printf", "true", "false", "test", "[", "[[", "export", "set", "seq", "sleep", "expr",
-                    "date", "cd", "local", "declare", "read", "alias", "unset", "exit", "return"):
+
+def _remote_command(cmd: SimpleCommand, line: _Line) -> None:
+    """``ssh host CMD``: CMD runs elsewhere; anything beyond reading there changes another machine."""
+    words: list[str] = []
+    argv = list(cmd.argv[1:])
+    value_options = set("BbcDEeFIiJLlmOoPpQRSWw")
+    i = 0
+    while i < len(argv) and argv[i].startswith("-"):
+        i += 2 if argv[i][-1] in value_options and len(argv[i]) == 2 else 1
+    words = argv[i + 1:]
+    if not words:
+        return
+    inner = _Findings()
+    _command_findings(_reparse(" ".join(words), line.run.key), None, "/nonexistent-remote", inner, line.depth + 1)
+    if inner.level != SAFE:
+        line.findings.add(DESTRUCTIVE, "changes another machine (ssh runs: " + (inner.reasons()[0]) + ")")
+    else:
+        line.findings.add(MODERATE, "runs a command on another machine")
+
+
+def _read_only_findings(cmd: SimpleCommand, line: _Line) -> None:
+    findings = line.findings
+    if cmd.name in ("env", "printenv", "export", "declare", "set", "typeset") and (
+            cmd.name in ("env", "printenv") and not [w for w in cmd.argv[1:] if not w.startswith("-")]
+            or cmd.argv[1:] in (("-p",), ("-x",), ("-px",)) or cmd.name == "set" and len(cmd.argv) == 1):
+        findings.add(DESTRUCTIVE, "prints the whole environment (tokens and keys) into the agent's context")
         return
     if cmd.name in ("env", "printenv"):
-        findings.add(SAFE, "prints the environment")
+        if any(_SECRET_ENV.search(n) for n in _operands(cmd.argv)):
+            findings.add(DESTRUCTIVE, "prints a secret from the environment into the agent's context")
+        return
+    if cmd.name in ("echo", "printf") and any(re.search(r"\$\{?\w*" + _SECRET_ENV.pattern, w, re.I)
+                                              for w in cmd.argv[1:]):
+        findings.add(DESTRUCTIVE, "prints a secret from the environment into the agent's context")
         return
     if cmd.name in ("source", "."):
         findings.add(MODERATE, "runs a script in the current shell")
         return
-    operands = _operands(cmd.argv)
-    if cmd.name in ("grep", "egrep", "fgrep", "rg", "ag", "ack", "awk", "jq", "yq", "sed"):
-        operands = operands[1:]  # the first is the pattern or program, not a path
-    for operand in operands:
-        if "/" in operand or operand.startswith(".") or "." in operand:
-            _judge_read(_place(operand, cwd), findings)
-    if cmd.name == "awk" and re.search(r"system\s*\(|print\s*>|\|\s*\"", " ".join(cmd.argv[1:])):
+    if cmd.name == "awk" and re.search(r"system\s*\(|print[^;]*>|\|\s*\"|getline", " ".join(cmd.argv[1:])):
         findings.add(MODERATE, "awk program runs commands or writes files")
+    if cmd.name in ("base64", "xxd") and ("-d" in cmd.argv or "--decode" in cmd.argv or "-r" in cmd.argv) \
+            and cmd.pipes_to:
+        findings.add(MODERATE, "decodes text for the next command")
 
 
-_HANDLERS = {
-    "rm": _rm, "rmdir": _rm, "shred": _rm, "unlink": _rm, "srm": _rm, "trash": _rm, "trash-put": _rm,
-    "find": _find, "git": _git, "chmod": _chmod, "chown": _chmod, "chgrp": _chmod, "dd": _dd,
+_HANDLERS: dict[str, Callable[[SimpleCommand, _Line], None]] = {
+    "rm": _rm, "rmdir": _no_op, "shred": _rm, "unlink": _no_op, "srm": _rm, "trash": _no_op, "trash-put": _no_op,
+    "find": _find, "git": _git, "chmod": _chmod, "chown": _chmod, "chgrp": _chmod, "dd": _no_op,
     "mkfs": _disk, "fdisk": _disk, "sfdisk": _disk, "parted": _disk, "wipefs": _disk, "mkswap": _disk,
     "gdisk": _disk, "sgdisk": _disk, "cryptsetup": _disk, "shutdown": _power, "reboot": _power, "halt": _power,
     "poweroff": _power, "init": _power, "kill": _kill, "pkill": _kill, "killall": _kill, "cp": _copy_move,
-    "mv": _copy_move, "truncate": _truncate, "tee": _writers, "touch": _writers, "mkdir": _writers,
-    "ln": _writers, "install": _writers, "sed": _sed, "crontab": _crontab, "systemctl": _systemctl,
-    "docker": _docker, "podman": _docker, "psql": _sql, "mysql": _sql, "sqlite3": _sql,
+    "mv": _copy_move, "truncate": _truncate, "tee": _no_op, "touch": _no_op, "mkdir": _writers,
+    "ln": _no_op, "install": _no_op, "sed": _sed, "crontab": _crontab, "systemctl": _systemctl,
+    "docker": _docker, "podman": _docker, "psql": _sql, "mysql": _sql, "sqlite3": _sql, "mariadb": _sql,
+    "duckdb": _sql, "nc": _reverse_shell, "ncat": _reverse_shell, "netcat": _reverse_shell, "socat": _reverse_shell,
+    "launchctl": lambda cmd, line: line.findings.add(
+        DESTRUCTIVE if any(w in ("load", "bootstrap", "enable", "submit") for w in cmd.argv) else MODERATE,
+        "changes launch agents (persistence)"),
+    "at": lambda cmd, line: line.findings.add(DESTRUCTIVE, "schedules a job (persistence)"),
+    "ansible-playbook": lambda cmd, line: line.findings.add(DESTRUCTIVE, "changes other machines (ansible)"),
+    "ansible": lambda cmd, line: line.findings.add(
+        DESTRUCTIVE if {"-b", "--become", "-m", "--module-name"} & set(cmd.argv) else MODERATE,
+        "runs commands on other machines (ansible)"),
+    "security": lambda cmd, line: line.findings.add(
+        DESTRUCTIVE if "-w" in cmd.argv or "-g" in cmd.argv or "dump-keychain" in cmd.argv else MODERATE,
+        "reads the keychain"),
+    "gpg": lambda cmd, line: line.findings.add(
+        DESTRUCTIVE if any(w.startswith(("--export-secret", "--delete-secret", "--delete-key")) for w in cmd.argv)
+        else MODERATE, "exports or deletes private keys" if any(w.startswith(("--export-secret", "--delete"))
+                                                                 for w in cmd.argv) else "runs gpg"),
 }
 _HANDLERS.update({f"mkfs.{fs}": _disk for fs in ("ext2", "ext3", "ext4", "xfs", "btrfs", "vfat", "fat", "ntfs",
                                                  "exfat")})
@@ -734,53 +1157,16 @@ _HANDLERS.update({f"mkfs.{fs}": _disk for fs in ("ext2", "ext3", "ext4", "xfs", 
 
 # -- tool calls ----------------------------------------------------------------------------------
 
-def _strings(value: Any, limit: int = 2000) -> Iterable[str]:
-    """Every string inside ``value`` (bounded), for the hidden-character check."""
-    stack = [value]
-    seen = 0
-    while stack and seen < limit:
-        item = stack.pop()
-        seen += 1
-        if isinstance(item, str):
-            yield item
-        elif isinstance(item, Mapping):
-            stack.extend(item.keys())
-            stack.extend(item.values())
-        elif isinstance(item, (list, tuple)):
-            stack.extend(item)
-
-
-def _first(args: Mapping[str, Any], names: Iterable[str]) -> Any:
-    for name in names:
-        if name in args and args[name] not in (None, ""):
-            return args[name]
-    return None
-
-
-def _paths(args: Mapping[str, Any]) -> list[str]:
-    out = [args[n] for n in PATH_ARGS if isinstance(args.get(n), str) and args[n]]
-    for key in ("paths", "files"):
-        if isinstance(args.get(key), list):
-            out.extend(p for p in args[key] if isinstance(p, str))
-    edits = args.get("edits")
-    if isinstance(edits, list):
-        out.extend(e["path"] for e in edits if isinstance(e, Mapping) and isinstance(e.get("path"), str))
-    return out
-
-
-_PATCH_PATHS = re.compile(r"^(?:\*\*\* (?:Add|Update|Delete) File: |\+\+\+ (?:b/)?|--- (?:a/)?)(\S.*)$", re.M)
-
-
 def assess(tool: str, args: Mapping[str, Any] | Any, *, cwd: str | None = None,
            hints: Mapping[str, Any] | None = None) -> RiskAssessment:
     """Classify one tool call. Never raises on odd input: anything not understood is moderate.
 
     Agents repeat calls (that is what session memory is for), so answers are cached by the call's
-    canonical JSON and the home directory (``~`` paths); it depends on nothing else (no file is read).
+    canonical JSON, the home and the temp directory; it depends on nothing else (no file is read).
     """
     try:
-        key = json.dumps([tool, args, cwd, dict(hints or {}), os.path.expanduser("~")], sort_keys=True,
-                         ensure_ascii=False)
+        key = json.dumps([tool, args, cwd, dict(hints or {}), os.path.expanduser("~"), os.environ.get("TMPDIR", "")],
+                         sort_keys=True, ensure_ascii=False)
     except (TypeError, ValueError):
         return _assess(tool, args, cwd, hints)
     return _assess_cached(key)
@@ -788,89 +1174,115 @@ def assess(tool: str, args: Mapping[str, Any] | Any, *, cwd: str | None = None,
 
 @lru_cache(maxsize=2048)
 def _assess_cached(key: str) -> RiskAssessment:
-    tool, args, cwd, hints, _home = json.loads(key)
+    tool, args, cwd, hints, _home, _tmp = json.loads(key)
     return _assess(tool, args, cwd, hints)
 
 
 def _assess(tool: str, args: Mapping[str, Any] | Any, cwd: str | None,
             hints: Mapping[str, Any] | None) -> RiskAssessment:
+    reading = read_call(tool, args, cwd)
     findings = _Findings()
-    hints = dict(hints or {})
     if not isinstance(args, Mapping):
-        args = {}
         findings.add(MODERATE, "arguments are not an object")
-    name = normalise_tool(tool if isinstance(tool, str) else "")
-    call_cwd = _first(args, CWD_ARGS)
-    if isinstance(call_cwd, str) and call_cwd:
-        if cwd and _place(call_cwd, cwd).outside:
-            findings.add(MODERATE, "runs outside the working directory")
-        cwd = os.path.normpath(os.path.join(cwd, call_cwd)) if cwd else call_cwd
-    command = _first(args, SHELL_ARGS)
-    if name in SHELL_TOOLS or (command is not None and isinstance(command, (str, list)) and
-                               name not in READ_TOOLS | WRITE_TOOLS | DELETE_TOOLS and "edit" not in name):
-        if command is None:
+    return assess_reading(reading, hints, workspace=cwd, findings=findings)
+
+
+def assess_reading(reading: CallReading, hints: Mapping[str, Any] | None = None, *, workspace: str | None = None,
+                   findings: _Findings | None = None) -> RiskAssessment:
+    """Judge a call already read (``workspace`` is the agent's working directory)."""
+    findings = findings if findings is not None else _Findings()
+    workspace = workspace or (reading.cwd if reading.cwd and os.path.isabs(reading.cwd) else None)
+    if reading.family == "shell":
+        if not reading.commands:
             findings.add(MODERATE, "a shell tool without a command argument")
-        else:
-            _command_findings(command, cwd, findings)
-        for text in _strings({k: v for k, v in args.items() if k not in SHELL_ARGS}):
-            _hidden(text, findings, in_command=False)
+        for run in reading.commands:
+            _command_findings(run, reading.cwd, workspace, findings)
     else:
-        _tool_findings(name, args, cwd, findings)
-        for text in _strings(args):
-            _hidden(text, findings, in_command=name not in WRITE_TOOLS)
-    notes = _hint_findings(hints, findings)
+        _tool_findings(reading, workspace, findings)
+    _hidden(reading.hidden, reading, findings)
+    notes = _hint_findings(dict(hints or {}), findings)
     return RiskAssessment(findings.level, findings.reasons(), notes)
 
 
-def _tool_findings(name: str, args: Mapping[str, Any], cwd: str | None, findings: _Findings) -> None:
-    paths = _paths(args)
-    if name in READ_TOOLS:
-        for path in paths:
-            _judge_read(_place(path, cwd), findings)
+def _strings_of(args: Mapping[str, Any]) -> Iterable[tuple[str, str]]:
+    return strings_in(args, "")
+
+
+def _tool_findings(reading: CallReading, workspace: str | None, findings: _Findings) -> None:
+    family = reading.family
+    args = reading.args
+    dry_run = any(args.get(key) is True for key in ("dryRun", "dry_run", "dryrun", "preview_only"))
+    if not dry_run:
+        for use in reading.paths:
+            _judge_use(use, workspace, findings)
+    if family in ("read", "network", "message", "database", "unknown"):
+        for _where, text in _strings_of(args):
+            for secret in secrets_in(text):
+                findings.add(DESTRUCTIVE, f"sends {secret} off the machine" if family in ("network", "message", "read")
+                             else f"passes {secret} to a tool whose effects are not known")
+            if _METADATA.search(text):
+                findings.add(DESTRUCTIVE, "reads the cloud instance's credentials (metadata endpoint)")
+    if dry_run:
         return
-    if name in DELETE_TOOLS:
-        recursive = bool(args.get("recursive") or args.get("force")) or name in ("delete_directory",
-                                                                                  "remove_directory")
-        for path in paths or ["(unnamed)"]:
-            _judge_delete(_place(path, cwd), findings, recursive)
+    if family == "read":
+        if reading.name not in READ_TOOL_NAMES:
+            findings.add(MODERATE, "unknown tool (its name suggests it only reads)")
         return
-    if name in MOVE_TOOLS:
-        source = _first(args, ("source", "src", "from", "old_path", "path"))
-        target = _first(args, ("destination", "dest", "target", "to", "new_path"))
-        if isinstance(source, str):
-            _judge_read(_place(source, cwd), findings)
-            _judge_write(_place(source, cwd), findings, "moves")
-        if isinstance(target, str):
-            _judge_write(_place(target, cwd), findings)
+    if family in ("write", "edit", "patch"):
+        if not reading.paths:
+            findings.add(MODERATE, "writes files (the call names no path)")
+        if reading.name.startswith("git_") and reading.name not in ("git_add", "git_commit", "git_create_branch"):
+            findings.add(MODERATE, f"changes the repository ({reading.name})")
+        return
+    if family == "delete":
+        if not reading.paths:
+            findings.add(MODERATE, "deletes files (the call names no path)")
+        return
+    if family == "move":
+        if any(_Place(u, workspace).is_root_or_home for u in reading.paths):
+            findings.add(DESTRUCTIVE, "moves system or home directories")
         findings.add(MODERATE, "moves or copies files")
         return
-    if name in WRITE_TOOLS:
-        patch = _first(args, ("patch", "diff", "input", "unified_diff"))
-        if isinstance(patch, str):
-            paths = paths + [p.strip() for p in _PATCH_PATHS.findall(patch) if p.strip() != "/dev/null"]
-            if "*** Delete File:" in patch or "+++ /dev/null" in patch:
-                findings.add(MODERATE, "deletes files")
-        for path in paths or ["(unnamed)"]:
-            _judge_write(_place(path, cwd), findings, "writes")
-        return
-    if name in NETWORK_TOOLS:
+    if family == "network":
+        method = str(reading.args.get("method", "GET")).upper()
+        if method == "DELETE":
+            findings.add(DESTRUCTIVE, "deletes a remote resource (HTTP DELETE)")
+        if method not in ("GET", "HEAD", "OPTIONS") or any(k in reading.args for k in ("body", "data", "json",
+                                                                                        "form")):
+            findings.add(MODERATE, f"sends data over the network ({method})")
         findings.add(MODERATE, "network access")
         return
+    if family == "message":
+        findings.add(MODERATE, "sends a message to people")
+        return
+    if family == "database":
+        if not _sql_findings(reading.sql, findings):
+            findings.add(MODERATE, "database access")
+        return
+    _sql_findings(reading.sql, findings)
     findings.add(MODERATE, "unknown tool: its effects are not known")
-    for path in paths:
-        _judge_read(_place(path, cwd), findings)
+    for use in reading.paths:
+        place = _Place(use, workspace)
+        if use.recursive and (place.is_root_or_home or place.system or not place.inside and not place.temp):
+            findings.add(DESTRUCTIVE, "an unknown tool names the home, a system or an outside directory recursively")
+        elif place.is_root_or_home:
+            findings.add(DESTRUCTIVE, "an unknown tool names the home or root directory")
 
 
 def _hint_findings(hints: Mapping[str, Any], findings: _Findings) -> tuple[str, ...]:
     notes: list[str] = []
-    if hints.get("destructive") is True:
+    if hints.get("destructive") is True or hints.get("destructiveHint") is True:
         findings.add(DESTRUCTIVE, "the agent marks this tool destructive")
         notes.append("the agent says: destructive")
-    if hints.get("read_only") is True:
+    if hints.get("read_only") is True or hints.get("readOnlyHint") is True:
         notes.append("the agent says: read-only (shown, not trusted)")
-    if hints.get("open_world") is True:
+    if hints.get("open_world") is True or hints.get("openWorldHint") is True:
         findings.add(MODERATE, "network access (the agent says open-world)")
         notes.append("the agent says: reaches the outside world")
-    if hints.get("idempotent") is True:
+    if hints.get("idempotent") is True or hints.get("idempotentHint") is True:
         notes.append("the agent says: idempotent")
+    title = hints.get("title")
+    if isinstance(title, str) and title:
+        notes.append(f"the tool's title: {title}")
     return tuple(notes)
+

@@ -30,7 +30,7 @@ from typing import Any, Callable
 
 from .. import __version__, wire
 from ..paths import ensure_private_dir
-from . import models
+from . import activation, models
 from .broker import Broker
 from .limits import Limits, RefusalBudget
 from .logsafe import printable
@@ -115,6 +115,8 @@ class ApproverServer:
         self.refusals = RefusalBudget()
         self.started = time.time()
         self._server: asyncio.AbstractServer | None = None
+        self.activated = False
+        """True when a service manager passed the listening socket: it owns the file, we never unlink it."""
         self._connections: set[Connection] = set()
         self._connections_by_peer: Counter[int | None] = Counter()
         self._pending_by_peer: Counter[int | None] = Counter()   # calls waiting for the person
@@ -124,8 +126,10 @@ class ApproverServer:
     # -- lifecycle --------------------------------------------------------------------------
 
     async def start(self) -> None:
-        ensure_private_dir(self.socket_path.parent)
         self.max_connections = self.limits.connection_cap()  # below the descriptor limit: accept() never fails
+        if await self._serve_activated_socket():
+            return
+        ensure_private_dir(self.socket_path.parent)
         await self._clear_stale_socket()
         old_umask = os.umask(0o177)  # the socket is born 0600: no window where others can connect
         try:
@@ -134,6 +138,22 @@ class ApproverServer:
         finally:
             os.umask(old_umask)
         os.chmod(self.socket_path, 0o600)
+
+    async def _serve_activated_socket(self) -> bool:
+        """Serve on the socket systemd (or systemd-socket-activate) passed us, if it did."""
+        sock = activation.listening_socket()
+        if sock is None:
+            return False
+        path = activation.socket_path_of(sock)
+        if path is not None:
+            activation.secure_socket_file(path)
+            if path != self.socket_path:
+                log.warning("serving on the activated socket %s, not %s", path, self.socket_path)
+            self.socket_path = path
+        self.activated = True
+        self._server = await asyncio.start_unix_server(self._serve, sock=sock, limit=wire.MAX_LINE_BYTES)
+        log.info("serving on the socket passed by the service manager: %s", self.socket_path)
+        return True
 
     async def close(self) -> None:
         if self._summary_timer is not None:
@@ -149,8 +169,9 @@ class ApproverServer:
             for task in connection.tasks.values():
                 task.cancel()
             connection.writer.close()
-        with contextlib.suppress(FileNotFoundError):
-            self.socket_path.unlink()
+        if not self.activated:  # an activated socket stays: the next request starts the app again
+            with contextlib.suppress(FileNotFoundError):
+                self.socket_path.unlink()
         if self._server is not None:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(self._server.wait_closed(), 2.0)

@@ -40,6 +40,16 @@ Public API (stable; the policy engine relies on it):
                     quote or parenthesis, a stray operator, too deep a nesting). The result is
                     then a best effort: callers should treat the whole line as suspicious,
                     e.g. ``any(c.parse_error for c in commands)``.
+    ``span``        ``(start, end)`` of the program's word in the *top-level* command text,
+                    quotes included (``rm`` in ``timeout 5 bash -c 'rm -rf x'``), so a
+                    highlighter marks exactly the programs found here; ``None`` when the word
+                    is not written literally there (``$'\x72m'`` is, an escaped backtick
+                    body is not).
+
+``words(command: str) -> list[tuple[int, int, bool]]``
+    The top-level words and operators of a command line as ``(start, end, is_operator)``, with
+    the same tokenizer (quotes, substitutions and here-documents stay inside their word), for
+    laying a long command out one argument per line.
 """
 
 from __future__ import annotations
@@ -48,8 +58,9 @@ import itertools
 import re
 import shlex
 from dataclasses import dataclass, field, replace
+from typing import Callable
 
-__all__ = ["Redirect", "SimpleCommand", "split_commands", "SHELLS"]
+__all__ = ["Redirect", "SimpleCommand", "split_commands", "words", "SHELLS"]
 
 SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish"})
 MAX_DEPTH = 12
@@ -106,6 +117,7 @@ class SimpleCommand:
     function: str = ""
     depth: int = 0
     parse_error: str | None = None
+    span: tuple[int, int] | None = None
 
     @property
     def name(self) -> str:
@@ -117,7 +129,17 @@ def split_commands(command: str) -> list[SimpleCommand]:
     """Every simple command ``command`` would run; see the module docstring."""
     if not isinstance(command, str):
         raise TypeError(f"command must be a str, not {type(command).__name__}")
-    return _parse_script(command, _Scope(), _Context(itertools.count(1)))
+    return _parse_script(command, _Scope(where=_at_itself), _Context(itertools.count(1)))
+
+
+def words(command: str) -> list[tuple[int, int, bool]]:
+    """Top-level words and operators (``start, end, is_operator``); see the module docstring."""
+    lexer = _Lexer(command)
+    out: list[tuple[int, int, bool]] = []
+    while (token := lexer.next()).kind != "eof":
+        if token.kind != "newline":
+            out.append((token.start, token.end, token.kind == "op"))
+    return out
 
 
 # ---------------------------------------------------------------------------------------------
@@ -130,6 +152,7 @@ class _Sub:
 
     construct: str
     source: str
+    offset: int | None = None     # where ``source`` starts in the lexer's text, if verbatim
 
 
 @dataclass
@@ -140,6 +163,29 @@ class _Token:
     end: int
     raw: str = ""
     subs: list[_Sub] = field(default_factory=list)
+    positions: list[int] | None = None   # for each character of ``value``, where it is written
+
+
+class _Out:
+    """A word's value as it is built, with the source position each character comes from (a
+    decoded escape points at its backslash), so a script inside a quoted word maps back."""
+
+    def __init__(self) -> None:
+        self.parts: list[str] = []
+        self.positions: list[int] = []
+
+    def append(self, text: str, at: int, verbatim: bool = True) -> None:
+        self.parts.append(text)
+        self.positions.extend(range(at, at + len(text)) if verbatim else [at] * len(text))
+
+    def __bool__(self) -> bool:
+        return bool(self.parts)
+
+    def __getitem__(self, index: int) -> str:
+        return self.parts[index]
+
+    def text(self) -> str:
+        return "".join(self.parts)
 
 
 @dataclass
@@ -149,6 +195,7 @@ class _Heredoc:
     expands: bool
     body: str | None = None
     subs: list[_Sub] = field(default_factory=list)
+    start: int | None = None      # where the body starts in the source, if verbatim
 
 
 class _Lexer:
@@ -214,21 +261,21 @@ class _Lexer:
     def _word(self) -> _Token:
         src, n = self.src, self.n
         start = self.pos
-        out: list[str] = []
+        out = _Out()
         subs: list[_Sub] = []
         i = start
         while i < n:
             c = src[i]
             if c in "<>" and i == start and src.startswith("(", i + 1):
                 end = self._find_close(i + 2)
-                subs.append(_Sub(c + "(", src[i + 2:end]))
-                out.append(src[i:end + 1])
+                subs.append(_Sub(c + "(", src[i + 2:end], i + 2))
+                out.append(src[i:end + 1], i)
                 i = end + 1
                 continue
-            if c == "(" and out and (_ASSIGNMENT.fullmatch("".join(out)) or out[-1] in ("@", "!", "+", "*", "?")):
+            if c == "(" and out and (_ASSIGNMENT.fullmatch(out.text()) or out[-1] in ("@", "!", "+", "*", "?")):
                 end = self._find_close(i + 1)             # name=(array) or an extglob @(...)
-                self._scan_code(src[i + 1:end], subs)
-                out.append(src[i:end + 1])
+                self._scan_code(src[i + 1:end], subs, i + 1)
+                out.append(src[i:end + 1], i)
                 i = end + 1
                 continue
             if c in _METACHARS:
@@ -237,17 +284,17 @@ class _Lexer:
                 if src.startswith("\n", i + 1):
                     i += 2
                 elif i + 1 < n:
-                    out.append(src[i + 1])
+                    out.append(src[i + 1], i + 1)
                     i += 2
                 else:
-                    out.append("\\")
+                    out.append("\\", i)
                     i += 1
             elif c == "'":
                 end = src.find("'", i + 1)
                 if end < 0:
                     self.error("unbalanced single quote")
                     end = n
-                out.append(src[i + 1:end])
+                out.append(src[i + 1:end], i + 1)
                 i = end + 1
             elif c == '"':
                 i = self._double_quoted(i + 1, out, subs, terminator='"')
@@ -258,14 +305,14 @@ class _Lexer:
             elif c == "$" or c == "`":
                 i = self._expansion(i, out, subs)
             else:
-                out.append(c)
+                out.append(c, i)
                 i += 1
         self.pos = max(i, start + 1) if i == start else i
         if i == start:                       # a lone character no rule took: keep it as a word
-            out.append(src[start])
-        return _Token("word", "".join(out), start, self.pos, src[start:self.pos], subs)
+            out.append(src[start], start)
+        return _Token("word", out.text(), start, self.pos, src[start:self.pos], subs, out.positions)
 
-    def _double_quoted(self, i: int, out: list[str], subs: list[_Sub], terminator: str | None) -> int:
+    def _double_quoted(self, i: int, out: _Out, subs: list[_Sub], terminator: str | None) -> int:
         """Read a ``"..."`` body (or a here-document body when ``terminator`` is None)."""
         src, n = self.src, self.n
         while i < n:
@@ -277,20 +324,20 @@ class _Lexer:
                 if nxt == "\n":
                     pass
                 elif nxt in '$`"\\':
-                    out.append(nxt)
+                    out.append(nxt, i + 1)
                 else:
-                    out.append(c + nxt)
+                    out.append(c + nxt, i)
                 i += 2
             elif c == "$" or c == "`":
                 i = self._expansion(i, out, subs)
             else:
-                out.append(c)
+                out.append(c, i)
                 i += 1
         if terminator is not None:
             self.error("unbalanced double quote")
         return n
 
-    def _ansi_c(self, i: int, out: list[str]) -> int:
+    def _ansi_c(self, i: int, out: _Out) -> int:
         """``$'...'``: decode the escapes, so ``$'\\x72m'`` reads as ``rm``."""
         src, n = self.src, self.n
         while i < n:
@@ -298,12 +345,12 @@ class _Lexer:
             if c == "'":
                 return i + 1
             if c != "\\" or i + 1 >= n:
-                out.append(c)
+                out.append(c, i)
                 i += 1
                 continue
             e = src[i + 1]
             if e in _ANSI_C:
-                out.append(_ANSI_C[e])
+                out.append(_ANSI_C[e], i, verbatim=False)
                 i += 2
                 continue
             match = (re.compile(r"x([0-9a-fA-F]{1,2})").match(src, i + 1)
@@ -313,33 +360,33 @@ class _Lexer:
             if match:
                 base = 8 if match.group(0)[0] in "01234567" else 16
                 code = int(match.group(1), base)
-                out.append(chr(code) if code <= 0x10FFFF else "\ufffd")
+                out.append(chr(code) if code <= 0x10FFFF else "\ufffd", i, verbatim=False)
                 i = match.end()
             elif e == "c" and i + 2 < n:
-                out.append(chr(ord(src[i + 2]) & 0x1F))
+                out.append(chr(ord(src[i + 2]) & 0x1F), i, verbatim=False)
                 i += 3
             else:
-                out.append("\\" + e)
+                out.append("\\" + e, i)
                 i += 2
         self.error("unbalanced single quote")
         return n
 
-    def _expansion(self, i: int, out: list[str], subs: list[_Sub]) -> int:
+    def _expansion(self, i: int, out: _Out, subs: list[_Sub]) -> int:
         """``$(...)``, ``$((...))``, ``${...}``, backticks, or a plain ``$``: kept literal."""
         src = self.src
         if src.startswith("$((", i):
             end = self._find_close(i + 2)
-            out.append(src[i:end + 1])
-            self._scan_code(src[i + 3:end], subs)
+            out.append(src[i:end + 1], i)
+            self._scan_code(src[i + 3:end], subs, i + 3)
             return end + 1
         if src.startswith("$(", i):
             end = self._find_close(i + 2)
-            subs.append(_Sub("$(", src[i + 2:end]))
-            out.append(src[i:end + 1])
+            subs.append(_Sub("$(", src[i + 2:end], i + 2))
+            out.append(src[i:end + 1], i)
             return end + 1
         if src.startswith("${", i):
             end = self._find_brace(i + 2, subs)
-            out.append(src[i:end + 1])
+            out.append(src[i:end + 1], i)
             return end + 1
         if src[i] == "`":
             j, body = i + 1, []
@@ -352,10 +399,11 @@ class _Lexer:
                     j += 1
             if j >= self.n:
                 self.error("unbalanced backquote")
-            subs.append(_Sub("`", "".join(body)))
-            out.append(src[i:j + 1])
+            verbatim = "".join(body) == src[i + 1:j]
+            subs.append(_Sub("`", "".join(body), i + 1 if verbatim else None))
+            out.append(src[i:j + 1], i)
             return j + 1
-        out.append("$")
+        out.append("$", i)
         return i + 1
 
     def _find_close(self, i: int) -> int:
@@ -449,7 +497,7 @@ class _Lexer:
                 end = src.find("'", i + 1)
                 i = n if end < 0 else end + 1
             elif c in "$`" and (src.startswith("$(", i) or c == "`"):
-                i = self._expansion(i, [], subs)
+                i = self._expansion(i, _Out(), subs)
             elif c == "{":
                 depth += 1
                 i += 1
@@ -463,10 +511,15 @@ class _Lexer:
         self.error("unbalanced brace in ${...}")
         return n
 
-    def _scan_code(self, text: str, subs: list[_Sub]) -> None:
-        """Record the substitutions inside arithmetic or array text (which the shell expands)."""
+    def _scan_code(self, text: str, subs: list[_Sub], at: int | None) -> None:
+        """Record the substitutions inside arithmetic, array or here-document text (which the
+        shell expands); ``at`` is where ``text`` starts in this lexer's source, if verbatim."""
         inner = _Lexer(text)
-        inner._double_quoted(0, [], subs, terminator=None)
+        found: list[_Sub] = []
+        inner._double_quoted(0, _Out(), found, terminator=None)
+        for sub in found:
+            sub.offset = None if at is None or sub.offset is None else at + sub.offset
+        subs.extend(found)
         for message in inner.errors:
             self.error(message)
 
@@ -476,6 +529,7 @@ class _Lexer:
         src, n = self.src, self.n
         for heredoc in self._heredocs:
             lines: list[str] = []
+            heredoc.start = self.pos
             while self.pos < n:
                 end = src.find("\n", self.pos)
                 line = src[self.pos:n if end < 0 else end]
@@ -485,13 +539,37 @@ class _Lexer:
                     break
                 lines.append(check)
             heredoc.body = "\n".join(lines) + ("\n" if lines else "")
+            verbatim = src.startswith(heredoc.body, heredoc.start)
             if heredoc.expands:
-                self._scan_code(heredoc.body, heredoc.subs)
+                self._scan_code(heredoc.body, heredoc.subs, heredoc.start if verbatim else None)
+            if not verbatim:
+                heredoc.start = None
         self._heredocs = []
 
 
 # ---------------------------------------------------------------------------------------------
 # parsing
+
+
+_Map = Callable[[int], "int | None"]
+
+
+def _at_itself(position: int) -> int | None:
+    return position
+
+
+def _shift(base: _Map | None, offset: int | None) -> _Map | None:
+    """Positions of a text written verbatim at ``offset`` in the text ``base`` maps."""
+    if base is None or offset is None:
+        return None
+    return lambda position: base(offset + position)
+
+
+def _through(base: _Map | None, positions: list[int] | None) -> _Map | None:
+    """Positions of a word's value (``positions[i]``: where its character ``i`` is written)."""
+    if base is None or positions is None:
+        return None
+    return lambda position: base(positions[position]) if 0 <= position < len(positions) else None
 
 
 @dataclass
@@ -502,6 +580,7 @@ class _Scope:
     parent: str = ""
     depth: int = 0
     wrappers: tuple[str, ...] = ()
+    where: _Map | None = None     # where each character of this script is written in the top-level text
 
 
 @dataclass
@@ -547,6 +626,8 @@ class _Parser:
         self.case_pattern = False
         self.closed_group = False     # the last token closed a ( ) or { } group
         self._peeked: _Token | None = None
+        self.blocks: list[str] = []   # open if / loop bodies, to find an unclosed or stray fi / done
+        self.after_list_op = False    # the last token was ; & && || (two in a row are an error)
 
     # -- token helpers --------------------------------------------------------------------------
 
@@ -614,11 +695,15 @@ class _Parser:
                 self._operator(token)
             else:
                 self._word(token)
+            self.after_list_op = token.kind == "op" and token.value in _LIST_OPS or (
+                self.after_list_op and token.kind == "newline")
         self.finish()
         if self.next_piped:
             self.error("a pipe leads nowhere")
         for group in self.stack:
             self.error("unclosed " + {"(": "parenthesis", "{": "brace group", "case": "case"}[group.kind])
+        for block in self.blocks:
+            self.error(f"missing '{block}'")
         if self.lexer.errors:
             target = self.builders[-1] if self.builders else _Builder(0, "", "", self.pipeline, end=len(self.src))
             if not self.builders:
@@ -629,7 +714,7 @@ class _Parser:
     def _operator(self, token: _Token) -> None:
         op = token.value
         if op in _LIST_OPS:
-            if self.cur is None and op in ("&&", "||") and not self.builders:
+            if self.cur is None and op in ("&&", "||") and (not self.builders or self.after_list_op):
                 self.error(f"unexpected '{op}'")
             self.new_pipeline()
             if op in _CASE_ENDS:
@@ -674,7 +759,7 @@ class _Parser:
             self.lexer.pos = token.end + 1
             end = self.lexer._find_close(token.end + 1)
             subs: list[_Sub] = []
-            self.lexer._scan_code(self.src[token.end + 1:end], subs)
+            self.lexer._scan_code(self.src[token.end + 1:end], subs, token.end + 1)
             self.lexer.pos = min(len(self.src), end + 2 if self.src.startswith("))", end) else end + 1)
             if subs:
                 holder = self.builder(token.start)
@@ -710,6 +795,7 @@ class _Parser:
         """Handle a word at the start of a command that is shell syntax rather than a program."""
         word = token.raw
         if word in _SKIPPED_WORDS:
+            self._block_word(word)
             return True
         if word == "{":
             self.stack.append(_Group("{", self.pending_function))
@@ -755,6 +841,20 @@ class _Parser:
                     break
             return True
         return False
+
+    def _block_word(self, word: str) -> None:
+        """Keep count of ``if ... fi`` and ``do ... done``, as bash would insist."""
+        if word == "if":
+            self.blocks.append("fi")
+        elif word in ("while", "until"):
+            self.blocks.append("done")
+        elif word == "do" and (not self.blocks or self.blocks[-1] != "done"):
+            self.blocks.append("done")          # for / select: their header opened no block
+        elif word in ("fi", "done"):
+            if self.blocks and self.blocks[-1] == word:
+                self.blocks.pop()
+            else:
+                self.error(f"unexpected '{word}'")
 
     def _header(self, token: _Token) -> None:
         """``for x in words``, ``select ...``, ``case word in``: only their substitutions run."""
@@ -813,8 +913,13 @@ def _freeze(b: _Builder, src: str, scope: _Scope, context: _Context) -> list[Sim
     error = "; ".join(b.errors) or None
     construct = b.construct or scope.construct
     depth = scope.depth + (1 if b.construct else 0)
+    base = scope.where
+
+    def nest(subs: list[_Sub], parent: str, wrappers: tuple[str, ...]) -> list[SimpleCommand]:
+        return _nested(subs, parent, depth, wrappers, context, base)
+
     if b.hidden:
-        nested = [c for token in b.words for c in _nested(token.subs, b.words[0].value, depth, scope.wrappers, context)]
+        nested = [c for token in b.words for c in nest(token.subs, b.words[0].value, scope.wrappers)]
         if error:
             nested.append(SimpleCommand((), text, scope.wrappers, construct=construct, depth=depth, parse_error=error))
         return nested
@@ -827,29 +932,32 @@ def _freeze(b: _Builder, src: str, scope: _Scope, context: _Context) -> list[Sim
     nested: list[SimpleCommand] = []
     redirects: list[Redirect] = []
     script, inner_construct = unwrapped.script, ("eval" if wrappers[-1:] == ["eval"] else "-c")
+    script_at = _script_at(b, unwrapped, src, base)
     for op, target, heredoc in b.redirects:
         redirects.append(Redirect(op, target.value, heredoc.body if heredoc else None))
-        nested += _nested(target.subs, parent, depth, all_wrappers, context)
+        nested += nest(target.subs, parent, all_wrappers)
         if heredoc is not None:
-            nested += _nested(heredoc.subs, parent, depth, all_wrappers, context)
+            nested += nest(heredoc.subs, parent, all_wrappers)
             if heredoc.body is not None and script is None and parent in SHELLS and _reads_stdin_script(argv):
                 script, inner_construct = heredoc.body, "<<"
+                script_at = _shift(base, heredoc.start)
                 wrappers.append(f"{parent} <<")
         elif op == "<<<" and script is None and parent in SHELLS and _reads_stdin_script(argv):
             script, inner_construct = target.value, "<<"
+            script_at = _through(base, target.positions) if target.value == script else None
             wrappers.append(f"{parent} <<<")
     if parent == "tee":
         append = any(a in ("-a", "--append") for a in argv[1:])
         redirects += [Redirect("tee -a" if append else "tee", word) for word in _operands(argv[1:])]
     for token in b.assignments:
-        nested += _nested(token.subs, parent, depth, all_wrappers, context)
+        nested += nest(token.subs, parent, all_wrappers)
     for index, token in enumerate(b.words):
         if index not in unwrapped.script_words:
-            nested += _nested(token.subs, parent, depth, all_wrappers, context)
+            nested += nest(token.subs, parent, all_wrappers)
 
     if script is not None:
         inner_scope = _Scope(inner_construct, parent if inner_construct == "<<" else "", depth + 1,
-                             scope.wrappers + tuple(wrappers))
+                             scope.wrappers + tuple(wrappers), script_at)
         kept = [r for r in redirects if r.body is None and not (r.op == "<<<" and r.target == script)]
         inner = [_inherit_io(c, b, kept, depth + 1) for c in _parse_script(script, inner_scope, context)]
         if error:
@@ -862,8 +970,33 @@ def _freeze(b: _Builder, src: str, scope: _Scope, context: _Context) -> list[Sim
         assignments=tuple(t.value for t in b.assignments) + tuple(unwrapped.assignments),
         redirects=tuple(redirects), piped_from=b.piped_from, pipes_to=b.pipes_to, pipeline=b.pipeline,
         construct=construct, parent="" if b.construct else scope.parent, function=b.function, depth=depth,
-        parse_error=error)
-    return nested + [command] + _find_exec(argv, depth, all_wrappers, context)
+        parse_error=error, span=_word_span(b, unwrapped.program, base))
+    return nested + [command] + _find_exec(argv, depth, all_wrappers, context, b, unwrapped.program, base)
+
+
+def _word_span(b: _Builder, index: int | None, base: _Map | None) -> tuple[int, int] | None:
+    """The top-level offsets of ``b``'s word number ``index``, when both are known."""
+    if base is None or index is None or not 0 <= index < len(b.words):
+        return None
+    token = b.words[index]
+    start, last = base(token.start), base(token.end - 1)
+    if start is None or last is None or last < start:
+        return None
+    return start, last + 1
+
+
+def _script_at(b: _Builder, unwrapped: _Unwrapped, src: str, base: _Map | None) -> _Map | None:
+    """Where the script of ``bash -c SCRIPT`` / ``eval WORDS`` is written, character by character."""
+    if unwrapped.script is None or not unwrapped.script_words or base is None:
+        return None
+    indexes = sorted(unwrapped.script_words)
+    if indexes[-1] >= len(b.words) or indexes[0] < 0:
+        return None
+    if len(indexes) == 1:
+        word = b.words[indexes[0]]
+        return _through(base, word.positions) if word.value == unwrapped.script else None
+    first, last = b.words[indexes[0]], b.words[indexes[-1]]
+    return _shift(base, first.start) if src[first.start:last.end] == unwrapped.script else None
 
 
 def _inherit_io(inner: SimpleCommand, b: _Builder, redirects: list[Redirect], depth: int) -> SimpleCommand:
@@ -876,14 +1009,17 @@ def _inherit_io(inner: SimpleCommand, b: _Builder, redirects: list[Redirect], de
 
 
 def _nested(subs: list[_Sub], parent: str, depth: int, wrappers: tuple[str, ...],
-            context: _Context) -> list[SimpleCommand]:
+            context: _Context, base: _Map | None = None) -> list[SimpleCommand]:
     out: list[SimpleCommand] = []
     for sub in subs:
-        out += _parse_script(sub.source, _Scope(sub.construct, parent, depth + 1, wrappers), context)
+        scope = _Scope(sub.construct, parent, depth + 1, wrappers, _shift(base, sub.offset))
+        out += _parse_script(sub.source, scope, context)
     return out
 
 
-def _find_exec(argv: list[str], depth: int, wrappers: tuple[str, ...], context: _Context) -> list[SimpleCommand]:
+def _find_exec(argv: list[str], depth: int, wrappers: tuple[str, ...], context: _Context,
+               b: _Builder | None = None, program: int | None = None,
+               base: _Map | None = None) -> list[SimpleCommand]:
     """``find ... -exec cmd {} ;`` runs ``cmd``: return it as a command of its own."""
     if not argv or argv[0].rsplit("/", 1)[-1] not in ("find", "gfind"):
         return []
@@ -897,10 +1033,12 @@ def _find_exec(argv: list[str], depth: int, wrappers: tuple[str, ...], context: 
             inner = argv[i + 1:j]
             if inner:
                 unwrapped = _unwrap(inner)
+                word = None if program is None or unwrapped.program is None else program + i + 1 + unwrapped.program
                 out.append(SimpleCommand(tuple(unwrapped.argv), shlex.join(inner),
                                          wrappers + tuple(unwrapped.wrappers), tuple(unwrapped.assignments),
                                          pipeline=next(context.pipelines), construct="-exec", parent="find",
-                                         depth=depth + 1))
+                                         depth=depth + 1,
+                                         span=_word_span(b, word, base) if b is not None else None))
                 if unwrapped.script is not None:
                     out += _parse_script(unwrapped.script, _Scope("-c", "", depth + 2, wrappers +
                                                                   tuple(unwrapped.wrappers)), context)
@@ -921,6 +1059,7 @@ class _Unwrapped:
     assignments: list[str]
     script: str | None = None        # a shell script the command runs (bash -c, eval, su -c)
     script_words: frozenset[int] = frozenset()   # which of the original words hold that script
+    program: int | None = None       # which of the original words names the program, if known
 
 
 # Options that take a value, for each wrapper; every other option is a flag.
@@ -947,6 +1086,8 @@ _VALUE_OPTIONS: dict[str, frozenset[str]] = {
     "builtin": frozenset(),
     "chronic": frozenset(),
     "unbuffer": frozenset(),
+    "busybox": frozenset(),         # multi-call binaries: ``busybox rm -rf x`` runs rm
+    "toybox": frozenset(),
 }
 _NO_UNWRAP_FLAGS = {
     "command": ("-v", "-V"),          # lookups: nothing runs
@@ -992,7 +1133,7 @@ def _unwrap(argv: list[str]) -> _Unwrapped:
             words = range(offset + index, offset + (len(argv) if label == "eval" else index + 1))
             return _Unwrapped([], wrappers + [label], assignments, text, frozenset(words))
         break
-    return _Unwrapped(argv, wrappers, assignments)
+    return _Unwrapped(argv, wrappers, assignments, program=offset if offset >= 0 else None)
 
 
 def _su_script(argv: list[str]) -> tuple[int, str] | None:

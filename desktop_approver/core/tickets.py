@@ -62,7 +62,7 @@ class CallInfo:
     args: dict[str, Any]
     description: str | None = None
     preview: dict[str, Any] | None = None
-    hints: dict[str, bool] = field(default_factory=dict)
+    hints: dict[str, Any] = field(default_factory=dict)
     risk: RiskAssessment | None = None
     audit_id: int | None = None
 

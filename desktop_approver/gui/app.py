@@ -14,6 +14,7 @@ from PySide6.QtWidgets import QApplication
 
 from .. import paths
 from ..core import logsafe, modes
+from ..core.activation import ActivationError
 from ..core.server import AlreadyRunning
 from ..core.service import ApproverService, ServiceOptions
 from ..core.tickets import Ticket
@@ -21,6 +22,7 @@ from ..paths import InsecureDirectory
 from .decider import GuiDecider
 from .dialog import ARMING_DELAY_MS, ApprovalDialog
 from .history_window import HistoryWindow
+from .icons import app_icon
 from .inbox import InboxWindow
 from .notifications import TicketNotifications
 from .sessions_window import SessionsWindow
@@ -32,7 +34,7 @@ class DesktopApprover(QObject):
     """Wires the service's decider to the dialog and the tray; owns their lifetimes."""
 
     def __init__(self, options: ServiceOptions, *, arming_delay_ms: int = ARMING_DELAY_MS,
-                 notifier: Any = None) -> None:
+                 notifier: Any = None, tray_icons: str = "color") -> None:
         super().__init__()
         self.decider = GuiDecider(self)
         # The person's GUI choices, beside the policy file (read from the environment each time,
@@ -52,9 +54,13 @@ class DesktopApprover(QObject):
         self.inbox = InboxWindow(self.decider)
         self.tray = Tray(self.decider, self.service.mode, on_quit=self.request_quit, on_open_inbox=self.open_inbox,
                          popups=self.popups_enabled, set_popups=self.set_popups,
-                         on_open_history=self.open_history, on_open_sessions=self.open_sessions)
+                         on_open_history=self.open_history, on_open_sessions=self.open_sessions,
+                         icon_style=tray_icons)
         self.service.mode.listeners.append(self._mode_changed)
         self._mode_changed(self.service.mode.mode, None)
+        self.troubles: dict[str, str] = {}
+        """What the app runs without (notifications, the audit log), shown by the tray as degraded."""
+        self.service.audit.health_listeners.append(lambda problem: self.set_trouble("audit", problem))
         self.quit_requested: asyncio.Event | None = None
         self.notifications = (TicketNotifications(self.decider, self.service.mode, notifier, self.open_review)
                               if notifier is not None else None)
@@ -63,8 +69,8 @@ class DesktopApprover(QObject):
         self.quit_requested = asyncio.Event()
         await self.service.start()
         self.tray.show()
-        if self.notifications is not None:
-            await self.notifications.start()
+        if self.notifications is not None and not await self.notifications.start():
+            self.set_trouble("notifications", "No desktop notifications: requests show only as dialogs and in the tray.")
 
     async def close(self) -> None:
         if self.notifications is not None:
@@ -133,6 +139,14 @@ class DesktopApprover(QObject):
         window.raise_()
         window.activateWindow()
 
+    def set_trouble(self, what: str, problem: str | None) -> None:
+        """Record (or clear, with None) a problem; the tray shows degraded while any remains."""
+        if problem is None:
+            self.troubles.pop(what, None)
+        else:
+            self.troubles[what] = problem
+        self.tray.set_degraded("\n".join(self.troubles.values()) or None)
+
     def popups_enabled(self) -> bool:
         return self._popups
 
@@ -183,16 +197,19 @@ def run_app(args: Any, demo: bool = False) -> int:
     logsafe.install()  # client text (request ids, agent names) never reaches the terminal raw
     app = QApplication.instance() or QApplication(sys.argv[:1])
     app.setApplicationName("desktop-approver")
+    app.setDesktopFileName("desktop-approver")  # Wayland and task bars match our .desktop entry
+    app.setWindowIcon(app_icon())
     app.setQuitOnLastWindowClosed(False)
     import qasync
 
     loop = qasync.QEventLoop(app)
     asyncio.set_event_loop(loop)
     options = ServiceOptions.from_args(args)
-    approver = DesktopApprover(options, notifier=None if getattr(args, "no_notifications", False) else _notifier())
+    approver = DesktopApprover(options, notifier=None if getattr(args, "no_notifications", False) else _notifier(),
+                               tray_icons=getattr(args, "tray_icons", None) or "color")
     try:
         loop.run_until_complete(approver.start())
-    except AlreadyRunning as exc:
+    except (AlreadyRunning, ActivationError) as exc:
         print(f"desktop-approver: {exc}", file=sys.stderr)
         approver.service.audit.close()
         return 1
@@ -205,8 +222,10 @@ def run_app(args: Any, demo: bool = False) -> int:
     wake = QTimer()  # lets Python run its signal handlers while Qt sleeps
     wake.start(300)
     wake.timeout.connect(lambda: None)
-    print(f"desktop-approver is listening on {options.socket_path}", file=sys.stderr, flush=True)
-    demo_agent = _start_demo(options) if demo else None
+    server = approver.service.server
+    how = " (passed by the service manager)" if server.activated else ""
+    print(f"desktop-approver is listening on {server.socket_path}{how}", file=sys.stderr, flush=True)
+    demo_agent = _start_demo(server.socket_path) if demo else None
     try:
         assert approver.quit_requested is not None
         loop.run_until_complete(approver.quit_requested.wait())
@@ -228,6 +247,6 @@ def _notifier() -> Any:
     return DesktopNotifier()
 
 
-def _start_demo(options: ServiceOptions) -> subprocess.Popen[bytes]:
-    env = dict(os.environ, DESKTOP_APPROVER_SOCKET=str(options.socket_path))
+def _start_demo(socket_path: os.PathLike[str]) -> subprocess.Popen[bytes]:
+    env = dict(os.environ, DESKTOP_APPROVER_SOCKET=os.fspath(socket_path))
     return subprocess.Popen([sys.executable, "-m", "desktop_approver.demo"], env=env)

@@ -1,9 +1,7 @@
-"""Risk badges and the tray's count icon: colour plus icon plus text, never colour alone."""
+"""Risk badges: colour plus icon plus text, never colour alone."""
 
 from __future__ import annotations
 
-from PySide6.QtCore import QRectF, Qt
-from PySide6.QtGui import QColor, QFont, QIcon, QPainter, QPen, QPixmap
 from PySide6.QtWidgets import QLabel, QWidget
 
 RISK_STYLE = {
@@ -33,23 +31,3 @@ class RiskBadge(QLabel):
         self.setStyleSheet(f"QLabel {{ color: {fg}; background: {bg}; border: 1px solid {fg};"
                            f" border-radius: 9px; padding: 3px 10px; font-weight: bold; }}")
 
-
-def tray_icon(pending: int, destructive: bool, size: int = 64) -> QIcon:
-    """A shield-like disc with the pending count; red when something destructive waits."""
-    pixmap = QPixmap(size, size)
-    pixmap.fill(Qt.GlobalColor.transparent)
-    painter = QPainter(pixmap)
-    painter.setRenderHint(QPainter.RenderHint.Antialiasing)
-    base = QColor("#b3261e") if destructive else QColor("#2f5fb3") if pending else QColor("#5f6b7a")
-    painter.setBrush(base)
-    painter.setPen(QPen(QColor("white"), size / 16))
-    painter.drawEllipse(QRectF(size * 0.06, size * 0.06, size * 0.88, size * 0.88))
-    painter.setPen(QColor("white"))
-    font = QFont()
-    font.setBold(True)
-    font.setPixelSize(int(size * (0.5 if pending < 10 else 0.4)))
-    painter.setFont(font)
-    label = "✓" if pending == 0 else (str(pending) if pending < 100 else "99+")
-    painter.drawText(QRectF(0, 0, size, size), Qt.AlignmentFlag.AlignCenter, label)
-    painter.end()
-    return QIcon(pixmap)

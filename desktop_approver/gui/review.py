@@ -14,6 +14,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (QCheckBox, QFrame, QGridLayout, QHBoxLayout, QLabel, QLineEdit, QListWidget,
                                QListWidgetItem, QPlainTextEdit, QPushButton, QSplitter, QVBoxLayout, QWidget)
 
+from ..core.reading import summary_of
 from ..core.tickets import CallInfo, Ticket
 from ..render.reveal import reveal
 from .badges import RiskBadge
@@ -273,11 +274,6 @@ def identity_html(ticket: Ticket) -> str:
 
 
 def summarise_args(args: dict[str, Any], limit: int = 90) -> str:
-    for key in ("command", "cmd", "path", "file_path", "url", "query"):
-        if isinstance(args.get(key), str):
-            text = args[key]
-            break
-    else:
-        text = json.dumps(args, ensure_ascii=False)
-    text = visible(text)
+    """One line for a call, as the reading module sees it (its command, path, URL...)."""
+    text = visible(summary_of(args))
     return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -1,4 +1,8 @@
-"""The tray icon: pending count at a glance, the waiting list, the mode switch."""
+"""The tray icon: pending count at a glance, the waiting list, the mode switch.
+
+Its icons come from :mod:`.icons` (the installed package's SVGs, one per state, the count drawn
+on them); ``set_degraded`` shows that something the person relies on is not working.
+"""
 
 from __future__ import annotations
 
@@ -10,7 +14,8 @@ from PySide6.QtWidgets import QMenu, QSystemTrayIcon, QWidget
 
 from ..core import modes
 from ..core.tickets import Ticket
-from .badges import risk_text, tray_icon
+from . import icons
+from .badges import risk_text
 from .decider import GuiDecider
 from .review import visible
 
@@ -22,8 +27,11 @@ class Tray(QSystemTrayIcon):
                  on_open_inbox: Callable[[], None] | None = None, popups: Callable[[], bool] | None = None,
                  set_popups: Callable[[bool], None] | None = None,
                  on_open_history: Callable[[], object] | None = None,
-                 on_open_sessions: Callable[[], object] | None = None, parent: QWidget | None = None) -> None:
+                 on_open_sessions: Callable[[], object] | None = None, icon_style: str = "color",
+                 parent: QWidget | None = None) -> None:
         super().__init__(parent)
+        self.icon_style = icon_style
+        self.degraded: str | None = None
         self.decider = decider
         self.mode = mode
         self.on_quit = on_quit
@@ -47,11 +55,18 @@ class Tray(QSystemTrayIcon):
         waiting = self.pending()
         count = sum(len(t.calls) for t in waiting)
         destructive = any(t.risk_level == "destructive" for t in waiting)
-        self.setIcon(tray_icon(count, destructive))
         mode = self.mode.mode
+        self.state = icons.tray_state(mode, count, self.degraded is not None)
+        self.setIcon(icons.tray_icon(self.state, count, destructive=destructive, style=self.icon_style))
         mode_note = "" if mode == modes.INTERACTIVE else f" — mode: {mode.replace('_', ' ')}"
-        self.setToolTip(f"desktop-approver — {count} pending{mode_note}")
+        trouble = f"\n{self.degraded}" if self.degraded else ""
+        self.setToolTip(f"desktop-approver — {count} pending{mode_note}{trouble}")
         self._rebuild_menu(waiting)
+
+    def set_degraded(self, reason: str | None) -> None:
+        """Show (a reason) or clear (None) that the app runs without something it should have."""
+        self.degraded = reason
+        self.refresh()
 
     def _rebuild_menu(self, waiting: list[Ticket]) -> None:
         self.menu.clear()

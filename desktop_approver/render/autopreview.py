@@ -19,33 +19,23 @@ import os
 import stat
 from typing import Any, Mapping
 
+from ..core import reading
+
 MAX_READ_BYTES = 2 * 1024 * 1024
 
-WRITE_TOOLS = ("write_file", "write", "create_file", "file_write")
-EDIT_TOOLS = ("edit", "edit_file", "multiedit", "multi_edit", "str_replace_editor",
-              "str_replace_based_edit_tool")
-PATCH_TOOLS = ("apply_patch", "patch", "apply_diff")
-COMMAND_TOOLS = ("bash", "shell", "run_command", "execute_command", "terminal", "run_shell_command",
-                 "run_terminal_cmd", "exec_command", "local_shell")
-
-PATH_ARGS = ("file_path", "path", "filename", "filepath")
-CONTENT_ARGS = ("content", "contents", "file_text", "text")
-OLD_ARGS = ("old_string", "old_str", "oldText", "old_text")
-NEW_ARGS = ("new_string", "new_str", "newText", "new_text")
-PATCH_ARGS = ("patch", "diff", "input", "unified_diff")
-COMMAND_ARGS = ("command", "cmd")
-CWD_ARGS = ("cwd", "workdir", "working_directory", "directory")
-
 RECOGNISED: dict[str, dict[str, tuple[str, ...]]] = {
-    "file_write": {"tools": WRITE_TOOLS, "path": PATH_ARGS, "content": CONTENT_ARGS},
-    "diff (edit)": {"tools": EDIT_TOOLS, "path": PATH_ARGS, "old": OLD_ARGS, "new": NEW_ARGS,
-                    "edits": ("edits",), "replace_all": ("replace_all",),
-                    "text editor": ("command", "file_text", "insert_line")},
-    "diff (patch)": {"tools": PATCH_TOOLS, "patch": PATCH_ARGS, "path": PATH_ARGS},
-    "command": {"tools": COMMAND_TOOLS, "command": COMMAND_ARGS, "cwd": CWD_ARGS},
+    "file_write": {"tools": tuple(sorted(reading.FILE_WRITE_TOOLS)), "path": reading.PATH_ARGS,
+                   "content": reading.CONTENT_ARGS},
+    "diff (edit)": {"tools": tuple(sorted(reading.EDIT_TOOLS)), "path": reading.PATH_ARGS, "old": reading.OLD_ARGS,
+                    "new": reading.NEW_ARGS, "edits": ("edits",), "replace_all": ("replace_all",),
+                    "text editor": (reading.EDITOR_VERB_ARG, reading.EDITOR_TEXT_ARG, reading.EDITOR_INSERT_LINE_ARG)},
+    "diff (patch)": {"tools": tuple(sorted(reading.PATCH_TOOLS)), "patch": reading.PATCH_ARGS,
+                     "path": reading.PATH_ARGS},
+    "command": {"tools": tuple(sorted(reading.SHELL_TOOLS)), "command": reading.SHELL_ARGS,
+                "cwd": reading.CWD_ARGS},
 }
-"""Tool names (matched case-insensitively, after dropping an MCP ``mcp__server__`` prefix)
-and the argument names read for each preview kind."""
+"""Tool names (matched case-insensitively, after dropping an MCP ``mcp__server__`` prefix) and
+the argument names read for each preview kind: :mod:`desktop_approver.core.reading`'s vocabulary."""
 
 
 def preview_for(tool: str, args: Mapping[str, Any], *, cwd: str | None = None) -> dict[str, Any] | None:
@@ -56,43 +46,42 @@ def preview_for(tool: str, args: Mapping[str, Any], *, cwd: str | None = None) -
     """
     if not isinstance(args, Mapping):
         return None
-    name = normalise_tool_name(tool)
-    if name in COMMAND_TOOLS:
-        return _command(args, cwd)
-    if name in PATCH_TOOLS:
-        return _patch(args)
-    if name in WRITE_TOOLS:
-        return _write(args, cwd)
-    if name in EDIT_TOOLS:
-        return _edit(args, cwd)
+    call = reading.read_call(tool, args, cwd)
+    if call.family == "shell":
+        return _command(call, cwd)
+    if call.family == "patch":
+        return _patch(call)
+    if call.family == "write":
+        return _write(call, cwd)
+    if call.family == "edit":
+        return _edit(call, cwd)
     return None
 
 
 def normalise_tool_name(tool: str) -> str:
     """``mcp__filesystem__write_file`` → ``write_file``; ``Bash`` → ``bash``."""
-    return tool.rsplit("__", 1)[-1].lower()
+    return reading.normalise_tool(tool)
 
 
 # -- kinds --------------------------------------------------------------------------------------
 
-def _command(args: Mapping[str, Any], cwd: str | None) -> dict[str, Any] | None:
-    value = _first(args, COMMAND_ARGS)
-    workdir = _first(args, CWD_ARGS)
-    workdir = workdir if isinstance(workdir, str) else cwd
-    preview: dict[str, Any] = {"kind": "command"}
-    if isinstance(value, str):
-        preview["command"] = value
-    elif isinstance(value, list) and value and all(isinstance(part, str) for part in value):
-        preview["argv"] = list(value)
-    else:
+def _command(call: reading.CallReading, cwd: str | None) -> dict[str, Any] | None:
+    run = call.command
+    if run is None:
         return None
+    preview: dict[str, Any] = {"kind": "command"}
+    if run.argv is not None:
+        preview["argv"] = list(run.argv)
+    else:
+        preview["command"] = run.text
+    workdir = call.extra_cwd or cwd
     if workdir:
         preview["cwd"] = workdir
     return preview
 
 
-def _patch(args: Mapping[str, Any]) -> dict[str, Any] | None:
-    text = _first(args, PATCH_ARGS)
+def _patch(call: reading.CallReading) -> dict[str, Any] | None:
+    text = call.patch
     if not isinstance(text, str) or not text.strip():
         return None
     if text.lstrip().startswith("*** Begin Patch"):
@@ -100,35 +89,43 @@ def _patch(args: Mapping[str, Any]) -> dict[str, Any] | None:
     elif "@@" not in text and "Binary files" not in text and "GIT binary patch" not in text:
         return None
     preview: dict[str, Any] = {"kind": "diff", "unified": text}
-    path = _first(args, PATH_ARGS)
-    if isinstance(path, str):
+    path = _path(call)
+    if path is not None:
         preview["path"] = path
     return preview
 
 
-def _write(args: Mapping[str, Any], cwd: str | None) -> dict[str, Any] | None:
-    path = _first(args, PATH_ARGS)
-    content = _first(args, CONTENT_ARGS)
-    if not isinstance(path, str) or not isinstance(content, str):
-        return None
-    return {"kind": "file_write", "path": path, "content": content, "old": read_text(path, cwd)}
+def _path(call: reading.CallReading) -> str | None:
+    value = next((call.args[key] for key in reading.PATH_ARGS if key in call.args), None)
+    return value if isinstance(value, str) else None
 
 
-def _edit(args: Mapping[str, Any], cwd: str | None) -> dict[str, Any] | None:
-    path = _first(args, PATH_ARGS)
-    if not isinstance(path, str):
+def _write(call: reading.CallReading, cwd: str | None) -> dict[str, Any] | None:
+    path = _path(call)
+    if path is None or call.content is None:
         return None
-    command = args.get("command")
-    if command == "create" and isinstance(args.get("file_text"), str):
-        return {"kind": "file_write", "path": path, "content": args["file_text"],
-                "old": read_text(path, cwd)}
+    return {"kind": "file_write", "path": path, "content": call.content, "old": read_text(path, cwd)}
+
+
+def _edit(call: reading.CallReading, cwd: str | None) -> dict[str, Any] | None:
+    path = _path(call)
+    if path is None:
+        return None
+    args = call.args
+    command = args.get(reading.EDITOR_VERB_ARG)
+    text = args.get(reading.EDITOR_TEXT_ARG)
+    if command == "create" and isinstance(text, str):
+        return {"kind": "file_write", "path": path, "content": text, "old": read_text(path, cwd)}
     if command in ("view", "undo_edit"):
         return None
     current = read_text(path, cwd)
-    if command == "insert" and isinstance(args.get("new_str"), str):
-        return _insert(path, current, args.get("insert_line"), args["new_str"])
-    edits = _edits(args)
+    inserted = args.get(reading.EDITOR_INSERT_TEXT_ARG)
+    if command == "insert" and isinstance(inserted, str):
+        return _insert(path, current, args.get(reading.EDITOR_INSERT_LINE_ARG), inserted)
+    edits = list(call.edits)
     if not edits:
+        if call.patch:
+            return _patch(call)
         return None
     if current is not None:
         changed = current
@@ -153,21 +150,6 @@ def _insert(path: str, current: str | None, line: Any, text: str) -> dict[str, A
     before = "\n".join(lines[:at])
     changed = before + ("\n" if at else "") + addition + "\n".join(lines[at:])
     return {"kind": "diff", "path": path, "old": current, "new": changed}
-
-
-def _edits(args: Mapping[str, Any]) -> list[tuple[str, str, bool]]:
-    found: list[tuple[str, str, bool]] = []
-    listed = args.get("edits")
-    if isinstance(listed, list):
-        for item in listed:
-            if isinstance(item, Mapping):
-                old, new = _first(item, OLD_ARGS), _first(item, NEW_ARGS)
-                if isinstance(old, str) and isinstance(new, str):
-                    found.append((old, new, bool(item.get("replace_all"))))
-    old, new = _first(args, OLD_ARGS), _first(args, NEW_ARGS)
-    if isinstance(old, str) and isinstance(new, str):
-        found.insert(0, (old, new, bool(args.get("replace_all"))))
-    return found
 
 
 def _edits_as_unified(path: str, edits: list[tuple[str, str, bool]]) -> str:
@@ -268,13 +250,6 @@ def read_text(path: str, cwd: str | None) -> str | None:
         return data.decode("utf-8")
     except UnicodeDecodeError:
         return None
-
-
-def _first(args: Mapping[str, Any], names: tuple[str, ...]) -> Any:
-    for name in names:
-        if name in args:
-            return args[name]
-    return None
 
 
 def recognised_markdown() -> str:

@@ -35,6 +35,8 @@ from pygments.styles import get_style_by_name
 from pygments.token import Token, _TokenType
 from pygments.util import ClassNotFound
 
+from ..core.reading import read_command
+from ..core.shellparse import words as shell_words
 from .diffs import DiffLine, FileDiff
 from .reveal import Revealed, reveal
 
@@ -219,7 +221,8 @@ def code_html(text: str, tokens: LineTokens, *, words: Sequence[tuple[int, int]]
               revealed: Revealed | None = None) -> str:
     """One line as HTML: token colours, changed-word backgrounds, hidden characters as markers.
 
-    ``extra_css`` adds a style at given start offsets (command names). Markers are atomic: a
+    ``extra_css`` adds a style at given start offsets (command names); an empty style only cuts
+    there, so the style before it ends inside a token (``rm`` in ``'rm -rf x'``). Markers are atomic: a
     token boundary inside ``⟨40 spaces⟩`` does not split it.
     """
     if revealed is None:
@@ -251,7 +254,7 @@ def code_html(text: str, tokens: LineTokens, *, words: Sequence[tuple[int, int]]
         bounds = [start, *pieces, end]
         for a, b in zip(bounds, bounds[1:]):
             chunk = text[a:b]
-            if extra_css and a in extra_css:
+            if extra_css and extra_css.get(a):
                 css = [extra_css[a]]
             elif chunk.isspace():
                 css = []  # a colour on spaces paints nothing
@@ -553,7 +556,7 @@ def render_command_html(command: str | Sequence[str], cwd: str | None = None) ->
     layout = _layout_breaks(text) if len(text) > LONG_COMMAND and "\n" not in text else {}
     tokens = [(start, start + len(value), ttype)
               for start, ttype, value in BashLexer().get_tokens_unprocessed(text)]
-    names = {start: COMMAND_STYLE for start in _command_name_starts(text)}
+    names = _program_styles(text, tokens)
     body = _command_body(text, revealed, tokens, names, layout)
     warnings = list(revealed.warnings)
     header = ""
@@ -610,90 +613,44 @@ def _slice_html(text: str, revealed: Revealed, tokens: LineTokens, names: dict[i
     return code_html(piece, local_tokens, extra_css=local_names, revealed=sliced)
 
 
-_OPERATORS = ("&&", "||", "|&", ";;", "|", ";", "&", "(", ")")
-_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
-_PREFIX_COMMANDS = {"sudo", "doas", "env", "nohup", "time", "exec", "nice", "xargs", "command", "builtin"}
+def _program_styles(text: str, tokens: LineTokens) -> dict[int, str]:
+    """Bold exactly the programs the shell parser finds (``rm`` in ``timeout 5 bash -c 'rm x'``,
+    not ``timeout`` or ``bash``): the same reading risk and policy judge."""
+    styles: dict[int, str] = {}
+    for start, end in program_spans(text):
+        styles[start] = COMMAND_STYLE
+        for token_start, _token_end, _type in tokens:
+            if start < token_start < end:
+                styles[token_start] = COMMAND_STYLE
+        styles.setdefault(end, "")
+    return styles
 
 
-def _shell_words(text: str) -> list[tuple[int, int, bool]] | None:
-    """Top-level words and operators of a one-line command: (start, end, is_operator).
-
-    Quotes, backslashes, ``$(...)``, backticks and ``${...}`` keep their content in one word.
-    Returns ``None`` when the command does not parse (an open quote), so nothing is re-laid out.
-    """
-    words: list[tuple[int, int, bool]] = []
-    i, n = 0, len(text)
-    while i < n:
-        if text[i] in " \t":
-            i += 1
-            continue
-        if text[i] == "#":
-            words.append((i, n, False))  # a comment runs to the end
-            return words
-        operator = next((op for op in _OPERATORS if text.startswith(op, i)), None)
-        if operator:
-            words.append((i, i + len(operator), True))
-            i += len(operator)
-            continue
-        start = i
-        depth = 0
-        while i < n:
-            ch = text[i]
-            if ch == "\\":
-                i += 2
-                continue
-            if ch == "'":
-                close = text.find("'", i + 1)
-                if close < 0:
-                    return None
-                i = close + 1
-                continue
-            if ch == '"' or ch == "`":
-                i = _skip_quoted(text, i, ch)
-                if i < 0:
-                    return None
-                continue
-            if text.startswith("$(", i) or text.startswith("${", i):
-                depth += 1
-                i += 2
-                continue
-            if ch in ")}" and depth:
-                depth -= 1
-                i += 1
-                continue
-            if depth == 0 and (ch in " \t" or any(text.startswith(op, i) for op in _OPERATORS)):
-                break
-            i += 1
-        if depth:
-            return None
-        words.append((start, min(i, n), False))
-    return words
-
-
-def _skip_quoted(text: str, i: int, quote: str) -> int:
-    i += 1
-    while i < len(text):
-        if text[i] == "\\":
-            i += 2
-            continue
-        if text[i] == quote:
-            return i + 1
-        i += 1
-    return -1
+def program_spans(text: str) -> list[tuple[int, int]]:
+    """Where the programs of a command line are written, merged where one holds another
+    (``$(echo rm)`` is a program whose name another program computes)."""
+    spans = sorted(c.span for c in read_command(text).programs if c.argv and c.span)
+    merged: list[tuple[int, int]] = []
+    for start, end in spans:
+        if merged and start < merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
+        else:
+            merged.append((start, end))
+    return merged
 
 
 def _layout_breaks(text: str) -> dict[int, int]:
     """Where to break a long command for display, and how far to indent the next line.
 
     Each argument goes on its own line, indented under its command; an operator (``|``,
-    ``&&``, ``;``) starts a new unindented line and keeps the next command on it.
+    ``&&``, ``;``) starts a new unindented line and keeps the next command on it. The words are
+    the shell parser's own; a line it cannot parse (an open quote) is not re-laid out.
     """
-    words = _shell_words(text)
-    if not words:
+    if read_command(text).parse_error:
         return {}
     breaks: dict[int, int] = {}
     after_operator = True
-    for start, _end, is_operator in words:
+    for start, _end, is_operator in shell_words(text):
         if start == 0:
             after_operator = is_operator
             continue
@@ -705,34 +662,6 @@ def _layout_breaks(text: str) -> dict[int, int]:
         else:
             breaks[start] = 4
     return breaks
-
-
-def _command_name_starts(text: str) -> list[int]:
-    """Offsets of the words that name a command: the first word, the first after an operator,
-    and the one after ``sudo``/``env``/``xargs``-like prefixes (unless an option follows)."""
-    words: list[tuple[int, int, bool]] = []
-    offset = 0
-    for line in text.split("\n"):
-        words.extend((a + offset, b + offset, op) for a, b, op in (_shell_words(line) or []))
-        words.append((offset + len(line), offset + len(line), True))
-        offset += len(line) + 1
-    starts = []
-    expect, prefix = True, False
-    for start, end, is_operator in words:
-        if is_operator:
-            expect, prefix = True, False
-            continue
-        if not expect:
-            continue
-        word = text[start:end]
-        if _ASSIGNMENT.match(word):
-            continue  # VAR=value before the command
-        if prefix and word.startswith("-"):
-            expect = False
-            continue
-        starts.append(start)
-        prefix = expect = word.rsplit("/", 1)[-1] in _PREFIX_COMMANDS
-    return starts
 
 
 # -- JSON and text ------------------------------------------------------------------------------

@@ -28,13 +28,12 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Iterable
 
+# The hidden-character sets are defined once, with the reading of a call, so the risk badge and
+# the markers shown always agree on what is hidden.
+from ..core.reading import BIDI, ODD_SPACES, ZERO_WIDTH
+
 LONG_SPACE_RUN = 8
 
-BIDI = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f\u061c")
-ZERO_WIDTH = frozenset("\u200b\u200c\u200d\u2060\ufeff\u00ad")
-# Characters that render as (almost) an ordinary space but are not one to a shell or a parser.
-ODD_SPACES = frozenset("\u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009"
-                       "\u200a\u202f\u205f\u3000\u2028\u2029\u180e")
 
 # Non-Latin letters that a reader takes for a Latin one (Cyrillic, Greek, a few Latin extensions).
 LOOKALIKES: dict[str, str] = {

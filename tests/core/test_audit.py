@@ -219,3 +219,19 @@ def test_events_and_retention(tmp_path: Path) -> None:
     assert log.prune(90) == 1
     assert [e.args for e in log.history()] == [{"command": "pwd"}]
     assert log.count() == 1
+
+
+def test_a_failing_write_is_reported_and_so_is_the_recovery(tmp_path: Path) -> None:
+    audit = AuditLog(tmp_path / "audit.sqlite3")
+    heard: list[str | None] = []
+    audit.health_listeners.append(heard.append)
+    audit.record_event("fine")
+    assert heard == [] and audit.problem is None
+    audit._db.execute("CREATE TRIGGER refuse BEFORE INSERT ON events BEGIN SELECT RAISE(ABORT, 'full'); END")
+    with pytest.raises(sqlite3.Error):
+        audit.record_event("lost")
+    assert audit.problem is not None and "full" in audit.problem and heard == [audit.problem]
+    audit._db.execute("DROP TRIGGER refuse")
+    audit.record_event("fine again")
+    assert audit.problem is None and heard[-1] is None and len(heard) == 2
+    audit.close()

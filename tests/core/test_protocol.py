@@ -89,6 +89,19 @@ def test_hints_accept_both_spellings_and_reach_the_broker_by_field_name() -> Non
     assert mcp.hints == snake.hints
 
 
+def test_mcp_annotations_are_accepted_whole_and_only_the_four_hints_count() -> None:
+    annotations = {"title": "Delete a file", "readOnlyHint": False, "destructiveHint": True, "x-origin": "fs",
+                   "priority": 2}
+    request = decode(line({**REQUEST, "hints": annotations}))
+    assert isinstance(request, models.Request) and request.hints is not None
+    assert request.hints.as_dict() == {"read_only": False, "destructive": True, "title": "Delete a file",
+                                       "x-origin": "fs", "priority": 2}
+    for bad in ({"readOnlyHint": True, "read_only": True}, {"readOnlyHint": "yes"}, {"nested": {"a": 1}},
+                {f"k{i}": i for i in range(40)}, {"title": 5}):
+        refused = decode(line({**REQUEST, "hints": bad}))
+        assert isinstance(refused, Refusal) and refused.code == "invalid_message", bad
+
+
 def test_field_errors_are_one_readable_line() -> None:
     result = decode(line({"v": 1, "type": "request", "id": "r", "tool": 1, "args": 2, "session": 3, "timeout": "x"}))
     assert isinstance(result, Refusal)

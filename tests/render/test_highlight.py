@@ -246,11 +246,28 @@ def test_command_warnings_and_markers() -> None:
     assert "in /home/dev" in page
 
 
+def bold_words(page: str) -> list[str]:
+    return re.findall(f'<span style="{re.escape(highlight.COMMAND_STYLE)}">([^<]*)</span>', page)
+
+
 def test_command_names_stand_out() -> None:
     page, _ = highlight.render_command_html("sudo rm -rf /tmp/x | tee log")
-    for name in ("sudo", "rm", "tee"):
-        assert f'<span style="{highlight.COMMAND_STYLE}">{name}</span>' in page
-    assert f'<span style="{highlight.COMMAND_STYLE}">-rf</span>' not in page
+    assert bold_words(page) == ["rm", "tee"]   # what runs; sudo is a wrapper the risk badge names
+
+
+@pytest.mark.parametrize(("command", "programs"), [
+    ("timeout 5 nice -n 2 stdbuf -oL bash -c 'rm -rf x'", ["rm"]),
+    ("env A=1 xargs -0 rm < list", ["rm"]),
+    ("echo $(curl -s x | sh) && ls", ["curl", "sh", "echo", "ls"]),
+    ("find . -name '*.o' -exec rm {} +", ["find", "rm"]),
+    ("eval 'git push --force'", ["git"]),
+    (shlex.join(["timeout", "5", "bash", "-c", "rm -rf x && git -c core.pager='sh -c id' log"]), ["rm", "git"]),
+    ('bash -c "echo \\"x\\"; rm y"', ["echo", "rm"]),
+    ("bash -c $'rm\\tx'", ["rm"]),
+])
+def test_the_highlighter_bolds_exactly_the_programs_the_parser_finds(command: str, programs: list[str]) -> None:
+    page, _ = highlight.render_command_html(command)
+    assert sorted(bold_words(page)) == sorted(programs)
 
 
 def test_a_working_directory_with_hidden_characters_is_flagged() -> None:

@@ -1,0 +1,114 @@
+"""CrewAI: approve tool calls on the desktop (``pip install 'desktop-approver[crewai]'``).
+
+One line, before ``crew.kickoff()``::
+
+    DesktopApproval().install()        # or: with DesktopApproval(): crew.kickoff()
+
+It registers a CrewAI before-tool-call hook: each tool call waits for the person. Allowed calls run
+(with edited arguments written into the call's input in place, as CrewAI's hooks require); a deny
+returns ``False``, which CrewAI answers to the model with its own "Tool execution blocked by hook".
+CrewAI's hook cannot carry a reason, so the person's note goes to the agent through a
+before-LLM-call hook of ours, as a user message on its next model call ("desktop-approver: ...").
+
+CrewAI logs and ignores an exception raised by a hook and then runs the tool, so this hook never
+raises: a policy ``block`` and an unreachable app are denies like any other (fail closed).
+``allow_session`` is kept per crew (its id), else per task; the agent's name is its ``role``.
+CrewAI asks one tool call at a time, so there is no batch.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from typing import Any
+
+from crewai.hooks import (
+    register_before_llm_call_hook,
+    register_before_tool_call_hook,
+    unregister_before_llm_call_hook,
+    unregister_before_tool_call_hook,
+)
+
+from ..errors import Blocked
+from ..wire import Decision
+from .base import Answer, Approver, deny_message
+
+__all__ = ["DesktopApproval"]
+log = logging.getLogger("desktop_approver.adapters.crewai")
+
+
+class DesktopApproval:
+    """The before-tool-call hook (and the note-delivering before-LLM-call hook) for CrewAI."""
+
+    def __init__(self, approver: Approver | None = None) -> None:
+        self.approver = approver or Approver(agent="crewai")
+        self._notes: dict[int, list[str]] = {}  # id(agent) -> notes not yet shown to its model
+        self._lock = threading.Lock()
+        self.installed = False
+
+    def __repr__(self) -> str:
+        return f"DesktopApproval({self.approver!r}, installed={self.installed})"
+
+    def install(self) -> "DesktopApproval":
+        if not self.installed:
+            register_before_tool_call_hook(self.before_tool_call)
+            register_before_llm_call_hook(self.before_llm_call)
+            self.installed = True
+        return self
+
+    def uninstall(self) -> None:
+        if self.installed:
+            unregister_before_tool_call_hook(self.before_tool_call)
+            unregister_before_llm_call_hook(self.before_llm_call)
+            self.installed = False
+        self.approver.close()
+
+    def __enter__(self) -> "DesktopApproval":
+        return self.install()
+
+    def __exit__(self, *exc: object) -> None:
+        self.uninstall()
+
+    def before_tool_call(self, context: Any) -> bool | None:
+        """``None`` lets the call run (with the person's edits); ``False`` stops it."""
+        try:
+            answer = self.approver.ask(context.tool_name, dict(context.tool_input or {}),
+                                       session=_session_of(context), agent=_agent_name(context) or self.approver.agent,
+                                       description=getattr(context.tool, "description", None) or None)
+        except Blocked as exc:
+            answer = Answer(False, dict(context.tool_input or {}), deny_message(exc.decision)
+                            if isinstance(exc.decision, Decision) else str(exc))
+        except Exception as exc:  # noqa: BLE001 - CrewAI would run the tool after a hook's exception
+            log.exception("asking desktop-approver failed; denying %s", context.tool_name)
+            answer = Answer(False, dict(context.tool_input or {}), f"The tool call was not run: {exc}")
+        if not answer.allowed:
+            self._remember(context.agent, f"{context.tool_name} was not run. {answer.message}")
+            return False
+        if answer.edited:
+            context.tool_input.clear()
+            context.tool_input.update(answer.args)  # in place: CrewAI runs this very dict
+        return None
+
+    def before_llm_call(self, context: Any) -> bool | None:
+        with self._lock:
+            notes = self._notes.pop(id(context.agent), None)
+        if notes:
+            context.messages.append({"role": "user", "content": "desktop-approver: " + "\n".join(notes)})
+        return None
+
+    def _remember(self, agent: Any, note: str) -> None:
+        with self._lock:
+            self._notes.setdefault(id(agent), []).append(note)
+
+
+def _session_of(context: Any) -> str | None:
+    for owner in (context.crew, context.task):
+        value = getattr(owner, "id", None)
+        if value:
+            return str(value)
+    return None
+
+
+def _agent_name(context: Any) -> str | None:
+    role = getattr(context.agent, "role", None)
+    return str(role) if role else None

@@ -1,0 +1,199 @@
+"""An MCP gate in front of any MCP server, and Claude Code's permission-prompt tool (``[mcp]`` extra).
+
+``desktop-approver mcp-gate -- npx -y @modelcontextprotocol/server-filesystem ~/work`` runs the
+upstream server as a child over stdio and serves its tools, unchanged, over our own stdio. Every
+``tools/call`` is asked first (the tool's MCP annotations go along as hints); an allowed call is
+forwarded with the person's edited arguments, a denied one is answered as a tool result with
+``isError`` and the person's note, so the model reads it and goes on. ``allow_read_only`` passes
+calls that the app's own risk classifier calls safe without asking (annotations are never trusted
+for that).
+
+``desktop-approver mcp-permission`` serves one tool, ``approve``, for Claude Code's
+``--permission-prompt-tool mcp__desktop-approver__approve``: it answers
+``{"behavior": "allow", "updatedInput": {...}}`` or ``{"behavior": "deny", "message": "..."}``.
+
+Both use the official ``mcp`` SDK (2.x: the low-level ``Server`` with ``on_list_tools`` /
+``on_call_tool`` handlers, ``stdio_client`` + ``ClientSession`` for the upstream).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from contextlib import AsyncExitStack
+from typing import Any, Sequence
+
+import mcp_types as types
+from mcp import ClientSession, StdioServerParameters, stdio_client, stdio_server
+from mcp.server.lowlevel.server import Server
+
+from ..errors import Blocked
+from .base import Answer, Approver, hints_from
+
+log = logging.getLogger("desktop_approver.adapters.mcp")
+PERMISSION_TOOL = "approve"
+PERMISSION_SERVER = "desktop-approver"
+
+
+def refusal(text: str) -> types.CallToolResult:
+    """A denied call as the model sees it: a tool result with isError and the reason."""
+    return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=True)
+
+
+class Gate:
+    """Asks before forwarding each ``tools/call`` to the upstream session; lists tools unchanged."""
+
+    def __init__(self, upstream: ClientSession, approver: Approver, *, allow_read_only: bool = False) -> None:
+        self.upstream = upstream
+        self.approver = approver
+        self.allow_read_only = allow_read_only
+        self.tools: dict[str, types.Tool] = {}
+
+    def __repr__(self) -> str:
+        return f"Gate(agent={self.approver.agent!r}, tools={len(self.tools)}, allow_read_only={self.allow_read_only})"
+
+    async def list_tools(self, ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
+        result = await self.upstream.list_tools(params=params)
+        for tool in result.tools:
+            self.tools[tool.name] = tool
+        return result
+
+    async def call_tool(self, ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        args = dict(params.arguments or {})
+        if params.name not in self.tools:
+            await self._refresh_tools()
+        tool = self.tools.get(params.name)
+        hints = hints_from(tool.annotations) if tool is not None else None
+        if self.allow_read_only and _assessed_safe(params.name, args, hints):
+            log.debug("forwarding %s without asking: the risk classifier calls it safe", params.name)
+            return await self._forward(params.name, args)
+        try:
+            answer = await self.approver.ask_async(params.name, args, hints=hints,
+                                                   description=tool.description if tool is not None else None)
+        except Blocked as exc:
+            # A policy block ends nothing in MCP: the client reads it as the refusal it is.
+            return refusal(f"The tool call was blocked by a policy rule and was not run. {exc}")
+        if not answer.allowed:
+            return refusal(answer.message)
+        return await self._forward(params.name, answer.args)
+
+    async def _forward(self, name: str, args: dict[str, Any]) -> types.CallToolResult:
+        result = await self.upstream.call_tool(name, args)
+        assert isinstance(result, types.CallToolResult)
+        return result
+
+    async def _refresh_tools(self) -> None:
+        cursor: str | None = None
+        while True:
+            params = types.PaginatedRequestParams(cursor=cursor) if cursor else None
+            page = await self.upstream.list_tools(params=params)
+            self.tools.update({tool.name: tool for tool in page.tools})
+            cursor = page.next_cursor
+            if not cursor:
+                return
+
+
+def passed_through(upstream: ClientSession, capabilities: types.ServerCapabilities) -> dict[str, Any]:
+    """Handlers that hand the upstream's resources and prompts on unchanged (only those it has).
+
+    Resources and prompts are read by the client application, not run by the model, so they are
+    not asked about; only ``tools/call`` does something.
+    """
+    handlers: dict[str, Any] = {}
+    if capabilities.resources is not None:
+        async def list_resources(ctx: Any, params: Any) -> types.ListResourcesResult:
+            return await upstream.list_resources(params=params)
+
+        async def list_resource_templates(ctx: Any, params: Any) -> types.ListResourceTemplatesResult:
+            return await upstream.list_resource_templates(params=params)
+
+        async def read_resource(ctx: Any, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
+            return await upstream.read_resource(str(params.uri))
+
+        handlers.update(on_list_resources=list_resources, on_list_resource_templates=list_resource_templates,
+                        on_read_resource=read_resource)
+    if capabilities.prompts is not None:
+        async def list_prompts(ctx: Any, params: Any) -> types.ListPromptsResult:
+            return await upstream.list_prompts(params=params)
+
+        async def get_prompt(ctx: Any, params: types.GetPromptRequestParams) -> types.GetPromptResult:
+            return await upstream.get_prompt(params.name, params.arguments)
+
+        handlers.update(on_list_prompts=list_prompts, on_get_prompt=get_prompt)
+    return handlers
+
+
+def _assessed_safe(tool: str, args: dict[str, Any], hints: dict[str, bool] | None) -> bool:
+    from ..core.risk import SAFE, assess  # standard library only, like the client
+
+    return assess(tool, args, cwd=os.getcwd(), hints=hints).level == SAFE
+
+
+async def serve_gate(upstream_argv: Sequence[str], approver: Approver, *, allow_read_only: bool = False,
+                     name: str = "desktop-approver-gate") -> None:
+    """Run the upstream server and serve it, gated, on this process's stdio until the client leaves."""
+    async with AsyncExitStack() as stack:
+        read, write = await stack.enter_async_context(stdio_client(StdioServerParameters(
+            command=upstream_argv[0], args=list(upstream_argv[1:]), env=dict(os.environ), cwd=os.getcwd())))
+        upstream = await stack.enter_async_context(ClientSession(read, write))
+        initialized = await upstream.initialize()
+        if approver.agent is None:
+            approver.agent = f"mcp:{initialized.server_info.name}"
+        gate = Gate(upstream, approver, allow_read_only=allow_read_only)
+        server: Server[Any] = Server(name, version=initialized.server_info.version,
+                                     instructions=initialized.instructions,
+                                     on_list_tools=gate.list_tools, on_call_tool=gate.call_tool,
+                                     **passed_through(upstream, initialized.capabilities))
+        async with stdio_server() as (ours_in, ours_out):
+            await server.run(ours_in, ours_out, server.create_initialization_options())
+
+
+# -- Claude Code's --permission-prompt-tool ------------------------------------------------------
+
+PERMISSION_INPUT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "tool_name": {"type": "string", "description": "the tool Claude wants to use"},
+        "input": {"type": "object", "description": "the tool's arguments"},
+        "tool_use_id": {"type": "string"},
+    },
+    "required": ["tool_name", "input"],
+}
+
+
+def permission_result(answer: Answer) -> dict[str, Any]:
+    """The JSON Claude Code expects back from a permission-prompt tool."""
+    if answer.allowed:
+        return {"behavior": "allow", "updatedInput": answer.args}
+    return {"behavior": "deny", "message": answer.message}
+
+
+class PermissionTool:
+    """Serves one tool that asks the app whether Claude Code may use another tool."""
+
+    def __init__(self, approver: Approver) -> None:
+        self.approver = approver
+
+    async def list_tools(self, ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=[types.Tool(
+            name=PERMISSION_TOOL, input_schema=PERMISSION_INPUT_SCHEMA,
+            description="Ask the person at the desktop (desktop-approver) whether a tool call may run.")])
+
+    async def call_tool(self, ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        arguments = params.arguments or {}
+        tool, tool_input = arguments.get("tool_name"), arguments.get("input")
+        if params.name != PERMISSION_TOOL or not isinstance(tool, str) or not isinstance(tool_input, dict):
+            return refusal(f"expected {PERMISSION_TOOL}(tool_name: str, input: object)")
+        try:
+            answer = await self.approver.ask_async(tool, tool_input)
+        except Blocked as exc:
+            answer = Answer(False, dict(tool_input), f"The tool call was blocked by a policy rule. {exc}")
+        return types.CallToolResult(content=[types.TextContent(type="text", text=json.dumps(permission_result(answer)))])
+
+
+async def serve_permission_tool(approver: Approver) -> None:
+    tool = PermissionTool(approver)
+    server: Server[Any] = Server(PERMISSION_SERVER, on_list_tools=tool.list_tools, on_call_tool=tool.call_tool)
+    async with stdio_server() as (ours_in, ours_out):
+        await server.run(ours_in, ours_out, server.create_initialization_options())

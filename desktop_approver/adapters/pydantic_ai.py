@@ -1,0 +1,148 @@
+"""PydanticAI: approve tool calls on the desktop (``pip install 'desktop-approver[pydantic-ai]'``).
+
+Blocking, in the run (one line)::
+
+    agent = Agent(model, tools=[...], capabilities=[DesktopApproval()])
+
+:class:`DesktopApproval` wraps the agent's toolset in a ``WrapperToolset`` that raises
+``ApprovalRequired`` for every call (or those ``requires_approval`` picks), like PydanticAI's own
+``ApprovalRequiredToolset`` but carrying the tool's hints and description, and answers the resulting deferred calls in
+the run through the ``handle_deferred_tool_calls`` hook: all calls the model made in one turn go
+to the desktop as **one batch**, so the person can allow some and deny others in one dialog.
+
+Deferred, across runs (for an app that shows its own "waiting for approval" state)::
+
+    result = agent.run_sync(prompt, output_type=[str, DeferredToolRequests])
+    if isinstance(result.output, DeferredToolRequests):
+        results = resolve_deferred_sync(result.output)
+        result = agent.run_sync(message_history=result.all_messages(), deferred_tool_results=results)
+
+A deny becomes ``ToolDenied(message)``: the model reads the person's note as the tool's result and
+the run goes on. Edited arguments become ``ToolApproved(override_args=...)``. ``allow_session``
+is kept per ``conversation_id`` (else per run id). MCP tools' annotations go along as hints.
+A policy ``block`` raises :class:`~desktop_approver.errors.Blocked`, which ends the run.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from pydantic_ai.capabilities import AbstractCapability
+from pydantic_ai.exceptions import ApprovalRequired
+from pydantic_ai.messages import ToolCallPart
+from pydantic_ai.tools import (
+    DeferredToolRequests,
+    DeferredToolResults,
+    RunContext,
+    ToolApproved,
+    ToolDefinition,
+    ToolDenied,
+)
+from pydantic_ai.toolsets import AbstractToolset, WrapperToolset
+from pydantic_ai.toolsets.abstract import ToolsetTool
+
+from .base import Answer, Approver, Call, hints_from
+
+__all__ = ["DesktopApproval", "resolve_deferred", "resolve_deferred_sync", "results_from"]
+
+RequiresApproval = Callable[[RunContext[Any], ToolDefinition, dict[str, Any]], bool]
+METADATA_KEY = "desktop_approver"  # in ApprovalRequired's metadata: the tool's hints and description
+
+
+def _every_call(ctx: RunContext[Any], tool: ToolDefinition, args: dict[str, Any]) -> bool:
+    return True
+
+
+@dataclass
+class DesktopApproval(AbstractCapability[Any]):
+    """Ask the desktop before the agent's tools run; one batch per model turn."""
+
+    approver: Approver = field(default_factory=lambda: Approver(agent="pydantic-ai"))
+    requires_approval: RequiresApproval = _every_call
+    """Which calls to ask about (default: every call); the others run without asking."""
+
+    @classmethod
+    def get_serialization_name(cls) -> str | None:
+        return None  # holds a live connection: not for agent specs
+
+    def get_wrapper_toolset(self, toolset: AbstractToolset[Any]) -> AbstractToolset[Any] | None:
+        return AskingToolset(toolset, requires_approval=self.requires_approval)
+
+    async def handle_deferred_tool_calls(self, ctx: RunContext[Any], *,
+                                         requests: DeferredToolRequests) -> DeferredToolResults | None:
+        if not requests.approvals:
+            return None  # external calls and questions are someone else's
+        return await resolve_deferred(requests, self.approver, session=session_of(ctx),
+                                      agent=agent_name(ctx) or self.approver.agent or "pydantic-ai")
+
+
+@dataclass
+class AskingToolset(WrapperToolset[Any]):
+    """Defers each call that needs approval, with the tool's hints and description as metadata."""
+
+    requires_approval: RequiresApproval = _every_call
+
+    async def call_tool(self, name: str, tool_args: dict[str, Any], ctx: RunContext[Any],
+                        tool: ToolsetTool[Any]) -> Any:
+        if not ctx.tool_call_approved and self.requires_approval(ctx, tool.tool_def, tool_args):
+            definition = tool.tool_def
+            hints = hints_from((definition.metadata or {}).get("annotations"))
+            raise ApprovalRequired(metadata={METADATA_KEY: {"hints": hints, "description": definition.description}})
+        return await super().call_tool(name, tool_args, ctx, tool)
+
+
+async def resolve_deferred(requests: DeferredToolRequests, approver: Approver | None = None, *,
+                           session: str | None = None, agent: str | None = None) -> DeferredToolResults:
+    """Ask about every pending approval in one batch; the results to continue the run with."""
+    approver = approver or Approver(agent=agent or "pydantic-ai")
+    calls = [_call(part, requests.metadata.get(part.tool_call_id)) for part in requests.approvals]
+    answers = await approver.ask_batch_async(calls, session=session, agent=agent)
+    return results_from(requests, answers)
+
+
+def resolve_deferred_sync(requests: DeferredToolRequests, approver: Approver | None = None, *,
+                          session: str | None = None, agent: str | None = None) -> DeferredToolResults:
+    """:func:`resolve_deferred` for code without an event loop (next to ``agent.run_sync``)."""
+    own = approver is None
+    approver = approver or Approver(agent=agent or "pydantic-ai")
+    try:
+        calls = [_call(part, requests.metadata.get(part.tool_call_id)) for part in requests.approvals]
+        answers = approver.ask_batch(calls, session=session, agent=agent)
+    finally:
+        if own:
+            approver.close()
+    return results_from(requests, answers)
+
+
+def results_from(requests: DeferredToolRequests, answers: list[Answer]) -> DeferredToolResults:
+    """PydanticAI's results for the approvals, one answer per call in the same order."""
+    approvals: dict[str, ToolApproved | ToolDenied] = {}
+    answered_by: dict[str, str] = {}
+    for part, answer in zip(requests.approvals, answers, strict=True):
+        if answer.allowed:
+            approvals[part.tool_call_id] = ToolApproved(override_args=answer.args if answer.edited else None)
+        else:
+            approvals[part.tool_call_id] = ToolDenied(answer.message)
+        answered_by[part.tool_call_id] = f"desktop-approver:{answer.decision.decided_by}" if answer.decision \
+            else "desktop-approver:unavailable"
+    return DeferredToolResults(approvals=approvals, answered_by=answered_by)  # type: ignore[arg-type]
+
+
+def session_of(ctx: RunContext[Any]) -> str | None:
+    """The conversation (kept across runs that share a history), else this run."""
+    return ctx.conversation_id or ctx.run_id
+
+
+def agent_name(ctx: RunContext[Any]) -> str | None:
+    name = getattr(ctx.agent, "name", None)
+    return name if isinstance(name, str) and name else None
+
+
+def _call(part: ToolCallPart, metadata: Any) -> Call:
+    """A pending call for the desktop; hints from our own metadata, or MCP annotations in the call's."""
+    ours = metadata.get(METADATA_KEY) if isinstance(metadata, dict) else None
+    if isinstance(ours, dict):
+        return Call(part.tool_name, part.args_as_dict(), hints=ours.get("hints"), description=ours.get("description"))
+    hints = hints_from(metadata.get("annotations")) if isinstance(metadata, dict) else None
+    return Call(part.tool_name, part.args_as_dict(), hints=hints)

@@ -1,0 +1,168 @@
+"""``hook claude-code``: the PermissionRequest, Notification and Stop events, and ``--install``."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from pathlib import Path
+from typing import Any
+
+from desktop_approver.commands.hook import HOOK_COMMAND, merged_settings, session_rules
+from desktop_approver.core.tickets import Ticket, Verdict
+
+from tests.test_cli import ROOT, cli, every
+
+SUGGESTION = {"type": "addRules", "rules": [{"toolName": "Bash", "ruleContent": "npm test"}],
+              "behavior": "allow", "destination": "localSettings"}
+
+
+def permission_request(**extra: Any) -> str:
+    event = {"session_id": "cc-7", "cwd": "/tmp/proj", "hook_event_name": "PermissionRequest", "tool_name": "Bash",
+             "tool_input": {"command": "npm test"}, "permission_suggestions": [SUGGESTION], **extra}
+    return json.dumps(event)
+
+
+def decision_of(stdout: str) -> dict[str, Any]:
+    output = json.loads(stdout)["hookSpecificOutput"]
+    assert output["hookEventName"] == "PermissionRequest"
+    return output["decision"]
+
+
+def test_permission_request_allow_once_has_no_rules(serve: Any) -> None:
+    service = serve(every("allow_once"))
+    result = cli("hook", "claude-code", "--socket", str(service.socket_path), stdin=permission_request())
+    assert result.returncode == 0, result.stderr
+    assert decision_of(result.stdout) == {"behavior": "allow"}
+    ticket = service.person.seen[0]
+    assert ticket.session == "cc-7" and ticket.identity.agent == "claude-code" and ticket.identity.cwd == "/tmp/proj"
+
+
+def test_permission_request_allow_session_passes_the_suggested_rule_for_this_session_only(serve: Any) -> None:
+    service = serve(every("allow_session"))
+    result = cli("hook", "claude-code", "--socket", str(service.socket_path), stdin=permission_request())
+    assert decision_of(result.stdout) == {"behavior": "allow",
+                                          "updatedPermissions": [{**SUGGESTION, "destination": "session"}]}
+
+
+def test_permission_request_deny_carries_the_note_and_does_not_interrupt(serve: Any) -> None:
+    service = serve(every("deny", "run the unit tests only"))
+    result = cli("hook", "claude-code", "--socket", str(service.socket_path), stdin=permission_request())
+    decision = decision_of(result.stdout)
+    assert decision["behavior"] == "deny" and decision["interrupt"] is False
+    assert decision["message"].endswith("run the unit tests only")
+
+
+def test_permission_request_blocked_interrupts(serve: Any) -> None:
+    service = serve(lambda ticket: [Verdict("deny", "policy", note="no npm here", blocked=True)])
+    decision = decision_of(cli("hook", "claude-code", "--socket", str(service.socket_path),
+                               stdin=permission_request()).stdout)
+    assert decision == {"behavior": "deny", "message": "blocked by policy: no npm here", "interrupt": True}
+
+
+def test_permission_request_edited_input(serve: Any) -> None:
+    def edit(ticket: Ticket) -> list[Verdict]:
+        return [Verdict("allow_once", "user", updated_args={"command": "npm test -- --bail"})]
+
+    service = serve(edit)
+    decision = decision_of(cli("hook", "claude-code", "--socket", str(service.socket_path),
+                               stdin=permission_request()).stdout)
+    assert decision == {"behavior": "allow", "updatedInput": {"command": "npm test -- --bail"}}
+
+
+def test_permission_request_without_app_denies_or_leaves_the_prompt_to_claude(tmp_path: Path) -> None:
+    socket = str(tmp_path / "none.sock")
+    denied = decision_of(cli("hook", "claude-code", "--socket", socket, stdin=permission_request()).stdout)
+    assert denied["behavior"] == "deny" and "not reachable" in denied["message"]
+    ask = cli("hook", "claude-code", "--socket", socket, "--when-unavailable", "ask", stdin=permission_request())
+    assert ask.returncode == 0 and ask.stdout == ""
+
+
+def test_session_rules_keep_only_allow_rules_and_force_the_session() -> None:
+    deny_rule = {**SUGGESTION, "behavior": "deny"}
+    mode = {"type": "setMode", "mode": "acceptEdits", "destination": "session"}
+    assert session_rules([SUGGESTION, deny_rule, mode, "junk"]) == [{**SUGGESTION, "destination": "session"}]
+    assert session_rules(None) is None and session_rules([mode]) is None
+
+
+def test_notification_and_stop_tell_the_person_through_notify_send(tmp_path: Path) -> None:
+    # A notify-send of our own on PATH records what it was asked to show.
+    log = tmp_path / "notify.log"
+    fake = tmp_path / "bin" / "notify-send"
+    fake.parent.mkdir()
+    fake.write_text(f'#!/bin/sh\nprintf "%s|" "$@" >> {log}\necho >> {log}\n')
+    fake.chmod(fake.stat().st_mode | stat.S_IXUSR)
+    env_path = f"{fake.parent}:{os.environ['PATH']}"
+    events = [{"hook_event_name": "Notification", "session_id": "s", "cwd": "/home/me/shop",
+               "message": "Claude needs your permission to use Bash"},
+              {"hook_event_name": "Stop", "session_id": "s", "cwd": "/home/me/shop", "stop_hook_active": False}]
+    for event in events:
+        os.environ["PATH"] = env_path
+        try:
+            result = cli("hook", "claude-code", "--socket", str(tmp_path / "none.sock"), stdin=json.dumps(event))
+        finally:
+            os.environ["PATH"] = env_path.split(":", 1)[1]
+        assert result.returncode == 0 and result.stdout == ""
+    lines = log.read_text().splitlines()
+    assert lines[0].endswith("Claude Code (shop) is waiting for you|Claude needs your permission to use Bash|")
+    assert lines[1].endswith("Claude Code (shop) finished||")
+
+
+def test_unknown_event_is_bad_input(tmp_path: Path) -> None:
+    result = cli("hook", "claude-code", "--socket", str(tmp_path / "x.sock"),
+                 stdin=json.dumps({"hook_event_name": "PostToolUse", "tool_name": "Bash"}))
+    assert result.returncode == 2 and "unsupported hook event" in result.stderr
+
+
+def test_install_merges_keeps_what_is_there_and_prints_the_diff(tmp_path: Path) -> None:
+    project = tmp_path / "proj"
+    settings = project / ".claude" / "settings.json"
+    settings.parent.mkdir(parents=True)
+    existing = {"model": "opus", "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "say done"}]}]}}
+    settings.write_text(json.dumps(existing))
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    import subprocess
+    import sys
+
+    def install() -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "desktop_approver", "hook", "claude-code", "--install",
+                               "--project"], cwd=project, capture_output=True, text=True, env=env, timeout=30)
+
+    first = install()
+    assert first.returncode == 0, first.stderr
+    assert "+++" in first.stdout and '"PermissionRequest"' in first.stdout
+    written = json.loads(settings.read_text())
+    assert written["model"] == "opus"
+    assert written["hooks"]["Stop"][0] == existing["hooks"]["Stop"][0]
+    for event in ("PermissionRequest", "Notification", "Stop"):
+        commands = [h["command"] for g in written["hooks"][event] for h in g["hooks"]]
+        assert commands.count(HOOK_COMMAND) == 1
+    second = install()
+    assert second.returncode == 0 and "nothing changed" in second.stdout
+    assert json.loads(settings.read_text()) == written
+
+
+def test_install_refuses_a_settings_file_it_cannot_read(tmp_path: Path) -> None:
+    import pytest
+
+    with pytest.raises(ValueError):
+        merged_settings({"hooks": []})
+    settings = tmp_path / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text("{not json")
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    import subprocess
+    import sys
+
+    result = subprocess.run([sys.executable, "-m", "desktop_approver", "hook", "claude-code", "--install",
+                             "--project"], cwd=tmp_path, capture_output=True, text=True, env=env, timeout=30)
+    assert result.returncode == 2 and "cannot update" in result.stderr
+    assert settings.read_text() == "{not json"
+
+
+def test_install_without_project_writes_the_user_settings(private_home: Path) -> None:
+    result = cli("hook", "claude-code", "--install")
+    assert result.returncode == 0, result.stderr
+    written = json.loads((private_home / ".claude" / "settings.json").read_text())
+    assert set(written["hooks"]) == {"PermissionRequest", "Notification", "Stop"}
+    assert "--project only goes with --install" in cli("hook", "claude-code", "--project", stdin="{}").stderr
