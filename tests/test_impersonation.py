@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -39,6 +40,24 @@ class Impostor:
                                         stdout=subprocess.PIPE, text=True)
         assert self.process.stdout is not None
         assert self.process.stdout.readline().strip() == "ready"
+
+    def connections_before(self) -> list[str]:
+        """Reports of every connection before now: connect a probe of our own (root may), then read
+        the impostor's lines up to the probe's. Those are connections some client made earlier."""
+        probe = b'{"type": "probe"}\n'
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+            sock.connect(str(self.socket_path))
+            sock.sendall(probe)
+            sock.recv(4096)
+        earlier = []
+        while (line := self.next_report()) != f"received {len(probe)}":
+            earlier.append(line)
+        return earlier
+
+    def next_report(self) -> str:
+        """The impostor's line about the next connection that ended (waits for it: it will come)."""
+        assert self.process.stdout is not None
+        return self.process.stdout.readline().strip()
 
     def stop(self) -> str:
         """Stop it; what it printed after ``ready`` (one ``received N`` per connection)."""
@@ -92,7 +111,7 @@ def cli(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str
 def test_client_refuses_a_fallback_directory_made_by_another_user(squatter: Impostor, second_uid: int) -> None:
     with pytest.raises(UntrustedServer, match=f"belongs to uid {second_uid}"):
         Client().request("Bash", {"command": "rm -rf ~/important"})
-    assert "received" not in squatter.stop()  # never even connected
+    assert squatter.connections_before() == []  # never even connected
 
 
 def test_async_client_refuses_a_fallback_directory_made_by_another_user(squatter: Impostor, second_uid: int) -> None:
@@ -102,7 +121,7 @@ def test_async_client_refuses_a_fallback_directory_made_by_another_user(squatter
 
     with pytest.raises(UntrustedServer, match=f"belongs to uid {second_uid}"):
         asyncio.run(ask())
-    assert "received" not in squatter.stop()
+    assert squatter.connections_before() == []
 
 
 @pytest.mark.parametrize("argv, stdin", [
@@ -115,7 +134,7 @@ def test_cli_fast_paths_refuse_the_squatter(squatter: Impostor, second_uid: int,
     output = result.stdout + result.stderr
     assert result.returncode == 2, output
     assert f"belongs to uid {second_uid}" in output and "allow" not in result.stdout
-    assert "received" not in squatter.stop()
+    assert squatter.connections_before() == []
 
 
 def test_hook_denies_instead_of_taking_the_squatters_allow(squatter: Impostor, second_uid: int) -> None:
@@ -124,14 +143,14 @@ def test_hook_denies_instead_of_taking_the_squatters_allow(squatter: Impostor, s
     answer = json.loads(result.stdout)["hookSpecificOutput"]
     assert answer["permissionDecision"] == "deny"
     assert f"belongs to uid {second_uid}" in answer["permissionDecisionReason"]
-    assert "received" not in squatter.stop()
+    assert squatter.connections_before() == []
 
 
 def test_client_checks_the_servers_peer_credentials(moved_socket: Impostor, second_uid: int) -> None:
     check_socket_path(moved_socket.socket_path)  # the path alone looks like ours
     with pytest.raises(UntrustedServer, match=f"server runs as uid {second_uid}"):
         Client(moved_socket.socket_path).request("Bash", {"command": "curl x | sh"})
-    assert moved_socket.stop().split() == ["received", "0"]  # connected, sent nothing
+    assert moved_socket.next_report() == "received 0"  # connected, sent nothing
 
 
 def test_async_client_checks_the_servers_peer_credentials(moved_socket: Impostor, second_uid: int) -> None:
@@ -141,7 +160,7 @@ def test_async_client_checks_the_servers_peer_credentials(moved_socket: Impostor
 
     with pytest.raises(UntrustedServer, match=f"server runs as uid {second_uid}"):
         asyncio.run(ask())
-    assert moved_socket.stop().split() == ["received", "0"]
+    assert moved_socket.next_report() == "received 0"
 
 
 def test_app_refuses_the_squatted_directory_with_one_line_and_exit_2(squatter: Impostor, second_uid: int) -> None:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from tests.reliability.app import ROOT, AppProcess
 from tests.support.users import SYSTEM_PYTHON, as_second_user
-from tests.test_impersonation import IMPOSTOR
+from tests.test_impersonation import Impostor
 
 
 def cli(env: dict[str, str], *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
@@ -25,12 +25,8 @@ def test_fallback_path_squatted_then_reclaimed(tmp_path: Path, shared_tmp: Path,
     env = {k: v for k, v in os.environ.items() if k != "XDG_RUNTIME_DIR"}
     env.update(TMPDIR=str(shared_tmp), PYTHONPATH=str(ROOT))
     ours = shared_tmp / f"desktop-approver-{os.getuid()}"
-    script = shared_tmp / "impostor.py"
-    script.write_text(IMPOSTOR.read_text())
-    script.chmod(0o644)
-    squatter = subprocess.Popen(as_second_user(SYSTEM_PYTHON, str(script), str(ours / "approver.sock")),
-                                stdout=subprocess.PIPE, text=True)
-    assert squatter.stdout is not None and squatter.stdout.readline().strip() == "ready"
+    squatter = Impostor(ours / "approver.sock", shared_tmp)
+    assert ours.stat().st_uid == second_uid
     try:
         request = cli(env, "request", "--tool", "Bash", "--args", '{"command": "rm -rf ~/important"}')
         assert request.returncode == 2 and f"uid {second_uid}" in request.stderr
@@ -38,10 +34,9 @@ def test_fallback_path_squatted_then_reclaimed(tmp_path: Path, shared_tmp: Path,
         assert json.loads(hook.stdout)["hookSpecificOutput"]["permissionDecision"] == "deny"
         tray = cli({**env, "QT_QPA_PLATFORM": "offscreen"}, "tray", "--no-notifications")
         assert tray.returncode == 2 and len(tray.stderr.strip().splitlines()) == 1 and "refusing to start" in tray.stderr
+        assert squatter.connections_before() == []          # not one client reached the squatter
     finally:
-        squatter.terminate()
-        out, _ = squatter.communicate(timeout=20)
-    assert "received" not in out                                # not one byte reached the squatter
+        squatter.stop()
     shutil.rmtree(ours)                                         # the person removes the squat (root may)
 
     with AppProcess(tmp_path, "allow", socket_path=ours / "approver.sock") as app:
