@@ -20,7 +20,7 @@ from .audit import AuditLog
 from .logsafe import printable
 from .memory import SessionMemory
 from .policy import PolicyCall
-from .risk import assess
+from .risk import LEVELS, RiskAssessment, assess
 from .tickets import CallInfo, Countdown, Decider, Identity, Ticket, Verdict
 
 log = logging.getLogger(__name__)
@@ -118,8 +118,7 @@ class Broker:
     def _inspect(self, index: int, call: dict[str, Any], identity: Identity) -> CallInfo:
         hints = call.get("hints") or {}
         return CallInfo(index=index, tool=call["tool"], args=call["args"], description=call.get("description"),
-                        preview=call.get("preview"), hints=hints,
-                        risk=assess(call["tool"], call["args"], cwd=identity.cwd, hints=hints))
+                        preview=call.get("preview"), hints=hints, risk=_assess_where(call, identity, hints))
 
     def _decide_without_person(self, info: CallInfo, identity: Identity, session: str) -> Verdict | None:
         action, verdict = self._policy_verdict(info, identity)
@@ -209,3 +208,14 @@ def _no_session_scope_from_timeout(verdict: Verdict) -> Verdict:
     if verdict.decision == "allow_session" and verdict.decided_by != "user":
         return replace(verdict, decision="allow_once")
     return verdict
+
+
+def _assess_where(call: dict[str, Any], identity: Identity, hints: dict[str, Any]) -> RiskAssessment:
+    """The risk judged from the directory the kernel says the agent is in; where the agent claims
+    another one, the worse of the two readings (a claim must never move a path inside)."""
+    found = assess(call["tool"], call["args"], cwd=identity.policy_cwd, hints=hints)
+    if identity.cwd and identity.cwd != identity.policy_cwd:
+        claimed = assess(call["tool"], call["args"], cwd=identity.cwd, hints=hints)
+        if LEVELS.index(claimed.level) > LEVELS.index(found.level):
+            return claimed
+    return found

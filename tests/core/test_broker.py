@@ -428,3 +428,18 @@ def test_notes_only_where_a_person_or_a_rule_wrote_one(tmp_path: Path) -> None:
     assert (by_mode.decided_by, by_mode.note) == ("mode", None)
     noted = broker_for(tmp_path / "n", Scripted(allow_all()), policy_toml=quiet + 'note = "listing is fine"\n')
     assert submit(noted, call("ls"))[0].note == "listing is fine"
+
+
+def test_risk_is_judged_where_the_kernel_says_the_agent_is_and_a_claim_never_lowers_it() -> None:
+    from desktop_approver.core.broker import _assess_where
+    from desktop_approver.core.tickets import Identity
+
+    write = {"tool": "Write", "args": {"file_path": "notes.txt", "content": "x"}}
+    honest = Identity(agent="a", cwd="/home/u/proj", peer_cwd="/home/u/proj")
+    assert _assess_where(write, honest, {}).level == "moderate"
+    lying = Identity(agent="a", cwd="/home/u/proj", peer_cwd="/etc")        # claims a project, sits in /etc
+    assert _assess_where(write, lying, {}).level == "destructive"
+    odd = Identity(agent="a", cwd="/etc", peer_cwd="/home/u/proj")          # the worse of the two readings
+    assert _assess_where(write, odd, {}).level == "destructive"
+    relayed = Identity(agent="a", cwd="/home/u/proj", peer_cwd=None)        # a forwarded socket: the claim
+    assert _assess_where(write, relayed, {}).level == "moderate"
