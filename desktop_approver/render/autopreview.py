@@ -257,7 +257,8 @@ def recognised_markdown() -> str:
     lines = ["## Previews derived from arguments", "",
              "A request without a `preview` still gets one when its tool and arguments are "
              "recognisable. Tool names match case-insensitively, after dropping an MCP "
-             "`mcp__<server>__` prefix; the first argument name present wins.", "",
+             "`mcp__<server>__` prefix; argument names match in any spelling (`CommandLine`, `commandLine` "
+             "and `command_line` are `command_line`); the first argument name present wins.", "",
              "| preview | tools | arguments |", "|---|---|---|"]
     for kind, spec in RECOGNISED.items():
         tools = ", ".join(f"`{t}`" for t in spec["tools"])
