@@ -185,6 +185,8 @@ class _Place:
         extra = os.environ.get("TMPDIR", "").rstrip("/")
         if (self.resolved + "/").startswith(self.home.rstrip("/") + "/"):
             return False  # a home directory that lives under /tmp (containers, tests) is still a home
+        if self.workspace is not None and self.inside:
+            return False  # a project checked out under /tmp is still the project: its files are not scratch
         return any(self.resolved.startswith(p) for p in _TEMP_PREFIXES) or bool(
             extra and extra not in ("", "/") and self.resolved.startswith(extra + "/"))
 

@@ -312,3 +312,12 @@ def test_reasons_are_ordered_most_serious_first() -> None:
     found = assess("Bash", {"command": "echo x > out.txt && rm -rf src"}, cwd=CWD)
     assert found.reasons[0] == "deletes recursively"
     assert found.reasons[-1] == "writes files in the working directory"
+
+
+@pytest.mark.parametrize("workspace", ["/tmp/ci/checkout", "/var/tmp/build/proj"])
+def test_a_project_under_the_temp_directory_is_still_a_project(workspace: str) -> None:
+    """A checkout in /tmp (CI, containers) keeps its files' weight: they are not scratch files."""
+    assert assess("Bash", {"command": "rm -rf build"}, cwd=workspace).level == DESTRUCTIVE
+    assert assess("Write", {"file_path": "a.txt", "content": ""}, cwd=workspace).reasons == (
+        "writes files in the working directory",)
+    assert assess("Write", {"file_path": "/tmp/scratch.txt", "content": ""}, cwd=workspace).level == MODERATE
