@@ -110,6 +110,8 @@ _STARTUP_FILES = re.compile(
     r"|init\.d|rc\.local|sudoers|environment|ld\.so)|^/var/spool/cron")
 _SYSTEM_PREFIXES = ("/etc/", "/usr/", "/bin/", "/sbin/", "/lib/", "/lib64/", "/boot/", "/opt/", "/var/", "/root/",
                     "/sys/", "/proc/", "/srv/", "/snap/", "/System/", "/Library/", "/Applications/")
+_NEVER_PROJECTS = ("/etc/", "/usr/", "/bin/", "/sbin/", "/lib/", "/lib64/", "/boot/", "/sys/", "/proc/", "/dev/",
+                   "/System/", "/Library/")
 _TEMP_PREFIXES = ("/tmp/", "/var/tmp/", "/dev/shm/")
 _RAW_DEVICE = re.compile(r"^/dev/(sd[a-z]|nvme\d|hd[a-z]|vd[a-z]|xvd[a-z]|mmcblk\d|disk\d|md\d|dm-\d|mapper/|loop\d)")
 _HARMLESS_DEVICES = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty", "/dev/zero", "/dev/stdin",
@@ -152,6 +154,17 @@ class _Place:
             return not self.known      # relative to an unknown directory: taken as the agent's own
         base = os.path.normpath(os.path.expanduser(self.workspace))
         return self.resolved == base or self.resolved.startswith(base.rstrip("/") + "/")
+
+    @property
+    def in_project(self) -> bool:
+        """Inside a working directory that is a project of its own (``/var/www/shop``), not the
+        root, the home or a top-level system folder that merely contains the path."""
+        if self.workspace is None or not self.inside:
+            return False
+        base = os.path.normpath(os.path.expanduser(self.workspace))
+        if any((base + "/").startswith(p) for p in _NEVER_PROJECTS):
+            return False  # /etc/nginx is still /etc, whoever works there
+        return len([p for p in base.split("/") if p]) >= 2 and base != self.home.rstrip("/")
 
     @property
     def is_workspace(self) -> bool:
@@ -224,7 +237,7 @@ def _judge_write(place: _Place, findings: _Findings, verb: str = "writes") -> No
         findings.add(DESTRUCTIVE, "writes inside .git (hooks, config, history)")
     elif place.temp:
         findings.add(MODERATE, "writes scratch files in the temp directory")
-    elif place.system:
+    elif place.system and not place.in_project:
         findings.add(DESTRUCTIVE, "writes to system files")
     elif not place.inside:
         findings.add(DESTRUCTIVE, "writes outside the working directory")
@@ -246,7 +259,7 @@ def _judge_delete(place: _Place, findings: _Findings) -> None:
         findings.add(DESTRUCTIVE, "deletes a key, secrets or startup file")
     elif place.temp:
         findings.add(MODERATE, "deletes scratch files in the temp directory")
-    elif not place.inside or place.system:
+    elif not place.inside or place.system and not place.in_project:
         findings.add(DESTRUCTIVE, "deletes outside the working directory")
     elif recursive and "$" in raw:
         findings.add(DESTRUCTIVE, "deletes recursively a path named by a variable")
