@@ -64,7 +64,8 @@ class AsyncClient:
 
     async def status(self) -> dict[str, Any]:
         status_id, message = self.protocol.status()
-        return self.protocol.read_status(await self._exchange(status_id, message, None, wait=self.connect_timeout + 4.0))
+        reply = await self._exchange(status_id, message, None, wait=self.connect_timeout + 4.0)
+        return self.protocol.read_status(reply)
 
     async def end_session(self, session: str | None = None) -> int:
         """The agent's session is over: the app forgets its session approvals."""

@@ -31,8 +31,9 @@ import os
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable, Literal
+from typing import Any, Literal
 
 from . import __version__, wire
 
@@ -194,7 +195,8 @@ class FakeApprover:
                  "default_timeout": 300.0, "max_line_bytes": wire.MAX_LINE_BYTES,
                  "peer": {"pid": os.getpid(), "uid": os.getuid()}}]
 
-    def _decide(self, conversation: _Conversation, call: dict[str, Any], batch_index: int | None = None) -> dict[str, Any]:
+    def _decide(self, conversation: _Conversation, call: dict[str, Any],
+                batch_index: int | None = None) -> dict[str, Any]:
         client = conversation.client
         request = ApprovalRequest(
             tool=str(call.get("tool")), args=dict(call.get("args") or {}), session=str(call.get("session")),

@@ -45,11 +45,9 @@ class Connection(Protocol):
     def receive(self, timeout: float) -> bytes:
         """What arrived within ``timeout`` seconds; ``b""`` when the app hung up; raises
         ``TimeoutError`` when nothing came."""
-        ...
 
     def finished(self) -> bool:
         """Between requests: has the app closed this connection (idle, restart) meanwhile?"""
-        ...
 
     def close(self) -> None: ...
 
@@ -60,7 +58,6 @@ class Transport(Protocol):
     @property
     def address(self) -> str | os.PathLike[str]:
         """Where the app is, for error messages and ``desktop-approver status``."""
-        ...
 
     def connect(self, timeout: float) -> Connection: ...
 
@@ -74,7 +71,6 @@ class AsyncConnection(Protocol):
 
     async def read(self) -> bytes:
         """The next bytes from the app; ``b""`` when it hung up."""
-        ...
 
     def is_closing(self) -> bool: ...
 
@@ -127,7 +123,7 @@ class UnixSocketTransport:
         try:
             check_socket_path(self.socket_path)  # before connecting: nothing reaches another user's socket
             reader, writer = await asyncio.wait_for(asyncio.open_unix_connection(os.fspath(self.socket_path)), timeout)
-        except (OSError, asyncio.TimeoutError) as exc:
+        except (TimeoutError, OSError) as exc:
             raise unavailable(self.socket_path, getattr(exc, "strerror", None) or exc or "timed out") from None
         try:
             check_server(writer.get_extra_info("socket"), self.socket_path)

@@ -9,14 +9,15 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
 
 import jsonschema
 import pytest
 
 from desktop_approver import ApproverUnavailable, AsyncClient, Blocked, Client, Decision, Unauthorized, testing
-from desktop_approver.testing import ApprovalRequest, Answer, FakeApprover
+from desktop_approver.testing import Answer, ApprovalRequest, FakeApprover
 
 SCHEMAS = Path(__file__).resolve().parent.parent / "ipc" / "schema"
 WAIT = 30.0
@@ -200,3 +201,16 @@ def test_a_client_takes_a_socket_path_or_a_transport_not_both(tmp_path: Path) ->
     with pytest.raises(TypeError):
         AsyncClient(tmp_path / "s.sock", transport=fake)
     assert Client(transport=fake).socket_path == "fake-approver"
+
+
+def test_concurrent_async_requests_share_one_connection() -> None:
+    fake = FakeApprover(lambda call: testing.allow_once() if call.args["n"] % 2 else testing.deny(f"odd {call.args}"))
+
+    async def main() -> list[Decision]:
+        async with AsyncClient(transport=fake, agent="tester") as client:
+            return await asyncio.gather(*(client.request("tool", {"n": n}) for n in range(20)))
+
+    decisions = asyncio.run(main())
+    assert [decision.allowed for decision in decisions] == [bool(n % 2) for n in range(20)]
+    assert [call.args["n"] for call in fake.requests] == list(range(20))
+    assert len({call.id for call in fake.requests}) == 20
