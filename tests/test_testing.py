@@ -204,7 +204,7 @@ def test_a_client_takes_a_socket_path_or_a_transport_not_both(tmp_path: Path) ->
 
 
 def test_concurrent_async_requests_share_one_connection() -> None:
-    fake = FakeApprover(lambda call: testing.allow_once() if call.args["n"] % 2 else testing.deny(f"odd {call.args}"))
+    fake = FakeApprover(lambda call: testing.allow_once() if call.args["n"] % 2 else testing.deny("even"))
 
     async def main() -> list[Decision]:
         async with AsyncClient(transport=fake, agent="tester") as client:
