@@ -33,7 +33,7 @@ class AsyncClient:
         self.transport: AsyncTransport = transport or UnixSocketTransport(resolve_socket_path(socket_path))
         self.protocol = ClientProtocol(agent=agent, session=session, token=token)
         self.connect_timeout = connect_timeout
-        self._writer: AsyncConnection | None = None
+        self._connection: AsyncConnection | None = None
         self._reader_task: asyncio.Task[None] | None = None
         self._waiting: dict[str, tuple[str, asyncio.Future[dict[str, Any]]]] = {}  # id -> (kind, future)
         self._connecting = asyncio.Lock()
@@ -100,28 +100,28 @@ class AsyncClient:
 
     async def _ensure_connected(self) -> AsyncConnection:
         async with self._connecting:
-            if self._writer is not None:
-                return self._writer
+            if self._connection is not None:
+                return self._connection
             try:
-                writer = await self.transport.connect_async(self.connect_timeout)
+                connection = await self.transport.connect_async(self.connect_timeout)
             except OSError as exc:
                 raise unavailable(self.socket_path, exc.strerror or exc) from None
             self.protocol.framer = wire.LineFramer()
             self.protocol.welcome = None
-            self._writer = writer
+            self._connection = connection
             # The hello is answered before anything else is sent: the app closes a connection whose
             # hello it refuses (no or wrong token), and a request written into that closing socket
             # fails with a broken pipe that tears down the transport before the refusal is read,
             # so the keyring retry would never see it.
             welcomed = self._welcomed = asyncio.get_running_loop().create_future()
-            writer.write(wire.encode(self.protocol.hello()))
-            self._reader_task = asyncio.get_running_loop().create_task(self._read_loop(writer))
+            connection.write(wire.encode(self.protocol.hello()))
+            self._reader_task = asyncio.get_running_loop().create_task(self._read_loop(connection))
             try:
                 await asyncio.wait_for(asyncio.shield(welcomed), self.connect_timeout)
             except asyncio.TimeoutError:
                 self._drop(ApproverUnavailable("no welcome"))
                 raise unavailable(self.socket_path, "it did not answer the hello") from None
-            return writer
+            return connection
 
     async def _exchange(self, reply_id: str, message: dict[str, Any], timeout: float | None,
                         wait: float | None = None) -> dict[str, Any]:
@@ -137,20 +137,20 @@ class AsyncClient:
 
     async def _exchange_once(self, reply_id: str, message: dict[str, Any], timeout: float | None,
                              wait: float | None = None) -> dict[str, Any]:
-        writer = await self._ensure_connected()
+        connection = await self._ensure_connected()
         future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         self._waiting[reply_id] = (message["type"], future)
         try:
-            writer.write(wire.encode(message))
-            await writer.drain()
+            connection.write(wire.encode(message))
+            await connection.drain()
             return await asyncio.wait_for(future, wait if wait is not None else self.protocol.reply_wait(timeout))
         except asyncio.TimeoutError:
             self._drop(ApproverUnavailable("desktop-approver did not answer within its timeout"))
             raise ApproverUnavailable(f"desktop-approver did not answer within its timeout ({self.socket_path})") from None
         except asyncio.CancelledError:
             # The agent gave up: tell the app, so the person's dialog disappears.
-            if self._writer is not None and not self._writer.is_closing():
-                self._writer.write(wire.encode(self.protocol.cancel(reply_id)))
+            if self._connection is not None and not self._connection.is_closing():
+                self._connection.write(wire.encode(self.protocol.cancel(reply_id)))
             raise
         except OSError as exc:
             self._drop(unavailable(self.socket_path, exc))
@@ -176,9 +176,9 @@ class AsyncClient:
         self._drop(failure)
 
     def _drop(self, failure: ApproverError) -> None:
-        writer, self._writer = self._writer, None
-        if writer is not None:
-            writer.close()
+        connection, self._connection = self._connection, None
+        if connection is not None:
+            connection.close()
         if self._welcomed is not None and not self._welcomed.done():
             self._welcomed.set_exception(failure)
             self._welcomed.exception()  # retrieved here: only _ensure_connected may be waiting
