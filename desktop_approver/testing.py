@@ -37,7 +37,8 @@ from typing import Any, Literal
 
 from . import __version__, wire
 
-__all__ = ["FakeApprover", "ApprovalRequest", "Answer", "AppGone", "allow_once", "allow_session", "deny", "block"]
+__all__ = ["FakeApprover", "ApprovalRequest", "Answer", "AppGone", "allow_once", "allow_session", "deny", "block",
+           "FAKE_RISK"]
 
 DecisionName = Literal["allow_once", "allow_session", "deny"]
 FAKE_RISK: dict[str, Any] = {"level": "moderate", "reasons": ["assessed by no one: FakeApprover"]}
