@@ -208,24 +208,54 @@ class ClientProtocol:
             messages.append(message)
         return messages
 
-    def result(self, message: dict[str, Any], *, raise_on_block: bool = False) -> Any:
-        """The outcome a reply message carries: a Decision, a list of them, a status dict."""
-        kind = message.get("type")
-        if kind == "error":
-            raise error_from(message)
+    # -- typed results: one reader per reply type; an ``error`` reply becomes its typed exception --
+
+    def read_decision(self, reply: Mapping[str, Any], *, raise_on_block: bool = False) -> wire.Decision:
+        """The :class:`~desktop_approver.wire.Decision` a ``decision`` reply carries."""
         try:
-            if kind == "decision":
-                decision = wire.Decision.from_wire(message)
-                if raise_on_block and decision.blocked:
-                    raise Blocked(decision)
-                return decision
-            if kind == "batch_decision":
-                return [wire.Decision.from_wire(item) for item in message["decisions"]]
-        except (KeyError, TypeError, ValueError) as exc:
-            raise ProtocolError(f"malformed {kind}: {exc}", "invalid_message") from None
-        if kind in ("status_reply", "sessions_reply", "revoked", "session_ended"):
-            return message
-        raise ProtocolError(f"unexpected reply type {kind!r}", "invalid_message")
+            decision = wire.Decision.from_wire(dict(_expect(reply, "decision")))
+        except (AttributeError, KeyError, TypeError, ValueError) as exc:
+            raise ProtocolError(f"malformed decision: {exc}", "invalid_message") from None
+        if raise_on_block and decision.blocked:
+            raise Blocked(decision)
+        return decision
+
+    def read_decisions(self, reply: Mapping[str, Any], expected: int) -> list[wire.Decision]:
+        """One decision per call of a batch, in order; any other count is a protocol error."""
+        try:
+            decisions = [wire.Decision.from_wire(item) for item in _expect(reply, "batch_decision")["decisions"]]
+        except (AttributeError, KeyError, TypeError, ValueError) as exc:
+            raise ProtocolError(f"malformed batch_decision: {exc}", "invalid_message") from None
+        check_batch_length(decisions, expected)
+        return decisions
+
+    def read_status(self, reply: Mapping[str, Any]) -> dict[str, Any]:
+        """A ``status_reply`` as the app sent it (its fields are listed in ipc/PROTOCOL.md)."""
+        return dict(_expect(reply, "status_reply"))
+
+    def read_entries(self, reply: Mapping[str, Any]) -> list[dict[str, Any]]:
+        """The remembered approvals a ``sessions_reply`` lists."""
+        entries = _expect(reply, "sessions_reply").get("entries")
+        if not isinstance(entries, list) or not all(isinstance(entry, dict) for entry in entries):
+            raise ProtocolError("malformed sessions_reply: entries is not a list of objects", "invalid_message")
+        return entries
+
+    def read_count(self, reply: Mapping[str, Any], kind: str, field: str) -> int:
+        """A number of forgotten approvals: ``session_ended.forgotten``, ``revoked.count``."""
+        value = _expect(reply, kind).get(field)
+        if not isinstance(value, int) or isinstance(value, bool):
+            raise ProtocolError(f"malformed {kind}: {field} is not an integer", "invalid_message")
+        return value
+
+
+def _expect(reply: Mapping[str, Any], kind: str) -> Mapping[str, Any]:
+    """``reply`` if it is a ``kind``; the typed error an ``error`` reply stands for; else garbage."""
+    actual = reply.get("type")
+    if actual == "error":
+        raise error_from(reply)
+    if actual != kind:
+        raise ProtocolError(f"unexpected reply type {actual!r} (expected {kind!r})", "invalid_message")
+    return reply
 
 
 class IdleClosed(ApproverUnavailable):

@@ -11,28 +11,38 @@ import os
 from typing import Any, Iterable, Mapping
 
 from . import wire
-from ._client_base import CONNECT_TIMEOUT, Call, ClientProtocol, IdleClosed, check_batch_length, unavailable
+from ._client_base import CONNECT_TIMEOUT, Call, ClientProtocol, IdleClosed, unavailable
 from .errors import ApproverError, ApproverUnavailable, Unauthorized
 from .paths import resolve_socket_path
-from .server_check import check_server, check_socket_path
+from .transport import AsyncConnection, AsyncTransport, UnixSocketTransport
 
 __all__ = ["AsyncClient"]
 
 
 class AsyncClient:
-    """``await AsyncClient().request(tool, args)``: never blocks the agent's event loop."""
+    """``await AsyncClient().request(tool, args)``: never blocks the agent's event loop.
+
+    ``transport`` replaces the unix socket (e.g. :class:`desktop_approver.testing.FakeApprover`).
+    """
 
     def __init__(self, socket_path: str | os.PathLike[str] | None = None, *, agent: str | None = None,
                  session: str | None = None, token: str | None = None,
-                 connect_timeout: float = CONNECT_TIMEOUT) -> None:
-        self.socket_path = resolve_socket_path(socket_path)
+                 connect_timeout: float = CONNECT_TIMEOUT, transport: AsyncTransport | None = None) -> None:
+        if transport is not None and socket_path is not None:
+            raise TypeError("give a socket_path or a transport, not both")
+        self.transport: AsyncTransport = transport or UnixSocketTransport(resolve_socket_path(socket_path))
         self.protocol = ClientProtocol(agent=agent, session=session, token=token)
         self.connect_timeout = connect_timeout
-        self._writer: asyncio.StreamWriter | None = None
+        self._connection: AsyncConnection | None = None
         self._reader_task: asyncio.Task[None] | None = None
         self._waiting: dict[str, tuple[str, asyncio.Future[dict[str, Any]]]] = {}  # id -> (kind, future)
         self._connecting = asyncio.Lock()
         self._welcomed: asyncio.Future[None] | None = None
+
+    @property
+    def socket_path(self) -> str | os.PathLike[str]:
+        """Where the app is (the transport's address)."""
+        return self.transport.address
 
     @property
     def session(self) -> str:
@@ -45,36 +55,35 @@ class AsyncClient:
         request_id, message = self.protocol.request(tool, args, session=session, description=description,
                                                     preview=preview, timeout=timeout, hints=hints)
         reply = await self._exchange(request_id, message, timeout)
-        return self.protocol.result(reply, raise_on_block=raise_on_block)
+        return self.protocol.read_decision(reply, raise_on_block=raise_on_block)
 
     async def request_batch(self, calls: Iterable[Call], *, session: str | None = None,
                             timeout: float | None = None) -> list[wire.Decision]:
         batch_id, message = self.protocol.batch(calls, session=session, timeout=timeout)
-        decisions = self.protocol.result(await self._exchange(batch_id, message, timeout))
-        check_batch_length(decisions, len(message["calls"]))
-        return decisions
+        return self.protocol.read_decisions(await self._exchange(batch_id, message, timeout), len(message["calls"]))
 
     async def status(self) -> dict[str, Any]:
         status_id, message = self.protocol.status()
-        return self.protocol.result(await self._exchange(status_id, message, None, wait=self.connect_timeout + 4.0))
+        reply = await self._exchange(status_id, message, None, wait=self.connect_timeout + 4.0)
+        return self.protocol.read_status(reply)
 
     async def end_session(self, session: str | None = None) -> int:
         """The agent's session is over: the app forgets its session approvals."""
         message_id, message = self.protocol.admin("end_session", session=session or self.session)
         reply = await self._exchange(message_id, message, None, wait=self.connect_timeout + 4.0)
-        return int(self.protocol.result(reply)["forgotten"])
+        return self.protocol.read_count(reply, "session_ended", "forgotten")
 
     async def sessions(self) -> list[dict[str, Any]]:
         """What the running app remembers from "Allow for session"."""
         message_id, message = self.protocol.admin("sessions")
         reply = await self._exchange(message_id, message, None, wait=self.connect_timeout + 4.0)
-        return list(self.protocol.result(reply)["entries"])
+        return self.protocol.read_entries(reply)
 
     async def revoke(self, session: str | None = None, tool: str | None = None) -> int:
         """Forget remembered approvals (of a session, a tool, or all); returns how many."""
         message_id, message = self.protocol.admin("revoke", session=session, tool=tool)
         reply = await self._exchange(message_id, message, None, wait=self.connect_timeout + 4.0)
-        return int(self.protocol.result(reply)["count"])
+        return self.protocol.read_count(reply, "revoked", "count")
 
     async def aclose(self) -> None:
         if self._reader_task is not None:
@@ -89,37 +98,30 @@ class AsyncClient:
 
     # -- I/O ---------------------------------------------------------------------------------
 
-    async def _ensure_connected(self) -> asyncio.StreamWriter:
+    async def _ensure_connected(self) -> AsyncConnection:
         async with self._connecting:
-            if self._writer is not None:
-                return self._writer
+            if self._connection is not None:
+                return self._connection
             try:
-                check_socket_path(self.socket_path)  # before connecting: nothing reaches another user's socket
-                reader, writer = await asyncio.wait_for(
-                    asyncio.open_unix_connection(os.fspath(self.socket_path)), self.connect_timeout)
-            except (OSError, asyncio.TimeoutError) as exc:
-                raise unavailable(self.socket_path, getattr(exc, "strerror", None) or exc or "timed out") from None
-            try:
-                check_server(writer.get_extra_info("socket"), self.socket_path)
-            except ApproverUnavailable:
-                writer.close()
-                raise
+                connection = await self.transport.connect_async(self.connect_timeout)
+            except OSError as exc:
+                raise unavailable(self.socket_path, exc.strerror or exc) from None
             self.protocol.framer = wire.LineFramer()
             self.protocol.welcome = None
-            self._writer = writer
+            self._connection = connection
             # The hello is answered before anything else is sent: the app closes a connection whose
             # hello it refuses (no or wrong token), and a request written into that closing socket
             # fails with a broken pipe that tears down the transport before the refusal is read,
             # so the keyring retry would never see it.
             welcomed = self._welcomed = asyncio.get_running_loop().create_future()
-            writer.write(wire.encode(self.protocol.hello()))
-            self._reader_task = asyncio.get_running_loop().create_task(self._read_loop(reader))
+            connection.write(wire.encode(self.protocol.hello()))
+            self._reader_task = asyncio.get_running_loop().create_task(self._read_loop(connection))
             try:
                 await asyncio.wait_for(asyncio.shield(welcomed), self.connect_timeout)
             except asyncio.TimeoutError:
                 self._drop(ApproverUnavailable("no welcome"))
                 raise unavailable(self.socket_path, "it did not answer the hello") from None
-            return writer
+            return connection
 
     async def _exchange(self, reply_id: str, message: dict[str, Any], timeout: float | None,
                         wait: float | None = None) -> dict[str, Any]:
@@ -135,20 +137,20 @@ class AsyncClient:
 
     async def _exchange_once(self, reply_id: str, message: dict[str, Any], timeout: float | None,
                              wait: float | None = None) -> dict[str, Any]:
-        writer = await self._ensure_connected()
+        connection = await self._ensure_connected()
         future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         self._waiting[reply_id] = (message["type"], future)
         try:
-            writer.write(wire.encode(message))
-            await writer.drain()
+            connection.write(wire.encode(message))
+            await connection.drain()
             return await asyncio.wait_for(future, wait if wait is not None else self.protocol.reply_wait(timeout))
         except asyncio.TimeoutError:
             self._drop(ApproverUnavailable("desktop-approver did not answer within its timeout"))
             raise ApproverUnavailable(f"desktop-approver did not answer within its timeout ({self.socket_path})") from None
         except asyncio.CancelledError:
             # The agent gave up: tell the app, so the person's dialog disappears.
-            if self._writer is not None and not self._writer.is_closing():
-                self._writer.write(wire.encode(self.protocol.cancel(reply_id)))
+            if self._connection is not None and not self._connection.is_closing():
+                self._connection.write(wire.encode(self.protocol.cancel(reply_id)))
             raise
         except OSError as exc:
             self._drop(unavailable(self.socket_path, exc))
@@ -156,10 +158,10 @@ class AsyncClient:
         finally:
             self._waiting.pop(reply_id, None)
 
-    async def _read_loop(self, reader: asyncio.StreamReader) -> None:
+    async def _read_loop(self, connection: AsyncConnection) -> None:
         failure: ApproverError = ApproverUnavailable(f"desktop-approver closed the connection ({self.socket_path})")
         try:
-            while data := await reader.read(65536):
+            while data := await connection.read():
                 replies = self.protocol.parse(data)
                 if self.protocol.welcome is not None and self._welcomed is not None and not self._welcomed.done():
                     self._welcomed.set_result(None)
@@ -174,9 +176,9 @@ class AsyncClient:
         self._drop(failure)
 
     def _drop(self, failure: ApproverError) -> None:
-        writer, self._writer = self._writer, None
-        if writer is not None:
-            writer.close()
+        connection, self._connection = self._connection, None
+        if connection is not None:
+            connection.close()
         if self._welcomed is not None and not self._welcomed.done():
             self._welcomed.set_exception(failure)
             self._welcomed.exception()  # retrieved here: only _ensure_connected may be waiting

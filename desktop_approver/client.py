@@ -13,32 +13,42 @@ is raised (never an allow, never a hang). Standard library only.
 from __future__ import annotations
 
 import os
-import socket
 import threading
 import time
 from typing import Any, Iterable, Mapping
 
 from . import wire
-from ._client_base import CONNECT_TIMEOUT, Call, ClientProtocol, IdleClosed, check_batch_length, unavailable
+from ._client_base import CONNECT_TIMEOUT, Call, ClientProtocol, IdleClosed, unavailable
 from .errors import ApproverUnavailable, Unauthorized
 from .paths import resolve_socket_path
-from .server_check import check_server, check_socket_path
+from .transport import Connection, Transport, UnixSocketTransport
 
 __all__ = ["Client"]
 
 
 class Client:
-    """One connection to the app, opened on first use and reopened after a failure."""
+    """One connection to the app, opened on first use and reopened after a failure.
+
+    ``transport`` replaces the unix socket (e.g. :class:`desktop_approver.testing.FakeApprover`
+    in an agent's tests); everything above the bytes is the same code either way.
+    """
 
     def __init__(self, socket_path: str | os.PathLike[str] | None = None, *, agent: str | None = None,
                  session: str | None = None, token: str | None = None,
-                 connect_timeout: float = CONNECT_TIMEOUT) -> None:
-        self.socket_path = resolve_socket_path(socket_path)
+                 connect_timeout: float = CONNECT_TIMEOUT, transport: Transport | None = None) -> None:
+        if transport is not None and socket_path is not None:
+            raise TypeError("give a socket_path or a transport, not both")
+        self.transport: Transport = transport or UnixSocketTransport(resolve_socket_path(socket_path))
         self.protocol = ClientProtocol(agent=agent, session=session, token=token)
         self.connect_timeout = connect_timeout
-        self._sock: socket.socket | None = None
+        self._connection: Connection | None = None
         self._lock = threading.Lock()
         self._replies: list[dict[str, Any]] = []
+
+    @property
+    def socket_path(self) -> str | os.PathLike[str]:
+        """Where the app is (the transport's address)."""
+        return self.transport.address
 
     @property
     def session(self) -> str:
@@ -52,36 +62,36 @@ class Client:
         request_id, message = self.protocol.request(tool, args, session=session, description=description,
                                                     preview=preview, timeout=timeout, hints=hints)
         reply = self._exchange(request_id, message, self.protocol.reply_wait(timeout))
-        return self.protocol.result(reply, raise_on_block=raise_on_block)
+        return self.protocol.read_decision(reply, raise_on_block=raise_on_block)
 
     def request_batch(self, calls: Iterable[Call], *, session: str | None = None,
                       timeout: float | None = None) -> list[wire.Decision]:
         """One prompt for several calls; one decision per call, in order (partial approval)."""
         batch_id, message = self.protocol.batch(calls, session=session, timeout=timeout)
         reply = self._exchange(batch_id, message, self.protocol.reply_wait(timeout))
-        decisions = self.protocol.result(reply)
-        check_batch_length(decisions, len(message["calls"]))
-        return decisions
+        return self.protocol.read_decisions(reply, len(message["calls"]))
 
     def status(self) -> dict[str, Any]:
         """The app's status (pending count, mode, version); raises if it is not running."""
         status_id, message = self.protocol.status()
-        return self.protocol.result(self._exchange(status_id, message, self.connect_timeout + 4.0))
+        return self.protocol.read_status(self._exchange(status_id, message, self.connect_timeout + 4.0))
 
     def end_session(self, session: str | None = None) -> int:
         """The agent's session is over: the app forgets its session approvals. Returns how many."""
         message_id, message = self.protocol.admin("end_session", session=session or self.session)
-        return int(self.protocol.result(self._exchange(message_id, message, self.connect_timeout + 4.0))["forgotten"])
+        reply = self._exchange(message_id, message, self.connect_timeout + 4.0)
+        return self.protocol.read_count(reply, "session_ended", "forgotten")
 
     def sessions(self) -> list[dict[str, Any]]:
         """What the running app remembers from "Allow for session"."""
         message_id, message = self.protocol.admin("sessions")
-        return list(self.protocol.result(self._exchange(message_id, message, self.connect_timeout + 4.0))["entries"])
+        return self.protocol.read_entries(self._exchange(message_id, message, self.connect_timeout + 4.0))
 
     def revoke(self, session: str | None = None, tool: str | None = None) -> int:
         """Forget remembered approvals (of a session, a tool, or all); returns how many."""
         message_id, message = self.protocol.admin("revoke", session=session, tool=tool)
-        return int(self.protocol.result(self._exchange(message_id, message, self.connect_timeout + 4.0))["count"])
+        reply = self._exchange(message_id, message, self.connect_timeout + 4.0)
+        return self.protocol.read_count(reply, "revoked", "count")
 
     def close(self) -> None:
         with self._lock:
@@ -96,36 +106,21 @@ class Client:
     # -- I/O ---------------------------------------------------------------------------------
 
     def _connect(self) -> list[bytes]:
-        """Open the socket; returns the hello to send first (pipelined with the request)."""
-        if self._sock is not None:
-            if not _closed_by_app(self._sock):
+        """Open a connection; returns the hello to send first (pipelined with the request)."""
+        if self._connection is not None:
+            if not self._connection.finished():
                 return []
             self._drop()  # the app closed it meanwhile (idle timeout, restart): connect afresh
-        try:
-            check_socket_path(self.socket_path)  # before connecting: nothing reaches another user's socket
-        except OSError as exc:
-            raise unavailable(self.socket_path, exc.strerror or exc) from None
-        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        sock.settimeout(self.connect_timeout)
-        try:
-            sock.connect(os.fspath(self.socket_path))
-            check_server(sock, self.socket_path)
-        except OSError as exc:
-            sock.close()
-            raise unavailable(self.socket_path, exc.strerror or exc) from None
-        except ApproverUnavailable:
-            sock.close()
-            raise
-        self._sock = sock
+        self._connection = self.transport.connect(self.connect_timeout)
         self.protocol.framer = wire.LineFramer()
         return [wire.encode(self.protocol.hello())]
 
     def _drop(self) -> None:
-        if self._sock is not None:
+        if self._connection is not None:
             try:
-                self._sock.close()
+                self._connection.close()
             finally:
-                self._sock = None
+                self._connection = None
 
     def _exchange(self, reply_id: str, message: dict[str, Any], wait: float) -> dict[str, Any]:
         try:
@@ -142,8 +137,8 @@ class Client:
         with self._lock:
             try:
                 out = self._connect()
-                assert self._sock is not None
-                self._sock.sendall(b"".join([*out, wire.encode(message)]))
+                assert self._connection is not None
+                self._connection.send(b"".join([*out, wire.encode(message)]))
                 return self._read_reply(reply_id, message["type"], time.monotonic() + wait)
             except (OSError, ApproverUnavailable) as exc:
                 self._drop()
@@ -157,7 +152,7 @@ class Client:
                 raise
 
     def _read_reply(self, reply_id: str, kind: str, deadline: float) -> dict[str, Any]:
-        assert self._sock is not None
+        assert self._connection is not None
         while True:
             for index, reply in enumerate(self._replies):
                 if reply.get("id") == reply_id and self.protocol.answers(reply, kind):
@@ -165,28 +160,11 @@ class Client:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 raise ApproverUnavailable(f"desktop-approver did not answer within its timeout ({self.socket_path})")
-            self._sock.settimeout(remaining)
             try:
-                data = self._sock.recv(65536)
-            except socket.timeout:
+                data = self._connection.receive(remaining)
+            except TimeoutError:
                 continue
             if not data:
                 raise ApproverUnavailable(f"desktop-approver closed the connection ({self.socket_path})")
             self._replies.extend(self.protocol.parse(data))
 
-
-def _closed_by_app(sock: socket.socket) -> bool:
-    """Between our requests the app sends nothing unasked, except a notice before it hangs up
-    (``idle_timeout``): anything readable now, or EOF, means the connection is finished."""
-    timeout = sock.gettimeout()
-    try:
-        sock.setblocking(False)
-        try:
-            sock.recv(1, socket.MSG_PEEK)
-        finally:
-            sock.settimeout(timeout)
-    except BlockingIOError:
-        return False
-    except OSError:
-        return True
-    return True

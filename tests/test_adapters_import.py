@@ -32,7 +32,8 @@ def loaded_after(code: str) -> set[str]:
 def test_import_desktop_approver_loads_no_adapter_and_no_framework() -> None:
     code = "import desktop_approver; from desktop_approver import Client, AsyncClient, previews"
     loaded = loaded_after(code + "\nimport sys\n"
-                          "assert not [m for m in sys.modules if m.startswith('desktop_approver.adapters')]")
+                          "assert not [m for m in sys.modules if m.startswith('desktop_approver.adapters')]\n"
+                          "assert 'desktop_approver.testing' not in sys.modules")
     assert not loaded & set(FRAMEWORK_MODULES)
 
 
@@ -40,6 +41,7 @@ def test_no_adapter_module_is_loaded_by_the_client_or_the_hook_command() -> None
     code = ("import sys, desktop_approver.cli as cli\n"
             "cli.build_parser(with_module_commands=['hook', 'run'])\n"
             "bad = [m for m in sys.modules if m.startswith('desktop_approver.adapters')]\n"
+            "bad += [m for m in sys.modules if m == 'desktop_approver.testing']\n"
             "assert not bad, bad")
     assert not loaded_after(code) & set(FRAMEWORK_MODULES)
 
@@ -47,6 +49,12 @@ def test_no_adapter_module_is_loaded_by_the_client_or_the_hook_command() -> None
 def test_the_client_and_adapter_base_use_only_the_standard_library() -> None:
     stdlib = set(sys.stdlib_module_names) | {"desktop_approver"} | loaded_after("pass")  # site's own hooks
     loaded = loaded_after("import desktop_approver.adapters.base, desktop_approver.async_client")
+    assert loaded <= stdlib, sorted(loaded - stdlib)
+
+
+def test_the_fake_approver_for_agents_tests_uses_only_the_standard_library() -> None:
+    stdlib = set(sys.stdlib_module_names) | {"desktop_approver"} | loaded_after("pass")
+    loaded = loaded_after("import desktop_approver.testing")
     assert loaded <= stdlib, sorted(loaded - stdlib)
 
 

@@ -38,3 +38,39 @@ def test_every_command_the_readme_names_exists() -> None:
 def test_screenshots_the_readme_shows_exist() -> None:
     for path in re.findall(r"!\[[^\]]*\]\(([^)]+)\)", README):
         assert (ROOT / path).is_file(), path
+
+
+def _python_block_under(heading: str) -> str:
+    section = README.split(f"\n{heading}\n", 1)[1]
+    return re.search(r"```python\n(.*?)```", section, flags=re.S).group(1)  # type: ignore[union-attr]
+
+
+def test_the_readme_deny_path_test_runs_and_fails_when_the_deny_does_not_arrive() -> None:
+    """The "Testing your agent" snippet is real: run its tests; with an allowing fake they fail."""
+    from desktop_approver import testing
+
+    code = _python_block_under("### Testing your agent")
+    namespace: dict[str, object] = {}
+    exec(compile(code, "README.md (Testing your agent)", "exec"), namespace)
+    tests = [value for name, value in namespace.items() if name.startswith("test_") and callable(value)]
+    assert len(tests) == 1
+    tests[0]()
+    namespace["testing"] = _Allowing(testing)
+    try:
+        tests[0]()
+    except AssertionError:
+        pass
+    else:
+        raise AssertionError("the README's deny-path test passed with a fake that allows")
+
+
+class _Allowing:
+    """``desktop_approver.testing`` with every ``deny`` turned into an ``allow_once``."""
+
+    def __init__(self, module: object) -> None:
+        self._module = module
+
+    def __getattr__(self, name: str) -> object:
+        if name == "deny":
+            return lambda note=None: self._module.allow_once(note=note)  # type: ignore[attr-defined]
+        return getattr(self._module, name)
