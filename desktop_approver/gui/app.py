@@ -39,8 +39,10 @@ class DesktopApprover(QObject):
         self.settings = QSettings(str(paths.default_settings_path()), QSettings.Format.IniFormat)
         self._popups = bool(self.settings.value("popups", True, type=bool))
         self.service = ApproverService(options, self.decider)
-        self.dialog = ApprovalDialog(arming_delay_ms=arming_delay_ms)
+        self.dialog = ApprovalDialog(arming_delay_ms=arming_delay_ms, settings=self.settings)
         self.dialog.decided.connect(self._decided)
+        self.dialog.navigate.connect(self._navigate)
+        self.dialog.show_ticket.connect(self._show_key)
         if options.policy_path is not None:
             self.dialog.on_always_allow = self.always_allow
         self.rule_dialog: Any = None
@@ -155,12 +157,30 @@ class DesktopApprover(QObject):
         if ticket is None:
             self.dialog.clear()
             return
+        self.dialog.load(ticket, *self._place(ticket))
+
+    def _place(self, ticket: Ticket) -> tuple[int, int, list[tuple[int, Ticket]]]:
+        """The ticket's place in the queue, the queue's length, and the others with their places."""
+        waiting = self.decider.tickets()
         index, total = self.decider.position(ticket)
-        self.dialog.load(ticket, index, total)
+        others = [(place, other) for place, other in enumerate(waiting, 1) if other is not ticket]
+        after = [item for item in others if item[0] > index] + [item for item in others if item[0] < index]
+        return index, total, after
 
     def _queue_changed(self) -> None:
         if self.dialog.ticket is not None:
-            self.dialog.set_position(*self.decider.position(self.dialog.ticket))
+            self.dialog.set_position(*self._place(self.dialog.ticket))
+
+    def _navigate(self, step: int) -> None:
+        if self.dialog.ticket is not None:
+            other = self.decider.neighbour(self.dialog.ticket, step)
+            if other is not None and other is not self.dialog.ticket:
+                self.decider.show(other)
+
+    def _show_key(self, key: str) -> None:
+        for ticket in self.decider.tickets():
+            if ticket.key == key:
+                self.decider.show(ticket)
 
     def _decided(self, ticket: Ticket, verdicts: list[Any]) -> None:
         self.decider.answer(ticket, verdicts)

@@ -15,6 +15,7 @@ from PySide6.QtWidgets import (QAbstractItemView, QHBoxLayout, QHeaderView, QLab
                                QTreeWidgetItem, QVBoxLayout, QWidget)
 
 from ..core.tickets import Ticket
+from . import batch
 from .badges import RISK_STYLE, risk_text
 from .decider import GuiDecider
 from .dialog import verdicts_for
@@ -74,6 +75,7 @@ class InboxWindow(QWidget):
         self.tree.itemSelectionChanged.connect(self._selection_changed)
         splitter.addWidget(self.tree)
         self.review = ReviewPanel()
+        self.review.ticks_changed.connect(self._update_buttons)
         splitter.addWidget(self.review)
         splitter.setSizes([480, 720])
         layout.addWidget(splitter, 1)
@@ -168,12 +170,15 @@ class InboxWindow(QWidget):
     # -- deciding ---------------------------------------------------------------------------
 
     def decide_selected(self, choice: str) -> int:
+        """Decide every selected request; returns how many (0 when the button would not allow it)."""
         tickets = self.selected_tickets()
-        single = len(tickets) == 1 and self.review.ticket is tickets[0]
-        if choice == "allow_session" and any(t.risk_level == "destructive" for t in tickets):
-            return 0  # destructive calls are approved one at a time, once (see the dialog)
-        if single and not self.review.edits_valid():
+        if not tickets:
             return 0
+        single = len(tickets) == 1 and self.review.ticket is tickets[0]
+        if choice != "deny":
+            allowed = self.choice_for(choice, tickets)
+            if not allowed.enabled or (single and not self.review.edits_valid()):
+                return 0
         note = self.review.note.text().strip() or None
         for ticket in tickets:
             if single:
@@ -184,15 +189,37 @@ class InboxWindow(QWidget):
             self.decider.answer(ticket, verdicts)
         return len(tickets)
 
+    def choice_for(self, choice: str, tickets: list[Ticket]) -> batch.Choice:
+        """The allow button for the selection: one request reads its ticks; several, never a destructive call."""
+        if len(tickets) == 1 and self.review.ticket is tickets[0]:
+            ticked = self.review.allowed_mask()
+            chooser = batch.allow_once_choice if choice == "allow_once" else batch.allow_session_choice
+            return chooser(tickets[0].calls, ticked)
+        how = "&once" if choice == "allow_once" else "for &session"
+        label = f"Allow {len(tickets)} {how}"
+        if any(t.risk_level == "destructive" for t in tickets):
+            return batch.Choice(label, False, "a selected request is destructive: review and allow it on its own")
+        return batch.Choice(label, bool(tickets))
+
     def _selection_changed(self) -> None:
         tickets = self.selected_tickets()
         self.selected_label.setText(f"{len(tickets)} selected" if tickets else "select requests to decide")
-        for button in (self.allow_once, self.allow_session, self.deny):
-            button.setEnabled(bool(tickets))
-        self.allow_session.setEnabled(bool(tickets) and not any(t.risk_level == "destructive" for t in tickets))
         if tickets and self.review.ticket is not tickets[0]:
             self.review.load(tickets[0])
         self.review.setEnabled(bool(tickets))
+        self._update_buttons()
+
+    def _update_buttons(self) -> None:
+        """Labels that say what a click does to the selection ("Allow 2 once", "Deny 3")."""
+        tickets = self.selected_tickets()
+        for button, choice in ((self.allow_once, "allow_once"), (self.allow_session, "allow_session")):
+            allowed = self.choice_for(choice, tickets) if tickets else batch.Choice(
+                "Allow &once" if choice == "allow_once" else "Allow for &session", False)
+            button.setText(allowed.label)
+            button.setEnabled(allowed.enabled)
+            button.setToolTip(allowed.why_not)
+        self.deny.setText(f"&Deny {len(tickets)}" if len(tickets) > 1 else "&Deny")
+        self.deny.setEnabled(bool(tickets))
 
     def _tick(self) -> None:
         waiting = {t.key: t for t in self.decider.tickets()}

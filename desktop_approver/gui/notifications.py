@@ -13,7 +13,10 @@ import logging
 from typing import Any
 
 from ..core import modes
+from ..core.queue import riskiest_first
 from ..core.tickets import Ticket, Verdict
+from .badges import risk_text
+from .review_text import summarise_args, visible
 from .decider import GuiDecider
 
 log = logging.getLogger(__name__)
@@ -23,18 +26,21 @@ DESTRUCTIVE_ACTIONS = [("review", "Review"), ("deny", "Deny")]
 
 
 def notification_text(ticket: Ticket) -> tuple[str, str]:
-    from .review import summarise_args, visible
-
+    """Title and body for one ticket; a batch lists its calls most dangerous first."""
     first = ticket.calls[0]
     title = f"{visible(ticket.identity.label)} wants to run {visible(first.tool)}"
     if len(ticket.calls) > 1:
         title = f"{visible(ticket.identity.label)} wants to run {len(ticket.calls)} tool calls"
-    lines = [summarise_args(call.args, 120) for call in ticket.calls[:3]]
-    level = ticket.risk_level
-    order = {"destructive": 0, "moderate": 1, "safe": 2}
-    riskiest = sorted((call for call in ticket.calls if call.risk), key=lambda call: order.get(call.risk.level, 1))
-    reasons = list(dict.fromkeys(r for call in riskiest for r in call.risk.reasons))[:3]  # the worst first
-    lines.append(f"Risk: {level}" + (f" ({'; '.join(reasons)})" if reasons else ""))
+    ordered = riskiest_first(ticket.calls)
+    if len(ticket.calls) == 1:
+        lines = [summarise_args(first.args, 120)]
+    else:
+        lines = [f"{risk_text(call.risk.level if call.risk else 'moderate')} {visible(call.tool)}: "
+                 f"{summarise_args(call.args, 100)}" for call in ordered[:3]]
+        if len(ordered) > 3:
+            lines.append(f"… and {len(ordered) - 3} more")
+    reasons = list(dict.fromkeys(r for call in ordered if call.risk for r in call.risk.reasons))[:3]  # worst first
+    lines.append(f"Risk: {ticket.risk_level}" + (f" ({'; '.join(reasons)})" if reasons else ""))
     return title, "\n".join(lines)
 
 

@@ -11,13 +11,18 @@ import json
 from typing import Any
 
 from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import (QCheckBox, QFrame, QGridLayout, QHBoxLayout, QLabel, QLineEdit, QListWidget,
                                QListWidgetItem, QPlainTextEdit, QPushButton, QSplitter, QVBoxLayout, QWidget)
 
 from ..core.tickets import CallInfo, Ticket
-from ..render.reveal import reveal
-from .badges import RiskBadge
+from .badges import RiskBadge, risk_colours, risk_text
+from .batch import initial_ticks
 from .preview_view import PreviewView
+from .review_text import summarise_args, visible
+
+
+RISK_ROLE = Qt.ItemDataRole.UserRole + 2
 
 
 class ArgsEditor(QWidget):
@@ -73,6 +78,7 @@ class ReviewPanel(QWidget):
 
     interacted = Signal()
     edit_validity_changed = Signal(bool)
+    ticks_changed = Signal()
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -109,9 +115,9 @@ class ReviewPanel(QWidget):
 
         self.calls = QListWidget()
         self.calls.setObjectName("batchCalls")
-        self.calls.setMaximumHeight(130)
+        self.calls.setMaximumHeight(150)
         self.calls.currentRowChanged.connect(self._show_call)
-        self.calls.itemChanged.connect(lambda _item: self.interacted.emit())
+        self.calls.itemChanged.connect(self._ticks_changed)
         layout.addWidget(self.calls)
 
         self.splitter = QSplitter(Qt.Orientation.Vertical)
@@ -161,11 +167,18 @@ class ReviewPanel(QWidget):
         self.identity.setText(identity_html(ticket))
         self.calls.blockSignals(True)
         self.calls.clear()
-        for call in ticket.calls:
-            item = QListWidgetItem(f"{call.tool}  —  {summarise_args(call.args)}")
+        for call, ticked in zip(ticket.calls, initial_ticks(ticket.calls)):
+            level = call.risk.level if call.risk else "moderate"
+            reasons = "; ".join(call.risk.reasons) if call.risk and call.risk.reasons else "no risk found"
+            item = QListWidgetItem(f"{risk_text(level)}   {visible(call.tool)}  —  {summarise_args(call.args)}\n"
+                                   f"      {reasons}")
             item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
-            item.setCheckState(Qt.CheckState.Checked)
-            item.setToolTip("checked: allowed when you approve; unchecked: denied")
+            item.setCheckState(Qt.CheckState.Checked if ticked else Qt.CheckState.Unchecked)
+            item.setForeground(QBrush(QColor(risk_colours(level)[0])))
+            item.setData(RISK_ROLE, level)
+            item.setToolTip("ticked: allowed when you approve; unticked: denied"
+                            + ("\ndestructive calls start unticked: tick it only after reading it" if level == "destructive"
+                               and len(ticket.calls) > 1 else ""))
             self.calls.addItem(item)
         self.calls.blockSignals(False)
         self.calls.setVisible(len(ticket.calls) > 1)
@@ -230,17 +243,12 @@ class ReviewPanel(QWidget):
         self.args_editor.setVisible(on)
         self.edit_validity_changed.emit(self.edits_valid())
 
+    def _ticks_changed(self, _item: QListWidgetItem) -> None:
+        self.interacted.emit()
+        self.ticks_changed.emit()
+
     def _editor_validity(self, ok: bool) -> None:
         self.edit_validity_changed.emit(ok)
-
-
-def visible(text: str, multiline: bool = False) -> str:
-    """``text`` with control, bidi, zero-width and look-alike characters shown as markers.
-
-    Every short label (agent, session, summaries) goes through this, not only the preview: a bidi
-    override in an agent's name or a one-line summary would otherwise reorder what the person reads.
-    """
-    return reveal(text, multiline=multiline).text
 
 
 def identity_html(ticket: Ticket) -> str:
@@ -266,12 +274,3 @@ def identity_html(ticket: Ticket) -> str:
     return "<br>".join(lines)
 
 
-def summarise_args(args: dict[str, Any], limit: int = 90) -> str:
-    for key in ("command", "cmd", "path", "file_path", "url", "query"):
-        if isinstance(args.get(key), str):
-            text = args[key]
-            break
-    else:
-        text = json.dumps(args, ensure_ascii=False)
-    text = visible(text)
-    return text if len(text) <= limit else text[: limit - 1] + "…"

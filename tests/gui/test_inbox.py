@@ -98,13 +98,15 @@ def test_flood_from_one_client_is_limited_and_others_still_shown(approver: Any, 
         line = await asyncio.wait_for(flooder.stdout.readline(), 30)
         assert int(line) == 1000 - limit  # a typed error for everything past the limit
         await wait_for(lambda: len(approver.decider.tickets()) == limit, what="the flooder's pending requests")
-        polite = ask(approver, "polite", "p1", "Bash", {"command": "ls"})
+        polite = ask(approver, "polite", "p1", "Bash", {"command": "rm -rf build"})
         await wait_for(lambda: any(t.identity.agent == "polite" for t in approver.decider.tickets()),
                        what="the other agent's request")
         windows = [w for w in QApplication.topLevelWidgets() if w.isVisible() and w.objectName() == "approvalDialog"]
         assert len(windows) == 1  # one window for the whole burst
         polite_ticket = [t for t in approver.decider.tickets() if t.identity.agent == "polite"][0]
-        assert approver.decider.next_ticket() is polite_ticket  # not behind the flooder's queue
+        # Destructive first: the other agent's dangerous call is not buried behind the flood.
+        assert approver.decider.next_ticket() is polite_ticket
+        assert approver.decider.position(polite_ticket) == (1, limit + 1)
         approver.decider.answer(approver.dialog.ticket, [Verdict("deny")])
         await wait_for(lambda: approver.dialog.ticket is polite_ticket, what="the polite request to be shown next")
         flooder.stdin.close()  # the flooder goes away: all its requests are cancelled
