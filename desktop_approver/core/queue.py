@@ -16,13 +16,14 @@ RISK_RANK = {"destructive": 0, "moderate": 1, "safe": 2}
 
 
 def urgency_key(ticket: Ticket) -> tuple[int, float, int]:
-    """Sort key: destructive first, then seconds until the ticket is denied at the latest, then age.
+    """Sort key: destructive first, then seconds left on the countdown, then age.
 
-    Un-paused countdowns all run at the same speed, so the order only changes when a ticket
-    arrives, leaves or is paused: rows do not shuffle while the person reads them.
+    Running countdowns all go at the same speed, so their order holds. A paused one (the person
+    is reading it) keeps its time left, and so its place: others pass it only once they truly
+    have less time left than it.
     """
     destructive = 0 if ticket.risk_level == "destructive" else 1
-    return destructive, round(ticket.countdown.latest(), 1), ticket.number
+    return destructive, round(ticket.countdown.remaining(), 1), ticket.number
 
 
 def by_urgency(tickets: Iterable[Ticket]) -> list[Ticket]:

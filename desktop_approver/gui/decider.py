@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 from typing import Callable
 
-from PySide6.QtCore import QObject, Signal
+from PySide6.QtCore import QObject, QTimer, Signal
 
 from ..core.queue import by_urgency
 from ..core.tickets import Ticket, Verdict
@@ -31,6 +31,13 @@ class GuiDecider(QObject):
         self.present: Callable[[Ticket | None], None] | None = None
         """Set by the app: show this ticket in the dialog (None: nothing left to show)."""
         self.current: Ticket | None = None
+        self._order: list[str] = []
+        # Time passes for every countdown but a paused one: the order can change without an
+        # arrival; look once a second and tell the views when it did.
+        self._reorder_clock = QTimer(self)
+        self._reorder_clock.setInterval(1000)
+        self._reorder_clock.timeout.connect(self._check_order)
+        self._reorder_clock.start()
 
     # -- Decider ----------------------------------------------------------------------------
 
@@ -74,6 +81,12 @@ class GuiDecider(QObject):
     def tickets(self) -> list[Ticket]:
         """Everything waiting, most urgent first (the order every view shows)."""
         return by_urgency(self._tickets.values())
+
+    def _check_order(self) -> None:
+        order = [ticket.key for ticket in self.tickets()]
+        if order != self._order:
+            self._order = order
+            self.queue_changed.emit()
 
     def position(self, ticket: Ticket) -> tuple[int, int]:
         """("2 of 5"): the ticket's place in the queue, and the queue's length."""

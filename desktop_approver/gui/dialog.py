@@ -179,12 +179,16 @@ class ApprovalDialog(QDialog):
         app = QApplication.instance()
         if app is not None:  # sees clicks and keys on every child widget of the dialog
             app.installEventFilter(self)
+        self._update_buttons()
 
     # -- showing tickets --------------------------------------------------------------------
 
     def load(self, ticket: Ticket, index: int = 1, total: int = 1,
              upcoming: list[tuple[int, Ticket]] | None = None) -> None:
-        previous_kind = call_kind(self.ticket) if self.ticket is not None else None
+        previous = self.ticket
+        previous_kind = call_kind(previous) if previous is not None else None
+        if previous is not None and previous is not ticket:
+            previous.countdown.resume()  # read and left for later: its clock runs again
         self.ticket = ticket
         self.review.load(ticket)
         self.setWindowTitle(window_title(ticket))
@@ -236,6 +240,7 @@ class ApprovalDialog(QDialog):
         self.upcoming = []
         self._tick.stop()
         self._arming_timer.stop()
+        self._update_buttons()
         self.hide()
 
     @property

@@ -1,8 +1,10 @@
-"""The inbox: every waiting request from every agent in one window, grouped by agent and session.
+"""The inbox: every waiting request from every agent in one window, in the queue's order.
 
-New arrivals are appended, never inserted above, and never take focus or the selection: the row
-under the person's cursor stays put. Several rows can be selected and decided together; the
-review on the right is the same widget the dialog uses.
+The rows follow the same queue as the dialog (most urgent first, :mod:`desktop_approver.core.queue`),
+each with its place, agent and session, risk, how long it has waited and how long it has left.
+A decided request leaves at once. New arrivals never take focus or the selection: the selected
+rows stay selected wherever the queue puts them. Several rows can be selected and decided
+together, with buttons that say how many; the review on the right is the dialog's widget.
 """
 
 from __future__ import annotations
@@ -14,21 +16,25 @@ from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (QAbstractItemView, QHBoxLayout, QHeaderView, QLabel, QPushButton, QSplitter, QTreeWidget,
                                QTreeWidgetItem, QVBoxLayout, QWidget)
 
+from ..core.queue import count_text, time_left_text, waited_text
 from ..core.tickets import Ticket
 from . import batch
-from .badges import RISK_STYLE, risk_text
+from .badges import risk_colours, risk_text
 from .decider import GuiDecider
 from .dialog import verdicts_for
-from .review import ReviewPanel, summarise_args, visible
+from .review import ReviewPanel
+from .review_text import summarise_args, visible
 
 TICKET_ROLE = Qt.ItemDataRole.UserRole + 1
+COLUMNS = ("#", "Agent", "Request", "Risk", "Waiting", "Left")
+PLACE, AGENT, REQUEST, RISK, WAITED, LEFT = range(len(COLUMNS))
 
 
-def group_key(ticket: Ticket) -> tuple[str, str]:
-    return (ticket.identity.label, ticket.session)
+def agent_text(ticket: Ticket) -> str:
+    return f"{ticket.identity.label} · {ticket.session}"
 
 
-def group_title(ticket: Ticket) -> str:
+def agent_details(ticket: Ticket) -> str:
     who = ticket.identity
     parts = [who.label, f"session {ticket.session}"]
     if who.peer_pid:
@@ -40,9 +46,17 @@ def group_title(ticket: Ticket) -> str:
     return "  ·  ".join(parts)
 
 
+def request_text(ticket: Ticket) -> str:
+    first = ticket.calls[0]
+    label = f"{visible(first.tool)}  {summarise_args(first.args, 60)}"
+    if len(ticket.calls) > 1:
+        worst = batch.riskiest(ticket.calls)
+        label = f"batch of {len(ticket.calls)}: {visible(worst.tool)}  {summarise_args(worst.args, 50)} …"
+    return label
+
+
 def waited(ticket: Ticket) -> str:
-    seconds = int(time.time() - ticket.created)
-    return f"{seconds} s" if seconds < 120 else f"{seconds // 60} min"
+    return waited_text(time.time() - ticket.created)
 
 
 class InboxWindow(QWidget):
@@ -53,7 +67,6 @@ class InboxWindow(QWidget):
         self.setAttribute(Qt.WidgetAttribute.WA_ShowWithoutActivating, True)
         self.resize(1200, 720)
         self.decider = decider
-        self._groups: dict[tuple[str, str], QTreeWidgetItem] = {}
         self._rows: dict[str, QTreeWidgetItem] = {}
 
         layout = QVBoxLayout(self)
@@ -63,21 +76,21 @@ class InboxWindow(QWidget):
         splitter = QSplitter(Qt.Orientation.Horizontal)
         self.tree = QTreeWidget()
         self.tree.setObjectName("inboxTree")
-        self.tree.setHeaderLabels(["Request", "Risk", "Waiting"])
+        self.tree.setHeaderLabels(list(COLUMNS))
         self.tree.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
-        self.tree.setRootIsDecorated(True)
+        self.tree.setRootIsDecorated(False)
         self.tree.setUniformRowHeights(True)
         header = self.tree.header()
         header.setStretchLastSection(False)
-        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
-        header.setSectionResizeMode(1, QHeaderView.ResizeMode.ResizeToContents)
-        header.setSectionResizeMode(2, QHeaderView.ResizeMode.ResizeToContents)
+        for column in range(len(COLUMNS)):
+            header.setSectionResizeMode(column, QHeaderView.ResizeMode.Stretch if column == REQUEST
+                                        else QHeaderView.ResizeMode.ResizeToContents)
         self.tree.itemSelectionChanged.connect(self._selection_changed)
         splitter.addWidget(self.tree)
         self.review = ReviewPanel()
         self.review.ticks_changed.connect(self._update_buttons)
         splitter.addWidget(self.review)
-        splitter.setSizes([480, 720])
+        splitter.setSizes([560, 640])
         layout.addWidget(splitter, 1)
 
         buttons = QHBoxLayout()
@@ -103,6 +116,7 @@ class InboxWindow(QWidget):
 
         decider.ticket_added.connect(self.add_ticket)
         decider.ticket_removed.connect(self.remove_ticket)
+        decider.queue_changed.connect(self.follow_queue)
         self._clock = QTimer(self)
         self._clock.setInterval(1000)
         self._clock.timeout.connect(self._tick)
@@ -116,49 +130,53 @@ class InboxWindow(QWidget):
     def add_ticket(self, ticket: Ticket) -> None:
         if ticket.key in self._rows:
             return
-        key = group_key(ticket)
-        group = self._groups.get(key)
-        if group is None:
-            group = QTreeWidgetItem([visible(group_title(ticket))])
-            group.setFlags(group.flags() & ~Qt.ItemFlag.ItemIsSelectable)
-            font = group.font(0)
-            font.setBold(True)
-            group.setFont(0, font)
-            self.tree.addTopLevelItem(group)  # appended: rows above the cursor never move
-            group.setFirstColumnSpanned(True)
-            group.setToolTip(0, visible(group_title(ticket)))
-            group.setExpanded(True)
-            self._groups[key] = group
-        first = ticket.calls[0]
-        label = f"{visible(first.tool)}  {summarise_args(first.args, 60)}"
-        if len(ticket.calls) > 1:
-            label = f"batch of {len(ticket.calls)}: {label} …"
-        row = QTreeWidgetItem([label, risk_text(ticket.risk_level), waited(ticket)])
+        row = QTreeWidgetItem(["", visible(agent_text(ticket)), request_text(ticket), risk_text(ticket.risk_level),
+                               waited(ticket), time_left_text(ticket.countdown.latest())])
         row.setData(0, TICKET_ROLE, ticket.key)
-        row.setForeground(1, _colour(ticket.risk_level))
-        row.setToolTip(0, visible(ticket.summary()))
-        group.addChild(row)
+        row.setForeground(RISK, _colour(ticket.risk_level))
+        row.setToolTip(AGENT, visible(agent_details(ticket)))
+        row.setToolTip(REQUEST, visible(ticket.summary()))
+        self.tree.addTopLevelItem(row)
         self._rows[ticket.key] = row
-        self._update_summary()
+        self.follow_queue()
 
     def remove_ticket(self, ticket: Ticket) -> None:
         row = self._rows.pop(ticket.key, None)
         if row is None:
             return
-        group = row.parent()
-        group.removeChild(row)
-        if group.childCount() == 0:
-            self.tree.takeTopLevelItem(self.tree.indexOfTopLevelItem(group))
-            self._groups = {k: g for k, g in self._groups.items() if g is not group}
+        self.tree.takeTopLevelItem(self.tree.indexOfTopLevelItem(row))
         if self.review.ticket is ticket:
             self.review.ticket = None
             self._selection_changed()
+        self.follow_queue()
+
+    def follow_queue(self) -> None:
+        """Put the rows in the queue's order, keeping the selection and the current row."""
+        order = [t.key for t in self.decider.tickets() if t.key in self._rows]
+        shown = [self.tree.topLevelItem(i).data(0, TICKET_ROLE) for i in range(self.tree.topLevelItemCount())]
+        if shown != order:
+            selected = {key for key, row in self._rows.items() if row.isSelected()}
+            current = self.tree.currentItem()
+            self.tree.blockSignals(True)
+            try:
+                for index, key in enumerate(order):
+                    row = self._rows[key]
+                    self.tree.takeTopLevelItem(self.tree.indexOfTopLevelItem(row))
+                    self.tree.insertTopLevelItem(index, row)
+                for key in selected:
+                    self._rows[key].setSelected(True)
+                if current is not None and current.data(0, TICKET_ROLE) in self._rows:
+                    self.tree.setCurrentItem(current, 0, self.tree.selectionModel().SelectionFlag.NoUpdate)
+            finally:
+                self.tree.blockSignals(False)
+        for place, key in enumerate(order, 1):
+            self._rows[key].setText(PLACE, str(place))
         self._update_summary()
 
     def selected_tickets(self) -> list[Ticket]:
-        waiting = {t.key: t for t in self.decider.tickets()}
-        keys = [item.data(0, TICKET_ROLE) for item in self.tree.selectedItems()]
-        return [waiting[key] for key in keys if key in waiting]
+        """The selected requests, in the queue's order."""
+        selected = {item.data(0, TICKET_ROLE) for item in self.tree.selectedItems()}
+        return [ticket for ticket in self.decider.tickets() if ticket.key in selected]
 
     def select(self, ticket: Ticket) -> None:
         row = self._rows.get(ticket.key)
@@ -203,8 +221,8 @@ class InboxWindow(QWidget):
 
     def _selection_changed(self) -> None:
         tickets = self.selected_tickets()
-        self.selected_label.setText(f"{len(tickets)} selected" if tickets else "select requests to decide")
-        if tickets and self.review.ticket is not tickets[0]:
+        self.selected_label.setText(f"{count_text(tickets)} selected" if tickets else "select requests to decide")
+        if tickets and self.review.ticket not in tickets:
             self.review.load(tickets[0])
         self.review.setEnabled(bool(tickets))
         self._update_buttons()
@@ -225,13 +243,14 @@ class InboxWindow(QWidget):
         waiting = {t.key: t for t in self.decider.tickets()}
         for key, row in self._rows.items():
             if key in waiting:
-                row.setText(2, waited(waiting[key]))
+                row.setText(WAITED, waited(waiting[key]))
+                row.setText(LEFT, time_left_text(waiting[key].countdown.latest()))
 
     def _update_summary(self) -> None:
         tickets = self.decider.tickets()
         agents = len({t.identity.label for t in tickets})
-        calls = sum(len(t.calls) for t in tickets)
-        self.summary.setText(f"{calls} waiting from {agents} agent{'s' if agents != 1 else ''}" if tickets
+        self.summary.setText(f"{count_text(tickets)} waiting from {agents} agent{'s' if agents != 1 else ''}, "
+                             "most urgent first" if tickets
                              else "Nothing is waiting. New requests appear here without taking focus.")
         self._selection_changed()
 
@@ -239,4 +258,4 @@ class InboxWindow(QWidget):
 def _colour(level: str):  # type: ignore[no-untyped-def]
     from PySide6.QtGui import QBrush, QColor
 
-    return QBrush(QColor(RISK_STYLE.get(level, RISK_STYLE["moderate"])[2]))
+    return QBrush(QColor(risk_colours(level)[0]))
