@@ -273,6 +273,8 @@ class ApprovalDialog(QDialog):
         area = self.available()
         limit = placement.Rect(area.x(), area.y(), area.width(), area.height())
         remembered = self._remembered()
+        self.ensurePolished()  # a never-shown window's size hints are not final until polished
+        self.layout().activate()
         self._placing = True
         try:
             if remembered is not None:
@@ -287,8 +289,14 @@ class ApprovalDialog(QDialog):
             self.move(box.x, box.y)
             if show:
                 self.show()
+                # Word-wrapped labels know their height only once laid out at a width: fit again.
+                QTimer.singleShot(0, self, self._refit)
         finally:
             self._placing = False
+
+    def _refit(self) -> None:
+        if self.ticket is not None and self.isVisible() and not self._save_geometry_later.isActive():
+            self.fit()
 
     def _remembered(self) -> placement.Rect | None:
         if self.settings is None or self.ticket is None:

@@ -11,13 +11,13 @@ from __future__ import annotations
 import time
 from typing import Any, Mapping
 
-from PySide6.QtCore import Qt, QTimer, QUrl, Signal
+from PySide6.QtCore import QSize, Qt, QTimer, QUrl, Signal
 from PySide6.QtGui import QFontDatabase, QFontMetricsF, QPaintEvent, QTextCursor, QTextOption
 from PySide6.QtWidgets import (QButtonGroup, QHBoxLayout, QLabel, QSizePolicy, QSplitter,
                                QStackedWidget, QTextBrowser, QToolButton, QVBoxLayout, QWidget)
 
 from ..render import highlight
-from ..render.autopreview import preview_for
+from ..render.autopreview import RECOGNISED, normalise_tool_name, preview_for
 from ..render.diffs import FileDiff, from_preview
 from ..render.reveal import MILD_KINDS, reveal
 
@@ -25,6 +25,11 @@ FIRST_ROWS = 80          # painted before anything else: more than a screenful
 CHUNK_BUDGET_S = 0.03    # each later chunk stays under this, so input is never starved
 JSON_MAX_LINES = 200
 JSON_MAX_CHARS = 20_000
+LONG_STRING = 400        # string values longer than this are cut in the arguments until "Show all"
+JSON_FIT_LINES = 12      # the arguments pane asks for at most this many lines (it scrolls past that)
+TEXT_FIT_LINES = 16
+DIFF_FIT_ROWS = 28
+MIN_FIT_WIDTH, MAX_FIT_WIDTH = 520, 1100
 
 _WARN_STYLE = {
     "danger": "QLabel{background:#ffebe9;color:#82071e;border:1px solid #cf222e;border-radius:4px;padding:6px}",
@@ -56,6 +61,7 @@ class CodeBrowser(QTextBrowser):
         option.setWrapMode(QTextOption.WrapMode.WrapAtWordBoundaryOrAnywhere)
         self.document().setDefaultTextOption(option)
         self.document().setDocumentMargin(2)
+        self.setMinimumSize(120, 36)  # a one-line command may ask for little; the dialog sizes to content
 
     def paintEvent(self, event: QPaintEvent) -> None:
         super().paintEvent(event)
@@ -124,11 +130,21 @@ class PreviewView(QWidget):
         args_box = QWidget()
         args_layout = QVBoxLayout(args_box)
         args_layout.setContentsMargins(0, 0, 0, 0)
-        args_title = QLabel("Arguments")
-        args_title.setStyleSheet("font-weight:bold")
-        args_title.setContentsMargins(4, 4, 4, 0)
-        args_layout.addWidget(args_title)
+        self.args_toggle = QToolButton()
+        self.args_toggle.setObjectName("argumentsToggle")
+        self.args_toggle.setCheckable(True)
+        self.args_toggle.setChecked(True)
+        self.args_toggle.setAutoRaise(True)
+        self.args_toggle.setFocusPolicy(Qt.FocusPolicy.TabFocus)
+        self.args_toggle.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+        self.args_toggle.setStyleSheet("QToolButton{font-weight:bold;border:none}")
+        self.args_toggle.toggled.connect(self._args_toggled)
+        args_layout.addWidget(self.args_toggle)
         args_layout.addWidget(self.args_browser, 1)
+        self.args_box = args_box
+        self.args_covered = False  # the preview shows every argument: the JSON starts folded
+        self._cut_chars = 0
+        self._json_lines = 0
 
         self.splitter = QSplitter(Qt.Orientation.Vertical)
         self.splitter.addWidget(self.main)
@@ -244,7 +260,10 @@ class PreviewView(QWidget):
         else:
             self.main.hide()
         self._args = args
+        self.args_covered = derived and isinstance(args, Mapping) and covers_every_argument(kind, tool, args)
         self._render_args(limited=True)
+        self.args_toggle.setChecked(not self.args_covered)
+        self._args_toggled(not self.args_covered)
         # The arguments usually repeat the preview (a command's string): say it once.
         found_in_args = [w for w in highlight.json_warnings(args)
                          if w.removeprefix("arguments: ") not in warnings]
@@ -353,6 +372,11 @@ class PreviewView(QWidget):
     # -- other pages ----------------------------------------------------------------------------
 
     def _show_main(self, page: QWidget, caption: str) -> None:
+        # Only the page in view counts for the minimum size: a command must not be as tall as a diff.
+        for index in range(self.pages.count()):
+            other = self.pages.widget(index)
+            policy = QSizePolicy.Policy.Preferred if other is page else QSizePolicy.Policy.Ignored
+            other.setSizePolicy(policy, policy)
         self.pages.setCurrentWidget(page)
         self.caption.setText(caption)
         self.main.show()
@@ -366,13 +390,61 @@ class PreviewView(QWidget):
         return found
 
     def _render_args(self, *, limited: bool) -> None:
-        self.args_browser.setHtml(highlight.render_json_html(
-            self._args, max_lines=JSON_MAX_LINES if limited else None,
-            max_chars=JSON_MAX_CHARS if limited else None))
+        """The arguments as JSON; long string values are cut (and counted) until "Show all"."""
+        value, self._cut_chars = cut_long_strings(self._args, LONG_STRING) if limited else (self._args, 0)
+        page = highlight.render_json_html(value, max_lines=JSON_MAX_LINES if limited else None,
+                                          max_chars=JSON_MAX_CHARS if limited else None)
+        if self._cut_chars and "json:show-all" not in page:
+            page += (f'<p style="font-style:italic">… long values cut ({self._cut_chars:,} characters not shown) — '
+                     f'<a href="json:show-all">Show all</a></p>')
+        self.args_browser.setHtml(page)
+        self._json_lines = min(JSON_FIT_LINES, highlight.pretty_json(value).count("\n") + 1 + (1 if self._cut_chars else 0))
 
     def _args_link(self, url: QUrl) -> None:
         if url.toString() == "json:show-all":
             self._render_args(limited=False)
+
+    def _args_toggled(self, shown: bool) -> None:
+        self.args_browser.setVisible(shown)
+        arrow = "▾" if shown else "▸"
+        note = " — every one is shown above" if self.args_covered else ""
+        self.args_toggle.setText(f"{arrow} Arguments{note}")
+        self.args_box.setMaximumHeight(16777215 if shown else self.args_toggle.sizeHint().height() + 4)
+        self.updateGeometry()
+
+    # -- size -----------------------------------------------------------------------------------
+
+    def sizeHint(self) -> QSize:
+        """As big as the content, within reason: a one-line command asks for a few lines, not a page."""
+        metrics = QFontMetricsF(self.command_browser.font())
+        line = metrics.lineSpacing()
+        char = metrics.horizontalAdvance("m")
+        page = self.pages.currentWidget()
+        columns = 60
+        if not self.main.isHidden():
+            if page is self.diff_page:
+                rows = min(DIFF_FIT_ROWS, max(3, self.total_rows()))
+                main = rows * (line + 3) + self.unified_button.sizeHint().height() + 8
+                # The first hunks are enough to judge the width (and the only ones marked up yet).
+                widest = max((len(text) for diff in self._files[:3] for hunk in diff.hunks[:3]
+                              for text in _hunk_texts(hunk)), default=60)
+                columns = min(120, widest + 14) * (2 if self._mode == "split" else 1)
+            else:
+                browser = self.command_browser if page is self.command_browser else self.text_browser
+                text = browser.toPlainText()
+                lines = text.split("\n")
+                columns = max(40, min(110, max((len(t) for t in lines), default=40) + 4))
+                wrapped = sum(max(1, -(-len(t) // columns)) for t in lines)
+                main = min(TEXT_FIT_LINES, wrapped) * line + 16
+            main += self.caption.sizeHint().height()
+        else:
+            main = 0
+        args = self.args_toggle.sizeHint().height() + 6
+        if self.args_browser.isVisibleTo(self):
+            args += int(self._json_lines * line) + 16
+        warnings = self.warning_bar.sizeHint().height() if not self.warning_bar.isHidden() else 0
+        width = int(max(MIN_FIT_WIDTH, min(MAX_FIT_WIDTH, columns * char + 40)))
+        return QSize(width, int(main + args + warnings + 12))
 
     def _set_warnings(self, warnings: list[str], serious: bool) -> None:
         self._warnings = warnings
@@ -389,6 +461,38 @@ class PreviewView(QWidget):
         if self._awaiting_paint:
             self._awaiting_paint = False
             self.first_paint_done.emit()
+
+
+def cut_long_strings(value: Any, limit: int) -> tuple[Any, int]:
+    """``value`` with every string longer than ``limit`` cut short; and how many characters were cut."""
+    cut = 0
+
+    def walk(item: Any) -> Any:
+        nonlocal cut
+        if isinstance(item, str) and len(item) > limit:
+            cut += len(item) - limit
+            return item[:limit] + f"… [{len(item) - limit:,} more characters]"
+        if isinstance(item, Mapping):
+            return {key: walk(inner) for key, inner in item.items()}
+        if isinstance(item, list):
+            return [walk(inner) for inner in item]
+        return item
+
+    return walk(value), cut
+
+
+def covers_every_argument(kind: Any, tool: str, args: Mapping[str, Any]) -> bool:
+    """Whether a preview derived from ``args`` already shows each of them (then the JSON can fold)."""
+    name = normalise_tool_name(tool)
+    for recognised in RECOGNISED.values():
+        if name in recognised["tools"]:
+            shown = {arg for key, names in recognised.items() if key != "tools" for arg in names}
+            return bool(args) and set(args) <= shown and kind is not None
+    return False
+
+
+def _hunk_texts(hunk: Any) -> list[str]:
+    return [getattr(line, "text", "") for line in getattr(hunk, "lines", [])]
 
 
 def _as_dict(preview: Any) -> dict[str, Any] | None:

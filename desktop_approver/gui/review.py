@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import html
 import json
+import os
 from typing import Any
 
 from PySide6.QtCore import Qt, Signal
@@ -18,6 +19,7 @@ from PySide6.QtWidgets import (QCheckBox, QFrame, QGridLayout, QHBoxLayout, QLab
 from ..core.tickets import CallInfo, Ticket
 from .badges import RiskBadge, risk_colours, risk_text
 from .batch import initial_ticks
+from .processes import agent_command, tilde, tilde_paths
 from .preview_view import PreviewView
 from .review_text import summarise_args, visible
 
@@ -106,6 +108,7 @@ class ReviewPanel(QWidget):
         self.reasons = QLabel()
         self.reasons.setObjectName("riskReasons")
         self.reasons.setWordWrap(True)
+        self.reasons.setTextFormat(Qt.TextFormat.PlainText)  # paths come from the agent, never markup
         layout.addWidget(self.reasons)
         self.description = QLabel()
         self.description.setObjectName("description")
@@ -216,12 +219,16 @@ class ReviewPanel(QWidget):
         text = "; ".join(reasons) if reasons else "no risk found in the content"
         if hint_text:
             text += f"\nThe agent says: {hint_text} (shown, not trusted)"
+        commands = [call.args[key] for key in ("command", "cmd") if isinstance(call.args.get(key), str)]
+        for typed, resolved in tilde_paths(call.args, commands)[:4]:
+            text += f"\n{visible(typed)} is {visible(resolved)}"
         self.reasons.setText(text)
         self.description.setText(visible(call.description or "", multiline=True))
         self.description.setVisible(bool(call.description))
         self.preview.set_content(call.tool, self._edited.get(row, call.args), call.preview, self.ticket.identity.cwd)
         destructive = call.risk is not None and call.risk.level == "destructive"
         self.whole_tool.setEnabled(not destructive)
+        self.whole_tool.setVisible(not destructive)  # never offered: destructive calls are allowed once
         self.args_editor.load(self._edited.get(row, call.args))
 
     def _capture_edit(self) -> None:
@@ -267,9 +274,16 @@ def identity_html(ticket: Ticket) -> str:
         parts.append(f"branch <tt>{escape(who.git_branch)}</tt>")
     lines = [" · ".join(parts)]
     if who.cwd:
-        lines.append(f"in <tt>{escape(who.cwd)}</tt>")
+        home = os.path.expanduser("~")
+        lines.append(f"in <tt>{escape(who.cwd)}</tt>" if tilde(who.cwd, home) == who.cwd
+                     else f"in <tt>{escape(tilde(who.cwd, home))}</tt> (<tt>{escape(who.cwd)}</tt>)")
     lines.append(f"session <tt>{escape(ticket.session)}</tt>")
-    if who.peer_exe:
+    command = agent_command(who.peer_pid)
+    if command is not None:
+        text, via_hook = command
+        lines.append(f"{'agent' if via_hook else 'command'} <tt>{escape(text)}</tt>"
+                     + (" (through desktop-approver's hook)" if via_hook else ""))
+    elif who.peer_exe:
         lines.append(f"process <tt>{escape(who.peer_exe)}</tt>")
     return "<br>".join(lines)
 
