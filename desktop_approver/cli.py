@@ -65,6 +65,9 @@ def add_app_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--timeout", type=float, metavar="SECONDS",
                         help="default time a request waits for a person before it is denied (default: 300)")
     parser.add_argument("--no-notifications", action="store_true", help="do not raise desktop notifications")
+    parser.add_argument("--theme", choices=("light", "dark", "auto"), default=None,
+                        help="colours of the windows: follow the desktop (auto, the default unless the settings "
+                             "say otherwise), or always light or dark")
     parser.add_argument("--require-token", action="store_true",
                         help="refuse clients that do not present the token kept in the keyring "
                              "(for forwarded sockets; see `desktop-approver token`)")

@@ -17,6 +17,7 @@ from ..core import modes
 from ..core.server import AlreadyRunning
 from ..core.service import ApproverService, ServiceOptions
 from ..core.tickets import Ticket
+from . import theme
 from .decider import GuiDecider
 from .dialog import ARMING_DELAY_MS, ApprovalDialog
 from .history_window import HistoryWindow
@@ -199,6 +200,7 @@ def run_app(args: Any, demo: bool = False) -> int:
     app = QApplication.instance() or QApplication(sys.argv[:1])
     app.setApplicationName("desktop-approver")
     app.setQuitOnLastWindowClosed(False)
+    theme.apply(getattr(args, "theme", None) or "auto")
     import qasync
 
     loop = qasync.QEventLoop(app)

@@ -18,7 +18,7 @@ from PySide6.QtWidgets import (QAbstractItemView, QHBoxLayout, QHeaderView, QLab
 
 from ..core.queue import count_text, time_left_text, waited_text
 from ..core.tickets import Ticket
-from . import batch
+from . import batch, theme
 from .badges import risk_colours, risk_text
 from .decider import GuiDecider
 from .dialog import verdicts_for
@@ -124,6 +124,14 @@ class InboxWindow(QWidget):
         for ticket in decider.tickets():
             self.add_ticket(ticket)
         self._update_summary()
+        theme.on_change(self._recolour)
+        self.destroyed.connect(lambda *_: theme.remove_listener(self._recolour))
+
+    def _recolour(self, _dark: bool) -> None:
+        waiting = {t.key: t for t in self.decider.tickets()}
+        for key, row in self._rows.items():
+            if key in waiting:
+                row.setForeground(RISK, _colour(waiting[key].risk_level))
 
     # -- rows -------------------------------------------------------------------------------
 

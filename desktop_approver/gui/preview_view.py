@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (QButtonGroup, QHBoxLayout, QLabel, QSizePolicy, Q
                                QStackedWidget, QTextBrowser, QToolButton, QVBoxLayout, QWidget)
 
 from ..render import highlight
+from . import theme
 from ..render.autopreview import RECOGNISED, normalise_tool_name, preview_for
 from ..render.diffs import FileDiff, from_preview
 from ..render.reveal import MILD_KINDS, reveal
@@ -35,6 +36,10 @@ _WARN_STYLE = {
     "danger": "QLabel{background:#ffebe9;color:#82071e;border:1px solid #cf222e;border-radius:4px;padding:6px}",
     "caution": "QLabel{background:#fff8c5;color:#6b4b00;border:1px solid #d4a72c;border-radius:4px;padding:6px}",
 }
+_DARK_WARN_STYLE = {
+    "danger": "QLabel{background:#3d1214;color:#ffb1ab;border:1px solid #da3633;border-radius:4px;padding:6px}",
+    "caution": "QLabel{background:#3b2e05;color:#f2cc60;border:1px solid #9e6a03;border-radius:4px;padding:6px}",
+}
 
 
 class CodeBrowser(QTextBrowser):
@@ -51,8 +56,7 @@ class CodeBrowser(QTextBrowser):
         self.setOpenLinks(False)
         self.setOpenExternalLinks(False)
         self.setUndoRedoEnabled(False)
-        self.setStyleSheet("QTextBrowser{background:#ffffff;color:#1f2328;"
-                           "selection-background-color:#b6e3ff;selection-color:#1f2328}")
+        self.restyle()
         font = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
         self.setFont(font)
         self.document().setDefaultFont(font)
@@ -62,6 +66,12 @@ class CodeBrowser(QTextBrowser):
         self.document().setDefaultTextOption(option)
         self.document().setDocumentMargin(2)
         self.setMinimumSize(120, 36)  # a one-line command may ask for little; the dialog sizes to content
+
+    def restyle(self) -> None:
+        """The paper and ink of the current theme (the renderers colour the rest)."""
+        selection = "#264f78" if theme.is_dark() else "#b6e3ff"
+        self.setStyleSheet(f"QTextBrowser{{background:{highlight.PAPER};color:{highlight.INK};"
+                           f"selection-background-color:{selection};selection-color:{highlight.INK}}}")
 
     def paintEvent(self, event: QPaintEvent) -> None:
         super().paintEvent(event)
@@ -159,6 +169,22 @@ class PreviewView(QWidget):
 
         for browser in (self.diff_browser, self.command_browser, self.text_browser, self.args_browser):
             browser.painted.connect(self._painted)
+        self._content: tuple[Any, ...] | None = None
+        theme.on_change(self._theme_changed)
+        self.destroyed.connect(lambda *_: theme.remove_listener(self._theme_changed))
+
+    def _theme_changed(self, _dark: bool) -> None:
+        """New colours: restyle the panes and render what is shown again, keeping the view's state."""
+        for browser in (self.diff_browser, self.command_browser, self.text_browser, self.args_browser):
+            browser.restyle()
+        if self._content is not None:
+            mode, folded, shown = self._mode, self._folded, self.args_toggle.isChecked()
+            self.set_content(*self._content)
+            self._folded = folded
+            if mode != self._mode or folded:
+                self._mode = mode
+                self._render_diff()
+            self.args_toggle.setChecked(shown)
 
     def _build_diff_page(self) -> QWidget:
         page = QWidget()
@@ -209,6 +235,7 @@ class PreviewView(QWidget):
                     cwd: str | None = None) -> None:
         """Show a call. ``preview`` is the wire-format dict (or its pydantic model) or ``None``,
         in which case one is derived from recognisable arguments."""
+        self._content = (tool, args, preview, cwd)
         self._job += 1
         self._queue = []
         self._awaiting_paint = True
@@ -450,7 +477,8 @@ class PreviewView(QWidget):
         self._warnings = warnings
         if warnings:
             self.warning_bar.setText("\n".join(f"⚠ {w}" for w in warnings))
-            self.warning_bar.setStyleSheet(_WARN_STYLE["danger" if serious else "caution"])
+            styles = _DARK_WARN_STYLE if theme.is_dark() else _WARN_STYLE
+            self.warning_bar.setStyleSheet(styles["danger" if serious else "caution"])
             self.warning_bar.setProperty("severity", "danger" if serious else "caution")
             self.warning_bar.show()
         else:

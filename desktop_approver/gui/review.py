@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (QCheckBox, QFrame, QGridLayout, QHBoxLayout, QLab
                                QListWidgetItem, QPlainTextEdit, QPushButton, QSplitter, QVBoxLayout, QWidget)
 
 from ..core.tickets import CallInfo, Ticket
+from . import theme
 from .badges import RiskBadge, risk_colours, risk_text
 from .batch import initial_ticks
 from .processes import agent_command, tilde, tilde_paths
@@ -71,7 +72,7 @@ class ArgsEditor(QWidget):
         except json.JSONDecodeError as exc:
             ok = False
             self.status.setText(f"✖ line {exc.lineno}, column {exc.colno}: {exc.msg}")
-        self.status.setStyleSheet(f"color: {'#1b7a2e' if ok else '#b3261e'};")
+        self.status.setStyleSheet(f"color: {risk_colours('safe' if ok else 'destructive')[0]};")
         self.validity_changed.emit(ok)
 
 
@@ -158,6 +159,13 @@ class ReviewPanel(QWidget):
         note_row.addWidget(self.note, 0, 1)
         layout.addLayout(note_row)
         self.note.textEdited.connect(lambda _t: self.interacted.emit())
+        theme.on_change(self._recolour)
+        self.destroyed.connect(lambda *_: theme.remove_listener(self._recolour))
+
+    def _recolour(self, _dark: bool) -> None:
+        for row in range(self.calls.count()):
+            item = self.calls.item(row)
+            item.setForeground(QBrush(QColor(risk_colours(item.data(RISK_ROLE) or "moderate")[0])))
 
     # -- content ----------------------------------------------------------------------------
 
