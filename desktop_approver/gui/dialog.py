@@ -32,7 +32,8 @@ from .review import ReviewPanel
 from .review_text import summarise_args, visible
 
 ARMING_DELAY_MS = 700
-LEGEND = "Alt+O allow once · Alt+S for the session · Alt+D, Esc or Enter deny · Alt+← / Alt+→ previous / next request"
+LEGEND = ("Alt+O allow once · Alt+S for the session · Alt+D, Esc or Enter deny · "
+          "Alt+← / Alt+→ previous / next request · n / p next / previous change")
 NEXT_SHOWN = 3
 
 
@@ -401,6 +402,11 @@ class ApprovalDialog(QDialog):
             # Enter never approves: it presses the default button, Deny, which never waits.
             event.accept()
             self._answer("deny")
+            return
+        if (event.key() in (Qt.Key.Key_N, Qt.Key.Key_P)
+                and event.modifiers() in (Qt.KeyboardModifier.NoModifier, Qt.KeyboardModifier.KeypadModifier)):
+            event.accept()  # typing in the note or the editor never gets here: those take their keys
+            self.review.preview.jump_change(1 if event.key() == Qt.Key.Key_N else -1)
             return
         super().keyPressEvent(event)
 

@@ -12,8 +12,8 @@ import time
 from typing import Any, Mapping
 
 from PySide6.QtCore import QSize, Qt, QTimer, QUrl, Signal
-from PySide6.QtGui import QFontDatabase, QFontMetricsF, QPaintEvent, QTextCursor, QTextOption
-from PySide6.QtWidgets import (QButtonGroup, QHBoxLayout, QLabel, QSizePolicy, QSplitter,
+from PySide6.QtGui import QFontDatabase, QFontMetricsF, QPaintEvent, QTextCursor, QTextOption, QTextTable
+from PySide6.QtWidgets import (QButtonGroup, QComboBox, QHBoxLayout, QLabel, QSizePolicy, QSplitter,
                                QStackedWidget, QTextBrowser, QToolButton, QVBoxLayout, QWidget)
 
 from ..render import highlight
@@ -106,6 +106,7 @@ class PreviewView(QWidget):
         self._awaiting_paint = False
         self._args: Any = None
         self.rows_rendered = 0
+        self._change_at = -1
 
         self.warning_bar = QLabel()
         self.warning_bar.setObjectName("previewWarnings")
@@ -218,10 +219,31 @@ class PreviewView(QWidget):
         self.diff_summary.setTextFormat(Qt.TextFormat.PlainText)
         self.diff_summary.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
 
+        self.file_list = QComboBox()
+        self.file_list.setObjectName("diffFiles")
+        self.file_list.setFocusPolicy(Qt.FocusPolicy.TabFocus)
+        self.file_list.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.file_list.setMinimumContentsLength(18)
+        self.file_list.activated.connect(self.jump_file)
+        self.previous_change = QToolButton()
+        self.previous_change.setText("▲")
+        self.previous_change.setToolTip("previous change (p)")
+        self.previous_change.clicked.connect(lambda: self.jump_change(-1))
+        self.next_change = QToolButton()
+        self.next_change.setText("▼")
+        self.next_change.setToolTip("next change (n)")
+        self.next_change.clicked.connect(lambda: self.jump_change(1))
+        self.change_label = QLabel()
+        self.change_label.setObjectName("changePlace")
+        for button in (self.previous_change, self.next_change):
+            button.setFocusPolicy(Qt.FocusPolicy.TabFocus)
+
         bar = QHBoxLayout()
         bar.setContentsMargins(4, 0, 0, 0)
         bar.addWidget(self.diff_summary, 1)
-        for widget in (self.unified_button, self.split_button, self.fold_button, self.unfold_button):
+        bar.addWidget(self.file_list)
+        for widget in (self.previous_change, self.change_label, self.next_change, self.unified_button,
+                       self.split_button, self.fold_button, self.unfold_button):
             bar.addWidget(widget)
         layout = QVBoxLayout(page)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -262,7 +284,17 @@ class PreviewView(QWidget):
                 warnings.extend(found)
                 serious = serious or bool(found)
             hunks = sum(len(d.hunks) for d in self._files)
-            self.diff_summary.setText(f"{hunks} hunk{'s' if hunks != 1 else ''}" if hunks else "")
+            self._change_at = -1
+            changes = len(self.change_rows())
+            changed = sum(d.added + d.removed for d in self._files)
+            self.diff_summary.setText(
+                f"{changed:,} changed line{'s' if changed != 1 else ''} in {changes} change{'s' if changes != 1 else ''}"
+                f" · {hunks} hunk{'s' if hunks != 1 else ''}" if hunks else "")
+            self.file_list.clear()
+            for diff in self._files:
+                self.file_list.addItem(f"{reveal(diff.path or '(unnamed file)').text}  +{diff.added} −{diff.removed}")
+            self.file_list.setVisible(len(self._files) > 1)
+            self._update_change_label()
             self._show_main(self.diff_page, _diff_caption(self._files) + suffix)
             self._render_diff()
         elif kind == "command":
@@ -332,6 +364,73 @@ class PreviewView(QWidget):
         return sum(highlight.row_count(diff, self._mode, self._folded.get(i, set()))
                    for i, diff in enumerate(self._files))
 
+    # -- moving through a long change -----------------------------------------------------------
+
+    def change_rows(self) -> list[int]:
+        """The row (over all files, as rendered now) where each run of changed lines starts."""
+        starts: list[int] = []
+        offset = 0
+        for index, diff in enumerate(self._files):
+            rows = highlight.diff_rows(diff, self._mode, self._folded.get(index, set()))
+            previous = False
+            for number, row in enumerate(rows):
+                changed = False
+                if row.kind in ("line", "pair") and row.hunk >= 0:
+                    lines = diff.hunks[row.hunk].plain_lines
+                    sides = [row.left] if row.kind == "line" else [row.left, row.right]
+                    changed = any(at is not None and lines[at].kind != "context" for at in sides)
+                if changed and not previous:
+                    starts.append(offset + number)
+                previous = changed
+            offset += len(rows)
+        return starts
+
+    def file_rows(self) -> list[int]:
+        """The row where each file's header is."""
+        starts, offset = [], 0
+        for index, diff in enumerate(self._files):
+            starts.append(offset)
+            offset += highlight.row_count(diff, self._mode, self._folded.get(index, set()))
+        return starts
+
+    def jump_change(self, step: int) -> int | None:
+        """Scroll to the next (step 1) or previous (-1) change; returns its index, None without changes."""
+        rows = self.change_rows()
+        if not rows or self.pages.currentWidget() is not self.diff_page or self.main.isHidden():
+            return None
+        self._change_at = (self._change_at + step) % len(rows) if self._change_at >= 0 else (0 if step > 0 else len(rows) - 1)
+        self.scroll_to_row(rows[self._change_at])
+        self._update_change_label()
+        return self._change_at
+
+    def jump_file(self, index: int) -> None:
+        rows = self.file_rows()
+        if 0 <= index < len(rows):
+            self.scroll_to_row(rows[index])
+
+    def scroll_to_row(self, row: int) -> None:
+        """Bring a rendered row to the top of the diff view (rendering up to it first if needed)."""
+        while self.rows_rendered <= row and self._queue:
+            self._continue(self._job)
+        seen = 0
+        document = self.diff_browser.document()
+        for frame in document.rootFrame().childFrames():
+            if not isinstance(frame, QTextTable):
+                continue
+            if row < seen + frame.rows():
+                cursor = frame.cellAt(row - seen, 0).firstCursorPosition()
+                bar = self.diff_browser.verticalScrollBar()
+                bar.setValue(bar.value() + self.diff_browser.cursorRect(cursor).top() - 4)
+                return
+            seen += frame.rows()
+
+    def _update_change_label(self) -> None:
+        count = len(self.change_rows()) if self._files else 0
+        place = f"{self._change_at + 1} of {count}" if self._change_at >= 0 else f"{count}"
+        self.change_label.setText(f"change {place}" if count else "")
+        for button in (self.previous_change, self.next_change):
+            button.setEnabled(count > 0)
+
     # -- diff rendering -------------------------------------------------------------------------
 
     def _render_diff(self, keep_scroll: bool = False) -> None:
@@ -340,6 +439,8 @@ class PreviewView(QWidget):
         self._queue = [(i, 0, highlight.row_count(diff, self._mode, self._folded.get(i, set())))
                        for i, diff in enumerate(self._files)]
         self.rows_rendered = 0
+        self._change_at = -1  # rows moved (mode, folds): start from the top again
+        self._update_change_label()
         has_hunks = any(diff.hunks for diff in self._files)
         for button in (self.unified_button, self.split_button, self.fold_button, self.unfold_button):
             button.setEnabled(has_hunks)
