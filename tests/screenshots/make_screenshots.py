@@ -81,8 +81,6 @@ operation = ["write", "delete"]
 
 
 async def shoot(theme_name: str, scale: str, display_shot: Any) -> None:
-    from PySide6.QtWidgets import QApplication
-
     from desktop_approver import Client, previews
     from desktop_approver.core.service import ServiceOptions
     from desktop_approver.core.tickets import Verdict
@@ -99,7 +97,6 @@ async def shoot(theme_name: str, scale: str, display_shot: Any) -> None:
                              policy_path=policy, state_path=None)
     approver = DesktopApprover(options, arming_delay_ms=0, notifier=DesktopNotifier(timeout=10.0))
     await approver.start()
-    app = QApplication.instance()
 
     def ask(agent: str, session: str, tool: str, args: dict, **extra: object) -> None:
         client = Client(options.socket_path, agent=agent, session=session)
@@ -110,8 +107,7 @@ async def shoot(theme_name: str, scale: str, display_shot: Any) -> None:
         threading.Thread(target=lambda: client.request_batch(calls), daemon=True).start()
 
     async def settle(rounds: int = 30) -> None:
-        for _ in range(rounds):  # lazy rendering, the deferred fit, dunst drawing
-            app.processEvents()
+        for _ in range(rounds):  # lazy rendering, the deferred fit, dunst drawing (qasync runs Qt's events)
             await asyncio.sleep(0.03)
 
     async def shown(count: int = 1) -> None:
