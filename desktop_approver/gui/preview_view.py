@@ -288,8 +288,9 @@ class PreviewView(QWidget):
             changes = len(self.change_rows())
             changed = sum(d.added + d.removed for d in self._files)
             self.diff_summary.setText(
-                f"{changed:,} changed line{'s' if changed != 1 else ''} in {changes} change{'s' if changes != 1 else ''}"
-                f" · {hunks} hunk{'s' if hunks != 1 else ''}" if hunks else "")
+                f"{changes} change{'s' if changes != 1 else ''} ({changed:,} lines) · {hunks} hunk{'s' if hunks != 1 else ''}"
+                if hunks else "")
+            self.diff_summary.setToolTip(f"{changed:,} changed lines in {changes} changes, {hunks} hunks")
             self.file_list.clear()
             for diff in self._files:
                 self.file_list.addItem(f"{reveal(diff.path or '(unnamed file)').text}  +{diff.added} −{diff.removed}")

@@ -27,7 +27,7 @@ def test_changes_are_counted_and_n_p_move_between_them(qtbot: Any) -> None:
     view.set_content("write_file", {"path": "a.txt"}, previews.diff("a.txt", OLD, NEW))
     rendered(view, qtbot)
     assert len(view.change_rows()) == 20
-    assert view.diff_summary.text().startswith("40 changed lines in 20 changes")
+    assert view.diff_summary.text() == "20 changes (40 lines) · 20 hunks"
     assert view.change_label.text() == "change 20"
     bar = view.diff_browser.verticalScrollBar()
     positions = []

@@ -170,7 +170,8 @@ def test_five_requests_from_three_agents_make_three_notifications(notifying_appr
         answers += [ask_as("codex", "git push --force origin main"), ask_as("claude", "make"),
                     ask_as("claude", "make docs"), ask_as("aider", "ls")]
         await wait_for(lambda: len(approver.decider.tickets()) == 5, what="five requests")
-        await wait_for(lambda: sorted(n.summary for n in server.open.values()) == [
+        # claude's two requests arrive in either order: its notification names the one with less time left.
+        await wait_for(lambda: sorted(n.summary.replace("make docs", "make") for n in server.open.values()) == [
             "aider: 1 waiting — ls", "claude: 2 waiting — make",
             "codex: 2 waiting — git push --force origin main"], what="one notification per agent", timeout=30)
         codex = [n for n in server.open.values() if n.summary.startswith("codex")][0]
@@ -182,7 +183,7 @@ def test_five_requests_from_three_agents_make_three_notifications(notifying_appr
         await asyncio.gather(*answers)
         await wait_for(lambda: not server.open, what="every notification withdrawn", timeout=30)
 
-    run(scenario())
+    run(scenario(), timeout=90)
 
 
 def test_notification_text_puts_the_worst_reasons_first() -> None:
