@@ -107,6 +107,7 @@ class PreviewView(QWidget):
         self._args: Any = None
         self.rows_rendered = 0
         self._change_at = -1
+        self._change_cache: dict[Any, list[int]] = {}
 
         self.warning_bar = QLabel()
         self.warning_bar.setObjectName("previewWarnings")
@@ -263,6 +264,7 @@ class PreviewView(QWidget):
         self._awaiting_paint = True
         self._files = []
         self._folded = {}
+        self._change_cache = {}
         self.rows_rendered = 0
         preview_dict = _as_dict(preview)
         derived = False
@@ -369,6 +371,10 @@ class PreviewView(QWidget):
 
     def change_rows(self) -> list[int]:
         """The row (over all files, as rendered now) where each run of changed lines starts."""
+        key = (self._mode, tuple(sorted((i, tuple(sorted(f))) for i, f in self._folded.items())), id(self._files))
+        cached = self._change_cache.get(key)
+        if cached is not None:
+            return cached
         starts: list[int] = []
         offset = 0
         for index, diff in enumerate(self._files):
@@ -384,6 +390,7 @@ class PreviewView(QWidget):
                     starts.append(offset + number)
                 previous = changed
             offset += len(rows)
+        self._change_cache = {key: starts}  # one entry: the files or folds of the last render
         return starts
 
     def file_rows(self) -> list[int]:
