@@ -35,6 +35,7 @@ ARMING_DELAY_MS = 700
 LEGEND = ("Alt+O allow once · Alt+S for the session · Alt+D, Esc or Enter deny · "
           "Alt+← / Alt+→ previous / next request · n / p next / previous change")
 NEXT_SHOWN = 3
+WM_SHIFT = 64  # how far a window manager may move a new window to fit its frame (not a move by the person)
 
 
 def window_title(ticket: Ticket) -> str:
@@ -76,6 +77,7 @@ class ApprovalDialog(QDialog):
         self.upcoming: list[tuple[int, Ticket]] = []
         self.reserved_corner = placement.NOTIFICATION_AREA  # kept free for desktop notifications
         self._placing = False
+        self._placed: placement.Rect | None = None
 
         layout = QVBoxLayout(self)
         top = QHBoxLayout()
@@ -286,6 +288,7 @@ class ApprovalDialog(QDialog):
                 x, y = placement.place_away_from(limit, width, height, self.reserved_corner)
                 box = placement.Rect(x, y, width, height)
             self.setMinimumSize(0, 0)
+            self._placed = box
             self.resize(box.width, box.height)
             self.move(box.x, box.y)
             if show:
@@ -312,9 +315,14 @@ class ApprovalDialog(QDialog):
         return placement.Rect(x, y, width, height)
 
     def _save_geometry(self) -> None:
+        """Remember what the person made of the window, not the window manager's echo of our own placing."""
         if self.settings is None or self.ticket is None or not self.isVisible():
             return
         box = self.geometry()
+        placed = self._placed
+        if (placed is not None and abs(box.width() - placed.width) <= 2 and abs(box.height() - placed.height) <= 2
+                and abs(box.x() - placed.x) <= WM_SHIFT and abs(box.y() - placed.y) <= WM_SHIFT):
+            return  # the frame and title bar shifted it a little: that is still our placement
         self.settings.setValue(f"dialog-geometry/{call_kind(self.ticket)}",
                                f"{box.x()},{box.y()},{box.width()},{box.height()}")
         self.settings.sync()
