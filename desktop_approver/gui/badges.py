@@ -39,9 +39,10 @@ class RiskBadge(QLabel):
         self.setObjectName("riskBadge")
         self.level = "moderate"
         self.set_risk("moderate")
-        listener = lambda _dark: self.set_risk(self.level)  # noqa: E731
-        theme.on_change(listener)
-        self.destroyed.connect(lambda *_: theme.remove_listener(listener))
+        theme.on_change(self._restyle)
+
+    def _restyle(self, _dark: bool) -> None:
+        self.set_risk(self.level)
 
     def set_risk(self, level: str) -> None:
         self.level = level if level in RISK_STYLE else "moderate"

@@ -125,7 +125,6 @@ class InboxWindow(QWidget):
             self.add_ticket(ticket)
         self._update_summary()
         theme.on_change(self._recolour)
-        self.destroyed.connect(lambda *_: theme.remove_listener(self._recolour))
 
     def _recolour(self, _dark: bool) -> None:
         waiting = {t.key: t for t in self.decider.tickets()}

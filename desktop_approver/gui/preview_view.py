@@ -172,11 +172,23 @@ class PreviewView(QWidget):
         for browser in (self.diff_browser, self.command_browser, self.text_browser, self.args_browser):
             browser.painted.connect(self._painted)
         self._content: tuple[Any, ...] | None = None
+        self._theme_stale = False
         theme.on_change(self._theme_changed)
-        self.destroyed.connect(lambda *_: theme.remove_listener(self._theme_changed))
+
+    def showEvent(self, event: Any) -> None:
+        super().showEvent(event)
+        if self._theme_stale:
+            self._theme_changed(theme.is_dark())
 
     def _theme_changed(self, _dark: bool) -> None:
-        """New colours: restyle the panes and render what is shown again, keeping the view's state."""
+        """New colours: restyle the panes and render what is shown again, keeping the view's state.
+
+        A hidden view (a closed window) only notes it and catches up when shown again.
+        """
+        if not self.isVisible():
+            self._theme_stale = True
+            return
+        self._theme_stale = False
         for browser in (self.diff_browser, self.command_browser, self.text_browser, self.args_browser):
             browser.restyle()
         if self._content is not None:

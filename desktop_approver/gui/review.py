@@ -160,7 +160,6 @@ class ReviewPanel(QWidget):
         layout.addLayout(note_row)
         self.note.textEdited.connect(lambda _t: self.interacted.emit())
         theme.on_change(self._recolour)
-        self.destroyed.connect(lambda *_: theme.remove_listener(self._recolour))
 
     def _recolour(self, _dark: bool) -> None:
         for row in range(self.calls.count()):

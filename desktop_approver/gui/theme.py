@@ -8,6 +8,7 @@ forced theme reads the same on any desktop.
 
 from __future__ import annotations
 
+import weakref
 from typing import Callable, Literal
 
 from PySide6.QtCore import Qt
@@ -18,7 +19,7 @@ CHOICES: tuple[str, ...] = ("auto", "light", "dark")
 
 _dark = False
 _choice: str = "auto"
-_listeners: list[Callable[[bool], None]] = []
+_listeners: list["weakref.WeakMethod[Callable[[bool], None]]"] = []  # weak: a closed window is not kept alive
 _following = False
 
 
@@ -31,13 +32,24 @@ def choice() -> str:
 
 
 def on_change(listener: Callable[[bool], None]) -> None:
-    """Call ``listener(dark)`` whenever the theme in use changes."""
-    _listeners.append(listener)
+    """Call the bound method ``listener(dark)`` whenever the theme in use changes (held weakly)."""
+    _listeners.append(weakref.WeakMethod(listener))  # type: ignore[arg-type]
 
 
 def remove_listener(listener: Callable[[bool], None]) -> None:
-    if listener in _listeners:
-        _listeners.remove(listener)
+    _listeners[:] = [ref for ref in _listeners if ref() is not None and ref() != listener]
+
+
+def _call_listeners(dark: bool) -> None:
+    for ref in list(_listeners):
+        listener = ref()
+        if listener is None:
+            _listeners.remove(ref)
+            continue
+        try:
+            listener(dark)
+        except RuntimeError:  # its widget was deleted on the C++ side
+            _listeners.remove(ref)
 
 
 def desktop_is_dark() -> bool:
@@ -87,8 +99,7 @@ def set_dark(dark: bool) -> None:
 
     highlight.set_dark(dark)
     if changed:
-        for listener in list(_listeners):
-            listener(dark)
+        _call_listeners(dark)
 
 
 def _force_palette(dark: bool) -> None:

@@ -98,3 +98,16 @@ def test_unknown_theme_is_refused() -> None:
     badge = RiskBadge()
     badge.set_risk("nonsense")
     assert badge.level == "moderate"
+
+
+def test_hidden_previews_catch_up_only_when_shown(qapp: Any, qtbot: Any) -> None:
+    from desktop_approver.gui.preview_view import PreviewView
+
+    view = PreviewView()
+    qtbot.addWidget(view)
+    view.set_content("write_file", {"path": "a"}, previews.diff("a", "x\n", "y\n"))
+    theme.apply("light")
+    theme.apply("dark")
+    assert "#ffffff" in view.diff_browser.styleSheet()  # hidden (a closed window): nothing done yet
+    view.show()
+    assert "#0d1117" in view.diff_browser.styleSheet()
