@@ -94,6 +94,8 @@ class DesktopApprover(QObject):
             await self.notifications.close()
         self.tray.hide()
         self.dialog.clear()
+        self._quiet_clock.stop()
+        self.decider.stop()
         for window in (self.history_window, self.sessions_window, self.rule_dialog, self.settings_window):
             if window is not None:  # hide, not close: closing the last window would quit Qt's loop
                 window.hide()

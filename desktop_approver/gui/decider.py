@@ -78,6 +78,10 @@ class GuiDecider(QObject):
             self.current = None
             self._present_next()
 
+    def stop(self) -> None:
+        """The app is closing: no more looking at the order."""
+        self._reorder_clock.stop()
+
     def tickets(self) -> list[Ticket]:
         """Everything waiting, most urgent first (the order every view shows)."""
         return by_urgency(self._tickets.values())

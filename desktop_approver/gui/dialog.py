@@ -179,9 +179,7 @@ class ApprovalDialog(QDialog):
         self._save_geometry_later.setSingleShot(True)
         self._save_geometry_later.setInterval(400)
         self._save_geometry_later.timeout.connect(self._save_geometry)
-        app = QApplication.instance()
-        if app is not None:  # sees clicks and keys on every child widget of the dialog
-            app.installEventFilter(self)
+        self._filtering = False
         self._update_buttons()
 
     # -- showing tickets --------------------------------------------------------------------
@@ -201,6 +199,12 @@ class ApprovalDialog(QDialog):
         self._arm()
         self._update_countdown()
         self._tick.start()
+        app = QApplication.instance()
+        if app is not None and not self._filtering:
+            # Sees clicks and keys on every child widget while a ticket is shown (pauses the timer);
+            # only then, so a closed dialog costs the application's events nothing.
+            app.installEventFilter(self)
+            self._filtering = True
         if not self.isVisible():
             self.fit(show=True)
         elif call_kind(ticket) != previous_kind:
@@ -244,6 +248,10 @@ class ApprovalDialog(QDialog):
         self._tick.stop()
         self._arming_timer.stop()
         self._update_buttons()
+        app = QApplication.instance()
+        if app is not None and self._filtering:
+            app.removeEventFilter(self)
+            self._filtering = False
         self.hide()
 
     @property
