@@ -79,6 +79,9 @@ def add_app_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--tray-icons", choices=("color", "symbolic"), default="color",
                         help="tray icon look: color (default; reads on light and dark panels) or symbolic "
                              "(one colour like the panel's own icons: dark, or light under a dark theme)")
+    parser.add_argument("--theme", choices=("light", "dark", "auto"), default=None,
+                        help="colours of the windows: follow the desktop (auto, the default unless the settings "
+                             "say otherwise), or always light or dark")
     parser.add_argument("--require-token", action="store_true",
                         help="refuse clients that do not present the token kept in the keyring "
                              "(for forwarded sockets; see `desktop-approver token`)")

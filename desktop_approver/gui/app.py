@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import datetime
+import logging
 import os
 import signal
 import subprocess
@@ -13,12 +15,14 @@ from PySide6.QtCore import QObject, QSettings, QTimer
 from PySide6.QtWidgets import QApplication
 
 from .. import paths
+from .. import settings as app_settings
 from ..core import logsafe, modes
 from ..core.activation import ActivationError
 from ..core.server import AlreadyRunning
 from ..core.service import ApproverService, ServiceOptions
 from ..core.tickets import Ticket
 from ..paths import InsecureDirectory
+from . import theme
 from .decider import GuiDecider
 from .dialog import ARMING_DELAY_MS, ApprovalDialog
 from .history_window import HistoryWindow
@@ -27,14 +31,17 @@ from .inbox import InboxWindow
 from .notifications import TicketNotifications
 from .sessions_window import SessionsWindow
 from .review import summarise_args
+from .settings_window import SettingsWindow
 from .tray import Tray
+
+log = logging.getLogger(__name__)
 
 
 class DesktopApprover(QObject):
     """Wires the service's decider to the dialog and the tray; owns their lifetimes."""
 
     def __init__(self, options: ServiceOptions, *, arming_delay_ms: int = ARMING_DELAY_MS,
-                 notifier: Any = None, tray_icons: str = "color") -> None:
+                 notifier: Any = None, tray_icons: str = "color", timeout_from_cli: bool = False) -> None:
         super().__init__()
         self.decider = GuiDecider(self)
         # The person's GUI choices, beside the policy file (read from the environment each time,
@@ -42,8 +49,10 @@ class DesktopApprover(QObject):
         self.settings = QSettings(str(paths.default_settings_path()), QSettings.Format.IniFormat)
         self._popups = bool(self.settings.value("popups", True, type=bool))
         self.service = ApproverService(options, self.decider)
-        self.dialog = ApprovalDialog(arming_delay_ms=arming_delay_ms)
+        self.dialog = ApprovalDialog(arming_delay_ms=arming_delay_ms, settings=self.settings)
         self.dialog.decided.connect(self._decided)
+        self.dialog.navigate.connect(self._navigate)
+        self.dialog.show_ticket.connect(self._show_key)
         if options.policy_path is not None:
             self.dialog.on_always_allow = self.always_allow
         self.rule_dialog: Any = None
@@ -64,6 +73,21 @@ class DesktopApprover(QObject):
         self.quit_requested: asyncio.Event | None = None
         self.notifications = (TicketNotifications(self.decider, self.service.mode, notifier, self.open_review)
                               if notifier is not None else None)
+        self.settings_window: SettingsWindow | None = None
+        self.tray.on_open_settings = self.open_settings
+        self.tray.refresh()
+        self.timeout_from_cli = timeout_from_cli
+        self._quiet_by_us = False  # do-not-disturb switched on by the quiet hours, not by the person
+        try:
+            self.preferences = app_settings.load()
+        except app_settings.SettingsError as error:
+            log.warning("%s; using the default settings", error)
+            self.preferences = app_settings.Settings()
+        self.apply_settings(self.preferences, save=False)
+        self._quiet_clock = QTimer(self)  # quiet hours: checked twice a minute
+        self._quiet_clock.setInterval(30_000)
+        self._quiet_clock.timeout.connect(self.check_quiet_hours)
+        self._quiet_clock.start()
 
     async def start(self) -> None:
         self.quit_requested = asyncio.Event()
@@ -77,12 +101,50 @@ class DesktopApprover(QObject):
             await self.notifications.close()
         self.tray.hide()
         self.dialog.clear()
-        for window in (self.history_window, self.sessions_window, self.rule_dialog):
+        self._quiet_clock.stop()
+        self.decider.stop()
+        for window in (self.history_window, self.sessions_window, self.rule_dialog, self.settings_window):
             if window is not None:  # hide, not close: closing the last window would quit Qt's loop
                 window.hide()
                 window.deleteLater()
-        self.history_window = self.sessions_window = self.rule_dialog = None
+        self.history_window = self.sessions_window = self.rule_dialog = self.settings_window = None
         await self.service.close()
+
+    def apply_settings(self, chosen: app_settings.Settings, save: bool = True) -> None:
+        """Use the person's settings now (and keep them in the settings file)."""
+        if save:
+            app_settings.save(chosen)
+        self.preferences = chosen
+        if not self.timeout_from_cli:
+            self.service.broker.default_timeout = chosen.timeout
+        if self.notifications is not None:
+            self.notifications.set_enabled(chosen.notifications)
+        if save and chosen.theme != theme.choice():
+            theme.apply(chosen.theme)
+        self.check_quiet_hours()
+
+    def check_quiet_hours(self, now: datetime.time | None = None) -> None:
+        """Do not disturb during the quiet hours; back to asking after them (unless the person chose a mode)."""
+        quiet = self.preferences.quiet_now(now or datetime.datetime.now().time())
+        mode = self.service.mode
+        if quiet and mode.mode == modes.INTERACTIVE:
+            mode.set(modes.DO_NOT_DISTURB, reason="quiet hours")
+            self._quiet_by_us = True
+        elif not quiet and self._quiet_by_us:
+            self._quiet_by_us = False
+            if mode.mode == modes.DO_NOT_DISTURB:
+                mode.set(modes.INTERACTIVE, reason="quiet hours ended")
+
+    def open_settings(self) -> SettingsWindow:
+        if self.settings_window is None:
+            self.settings_window = SettingsWindow(self.service.options.policy_path, self.service.audit.path,
+                                                  self.preferences, self.apply_settings, self.popups_enabled,
+                                                  self.set_popups)
+        self.settings_window.show_settings(self.preferences)
+        self.settings_window.refresh_rules()
+        self.settings_window.show()
+        self.settings_window.raise_()
+        return self.settings_window
 
     def open_inbox(self, ticket: Ticket | None = None) -> None:
         self.inbox.show()
@@ -170,12 +232,30 @@ class DesktopApprover(QObject):
         if ticket is None:
             self.dialog.clear()
             return
+        self.dialog.load(ticket, *self._place(ticket))
+
+    def _place(self, ticket: Ticket) -> tuple[int, int, list[tuple[int, Ticket]]]:
+        """The ticket's place in the queue, the queue's length, and the others with their places."""
+        waiting = self.decider.tickets()
         index, total = self.decider.position(ticket)
-        self.dialog.load(ticket, index, total)
+        others = [(place, other) for place, other in enumerate(waiting, 1) if other is not ticket]
+        after = [item for item in others if item[0] > index] + [item for item in others if item[0] < index]
+        return index, total, after
 
     def _queue_changed(self) -> None:
         if self.dialog.ticket is not None:
-            self.dialog.set_position(*self.decider.position(self.dialog.ticket))
+            self.dialog.set_position(*self._place(self.dialog.ticket))
+
+    def _navigate(self, step: int) -> None:
+        if self.dialog.ticket is not None:
+            other = self.decider.neighbour(self.dialog.ticket, step)
+            if other is not None and other is not self.dialog.ticket:
+                self.decider.show(other)
+
+    def _show_key(self, key: str) -> None:
+        for ticket in self.decider.tickets():
+            if ticket.key == key:
+                self.decider.show(ticket)
 
     def _decided(self, ticket: Ticket, verdicts: list[Any]) -> None:
         self.decider.answer(ticket, verdicts)
@@ -200,13 +280,20 @@ def run_app(args: Any, demo: bool = False) -> int:
     app.setDesktopFileName("desktop-approver")  # Wayland and task bars match our .desktop entry
     app.setWindowIcon(app_icon())
     app.setQuitOnLastWindowClosed(False)
+    try:
+        chosen_theme = app_settings.load().theme
+    except app_settings.SettingsError as error:
+        print(f"desktop-approver: {error}; using the default settings", file=sys.stderr)
+        chosen_theme = "auto"
+    theme.apply(getattr(args, "theme", None) or chosen_theme)
     import qasync
 
     loop = qasync.QEventLoop(app)
     asyncio.set_event_loop(loop)
     options = ServiceOptions.from_args(args)
     approver = DesktopApprover(options, notifier=None if getattr(args, "no_notifications", False) else _notifier(),
-                               tray_icons=getattr(args, "tray_icons", None) or "color")
+                               tray_icons=getattr(args, "tray_icons", None) or "color",
+                               timeout_from_cli=getattr(args, "timeout", None) is not None)
     try:
         loop.run_until_complete(approver.start())
     except (AlreadyRunning, ActivationError) as exc:

@@ -4,11 +4,26 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QLabel, QWidget
 
+from . import theme
+
 RISK_STYLE = {
     "safe": ("✔", "Safe", "#1b7a2e", "#e3f4e6"),
     "moderate": ("▲", "Moderate", "#8a5a00", "#fff3d6"),
     "destructive": ("⚠", "Destructive", "#b3261e", "#fde7e5"),
 }
+DARK_RISK_COLOURS = {  # light text on deep backgrounds, each at least 4.5:1
+    "safe": ("#7ee29a", "#12331c"),
+    "moderate": ("#f5c542", "#3a2c05"),
+    "destructive": ("#ff8f85", "#4a1410"),
+}
+
+
+def risk_colours(level: str) -> tuple[str, str]:
+    """(text, background) of a risk level's badge in the current theme."""
+    level = level if level in RISK_STYLE else "moderate"
+    if theme.is_dark():
+        return DARK_RISK_COLOURS[level]
+    return RISK_STYLE[level][2], RISK_STYLE[level][3]
 
 
 def risk_text(level: str) -> str:
@@ -22,10 +37,14 @@ class RiskBadge(QLabel):
         self.setObjectName("riskBadge")
         self.level = "moderate"
         self.set_risk("moderate")
+        theme.on_change(self._restyle)
+
+    def _restyle(self, _dark: bool) -> None:
+        self.set_risk(self.level)
 
     def set_risk(self, level: str) -> None:
         self.level = level if level in RISK_STYLE else "moderate"
-        _icon, _text, fg, bg = RISK_STYLE[self.level]
+        fg, bg = risk_colours(self.level)
         self.setText(risk_text(self.level))
         self.setAccessibleName(f"risk: {self.level}")
         self.setStyleSheet(f"QLabel {{ color: {fg}; background: {bg}; border: 1px solid {fg};"

@@ -1,9 +1,10 @@
 """The GUI's side of the one narrow interface: ``async decide(ticket) -> verdicts``.
 
-Tickets wait in a queue; one dialog shows them one at a time ("1 of 3"), so a burst from
-several agents never stacks windows. The next ticket is chosen fairly: the agent that was
-served longest ago goes first, so one chatty agent cannot starve the others. A ticket that is
-cancelled (timeout, client gone) leaves the queue and, if shown, the dialog.
+Tickets wait in one queue, ordered by urgency (:mod:`desktop_approver.core.queue`: destructive
+first, then the least time left), which the dialog, the inbox, the tray menu and the notifications
+all read, so every view agrees on what comes next. One dialog shows them one at a time ("2 of
+5"), so a burst from several agents never stacks windows; a new arrival never replaces the ticket
+in view. A ticket leaves every view the moment it is decided, cancelled or timed out.
 """
 
 from __future__ import annotations
@@ -11,8 +12,9 @@ from __future__ import annotations
 import asyncio
 from typing import Callable
 
-from PySide6.QtCore import QObject, Signal
+from PySide6.QtCore import QObject, QTimer, Signal
 
+from ..core.queue import by_urgency
 from ..core.tickets import Ticket, Verdict
 
 
@@ -25,11 +27,17 @@ class GuiDecider(QObject):
         super().__init__(parent)
         self._futures: dict[str, asyncio.Future[list[Verdict]]] = {}
         self._tickets: dict[str, Ticket] = {}
-        self._served: dict[str, int] = {}   # agent label -> ticket number last shown
         self.show_dialogs = True
         self.present: Callable[[Ticket | None], None] | None = None
         """Set by the app: show this ticket in the dialog (None: nothing left to show)."""
         self.current: Ticket | None = None
+        self._order: list[str] = []
+        # Time passes for every countdown but a paused one: the order can change without an
+        # arrival; look once a second and tell the views when it did.
+        self._reorder_clock = QTimer(self)
+        self._reorder_clock.setInterval(1000)
+        self._reorder_clock.timeout.connect(self._check_order)
+        self._reorder_clock.start()
 
     # -- Decider ----------------------------------------------------------------------------
 
@@ -45,47 +53,69 @@ class GuiDecider(QObject):
             return await future
         finally:
             self._futures.pop(ticket.key, None)
-            self._tickets.pop(ticket.key, None)
-            self.ticket_removed.emit(ticket)
-            self.queue_changed.emit()
-            if self.current is ticket:
-                self.current = None
-                self._present_next()
+            self._leave(ticket)
 
     # -- used by the widgets ----------------------------------------------------------------
 
     def answer(self, ticket: Ticket, verdicts: list[Verdict]) -> bool:
-        """Deliver the person's verdicts; False if the ticket is already gone."""
+        """Deliver the person's verdicts; False if the ticket is already gone.
+
+        The ticket leaves every view at once, not when the broker gets round to it.
+        """
         future = self._futures.get(ticket.key)
         if future is None or future.done():
             return False
         future.set_result(verdicts)
+        self._leave(ticket)
+        return True
+
+    def _leave(self, ticket: Ticket) -> None:
+        if self._tickets.pop(ticket.key, None) is None:
+            return
+        self.ticket_removed.emit(ticket)
+        self.queue_changed.emit()
         if self.current is ticket:
             self.current = None
             self._present_next()
-        return True
+
+    def stop(self) -> None:
+        """The app is closing: no more looking at the order."""
+        self._reorder_clock.stop()
 
     def tickets(self) -> list[Ticket]:
-        return sorted(self._tickets.values(), key=lambda t: t.number)
+        """Everything waiting, most urgent first (the order every view shows)."""
+        return by_urgency(self._tickets.values())
+
+    def _check_order(self) -> None:
+        order = [ticket.key for ticket in self.tickets()]
+        if order != self._order:
+            self._order = order
+            self.queue_changed.emit()
 
     def position(self, ticket: Ticket) -> tuple[int, int]:
-        """("1 of 3"): the shown ticket counts first, the rest in the order they will come."""
-        others = [t for t in self.tickets() if t is not ticket]
-        return 1, len(others) + 1
+        """("2 of 5"): the ticket's place in the queue, and the queue's length."""
+        waiting = self.tickets()
+        return (waiting.index(ticket) + 1 if ticket in waiting else 1), max(1, len(waiting))
 
     def show(self, ticket: Ticket) -> None:
-        """Bring a specific ticket up (from the tray menu or a notification)."""
+        """Bring a specific ticket up (from the tray menu, a notification, next / previous)."""
         if ticket.key in self._tickets:
             self.current = ticket
-            self._served[ticket.identity.label] = ticket.number
             if self.present:
                 self.present(ticket)
 
     def next_ticket(self) -> Ticket | None:
         waiting = self.tickets()
+        return waiting[0] if waiting else None
+
+    def neighbour(self, ticket: Ticket, step: int) -> Ticket | None:
+        """The ticket ``step`` places after (negative: before) ``ticket`` in the queue, wrapping round."""
+        waiting = self.tickets()
         if not waiting:
             return None
-        return min(waiting, key=lambda t: (self._served.get(t.identity.label, 0), t.number))
+        if ticket not in waiting:
+            return waiting[0]
+        return waiting[(waiting.index(ticket) + step) % len(waiting)]
 
     def resume_dialogs(self) -> None:
         """Dialogs are allowed again (popups on, do-not-disturb off): show what waits, if nothing is shown."""

@@ -1,61 +1,141 @@
 """The approval dialog: one calm window that reviews the waiting tickets one at a time.
 
-It must not be answerable by accident: it appears without taking keyboard focus, its decision
+It must not be answerable by accident: it appears without taking keyboard focus, its allow
 buttons stay locked for a moment after each new ticket (visibly), Deny is the default button,
-Enter alone never approves, Escape and closing deny. Touching the dialog pauses the timeout.
-Destructive calls are not offered "Allow for session": each one needs its own look.
+Enter alone never approves, Escape and closing deny. Deny never waits for the lock: refusing is
+always safe. Touching the dialog pauses the timeout. Destructive calls are not offered "Allow
+for session", start unticked in a batch, and are never allowed by a button that does not name
+them (:mod:`.batch`).
+
+It shows its place in the shared queue and the requests after it, moves with Alt+Left /
+Alt+Right, and sizes itself to what it shows: a one-line command gets a compact window, never
+one larger than the screen's available area, with the buttons and the countdown always in view
+(the review scrolls instead). The size and place the person gives it are remembered per kind of
+call.
 """
 
 from __future__ import annotations
 
+import html
 from typing import Callable
 
-from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
-from PySide6.QtGui import QCloseEvent, QKeyEvent
-from PySide6.QtWidgets import QApplication, QDialog, QHBoxLayout, QLabel, QProgressBar, QPushButton, QVBoxLayout, QWidget
+from PySide6.QtCore import QEvent, QObject, QRect, QSettings, QSize, Qt, QTimer, Signal
+from PySide6.QtGui import QCloseEvent, QKeyEvent, QKeySequence, QMoveEvent, QResizeEvent, QShortcut
+from PySide6.QtWidgets import (QApplication, QDialog, QFrame, QHBoxLayout, QLabel, QProgressBar, QPushButton,
+                               QScrollArea, QToolButton, QVBoxLayout, QWidget)
 
+from ..core.queue import time_left_text
 from ..core.tickets import Ticket, Verdict
+from . import batch, placement
+from .badges import risk_text
 from .review import ReviewPanel
+from .review_text import summarise_args, visible
 
 ARMING_DELAY_MS = 700
+LEGEND = ("Alt+O allow once · Alt+S for the session · Alt+D, Esc or Enter deny · "
+          "Alt+← / Alt+→ previous / next request · n / p next / previous change")
+NEXT_SHOWN = 3
+WM_SHIFT = 64  # how far a window manager may move a new window to fit its frame (not a move by the person)
+
+
+def window_title(ticket: Ticket) -> str:
+    """"codex — Bash: git push --force…": who and what, readable in a task bar."""
+    agent = visible(ticket.identity.label)
+    if len(ticket.calls) == 1:
+        call = ticket.calls[0]
+        return f"{agent} — {visible(call.tool)}: {summarise_args(call.args, 48)}"
+    worst = batch.riskiest(ticket.calls)
+    return f"{agent} — {len(ticket.calls)} calls: {visible(worst.tool)}: {summarise_args(worst.args, 40)}"
+
+
+def call_kind(ticket: Ticket) -> str:
+    """What the remembered size and place belong to: the tool and its preview kind, or "batch"."""
+    if len(ticket.calls) > 1:
+        return "batch"
+    call = ticket.calls[0]
+    preview = call.preview or {}
+    kind = preview.get("kind") if isinstance(preview, dict) else getattr(preview, "kind", None)
+    return f"{call.tool}:{kind or 'auto'}"
 
 
 class ApprovalDialog(QDialog):
     decided = Signal(object, list)  # (ticket, [Verdict, ...])
+    navigate = Signal(int)          # -1 previous, +1 next request in the queue
+    show_ticket = Signal(str)       # a ticket key picked from the "next" strip
 
-    def __init__(self, parent: QWidget | None = None, arming_delay_ms: int = ARMING_DELAY_MS) -> None:
+    def __init__(self, parent: QWidget | None = None, arming_delay_ms: int = ARMING_DELAY_MS,
+                 settings: QSettings | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("approvalDialog")
-        self.setWindowTitle("desktop-approver — approval needed")
+        self.setWindowTitle("desktop-approver")
         self.setAttribute(Qt.WidgetAttribute.WA_ShowWithoutActivating, True)
         self.setWindowFlag(Qt.WindowType.WindowStaysOnTopHint, False)
-        self.resize(860, 680)
+        self.setSizeGripEnabled(True)
         self.arming_delay_ms = arming_delay_ms
+        self.settings = settings
         self.ticket: Ticket | None = None
+        self.upcoming: list[tuple[int, Ticket]] = []
+        self.reserved_corner = placement.NOTIFICATION_AREA  # kept free for desktop notifications
+        self._placing = False
+        self._placed: placement.Rect | None = None
 
         layout = QVBoxLayout(self)
         top = QHBoxLayout()
+        self.previous_button = QToolButton()
+        self.previous_button.setText("◀")
+        self.previous_button.setToolTip("previous request (Alt+Left)")
+        self.next_button = QToolButton()
+        self.next_button.setText("▶")
+        self.next_button.setToolTip("next request (Alt+Right)")
+        for button in (self.previous_button, self.next_button):
+            button.setFocusPolicy(Qt.FocusPolicy.NoFocus)
+            button.setAutoRaise(True)
+        self.previous_button.clicked.connect(lambda: self.navigate.emit(-1))
+        self.next_button.clicked.connect(lambda: self.navigate.emit(1))
         self.position = QLabel()
         self.position.setObjectName("queuePosition")
         self.countdown = QLabel()
         self.countdown.setObjectName("countdown")
+        self.countdown.setWordWrap(True)
+        self.countdown.setAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        top.addWidget(self.previous_button)
         top.addWidget(self.position)
-        top.addStretch(1)
-        top.addWidget(self.countdown)
+        top.addWidget(self.next_button)
+        top.addWidget(self.countdown, 1)
         layout.addLayout(top)
+
+        self.next_strip = QLabel()
+        self.next_strip.setObjectName("nextRequests")
+        self.next_strip.setTextFormat(Qt.TextFormat.RichText)
+        self.next_strip.setWordWrap(True)
+        self.next_strip.setTextInteractionFlags(Qt.TextInteractionFlag.LinksAccessibleByMouse)
+        self.next_strip.linkActivated.connect(self._strip_link)
+        layout.addWidget(self.next_strip)
 
         self.review = ReviewPanel()
         self.review.interacted.connect(self.pause_countdown)
         self.review.edit_validity_changed.connect(lambda _ok: self._update_buttons())
-        layout.addWidget(self.review, 1)
+        self.review.ticks_changed.connect(self._update_buttons)
+        self.scroll = QScrollArea()
+        self.scroll.setObjectName("reviewScroll")
+        self.scroll.setWidgetResizable(True)
+        self.scroll.setFrameShape(QFrame.Shape.NoFrame)
+        self.scroll.setWidget(self.review)
+        layout.addWidget(self.scroll, 1)
 
         self.arming = QProgressBar()
         self.arming.setObjectName("arming")
         self.arming.setTextVisible(True)
-        self.arming.setFormat("buttons unlock in a moment…")
+        self.arming.setFormat("allow unlocks in a moment (Deny works now)…")
         self.arming.setMaximumHeight(14)
         self.arming.setRange(0, self.arming_delay_ms)
         layout.addWidget(self.arming)
+
+        self.legend = QLabel(LEGEND)
+        self.legend.setObjectName("keyLegend")
+        self.legend.setWordWrap(True)
+        self.legend.setEnabled(False)  # drawn muted, in every theme
+        layout.addWidget(self.legend)
 
         buttons = QHBoxLayout()
         self.always_allow = QPushButton("Al&ways allow…")
@@ -84,6 +164,8 @@ class ApprovalDialog(QDialog):
         self.allow_session.clicked.connect(lambda: self._answer("allow_session"))
         self.deny.clicked.connect(lambda: self._answer("deny"))
         self.always_allow.clicked.connect(self._always_allow)
+        QShortcut(QKeySequence("Alt+Right"), self, activated=lambda: self.navigate.emit(1))
+        QShortcut(QKeySequence("Alt+Left"), self, activated=lambda: self.navigate.emit(-1))
 
         self._armed = False
         self._arming_elapsed = 0
@@ -93,38 +175,175 @@ class ApprovalDialog(QDialog):
         self._tick = QTimer(self)
         self._tick.setInterval(250)
         self._tick.timeout.connect(self._update_countdown)
-        app = QApplication.instance()
-        if app is not None:  # sees clicks and keys on every child widget of the dialog
-            app.installEventFilter(self)
+        self._save_geometry_later = QTimer(self)
+        self._save_geometry_later.setSingleShot(True)
+        self._save_geometry_later.setInterval(400)
+        self._save_geometry_later.timeout.connect(self._save_geometry)
+        self._filtering = False
+        self._update_buttons()
 
     # -- showing tickets --------------------------------------------------------------------
 
-    def load(self, ticket: Ticket, index: int = 1, total: int = 1) -> None:
+    def load(self, ticket: Ticket, index: int = 1, total: int = 1,
+             upcoming: list[tuple[int, Ticket]] | None = None) -> None:
+        previous = self.ticket
+        previous_kind = call_kind(previous) if previous is not None else None
+        if previous is not None and previous is not ticket:
+            previous.countdown.resume()  # read and left for later: its clock runs again
         self.ticket = ticket
         self.review.load(ticket)
-        self.set_position(index, total)
-        destructive = ticket.risk_level == "destructive"
-        self.allow_session.setVisible(not destructive)
-        self.allow_session.setToolTip("" if not destructive else "not offered for destructive calls")
+        self.setWindowTitle(window_title(ticket))
+        self.set_position(index, total, upcoming or [])
+        single_destructive = len(ticket.calls) == 1 and ticket.risk_level == "destructive"
+        self.allow_session.setVisible(not single_destructive)
         self._arm()
         self._update_countdown()
         self._tick.start()
+        app = QApplication.instance()
+        if app is not None and not self._filtering:
+            # Sees clicks and keys on every child widget while a ticket is shown (pauses the timer);
+            # only then, so a closed dialog costs the application's events nothing.
+            app.installEventFilter(self)
+            self._filtering = True
         if not self.isVisible():
-            self.show()
+            self.fit(show=True)
+        elif call_kind(ticket) != previous_kind:
+            self.fit()
 
-    def set_position(self, index: int, total: int) -> None:
-        batch = f" · batch of {len(self.ticket.calls)} calls" if self.ticket and len(self.ticket.calls) > 1 else ""
-        self.position.setText(f"Request {index} of {total}{batch}")
+    def set_position(self, index: int, total: int, upcoming: list[tuple[int, Ticket]] | None = None) -> None:
+        ticket = self.ticket
+        calls = f" · batch of {len(ticket.calls)} calls" if ticket and len(ticket.calls) > 1 else ""
+        self.position.setText(f"Request {index} of {total}{calls}")
+        self.previous_button.setEnabled(total > 1)
+        self.next_button.setEnabled(total > 1)
+        if upcoming is not None:
+            self.upcoming = upcoming
+        self._update_strip()
+
+    def _update_strip(self) -> None:
+        """The other waiting requests in queue order, each a link that brings it up."""
+        if not self.upcoming:
+            self.next_strip.hide()
+            return
+        parts = []
+        for place, other in self.upcoming[:NEXT_SHOWN]:
+            first = other.calls[0]
+            what = (f"{visible(first.tool)}: {summarise_args(first.args, 36)}" if len(other.calls) == 1
+                    else f"{len(other.calls)} calls")
+            text = (f"{place}. {risk_text(other.risk_level)} {visible(other.identity.label)} — {what}"
+                    f" · {time_left_text(other.countdown.latest())} left")
+            parts.append(f'<a href="ticket:{other.key}" style="text-decoration:none">{html.escape(text)}</a>')
+        more = len(self.upcoming) - NEXT_SHOWN
+        tail = f" · and {more} more" if more > 0 else ""
+        self.next_strip.setText("Also waiting: " + " &nbsp;|&nbsp; ".join(parts) + html.escape(tail))
+        self.next_strip.show()
+
+    def _strip_link(self, link: str) -> None:
+        if link.startswith("ticket:"):
+            self.show_ticket.emit(link.removeprefix("ticket:"))
 
     def clear(self) -> None:
         self.ticket = None
+        self.upcoming = []
         self._tick.stop()
         self._arming_timer.stop()
+        self._update_buttons()
+        app = QApplication.instance()
+        if app is not None and self._filtering:
+            app.removeEventFilter(self)
+            self._filtering = False
         self.hide()
 
     @property
     def armed(self) -> bool:
         return self._armed
+
+    # -- size and place -----------------------------------------------------------------------
+
+    def available(self) -> QRect:
+        screen = self.screen() or QApplication.primaryScreen()
+        return screen.availableGeometry()
+
+    def ideal_size(self) -> QSize:
+        """What the content asks for: the chrome around the review plus the review's own wish."""
+        panel = self.review.sizeHint()
+        chrome = self.layout().sizeHint()
+        scroll = self.scroll.sizeHint()
+        width = max(chrome.width(), panel.width() + 24)
+        height = chrome.height() - scroll.height() + panel.height() + 8
+        return QSize(width, height)
+
+    def fit(self, show: bool = False) -> None:
+        """Size and place the dialog: as remembered for this kind of call, else to its content.
+
+        Always inside the screen's available area (minus room for the window frame), keeping the
+        corner where notifications appear free when there is room for that.
+        """
+        if self.ticket is None:
+            return
+        area = self.available()
+        limit = placement.Rect(area.x(), area.y(), area.width(), area.height())
+        remembered = self._remembered()
+        self.ensurePolished()  # a never-shown window's size hints are not final until polished
+        self.layout().activate()
+        self._placing = True
+        try:
+            if remembered is not None:
+                box = placement.clamp(remembered, limit)
+            else:
+                want = self.ideal_size()
+                width, height = placement.fit_size(want.width(), want.height(), limit)
+                x, y = placement.place_away_from(limit, width, height, self.reserved_corner)
+                box = placement.Rect(x, y, width, height)
+            self.setMinimumSize(0, 0)
+            self._placed = box
+            self.resize(box.width, box.height)
+            self.move(box.x, box.y)
+            if show:
+                self.show()
+                # Word-wrapped labels know their height only once laid out at a width: fit again.
+                QTimer.singleShot(0, self, self._refit)
+        finally:
+            self._placing = False
+
+    def _refit(self) -> None:
+        if self.ticket is not None and self.isVisible() and not self._save_geometry_later.isActive():
+            self.fit()
+
+    def _remembered(self) -> placement.Rect | None:
+        if self.settings is None or self.ticket is None:
+            return None
+        value = self.settings.value(f"dialog-geometry/{call_kind(self.ticket)}")
+        if not value:
+            return None
+        try:
+            x, y, width, height = (int(part) for part in str(value).split(","))
+        except ValueError:
+            return None
+        return placement.Rect(x, y, width, height)
+
+    def _save_geometry(self) -> None:
+        """Remember what the person made of the window, not the window manager's echo of our own placing."""
+        if self.settings is None or self.ticket is None or not self.isVisible():
+            return
+        box = self.geometry()
+        placed = self._placed
+        if (placed is not None and abs(box.width() - placed.width) <= 2 and abs(box.height() - placed.height) <= 2
+                and abs(box.x() - placed.x) <= WM_SHIFT and abs(box.y() - placed.y) <= WM_SHIFT):
+            return  # the frame and title bar shifted it a little: that is still our placement
+        self.settings.setValue(f"dialog-geometry/{call_kind(self.ticket)}",
+                               f"{box.x()},{box.y()},{box.width()},{box.height()}")
+        self.settings.sync()
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        if self.isVisible() and not self._placing and event.spontaneous():
+            self._save_geometry_later.start()
+
+    def moveEvent(self, event: QMoveEvent) -> None:
+        super().moveEvent(event)
+        if self.isVisible() and not self._placing and event.spontaneous():
+            self._save_geometry_later.start()
 
     # -- the accidental-approval guards -----------------------------------------------------
 
@@ -148,11 +367,22 @@ class ApprovalDialog(QDialog):
             self.arming.hide()
             self._update_buttons()
 
+    def choices(self) -> tuple[batch.Choice, batch.Choice]:
+        """What "allow once" and "allow for session" would do now, with the ticks as they are."""
+        ticket = self.ticket
+        if ticket is None:
+            return batch.Choice("Allow &once", False), batch.Choice("Allow for &session", False)
+        ticked = self.review.allowed_mask()
+        return batch.allow_once_choice(ticket.calls, ticked), batch.allow_session_choice(ticket.calls, ticked)
+
     def _update_buttons(self) -> None:
         valid = self.review.edits_valid()
-        self.allow_once.setEnabled(self._armed and valid)
-        self.allow_session.setEnabled(self._armed and valid)
-        self.deny.setEnabled(self._armed)
+        once, session = self.choices()
+        for button, choice in ((self.allow_once, once), (self.allow_session, session)):
+            button.setText(choice.label)
+            button.setEnabled(self._armed and valid and choice.enabled)
+            button.setToolTip(choice.why_not)
+        self.deny.setEnabled(self.ticket is not None)  # refusing never waits for the lock
         ticket = self.ticket
         offered = (self.on_always_allow is not None and ticket is not None and len(ticket.calls) == 1
                    and ticket.risk_level != "destructive")
@@ -168,13 +398,13 @@ class ApprovalDialog(QDialog):
         if self.ticket is None:
             return
         countdown = self.ticket.countdown
-        left = int(countdown.remaining() + 0.999)
+        left = time_left_text(countdown.remaining())
         if countdown.paused:
-            latest = int(countdown.latest() + 0.999)
-            self.countdown.setText(f"Timer paused while you review ({left // 60}:{left % 60:02d} left when it "
-                                   f"resumes; denies in {latest // 60}:{latest % 60:02d} at the latest)")
+            self.countdown.setText(f"Timer paused while you review ({left} left when it resumes; "
+                                   f"denies in {time_left_text(countdown.latest())} at the latest)")
         else:
-            self.countdown.setText(f"Denies automatically in {left // 60}:{left % 60:02d}")
+            self.countdown.setText(f"Denies automatically in {left}")
+        self._update_strip()
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         if (event.type() in (QEvent.Type.MouseButtonPress, QEvent.Type.KeyPress, QEvent.Type.Wheel)
@@ -184,16 +414,15 @@ class ApprovalDialog(QDialog):
         return super().eventFilter(watched, event)
 
     def keyPressEvent(self, event: QKeyEvent) -> None:
-        if event.key() == Qt.Key.Key_Escape:
+        if event.key() in (Qt.Key.Key_Escape, Qt.Key.Key_Return, Qt.Key.Key_Enter):
+            # Enter never approves: it presses the default button, Deny, which never waits.
             event.accept()
-            if self._armed:
-                self._answer("deny")
+            self._answer("deny")
             return
-        if event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
-            # Enter never approves: it presses the default button (Deny) once that is armed.
-            event.accept()
-            if self._armed:
-                self._answer("deny")
+        if (event.key() in (Qt.Key.Key_N, Qt.Key.Key_P)
+                and event.modifiers() in (Qt.KeyboardModifier.NoModifier, Qt.KeyboardModifier.KeypadModifier)):
+            event.accept()  # typing in the note or the editor never gets here: those take their keys
+            self.review.preview.jump_change(1 if event.key() == Qt.Key.Key_N else -1)
             return
         super().keyPressEvent(event)
 
@@ -221,10 +450,11 @@ class ApprovalDialog(QDialog):
         ticket = self.ticket
         if ticket is None:
             return
-        if choice != "deny" and not (self._armed and self.review.edits_valid()):
-            return
-        if choice == "allow_session" and ticket.risk_level == "destructive":
-            return
+        if choice != "deny":
+            once, session = self.choices()
+            allowed = once if choice == "allow_once" else session
+            if not (self._armed and self.review.edits_valid() and allowed.enabled):
+                return
         note = self.review.note.text().strip() or (note_fallback if choice == "deny" else None)
         verdicts = verdicts_for(ticket, choice, self.review.allowed_mask(), self.review.edited_args(), note,
                                 "tool" if self.review.whole_tool.isChecked() else "exact")

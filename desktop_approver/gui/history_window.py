@@ -13,12 +13,13 @@ from datetime import datetime
 from typing import Any
 
 from PySide6.QtCore import Qt, QTimer
-from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QLineEdit, QPushButton, QSplitter, QTreeWidget,
+from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QLineEdit, QPushButton, QSplitter, QTabWidget, QTreeWidget,
                                QTreeWidgetItem, QVBoxLayout, QWidget)
 
 from ..core.audit import AuditLog, HistoryEntry
 from .badges import risk_text
 from .preview_view import PreviewView
+from .statistics_view import StatisticsView
 from .review import summarise_args, visible
 
 PERIODS = (("Any time", None), ("Last hour", 3600), ("Last 24 hours", 86400), ("Last 7 days", 7 * 86400),
@@ -41,7 +42,8 @@ class HistoryWindow(QWidget):
         self.limit = limit
         self.entries: list[HistoryEntry] = []
 
-        layout = QVBoxLayout(self)
+        history_page = QWidget()
+        layout = QVBoxLayout(history_page)
         filters = QHBoxLayout()
         self.search = QLineEdit()
         self.search.setObjectName("historySearch")
@@ -95,6 +97,16 @@ class HistoryWindow(QWidget):
         splitter.setSizes([330, 370])
         layout.addWidget(splitter, 1)
 
+        self.statistics = StatisticsView(audit.path)
+        self.tabs = QTabWidget()
+        self.tabs.setObjectName("historyTabs")
+        self.tabs.addTab(history_page, "&History")
+        self.tabs.addTab(self.statistics, "S&tatistics")
+        self.tabs.currentChanged.connect(lambda index: index == 1 and self.statistics.refresh())
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(0, 0, 0, 0)
+        outer.addWidget(self.tabs)
+
         self._debounce = QTimer(self)
         self._debounce.setSingleShot(True)
         self._debounce.setInterval(200)
@@ -103,6 +115,10 @@ class HistoryWindow(QWidget):
             line.textChanged.connect(lambda _t: self._debounce.start())
         for combo in (self.decision, self.decided_by, self.risk, self.period):
             combo.currentIndexChanged.connect(lambda _i: self.refresh())
+
+    def show_statistics(self) -> None:
+        self.tabs.setCurrentWidget(self.statistics)
+        self.statistics.refresh()
 
     def showEvent(self, event: Any) -> None:
         self.refresh()

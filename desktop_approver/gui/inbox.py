@@ -1,8 +1,10 @@
-"""The inbox: every waiting request from every agent in one window, grouped by agent and session.
+"""The inbox: every waiting request from every agent in one window, in the queue's order.
 
-New arrivals are appended, never inserted above, and never take focus or the selection: the row
-under the person's cursor stays put. Several rows can be selected and decided together; the
-review on the right is the same widget the dialog uses.
+The rows follow the same queue as the dialog (most urgent first, :mod:`desktop_approver.core.queue`),
+each with its place, agent and session, risk, how long it has waited and how long it has left.
+A decided request leaves at once. New arrivals never take focus or the selection: the selected
+rows stay selected wherever the queue puts them. Several rows can be selected and decided
+together, with buttons that say how many; the review on the right is the dialog's widget.
 """
 
 from __future__ import annotations
@@ -14,20 +16,25 @@ from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (QAbstractItemView, QHBoxLayout, QHeaderView, QLabel, QPushButton, QSplitter, QTreeWidget,
                                QTreeWidgetItem, QVBoxLayout, QWidget)
 
+from ..core.queue import count_text, time_left_text, waited_text
 from ..core.tickets import Ticket
-from .badges import RISK_STYLE, risk_text
+from . import batch, theme
+from .badges import risk_colours, risk_text
 from .decider import GuiDecider
 from .dialog import verdicts_for
-from .review import ReviewPanel, summarise_args, visible
+from .review import ReviewPanel
+from .review_text import summarise_args, visible
 
 TICKET_ROLE = Qt.ItemDataRole.UserRole + 1
+COLUMNS = ("#", "Agent", "Request", "Risk", "Waiting", "Left")
+PLACE, AGENT, REQUEST, RISK, WAITED, LEFT = range(len(COLUMNS))
 
 
-def group_key(ticket: Ticket) -> tuple[str, str]:
-    return (ticket.identity.label, ticket.session)
+def agent_text(ticket: Ticket) -> str:
+    return f"{ticket.identity.label} · {ticket.session}"
 
 
-def group_title(ticket: Ticket) -> str:
+def agent_details(ticket: Ticket) -> str:
     who = ticket.identity
     parts = [who.label, f"session {ticket.session}"]
     if who.peer_pid:
@@ -39,9 +46,17 @@ def group_title(ticket: Ticket) -> str:
     return "  ·  ".join(parts)
 
 
+def request_text(ticket: Ticket) -> str:
+    first = ticket.calls[0]
+    label = f"{visible(first.tool)}  {summarise_args(first.args, 60)}"
+    if len(ticket.calls) > 1:
+        worst = batch.riskiest(ticket.calls)
+        label = f"batch of {len(ticket.calls)}: {visible(worst.tool)}  {summarise_args(worst.args, 50)} …"
+    return label
+
+
 def waited(ticket: Ticket) -> str:
-    seconds = int(time.time() - ticket.created)
-    return f"{seconds} s" if seconds < 120 else f"{seconds // 60} min"
+    return waited_text(time.time() - ticket.created)
 
 
 class InboxWindow(QWidget):
@@ -52,7 +67,6 @@ class InboxWindow(QWidget):
         self.setAttribute(Qt.WidgetAttribute.WA_ShowWithoutActivating, True)
         self.resize(1200, 720)
         self.decider = decider
-        self._groups: dict[tuple[str, str], QTreeWidgetItem] = {}
         self._rows: dict[str, QTreeWidgetItem] = {}
 
         layout = QVBoxLayout(self)
@@ -62,20 +76,21 @@ class InboxWindow(QWidget):
         splitter = QSplitter(Qt.Orientation.Horizontal)
         self.tree = QTreeWidget()
         self.tree.setObjectName("inboxTree")
-        self.tree.setHeaderLabels(["Request", "Risk", "Waiting"])
+        self.tree.setHeaderLabels(list(COLUMNS))
         self.tree.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
-        self.tree.setRootIsDecorated(True)
+        self.tree.setRootIsDecorated(False)
         self.tree.setUniformRowHeights(True)
         header = self.tree.header()
         header.setStretchLastSection(False)
-        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
-        header.setSectionResizeMode(1, QHeaderView.ResizeMode.ResizeToContents)
-        header.setSectionResizeMode(2, QHeaderView.ResizeMode.ResizeToContents)
+        for column in range(len(COLUMNS)):
+            header.setSectionResizeMode(column, QHeaderView.ResizeMode.Stretch if column == REQUEST
+                                        else QHeaderView.ResizeMode.ResizeToContents)
         self.tree.itemSelectionChanged.connect(self._selection_changed)
         splitter.addWidget(self.tree)
         self.review = ReviewPanel()
+        self.review.ticks_changed.connect(self._update_buttons)
         splitter.addWidget(self.review)
-        splitter.setSizes([480, 720])
+        splitter.setSizes([560, 640])
         layout.addWidget(splitter, 1)
 
         buttons = QHBoxLayout()
@@ -101,6 +116,7 @@ class InboxWindow(QWidget):
 
         decider.ticket_added.connect(self.add_ticket)
         decider.ticket_removed.connect(self.remove_ticket)
+        decider.queue_changed.connect(self.follow_queue)
         self._clock = QTimer(self)
         self._clock.setInterval(1000)
         self._clock.timeout.connect(self._tick)
@@ -108,55 +124,66 @@ class InboxWindow(QWidget):
         for ticket in decider.tickets():
             self.add_ticket(ticket)
         self._update_summary()
+        theme.on_change(self._recolour)
+
+    def _recolour(self, _dark: bool) -> None:
+        waiting = {t.key: t for t in self.decider.tickets()}
+        for key, row in self._rows.items():
+            if key in waiting:
+                row.setForeground(RISK, _colour(waiting[key].risk_level))
 
     # -- rows -------------------------------------------------------------------------------
 
     def add_ticket(self, ticket: Ticket) -> None:
         if ticket.key in self._rows:
             return
-        key = group_key(ticket)
-        group = self._groups.get(key)
-        if group is None:
-            group = QTreeWidgetItem([visible(group_title(ticket))])
-            group.setFlags(group.flags() & ~Qt.ItemFlag.ItemIsSelectable)
-            font = group.font(0)
-            font.setBold(True)
-            group.setFont(0, font)
-            self.tree.addTopLevelItem(group)  # appended: rows above the cursor never move
-            group.setFirstColumnSpanned(True)
-            group.setToolTip(0, visible(group_title(ticket)))
-            group.setExpanded(True)
-            self._groups[key] = group
-        first = ticket.calls[0]
-        label = f"{visible(first.tool)}  {summarise_args(first.args, 60)}"
-        if len(ticket.calls) > 1:
-            label = f"batch of {len(ticket.calls)}: {label} …"
-        row = QTreeWidgetItem([label, risk_text(ticket.risk_level), waited(ticket)])
+        row = QTreeWidgetItem(["", visible(agent_text(ticket)), request_text(ticket), risk_text(ticket.risk_level),
+                               waited(ticket), time_left_text(ticket.countdown.latest())])
         row.setData(0, TICKET_ROLE, ticket.key)
-        row.setForeground(1, _colour(ticket.risk_level))
-        row.setToolTip(0, visible(ticket.summary()))
-        group.addChild(row)
+        row.setForeground(RISK, _colour(ticket.risk_level))
+        row.setToolTip(AGENT, visible(agent_details(ticket)))
+        row.setToolTip(REQUEST, visible(ticket.summary()))
+        self.tree.addTopLevelItem(row)
         self._rows[ticket.key] = row
-        self._update_summary()
+        self.follow_queue()
 
     def remove_ticket(self, ticket: Ticket) -> None:
         row = self._rows.pop(ticket.key, None)
         if row is None:
             return
-        group = row.parent()
-        group.removeChild(row)
-        if group.childCount() == 0:
-            self.tree.takeTopLevelItem(self.tree.indexOfTopLevelItem(group))
-            self._groups = {k: g for k, g in self._groups.items() if g is not group}
+        self.tree.takeTopLevelItem(self.tree.indexOfTopLevelItem(row))
         if self.review.ticket is ticket:
             self.review.ticket = None
             self._selection_changed()
+        self.follow_queue()
+
+    def follow_queue(self) -> None:
+        """Put the rows in the queue's order, keeping the selection and the current row."""
+        order = [t.key for t in self.decider.tickets() if t.key in self._rows]
+        shown = [self.tree.topLevelItem(i).data(0, TICKET_ROLE) for i in range(self.tree.topLevelItemCount())]
+        if shown != order:
+            selected = {key for key, row in self._rows.items() if row.isSelected()}
+            current = self.tree.currentItem()
+            self.tree.blockSignals(True)
+            try:
+                for index, key in enumerate(order):
+                    row = self._rows[key]
+                    self.tree.takeTopLevelItem(self.tree.indexOfTopLevelItem(row))
+                    self.tree.insertTopLevelItem(index, row)
+                for key in selected:
+                    self._rows[key].setSelected(True)
+                if current is not None and current.data(0, TICKET_ROLE) in self._rows:
+                    self.tree.setCurrentItem(current, 0, self.tree.selectionModel().SelectionFlag.NoUpdate)
+            finally:
+                self.tree.blockSignals(False)
+        for place, key in enumerate(order, 1):
+            self._rows[key].setText(PLACE, str(place))
         self._update_summary()
 
     def selected_tickets(self) -> list[Ticket]:
-        waiting = {t.key: t for t in self.decider.tickets()}
-        keys = [item.data(0, TICKET_ROLE) for item in self.tree.selectedItems()]
-        return [waiting[key] for key in keys if key in waiting]
+        """The selected requests, in the queue's order."""
+        selected = {item.data(0, TICKET_ROLE) for item in self.tree.selectedItems()}
+        return [ticket for ticket in self.decider.tickets() if ticket.key in selected]
 
     def select(self, ticket: Ticket) -> None:
         row = self._rows.get(ticket.key)
@@ -168,12 +195,15 @@ class InboxWindow(QWidget):
     # -- deciding ---------------------------------------------------------------------------
 
     def decide_selected(self, choice: str) -> int:
+        """Decide every selected request; returns how many (0 when the button would not allow it)."""
         tickets = self.selected_tickets()
-        single = len(tickets) == 1 and self.review.ticket is tickets[0]
-        if choice == "allow_session" and any(t.risk_level == "destructive" for t in tickets):
-            return 0  # destructive calls are approved one at a time, once (see the dialog)
-        if single and not self.review.edits_valid():
+        if not tickets:
             return 0
+        single = len(tickets) == 1 and self.review.ticket is tickets[0]
+        if choice != "deny":
+            allowed = self.choice_for(choice, tickets)
+            if not allowed.enabled or (single and not self.review.edits_valid()):
+                return 0
         note = self.review.note.text().strip() or None
         for ticket in tickets:
             if single:
@@ -184,27 +214,50 @@ class InboxWindow(QWidget):
             self.decider.answer(ticket, verdicts)
         return len(tickets)
 
+    def choice_for(self, choice: str, tickets: list[Ticket]) -> batch.Choice:
+        """The allow button for the selection: one request reads its ticks; several, never a destructive call."""
+        if len(tickets) == 1 and self.review.ticket is tickets[0]:
+            ticked = self.review.allowed_mask()
+            chooser = batch.allow_once_choice if choice == "allow_once" else batch.allow_session_choice
+            return chooser(tickets[0].calls, ticked)
+        how = "&once" if choice == "allow_once" else "for &session"
+        label = f"Allow {len(tickets)} {how}"
+        if any(t.risk_level == "destructive" for t in tickets):
+            return batch.Choice(label, False, "a selected request is destructive: review and allow it on its own")
+        return batch.Choice(label, bool(tickets))
+
     def _selection_changed(self) -> None:
         tickets = self.selected_tickets()
-        self.selected_label.setText(f"{len(tickets)} selected" if tickets else "select requests to decide")
-        for button in (self.allow_once, self.allow_session, self.deny):
-            button.setEnabled(bool(tickets))
-        self.allow_session.setEnabled(bool(tickets) and not any(t.risk_level == "destructive" for t in tickets))
-        if tickets and self.review.ticket is not tickets[0]:
+        self.selected_label.setText(f"{count_text(tickets)} selected" if tickets else "select requests to decide")
+        if tickets and self.review.ticket not in tickets:
             self.review.load(tickets[0])
         self.review.setEnabled(bool(tickets))
+        self._update_buttons()
+
+    def _update_buttons(self) -> None:
+        """Labels that say what a click does to the selection ("Allow 2 once", "Deny 3")."""
+        tickets = self.selected_tickets()
+        for button, choice in ((self.allow_once, "allow_once"), (self.allow_session, "allow_session")):
+            allowed = self.choice_for(choice, tickets) if tickets else batch.Choice(
+                "Allow &once" if choice == "allow_once" else "Allow for &session", False)
+            button.setText(allowed.label)
+            button.setEnabled(allowed.enabled)
+            button.setToolTip(allowed.why_not)
+        self.deny.setText(f"&Deny {len(tickets)}" if len(tickets) > 1 else "&Deny")
+        self.deny.setEnabled(bool(tickets))
 
     def _tick(self) -> None:
         waiting = {t.key: t for t in self.decider.tickets()}
         for key, row in self._rows.items():
             if key in waiting:
-                row.setText(2, waited(waiting[key]))
+                row.setText(WAITED, waited(waiting[key]))
+                row.setText(LEFT, time_left_text(waiting[key].countdown.latest()))
 
     def _update_summary(self) -> None:
         tickets = self.decider.tickets()
         agents = len({t.identity.label for t in tickets})
-        calls = sum(len(t.calls) for t in tickets)
-        self.summary.setText(f"{calls} waiting from {agents} agent{'s' if agents != 1 else ''}" if tickets
+        self.summary.setText(f"{count_text(tickets)} waiting from {agents} agent{'s' if agents != 1 else ''}, "
+                             "most urgent first" if tickets
                              else "Nothing is waiting. New requests appear here without taking focus.")
         self._selection_changed()
 
@@ -212,4 +265,4 @@ class InboxWindow(QWidget):
 def _colour(level: str):  # type: ignore[no-untyped-def]
     from PySide6.QtGui import QBrush, QColor
 
-    return QBrush(QColor(RISK_STYLE.get(level, RISK_STYLE["moderate"])[2]))
+    return QBrush(QColor(risk_colours(level)[0]))

@@ -1,9 +1,12 @@
-"""Desktop notifications for waiting tickets, with Allow / Deny buttons where the server has them.
+"""Desktop notifications for waiting tickets: at most one per agent, replaced in place.
 
-A notification is raised for each ticket that waits for a person (not in do-not-disturb), and
-withdrawn when the ticket is decided anywhere, cancelled or timed out. Destructive tickets get
-only "Review" and "Deny": approving them needs the full review. Clicking the body opens the
-review. Without a notification server nothing breaks: the dialog, inbox and tray still work.
+Five requests from three agents make three notifications, not five: each agent's one says how
+many of its requests wait and names the most urgent ("codex: 2 waiting — git push --force origin
+main"), and carries that request's buttons. It is replaced in place (the spec's ``replaces_id``)
+as the agent's requests come and go, and withdrawn when none waits. Only a destructive request
+makes it critical; destructive requests get only "Review" and "Deny": approving them needs the
+full review. Nothing is shown in do-not-disturb. Clicking the body opens the review. Without a
+notification server nothing breaks: the dialog, inbox and tray still work.
 """
 
 from __future__ import annotations
@@ -13,8 +16,11 @@ import logging
 from typing import Any
 
 from ..core import modes
-from ..core.tickets import Ticket, Verdict
+from ..core.queue import riskiest_first
+from ..core.tickets import CallInfo, Ticket, Verdict
+from .badges import risk_text
 from .decider import GuiDecider
+from .review_text import summarise_args, visible
 
 log = logging.getLogger(__name__)
 
@@ -23,23 +29,46 @@ DESTRUCTIVE_ACTIONS = [("review", "Review"), ("deny", "Deny")]
 
 
 def notification_text(ticket: Ticket) -> tuple[str, str]:
-    from .review import summarise_args, visible
-
+    """Title and body for one ticket; a batch lists its calls most dangerous first."""
     first = ticket.calls[0]
     title = f"{visible(ticket.identity.label)} wants to run {visible(first.tool)}"
     if len(ticket.calls) > 1:
         title = f"{visible(ticket.identity.label)} wants to run {len(ticket.calls)} tool calls"
-    lines = [summarise_args(call.args, 120) for call in ticket.calls[:3]]
-    level = ticket.risk_level
-    order = {"destructive": 0, "moderate": 1, "safe": 2}
-    riskiest = sorted((call for call in ticket.calls if call.risk), key=lambda call: order.get(call.risk.level, 1))
-    reasons = list(dict.fromkeys(r for call in riskiest for r in call.risk.reasons))[:3]  # the worst first
-    lines.append(f"Risk: {level}" + (f" ({'; '.join(reasons)})" if reasons else ""))
+    ordered = riskiest_first(ticket.calls)
+    if len(ticket.calls) == 1:
+        lines = [summarise_args(first.args, 120)]
+    else:
+        lines = [f"{risk_text(call.risk.level if call.risk else 'moderate')} {visible(call.tool)}: "
+                 f"{summarise_args(call.args, 100)}" for call in ordered[:3]]
+        if len(ordered) > 3:
+            lines.append(f"… and {len(ordered) - 3} more")
+    reasons = list(dict.fromkeys(r for call in ordered if call.risk for r in call.risk.reasons))[:3]  # worst first
+    lines.append(f"Risk: {ticket.risk_level}" + (f" ({'; '.join(reasons)})" if reasons else ""))
     return title, "\n".join(lines)
 
 
+def agent_title(agent: str, waiting: list[Ticket]) -> str:
+    """"codex: 2 waiting — git push --force origin main" (counts in requests, calls in brackets)."""
+    top = waiting[0]
+    calls = sum(len(ticket.calls) for ticket in waiting)
+    count = f"{len(waiting)} waiting" + (f" ({calls} calls)" if calls != len(waiting) else "")
+    if len(top.calls) == 1:
+        what = short_summary(top.calls[0])
+    else:
+        worst = riskiest_first(top.calls)[0]
+        what = f"batch of {len(top.calls)}, {short_summary(worst)}"
+    return f"{visible(agent)}: {count} — {what}"
+
+
+def short_summary(call: CallInfo) -> str:
+    """A shell command as itself; any other call as its tool and main argument."""
+    if any(isinstance(call.args.get(key), str) for key in ("command", "cmd")):
+        return summarise_args(call.args, 80)
+    return f"{visible(call.tool)} {summarise_args(call.args, 70)}"
+
+
 class TicketNotifications:
-    """Bridges the decider's tickets to a :class:`~desktop_approver.notify.freedesktop.DesktopNotifier`."""
+    """Bridges the decider's queue to a :class:`~desktop_approver.notify.freedesktop.DesktopNotifier`, one per agent."""
 
     def __init__(self, decider: GuiDecider, mode: modes.ModeState, notifier: Any, open_review: Any) -> None:
         self.decider = decider
@@ -47,12 +76,19 @@ class TicketNotifications:
         self.notifier = notifier
         self.open_review = open_review
         self.available = False
-        self._tickets: dict[str, Ticket] = {}
+        self.enabled = True  # the person's setting
+        self._shown: dict[str, Ticket] = {}          # agent -> the request its notification acts on
+        self._signatures: dict[str, tuple[Any, ...]] = {}
+        self._dirty: set[str] = set()
+        self._syncing: set[str] = set()
         self._calls: set[asyncio.Future[None]] = set()  # the loop keeps only weak references to tasks
         notifier.on_action = self._on_action
-        decider.ticket_added.connect(self._added)
-        decider.ticket_removed.connect(self._removed)
+        decider.queue_changed.connect(self.refresh)
         mode.listeners.append(self._mode_changed)
+
+    @staticmethod
+    def key(agent: str) -> str:
+        return f"agent:{agent}"
 
     async def start(self) -> bool:
         try:
@@ -60,6 +96,7 @@ class TicketNotifications:
         except Exception:  # no bus, no server, a broken server: notifications are a nicety
             log.exception("desktop notifications are unavailable")
             self.available = False
+        self.refresh()
         return self.available
 
     async def close(self) -> None:
@@ -68,33 +105,60 @@ class TicketNotifications:
         if self.available:
             await self.notifier.close()
 
-    def _added(self, ticket: Ticket) -> None:
-        if not self.available or self.mode.mode == modes.DO_NOT_DISTURB:
-            return
-        self._tickets[ticket.key] = ticket
-        title, body = notification_text(ticket)
-        destructive = ticket.risk_level == "destructive"
-        actions = DESTRUCTIVE_ACTIONS if destructive else ACTIONS
-        self._spawn(self.notifier.show(ticket.key, title, body, actions, urgency=2 if destructive else 1))
+    def shown_agents(self) -> list[str]:
+        return sorted(self._shown)
 
-    def _removed(self, ticket: Ticket) -> None:
-        if self._tickets.pop(ticket.key, None) is not None and self.available:
-            self._spawn(self.notifier.withdraw(ticket.key))
+    def set_enabled(self, on: bool) -> None:
+        self.enabled = on
+        self.refresh()
+
+    def refresh(self) -> None:
+        """Bring every agent's notification in line with the queue (called on every queue change)."""
+        agents = {ticket.identity.label for ticket in self.decider.tickets()} | set(self._shown)
+        for agent in agents:
+            self._dirty.add(agent)
+            if agent not in self._syncing:
+                self._syncing.add(agent)
+                self._spawn(self._sync_agent(agent))
+
+    async def _sync_agent(self, agent: str) -> None:
+        """One task per agent at a time, so two updates never race to create two notifications."""
+        try:
+            while agent in self._dirty:
+                self._dirty.discard(agent)
+                await self._sync(agent)
+        finally:
+            self._syncing.discard(agent)
+
+    async def _sync(self, agent: str) -> None:
+        waiting = [t for t in self.decider.tickets() if t.identity.label == agent]
+        quiet = not self.available or not self.enabled or self.mode.mode == modes.DO_NOT_DISTURB
+        if quiet or not waiting:
+            self._signatures.pop(agent, None)
+            if self._shown.pop(agent, None) is not None and self.available:
+                await self.notifier.withdraw(self.key(agent))
+            return
+        top = waiting[0]
+        title = agent_title(agent, waiting)
+        _title, body = notification_text(top)
+        destructive = top.risk_level == "destructive"
+        signature = (top.key, title, body)
+        if self._signatures.get(agent) == signature:
+            return  # nothing new to say: do not pop it up again
+        self._signatures[agent] = signature
+        self._shown[agent] = top
+        await self.notifier.show(self.key(agent), title, body, DESTRUCTIVE_ACTIONS if destructive else ACTIONS,
+                                 urgency=2 if destructive else 1)
 
     def _mode_changed(self, mode: str, _reason: str | None) -> None:
         """Do-not-disturb withdraws what is shown; leaving it shows what is still waiting."""
-        if mode == modes.DO_NOT_DISTURB:
-            for ticket in list(self._tickets.values()):
-                self._removed(ticket)
-        else:
-            for ticket in self.decider.tickets():
-                if ticket.key not in self._tickets:
-                    self._added(ticket)
+        self.refresh()
 
     def _on_action(self, key: str, action: str) -> None:
-        ticket = self._tickets.get(key)
-        if ticket is None:
-            return
+        agent = key.removeprefix("agent:")
+        ticket = self._shown.get(agent)
+        if ticket is None or ticket not in self.decider.tickets():
+            return  # the request it named is gone: a click never lands on another one
         if action in ("default", "review"):
             self.open_review(ticket)
             return

@@ -11,13 +11,14 @@ from __future__ import annotations
 import time
 from typing import Any, Mapping
 
-from PySide6.QtCore import Qt, QTimer, QUrl, Signal
-from PySide6.QtGui import QFontDatabase, QFontMetricsF, QPaintEvent, QTextCursor, QTextOption
-from PySide6.QtWidgets import (QButtonGroup, QHBoxLayout, QLabel, QSizePolicy, QSplitter,
+from PySide6.QtCore import QSize, Qt, QTimer, QUrl, Signal
+from PySide6.QtGui import QFontDatabase, QFontMetricsF, QPaintEvent, QTextCursor, QTextOption, QTextTable
+from PySide6.QtWidgets import (QButtonGroup, QComboBox, QHBoxLayout, QLabel, QSizePolicy, QSplitter,
                                QStackedWidget, QTextBrowser, QToolButton, QVBoxLayout, QWidget)
 
 from ..render import highlight
-from ..render.autopreview import preview_for
+from . import theme
+from ..render.autopreview import RECOGNISED, normalise_tool_name, preview_for
 from ..render.diffs import FileDiff, from_preview
 from ..render.reveal import MILD_KINDS, reveal
 
@@ -25,10 +26,19 @@ FIRST_ROWS = 80          # painted before anything else: more than a screenful
 CHUNK_BUDGET_S = 0.03    # each later chunk stays under this, so input is never starved
 JSON_MAX_LINES = 200
 JSON_MAX_CHARS = 20_000
+LONG_STRING = 400        # string values longer than this are cut in the arguments until "Show all"
+JSON_FIT_LINES = 12      # the arguments pane asks for at most this many lines (it scrolls past that)
+TEXT_FIT_LINES = 16
+DIFF_FIT_ROWS = 28
+MIN_FIT_WIDTH, MAX_FIT_WIDTH = 520, 1100
 
 _WARN_STYLE = {
     "danger": "QLabel{background:#ffebe9;color:#82071e;border:1px solid #cf222e;border-radius:4px;padding:6px}",
     "caution": "QLabel{background:#fff8c5;color:#6b4b00;border:1px solid #d4a72c;border-radius:4px;padding:6px}",
+}
+_DARK_WARN_STYLE = {
+    "danger": "QLabel{background:#3d1214;color:#ffb1ab;border:1px solid #da3633;border-radius:4px;padding:6px}",
+    "caution": "QLabel{background:#3b2e05;color:#f2cc60;border:1px solid #9e6a03;border-radius:4px;padding:6px}",
 }
 
 
@@ -46,8 +56,7 @@ class CodeBrowser(QTextBrowser):
         self.setOpenLinks(False)
         self.setOpenExternalLinks(False)
         self.setUndoRedoEnabled(False)
-        self.setStyleSheet("QTextBrowser{background:#ffffff;color:#1f2328;"
-                           "selection-background-color:#b6e3ff;selection-color:#1f2328}")
+        self.restyle()
         font = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
         self.setFont(font)
         self.document().setDefaultFont(font)
@@ -56,6 +65,13 @@ class CodeBrowser(QTextBrowser):
         option.setWrapMode(QTextOption.WrapMode.WrapAtWordBoundaryOrAnywhere)
         self.document().setDefaultTextOption(option)
         self.document().setDocumentMargin(2)
+        self.setMinimumSize(120, 36)  # a one-line command may ask for little; the dialog sizes to content
+
+    def restyle(self) -> None:
+        """The paper and ink of the current theme (the renderers colour the rest)."""
+        selection = "#264f78" if theme.is_dark() else "#b6e3ff"
+        self.setStyleSheet(f"QTextBrowser{{background:{highlight.PAPER};color:{highlight.INK};"
+                           f"selection-background-color:{selection};selection-color:{highlight.INK}}}")
 
     def paintEvent(self, event: QPaintEvent) -> None:
         super().paintEvent(event)
@@ -90,6 +106,8 @@ class PreviewView(QWidget):
         self._awaiting_paint = False
         self._args: Any = None
         self.rows_rendered = 0
+        self._change_at = -1
+        self._change_cache: dict[Any, list[int]] = {}
 
         self.warning_bar = QLabel()
         self.warning_bar.setObjectName("previewWarnings")
@@ -124,11 +142,21 @@ class PreviewView(QWidget):
         args_box = QWidget()
         args_layout = QVBoxLayout(args_box)
         args_layout.setContentsMargins(0, 0, 0, 0)
-        args_title = QLabel("Arguments")
-        args_title.setStyleSheet("font-weight:bold")
-        args_title.setContentsMargins(4, 4, 4, 0)
-        args_layout.addWidget(args_title)
+        self.args_toggle = QToolButton()
+        self.args_toggle.setObjectName("argumentsToggle")
+        self.args_toggle.setCheckable(True)
+        self.args_toggle.setChecked(True)
+        self.args_toggle.setAutoRaise(True)
+        self.args_toggle.setFocusPolicy(Qt.FocusPolicy.TabFocus)
+        self.args_toggle.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+        self.args_toggle.setStyleSheet("QToolButton{font-weight:bold;border:none}")
+        self.args_toggle.toggled.connect(self._args_toggled)
+        args_layout.addWidget(self.args_toggle)
         args_layout.addWidget(self.args_browser, 1)
+        self.args_box = args_box
+        self.args_covered = False  # the preview shows every argument: the JSON starts folded
+        self._cut_chars = 0
+        self._json_lines = 0
 
         self.splitter = QSplitter(Qt.Orientation.Vertical)
         self.splitter.addWidget(self.main)
@@ -143,6 +171,34 @@ class PreviewView(QWidget):
 
         for browser in (self.diff_browser, self.command_browser, self.text_browser, self.args_browser):
             browser.painted.connect(self._painted)
+        self._content: tuple[Any, ...] | None = None
+        self._theme_stale = False
+        theme.on_change(self._theme_changed)
+
+    def showEvent(self, event: Any) -> None:
+        super().showEvent(event)
+        if self._theme_stale:
+            self._theme_changed(theme.is_dark())
+
+    def _theme_changed(self, _dark: bool) -> None:
+        """New colours: restyle the panes and render what is shown again, keeping the view's state.
+
+        A hidden view (a closed window) only notes it and catches up when shown again.
+        """
+        if not self.isVisible():
+            self._theme_stale = True
+            return
+        self._theme_stale = False
+        for browser in (self.diff_browser, self.command_browser, self.text_browser, self.args_browser):
+            browser.restyle()
+        if self._content is not None:
+            mode, folded, shown = self._mode, self._folded, self.args_toggle.isChecked()
+            self.set_content(*self._content)
+            self._folded = folded
+            if mode != self._mode or folded:
+                self._mode = mode
+                self._render_diff()
+            self.args_toggle.setChecked(shown)
 
     def _build_diff_page(self) -> QWidget:
         page = QWidget()
@@ -176,10 +232,31 @@ class PreviewView(QWidget):
         self.diff_summary.setTextFormat(Qt.TextFormat.PlainText)
         self.diff_summary.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
 
+        self.file_list = QComboBox()
+        self.file_list.setObjectName("diffFiles")
+        self.file_list.setFocusPolicy(Qt.FocusPolicy.TabFocus)
+        self.file_list.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.file_list.setMinimumContentsLength(18)
+        self.file_list.activated.connect(self.jump_file)
+        self.previous_change = QToolButton()
+        self.previous_change.setText("▲")
+        self.previous_change.setToolTip("previous change (p)")
+        self.previous_change.clicked.connect(lambda: self.jump_change(-1))
+        self.next_change = QToolButton()
+        self.next_change.setText("▼")
+        self.next_change.setToolTip("next change (n)")
+        self.next_change.clicked.connect(lambda: self.jump_change(1))
+        self.change_label = QLabel()
+        self.change_label.setObjectName("changePlace")
+        for button in (self.previous_change, self.next_change):
+            button.setFocusPolicy(Qt.FocusPolicy.TabFocus)
+
         bar = QHBoxLayout()
         bar.setContentsMargins(4, 0, 0, 0)
         bar.addWidget(self.diff_summary, 1)
-        for widget in (self.unified_button, self.split_button, self.fold_button, self.unfold_button):
+        bar.addWidget(self.file_list)
+        for widget in (self.previous_change, self.change_label, self.next_change, self.unified_button,
+                       self.split_button, self.fold_button, self.unfold_button):
             bar.addWidget(widget)
         layout = QVBoxLayout(page)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -193,11 +270,13 @@ class PreviewView(QWidget):
                     cwd: str | None = None) -> None:
         """Show a call. ``preview`` is the wire-format dict (or its pydantic model) or ``None``,
         in which case one is derived from recognisable arguments."""
+        self._content = (tool, args, preview, cwd)
         self._job += 1
         self._queue = []
         self._awaiting_paint = True
         self._files = []
         self._folded = {}
+        self._change_cache = {}
         self.rows_rendered = 0
         preview_dict = _as_dict(preview)
         derived = False
@@ -219,7 +298,18 @@ class PreviewView(QWidget):
                 warnings.extend(found)
                 serious = serious or bool(found)
             hunks = sum(len(d.hunks) for d in self._files)
-            self.diff_summary.setText(f"{hunks} hunk{'s' if hunks != 1 else ''}" if hunks else "")
+            self._change_at = -1
+            changes = len(self.change_rows())
+            changed = sum(d.added + d.removed for d in self._files)
+            self.diff_summary.setText(
+                f"{changes} change{'s' if changes != 1 else ''} ({changed:,} lines) · {hunks} hunk{'s' if hunks != 1 else ''}"
+                if hunks else "")
+            self.diff_summary.setToolTip(f"{changed:,} changed lines in {changes} changes, {hunks} hunks")
+            self.file_list.clear()
+            for diff in self._files:
+                self.file_list.addItem(f"{reveal(diff.path or '(unnamed file)').text}  +{diff.added} −{diff.removed}")
+            self.file_list.setVisible(len(self._files) > 1)
+            self._update_change_label()
             self._show_main(self.diff_page, _diff_caption(self._files) + suffix)
             self._render_diff()
         elif kind == "command":
@@ -244,7 +334,10 @@ class PreviewView(QWidget):
         else:
             self.main.hide()
         self._args = args
+        self.args_covered = derived and isinstance(args, Mapping) and covers_every_argument(kind, tool, args)
         self._render_args(limited=True)
+        self.args_toggle.setChecked(not self.args_covered)
+        self._args_toggled(not self.args_covered)
         # The arguments usually repeat the preview (a command's string): say it once.
         found_in_args = [w for w in highlight.json_warnings(args)
                          if w.removeprefix("arguments: ") not in warnings]
@@ -286,6 +379,78 @@ class PreviewView(QWidget):
         return sum(highlight.row_count(diff, self._mode, self._folded.get(i, set()))
                    for i, diff in enumerate(self._files))
 
+    # -- moving through a long change -----------------------------------------------------------
+
+    def change_rows(self) -> list[int]:
+        """The row (over all files, as rendered now) where each run of changed lines starts."""
+        key = (self._mode, tuple(sorted((i, tuple(sorted(f))) for i, f in self._folded.items())), id(self._files))
+        cached = self._change_cache.get(key)
+        if cached is not None:
+            return cached
+        starts: list[int] = []
+        offset = 0
+        for index, diff in enumerate(self._files):
+            rows = highlight.diff_rows(diff, self._mode, self._folded.get(index, set()))
+            previous = False
+            for number, row in enumerate(rows):
+                changed = False
+                if row.kind in ("line", "pair") and row.hunk >= 0:
+                    lines = diff.hunks[row.hunk].plain_lines
+                    sides = [row.left] if row.kind == "line" else [row.left, row.right]
+                    changed = any(at is not None and lines[at].kind != "context" for at in sides)
+                if changed and not previous:
+                    starts.append(offset + number)
+                previous = changed
+            offset += len(rows)
+        self._change_cache = {key: starts}  # one entry: the files or folds of the last render
+        return starts
+
+    def file_rows(self) -> list[int]:
+        """The row where each file's header is."""
+        starts, offset = [], 0
+        for index, diff in enumerate(self._files):
+            starts.append(offset)
+            offset += highlight.row_count(diff, self._mode, self._folded.get(index, set()))
+        return starts
+
+    def jump_change(self, step: int) -> int | None:
+        """Scroll to the next (step 1) or previous (-1) change; returns its index, None without changes."""
+        rows = self.change_rows()
+        if not rows or self.pages.currentWidget() is not self.diff_page or self.main.isHidden():
+            return None
+        self._change_at = (self._change_at + step) % len(rows) if self._change_at >= 0 else (0 if step > 0 else len(rows) - 1)
+        self.scroll_to_row(rows[self._change_at])
+        self._update_change_label()
+        return self._change_at
+
+    def jump_file(self, index: int) -> None:
+        rows = self.file_rows()
+        if 0 <= index < len(rows):
+            self.scroll_to_row(rows[index])
+
+    def scroll_to_row(self, row: int) -> None:
+        """Bring a rendered row to the top of the diff view (rendering up to it first if needed)."""
+        while self.rows_rendered <= row and self._queue:
+            self._continue(self._job)
+        seen = 0
+        document = self.diff_browser.document()
+        for frame in document.rootFrame().childFrames():
+            if not isinstance(frame, QTextTable):
+                continue
+            if row < seen + frame.rows():
+                cursor = frame.cellAt(row - seen, 0).firstCursorPosition()
+                bar = self.diff_browser.verticalScrollBar()
+                bar.setValue(bar.value() + self.diff_browser.cursorRect(cursor).top() - 4)
+                return
+            seen += frame.rows()
+
+    def _update_change_label(self) -> None:
+        count = len(self.change_rows()) if self._files else 0
+        place = f"{self._change_at + 1} of {count}" if self._change_at >= 0 else f"{count}"
+        self.change_label.setText(f"change {place}" if count else "")
+        for button in (self.previous_change, self.next_change):
+            button.setEnabled(count > 0)
+
     # -- diff rendering -------------------------------------------------------------------------
 
     def _render_diff(self, keep_scroll: bool = False) -> None:
@@ -294,6 +459,8 @@ class PreviewView(QWidget):
         self._queue = [(i, 0, highlight.row_count(diff, self._mode, self._folded.get(i, set())))
                        for i, diff in enumerate(self._files)]
         self.rows_rendered = 0
+        self._change_at = -1  # rows moved (mode, folds): start from the top again
+        self._update_change_label()
         has_hunks = any(diff.hunks for diff in self._files)
         for button in (self.unified_button, self.split_button, self.fold_button, self.unfold_button):
             button.setEnabled(has_hunks)
@@ -353,6 +520,11 @@ class PreviewView(QWidget):
     # -- other pages ----------------------------------------------------------------------------
 
     def _show_main(self, page: QWidget, caption: str) -> None:
+        # Only the page in view counts for the minimum size: a command must not be as tall as a diff.
+        for index in range(self.pages.count()):
+            other = self.pages.widget(index)
+            policy = QSizePolicy.Policy.Preferred if other is page else QSizePolicy.Policy.Ignored
+            other.setSizePolicy(policy, policy)
         self.pages.setCurrentWidget(page)
         self.caption.setText(caption)
         self.main.show()
@@ -366,19 +538,68 @@ class PreviewView(QWidget):
         return found
 
     def _render_args(self, *, limited: bool) -> None:
-        self.args_browser.setHtml(highlight.render_json_html(
-            self._args, max_lines=JSON_MAX_LINES if limited else None,
-            max_chars=JSON_MAX_CHARS if limited else None))
+        """The arguments as JSON; long string values are cut (and counted) until "Show all"."""
+        value, self._cut_chars = cut_long_strings(self._args, LONG_STRING) if limited else (self._args, 0)
+        page = highlight.render_json_html(value, max_lines=JSON_MAX_LINES if limited else None,
+                                          max_chars=JSON_MAX_CHARS if limited else None)
+        if self._cut_chars and "json:show-all" not in page:
+            page += (f'<p style="font-style:italic">… long values cut ({self._cut_chars:,} characters not shown) — '
+                     f'<a href="json:show-all">Show all</a></p>')
+        self.args_browser.setHtml(page)
+        self._json_lines = min(JSON_FIT_LINES, highlight.pretty_json(value).count("\n") + 1 + (1 if self._cut_chars else 0))
 
     def _args_link(self, url: QUrl) -> None:
         if url.toString() == "json:show-all":
             self._render_args(limited=False)
 
+    def _args_toggled(self, shown: bool) -> None:
+        self.args_browser.setVisible(shown)
+        arrow = "▾" if shown else "▸"
+        note = " — every one is shown above" if self.args_covered else ""
+        self.args_toggle.setText(f"{arrow} Arguments{note}")
+        self.args_box.setMaximumHeight(16777215 if shown else self.args_toggle.sizeHint().height() + 4)
+        self.updateGeometry()
+
+    # -- size -----------------------------------------------------------------------------------
+
+    def sizeHint(self) -> QSize:
+        """As big as the content, within reason: a one-line command asks for a few lines, not a page."""
+        metrics = QFontMetricsF(self.command_browser.font())
+        line = metrics.lineSpacing()
+        char = metrics.horizontalAdvance("m")
+        page = self.pages.currentWidget()
+        columns = 60
+        if not self.main.isHidden():
+            if page is self.diff_page:
+                rows = min(DIFF_FIT_ROWS, max(3, self.total_rows()))
+                main = rows * (line + 3) + self.unified_button.sizeHint().height() + 8
+                # The first hunks are enough to judge the width (and the only ones marked up yet).
+                widest = max((len(text) for diff in self._files[:3] for hunk in diff.hunks[:3]
+                              for text in _hunk_texts(hunk)), default=60)
+                columns = min(120, widest + 14) * (2 if self._mode == "split" else 1)
+            else:
+                browser = self.command_browser if page is self.command_browser else self.text_browser
+                text = browser.toPlainText()
+                lines = text.split("\n")
+                columns = max(40, min(110, max((len(t) for t in lines), default=40) + 4))
+                wrapped = sum(max(1, -(-len(t) // columns)) for t in lines)
+                main = min(TEXT_FIT_LINES, wrapped) * line + 16
+            main += self.caption.sizeHint().height()
+        else:
+            main = 0
+        args = self.args_toggle.sizeHint().height() + 6
+        if self.args_browser.isVisibleTo(self):
+            args += int(self._json_lines * line) + 16
+        warnings = self.warning_bar.sizeHint().height() if not self.warning_bar.isHidden() else 0
+        width = int(max(MIN_FIT_WIDTH, min(MAX_FIT_WIDTH, columns * char + 40)))
+        return QSize(width, int(main + args + warnings + 12))
+
     def _set_warnings(self, warnings: list[str], serious: bool) -> None:
         self._warnings = warnings
         if warnings:
             self.warning_bar.setText("\n".join(f"⚠ {w}" for w in warnings))
-            self.warning_bar.setStyleSheet(_WARN_STYLE["danger" if serious else "caution"])
+            styles = _DARK_WARN_STYLE if theme.is_dark() else _WARN_STYLE
+            self.warning_bar.setStyleSheet(styles["danger" if serious else "caution"])
             self.warning_bar.setProperty("severity", "danger" if serious else "caution")
             self.warning_bar.show()
         else:
@@ -389,6 +610,38 @@ class PreviewView(QWidget):
         if self._awaiting_paint:
             self._awaiting_paint = False
             self.first_paint_done.emit()
+
+
+def cut_long_strings(value: Any, limit: int) -> tuple[Any, int]:
+    """``value`` with every string longer than ``limit`` cut short; and how many characters were cut."""
+    cut = 0
+
+    def walk(item: Any) -> Any:
+        nonlocal cut
+        if isinstance(item, str) and len(item) > limit:
+            cut += len(item) - limit
+            return item[:limit] + f"… [{len(item) - limit:,} more characters]"
+        if isinstance(item, Mapping):
+            return {key: walk(inner) for key, inner in item.items()}
+        if isinstance(item, list):
+            return [walk(inner) for inner in item]
+        return item
+
+    return walk(value), cut
+
+
+def covers_every_argument(kind: Any, tool: str, args: Mapping[str, Any]) -> bool:
+    """Whether a preview derived from ``args`` already shows each of them (then the JSON can fold)."""
+    name = normalise_tool_name(tool)
+    for recognised in RECOGNISED.values():
+        if name in recognised["tools"]:
+            shown = {arg for key, names in recognised.items() if key != "tools" for arg in names}
+            return bool(args) and set(args) <= shown and kind is not None
+    return False
+
+
+def _hunk_texts(hunk: Any) -> list[str]:
+    return [getattr(line, "text", "") for line in getattr(hunk, "lines", [])]
 
 
 def _as_dict(preview: Any) -> dict[str, Any] | None:

@@ -8,17 +8,24 @@ from __future__ import annotations
 
 import html
 import json
+import os
 from typing import Any
 
 from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import (QCheckBox, QFrame, QGridLayout, QHBoxLayout, QLabel, QLineEdit, QListWidget,
                                QListWidgetItem, QPlainTextEdit, QPushButton, QSplitter, QVBoxLayout, QWidget)
 
-from ..core.reading import summary_of
 from ..core.tickets import CallInfo, Ticket
-from ..render.reveal import reveal
-from .badges import RiskBadge
+from . import theme
+from .badges import RiskBadge, risk_colours, risk_text
+from .batch import initial_ticks
+from .processes import agent_command, tilde, tilde_paths
 from .preview_view import PreviewView
+from .review_text import summarise_args, visible
+
+
+RISK_ROLE = Qt.ItemDataRole.UserRole + 2
 
 
 class ArgsEditor(QWidget):
@@ -65,7 +72,7 @@ class ArgsEditor(QWidget):
         except json.JSONDecodeError as exc:
             ok = False
             self.status.setText(f"✖ line {exc.lineno}, column {exc.colno}: {exc.msg}")
-        self.status.setStyleSheet(f"color: {'#1b7a2e' if ok else '#b3261e'};")
+        self.status.setStyleSheet(f"color: {risk_colours('safe' if ok else 'destructive')[0]};")
         self.validity_changed.emit(ok)
 
 
@@ -74,6 +81,7 @@ class ReviewPanel(QWidget):
 
     interacted = Signal()
     edit_validity_changed = Signal(bool)
+    ticks_changed = Signal()
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -101,6 +109,7 @@ class ReviewPanel(QWidget):
         self.reasons = QLabel()
         self.reasons.setObjectName("riskReasons")
         self.reasons.setWordWrap(True)
+        self.reasons.setTextFormat(Qt.TextFormat.PlainText)  # paths come from the agent, never markup
         layout.addWidget(self.reasons)
         self.description = QLabel()
         self.description.setObjectName("description")
@@ -110,9 +119,9 @@ class ReviewPanel(QWidget):
 
         self.calls = QListWidget()
         self.calls.setObjectName("batchCalls")
-        self.calls.setMaximumHeight(130)
+        self.calls.setMaximumHeight(150)
         self.calls.currentRowChanged.connect(self._show_call)
-        self.calls.itemChanged.connect(lambda _item: self.interacted.emit())
+        self.calls.itemChanged.connect(self._ticks_changed)
         layout.addWidget(self.calls)
 
         self.splitter = QSplitter(Qt.Orientation.Vertical)
@@ -150,6 +159,12 @@ class ReviewPanel(QWidget):
         note_row.addWidget(self.note, 0, 1)
         layout.addLayout(note_row)
         self.note.textEdited.connect(lambda _t: self.interacted.emit())
+        theme.on_change(self._recolour)
+
+    def _recolour(self, _dark: bool) -> None:
+        for row in range(self.calls.count()):
+            item = self.calls.item(row)
+            item.setForeground(QBrush(QColor(risk_colours(item.data(RISK_ROLE) or "moderate")[0])))
 
     # -- content ----------------------------------------------------------------------------
 
@@ -162,11 +177,18 @@ class ReviewPanel(QWidget):
         self.identity.setText(identity_html(ticket))
         self.calls.blockSignals(True)
         self.calls.clear()
-        for call in ticket.calls:
-            item = QListWidgetItem(f"{call.tool}  —  {summarise_args(call.args)}")
+        for call, ticked in zip(ticket.calls, initial_ticks(ticket.calls)):
+            level = call.risk.level if call.risk else "moderate"
+            reasons = "; ".join(call.risk.reasons) if call.risk and call.risk.reasons else "no risk found"
+            item = QListWidgetItem(f"{risk_text(level)}   {visible(call.tool)}  —  {summarise_args(call.args)}\n"
+                                   f"      {reasons}")
             item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
-            item.setCheckState(Qt.CheckState.Checked)
-            item.setToolTip("checked: allowed when you approve; unchecked: denied")
+            item.setCheckState(Qt.CheckState.Checked if ticked else Qt.CheckState.Unchecked)
+            item.setForeground(QBrush(QColor(risk_colours(level)[0])))
+            item.setData(RISK_ROLE, level)
+            item.setToolTip("ticked: allowed when you approve; unticked: denied"
+                            + ("\ndestructive calls start unticked: tick it only after reading it" if level == "destructive"
+                               and len(ticket.calls) > 1 else ""))
             self.calls.addItem(item)
         self.calls.blockSignals(False)
         self.calls.setVisible(len(ticket.calls) > 1)
@@ -204,12 +226,16 @@ class ReviewPanel(QWidget):
         text = "; ".join(reasons) if reasons else "no risk found in the content"
         if hint_text:
             text += f"\nThe agent says: {hint_text} (shown, not trusted)"
+        commands = [call.args[key] for key in ("command", "cmd") if isinstance(call.args.get(key), str)]
+        for typed, resolved in tilde_paths(call.args, commands)[:4]:
+            text += f"\n{visible(typed)} is {visible(resolved)}"
         self.reasons.setText(text)
         self.description.setText(visible(call.description or "", multiline=True))
         self.description.setVisible(bool(call.description))
         self.preview.set_content(call.tool, self._edited.get(row, call.args), call.preview, self.ticket.identity.cwd)
         destructive = call.risk is not None and call.risk.level == "destructive"
         self.whole_tool.setEnabled(not destructive)
+        self.whole_tool.setVisible(not destructive)  # never offered: destructive calls are allowed once
         self.args_editor.load(self._edited.get(row, call.args))
 
     def _capture_edit(self) -> None:
@@ -231,17 +257,12 @@ class ReviewPanel(QWidget):
         self.args_editor.setVisible(on)
         self.edit_validity_changed.emit(self.edits_valid())
 
+    def _ticks_changed(self, _item: QListWidgetItem) -> None:
+        self.interacted.emit()
+        self.ticks_changed.emit()
+
     def _editor_validity(self, ok: bool) -> None:
         self.edit_validity_changed.emit(ok)
-
-
-def visible(text: str, multiline: bool = False) -> str:
-    """``text`` with control, bidi, zero-width and look-alike characters shown as markers.
-
-    Every short label (agent, session, summaries) goes through this, not only the preview: a bidi
-    override in an agent's name or a one-line summary would otherwise reorder what the person reads.
-    """
-    return reveal(text, multiline=multiline).text
 
 
 def identity_html(ticket: Ticket) -> str:
@@ -260,20 +281,27 @@ def identity_html(ticket: Ticket) -> str:
     if who.git_branch:
         parts.append(f"branch <tt>{escape(who.git_branch)}</tt>")
     lines = [" · ".join(parts)]
+    home = os.path.expanduser("~")
+
+    def place(path: str) -> str:
+        short = tilde(path, home)
+        return f"<tt>{escape(path)}</tt>" if short == path else f"<tt>{escape(short)}</tt> (<tt>{escape(path)}</tt>)"
+
     if who.cwd_agrees is False and who.peer_cwd:  # the agent says one place, the kernel another
-        lines.append(f'<span style="color:#b00020">⚠ really in <tt>{escape(who.peer_cwd)}</tt>, '
-                     f'claims <tt>{escape(who.cwd or "")}</tt></span>')
+        lines.append(f'<span style="color:#b00020">⚠ really in {place(who.peer_cwd)}, '
+                     f'claims {place(who.cwd or "")}</span>')
     elif who.peer_cwd:
-        lines.append(f"in <tt>{escape(who.peer_cwd)}</tt> ✔")
+        lines.append(f"in {place(who.peer_cwd)} ✔")
     elif who.cwd:
-        lines.append(f"in <tt>{escape(who.cwd)}</tt> <i>(as claimed)</i>")
+        lines.append(f"in {place(who.cwd)} <i>(as claimed)</i>")
     lines.append(f"session <tt>{escape(ticket.session)}</tt>")
-    if who.peer_exe:
+    command = agent_command(who.peer_pid)
+    if command is not None:
+        text, via_hook = command
+        lines.append(f"{'agent' if via_hook else 'command'} <tt>{escape(text)}</tt>"
+                     + (" (through desktop-approver's hook)" if via_hook else ""))
+    elif who.peer_exe:
         lines.append(f"process <tt>{escape(who.peer_exe)}</tt>")
     return "<br>".join(lines)
 
 
-def summarise_args(args: dict[str, Any], limit: int = 90) -> str:
-    """One line for a call, as the reading module sees it (its command, path, URL...)."""
-    text = visible(summary_of(args))
-    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -8,8 +8,9 @@ a session, or everything. It follows the memory live.
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget
 
 from ..core.memory import WHOLE_TOOL, MemoryEntry, SessionMemory
@@ -26,6 +27,7 @@ class SessionsWindow(QWidget):
         self.resize(900, 420)
         self.memory = memory
         self.shown: list[MemoryEntry] = []
+        self.shown_state: list[tuple[object, int]] = []
 
         layout = QVBoxLayout(self)
         hours = memory.idle_seconds / 3600
@@ -61,12 +63,27 @@ class SessionsWindow(QWidget):
         self.revoke_selected.clicked.connect(self._revoke_selected)
         self.revoke_session.clicked.connect(self._revoke_sessions)
         self.revoke_all.clicked.connect(lambda: self.memory.revoke())
+        # Answers from memory change the counts without a change to the entries: look every second
+        # while shown, so "answered" agrees with `desktop-approver sessions`.
+        self._clock = QTimer(self)
+        self._clock.setInterval(1000)
+        self._clock.timeout.connect(self._refresh_if_changed)
+        self._clock.start()
         memory.listeners.append(self.refresh)
         self.destroyed.connect(lambda *_: self.refresh in memory.listeners and memory.listeners.remove(self.refresh))
         self.refresh()
 
+    def _refresh_if_changed(self) -> None:
+        if self.isVisible() and [(e.key, e.hits) for e in self.memory.entries()] != self.shown_state:
+            self.refresh()
+
+    def showEvent(self, event: Any) -> None:
+        self.refresh()
+        super().showEvent(event)
+
     def refresh(self) -> None:
         self.shown = self.memory.entries()
+        self.shown_state = [(entry.key, entry.hits) for entry in self.shown]
         self.table.clear()
         for entry in self.shown:
             covers = "any arguments (whole tool)" if entry.scope == WHOLE_TOOL else (entry.args_json or "")

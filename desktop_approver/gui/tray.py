@@ -1,7 +1,9 @@
-"""The tray icon: pending count at a glance, the waiting list, the mode switch.
+"""The tray icon: how many requests wait, the waiting list in the queue's order, the mode switch.
 
-Its icons come from :mod:`.icons` (the installed package's SVGs, one per state, the count drawn
-on them); ``set_degraded`` shows that something the person relies on is not working.
+Counts are in requests (calls in brackets for batches), as everywhere. The waiting times in the
+menu are written when it opens and kept current while it is open. Its icons come from
+:mod:`.icons` (the installed package's SVGs, one per state, the count drawn on them);
+``set_degraded`` shows that something the person relies on is not working.
 """
 
 from __future__ import annotations
@@ -9,15 +11,17 @@ from __future__ import annotations
 import time
 from typing import Callable
 
+from PySide6.QtCore import QTimer
 from PySide6.QtGui import QAction, QActionGroup
 from PySide6.QtWidgets import QMenu, QSystemTrayIcon, QWidget
 
 from ..core import modes
+from ..core.queue import count_text, time_left_text, waited_text
 from ..core.tickets import Ticket
 from . import icons
 from .badges import risk_text
 from .decider import GuiDecider
-from .review import visible
+from .review_text import visible
 
 APPROVE_ALL_CHOICES = (("Approve all for 15 minutes", 15 * 60), ("Approve all for 1 hour", 3600))
 
@@ -43,6 +47,13 @@ class Tray(QSystemTrayIcon):
         self.menu = QMenu()
         self.menu.setObjectName("trayMenu")
         self.setContextMenu(self.menu)
+        self.on_open_settings: Callable[[], object] | None = None
+        self._waiting_actions: list[tuple[QAction, Ticket]] = []
+        self._clock = QTimer(self)  # keeps the waiting times current while the menu is open
+        self._clock.setInterval(1000)
+        self._clock.timeout.connect(self.update_times)
+        self.menu.aboutToShow.connect(self._menu_opening)
+        self.menu.aboutToHide.connect(self._clock.stop)
         decider.queue_changed.connect(self.refresh)
         mode.listeners.append(self._mode_changed)
         self.activated.connect(self._activated)
@@ -53,14 +64,14 @@ class Tray(QSystemTrayIcon):
 
     def refresh(self) -> None:
         waiting = self.pending()
-        count = sum(len(t.calls) for t in waiting)
+        count = len(waiting)  # requests, as everywhere (calls in brackets in the texts)
         destructive = any(t.risk_level == "destructive" for t in waiting)
         mode = self.mode.mode
         self.state = icons.tray_state(mode, count, self.degraded is not None)
         self.setIcon(icons.tray_icon(self.state, count, destructive=destructive, style=self.icon_style))
         mode_note = "" if mode == modes.INTERACTIVE else f" — mode: {mode.replace('_', ' ')}"
         trouble = f"\n{self.degraded}" if self.degraded else ""
-        self.setToolTip(f"desktop-approver — {count} pending{mode_note}{trouble}")
+        self.setToolTip(f"desktop-approver — {count_text(waiting)} waiting{mode_note}{trouble}")
         self._rebuild_menu(waiting)
 
     def set_degraded(self, reason: str | None) -> None:
@@ -68,14 +79,30 @@ class Tray(QSystemTrayIcon):
         self.degraded = reason
         self.refresh()
 
+    @staticmethod
+    def waiting_text(ticket: Ticket) -> str:
+        waited = waited_text(time.time() - ticket.created)
+        left = time_left_text(ticket.countdown.latest())
+        return f"{risk_text(ticket.risk_level)}  {visible(ticket.summary())}  (waiting {waited}, {left} left)"
+
+    def update_times(self) -> None:
+        for action, ticket in self._waiting_actions:
+            action.setText(self.waiting_text(ticket))
+
+    def _menu_opening(self) -> None:
+        self.update_times()
+        self._clock.start()
+
     def _rebuild_menu(self, waiting: list[Ticket]) -> None:
         self.menu.clear()
-        header = self.menu.addAction(f"{sum(len(t.calls) for t in waiting)} pending")
+        self._waiting_actions = []
+        header = self.menu.addAction(f"{count_text(waiting)} waiting, most urgent first" if waiting
+                                     else "Nothing waiting")
         header.setEnabled(False)
         for ticket in waiting[:15]:
-            waited = int(time.time() - ticket.created)
-            action = self.menu.addAction(f"{risk_text(ticket.risk_level)}  {visible(ticket.summary())}  ({waited} s)")
+            action = self.menu.addAction(self.waiting_text(ticket))
             action.triggered.connect(lambda _checked=False, t=ticket: self.decider.show(t))
+            self._waiting_actions.append((action, ticket))
         if len(waiting) > 15:
             self.menu.addAction(f"… and {len(waiting) - 15} more").setEnabled(False)
         self.menu.addSeparator()
@@ -86,6 +113,9 @@ class Tray(QSystemTrayIcon):
         if self.on_open_sessions is not None:
             self.menu.addAction("Remembered approvals…").triggered.connect(
                 lambda: self.on_open_sessions and self.on_open_sessions())
+        if self.on_open_settings is not None:
+            self.menu.addAction("Settings and rules…").triggered.connect(
+                lambda: self.on_open_settings and self.on_open_settings())
         if self.popups is not None and self.set_popups is not None:
             toggle = self.menu.addAction("Pop up a dialog for each request")
             toggle.setCheckable(True)

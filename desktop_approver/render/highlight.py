@@ -55,6 +55,28 @@ MARKER_STYLE = "color:#ffffff;background-color:#cf222e;font-weight:bold"
 SOFT_MARKER_STYLE = "color:#8c959f"
 COMMAND_STYLE = "color:#0550ae;font-weight:bold"
 
+LIGHT_PALETTE = dict(
+    STYLE="default", INK=INK, MUTED=MUTED, PAPER=PAPER, ADD_BG=ADD_BG, ADD_GUTTER=ADD_GUTTER, ADD_WORD=ADD_WORD,
+    DEL_BG=DEL_BG, DEL_GUTTER=DEL_GUTTER, DEL_WORD=DEL_WORD, HUNK_BG=HUNK_BG, HUNK_INK=HUNK_INK, FILE_BG=FILE_BG,
+    EMPTY_BG=EMPTY_BG, NOTICE_BG=NOTICE_BG, MARKER_STYLE=MARKER_STYLE, SOFT_MARKER_STYLE=SOFT_MARKER_STYLE,
+    COMMAND_STYLE=COMMAND_STYLE)
+DARK_PALETTE = dict(  # GitHub's dark diff colours; the Pygments style is made for dark paper
+    STYLE="github-dark", INK="#e6edf3", MUTED="#8d96a0", PAPER="#0d1117", ADD_BG="#12261e", ADD_GUTTER="#1a4a2e",
+    ADD_WORD="#2e6b3f", DEL_BG="#2d1517", DEL_GUTTER="#542426", DEL_WORD="#7d2c30", HUNK_BG="#152238",
+    HUNK_INK="#79c0ff", FILE_BG="#161b22", EMPTY_BG="#161b22", NOTICE_BG="#3b2e05",
+    MARKER_STYLE="color:#ffffff;background-color:#da3633;font-weight:bold", SOFT_MARKER_STYLE="color:#8d96a0",
+    COMMAND_STYLE="color:#79c0ff;font-weight:bold")
+
+
+def set_dark(dark: bool) -> None:
+    """Render with the dark (or light) colours and Pygments style from now on (the GUI's theme)."""
+    palette = DARK_PALETTE if dark else LIGHT_PALETTE
+    module = globals()
+    for name, value in palette.items():
+        module[name] = get_style_by_name(value) if name == "STYLE" else value
+    token_css.cache_clear()
+
+
 LONG_COMMAND = 80
 _NEEDS_REVEAL = re.compile(r"[^\t\n\x20-\x7e]")
 _NOT_COMMAND_START, _NOT_COMMAND_END = "<!--not-command-->", "<!--/not-command-->"

@@ -71,14 +71,14 @@ def test_queue_shows_one_dialog_and_position(approver: Any, run: Any, qtbot: Any
         answers = [ask(approver, "Bash", {"command": f"echo {i}"}, f"s{i}") for i in range(3)]
         await wait_for(lambda: len(approver.decider.tickets()) == 3, what="three waiting tickets")
         assert dialog.position.text().startswith("Request 1 of 3")
-        assert "3 pending" in approver.tray.toolTip()
+        assert "3 requests waiting" in approver.tray.toolTip()
         for _ in range(3):
             await wait_for(lambda: dialog.isVisible() and dialog.deny.isEnabled(), what="the next ticket")
             qtbot.mouseClick(dialog.allow_once, Qt.MouseButton.LeftButton)
             await asyncio.sleep(0.05)
         results = await asyncio.gather(*answers)
         assert [r.decision for r in results] == ["allow_once"] * 3
-        assert "0 pending" in approver.tray.toolTip()
+        assert "0 requests waiting" in approver.tray.toolTip()
 
     run(scenario())
 

@@ -15,50 +15,57 @@ def ask(app: Any, agent: str, session: str, tool: str, args: dict) -> "asyncio.F
     return asyncio.get_running_loop().run_in_executor(None, lambda: client.request(tool, args, session=session))
 
 
-def test_three_agents_grouped_and_decided_together(approver: Any, run: Any) -> None:
+def test_three_agents_in_queue_order_and_decided_together(approver: Any, run: Any) -> None:
+    from desktop_approver.gui.inbox import AGENT, LEFT, PLACE, REQUEST
+
     approver.set_popups(False)  # inbox only
     inbox = approver.inbox
 
     async def scenario() -> None:
         answers = [ask(approver, "coder", "c1", "Bash", {"command": "make"}),
                    ask(approver, "coder", "c1", "write_file", {"path": "a.py", "content": "x"}),
-                   ask(approver, "ops", "o1", "Bash", {"command": "kubectl get pods"}),
+                   ask(approver, "ops", "o1", "Bash", {"command": "git push --force origin main"}),
                    ask(approver, "research", "r1", "fetch", {"url": "https://example.org"})]
         await wait_for(lambda: len(approver.decider.tickets()) == 4, what="four tickets")
         await wait_for(lambda: len(inbox._rows) == 4, what="four inbox rows")
         assert not approver.dialog.isVisible()
-        groups = {inbox.tree.topLevelItem(i).text(0).split()[0]: inbox.tree.topLevelItem(i)
-                  for i in range(inbox.tree.topLevelItemCount())}
-        assert sorted(groups) == ["coder", "ops", "research"]   # in order of arrival, one per agent+session
-        coder = groups["coder"]
-        assert "session c1" in coder.text(0) and coder.childCount() == 2
-        assert "4 waiting from 3 agents" in inbox.summary.text()
+        rows = [inbox.tree.topLevelItem(i) for i in range(4)]
+        # The dialog's queue: the destructive push first, then the others by time left.
+        assert [row.data(0, __import__("desktop_approver.gui.inbox", fromlist=["TICKET_ROLE"]).TICKET_ROLE)
+                for row in rows] == [t.key for t in approver.decider.tickets()]
+        assert rows[0].text(AGENT) == "ops · o1" and "git push --force" in rows[0].text(REQUEST)
+        assert [row.text(PLACE) for row in rows] == ["1", "2", "3", "4"]
+        assert all(":" in row.text(LEFT) for row in rows)  # a countdown column ("4:59")
+        assert inbox.summary.text().startswith("4 requests waiting from 3 agents")
 
-        coder_rows = [coder.child(i) for i in range(2)]
+        coder_rows = [row for row in rows if row.text(AGENT) == "coder · c1"]
         for row in coder_rows:
             row.setSelected(True)
         assert len(inbox.selected_tickets()) == 2
+        assert inbox.allow_once.text() == "Allow 2 &once" and inbox.deny.text() == "&Deny 2"
         assert inbox.review.ticket is not None and inbox.review.ticket.identity.agent == "coder"
         assert inbox.decide_selected("allow_once") == 2
+        assert len(inbox._rows) == 2  # decided requests leave at once, before the agents hear back
         first_two = await asyncio.gather(*answers[:2])
         assert [d.decision for d in first_two] == ["allow_once", "allow_once"]
 
-        ops_row = inbox._rows[[t for t in approver.decider.tickets() if t.identity.agent == "ops"][0].key]
+        research_row = inbox._rows[[t for t in approver.decider.tickets() if t.identity.agent == "research"][0].key]
         inbox.tree.clearSelection()
-        ops_row.setSelected(True)
-        inbox.tree.setCurrentItem(ops_row)
-        late = ask(approver, "late-agent", "l1", "Bash", {"command": "echo hi"})
+        research_row.setSelected(True)
+        inbox.tree.setCurrentItem(research_row)
+        assert inbox.allow_once.text() == "Allow &once" and inbox.deny.text() == "&Deny"
+        late = ask(approver, "late-agent", "l1", "Bash", {"command": "rm -rf /tmp/cache"})
         await wait_for(lambda: len(inbox._rows) == 3, what="the late arrival")
-        assert inbox.selected_tickets()[0].identity.agent == "ops"  # the arrival moved nothing
-        assert inbox.tree.currentItem() is ops_row
-        assert inbox.tree.topLevelItem(inbox.tree.topLevelItemCount() - 1).text(0).startswith("late-agent")
+        assert inbox.tree.topLevelItem(1).text(AGENT).startswith("late-agent")  # destructive: above research
+        assert inbox.selected_tickets()[0].identity.agent == "research"  # the arrival took no selection
+        assert inbox.tree.currentItem() is research_row
         inbox.review.note.setText("not now")
         inbox.decide_selected("deny")
-        ops_decision = await answers[2]
-        assert ops_decision.decision == "deny" and ops_decision.note == "not now"
+        research = await answers[3]
+        assert research.decision == "deny" and research.note == "not now"
         for ticket in approver.decider.tickets():
             approver.decider.answer(ticket, [Verdict("deny") for _ in ticket.calls])
-        await asyncio.gather(answers[3], late)
+        await asyncio.gather(answers[2], late)
         await wait_for(lambda: not inbox._rows, what="an empty inbox")
 
     run(scenario())
@@ -98,13 +105,15 @@ def test_flood_from_one_client_is_limited_and_others_still_shown(approver: Any, 
         line = await asyncio.wait_for(flooder.stdout.readline(), 30)
         assert int(line) == 1000 - limit  # a typed error for everything past the limit
         await wait_for(lambda: len(approver.decider.tickets()) == limit, what="the flooder's pending requests")
-        polite = ask(approver, "polite", "p1", "Bash", {"command": "ls"})
+        polite = ask(approver, "polite", "p1", "Bash", {"command": "rm -rf build"})
         await wait_for(lambda: any(t.identity.agent == "polite" for t in approver.decider.tickets()),
                        what="the other agent's request")
         windows = [w for w in QApplication.topLevelWidgets() if w.isVisible() and w.objectName() == "approvalDialog"]
         assert len(windows) == 1  # one window for the whole burst
         polite_ticket = [t for t in approver.decider.tickets() if t.identity.agent == "polite"][0]
-        assert approver.decider.next_ticket() is polite_ticket  # not behind the flooder's queue
+        # Destructive first: the other agent's dangerous call is not buried behind the flood.
+        assert approver.decider.next_ticket() is polite_ticket
+        assert approver.decider.position(polite_ticket) == (1, limit + 1)
         approver.decider.answer(approver.dialog.ticket, [Verdict("deny")])
         await wait_for(lambda: approver.dialog.ticket is polite_ticket, what="the polite request to be shown next")
         flooder.stdin.close()  # the flooder goes away: all its requests are cancelled

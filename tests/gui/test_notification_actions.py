@@ -43,7 +43,7 @@ def test_notification_button_answers_allow_session(notifying_approver: Any, noti
         assert len(shown) == 1
         note = shown[0]
         assert note.app_name == "desktop-approver"
-        assert "test-agent" in note.summary and "write_file" in note.summary
+        assert note.summary == "test-agent: 1 waiting — write_file a.txt"
         assert "a.txt" in note.body
         assert note.labels[1:] == ["Allow once", "Allow for session", "Deny"]
         assert note.action_keys == ["default", "allow_once", "allow_session", "deny"]
@@ -135,13 +135,55 @@ def test_do_not_disturb_withdraws_and_leaving_it_shows_again(notifying_approver:
         await asyncio.sleep(0.3)
         assert not server.open and not approver.dialog.isVisible()      # queued silently
         approver.service.mode.set(modes.INTERACTIVE)
-        await wait_for(lambda: len(server.open) == 2, what="both notifications again", timeout=30)
+        # One agent, one notification, counting both of its requests.
+        await wait_for(lambda: [n.summary for n in server.open.values()] == ["test-agent: 2 waiting — make test"],
+                       what="the agent's notification again", timeout=30)
         assert approver.dialog.isVisible() and approver.dialog.ticket is not None   # the queue is shown again
-        for note in list(server.open.values()):
-            notification_server.invoke_action(note.id, "deny")
-        assert [d.decision for d in await asyncio.gather(answer, second)] == ["deny", "deny"]
+        note = list(server.open.values())[0]
+        notification_server.invoke_action(note.id, "deny")  # acts on the request it names: make test
+        assert (await answer).decision == "deny"
+        # The click closed that notification (as servers do); the agent's other request gets a new one.
+        await wait_for(lambda: [n.summary for n in server.open.values()] == ["test-agent: 1 waiting — make docs"],
+                       what="the agent's remaining request", timeout=30)
+        notification_server.invoke_action(list(server.open)[0], "deny")
+        assert (await second).decision == "deny"
+        await wait_for(lambda: not server.open, what="withdrawn when nothing of the agent waits", timeout=30)
 
     run(scenario())
+
+
+def test_five_requests_from_three_agents_make_three_notifications(notifying_approver: Any,
+                                                                  notification_server: Any,
+                                                                  run: Callable[..., Any]) -> None:
+    server = notification_server.server
+    approver = notifying_approver
+
+    def ask_as(agent: str, command: str) -> "asyncio.Future[Any]":
+        client = Client(approver.service.options.socket_path, agent=agent)
+        return asyncio.get_running_loop().run_in_executor(
+            None, lambda: client.request("Bash", {"command": command}, session=agent))
+
+    async def scenario() -> None:
+        answers = [ask_as("codex", "pytest -q")]
+        await wait_for(lambda: len(server.open) == 1, what="codex's notification", timeout=30)
+        first_id = list(server.open)[0]
+        answers += [ask_as("codex", "git push --force origin main"), ask_as("claude", "make"),
+                    ask_as("claude", "make docs"), ask_as("aider", "ls")]
+        await wait_for(lambda: len(approver.decider.tickets()) == 5, what="five requests")
+        # claude's two requests arrive in either order: its notification names the one with less time left.
+        await wait_for(lambda: sorted(n.summary.replace("make docs", "make") for n in server.open.values()) == [
+            "aider: 1 waiting — ls", "claude: 2 waiting — make",
+            "codex: 2 waiting — git push --force origin main"], what="one notification per agent", timeout=30)
+        codex = [n for n in server.open.values() if n.summary.startswith("codex")][0]
+        assert codex.id == first_id and codex.replaced == first_id  # replaced in place (replaces_id)
+        assert codex.hints["urgency"] == 2 and codex.labels[1:] == ["Review", "Deny"]
+        assert all(n.hints["urgency"] == 1 for n in server.open.values() if n is not codex)
+        for ticket in approver.decider.tickets():
+            approver.decider.answer(ticket, [_deny() for _ in ticket.calls])
+        await asyncio.gather(*answers)
+        await wait_for(lambda: not server.open, what="every notification withdrawn", timeout=30)
+
+    run(scenario(), timeout=90)
 
 
 def test_notification_text_puts_the_worst_reasons_first() -> None:

@@ -31,11 +31,12 @@ def test_labels_everywhere_show_hidden_characters(approver: Any, run: Any, qtbot
             None, lambda: client.request("Bash", {"command": f"echo 'txt.{RLO}exe'"}, session="s"))
         await wait_for(lambda: dialog.isVisible() and dialog.deny.isEnabled(), what="the dialog")
         approver.open_inbox()
-        row = approver.inbox.tree.topLevelItem(0).child(0)
-        group = approver.inbox.tree.topLevelItem(0)
-        texts = [row.text(0), group.text(0), dialog.review.identity.text(),
+        row = approver.inbox.tree.topLevelItem(0)
+        texts = [row.text(2), row.text(1), dialog.review.identity.text(), dialog.windowTitle(),
+                 dialog.allow_once.text(), row.toolTip(1),
                  *(action.text() for action in approver.tray.menu.actions())]
-        assert any("<U+202E>" in text for text in texts[3:]), texts
+        assert any("<U+202E>" in text for text in texts[6:]), texts
+        assert "<U+202E>" in row.text(1) and "<U+202E>" in dialog.windowTitle()
         for text in texts:
             assert RLO not in text
         assert "&lt;U+202E&gt;" in dialog.review.identity.text()

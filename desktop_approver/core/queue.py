@@ -1,0 +1,64 @@
+"""The one order in which waiting tickets are shown: most urgent first.
+
+Shared by the dialog ("Request 2 of 5", next / previous), the inbox, the tray menu and the
+notifications, so every view agrees on what comes next. Destructive tickets come first (a
+``git push --force`` must not wait behind ``pytest``), then the ones that will be denied soonest,
+then the older ones. Qt-free: a sort key and a few words for counts.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable, Sequence
+
+from .tickets import CallInfo, Ticket
+
+RISK_RANK = {"destructive": 0, "moderate": 1, "safe": 2}
+
+
+def urgency_key(ticket: Ticket) -> tuple[int, float, int]:
+    """Sort key: destructive first, then seconds left on the countdown, then age.
+
+    Running countdowns all go at the same speed, so their order holds. A paused one (the person
+    is reading it) keeps its time left, and so its place: others pass it only once they truly
+    have less time left than it.
+    """
+    destructive = 0 if ticket.risk_level == "destructive" else 1
+    return destructive, round(ticket.countdown.remaining(), 1), ticket.number
+
+
+def by_urgency(tickets: Iterable[Ticket]) -> list[Ticket]:
+    return sorted(tickets, key=urgency_key)
+
+
+def call_rank(call: CallInfo) -> int:
+    return RISK_RANK.get(call.risk.level if call.risk else "moderate", 1)
+
+
+def riskiest_first(calls: Sequence[CallInfo]) -> list[CallInfo]:
+    """The calls of a batch with the most dangerous first (stable: the agent's order otherwise)."""
+    return sorted(calls, key=call_rank)
+
+
+def count_text(tickets: Sequence[Ticket], noun: str = "request") -> str:
+    """"3 requests (5 calls)": counts are in requests; calls appear in brackets only for batches."""
+    requests = len(tickets)
+    calls = sum(len(ticket.calls) for ticket in tickets)
+    text = f"{requests} {noun}{'s' if requests != 1 else ''}"
+    if calls != requests:
+        text += f" ({calls} calls)"
+    return text
+
+
+def time_left_text(seconds: float) -> str:
+    """"4:05" for a countdown column or menu."""
+    left = max(0, int(seconds + 0.999))
+    return f"{left // 60}:{left % 60:02d}"
+
+
+def waited_text(seconds: float) -> str:
+    seconds = max(0, int(seconds))
+    if seconds < 120:
+        return f"{seconds} s"
+    if seconds < 7200:
+        return f"{seconds // 60} min"
+    return f"{seconds // 3600} h"

@@ -1,0 +1,373 @@
+"""Settings and rules, from the tray: the policy's rules in a table, the settings file, a rule explainer.
+
+Rules are changed in the policy file itself (:mod:`.rules_file`: comments and layout kept, each
+change validated by the app's own reader, an undo for the last change); the policy watcher puts
+them in force within a second. Settings are written to the settings file and applied at once
+through ``apply_settings``.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Callable
+
+from PySide6.QtCore import Qt, QTimer
+from PySide6.QtWidgets import (QCheckBox, QComboBox, QDialog, QDialogButtonBox, QDoubleSpinBox, QFormLayout,
+                               QHBoxLayout, QLabel, QLineEdit, QPlainTextEdit, QPushButton, QTabWidget,
+                               QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget)
+
+from ..core.policy import Policy, PolicyCall, PolicyError
+from ..core.risk import assess
+from ..core.statistics import compute, uses_of
+from ..settings import THEMES, Settings, SettingsError
+from .review_text import visible
+from .rules_file import RuleBlock, RulesFile
+
+COLUMNS = ("#", "On", "Action", "Matches", "Note", "Expires", "Used")
+NUMBER, ON, ACTION, MATCHES, NOTE, EXPIRES, USED = range(len(COLUMNS))
+
+
+class RuleEditor(QDialog):
+    """One rule's keys as TOML, validated as you type by the app's own reader."""
+
+    def __init__(self, block: RuleBlock, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle(f"desktop-approver — rule {block.number}")
+        self.resize(560, 300)
+        layout = QVBoxLayout(self)
+        self.editor = QPlainTextEdit(block.body.rstrip("\n") + "\n")
+        self.editor.setObjectName("ruleEditor")
+        self.editor.setStyleSheet("font-family: monospace;")
+        self.status = QLabel()
+        self.status.setWordWrap(True)
+        self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel)
+        self.buttons.accepted.connect(self.accept)
+        self.buttons.rejected.connect(self.reject)
+        layout.addWidget(self.editor, 1)
+        layout.addWidget(self.status)
+        layout.addWidget(self.buttons)
+        self.editor.textChanged.connect(self._validate)
+        self._validate()
+
+    def text(self) -> str:
+        return self.editor.toPlainText()
+
+    def _validate(self) -> None:
+        try:
+            Policy.parse("[[rule]]\n" + self.text(), "this rule")
+            ok, message = True, "✔ a valid rule"
+        except PolicyError as error:
+            ok, message = False, f"✖ {error}"
+        self.status.setText(message)
+        self.buttons.button(QDialogButtonBox.StandardButton.Save).setEnabled(ok)
+
+
+class SettingsWindow(QWidget):
+    def __init__(self, policy_path: Path | None, audit_path: Path | str, settings: Settings,
+                 apply_settings: Callable[[Settings], None], popups: Callable[[], bool],
+                 set_popups: Callable[[bool], None], parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("settingsWindow")
+        self.setWindowTitle("desktop-approver — settings and rules")
+        self.resize(1000, 520)
+        self.rules_file = RulesFile(policy_path) if policy_path is not None else None
+        self.audit_path = audit_path
+        self.settings = settings
+        self.apply_settings = apply_settings
+        self.popups = popups
+        self.set_popups = set_popups
+        self.blocks: list[RuleBlock] = []
+        self._undo: str | None = None
+        self._seen_text: str | None = None
+
+        self.tabs = QTabWidget()
+        self.tabs.addTab(self._rules_page(), "&Rules")
+        self.tabs.addTab(self._settings_page(), "&Settings")
+        self.tabs.addTab(self._explain_page(), "E&xplain a call")
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.tabs)
+        self._watch = QTimer(self)  # the file may be edited by hand meanwhile: follow it
+        self._watch.setInterval(1000)
+        self._watch.timeout.connect(lambda: self.isVisible() and self.refresh_rules(only_if_changed=True))
+        self._watch.start()
+        self.refresh_rules()
+
+    def show_tab(self, name: str) -> None:
+        self.tabs.setCurrentIndex({"rules": 0, "settings": 1, "explain": 2}[name])
+
+    # -- rules --------------------------------------------------------------------------------
+
+    def _rules_page(self) -> QWidget:
+        page = QWidget()
+        layout = QVBoxLayout(page)
+        where = self.rules_file.path if self.rules_file else None
+        self.where = QLabel(f"Rules in <tt>{where}</tt>; stronger actions win (block, deny, ask, allow), "
+                            "the order only breaks ties." if where else "No policy file (started without one).")
+        self.where.setWordWrap(True)
+        layout.addWidget(self.where)
+        self.table = QTreeWidget()
+        self.table.setObjectName("rulesTable")
+        self.table.setRootIsDecorated(False)
+        self.table.setHeaderLabels(list(COLUMNS))
+        for column, width in enumerate((36, 40, 70, 380, 250, 150, 50)):
+            self.table.setColumnWidth(column, width)
+        self.table.itemSelectionChanged.connect(self._update_buttons)
+        self.table.itemDoubleClicked.connect(lambda *_: self.edit_selected())
+        layout.addWidget(self.table, 1)
+        self.status = QLabel()
+        self.status.setObjectName("rulesStatus")
+        self.status.setWordWrap(True)
+        layout.addWidget(self.status)
+        buttons = QHBoxLayout()
+        self.edit_button = QPushButton("&Edit…")
+        self.toggle_button = QPushButton("Disa&ble")
+        self.delete_button = QPushButton("&Delete")
+        self.up_button = QPushButton("Move &up")
+        self.down_button = QPushButton("Move do&wn")
+        self.undo_button = QPushButton("U&ndo")
+        for button in (self.edit_button, self.toggle_button, self.delete_button, self.up_button, self.down_button,
+                       self.undo_button):
+            button.setAutoDefault(False)
+            buttons.addWidget(button)
+        buttons.addStretch(1)
+        layout.addLayout(buttons)
+        self.edit_button.clicked.connect(self.edit_selected)
+        self.toggle_button.clicked.connect(self.toggle_selected)
+        self.delete_button.clicked.connect(self.delete_selected)
+        self.up_button.clicked.connect(lambda: self.move_selected(-1))
+        self.down_button.clicked.connect(lambda: self.move_selected(1))
+        self.undo_button.clicked.connect(self.undo)
+        return page
+
+    def refresh_rules(self, only_if_changed: bool = False) -> None:
+        if self.rules_file is None:
+            self.blocks = []
+            self._update_buttons()
+            return
+        text = self.rules_file.text()
+        if only_if_changed and text == self._seen_text:
+            return
+        self._seen_text = text
+        selected = self.selected_number()
+        self.blocks = self.rules_file.rules()
+        uses = compute(self.audit_path).rule_uses
+        self.table.clear()
+        for block in self.blocks:
+            values = block.values
+            summary = _summary(block)
+            expires = values.get("expires")
+            item = QTreeWidgetItem([str(block.number), "✔" if block.enabled else "—",
+                                    visible(str(values.get("action", "?"))), visible(block.summary()),
+                                    visible(str(values.get("note", ""))),
+                                    expires.isoformat() if isinstance(expires, datetime) else str(expires or ""),
+                                    str(uses_of(summary, uses)) if summary else "?"])
+            item.setData(0, Qt.ItemDataRole.UserRole, block.number)
+            if not block.enabled:
+                for column in range(len(COLUMNS)):
+                    item.setForeground(column, self.palette().placeholderText())
+            self.table.addTopLevelItem(item)
+            if block.number == selected:
+                item.setSelected(True)
+        self._update_buttons()
+
+    def selected_number(self) -> int | None:
+        items = self.table.selectedItems()
+        return items[0].data(0, Qt.ItemDataRole.UserRole) if items else None
+
+    def select(self, number: int) -> None:
+        for index in range(self.table.topLevelItemCount()):
+            item = self.table.topLevelItem(index)
+            item.setSelected(item.data(0, Qt.ItemDataRole.UserRole) == number)
+
+    def _update_buttons(self) -> None:
+        number = self.selected_number()
+        chosen = number is not None and self.rules_file is not None
+        for button in (self.edit_button, self.toggle_button, self.delete_button):
+            button.setEnabled(chosen)
+        self.up_button.setEnabled(chosen and number > 1)
+        self.down_button.setEnabled(chosen and number < len(self.blocks))
+        self.undo_button.setEnabled(self._undo is not None)
+        if chosen:
+            self.toggle_button.setText("Ena&ble" if not self.blocks[number - 1].enabled else "Disa&ble")
+
+    def _change(self, what: str, action: Callable[[], Any]) -> bool:
+        """Run one change; on a validation error nothing is written and the reason is shown."""
+        assert self.rules_file is not None
+        before = self.rules_file.text()
+        try:
+            action()
+        except (PolicyError, ValueError, IndexError) as error:
+            self.status.setText(f"✖ not changed: {error}")
+            return False
+        self._undo = before
+        self.status.setText(f"✔ {what}; in force within a second.")
+        self.refresh_rules()
+        return True
+
+    def edit_selected(self, text: str | None = None) -> bool:
+        number = self.selected_number()
+        if number is None or self.rules_file is None:
+            return False
+        if text is None:
+            editor = RuleEditor(self.blocks[number - 1], self)
+            if editor.exec() != QDialog.DialogCode.Accepted:
+                return False
+            text = editor.text()
+        changed = self._change(f"rule {number} saved", lambda: self.rules_file.replace(number, text))
+        self.select(number)
+        return changed
+
+    def toggle_selected(self) -> bool:
+        number = self.selected_number()
+        if number is None or self.rules_file is None:
+            return False
+        enable = not self.blocks[number - 1].enabled
+        changed = self._change(f"rule {number} {'enabled' if enable else 'disabled (kept in the file, commented)'}",
+                               lambda: self.rules_file.set_enabled(number, enable))
+        self.select(number)
+        self._update_buttons()
+        return changed
+
+    def delete_selected(self) -> bool:
+        number = self.selected_number()
+        if number is None or self.rules_file is None:
+            return False
+        return self._change(f"rule {number} deleted (Undo brings it back)", lambda: self.rules_file.delete(number))
+
+    def move_selected(self, step: int) -> bool:
+        number = self.selected_number()
+        if number is None or self.rules_file is None:
+            return False
+        moved: list[int] = []
+        changed = self._change(f"rule {number} moved", lambda: moved.append(self.rules_file.move(number, step)))
+        if moved:
+            self.select(moved[0])
+            self._update_buttons()
+        return changed
+
+    def undo(self) -> None:
+        if self._undo is None or self.rules_file is None:
+            return
+        previous, self._undo = self._undo, None
+        self.rules_file.path.write_text(previous, encoding="utf-8")
+        self.status.setText("✔ the last change was undone.")
+        self.refresh_rules()
+
+    # -- settings -----------------------------------------------------------------------------
+
+    def _settings_page(self) -> QWidget:
+        page = QWidget()
+        form = QFormLayout(page)
+        self.timeout = QDoubleSpinBox()
+        self.timeout.setObjectName("settingTimeout")
+        self.timeout.setRange(1, 86400)
+        self.timeout.setDecimals(0)
+        self.timeout.setSuffix(" s")
+        self.default_on_timeout = QLabel("deny (a request nobody answers is always denied, and nothing is remembered)")
+        self.popup = QCheckBox("Pop up a dialog for each request (else only the inbox and the tray)")
+        self.notify = QCheckBox("Desktop notifications, one per agent")
+        self.theme = QComboBox()
+        self.theme.setObjectName("settingTheme")
+        for name in THEMES:
+            self.theme.addItem(name, name)
+        self.quiet = QLineEdit()
+        self.quiet.setObjectName("settingQuietHours")
+        self.quiet.setPlaceholderText("22:00-07:30 (empty: none)")
+        self.settings_status = QLabel()
+        self.settings_status.setWordWrap(True)
+        form.addRow("Time to answer", self.timeout)
+        form.addRow("When nobody answers", self.default_on_timeout)
+        form.addRow("Dialog", self.popup)
+        form.addRow("Notifications", self.notify)
+        form.addRow("Theme", self.theme)
+        form.addRow("Do not disturb daily", self.quiet)
+        form.addRow(self.settings_status)
+        self.show_settings(self.settings)
+        self.timeout.editingFinished.connect(self.save_settings)
+        self.notify.toggled.connect(lambda _on: self.save_settings())
+        self.theme.currentIndexChanged.connect(lambda _i: self.save_settings())
+        self.quiet.editingFinished.connect(self.save_settings)
+        self.popup.toggled.connect(self.set_popups)
+        return page
+
+    def show_settings(self, settings: Settings) -> None:
+        for widget in (self.timeout, self.notify, self.theme, self.quiet):
+            widget.blockSignals(True)
+        self.timeout.setValue(settings.timeout)
+        self.notify.setChecked(settings.notifications)
+        self.theme.setCurrentIndex(max(0, self.theme.findData(settings.theme)))
+        self.quiet.setText(settings.quiet_hours)
+        self.popup.setChecked(self.popups())
+        for widget in (self.timeout, self.notify, self.theme, self.quiet):
+            widget.blockSignals(False)
+
+    def save_settings(self) -> bool:
+        chosen = Settings(timeout=float(self.timeout.value()), notifications=self.notify.isChecked(),
+                          theme=str(self.theme.currentData()), quiet_hours=self.quiet.text().strip())
+        try:
+            chosen.validated()
+        except SettingsError as error:
+            self.settings_status.setText(f"✖ not saved: {error}")
+            return False
+        if chosen == self.settings:
+            return True
+        self.settings = chosen
+        self.apply_settings(chosen)
+        self.settings_status.setText("✔ saved and in effect.")
+        return True
+
+    # -- explain ------------------------------------------------------------------------------
+
+    def _explain_page(self) -> QWidget:
+        page = QWidget()
+        layout = QVBoxLayout(page)
+        form = QFormLayout()
+        self.explain_tool = QLineEdit("Bash")
+        self.explain_args = QLineEdit('{"command": "npm test && rm -rf build"}')
+        self.explain_agent = QLineEdit()
+        self.explain_cwd = QLineEdit(str(Path.home()))
+        form.addRow("Tool", self.explain_tool)
+        form.addRow("Arguments (JSON)", self.explain_args)
+        form.addRow("Agent", self.explain_agent)
+        form.addRow("Working directory", self.explain_cwd)
+        layout.addLayout(form)
+        run = QPushButton("E&xplain")
+        run.setAutoDefault(False)
+        run.clicked.connect(self.explain)
+        layout.addWidget(run, 0, Qt.AlignmentFlag.AlignLeft)
+        self.explanation = QPlainTextEdit()
+        self.explanation.setObjectName("explanation")
+        self.explanation.setReadOnly(True)
+        self.explanation.setStyleSheet("font-family: monospace;")
+        layout.addWidget(self.explanation, 1)
+        return page
+
+    def explain(self) -> str:
+        """What `desktop-approver policy explain` says about the call in the form."""
+        try:
+            args = json.loads(self.explain_args.text() or "{}")
+            if not isinstance(args, dict):
+                raise ValueError("the arguments must be a JSON object")
+            policy = Policy.load(self.rules_file.path) if self.rules_file and self.rules_file.path.exists() \
+                else Policy.empty()
+        except (ValueError, PolicyError) as error:
+            self.explanation.setPlainText(f"✖ {error}")
+            return self.explanation.toPlainText()
+        tool = self.explain_tool.text().strip()
+        cwd = self.explain_cwd.text().strip() or None
+        risk = assess(tool, args, cwd=cwd).level
+        explanation = policy.explain(PolicyCall(tool=tool, args=args, agent=self.explain_agent.text().strip() or None,
+                                                cwd=cwd, risk=risk))
+        self.explanation.setPlainText(f"risk: {risk}\n{explanation.render()}")
+        return self.explanation.toPlainText()
+
+
+def _summary(block: RuleBlock) -> str | None:
+    """The rule's summary as the audit log writes it (to count its uses), None if it does not parse."""
+    try:
+        rules = Policy.parse("[[rule]]\n" + block.body).rules
+    except PolicyError:
+        return None
+    return rules[0].summary() if rules else None

@@ -1,0 +1,52 @@
+"""The one queue order every view shows: destructive first, then the least time left."""
+
+from __future__ import annotations
+
+import asyncio
+
+from desktop_approver.core.queue import by_urgency, count_text, riskiest_first, time_left_text, urgency_key, waited_text
+from desktop_approver.core.risk import assess
+from desktop_approver.core.tickets import CallInfo, Countdown, Identity, Ticket
+
+
+def ticket(agent: str, *commands: str, timeout: float = 300) -> Ticket:
+    calls = [CallInfo(index=i, tool="Bash", args={"command": c}, risk=assess("Bash", {"command": c}, cwd="/w"))
+             for i, c in enumerate(commands)]
+    return Ticket(request_id=agent, kind="batch" if len(calls) > 1 else "request", calls=calls, session="s",
+                  identity=Identity(agent=agent), countdown=Countdown(timeout), batch_size=len(calls))
+
+
+def test_destructive_first_then_time_left_then_age() -> None:
+    async def scenario() -> None:
+        pytest_first = ticket("a", "pytest")
+        push = ticket("b", "git push --force origin main")
+        soon = ticket("c", "make", timeout=30)
+        later = ticket("d", "ls")
+        batch = ticket("e", "ls", "rm -rf build/")
+        order = by_urgency([pytest_first, push, soon, later, batch])
+        assert [t.request_id for t in order] == ["b", "e", "c", "a", "d"]
+        assert urgency_key(push)[0] == 0 and urgency_key(pytest_first)[0] == 1
+        pytest_first.countdown.pause()  # paused while read: it keeps its place
+        assert [t.request_id for t in by_urgency([pytest_first, later])] == ["a", "d"]
+        for t in (pytest_first, push, soon, later, batch):
+            t.countdown.cancel()
+
+    asyncio.run(scenario())
+
+
+def test_counts_are_in_requests_with_calls_in_brackets() -> None:
+    async def scenario() -> None:
+        one, two = ticket("a", "ls"), ticket("b", "ls", "pwd", "rm -rf x")
+        assert count_text([one]) == "1 request"
+        assert count_text([one, two]) == "2 requests (4 calls)"
+        assert count_text([]) == "0 requests"
+        assert [c.args["command"] for c in riskiest_first(two.calls)] == ["rm -rf x", "ls", "pwd"]
+        for t in (one, two):
+            t.countdown.cancel()
+
+    asyncio.run(scenario())
+
+
+def test_time_texts() -> None:
+    assert time_left_text(299.2) == "5:00" and time_left_text(0) == "0:00" and time_left_text(-3) == "0:00"
+    assert waited_text(5) == "5 s" and waited_text(600) == "10 min" and waited_text(7300) == "2 h"

@@ -1,0 +1,146 @@
+"""Settings and rules from the tray; the statistics tab of the history window."""
+
+from __future__ import annotations
+
+import asyncio
+import datetime
+from pathlib import Path
+from typing import Any, Iterator
+
+import pytest
+
+from desktop_approver import Client, settings
+from desktop_approver.core import modes
+from tests.gui.conftest import wait_for
+from tests.gui.test_rules_file import POLICY
+
+
+@pytest.fixture
+def ruled(tmp_path: Path, run: Any) -> Iterator[Any]:
+    from desktop_approver.core.service import ServiceOptions
+    from desktop_approver.gui.app import DesktopApprover
+
+    policy = tmp_path / "policy.toml"
+    policy.write_text(POLICY)
+    options = ServiceOptions(socket_path=tmp_path / "s" / "a.sock", audit_path=tmp_path / "audit.sqlite3",
+                             policy_path=policy, state_path=tmp_path / "state.json")
+    app = DesktopApprover(options, arming_delay_ms=0)
+    run(app.start())
+    yield app
+    run(app.close())
+
+
+def ask(app: Any, command: str, agent: str = "coder") -> "asyncio.Future[Any]":
+    client = Client(app.service.options.socket_path, agent=agent)
+    return asyncio.get_running_loop().run_in_executor(None, lambda: client.request("Bash", {"command": command}))
+
+
+def test_the_tray_opens_the_rules_with_times_used(ruled: Any, run: Any) -> None:
+    async def scenario() -> None:
+        assert (await ask(ruled, "npm run test")).decided_by == "policy"
+        assert "Settings and rules…" in [a.text() for a in ruled.tray.menu.actions()]
+        window = ruled.open_settings()
+        table = window.table
+        assert table.topLevelItemCount() == 3
+        first = table.topLevelItem(0)
+        assert [first.text(c) for c in (0, 1, 2, 3, 6)] == ["1", "✔", "allow", 'tool="Bash" command="npm run test*"',
+                                                              "1"]
+        assert table.topLevelItem(1).text(4) == "git history is not to be deleted by an agent"
+
+    run(scenario())
+
+
+def test_disable_delete_reorder_and_undo_take_effect_without_a_restart(ruled: Any, run: Any) -> None:
+    window = ruled.open_settings()
+    path = ruled.service.options.policy_path
+
+    async def scenario() -> None:
+        window.select(3)  # deny curl/wget
+        assert window.toggle_selected()
+        assert "#~ [[rule]]" in path.read_text() and window.table.topLevelItem(2).text(1) == "—"
+        ruled.service.policy_watcher.check()
+        answer = ask(ruled, "curl https://example.org")
+        await wait_for(lambda: ruled.dialog.ticket is not None, what="the disabled rule no longer denies")
+        ruled.dialog.deny.click()
+        await answer
+        window.select(1)
+        assert window.move_selected(1) and window.selected_number() == 2
+        assert [window.table.topLevelItem(i).text(2) for i in range(3)] == ["block", "allow", "deny"]
+        assert window.delete_selected()
+        assert "npm run test" not in path.read_text()
+        window.undo()
+        assert "npm run test" in path.read_text()
+        window.select(1)
+        assert not window.edit_selected('action = "permit"\n')  # refused, nothing written
+        assert "not changed" in window.status.text()
+        assert window.edit_selected('action = "block"\npath = "./.git/**"\noperation = ["delete", "write"]\n')
+        assert 'operation = ["delete", "write"]' in path.read_text()
+        assert "# Never delete git history." in path.read_text()  # comments stay
+
+    run(scenario())
+
+
+def test_settings_are_saved_and_applied_live(ruled: Any, run: Any) -> None:
+    window = ruled.open_settings()
+    window.show_tab("settings")
+    window.timeout.setValue(42)
+    window.notify.setChecked(False)
+    window.quiet.setText("25:00-07:00")
+    assert not window.save_settings() and "quiet hours" in window.settings_status.text()
+    window.quiet.setText("22:00-07:30")
+    assert window.save_settings()
+    saved = settings.load()
+    assert saved.timeout == 42 and saved.notifications is False and saved.quiet_hours == "22:00-07:30"
+    assert ruled.service.broker.default_timeout == 42
+    ruled.check_quiet_hours(datetime.time(23, 15))
+    assert ruled.service.mode.mode == modes.DO_NOT_DISTURB
+    ruled.check_quiet_hours(datetime.time(8, 0))
+    assert ruled.service.mode.mode == modes.INTERACTIVE
+    window.popup.setChecked(False)
+    assert not ruled.popups_enabled()
+    assert "version" not in settings.default_path().read_text()  # only the settings live there
+
+
+def test_the_explain_tab_says_what_the_cli_says(ruled: Any) -> None:
+    window = ruled.open_settings()
+    window.explain_args.setText('{"command": "npm run test && curl x"}')
+    text = window.explain()
+    assert "deny" in text and "curl" in text
+    window.explain_args.setText("[1]")
+    assert window.explain().startswith("✖")
+
+
+def test_settings_file_errors_are_clear(tmp_path: Path) -> None:
+    path = tmp_path / "settings.toml"
+    path.write_text('# mine\ntheme = "dark"\n')
+    assert settings.load(path).theme == "dark"
+    settings.save(settings.Settings(theme="light", timeout=60), path)
+    assert path.read_text().startswith("# mine") and settings.load(path).timeout == 60
+    path.write_text("colour = 1\n")
+    with pytest.raises(settings.SettingsError, match="unknown setting colour"):
+        settings.load(path)
+    path.write_text('theme = "purple"\n')
+    with pytest.raises(settings.SettingsError, match="theme"):
+        settings.load(path)
+    assert settings.Settings(quiet_hours="22:00-07:00").quiet_now(datetime.time(3, 0))
+    assert not settings.Settings(quiet_hours="22:00-07:00").quiet_now(datetime.time(12, 0))
+    assert settings.Settings(quiet_hours="12:00-13:00").quiet_now(datetime.time(12, 30))
+
+
+def test_statistics_tab(approver: Any, run: Any) -> None:
+    async def scenario() -> None:
+        for agent in ("codex", "codex", "claude"):
+            answer = ask(approver, "make", agent)
+            await wait_for(lambda: approver.dialog.allow_once.isEnabled(), what="the dialog")
+            approver.dialog.allow_once.click()
+            await answer
+
+    run(scenario())
+    history = approver.open_history()
+    history.show_statistics()
+    stats = history.statistics.stats
+    assert stats.requests == 3 and stats.per_agent == [("codex", 2), ("claude", 1)]
+    assert stats.decided_by == [("person", 3)] and stats.median_seconds_to_decide is not None
+    agents = history.statistics.agents
+    assert agents.topLevelItem(0).text(0) == "codex" and agents.topLevelItem(0).text(2) == "█" * 28
+    assert "3 calls asked for" in history.statistics.headline.text()
