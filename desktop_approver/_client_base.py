@@ -154,10 +154,10 @@ class ClientProtocol:
         status_id = self.new_id("s")
         return status_id, {"v": wire.PROTOCOL_VERSION, "type": "status", "id": status_id}
 
-    def admin(self, kind: str, **fields: Any) -> tuple[str, dict[str, Any]]:
-        """``sessions``, ``revoke`` and ``end_session``: messages that never approve anything."""
+    def admin(self, message_type: str, /, **fields: Any) -> tuple[str, dict[str, Any]]:
+        """``sessions``, ``revoke``, ``end_session`` and ``notice``: messages that never approve anything."""
         message_id = self.new_id("m")
-        message = {"v": wire.PROTOCOL_VERSION, "type": kind, "id": message_id}
+        message = {"v": wire.PROTOCOL_VERSION, "type": message_type, "id": message_id}
         _put_optional(message, **fields)
         return message_id, message
 
@@ -239,6 +239,10 @@ class ClientProtocol:
         if not isinstance(entries, list) or not all(isinstance(entry, dict) for entry in entries):
             raise ProtocolError("malformed sessions_reply: entries is not a list of objects", "invalid_message")
         return entries
+
+    def read_noticed(self, reply: Mapping[str, Any]) -> None:
+        """The app took a ``notice`` (or said why not, as a typed error)."""
+        _expect(reply, "noticed")
 
     def read_count(self, reply: Mapping[str, Any], kind: str, field: str) -> int:
         """A number of forgotten approvals: ``session_ended.forgotten``, ``revoked.count``."""

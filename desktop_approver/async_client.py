@@ -85,6 +85,12 @@ class AsyncClient:
         reply = await self._exchange(message_id, message, None, wait=self.connect_timeout + 4.0)
         return self.protocol.read_count(reply, "revoked", "count")
 
+    async def notice(self, kind: str, text: str, session: str | None = None) -> None:
+        """Tell the person the agent is ``waiting`` for them, ``finished``, or some ``info``."""
+        message_id, message = self.protocol.admin("notice", kind=kind, text=text, session=session)
+        reply = await self._exchange(message_id, message, None, wait=self.connect_timeout + 4.0)
+        self.protocol.read_noticed(reply)
+
     async def aclose(self) -> None:
         if self._reader_task is not None:
             self._reader_task.cancel()

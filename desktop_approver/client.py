@@ -93,6 +93,12 @@ class Client:
         reply = self._exchange(message_id, message, self.connect_timeout + 4.0)
         return self.protocol.read_count(reply, "revoked", "count")
 
+    def notice(self, kind: str, text: str, session: str | None = None) -> None:
+        """Tell the person the agent is ``waiting`` for them, ``finished``, or some ``info``: shown in
+        the tray and as a notification that never takes focus. Decides nothing."""
+        message_id, message = self.protocol.admin("notice", kind=kind, text=text, session=session)
+        self.protocol.read_noticed(self._exchange(message_id, message, self.connect_timeout + 4.0))
+
     def close(self) -> None:
         with self._lock:
             self._drop()

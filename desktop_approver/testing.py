@@ -134,6 +134,7 @@ class FakeApprover:
         self.available = available
         self.token = token
         self.requests: list[ApprovalRequest] = []
+        self.notices: list[tuple[str, str]] = []   # (kind, text) of every notice the agent sent
         self._remembered: dict[tuple[str, str, str, str], dict[str, Any]] = {}
         self._started = time.time()
         self._lock = threading.Lock()  # a sync Client may be shared by threads
@@ -183,6 +184,13 @@ class FakeApprover:
                 return [{"v": 1, "type": "batch_decision", "id": message_id, "decisions": decisions}]
             if kind == "cancel":  # the fake answers at once: nothing is ever pending to cancel
                 return [_error(message_id, "unknown_id", f"no pending request {message_id!r}", kind)]
+            if kind == "notice":
+                if message.get("kind") not in ("waiting", "finished", "info") or not isinstance(
+                        message.get("text"), str) or not 1 <= len(message["text"]) <= 1024:
+                    return [_error(message_id, "invalid_message", "a notice needs a kind (waiting, finished, info) "
+                                   "and a text of 1 to 1024 characters", kind)]
+                self.notices.append((message["kind"], message["text"]))
+                return [{"v": 1, "type": "noticed", "id": message_id}]
             if kind in ("status", "sessions", "end_session", "revoke"):
                 return [{"v": 1, "id": message_id, **self._admin(conversation, kind, message)}]
         return [_error(message_id, "unknown_type", f"unknown message type {kind!r}", kind)]

@@ -269,3 +269,17 @@ def test_core_imports_no_qt() -> None:
     loaded = imported_after("\n".join(f"import desktop_approver.core.{name}" for name in core))
     assert "pydantic" in loaded  # the imports really happened
     assert not loaded & {"PySide6", "qasync", "shiboken6"}
+
+
+def test_a_notice_reaches_the_app_and_decides_nothing(ask: Callable[..., Any], service: ServiceThread) -> None:
+    told: list[tuple[str, str]] = []
+    service.service.broker.notice_listeners.append(lambda who, kind, text: told.append((kind, text)))
+    assert ask("notice", "waiting", "tester is waiting for you") is None
+    assert told == [("waiting", "tester is waiting for you")]
+    assert service.person.seen == []                      # nobody was asked anything
+    from desktop_approver.errors import ProtocolError
+    with pytest.raises(ProtocolError) as refused:
+        ask("notice", "approved", "let me through")       # only waiting / finished / info
+    assert refused.value.code == "invalid_message"
+    with pytest.raises(ProtocolError):
+        ask("notice", "info", "")                         # an empty notice says nothing

@@ -166,3 +166,21 @@ def test_install_without_project_writes_the_user_settings(private_home: Path) ->
     written = json.loads((private_home / ".claude" / "settings.json").read_text())
     assert set(written["hooks"]) == {"PermissionRequest", "Notification", "Stop"}
     assert "--project only goes with --install" in cli("hook", "claude-code", "--project", stdin="{}").stderr
+
+
+def test_notification_and_stop_reach_the_running_app_and_its_tray_word(serve: Any) -> None:
+    """With the app running, the notice goes to the app (tray and its own notification), audited."""
+    service = serve(every("allow_once"))
+    told: list[tuple[str | None, str, str]] = []
+    service.service.broker.notice_listeners.append(lambda who, kind, text: told.append((who.agent, kind, text)))
+    events = [{"hook_event_name": "Notification", "session_id": "s", "cwd": "/home/me/shop",
+               "message": "Claude needs your permission to use Bash"},
+              {"hook_event_name": "Stop", "session_id": "s", "cwd": "/home/me/shop"}]
+    for event in events:
+        result = cli("hook", "claude-code", "--socket", str(service.socket_path), stdin=json.dumps(event))
+        assert result.returncode == 0 and result.stdout == "", result.stderr
+    assert told == [("Claude Code (shop)", "waiting",
+                     "Claude Code (shop) is waiting for you: Claude needs your permission to use Bash"),
+                    ("Claude Code (shop)", "finished", "Claude Code (shop) finished")]
+    notices = [e for e in service.service.audit.events(kind="notice")]
+    assert [e["code"] for e in notices] == ["waiting", "finished"]

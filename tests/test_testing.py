@@ -214,3 +214,16 @@ def test_concurrent_async_requests_share_one_connection() -> None:
     assert [decision.allowed for decision in decisions] == [bool(n % 2) for n in range(20)]
     assert [call.args["n"] for call in fake.requests] == list(range(20))
     assert len({call.id for call in fake.requests}) == 20
+
+
+def test_the_fake_takes_notices_as_the_app_does() -> None:
+    from desktop_approver import Client
+    from desktop_approver.errors import ProtocolError
+    from desktop_approver.testing import FakeApprover, allow_once
+
+    fake = FakeApprover(lambda request: allow_once())
+    with Client(transport=fake) as client:
+        client.notice("finished", "my-agent finished")
+        with pytest.raises(ProtocolError):
+            client.notice("approved", "x")
+    assert fake.notices == [("finished", "my-agent finished")]

@@ -67,7 +67,7 @@ def run(args: argparse.Namespace) -> int:
             raise ValueError("expected a JSON object")
         kind = event.get("hook_event_name") or "PreToolUse"
         if kind in ("Notification", "Stop", "SubagentStop"):
-            return announce(kind, event)
+            return announce(kind, event, args.socket)
         if kind not in ("PreToolUse", "PermissionRequest"):
             raise ValueError(f"unsupported hook event {kind!r}")
         if not isinstance(event.get("tool_name"), str):
@@ -153,7 +153,7 @@ def _permission_request_answer(choice: str, reason: str, updated: dict[str, Any]
 
 # -- Notification / Stop ---------------------------------------------------------------------------
 
-def announce(kind: str, event: dict[str, Any]) -> int:
+def announce(kind: str, event: dict[str, Any], socket_path: str | None = None) -> int:
     """Tell the person which agent needs them or is done; never fails the hook."""
     import shutil
     import subprocess
@@ -165,6 +165,18 @@ def announce(kind: str, event: dict[str, Any]) -> int:
     else:
         title, body = f"{agent} finished", ""
     print(f"desktop-approver: {title}" + (f": {body}" if body else ""), file=sys.stderr)
+    try:
+        # The app shows it in the tray and as its own notification (grouped with the agent's
+        # requests, quiet in do-not-disturb); notify-send only when the app is not there.
+        from ..client import Client
+        from ..errors import ApproverError
+
+        with Client(socket_path, agent=agent, session=str(event.get("session_id") or "") or None,
+                    connect_timeout=2.0) as client:
+            client.notice("waiting" if kind == "Notification" else "finished", title + (f": {body}" if body else ""))
+        return 0
+    except (ApproverError, OSError, ValueError):
+        pass
     notify_send = shutil.which("notify-send")
     if notify_send is None:
         return 0

@@ -27,6 +27,7 @@ log = logging.getLogger(__name__)
 DEFAULT_TIMEOUT = 300.0
 
 Listener = Callable[[str, Ticket], None]
+NoticeListener = Callable[[Identity, str, str], None]   # who, kind ("waiting" / "finished" / "info"), text
 """Called with ("added" | "removed", ticket) as tickets start and stop waiting for a person."""
 
 
@@ -58,6 +59,7 @@ class Broker:
         self.default_timeout = default_timeout
         self.pending: dict[str, Ticket] = {}
         self.listeners: list[Listener] = []
+        self.notice_listeners: list[NoticeListener] = []
 
     def prepare(self, identity: Identity, session: str, calls: Sequence[dict[str, Any]]) -> Prepared:
         """Assess every call and decide what needs no person (rules, mode, session memory)."""
@@ -185,6 +187,14 @@ class Broker:
             if verdict.decision == "allow_session" and verdict.decided_by == "user" and not _destructive(info):
                 self.memory.remember(session, info.tool, verdict.updated_args or info.args, scope=verdict.scope,
                                      agent=identity.agent)
+
+    def tell(self, identity: Identity, kind: str, text: str) -> None:
+        """An agent's notice for the person (the GUI shows it); it never touches a decision."""
+        for listener in list(self.notice_listeners):
+            try:
+                listener(identity, kind, text)
+            except Exception:
+                log.exception("notice listener failed")
 
     def _notify(self, event: str, ticket: Ticket) -> None:
         for listener in list(self.listeners):

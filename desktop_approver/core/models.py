@@ -230,9 +230,20 @@ class Revoke(_Message):
     tool: ToolName | None = None
 
 
+class Notice(_Message):
+    """The agent tells the person something (it waits for them, it finished): shown in the tray and
+    as a notification that never takes focus. It never approves or denies anything."""
+
+    type: Literal["notice"]
+    id: Id
+    kind: Literal["waiting", "finished", "info"]
+    text: Annotated[StrictStr, Field(min_length=1, max_length=1024)]
+    session: ShortText | None = None
+
+
 INCOMING: dict[str, type[_Message]] = {
     "hello": Hello, "request": Request, "batch": Batch, "cancel": Cancel,
-    "status": Status, "end_session": EndSession, "sessions": ListSessions, "revoke": Revoke,
+    "status": Status, "end_session": EndSession, "sessions": ListSessions, "revoke": Revoke, "notice": Notice,
 }
 
 
@@ -325,6 +336,13 @@ class Revoked(_Message):
     count: int
 
 
+class Noticed(_Message):
+    """The notice reached the app (it is shown unless do-not-disturb holds it back)."""
+
+    type: Literal["noticed"] = "noticed"
+    id: Id
+
+
 ErrorCode = Literal[
     "invalid_utf8", "invalid_json", "line_too_long", "invalid_message", "unknown_type",
     "unsupported_version", "duplicate_id", "unknown_id", "too_many_pending", "unauthorized",
@@ -332,7 +350,8 @@ ErrorCode = Literal[
 ]
 
 
-MessageType = Literal["hello", "request", "batch", "cancel", "status", "end_session", "sessions", "revoke"]
+MessageType = Literal["hello", "request", "batch", "cancel", "status", "end_session", "sessions", "revoke",
+                      "notice"]
 
 
 class ErrorMessage(_Message):

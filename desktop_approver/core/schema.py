@@ -27,7 +27,7 @@ CLIENT_MESSAGES: dict[str, type[BaseModel]] = dict(models.INCOMING)
 APP_MESSAGES: dict[str, type[BaseModel]] = {
     "welcome": models.Welcome, "decision": models.DecisionMessage, "batch_decision": models.BatchDecision,
     "status_reply": models.StatusReply, "session_ended": models.SessionEnded, "sessions_reply": models.SessionsReply,
-    "revoked": models.Revoked, "error": models.ErrorMessage,
+    "revoked": models.Revoked, "noticed": models.Noticed, "error": models.ErrorMessage,
 }
 SUMMARIES = {
     "hello": "client to app: optional first message; says who the agent is and carries the token when one is required",
@@ -38,6 +38,8 @@ SUMMARIES = {
     "end_session": "client to app: the agent's session is over; answered by session_ended",
     "sessions": "client to app: list what allow_session remembers; answered by sessions_reply",
     "revoke": "client to app: forget remembered approvals; answered by revoked",
+    "notice": "client to app: tell the person the agent waits for them or finished (shown, never decides anything); "
+              "answered by noticed",
     "welcome": "app to client: the answer to hello",
     "decision": "app to client: the outcome of one request",
     "batch_decision": "app to client: one decision per call of a batch, in the calls' order",
@@ -45,6 +47,7 @@ SUMMARIES = {
     "session_ended": "app to client: the answer to end_session",
     "sessions_reply": "app to client: the answer to sessions",
     "revoked": "app to client: the answer to revoke",
+    "noticed": "app to client: the answer to notice",
     "error": "app to client: a typed refusal of a message",
 }
 

@@ -366,6 +366,12 @@ class ApproverServer:
             entries = [models.MemoryEntryInfo(**entry.as_dict())
                        for entry in self.broker.memory.entries(agent=connection.identity.agent)]
             connection.send(encode(models.SessionsReply(id=message.id, entries=entries)))
+        elif isinstance(message, models.Notice):
+            identity = connection.identity
+            self.broker.audit.record_event("notice", message.kind, f"agent={identity.agent} {message.text}",
+                                           connection.peer.pid, connection.peer.uid)
+            self.broker.tell(identity, message.kind, message.text)
+            connection.send(encode(models.Noticed(id=message.id)))
         elif isinstance(message, models.Revoke):
             count = self.broker.memory.revoke(session=message.session, tool=message.tool,
                                               agent=connection.identity.agent)

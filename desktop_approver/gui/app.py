@@ -71,8 +71,9 @@ class DesktopApprover(QObject):
         """What the app runs without (notifications, the audit log), shown by the tray as degraded."""
         self.service.audit.health_listeners.append(lambda problem: self.set_trouble("audit", problem))
         self.quit_requested: asyncio.Event | None = None
-        self.notifications = (TicketNotifications(self.decider, self.service.mode, notifier, self.open_review)
-                              if notifier is not None else None)
+        self.notifications = (TicketNotifications(self.decider, self.service.mode, notifier, self.open_review,
+                                                  self.open_inbox) if notifier is not None else None)
+        self.service.broker.notice_listeners.append(self._agent_notice)
         self.settings_window: SettingsWindow | None = None
         self.tray.on_open_settings = self.open_settings
         self.tray.refresh()
@@ -88,6 +89,12 @@ class DesktopApprover(QObject):
         self._quiet_clock.setInterval(30_000)
         self._quiet_clock.timeout.connect(self.check_quiet_hours)
         self._quiet_clock.start()
+
+    def _agent_notice(self, identity: Any, kind: str, text: str) -> None:
+        """An agent tells the person it waits for them or finished: tray and a quiet notification."""
+        self.tray.show_notice(identity.label, kind, text)
+        if self.notifications is not None:
+            self.notifications.announce(identity.label, kind, text)
 
     async def start(self) -> None:
         self.quit_requested = asyncio.Event()

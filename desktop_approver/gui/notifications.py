@@ -70,8 +70,10 @@ def short_summary(call: CallInfo) -> str:
 class TicketNotifications:
     """Bridges the decider's queue to a :class:`~desktop_approver.notify.freedesktop.DesktopNotifier`, one per agent."""
 
-    def __init__(self, decider: GuiDecider, mode: modes.ModeState, notifier: Any, open_review: Any) -> None:
+    def __init__(self, decider: GuiDecider, mode: modes.ModeState, notifier: Any, open_review: Any,
+                 open_inbox: Any = None) -> None:
         self.decider = decider
+        self.open_inbox = open_inbox or (lambda: None)
         self.mode = mode
         self.notifier = notifier
         self.open_review = open_review
@@ -154,7 +156,18 @@ class TicketNotifications:
         """Do-not-disturb withdraws what is shown; leaving it shows what is still waiting."""
         self.refresh()
 
+    def announce(self, agent: str, kind: str, text: str) -> None:
+        """An agent's notice as a notification of its own (normal urgency, no buttons but the
+        default, which opens the inbox); nothing in do-not-disturb or when turned off."""
+        if not (self.available and self.enabled) or self.mode.mode == modes.DO_NOT_DISTURB:
+            return
+        self._spawn(self.notifier.show(f"notice:{agent}", text, "", [], urgency=1))
+
     def _on_action(self, key: str, action: str) -> None:
+        if key.startswith("notice:"):
+            if action == "default":
+                self.open_inbox()
+            return
         agent = key.removeprefix("agent:")
         ticket = self._shown.get(agent)
         if ticket is None or ticket not in self.decider.tickets():

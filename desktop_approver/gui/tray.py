@@ -23,6 +23,7 @@ from .badges import risk_text
 from .decider import GuiDecider
 from .review_text import visible
 
+NOTICE_LIFETIME = 3600.0  # seconds an agent's notice stays in the tray
 APPROVE_ALL_CHOICES = (("Approve all for 15 minutes", 15 * 60), ("Approve all for 1 hour", 3600))
 
 
@@ -34,6 +35,7 @@ class Tray(QSystemTrayIcon):
                  on_open_sessions: Callable[[], object] | None = None, icon_style: str = "color",
                  parent: QWidget | None = None) -> None:
         super().__init__(parent)
+        self.notices: dict[str, tuple[str, str, float]] = {}   # agent -> (kind, text, when): the agents' notices
         self.icon_style = icon_style
         self.degraded: str | None = None
         self.decider = decider
@@ -71,7 +73,8 @@ class Tray(QSystemTrayIcon):
         self.setIcon(icons.tray_icon(self.state, count, destructive=destructive, style=self.icon_style))
         mode_note = "" if mode == modes.INTERACTIVE else f" — mode: {mode.replace('_', ' ')}"
         trouble = f"\n{self.degraded}" if self.degraded else ""
-        self.setToolTip(f"desktop-approver — {count_text(waiting)} waiting{mode_note}{trouble}")
+        told = "".join(f"\n{line}" for line in self.notice_lines()[:3])
+        self.setToolTip(f"desktop-approver — {count_text(waiting)} waiting{mode_note}{trouble}{told}")
         self._rebuild_menu(waiting)
 
     def set_degraded(self, reason: str | None) -> None:
@@ -93,9 +96,31 @@ class Tray(QSystemTrayIcon):
         self.update_times()
         self._clock.start()
 
+    def show_notice(self, agent: str, kind: str, text: str) -> None:
+        """An agent's own word ("codex is waiting for you", "... finished"): the newest one per
+        agent, at the top of the menu and in the tooltip, until it is replaced or cleared."""
+        self.notices[agent] = (kind, text, time.time())
+        self.refresh()
+
+    def clear_notice(self, agent: str) -> None:
+        if self.notices.pop(agent, None) is not None:
+            self.refresh()
+
+    def notice_lines(self) -> list[str]:
+        lines = []
+        now = time.time()
+        for agent in [a for a, (_k, _t, when) in self.notices.items() if now - when > NOTICE_LIFETIME]:
+            del self.notices[agent]  # an hour-old "waiting" says nothing any more
+        for _agent, (kind, text, when) in sorted(self.notices.items(), key=lambda item: -item[1][2]):
+            mark = "⏳" if kind == "waiting" else "✔" if kind == "finished" else "ℹ"
+            lines.append(f"{mark} {visible(text)} ({waited_text(time.time() - when)} ago)")
+        return lines
+
     def _rebuild_menu(self, waiting: list[Ticket]) -> None:
         self.menu.clear()
         self._waiting_actions = []
+        for line in self.notice_lines()[:5]:
+            self.menu.addAction(line).setEnabled(False)
         header = self.menu.addAction(f"{count_text(waiting)} waiting, most urgent first" if waiting
                                      else "Nothing waiting")
         header.setEnabled(False)
