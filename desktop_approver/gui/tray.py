@@ -112,8 +112,9 @@ class Tray(QSystemTrayIcon):
         for agent in [a for a, (_k, _t, when) in self.notices.items() if now - when > NOTICE_LIFETIME]:
             del self.notices[agent]  # an hour-old "waiting" says nothing any more
         for _agent, (kind, text, when) in sorted(self.notices.items(), key=lambda item: -item[1][2]):
-            mark = "⏳" if kind == "waiting" else "✔" if kind == "finished" else "ℹ"
-            lines.append(f"{mark} {visible(text)} ({waited_text(time.time() - when)} ago)")
+            mark = "●" if kind == "waiting" else "✔" if kind == "finished" else "•"
+            age = now - when
+            lines.append(f"{mark} {visible(text)} ({'just now' if age < 60 else waited_text(age) + ' ago'})")
         return lines
 
     def _rebuild_menu(self, waiting: list[Ticket]) -> None:
