@@ -257,6 +257,8 @@ def _judge_delete(place: _Place, findings: _Findings) -> None:
         findings.add(DESTRUCTIVE, "deletes inside .git (history)")
     elif place.secret or place.startup:
         findings.add(DESTRUCTIVE, "deletes a key, secrets or startup file")
+    elif _whole_temp(place):
+        findings.add(DESTRUCTIVE, "deletes the whole temp directory (other programs' files and sockets)")
     elif place.temp:
         findings.add(MODERATE, "deletes scratch files in the temp directory")
     elif not place.inside or place.system and not place.in_project:
@@ -268,6 +270,14 @@ def _judge_delete(place: _Place, findings: _Findings) -> None:
         findings.add(DESTRUCTIVE, "deletes recursively")
     else:
         findings.add(MODERATE, "deletes files in the working directory")
+
+
+def _whole_temp(place: _Place) -> bool:
+    """``rm -rf /tmp`` or ``/tmp/*``: every program's scratch files and sockets, not one's own."""
+    target = place.resolved.rstrip("/")
+    target = target[:-2] if target.endswith("/*") else target
+    roots = {"/tmp", "/var/tmp", "/dev/shm", os.environ.get("TMPDIR", "/tmp").rstrip("/") or "/tmp"}
+    return target in roots
 
 
 def _judge_use(use: PathUse, workspace: str | None, findings: _Findings) -> None:

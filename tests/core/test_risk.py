@@ -321,3 +321,15 @@ def test_a_project_under_the_temp_directory_is_still_a_project(workspace: str) -
     assert assess("Write", {"file_path": "a.txt", "content": ""}, cwd=workspace).reasons == (
         "writes files in the working directory",)
     assert assess("Write", {"file_path": "/tmp/scratch.txt", "content": ""}, cwd=workspace).level == MODERATE
+
+
+@pytest.mark.parametrize(("command", "level"), [
+    ("rm -rf /tmp/build-1234", MODERATE),        # one's own scratch
+    ("rm /tmp/out.txt", MODERATE),
+    ("rm -rf /tmp/*", DESTRUCTIVE),              # every program's scratch files and sockets
+    ("rm -rf /tmp", DESTRUCTIVE),
+    ("rm -rf /var/tmp/*", DESTRUCTIVE),
+])
+def test_scratch_files_are_moderate_but_the_whole_temp_directory_is_not(command: str, level: str) -> None:
+    assert assess("Bash", {"command": command}, cwd=CWD).level == level
+

@@ -46,8 +46,8 @@ def test_button_labels_name_every_destructive_call_they_allow(ticked: list[bool]
 
 def test_destructive_calls_start_unticked_and_a_single_call_is_its_own_subject() -> None:
     assert batch.initial_ticks(BATCH) == [True, False, True, True]
-    assert batch.initial_ticks(calls("rm -rf /tmp/x")) == [True]
-    single = calls("rm -rf /tmp/x")
+    assert batch.initial_ticks(calls("rm -rf ~/old-checkout")) == [True]
+    single = calls("rm -rf ~/old-checkout")
     assert batch.allow_once_choice(single, [True]).label == "Allow &once"
     assert not batch.allow_session_choice(single, [True]).enabled
 

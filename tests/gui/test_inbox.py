@@ -54,7 +54,7 @@ def test_three_agents_in_queue_order_and_decided_together(approver: Any, run: An
         research_row.setSelected(True)
         inbox.tree.setCurrentItem(research_row)
         assert inbox.allow_once.text() == "Allow &once" and inbox.deny.text() == "&Deny"
-        late = ask(approver, "late-agent", "l1", "Bash", {"command": "rm -rf /tmp/cache"})
+        late = ask(approver, "late-agent", "l1", "Bash", {"command": "rm -rf ~/.cache/tool"})
         await wait_for(lambda: len(inbox._rows) == 3, what="the late arrival")
         assert inbox.tree.topLevelItem(1).text(AGENT).startswith("late-agent")  # destructive: above research
         assert inbox.selected_tickets()[0].identity.agent == "research"  # the arrival took no selection

@@ -98,7 +98,7 @@ def test_remembered_approvals_count_answers_like_the_sessions_command(approver: 
         assert entry.hits == 1
         await wait_for(lambda: window.table.topLevelItem(0).text(4) == "1", what="the window to count the answer")
         cli = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "desktop_approver", "sessions", "--json",
+            sys.executable, "-m", "desktop_approver", "sessions", "--json", "--agent", "coder",
             "--socket", str(approver.service.options.socket_path), stdout=asyncio.subprocess.PIPE)
         out, _ = await cli.communicate()
         entries = [json.loads(line) for line in out.splitlines()]
