@@ -276,7 +276,7 @@ def test_a_notice_reaches_the_app_and_decides_nothing(ask: Callable[..., Any], s
     service.service.broker.notice_listeners.append(lambda who, kind, text: told.append((kind, text)))
     assert ask("notice", "waiting", "tester is waiting for you") is None
     assert told == [("waiting", "tester is waiting for you")]
-    assert service.person.seen == []                      # nobody was asked anything
+    assert service.person.tickets == []                   # nobody was asked anything
     from desktop_approver.errors import ProtocolError
     with pytest.raises(ProtocolError) as refused:
         ask("notice", "approved", "let me through")       # only waiting / finished / info

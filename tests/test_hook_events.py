@@ -182,5 +182,5 @@ def test_notification_and_stop_reach_the_running_app_and_its_tray_word(serve: An
     assert told == [("Claude Code (shop)", "waiting",
                      "Claude Code (shop) is waiting for you: Claude needs your permission to use Bash"),
                     ("Claude Code (shop)", "finished", "Claude Code (shop) finished")]
-    notices = [e for e in service.service.audit.events(kind="notice")]
-    assert [e["code"] for e in notices] == ["waiting", "finished"]
+    notices = service.service.audit.events(kind="notice")      # newest first
+    assert [e["code"] for e in reversed(notices)] == ["waiting", "finished"]
