@@ -17,6 +17,7 @@ from typing import Any
 
 from ..core import modes
 from ..core.queue import riskiest_first
+from ..core.reading import read_call
 from ..core.tickets import CallInfo, Ticket, Verdict
 from .badges import risk_text
 from .decider import GuiDecider
@@ -62,7 +63,7 @@ def agent_title(agent: str, waiting: list[Ticket]) -> str:
 
 def short_summary(call: CallInfo) -> str:
     """A shell command as itself; any other call as its tool and main argument."""
-    if any(isinstance(call.args.get(key), str) for key in ("command", "cmd")):
+    if read_call(call.tool, call.args).commands:
         return summarise_args(call.args, 80)
     return f"{visible(call.tool)} {summarise_args(call.args, 70)}"
 

@@ -12,8 +12,10 @@ import shlex
 from pathlib import Path
 from typing import Any, Iterable
 
+from ..core.reading import CWD_ARGS, PATH_ARGS
+
 OWN_TOOLS = ("desktop-approver", "desktop_approver")
-PATH_KEYS = ("path", "file_path", "filename", "filepath", "notebook_path", "target_file", "cwd", "directory")
+PATH_KEYS = (*PATH_ARGS, *CWD_ARGS)  # the reading module's names: one vocabulary for every view
 
 
 def command_line(pid: int | None, proc: Path = Path("/proc")) -> list[str] | None:

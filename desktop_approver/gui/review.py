@@ -16,6 +16,7 @@ from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import (QCheckBox, QFrame, QGridLayout, QHBoxLayout, QLabel, QLineEdit, QListWidget,
                                QListWidgetItem, QPlainTextEdit, QPushButton, QSplitter, QVBoxLayout, QWidget)
 
+from ..core.reading import read_call
 from ..core.tickets import CallInfo, Ticket
 from . import theme
 from .badges import RiskBadge, risk_colours, risk_text
@@ -226,7 +227,7 @@ class ReviewPanel(QWidget):
         text = "; ".join(reasons) if reasons else "no risk found in the content"
         if hint_text:
             text += f"\nThe agent says: {hint_text} (shown, not trusted)"
-        commands = [call.args[key] for key in ("command", "cmd") if isinstance(call.args.get(key), str)]
+        commands = [run.text for run in read_call(call.tool, call.args).commands]
         for typed, resolved in tilde_paths(call.args, commands)[:4]:
             text += f"\n{visible(typed)} is {visible(resolved)}"
         self.reasons.setText(text)
