@@ -27,7 +27,6 @@ import json
 import logging
 import os
 import re
-import shlex
 import tempfile
 import tomllib
 from dataclasses import dataclass
@@ -36,8 +35,7 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any, Callable, Iterable, Literal
 
-from .reading import FAMILIES, CallReading, ShellRun, command_paths, read_call
-from .shellparse import SimpleCommand
+from .reading import FAMILIES, ShellRun, command_paths, read_call
 
 log = logging.getLogger(__name__)
 
@@ -826,15 +824,9 @@ def _shell_parts(run: ShellRun, base: str | None) -> tuple[_Part, ...]:
             continue
         words = _squeeze(" ".join(simple_command.argv))
         touches = tuple(_touch(use.path, use.operation, base, bases, doubt, shell=True)
-                        for use in _shell_touches(simple_command, base))
+                        for use in command_paths(simple_command, None))  # relative: _touch resolves per base
         parts.append(_Part(words, words, touches=touches))
     return tuple(parts)
-
-
-def _shell_touches(command: SimpleCommand, base: str | None) -> list[Any]:
-    """The paths one simple command touches, as the reading module sees them (relative paths stay
-    relative here: :func:`_touch` resolves them against every base a ``cd`` may lead to)."""
-    return command_paths(command, None)
 
 
 def _cd_bases(moves: list[tuple[str, ...]], base: str | None) -> tuple[str, ...]:

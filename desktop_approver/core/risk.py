@@ -38,8 +38,8 @@ from functools import lru_cache
 from typing import Any, Callable, Iterable, Mapping
 
 from .reading import READ_TOOLS as READ_TOOL_NAMES
-from .reading import (CallReading, Hidden, PathUse, ShellRun, command_paths, hidden_in, read_call, secrets_in,
-                      strings_in)
+from .reading import (CallReading, Hidden, PathUse, ShellRun, command_paths, hidden_in, read_call, read_command,
+                      resolve_path, secrets_in, strings_in)
 from .reading import operands as _operands
 from .reading import option_flags as _flags
 from .shellparse import SHELLS, SimpleCommand
@@ -384,8 +384,7 @@ _FORK_BOMB = re.compile(r"(\w+|:)\s*\(\s*\)\s*\{\s*\1\s*\|\s*\1\s*&\s*\}")
 _DRY_RUN_FLAGS = frozenset({"--dry-run", "--dry_run", "--dryrun", "--simulate", "--just-print", "--recon",
                             "--what-if", "--check", "--noop", "--no-act", "--list-only"})
 _DRY_RUN_SHORT = {"rsync": "n", "make": "n", "apt-get": "s", "apt": "s", "git clean": "n", "git push": "n",
-                  "git add": "n", "git rm": "n", "git mv": "n", "cp": "", "ansible-playbook": "C", "patch": "",
-                  "terraform": ""}
+                  "git add": "n", "git rm": "n", "git mv": "n", "ansible-playbook": "C"}
 _GIT_PROGRAM_SETTINGS = re.compile(
     r"^(core\.(sshcommand|fsmonitor|pager|editor|hookspath|askpass|gitproxy|alternaterefscommand)"
     r"|alias\..*|(diff|merge|filter)\..*\.(command|driver|textconv|clean|smudge|process)|credential\.helper"
@@ -433,7 +432,7 @@ def _command_findings(run: ShellRun, cwd: str | None, workspace: str | None, fin
         while "((" in as_sh:
             as_sh = as_sh.replace("((", "( (")
         in_sh = _Findings()
-        _command_findings(_reparse(as_sh, run.key), cwd, workspace, in_sh, depth + 1)
+        _command_findings(read_command(as_sh, run.key), cwd, workspace, in_sh, depth + 1)
         for level, reason in in_sh.items:
             if level == DESTRUCTIVE:
                 findings.add(level, reason)
@@ -445,12 +444,6 @@ def _command_findings(run: ShellRun, cwd: str | None, workspace: str | None, fin
         pipelines.setdefault(simple.pipeline, []).append(simple)
     for simple in run.programs:
         _simple_findings(simple, line, pipelines.get(simple.pipeline, []))
-
-
-def _reparse(text: str, key: str) -> ShellRun:
-    from .shellparse import split_commands
-
-    return ShellRun(text, key, None, tuple(split_commands(text)))
 
 
 def _dry_run(cmd: SimpleCommand) -> bool:
@@ -517,7 +510,7 @@ def _simple_findings(cmd: SimpleCommand, line: _Line, pipeline: list[SimpleComma
             "{}" in w for w in cmd.argv[1:]):
         findings.add(DESTRUCTIVE, "runs commands built from its input (xargs)")
         return
-    if name in SHELLS or name == "eval" or name in ("source", ".") and _script_feed(cmd, line, pipeline):
+    if name in SHELLS or name == "eval" or name in ("source", ".") and _script_feed(cmd):
         _shell_findings(cmd, line, pipeline)
         return
     said = " ".join(_subcommand(cmd.argv) + [w for w in cmd.argv[1:] if w.startswith("-")])
@@ -666,7 +659,7 @@ def _only_reads(cmd: SimpleCommand) -> bool:
     return words[0] in known or two in known
 
 
-def _script_feed(cmd: SimpleCommand, line: _Line, pipeline: list[SimpleCommand]) -> bool:
+def _script_feed(cmd: SimpleCommand) -> bool:
     """Whether ``source`` / an interpreter reads its code from a pipe or ``<(...)``."""
     operands = _operands(cmd.argv)
     return bool(operands and (operands[0].startswith("<(") or operands[0] in ("-", "/dev/stdin"))
@@ -701,7 +694,7 @@ def _shell_findings(cmd: SimpleCommand, line: _Line, pipeline: list[SimpleComman
         bodies = [r.body for c in sources for r in c.redirects if r.body]
         if bodies and line.depth < 3:
             for body in bodies:
-                _command_findings(_reparse(body, line.run.key), line.cwd, line.workspace, findings, line.depth + 1)
+                _command_findings(read_command(body, line.run.key), line.cwd, line.workspace, findings, line.depth + 1)
             return
         findings.add(DESTRUCTIVE, "pipes unseen text into a shell")
         return
@@ -806,7 +799,7 @@ def _git(cmd: SimpleCommand, line: _Line) -> None:
         words = [w for i, w in enumerate(rest[1:], 1) if not w.startswith("-") and rest[i - 1] not in ("-b", "-B",
                                                                                                      "--reason")]
         for target in words[:1]:
-            _judge_write(_Place(PathUse(target, _resolve(target, line.cwd), "write", recursive=True), line.workspace),
+            _judge_write(_Place(PathUse(target, resolve_path(target, line.cwd), "write", recursive=True), line.workspace),
                          findings, "creates")
         findings.add(MODERATE, "adds a worktree")
     elif sub == "apply" and flags & {"--stat", "--check", "--numstat", "--summary"} and "--apply" not in flags:
@@ -1006,7 +999,7 @@ def _interpreter_findings(cmd: SimpleCommand, line: _Line) -> None:
             findings.add(MODERATE, "runs project code or tools")
         elif any(w in ("--version", "-V", "--help", "-h") for w in cmd.argv[1:]):
             return
-        elif _script_feed(cmd, line, []):
+        elif _script_feed(cmd):
             feeders = [c for c in line.programs if c.pipeline == cmd.pipeline and c.pipes_to] + [
                 c for c in line.programs if c.construct == "<(" and c.parent == cmd.argv[0]]
             if any(c.name in FETCHERS for c in feeders):
@@ -1032,14 +1025,8 @@ def _interpreter_findings(cmd: SimpleCommand, line: _Line) -> None:
     if _INLINE_WRITE.search(code):
         findings.add(MODERATE, "inline code writes files")
     for path in re.findall(r"['\"]((?:~|/|\$HOME)[^'\"]*)['\"]", code):
-        _judge_read(_Place(PathUse(path, _resolve(path, line.cwd), "read"), line.workspace), findings)
+        _judge_read(_Place(PathUse(path, resolve_path(path, line.cwd), "read"), line.workspace), findings)
     findings.add(MODERATE, f"runs inline {cmd.name} code")
-
-
-def _resolve(path: str, cwd: str | None) -> str:
-    from .reading import resolve_path
-
-    return resolve_path(path, cwd)
 
 
 def _package_findings(cmd: SimpleCommand, findings: _Findings) -> bool:
@@ -1092,7 +1079,7 @@ def _network_findings(cmd: SimpleCommand, line: _Line) -> None:
         findings.add(DESTRUCTIVE, "deletes files at the destination (rsync --delete)")
     if cmd.name in ("scp", "rsync", "sftp", "rclone", "gsutil", "s3cmd"):
         for operand in _operands(argv)[:-1]:
-            place = _Place(PathUse(operand, _resolve(operand, line.cwd), "read"), line.workspace)
+            place = _Place(PathUse(operand, resolve_path(operand, line.cwd), "read"), line.workspace)
             if ":" not in operand and place.secret:
                 findings.add(DESTRUCTIVE, "copies a secrets file off the machine")
     if cmd.name in ("kubectl", "helm", "terraform", "aws", "gcloud", "az", "gsutil", "s3cmd", "rclone"):
@@ -1118,7 +1105,7 @@ def _remote_command(cmd: SimpleCommand, line: _Line) -> None:
     if not words:
         return
     inner = _Findings()
-    _command_findings(_reparse(" ".join(words), line.run.key), None, "/nonexistent-remote", inner, line.depth + 1)
+    _command_findings(read_command(" ".join(words), line.run.key), None, "/nonexistent-remote", inner, line.depth + 1)
     if inner.level != SAFE:
         line.findings.add(DESTRUCTIVE, "changes another machine (ssh runs: " + (inner.reasons()[0]) + ")")
     else:
@@ -1229,10 +1216,6 @@ def assess_reading(reading: CallReading, hints: Mapping[str, Any] | None = None,
     return RiskAssessment(findings.level, findings.reasons(), notes)
 
 
-def _strings_of(args: Mapping[str, Any]) -> Iterable[tuple[str, str]]:
-    return strings_in(args, "")
-
-
 def _tool_findings(reading: CallReading, workspace: str | None, findings: _Findings) -> None:
     family = reading.family
     args = reading.args
@@ -1241,7 +1224,7 @@ def _tool_findings(reading: CallReading, workspace: str | None, findings: _Findi
         for use in reading.paths:
             _judge_use(use, workspace, findings)
     if family in ("read", "network", "message", "database", "unknown"):
-        for _where, text in _strings_of(args):
+        for _where, text in strings_in(args, ""):
             for secret in secrets_in(text):
                 findings.add(DESTRUCTIVE, f"sends {secret} off the machine" if family in ("network", "message", "read")
                              else f"passes {secret} to a tool whose effects are not known")
