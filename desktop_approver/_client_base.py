@@ -11,8 +11,9 @@ import json
 import os
 import socket
 import sys
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
 from . import wire
 from .errors import ApproverError, ApproverUnavailable, Blocked, ProtocolError, Unauthorized

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import asyncio
 import os
-from typing import Any, Iterable, Mapping
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 from . import wire
 from ._client_base import CONNECT_TIMEOUT, Call, ClientProtocol, IdleClosed, unavailable
@@ -96,7 +97,7 @@ class AsyncClient:
             self._reader_task.cancel()
         self._drop(ApproverUnavailable("client closed"))
 
-    async def __aenter__(self) -> "AsyncClient":
+    async def __aenter__(self) -> AsyncClient:
         return self
 
     async def __aexit__(self, *exc: object) -> None:
@@ -124,7 +125,7 @@ class AsyncClient:
             self._reader_task = asyncio.get_running_loop().create_task(self._read_loop(connection))
             try:
                 await asyncio.wait_for(asyncio.shield(welcomed), self.connect_timeout)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 self._drop(ApproverUnavailable("no welcome"))
                 raise unavailable(self.socket_path, "it did not answer the hello") from None
             return connection
@@ -150,7 +151,7 @@ class AsyncClient:
             connection.write(wire.encode(message))
             await connection.drain()
             return await asyncio.wait_for(future, wait if wait is not None else self.protocol.reply_wait(timeout))
-        except asyncio.TimeoutError:
+        except TimeoutError:
             self._drop(ApproverUnavailable("desktop-approver did not answer within its timeout"))
             raise ApproverUnavailable(f"desktop-approver did not answer within its timeout ({self.socket_path})") from None
         except asyncio.CancelledError:

@@ -13,7 +13,8 @@ import argparse
 import importlib
 import json
 import sys
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 APP_DEPENDENCIES = {"PySide6", "qasync", "pydantic", "pygments", "keyring", "jeepney"}
 EXIT_ALLOWED, EXIT_DENIED, EXIT_UNAVAILABLE, EXIT_BLOCKED = 0, 1, 2, 3

@@ -15,7 +15,8 @@ from __future__ import annotations
 import os
 import threading
 import time
-from typing import Any, Iterable, Mapping
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 from . import wire
 from ._client_base import CONNECT_TIMEOUT, Call, ClientProtocol, IdleClosed, unavailable
@@ -103,7 +104,7 @@ class Client:
         with self._lock:
             self._drop()
 
-    def __enter__(self) -> "Client":
+    def __enter__(self) -> Client:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -11,7 +11,8 @@ The app renders diffs with syntax colours, commands with hidden characters made 
 from __future__ import annotations
 
 import os
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 MAX_READ_BYTES = 2 * 1024 * 1024
 

@@ -9,7 +9,8 @@ here. The golden exchanges in ``ipc/examples/`` keep both sides in step.
 from __future__ import annotations
 
 import json
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 PROTOCOL_VERSION = 1
 SUPPORTED_VERSIONS = (1,)
@@ -149,7 +150,7 @@ class Decision:
         return self.decided_by == "policy" and self.decision == "deny" and bool(self.extra.get("blocked"))
 
     @classmethod
-    def from_wire(cls, data: dict[str, Any]) -> "Decision":
+    def from_wire(cls, data: dict[str, Any]) -> Decision:
         decision = data.get("decision")
         if decision not in DECISIONS:
             raise ValueError(f"unknown decision {decision!r}")

@@ -20,7 +20,7 @@ ICONS = ROOT / "resources" / "icons" / "hicolor"
 SIZES = (16, 22, 24, 32, 48, 64, 128, 256)
 
 
-def render(svg: Path, size: int) -> "QImage":
+def render(svg: Path, size: int) -> QImage:
     from PySide6.QtCore import QRectF, Qt
     from PySide6.QtGui import QImage, QPainter
     from PySide6.QtSvg import QSvgRenderer

@@ -10,7 +10,6 @@ from typing import Any
 
 from desktop_approver.commands.hook import HOOK_COMMAND, merged_settings, session_rules
 from desktop_approver.core.tickets import Ticket, Verdict
-
 from tests.test_cli import ROOT, cli, every
 
 SUGGESTION = {"type": "addRules", "rules": [{"toolName": "Bash", "ruleContent": "npm test"}],

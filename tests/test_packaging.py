@@ -14,8 +14,8 @@ import subprocess
 import sys
 import time
 import zipfile
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Callable, Iterator
 
 import pytest
 

@@ -7,15 +7,15 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import shlex
+import shutil
 import signal
 import stat
 import subprocess
 import sys
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Callable, Iterator
 
 import pytest
 

@@ -236,7 +236,7 @@ def test_the_async_client_waits_for_the_welcome_before_sending_a_request(tmp_pat
             conn.settimeout(0.3)
             try:
                 early.append(buffered.split(b"\n", 1)[1] + conn.recv(65536))
-            except socket.timeout:
+            except TimeoutError:
                 early.append(buffered.split(b"\n", 1)[1])
             conn.sendall(b'{"v":1,"type":"error","code":"unauthorized","message":"missing or wrong token"}\n')
 

@@ -29,7 +29,8 @@ call's note and each edit ("call it again with ..."), so the model learns what t
 from __future__ import annotations
 
 import json
-from typing import Any, Awaitable, Callable
+from collections.abc import Awaitable, Callable
+from typing import Any
 
 from agent_framework import Content, FunctionInvocationContext, FunctionMiddleware, Message
 from agent_framework._middleware import MiddlewareFailure

@@ -21,8 +21,9 @@ from __future__ import annotations
 import json
 import os
 import threading
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Literal
 
 from ..client import Client
 from ..errors import ApproverError, ApproverUnavailable, Blocked

@@ -49,7 +49,7 @@ class DesktopApproval:
     def __repr__(self) -> str:
         return f"DesktopApproval({self.approver!r}, installed={self.installed})"
 
-    def install(self) -> "DesktopApproval":
+    def install(self) -> DesktopApproval:
         if not self.installed:
             register_before_tool_call_hook(self.before_tool_call)
             register_before_llm_call_hook(self.before_llm_call)
@@ -63,7 +63,7 @@ class DesktopApproval:
             self.installed = False
         self.approver.close()
 
-    def __enter__(self) -> "DesktopApproval":
+    def __enter__(self) -> DesktopApproval:
         return self.install()
 
     def __exit__(self, *exc: object) -> None:

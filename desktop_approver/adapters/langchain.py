@@ -26,7 +26,8 @@ A policy ``block`` raises :class:`~desktop_approver.errors.Blocked`, which ends 
 
 from __future__ import annotations
 
-from typing import Any, Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any
 
 from langchain.agents.middleware import AgentMiddleware
 from langchain_core.messages import ToolMessage

@@ -21,8 +21,9 @@ from __future__ import annotations
 import json
 import logging
 import os
+from collections.abc import Sequence
 from contextlib import AsyncExitStack
-from typing import Any, Sequence
+from typing import Any
 
 import mcp_types as types
 from mcp import ClientSession, StdioServerParameters, stdio_client, stdio_server

@@ -28,7 +28,8 @@ Allowed calls are ``state.approve``d (with the person's edited arguments), denie
 from __future__ import annotations
 
 import json
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from agents import Agent, FunctionTool, RunResult, RunResultStreaming, RunState
 from agents.items import ToolApprovalItem

@@ -25,8 +25,9 @@ A policy ``block`` raises :class:`~desktop_approver.errors.Blocked`, which ends 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from pydantic_ai.capabilities import AbstractCapability
 from pydantic_ai.exceptions import ApprovalRequired

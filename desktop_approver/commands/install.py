@@ -19,10 +19,10 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Callable
 
 RESOURCES = "desktop_approver.resources"
 LINUX_RESOURCES = "desktop_approver.resources.linux"  # packaging/linux in the repository

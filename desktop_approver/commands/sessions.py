@@ -13,7 +13,8 @@ import json
 import os
 import sys
 import time
-from typing import Any, Callable, TypeVar
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from ..cli import add_socket
 from .history import print_table, table_cell

@@ -16,9 +16,10 @@ import functools
 import json
 import sqlite3
 import time
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
     from .tickets import CallInfo, Identity, Verdict
@@ -88,7 +89,7 @@ Write = TypeVar("Write", bound=Callable[..., Any])
 def _watched(write: Write) -> Write:
     """Report a failing write (and the recovery after one) to the log's health listeners."""
     @functools.wraps(write)
-    def watched(self: "AuditLog", *args: Any, **kwargs: Any) -> Any:
+    def watched(self: AuditLog, *args: Any, **kwargs: Any) -> Any:
         try:
             result = write(self, *args, **kwargs)
         except sqlite3.Error as exc:
@@ -129,22 +130,22 @@ class AuditLog:
             listener(problem)
 
     @_watched
-    def record_calls(self, identity: "Identity", session: str, request_id: str,
-                     calls: Iterable["CallInfo"]) -> list[int]:
+    def record_calls(self, identity: Identity, session: str, request_id: str,
+                     calls: Iterable[CallInfo]) -> list[int]:
         """One row per call, committed together; returns their ids for the decisions."""
         with self._db:
             self._db.execute("BEGIN")
             return self._insert_calls(identity, session, request_id, calls)
 
     @_watched
-    def record_decisions(self, pairs: Iterable[tuple[int, "Verdict"]]) -> None:
+    def record_decisions(self, pairs: Iterable[tuple[int, Verdict]]) -> None:
         with self._db:
             self._db.execute("BEGIN")
             self._insert_decisions(pairs)
 
     @_watched
-    def record_answered(self, identity: "Identity", session: str, request_id: str,
-                        calls: Sequence["CallInfo"], verdicts: Sequence["Verdict"]) -> list[int]:
+    def record_answered(self, identity: Identity, session: str, request_id: str,
+                        calls: Sequence[CallInfo], verdicts: Sequence[Verdict]) -> list[int]:
         """Calls answered at once (rule, memory, mode) with their verdicts, in one commit: one disk
         write instead of two on the path agents hit most."""
         with self._db:
@@ -153,8 +154,8 @@ class AuditLog:
             self._insert_decisions(zip(ids, verdicts))
         return ids
 
-    def _insert_calls(self, identity: "Identity", session: str, request_id: str,
-                      calls: Iterable["CallInfo"]) -> list[int]:
+    def _insert_calls(self, identity: Identity, session: str, request_id: str,
+                      calls: Iterable[CallInfo]) -> list[int]:
         now = time.time()
         ids = []
         for call in calls:
@@ -170,7 +171,7 @@ class AuditLog:
             ids.append(int(cursor.lastrowid or 0))
         return ids
 
-    def _insert_decisions(self, pairs: Iterable[tuple[int, "Verdict"]]) -> None:
+    def _insert_decisions(self, pairs: Iterable[tuple[int, Verdict]]) -> None:
         now = time.time()
         self._db.executemany(
             "INSERT INTO decisions (request, decided, decision, decided_by, note, rule, blocked, updated_args)"

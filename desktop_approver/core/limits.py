@@ -22,8 +22,8 @@ from __future__ import annotations
 
 import resource
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 FD_RESERVE = 64
 """Descriptors kept free for everything but client connections (audit log, policy, Qt, D-Bus)."""

@@ -11,8 +11,9 @@ running app: a restart forgets it, like the agent's own session would.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from ..wire import canonical_json
 

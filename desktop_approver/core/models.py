@@ -7,7 +7,7 @@ fails when it is stale. The thin client does not import this module; the golden 
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat, StrictInt, StrictStr, model_validator
 
@@ -20,7 +20,7 @@ Id = Annotated[StrictStr, Field(min_length=1, max_length=128)]
 ToolName = Annotated[StrictStr, Field(min_length=1, max_length=200)]
 ShortText = Annotated[StrictStr, Field(max_length=4096)]
 LongText = Annotated[StrictStr, Field(max_length=64 * 1024)]
-Timeout = Annotated[Union[StrictInt, StrictFloat], Field(gt=0, le=MAX_TIMEOUT)]
+Timeout = Annotated[StrictInt | StrictFloat, Field(gt=0, le=MAX_TIMEOUT)]
 DecisionName = Literal["allow_once", "allow_session", "deny"]
 DecidedBy = Literal["user", "session", "policy", "mode", "timeout", "cancelled"]
 
@@ -50,7 +50,7 @@ class DiffPreview(_Preview):
     unified: StrictStr | None = None
 
     @model_validator(mode="after")
-    def _one_form(self) -> "DiffPreview":
+    def _one_form(self) -> DiffPreview:
         texts = self.old is not None or self.new is not None
         if self.unified is not None and texts:
             raise ValueError("a diff preview has old + new or unified, not both")
@@ -81,7 +81,7 @@ class CommandPreview(_Preview):
     cwd: StrictStr | None = None
 
     @model_validator(mode="after")
-    def _one_form(self) -> "CommandPreview":
+    def _one_form(self) -> CommandPreview:
         if (self.command is None) == (self.argv is None):
             raise ValueError("a command preview has command or argv, exactly one of them")
         return self
@@ -93,7 +93,7 @@ class TextPreview(_Preview):
     format: Literal["plain", "markdown"] = "plain"
 
 
-Preview = Annotated[Union[DiffPreview, FileWritePreview, CommandPreview, TextPreview], Field(discriminator="kind")]
+Preview = Annotated[DiffPreview | FileWritePreview | CommandPreview | TextPreview, Field(discriminator="kind")]
 
 
 MAX_EXTRA_HINTS = 32

@@ -10,8 +10,8 @@ from __future__ import annotations
 import json
 import os
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 INTERACTIVE = "interactive"
 APPROVE_ALL = "approve_all"

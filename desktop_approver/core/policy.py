@@ -29,11 +29,12 @@ import os
 import re
 import tempfile
 import tomllib
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from datetime import date, datetime, time, timezone
+from datetime import UTC, date, datetime, time
 from fnmatch import fnmatchcase
 from pathlib import Path
-from typing import Any, Callable, Iterable, Literal
+from typing import Any, Literal
 
 from .reading import FAMILIES, ShellRun, command_paths, read_call
 
@@ -454,7 +455,7 @@ class Policy:
         return self.explain(call, now=now).verdict
 
     def explain(self, call: PolicyCall, *, now: datetime | None = None) -> Explanation:
-        now = now or datetime.now(timezone.utc)
+        now = now or datetime.now(UTC)
         context = _Context(call)
         explained = []
         for part in context.parts:

@@ -8,7 +8,7 @@ then the older ones. Qt-free: a sort key and a few words for counts.
 
 from __future__ import annotations
 
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 from .tickets import CallInfo, Ticket
 

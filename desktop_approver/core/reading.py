@@ -26,9 +26,10 @@ import json
 import os
 import re
 import shlex
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any, Iterable, Iterator, Literal, Mapping
+from typing import Any, Literal
 
 from .shellparse import SHELLS, SimpleCommand, split_commands
 
@@ -142,7 +143,7 @@ ZERO_WIDTH = frozenset("\u200b\u200c\u200d\u2060\ufeff\u00ad\u180e")
 # Characters that render as (almost) an ordinary space but are not one to a shell or a parser.
 ODD_SPACES = frozenset("\u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009"
                        "\u200a\u202f\u205f\u3000\u2028\u2029")
-CONTROL = frozenset(chr(c) for c in [*range(0x00, 0x09), *range(0x0b, 0x20), *range(0x7f, 0xa0)])
+CONTROL = frozenset(chr(c) for c in [*range(0x09), *range(0x0b, 0x20), *range(0x7f, 0xa0)])
 LONG_SPACE_RUN = 40
 _HIDDEN_CLASS = re.compile("[" + re.escape("".join(sorted(BIDI | ZERO_WIDTH | ODD_SPACES | CONTROL))) + "]"
                            + r"|[ \t]{%d,}\S" % LONG_SPACE_RUN)

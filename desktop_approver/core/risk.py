@@ -33,13 +33,25 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any
 
 from .reading import READ_TOOLS as READ_TOOL_NAMES
-from .reading import (CallReading, Hidden, PathUse, ShellRun, command_paths, hidden_in, read_call, read_command,
-                      resolve_path, secrets_in, strings_in)
+from .reading import (
+    CallReading,
+    Hidden,
+    PathUse,
+    ShellRun,
+    command_paths,
+    hidden_in,
+    read_call,
+    read_command,
+    resolve_path,
+    secrets_in,
+    strings_in,
+)
 from .reading import operands as _operands
 from .reading import option_flags as _flags
 from .shellparse import SHELLS, SimpleCommand
@@ -330,10 +342,10 @@ READ_ONLY_COMMANDS = frozenset({
     "fmt", "expand", "paste", "join", "look", "getconf", "nproc", "arch", "lscpu", "lsblk", "ping", "cd", "pushd",
     "popd", "set", "export", "unset", "alias", "local", "read", "shift", "return", "exit", "break", "continue",
     "wait", "jobs", "declare", "typeset", "trap", "shopt", "hash", "umask", "tput", "clear", "base64", "zcat",
-    "zless", "zgrep", "numfmt", "sum", "expr", "bc", "exa", "eza", "lsd", "shasum", "b2sum", "id", "groups", "w",
+    "zless", "zgrep", "numfmt", "sum", "expr", "bc", "exa", "eza", "lsd", "shasum", "b2sum", "groups", "w",
     "who", "last", "dmesg", "journalctl", "ss", "netstat", "ip", "ifconfig", "lsusb", "lspci", "vmstat", "iostat",
     "pgrep", "pstree", "getent", "dig", "nslookup", "host", "whois", "traceroute", "tracepath", "mount", "findmnt",
-    "printenv", "env", "command", "type", "compgen", "basenc", "iconv", "watch", "time", "source", ".",
+    "printenv", "env", "command", "compgen", "basenc", "iconv", "watch", "time", "source", ".",
 })
 NETWORK_COMMANDS = frozenset({"curl", "wget", "http", "https", "xh", "aria2c", "ssh", "scp", "sftp", "rsync", "nc",
                               "ncat", "netcat", "socat", "telnet", "ftp", "lftp", "mosh", "gh", "aws", "gcloud",

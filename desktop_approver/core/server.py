@@ -24,9 +24,10 @@ import socket
 import sys
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from .. import __version__, wire
 from ..paths import ensure_private_dir
@@ -184,7 +185,7 @@ class ApproverServer:
         probe.setblocking(False)
         try:
             await asyncio.wait_for(asyncio.get_running_loop().sock_connect(probe, os.fspath(self.socket_path)), 1.0)
-        except (ConnectionRefusedError, FileNotFoundError, asyncio.TimeoutError):
+        except (TimeoutError, ConnectionRefusedError, FileNotFoundError):
             pass
         except OSError as exc:
             if exc.errno not in (errno.ECONNREFUSED, errno.ENOENT, errno.ENOTSOCK):

@@ -45,7 +45,7 @@ class ServiceOptions:
     """Connections, unread replies, idle time and unfinished lines (``core/limits.py``)."""
 
     @classmethod
-    def from_args(cls, args: Any) -> "ServiceOptions":
+    def from_args(cls, args: Any) -> ServiceOptions:
         """From the CLI's ``--socket``, ``--policy``, ``--audit-db``, ``--timeout``, ``--require-token``,
         ``--history-days``, ``--session-idle``.
 
@@ -108,7 +108,7 @@ class ApproverService:
                 log.info("pruned %d audit entries older than %g days", removed, self.options.history_days)
         self._prune_handle = asyncio.get_running_loop().call_later(PRUNE_INTERVAL, self._prune_daily)
 
-    def _make_policy_watcher(self, path: Path | None) -> "PolicyWatcher | None":
+    def _make_policy_watcher(self, path: Path | None) -> PolicyWatcher | None:
         if path is None:
             return None
         from .policy import PolicyWatcher

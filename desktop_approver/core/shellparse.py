@@ -57,8 +57,8 @@ from __future__ import annotations
 import itertools
 import re
 import shlex
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Callable
 
 __all__ = ["Redirect", "SimpleCommand", "split_commands", "words", "SHELLS"]
 

@@ -13,11 +13,14 @@ import hmac
 import logging
 import secrets
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 log = logging.getLogger(__name__)
 
-from .._client_base import KEYRING_SERVICE as SERVICE, KEYRING_USERNAME as USERNAME  # where clients look
+from .._client_base import KEYRING_SERVICE as SERVICE  # where clients look
+from .._client_base import KEYRING_USERNAME as USERNAME
+
 TOKEN_BYTES = 32
 REFRESH_SECONDS = 10.0
 """How long the app trusts its copy of the token; a rotation takes effect within this time."""

@@ -9,16 +9,33 @@ and it writes exactly the text shown under "Will be added".
 from __future__ import annotations
 
 import tomllib
-from datetime import datetime, timedelta, timezone
+from collections.abc import Sequence
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import (QComboBox, QDialog, QDialogButtonBox, QFormLayout, QLabel, QListWidget,
-                               QPlainTextEdit, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QFormLayout,
+    QLabel,
+    QListWidget,
+    QPlainTextEdit,
+    QVBoxLayout,
+    QWidget,
+)
 
-from ..core.policy import (PolicyCall, PolicyError, append_rule, render_rule, rule_from_dict, rule_matches,
-                           suggest_rule_alternatives)
+from ..core.policy import (
+    PolicyCall,
+    PolicyError,
+    append_rule,
+    render_rule,
+    rule_from_dict,
+    rule_matches,
+    suggest_rule_alternatives,
+)
 
 EXPIRY_CHOICES = (("Never", None), ("In 1 hour", timedelta(hours=1)), ("In 1 day", timedelta(days=1)),
                   ("In 7 days", timedelta(days=7)), ("In 30 days", timedelta(days=30)))
@@ -124,7 +141,7 @@ class AlwaysAllowDialog(QDialog):
             raise ValueError('"Always allow" adds allow rules only (action = "allow")')
         delta = EXPIRY_CHOICES[self.expiry.currentIndex()][1]
         if delta is not None:
-            rule["expires"] = (datetime.now(timezone.utc) + delta).replace(microsecond=0)
+            rule["expires"] = (datetime.now(UTC) + delta).replace(microsecond=0)
         rule_from_dict(rule)
         return rule
 

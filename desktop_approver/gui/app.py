@@ -29,8 +29,8 @@ from .history_window import HistoryWindow
 from .icons import app_icon
 from .inbox import InboxWindow
 from .notifications import TicketNotifications
-from .sessions_window import SessionsWindow
 from .review import summarise_args
+from .sessions_window import SessionsWindow
 from .settings_window import SettingsWindow
 from .tray import Tray
 

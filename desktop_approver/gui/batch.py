@@ -8,8 +8,8 @@ calls are never allowed for the session, so that button is off while one is tick
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 from ..core.queue import riskiest_first
 from ..core.tickets import CallInfo

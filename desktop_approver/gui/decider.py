@@ -10,7 +10,7 @@ in view. A ticket leaves every view the moment it is decided, cancelled or timed
 from __future__ import annotations
 
 import asyncio
-from typing import Callable
+from collections.abc import Callable
 
 from PySide6.QtCore import QObject, QTimer, Signal
 

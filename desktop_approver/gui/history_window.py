@@ -13,14 +13,25 @@ from datetime import datetime
 from typing import Any
 
 from PySide6.QtCore import Qt, QTimer
-from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QLineEdit, QPushButton, QSplitter, QTabWidget, QTreeWidget,
-                               QTreeWidgetItem, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (
+    QComboBox,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QSplitter,
+    QTabWidget,
+    QTreeWidget,
+    QTreeWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
 
 from ..core.audit import AuditLog, HistoryEntry
 from .badges import risk_text
 from .preview_view import PreviewView
-from .statistics_view import StatisticsView
 from .review import summarise_args, visible
+from .statistics_view import StatisticsView
 
 PERIODS = (("Any time", None), ("Last hour", 3600), ("Last 24 hours", 86400), ("Last 7 days", 7 * 86400),
            ("Last 30 days", 30 * 86400))

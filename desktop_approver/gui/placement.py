@@ -23,10 +23,10 @@ class Rect(NamedTuple):
     def bottom(self) -> int:
         return self.y + self.height
 
-    def intersects(self, other: "Rect") -> bool:
+    def intersects(self, other: Rect) -> bool:
         return self.x < other.right and other.x < self.right and self.y < other.bottom and other.y < self.bottom
 
-    def overlap(self, other: "Rect") -> int:
+    def overlap(self, other: Rect) -> int:
         width = min(self.right, other.right) - max(self.x, other.x)
         height = min(self.bottom, other.bottom) - max(self.y, other.y)
         return max(0, width) * max(0, height)

@@ -9,18 +9,30 @@ so a 10,000-line diff neither freezes the dialog nor delays its first paint.
 from __future__ import annotations
 
 import time
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from PySide6.QtCore import QSize, Qt, QTimer, QUrl, Signal
 from PySide6.QtGui import QFontDatabase, QFontMetricsF, QPaintEvent, QTextCursor, QTextOption, QTextTable
-from PySide6.QtWidgets import (QButtonGroup, QComboBox, QHBoxLayout, QLabel, QSizePolicy, QSplitter,
-                               QStackedWidget, QTextBrowser, QToolButton, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (
+    QButtonGroup,
+    QComboBox,
+    QHBoxLayout,
+    QLabel,
+    QSizePolicy,
+    QSplitter,
+    QStackedWidget,
+    QTextBrowser,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
 
 from ..render import highlight
-from . import theme
 from ..render.autopreview import RECOGNISED, normalise_tool_name, preview_for
 from ..render.diffs import FileDiff, from_preview
 from ..render.reveal import MILD_KINDS, reveal
+from . import theme
 
 FIRST_ROWS = 80          # painted before anything else: more than a screenful
 CHUNK_BUDGET_S = 0.03    # each later chunk stays under this, so input is never starved

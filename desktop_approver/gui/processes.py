@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import os
 import shlex
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from ..core.reading import CWD_ARGS, PATH_ARGS
 

@@ -13,18 +13,30 @@ from typing import Any
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QBrush, QColor
-from PySide6.QtWidgets import (QCheckBox, QFrame, QGridLayout, QHBoxLayout, QLabel, QLineEdit, QListWidget,
-                               QListWidgetItem, QPlainTextEdit, QPushButton, QSplitter, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QFrame,
+    QGridLayout,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QListWidget,
+    QListWidgetItem,
+    QPlainTextEdit,
+    QPushButton,
+    QSplitter,
+    QVBoxLayout,
+    QWidget,
+)
 
 from ..core.reading import read_call
 from ..core.tickets import CallInfo, Ticket
 from . import theme
 from .badges import RiskBadge, risk_colours, risk_text
 from .batch import initial_ticks
-from .processes import agent_command, tilde, tilde_paths
 from .preview_view import PreviewView
+from .processes import agent_command, tilde, tilde_paths
 from .review_text import summarise_args, visible
-
 
 RISK_ROLE = Qt.ItemDataRole.UserRole + 2
 

@@ -9,7 +9,8 @@ forced theme reads the same on any desktop.
 from __future__ import annotations
 
 import weakref
-from typing import Callable, Literal
+from collections.abc import Callable
+from typing import Literal
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QGuiApplication, QPalette
@@ -19,7 +20,7 @@ CHOICES: tuple[str, ...] = ("auto", "light", "dark")
 
 _dark = False
 _choice: str = "auto"
-_listeners: list["weakref.WeakMethod[Callable[[bool], None]]"] = []  # weak: a closed window is not kept alive
+_listeners: list[weakref.WeakMethod[Callable[[bool], None]]] = []  # weak: a closed window is not kept alive
 _following = False
 
 

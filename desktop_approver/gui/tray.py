@@ -9,7 +9,7 @@ menu are written when it opens and kept current while it is open. Its icons come
 from __future__ import annotations
 
 import time
-from typing import Callable
+from collections.abc import Callable
 
 from PySide6.QtCore import QTimer
 from PySide6.QtGui import QAction, QActionGroup

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from jeepney import DBusAddress, HeaderFields, MatchRule, MessageType, message_bus, new_method_call
 from jeepney.io.asyncio import DBusConnection, DBusRouter, open_dbus_connection
@@ -205,7 +206,7 @@ class DesktopNotifier:
         rule.add_arg_condition(0, BUS_NAME)
         return rule
 
-    async def _listen(self, queue: "asyncio.Queue[Any]") -> None:
+    async def _listen(self, queue: asyncio.Queue[Any]) -> None:
         while True:
             message = await queue.get()
             try:

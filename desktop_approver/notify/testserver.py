@@ -18,11 +18,20 @@ import asyncio
 import itertools
 import sys
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
-from jeepney import DBusAddress, HeaderFields, MatchRule, MessageFlag, message_bus
-from jeepney import new_error, new_method_return, new_signal
+from jeepney import (
+    DBusAddress,
+    HeaderFields,
+    MatchRule,
+    MessageFlag,
+    message_bus,
+    new_error,
+    new_method_return,
+    new_signal,
+)
 from jeepney.io.asyncio import DBusConnection, DBusRouter, open_dbus_connection
 from jeepney.wrappers import unwrap_msg
 
@@ -141,7 +150,7 @@ class NotificationServer:
         assert self._router is not None
         await self._router.send(message)
 
-    async def _serve(self, calls: "asyncio.Queue[Any]") -> None:
+    async def _serve(self, calls: asyncio.Queue[Any]) -> None:
         while True:
             call = await calls.get()
             reply = await self._answer(call)
@@ -193,7 +202,7 @@ class ServerThread:
         self.loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self.loop.run_forever, name="notification-server", daemon=True)
 
-    def start(self, timeout: float = 10.0) -> "ServerThread":
+    def start(self, timeout: float = 10.0) -> ServerThread:
         self._thread.start()
         self.call(self.server.start(self.bus), timeout)
         return self

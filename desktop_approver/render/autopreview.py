@@ -17,7 +17,8 @@ from __future__ import annotations
 import difflib
 import os
 import stat
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from ..core import reading
 

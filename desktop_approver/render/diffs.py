@@ -15,9 +15,10 @@ from __future__ import annotations
 import re
 from bisect import bisect_left
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from difflib import Match, SequenceMatcher
-from typing import Any, Literal, Mapping
+from typing import Any, Literal
 
 LineKind = Literal["context", "add", "del"]
 Status = Literal["modified", "added", "deleted", "binary"]

@@ -24,13 +24,13 @@ import os
 import re
 import shlex
 import weakref
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
-from typing import Any, Iterator, Literal, Sequence
+from functools import cache, lru_cache
+from typing import Any, Literal
 
 from pygments.lexer import Lexer
-from pygments.lexers import (BashLexer, JsonLexer, TextLexer, get_all_lexers, get_lexer_by_name,
-                             get_lexer_for_filename)
+from pygments.lexers import BashLexer, JsonLexer, TextLexer, get_all_lexers, get_lexer_by_name, get_lexer_for_filename
 from pygments.styles import get_style_by_name
 from pygments.token import Token, _TokenType
 from pygments.util import ClassNotFound
@@ -87,7 +87,7 @@ LineTokens = list[tuple[int, int, _TokenType]]
 
 # -- styles and lexers --------------------------------------------------------------------------
 
-@lru_cache(maxsize=None)
+@cache
 def token_css(ttype: _TokenType) -> str:
     """The inline CSS for a token type (``""`` when it is plain text)."""
     style = STYLE.style_for_token(ttype)
@@ -225,7 +225,7 @@ class DiffHighlighter:
         return self.sides[side].line(at) if at is not None else []
 
 
-_highlighters: "weakref.WeakKeyDictionary[FileDiff, DiffHighlighter]" = weakref.WeakKeyDictionary()
+_highlighters: weakref.WeakKeyDictionary[FileDiff, DiffHighlighter] = weakref.WeakKeyDictionary()
 
 
 def highlighter_for(diff: FileDiff) -> DiffHighlighter:
@@ -320,7 +320,7 @@ class Row:
     side: str = ""
 
 
-_row_cache: "weakref.WeakKeyDictionary[FileDiff, dict[tuple[str, frozenset[int]], list[Row]]]" = \
+_row_cache: weakref.WeakKeyDictionary[FileDiff, dict[tuple[str, frozenset[int]], list[Row]]] = \
     weakref.WeakKeyDictionary()
 
 

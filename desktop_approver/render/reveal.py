@@ -25,8 +25,8 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable
 
 # The hidden-character sets are defined once, with the reading of a call, so the risk badge and
 # the markers shown always agree on what is hidden.

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 
@@ -11,6 +12,7 @@ pytest.importorskip("agents", reason="the [openai-agents] extra is not installed
                                      "(pip install 'desktop-approver[openai-agents]')")
 
 from agents import Agent, RunConfig, Runner, function_tool, set_tracing_disabled  # noqa: E402
+from agents.exceptions import ToolInputGuardrailTripwireTriggered  # noqa: E402
 from agents.testing import ModelStep, ScriptedModel, assistant_message, function_call  # noqa: E402
 
 from desktop_approver.adapters.base import Approver  # noqa: E402
@@ -20,7 +22,6 @@ from desktop_approver.adapters.openai_agents import (  # noqa: E402
 )
 from desktop_approver.core.tickets import Ticket, Verdict  # noqa: E402
 from desktop_approver.errors import Blocked  # noqa: E402
-from agents.exceptions import ToolInputGuardrailTripwireTriggered  # noqa: E402
 
 pytestmark = pytest.mark.adapter
 set_tracing_disabled(True)  # no trace export to OpenAI from the tests

@@ -23,9 +23,9 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Callable, Iterator
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
@@ -35,7 +35,6 @@ sys.path.insert(0, str(HERE))
 from serve import BENCH_AGENT, BENCH_ARGS, BENCH_SESSION, BENCH_TOOL  # noqa: E402
 
 from desktop_approver import AsyncClient, Client  # noqa: E402
-
 from desktop_approver._client_base import ClientProtocol  # noqa: E402
 from desktop_approver.wire import encode  # noqa: E402
 
@@ -122,7 +121,7 @@ def cold_start(command: list[str], rounds: int, env: dict[str, str] | None = Non
     return statistics.median(times)
 
 
-def per_call(function: "Callable[[], object]", number: int = 3000) -> float:
+def per_call(function: Callable[[], object], number: int = 3000) -> float:
     """Median seconds per call of ``function`` over 5 batches (in this process, no socket)."""
     import timeit
 

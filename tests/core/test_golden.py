@@ -14,9 +14,10 @@ import asyncio
 import json
 import socket
 import threading
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
 
 import pytest
 from pydantic import BaseModel
@@ -136,7 +137,7 @@ class RawConnection:
     def close(self) -> None:
         self.sock.close()
 
-    def __enter__(self) -> "RawConnection":
+    def __enter__(self) -> RawConnection:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -230,7 +231,7 @@ class RecordedApp:
             while not self.stopped.is_set():
                 try:
                     connection, _ = self.listener.accept()
-                except socket.timeout:
+                except TimeoutError:
                     continue
                 with connection:
                     self._serve(connection)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from datetime import date, datetime, timezone
+from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
@@ -280,7 +280,7 @@ def test_agent_cwd_and_risk(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, age
 ])
 def test_expiry(expires: str, expected: str | None) -> None:
     policy = Policy.parse(f'[[rule]]\naction = "allow"\ntool = "search"\nexpires = {expires}\n')
-    now = datetime(2025, 6, 1, tzinfo=timezone.utc)
+    now = datetime(2025, 6, 1, tzinfo=UTC)
     verdict = policy.evaluate(PolicyCall("search", {}), now=now)
     assert (verdict.action if verdict else None) == expected
 
@@ -458,7 +458,7 @@ def test_append_rule_keeps_the_file_and_writes_what_was_shown(tmp_path: Path, re
     path.write_text(original)
     call = PolicyCall("Bash", {"command": 'grep -n "a\\tb" *.py && git diff'}, cwd=str(repo))
     shown = {**suggest_rule(call), "note": 'said "yes"\non Monday', "expires": datetime(2030, 1, 2, 3, 4, 5,
-                                                                                      tzinfo=timezone.utc)}
+                                                                                      tzinfo=UTC)}
     append_rule(path, shown)
     text = path.read_text()
     assert text.startswith(original + "\n")

@@ -9,8 +9,9 @@ import shutil
 import socket
 import stat
 import tempfile
+from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any, Awaitable, Callable
+from typing import Any
 
 import pytest
 

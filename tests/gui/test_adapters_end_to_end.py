@@ -4,8 +4,9 @@ with its scripted model, the test answers in the real dialog, the model reads th
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 from PySide6.QtCore import Qt
@@ -16,7 +17,7 @@ from tests.gui.conftest import wait_for
 NOTE = "keep c.txt, it is the backup"
 
 
-def in_thread(work: Callable[[], Any]) -> "asyncio.Future[Any]":
+def in_thread(work: Callable[[], Any]) -> asyncio.Future[Any]:
     return asyncio.get_running_loop().run_in_executor(None, work)
 
 

@@ -58,7 +58,7 @@ def test_an_ampersand_in_a_command_is_not_a_mnemonic() -> None:
     assert label.endswith("(not make &&&& make install)")  # "&&" shows one "&"
 
 
-def ask_batch(app: Any, commands: list[str]) -> "asyncio.Future[Any]":
+def ask_batch(app: Any, commands: list[str]) -> asyncio.Future[Any]:
     client = Client(app.service.options.socket_path, agent="batcher")
     return asyncio.get_running_loop().run_in_executor(None, lambda: client.request_batch(
         [("Bash", {"command": c}) for c in commands], session="b"))

@@ -17,7 +17,7 @@ from tests.gui.conftest import wait_for
 Rect = placement.Rect
 
 
-def ask(app: Any, tool: str, args: dict, **extra: Any) -> "asyncio.Future[Any]":
+def ask(app: Any, tool: str, args: dict, **extra: Any) -> asyncio.Future[Any]:
     client = Client(app.service.options.socket_path, agent="codex")
     return asyncio.get_running_loop().run_in_executor(None, lambda: client.request(tool, args, session="f", **extra))
 

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 from PySide6.QtCore import Qt
@@ -28,7 +29,7 @@ def guarded(tmp_path: Path, run: Any) -> Iterator[Any]:
     run(app.close())
 
 
-def ask(app: Any, tool: str, args: dict, session: str = "g", **extra: Any) -> "asyncio.Future[Any]":
+def ask(app: Any, tool: str, args: dict, session: str = "g", **extra: Any) -> asyncio.Future[Any]:
     client = Client(app.service.options.socket_path, agent="guard-test")
     return asyncio.get_running_loop().run_in_executor(None, lambda: client.request(tool, args, session=session, **extra))
 

@@ -11,7 +11,7 @@ from desktop_approver import Client
 from tests.gui.conftest import wait_for
 
 
-def ask(approver: Any, tool: str, args: dict, session: str, **extra: Any) -> "asyncio.Future[Any]":
+def ask(approver: Any, tool: str, args: dict, session: str, **extra: Any) -> asyncio.Future[Any]:
     client = Client(approver.service.options.socket_path, agent="test-agent")
     return asyncio.get_running_loop().run_in_executor(None, lambda: client.request(tool, args, session=session, **extra))
 

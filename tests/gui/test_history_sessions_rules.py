@@ -4,8 +4,9 @@ and revocable, the history window searches what was decided."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
 
 import pytest
 from PySide6.QtCore import Qt

@@ -10,7 +10,7 @@ from desktop_approver.core.tickets import Verdict
 from tests.gui.conftest import wait_for
 
 
-def ask(app: Any, agent: str, session: str, tool: str, args: dict) -> "asyncio.Future[Any]":
+def ask(app: Any, agent: str, session: str, tool: str, args: dict) -> asyncio.Future[Any]:
     client = Client(app.service.options.socket_path, agent=agent)
     return asyncio.get_running_loop().run_in_executor(None, lambda: client.request(tool, args, session=session))
 

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
 
 import pytest
 from PySide6.QtCore import Qt
@@ -28,7 +29,7 @@ def notifying_approver(tmp_path: Path, run: Callable[..., Any], notification_ser
     run(app.close())
 
 
-def ask(approver: Any, tool: str, args: dict, session: str = "run-1") -> "asyncio.Future[Any]":
+def ask(approver: Any, tool: str, args: dict, session: str = "run-1") -> asyncio.Future[Any]:
     client = Client(approver.service.options.socket_path, agent="test-agent")
     return asyncio.get_running_loop().run_in_executor(None, lambda: client.request(tool, args, session=session))
 
@@ -158,7 +159,7 @@ def test_five_requests_from_three_agents_make_three_notifications(notifying_appr
     server = notification_server.server
     approver = notifying_approver
 
-    def ask_as(agent: str, command: str) -> "asyncio.Future[Any]":
+    def ask_as(agent: str, command: str) -> asyncio.Future[Any]:
         client = Client(approver.service.options.socket_path, agent=agent)
         return asyncio.get_running_loop().run_in_executor(
             None, lambda: client.request("Bash", {"command": command}, session=agent))

@@ -11,7 +11,7 @@ from desktop_approver import Client
 from tests.gui.conftest import wait_for
 
 
-def ask(app: Any, agent: str, command: str, session: str = "s") -> "asyncio.Future[Any]":
+def ask(app: Any, agent: str, command: str, session: str = "s") -> asyncio.Future[Any]:
     client = Client(app.service.options.socket_path, agent=agent)
     return asyncio.get_running_loop().run_in_executor(
         None, lambda: client.request("Bash", {"command": command}, session=session))

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import datetime
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 
@@ -30,7 +31,7 @@ def ruled(tmp_path: Path, run: Any) -> Iterator[Any]:
     run(app.close())
 
 
-def ask(app: Any, command: str, agent: str = "coder") -> "asyncio.Future[Any]":
+def ask(app: Any, command: str, agent: str = "coder") -> asyncio.Future[Any]:
     client = Client(app.service.options.socket_path, agent=agent)
     return asyncio.get_running_loop().run_in_executor(None, lambda: client.request("Bash", {"command": command}))
 

@@ -99,7 +99,7 @@ class AppProcess:
             self.process.communicate()
         return self.stderr_path.read_text()
 
-    def __enter__(self) -> "AppProcess":
+    def __enter__(self) -> AppProcess:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -7,7 +7,8 @@ the run and copied by hand into BENCHMARKS.md. No figure is asserted: speed only
 
 from __future__ import annotations
 
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 import pytest
 

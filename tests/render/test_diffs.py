@@ -2,8 +2,16 @@
 
 from __future__ import annotations
 
-from desktop_approver.render.diffs import (FileDiff, from_preview, from_texts, is_binary,
-                                           pair_changed_lines, parse_unified, split_lines, word_spans)
+from desktop_approver.render.diffs import (
+    FileDiff,
+    from_preview,
+    from_texts,
+    is_binary,
+    pair_changed_lines,
+    parse_unified,
+    split_lines,
+    word_spans,
+)
 
 # Real output of `git diff --cached --binary -M` (a modified file losing its final newline, a new
 # file, a deleted file, a binary change, a rename).

@@ -230,7 +230,7 @@ async def shoot(theme_name: str, scale: str, display_shot: Any) -> None:
     await finish()
     try:
         await asyncio.wait_for(approver.close(), 20)
-    except asyncio.TimeoutError:
+    except TimeoutError:
         print("closing the app took too long; the screenshots are written", flush=True)
 
 

@@ -12,9 +12,9 @@ import shutil
 import subprocess
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 from tests.support.dbus import PrivateBus, start_private_bus
 
@@ -66,7 +66,7 @@ class Desktop:
     processes: list[subprocess.Popen[bytes]] = field(default_factory=list)
 
     @classmethod
-    def start(cls, width: int = 1280, height: int = 800, *, notifications: bool = True, tray: bool = True) -> "Desktop":
+    def start(cls, width: int = 1280, height: int = 800, *, notifications: bool = True, tray: bool = True) -> Desktop:
         for program in PROGRAMS:
             if shutil.which(program) is None:
                 raise Missing(f"{program} is not installed")

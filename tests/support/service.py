@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import asyncio
 import threading
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
 
 import pytest
 
@@ -70,7 +71,7 @@ class ServiceThread:
         self.ready.set()
         self.loop.run_forever()
 
-    def __enter__(self) -> "ServiceThread":
+    def __enter__(self) -> ServiceThread:
         self.thread.start()
         assert self.ready.wait(WAIT), "the service did not start"
         return self
