@@ -37,7 +37,8 @@ class Settings:
     quiet_hours: str = ""             # "22:00-07:30": do not disturb in that span, every day
 
     def validated(self) -> Settings:
-        if not isinstance(self.timeout, (int, float)) or isinstance(self.timeout, bool) or not 1 <= self.timeout <= 86400:
+        if (not isinstance(self.timeout, (int, float)) or isinstance(self.timeout, bool)
+                or not 1 <= self.timeout <= 86400):
             raise SettingsError(f"timeout must be between 1 and 86400 seconds, not {self.timeout!r}")
         if not isinstance(self.notifications, bool):
             raise SettingsError(f"notifications must be true or false, not {self.notifications!r}")

@@ -85,7 +85,8 @@ def test_install_systemd_is_idempotent_and_uninstall_takes_it_all_away(tmp_path:
     assert f"ExecStart={' '.join(command)} tray" in service
     entry = (private_home / BASE_FILES[0]).read_text()
     assert f"Exec={' '.join(command)} tray" in entry
-    assert (private_home / ICON_FILES[0]).read_bytes() == (ROOT / "resources/icons/hicolor/16x16/apps/desktop-approver.png").read_bytes()
+    shipped = ROOT / "resources/icons/hicolor/16x16/apps/desktop-approver.png"
+    assert (private_home / ICON_FILES[0]).read_bytes() == shipped.read_bytes()
 
     installed = _tree(private_home)
     again = _run(tmp_path, "install", "--systemd")

@@ -147,8 +147,9 @@ def test_build_makes_an_sdist_and_a_wheel_that_carry_the_resources(dist: Path) -
 
     with tarfile.open(sdist) as archive:
         members = {name.split("/", 1)[1] for name in archive.getnames() if "/" in name}
-    for source in ("resources/icons/hicolor/scalable/apps/desktop-approver.svg", "packaging/linux/desktop-approver.socket",
-                   "packaging/pyinstaller/desktop-approver.spec", "packaging/macos/desktop-approver-app.spec", "setup.py"):
+    for source in ("resources/icons/hicolor/scalable/apps/desktop-approver.svg",
+                   "packaging/linux/desktop-approver.socket", "packaging/pyinstaller/desktop-approver.spec",
+                   "packaging/macos/desktop-approver-app.spec", "setup.py"):
         assert source in members
 
 

@@ -84,7 +84,8 @@ def test_macos_spec_builds_a_menu_bar_app() -> None:
     assert ast.literal_eval(keywords["name"]) == "Desktop Approver.app"
     info = keywords["info_plist"]
     assert isinstance(info, ast.Dict)
-    plist = {ast.literal_eval(key): ast.literal_eval(value) for key, value in zip(info.keys, info.values) if key}
+    pairs = zip(info.keys, info.values, strict=True)
+    plist = {ast.literal_eval(key): ast.literal_eval(value) for key, value in pairs if key}
     assert plist["LSUIElement"] is True
 
 
@@ -104,5 +105,5 @@ def test_app_icon_pngs_match_their_svg(qapp: object) -> None:
         assert (png.width(), png.height()) == (size, size)
         fresh = render_icons.render(svg, size).convertToFormat(QImage.Format.Format_ARGB32)
         stored = png.convertToFormat(QImage.Format.Format_ARGB32)
-        worst = max(abs(a - b) for a, b in zip(bytes(fresh.constBits()), bytes(stored.constBits())))
+        worst = max(abs(a - b) for a, b in zip(bytes(fresh.constBits()), bytes(stored.constBits()), strict=True))
         assert worst <= 8, f"{size}px PNG differs from the SVG by {worst}: re-render it"

@@ -77,7 +77,10 @@ def activator(tmp_path: Path, private_home: Path) -> Iterator[tuple[subprocess.P
             process.stderr.close()
 
 
-def test_first_request_starts_the_app_on_the_passed_socket(activator: tuple[subprocess.Popen[bytes], Path, dict[str, str]]) -> None:
+Activator = tuple[subprocess.Popen[bytes], Path, dict[str, str]]
+
+
+def test_first_request_starts_the_app_on_the_passed_socket(activator: Activator) -> None:
     process, socket_path, env = activator
     socket = str(socket_path)
     answered = _cli("request", "--socket", socket, "--tool", "ping", "--args", "{}", env=env)

@@ -273,7 +273,7 @@ class Approver:
             for decision in decisions:
                 if decision.blocked:
                     raise Blocked(decision)
-        return [answer_from(decision, call.args) for decision, call in zip(decisions, calls)]
+        return [answer_from(decision, call.args) for decision, call in zip(decisions, calls, strict=True)]
 
     def _failed(self, exc: ApproverError, args: Mapping[str, Any]) -> Answer:
         if isinstance(exc, ApproverUnavailable):

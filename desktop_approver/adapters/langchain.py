@@ -135,7 +135,8 @@ def _pending(interrupts: Sequence[Interrupt]) -> tuple[list[Call], list[tuple[In
             places.append((item, None))
         elif isinstance(value, dict) and "action_requests" in value:
             for index, action in enumerate(value["action_requests"]):
-                calls.append(Call(action["name"], dict(action.get("args") or {}), description=action.get("description")))
+                args = dict(action.get("args") or {})
+                calls.append(Call(action["name"], args, description=action.get("description")))
                 places.append((item, index))
         else:
             raise ValueError(f"not a HumanInTheLoopMiddleware interrupt: {value!r}")

@@ -190,7 +190,8 @@ class PermissionTool:
             answer = await self.approver.ask_async(tool, tool_input)
         except Blocked as exc:
             answer = Answer(False, dict(tool_input), f"The tool call was blocked by a policy rule. {exc}")
-        return types.CallToolResult(content=[types.TextContent(type="text", text=json.dumps(permission_result(answer)))])
+        text = json.dumps(permission_result(answer))
+        return types.CallToolResult(content=[types.TextContent(type="text", text=text)])
 
 
 async def serve_permission_tool(approver: Approver) -> None:

@@ -140,8 +140,9 @@ def _apply(state: RunState[Any], items: Sequence[ToolApprovalItem], answers: Seq
     for item, answer in zip(items, answers, strict=True):
         if answer.allowed:
             if answer.edited and not _install_edit(item, answer.args):
+                exactly = json.dumps(answer.args, ensure_ascii=False)
                 state.reject(item, rejection_message="The person edited the arguments; call the tool again "
-                                                     "with exactly these: " + json.dumps(answer.args, ensure_ascii=False))
+                                                     "with exactly these: " + exactly)
                 continue
             state.approve(item)
         else:

@@ -148,13 +148,16 @@ def base_targets() -> list[Target]:
 
 def systemd_targets() -> list[Target]:
     units = unit_dir()
+    def service() -> bytes:
+        return _with_line(_package_file(SERVICE_UNIT, package=LINUX_RESOURCES), "ExecStart", _exec_line(_systemd_quote))
+
     return [Target(units / SOCKET_UNIT, lambda: _package_file(SOCKET_UNIT, package=LINUX_RESOURCES)),
-            Target(units / SERVICE_UNIT, lambda: _with_line(_package_file(SERVICE_UNIT, package=LINUX_RESOURCES), "ExecStart",
-                                                            _exec_line(_systemd_quote)))]
+            Target(units / SERVICE_UNIT, service)]
 
 
 def autostart_targets() -> list[Target]:
-    return [Target(autostart_path(), lambda: _with_line(_package_file(f"{APP_ID}-autostart.desktop", package=LINUX_RESOURCES),
+    entry = f"{APP_ID}-autostart.desktop"
+    return [Target(autostart_path(), lambda: _with_line(_package_file(entry, package=LINUX_RESOURCES),
                                                         "Exec", _exec_line(_desktop_quote)))]
 
 

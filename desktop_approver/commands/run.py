@@ -25,7 +25,8 @@ EXIT_NOT_FOUND, EXIT_NOT_EXECUTABLE = 127, 126  # what a shell answers for a mis
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.usage = "desktop-approver run [--tool NAME] [--session ID] [options] -- CMD [ARGS...]"
     parser.add_argument("--tool", default="Bash", help="the tool name the person sees (default: Bash)")
-    parser.add_argument("--session", metavar="ID", help="the agent's session id (allow_session is remembered per session)")
+    parser.add_argument("--session", metavar="ID",
+                        help="the agent's session id (allow_session is remembered per session)")
     parser.add_argument("--description", metavar="TEXT", help="what the command is for, shown to the person")
     parser.add_argument("--timeout", type=float, metavar="SECONDS", help="deny if nobody answers in time")
     parser.add_argument("--agent", metavar="NAME", help="the agent's name shown to the person")

@@ -35,7 +35,8 @@ from .shellparse import SHELLS, SimpleCommand, split_commands
 
 __all__ = [
     "FAMILIES", "CallReading", "ShellRun", "PathUse", "Hidden", "read_call", "normalise_tool", "resolve_path",
-    "command_paths", "hidden_in", "shell_text", "secrets_in", "read_command", "BIDI", "ZERO_WIDTH", "ODD_SPACES", "CONTROL",
+    "command_paths", "hidden_in", "shell_text", "secrets_in", "read_command",
+    "BIDI", "ZERO_WIDTH", "ODD_SPACES", "CONTROL",
 ]
 
 Family = Literal["shell", "read", "write", "edit", "patch", "move", "delete", "network", "database", "message",
@@ -146,7 +147,7 @@ ODD_SPACES = frozenset("\u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u
 CONTROL = frozenset(chr(c) for c in [*range(0x09), *range(0x0b, 0x20), *range(0x7f, 0xa0)])
 LONG_SPACE_RUN = 40
 _HIDDEN_CLASS = re.compile("[" + re.escape("".join(sorted(BIDI | ZERO_WIDTH | ODD_SPACES | CONTROL))) + "]"
-                           + r"|[ \t]{%d,}\S" % LONG_SPACE_RUN)
+                           + r"|[ \t]{" + str(LONG_SPACE_RUN) + r",}\S")
 
 # -- secrets in what a call sends ------------------------------------------------------------------
 
@@ -156,8 +157,8 @@ SECRET_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("an AWS secret key", re.compile(r"aws_secret_access_key\s*[=:]\s*\S{20,}", re.I)),
     ("a GitHub token", re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{40,})")),
     ("a Slack token", re.compile(r"\bxox[abposr]-[A-Za-z0-9-]{10,}")),
-    ("an API key", re.compile(r"\b(?:sk-(?:proj-|ant-)?[A-Za-z0-9_-]{20,}|AIza[0-9A-Za-z_-]{35}|glpat-[A-Za-z0-9_-]{20,}"
-                              r"|npm_[A-Za-z0-9]{36}|pypi-[A-Za-z0-9_-]{50,})")),
+    ("an API key", re.compile(r"\b(?:sk-(?:proj-|ant-)?[A-Za-z0-9_-]{20,}|AIza[0-9A-Za-z_-]{35}"
+                              r"|glpat-[A-Za-z0-9_-]{20,}|npm_[A-Za-z0-9]{36}|pypi-[A-Za-z0-9_-]{50,})")),
     ("a bearer token", re.compile(r"\bBearer\s+[A-Za-z0-9._~+/=-]{20,}")),
     ("a password in a URL", re.compile(r"\b[a-z][a-z0-9+.-]*://[^/\s:@]+:[^/\s@]{3,}@", re.I)),
     ("a credential", re.compile(r"(?:secret|token|passw(?:or)?d|api[_-]?key|access[_-]?key|private[_-]?key)\w*"
@@ -488,7 +489,7 @@ def _paths_of(cmd: SimpleCommand, cwd: str | None) -> list[PathUse]:
     flags = option_flags(argv[1:])
     if name in _DELETERS:
         recursive = name != "rmdir" and bool(flags & {"r", "R", "--recursive"})
-        for target in operands or ([] if name == "gio" else []):
+        for target in operands:
             uses.append(_use(target, cwd, "delete", name, recursive))
     elif name in ("cp", "mv", "rsync", "scp", "install", "ln"):
         local = [o for o in operands if not (":" in o and name in ("rsync", "scp"))]
@@ -519,7 +520,7 @@ def _paths_of(cmd: SimpleCommand, cwd: str | None) -> list[PathUse]:
                         not w.startswith("--") and w.endswith("f"))), None)
         if archive is None and argv[1:2] and not argv[1].startswith("-") and "f" in argv[1] and len(argv) > 2:
             archive = argv[2]           # old style: tar czf ARCHIVE files...
-            operands = argv[3:]
+            operands = list(argv[3:])
         if "x" in mode:
             uses.append(_use(directory or ".", cwd, "write", "tar", True))
             if archive:
@@ -537,9 +538,9 @@ def _paths_of(cmd: SimpleCommand, cwd: str | None) -> list[PathUse]:
         if len(words) >= 2:
             uses.append(_use(words[1], cwd, "write", "git clone", True))
     elif name == "sort" and any(w == "-o" or w.startswith("--output") for w in argv):
-        target = next((argv[i + 1] for i, w in enumerate(argv[:-1]) if w == "-o"), None)
-        if target:
-            uses.append(_use(target, cwd, "write", "sort"))
+        output = next((argv[i + 1] for i, w in enumerate(argv[:-1]) if w == "-o"), None)
+        if output:
+            uses.append(_use(output, cwd, "write", "sort"))
     elif name == "dd":
         for word in argv[1:]:
             if word.startswith("of="):
@@ -547,7 +548,7 @@ def _paths_of(cmd: SimpleCommand, cwd: str | None) -> list[PathUse]:
             elif word.startswith("if="):
                 uses.append(_use(word[3:], cwd, "read", "dd"))
     elif name == "sed":
-        in_place = any(w == "-i" or w.startswith("-i") or w.startswith("--in-place") for w in argv[1:])
+        in_place = any(w.startswith(("-i", "--in-place")) for w in argv[1:])
         for target in operands[1:]:
             uses.append(_use(target, cwd, "write" if in_place else "read", "sed"))
     elif name == "find":

@@ -370,7 +370,8 @@ PACKAGE_MANAGERS = {
     "conda": ("install", "create", "remove"), "pipx": ("install", "run"), "composer": ("require", "install"),
 }
 PUBLISHERS: dict[str, tuple[str, ...]] = {
-    "npm": ("publish", "unpublish", "deprecate", "dist-tag add", "dist-tag rm", "owner add", "access"), "pnpm": ("publish",), "yarn": ("publish", "npm publish"),
+    "npm": ("publish", "unpublish", "deprecate", "dist-tag add", "dist-tag rm", "owner add", "access"),
+    "pnpm": ("publish",), "yarn": ("publish", "npm publish"),
     "bun": ("publish",), "twine": ("upload",), "cargo": ("publish", "yank"), "gem": ("push", "yank"),
     "poetry": ("publish",), "uv": ("publish",), "flit": ("publish",), "hatch": ("publish",), "docker": ("push",),
     "podman": ("push",), "helm": ("push",), "dotnet": ("nuget push",), "mvn": ("deploy",), "gradle": ("publish",),
@@ -490,7 +491,8 @@ def _simple_findings(cmd: SimpleCommand, line: _Line, pipeline: list[SimpleComma
         return
     program = re.sub(r"^(\$HOME|\$\{HOME\})/", "~/", cmd.argv[0])
     if "$" in program or "`" in program:
-        inner = [c for c in line.programs if c.parent == cmd.argv[0] or c.construct in ("$(", "`") and c.name in FETCHERS]
+        inner = [c for c in line.programs
+                 if c.parent == cmd.argv[0] or c.construct in ("$(", "`") and c.name in FETCHERS]
         if any(c.name in FETCHERS for c in inner):
             findings.add(DESTRUCTIVE, "runs a downloaded script (the program comes from curl or wget)")
         else:
@@ -750,6 +752,12 @@ def _git_sub(argv: tuple[str, ...]) -> tuple[str, list[str], list[str]]:
     return (words[0] if words else ""), words[1:], settings
 
 
+def _listing_flags(sub: str) -> set[str]:
+    """Flags that make ``git branch``/``tag``/``remote``/``worktree``/``notes`` only list."""
+    flags = {"l", "--list", "-vv", "--verbose", "--contains", "--merged", "--no-merged", "--show-current", "v"}
+    return flags | {"a", "r", "--all", "--remotes"} if sub == "branch" else flags
+
+
 def _git(cmd: SimpleCommand, line: _Line) -> None:
     findings = line.findings
     sub, rest, settings = _git_sub(cmd.argv)
@@ -767,7 +775,7 @@ def _git(cmd: SimpleCommand, line: _Line) -> None:
     if sub == "push":
         operands = _operands(("push", *rest))
         forced = flags & {"f", "--force", "--force-with-lease", "--force-if-includes", "--mirror", "--delete", "d",
-                          "--prune"} or any(r.startswith("+") or r.startswith(":") for r in operands[1:])
+                          "--prune"} or any(r.startswith(("+", ":")) for r in operands[1:])
         if forced:
             findings.add(DESTRUCTIVE, "force-pushes or deletes remote history")
         remote = operands[0] if operands else None
@@ -803,15 +811,14 @@ def _git(cmd: SimpleCommand, line: _Line) -> None:
         if sub == "pull":
             findings.add(MODERATE, "changes the working tree")
     elif sub in ("branch", "tag", "remote", "worktree", "notes") and (
-            not rest or flags & ({"l", "--list", "-vv", "--verbose", "--contains", "--merged", "--no-merged",
-                                  "--show-current", "v"} | ({"a", "r", "--all", "--remotes"} if sub == "branch"
-                                                            else set())) or rest[:1] in (["list"], ["show"], ["get-url"])):
+            not rest or flags & _listing_flags(sub) or rest[:1] in (["list"], ["show"], ["get-url"])):
         return
     elif sub == "worktree" and rest[:1] == ["add"]:
         words = [w for i, w in enumerate(rest[1:], 1) if not w.startswith("-") and rest[i - 1] not in ("-b", "-B",
                                                                                                      "--reason")]
         for target in words[:1]:
-            _judge_write(_Place(PathUse(target, resolve_path(target, line.cwd), "write", recursive=True), line.workspace),
+            use = PathUse(target, resolve_path(target, line.cwd), "write", recursive=True)
+            _judge_write(_Place(use, line.workspace),
                          findings, "creates")
         findings.add(MODERATE, "adds a worktree")
     elif sub == "apply" and flags & {"--stat", "--check", "--numstat", "--summary"} and "--apply" not in flags:
@@ -910,7 +917,7 @@ def _writers(cmd: SimpleCommand, line: _Line) -> None:
 
 
 def _sed(cmd: SimpleCommand, line: _Line) -> None:
-    if any(w == "-i" or w.startswith("-i") or w.startswith("--in-place") for w in cmd.argv[1:]):
+    if any(w.startswith(("-i", "--in-place")) for w in cmd.argv[1:]):
         line.findings.add(MODERATE, "edits files in place")
     elif re.search(r"(^|;|\s)[0-9,$]*\s*(w|e)\s|\be\b", " ".join(cmd.argv[1:2])):
         line.findings.add(MODERATE, "sed program writes files or runs commands")

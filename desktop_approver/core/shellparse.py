@@ -585,7 +585,7 @@ class _Scope:
 
 @dataclass
 class _Context:
-    pipelines: itertools.count
+    pipelines: itertools.count[int]
 
 
 @dataclass
@@ -919,10 +919,10 @@ def _freeze(b: _Builder, src: str, scope: _Scope, context: _Context) -> list[Sim
         return _nested(subs, parent, depth, wrappers, context, base)
 
     if b.hidden:
-        nested = [c for token in b.words for c in nest(token.subs, b.words[0].value, scope.wrappers)]
+        inside = [c for token in b.words for c in nest(token.subs, b.words[0].value, scope.wrappers)]
         if error:
-            nested.append(SimpleCommand((), text, scope.wrappers, construct=construct, depth=depth, parse_error=error))
-        return nested
+            inside.append(SimpleCommand((), text, scope.wrappers, construct=construct, depth=depth, parse_error=error))
+        return inside
 
     unwrapped = _unwrap([t.value for t in b.words])
     argv, wrappers = unwrapped.argv, list(unwrapped.wrappers)

@@ -154,12 +154,14 @@ def test_can_use_tool_allow_edit_deny_and_session_rules(serve: Any) -> None:
 def test_can_use_tool_block_interrupts_and_unreachable_denies(serve: Any, tmp_path: Path) -> None:
     service = serve(per_call(lambda call: Verdict("deny", "policy", note="never", blocked=True)))
     cli = ScriptedCli(CALLS)
-    run(cli, ClaudeAgentOptions(can_use_tool=DesktopPermissions(Approver(socket_path=service.socket_path)).can_use_tool))
+    permissions = DesktopPermissions(Approver(socket_path=service.socket_path))
+    run(cli, ClaudeAgentOptions(can_use_tool=permissions.can_use_tool))
     assert cli.ran == [] and len(cli.replies) == 1
     assert cli.replies[0]["interrupt"] is True and "never" in cli.replies[0]["message"]
 
     cli = ScriptedCli(CALLS[:1])
-    run(cli, ClaudeAgentOptions(can_use_tool=DesktopPermissions(Approver(socket_path=tmp_path / "x.sock")).can_use_tool))
+    permissions = DesktopPermissions(Approver(socket_path=tmp_path / "x.sock"))
+    run(cli, ClaudeAgentOptions(can_use_tool=permissions.can_use_tool))
     assert cli.ran == [] and "not reachable" in cli.replies[0]["message"]
 
 
@@ -170,7 +172,8 @@ def test_pre_tool_use_hook_uses_the_session_and_allow_session_is_not_asked_again
     run(cli, ClaudeAgentOptions(hooks={"PreToolUse": [HookMatcher(hooks=[permissions.pre_tool_use])]}))
     assert cli.ran == [("Bash", {"command": "npm test"})] * 2
     assert len(service.person.seen) == 1 and service.person.seen[0].session == "cc-session"
-    assert cli.replies[1]["hookSpecificOutput"]["permissionDecisionReason"].startswith("approved (allow_session, session")
+    reason = cli.replies[1]["hookSpecificOutput"]["permissionDecisionReason"]
+    assert reason.startswith("approved (allow_session, session")
 
 
 def test_pre_tool_use_hook_deny_and_edit(serve: Any) -> None:

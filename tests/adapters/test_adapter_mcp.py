@@ -107,7 +107,8 @@ def test_denied_call_is_an_error_result_with_the_note_and_the_session_goes_on(se
 
     denied, allowed = run_client(gate(service.socket_path, tmp_path), two_calls)
     assert denied.is_error is True
-    assert text_of(denied) == "The tool call was denied by the person at the desktop and was not run. Note: not that file"
+    assert text_of(denied) == ("The tool call was denied by the person at the desktop and was not run. "
+                               "Note: not that file")
     assert not (tmp_path / "secret.txt").exists()
     assert not allowed.is_error and text_of(allowed) == "(no such note)"
 
@@ -165,7 +166,8 @@ def test_policy_block_is_a_refusal_too(serve: Any, tmp_path: Path) -> None:
         return await session.call_tool("write_file", {"path": "a.txt", "text": "x"})
 
     result = run_client(gate(service.socket_path, tmp_path), write)
-    assert result.is_error and "blocked by a policy rule" in text_of(result) and "notes are read-only" in text_of(result)
+    assert result.is_error
+    assert "blocked by a policy rule" in text_of(result) and "notes are read-only" in text_of(result)
 
 
 def permission_tool(socket: Path) -> list[str]:

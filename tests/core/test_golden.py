@@ -79,7 +79,7 @@ def assert_matches(expected: Any, actual: Any, where: str = "msg") -> None:
             assert_matches(value, actual[key], f"{where}.{key}")
     elif isinstance(expected, list):
         assert isinstance(actual, list) and len(actual) == len(expected), f"{where}: {actual!r} != {expected!r}"
-        for index, (value, got) in enumerate(zip(expected, actual)):
+        for index, (value, got) in enumerate(zip(expected, actual, strict=True)):
             assert_matches(value, got, f"{where}[{index}]")
     else:
         assert actual == expected and type(actual) is type(expected) or (

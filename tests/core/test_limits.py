@@ -115,7 +115,8 @@ def test_connections_with_pending_requests_are_never_evicted(tmp_path: Path) -> 
             sock.sendall(b'{"v":1,"type":"request","id":"r%d","tool":"Bash","args":{"command":"ls"}}\n' % number)
         wait_until(lambda: len(service.person.tickets) == 2, "both requests to wait")
         replies = read_lines(raw(service.socket_path))
-        assert [r["code"] for r in replies] == ["too_many_connections"] and "serves 2 connections" in replies[0]["message"]
+        assert [r["code"] for r in replies] == ["too_many_connections"]
+        assert "serves 2 connections" in replies[0]["message"]
         for sock in held:
             sock.close()
 

@@ -73,7 +73,8 @@ def test_the_table_is_large_balanced_and_explained() -> None:
                   "fetch", "git_status"):
         assert shape in tools, shape
     keys = Counter(key for row in ROWS for key in row if key not in ("hints",))
-    assert len({json.dumps([r["tool"], r["args"], r["cwd"], r.get("hints")], sort_keys=True) for r in ROWS}) == len(ROWS)
+    distinct = {json.dumps([r["tool"], r["args"], r["cwd"], r.get("hints")], sort_keys=True) for r in ROWS}
+    assert len(distinct) == len(ROWS)
     assert keys["why"] == len(ROWS)
 
 

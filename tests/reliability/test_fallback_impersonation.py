@@ -33,7 +33,8 @@ def test_fallback_path_squatted_then_reclaimed(tmp_path: Path, shared_tmp: Path,
         hook = cli(env, "hook", "claude-code", stdin=json.dumps({"tool_name": "Bash", "tool_input": {"command": "ls"}}))
         assert json.loads(hook.stdout)["hookSpecificOutput"]["permissionDecision"] == "deny"
         tray = cli({**env, "QT_QPA_PLATFORM": "offscreen"}, "tray", "--no-notifications")
-        assert tray.returncode == 2 and len(tray.stderr.strip().splitlines()) == 1 and "refusing to start" in tray.stderr
+        assert tray.returncode == 2 and len(tray.stderr.strip().splitlines()) == 1
+        assert "refusing to start" in tray.stderr
         assert squatter.connections_before() == []          # not one client reached the squatter
     finally:
         squatter.stop()

@@ -78,7 +78,8 @@ class Fuzzer:
             return message
         if kind == "batch":
             return {"v": 1, "type": "batch", "id": self.new_id(), "session": "fuzz",
-                    "calls": [{"tool": self.rng.choice(TOOLS), "args": {"n": i}} for i in range(self.rng.randrange(1, 5))]}
+                    "calls": [{"tool": self.rng.choice(TOOLS), "args": {"n": i}}
+                              for i in range(self.rng.randrange(1, 5))]}
         if kind == "hello":
             return {"v": 1, "type": "hello", "client": {"agent": self.text(), "pid": self.rng.randrange(1, 2 ** 31),
                                                         "cwd": "/tmp"}}
@@ -103,7 +104,8 @@ class Fuzzer:
         if choice == 4:
             return encoded[:-1].encode() + b', "f": 1e' + str(self.rng.randrange(309, 5000)).encode() + b"}"
         if choice == 5:
-            return encoded[:-1].encode() + b', "s": "\\u' + self.rng.choice([b"d800", b"dbff", b"dc00", b"dfff"]) + b'"}'
+            surrogate = self.rng.choice([b"d800", b"dbff", b"dc00", b"dfff"])
+            return encoded[:-1].encode() + b', "s": "\\u' + surrogate + b'"}'
         if choice == 6:
             message["unexpected"] = self.value()
         elif choice == 7:
@@ -130,7 +132,8 @@ class Fuzzer:
         elif choice == 15:
             message = {"v": 1, "type": "cancel", "id": "never-sent-" + self.new_id()}
         else:
-            message = {"v": 1, "type": "request", "id": self.new_id(), "tool": self.rng.choice(["", None, 1, "x" * 201]),
+            message = {"v": 1, "type": "request", "id": self.new_id(),
+                       "tool": self.rng.choice(["", None, 1, "x" * 201]),
                        "args": self.rng.choice([[], "a", None, {}])}
         return json.dumps(message, ensure_ascii=False).encode()
 
@@ -174,13 +177,13 @@ def test_a_hundred_thousand_messages_each_get_one_typed_answer(tmp_path: Path, f
         replies: list[list[dict[str, Any]]] = [[] for _ in range(CONNECTIONS)]
         started = time.perf_counter()
         threads = [threading.Thread(target=run_connection, args=(app.socket_path, [line for line, _ in part], out))
-                   for part, out in zip(per_connection, replies)]
+                   for part, out in zip(per_connection, replies, strict=True)]
         for thread in threads:
             thread.start()
         for thread in threads:
             thread.join(600)
         elapsed = time.perf_counter() - started
-        for part, out in zip(per_connection, replies):
+        for part, out in zip(per_connection, replies, strict=True):
             expected_errors = sum(1 for _, kind in part if kind == "error")
             errors = [reply for reply in out if reply.get("type") == "error"]
             assert len(out) == len(part), "a line went unanswered or was answered twice"

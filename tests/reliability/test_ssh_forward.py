@@ -93,7 +93,8 @@ def test_a_forwarded_socket_with_a_token(tmp_path: Path, sshd: tuple[int, Path],
         tunnel = subprocess.Popen(
             ["ssh", "-N", "-i", str(key), "-p", str(port), "-o", "StrictHostKeyChecking=no",
              "-o", "UserKnownHostsFile=/dev/null", "-o", "ExitOnForwardFailure=yes", "-o", "LogLevel=ERROR",
-             "-o", "BatchMode=yes", "-R", f"{remote}:{service.socket_path}", f"{os.environ.get('USER', 'root')}@127.0.0.1"],
+             "-o", "BatchMode=yes", "-R", f"{remote}:{service.socket_path}",
+             f"{os.environ.get('USER', 'root')}@127.0.0.1"],
             stderr=subprocess.PIPE, text=True)
         try:
             deadline = time.monotonic() + 30
@@ -129,4 +130,5 @@ def test_a_forwarded_socket_with_a_token(tmp_path: Path, sshd: tuple[int, Path],
     assert who.agent == "remote-agent" and who.peer_exe and os.path.basename(who.peer_exe) == "ssh"
     assert who.peer_cwd is None and who.policy_cwd == who.cwd      # the relay's cwd says nothing: the claim is used
     figures["SSH-forwarded socket (real sshd, token)"] = (
-        f"`request` cold start through the tunnel {elapsed * 1000:.0f} ms; status round trip {per_status * 1000:.2f} ms")
+        f"`request` cold start through the tunnel {elapsed * 1000:.0f} ms; "
+        f"status round trip {per_status * 1000:.2f} ms")

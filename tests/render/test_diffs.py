@@ -204,7 +204,7 @@ def test_changed_lines_pair_with_their_counterpart_not_their_position() -> None:
     diff = from_texts("c.py", "for name in items:\n    total += 1\n",
                       "removed = 0\nfor item in items:\n    total += 2\n")
     lines = diff.hunks[0].lines
-    pairs = pair_changed_lines([l for l in lines if l.kind == "del"], [l for l in lines if l.kind == "add"])
+    pairs = pair_changed_lines([ln for ln in lines if ln.kind == "del"], [ln for ln in lines if ln.kind == "add"])
     assert [(old.text, new.text) for old, new in pairs] == [
         ("for name in items:", "for item in items:"), ("    total += 1", "    total += 2")]
     unrelated_line = next(line for line in lines if line.text == "removed = 0")

@@ -172,8 +172,8 @@ async def shoot(theme_name: str, scale: str, display_shot: Any) -> None:
     grab(approver.dialog, "dialog-batch")
     await finish()
 
-    ask("ops-agent", "ops-7", "Bash", {"command": "rm -rf \"$HOME/.cache\"/ && echo 'cleanup #\u202e lanif\u202c' && ls"},
-        description="Clear caches")
+    ask("ops-agent", "ops-7", "Bash",
+        {"command": "rm -rf \"$HOME/.cache\"/ && echo 'cleanup #\u202e lanif\u202c' && ls"}, description="Clear caches")
     await shown()
     grab(approver.dialog, "dialog-destructive-bidi")
     await finish()
