@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import threading
 import time
+import weakref
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -30,6 +31,10 @@ __all__ = ["Client"]
 class Client:
     """One connection to the app, opened on first use and reopened after a failure.
 
+    Close it (``close()`` or ``with Client() as client:``) when done; a client dropped without
+    closing closes its connection when it is garbage collected, so it never keeps one of the
+    app's connection slots for nothing.
+
     ``transport`` replaces the unix socket (e.g. :class:`desktop_approver.testing.FakeApprover`
     in an agent's tests); everything above the bytes is the same code either way.
     """
@@ -43,6 +48,7 @@ class Client:
         self.protocol = ClientProtocol(agent=agent, session=session, token=token)
         self.connect_timeout = connect_timeout
         self._connection: Connection | None = None
+        self._closes_when_collected: weakref.finalize[[], Client] | None = None
         self._lock = threading.Lock()
         self._replies: list[dict[str, Any]] = []
 
@@ -119,10 +125,14 @@ class Client:
                 return []
             self._drop()  # the app closed it meanwhile (idle timeout, restart): connect afresh
         self._connection = self.transport.connect(self.connect_timeout)
+        self._closes_when_collected = weakref.finalize(self, self._connection.close)
         self.protocol.framer = wire.LineFramer()
         return [wire.encode(self.protocol.hello())]
 
     def _drop(self) -> None:
+        if self._closes_when_collected is not None:
+            self._closes_when_collected.detach()
+            self._closes_when_collected = None
         if self._connection is not None:
             try:
                 self._connection.close()

@@ -7,18 +7,17 @@ socket, policy, audit log or keyring.
 from __future__ import annotations
 
 import os
-import sys
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))  # tests.support.* and the package from a plain checkout
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 os.environ.setdefault("PYTHON_KEYRING_BACKEND", "keyrings.alt.file.PlaintextKeyring")
 
 # shared fixtures: serve, private_bus, second_uid, shared_tmp, ...
-pytest_plugins = ["tests.support.service", "tests.support.dbus", "tests.support.users"]
+# logfail: a warning or error the app logs fails the test unless the test expects it.
+pytest_plugins = ["tests.support.service", "tests.support.dbus", "tests.support.users", "tests.support.logfail"]
 
 
 @pytest.fixture(autouse=True)

@@ -61,6 +61,8 @@ class Core:
         self.process: subprocess.Popen[str] | None = None
 
     def start(self) -> None:
+        if self.process is not None:  # a restart: the killed process's pipes are done with
+            self.close_pipes()
         env = dict(os.environ, PYTHONPATH=str(ROOT))
         process = subprocess.Popen([sys.executable, str(self.script), str(self.socket_path), str(self.audit_path)],
                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
@@ -75,6 +77,12 @@ class Core:
             process.kill()
             raise AssertionError(f"the core did not start: {process.communicate(timeout=10)[1]}")
 
+    def close_pipes(self) -> None:
+        assert self.process is not None
+        for pipe in (self.process.stdout, self.process.stderr):
+            if pipe is not None:
+                pipe.close()
+
     def kill(self) -> None:
         assert self.process is not None
         self.process.send_signal(signal.SIGKILL)
@@ -86,9 +94,11 @@ class Core:
 def core(tmp_path: Path) -> Iterator[Core]:
     running = Core(tmp_path)
     yield running
-    if running.process is not None and running.process.poll() is None:
-        running.process.kill()
-        running.process.wait(10)
+    if running.process is not None:
+        if running.process.poll() is None:
+            running.process.kill()
+            running.process.wait(10)
+        running.close_pipes()
 
 
 def wait_until_pending(socket_path: Path, count: int) -> None:

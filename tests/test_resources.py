@@ -4,6 +4,7 @@ appstreamcli, systemd-analyze, plistlib; the app icon's PNGs still match their S
 from __future__ import annotations
 
 import ast
+import importlib.util
 import os
 import plistlib
 import re
@@ -92,11 +93,10 @@ def test_macos_spec_builds_a_menu_bar_app() -> None:
 @pytest.mark.gui
 def test_app_icon_pngs_match_their_svg(qapp: object) -> None:
     """Stale PNGs fail here: run `python packaging/render_icons.py` after changing the SVG."""
-    sys.path.insert(0, str(ROOT / "packaging"))
-    try:
-        import render_icons
-    finally:
-        sys.path.remove(str(ROOT / "packaging"))
+    spec = importlib.util.spec_from_file_location("render_icons", ROOT / "packaging" / "render_icons.py")
+    assert spec and spec.loader
+    render_icons = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(render_icons)
     from PySide6.QtGui import QImage
 
     svg = RESOURCES / "icons" / "hicolor" / "scalable" / "apps" / "desktop-approver.svg"

@@ -54,6 +54,7 @@ def test_token_check_accepts_only_the_expected_token() -> None:
     assert not make_token_check("")("")
 
 
+@pytest.mark.logs("keeping the last known token")
 def test_reader_picks_up_a_rotation_and_survives_a_keyring_failure(monkeypatch: pytest.MonkeyPatch) -> None:
     now = [0.0]
     store = TokenStore()

@@ -52,7 +52,7 @@ class ServiceThread:
                                          "audit_path": tmp / "audit.sqlite3", "policy_path": None,
                                          "state_path": None, **options})
         self.person = person if person is not None else QueuedPerson()
-        self.loop = asyncio.new_event_loop()
+        self.loop: asyncio.AbstractEventLoop  # made on entering, so a service never started leaks no loop
         self.ready = threading.Event()
         self.thread = threading.Thread(target=self._run, daemon=True)
 
@@ -72,6 +72,7 @@ class ServiceThread:
         self.loop.run_forever()
 
     def __enter__(self) -> ServiceThread:
+        self.loop = asyncio.new_event_loop()
         self.thread.start()
         assert self.ready.wait(WAIT), "the service did not start"
         return self
