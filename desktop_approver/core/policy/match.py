@@ -36,7 +36,7 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any, Literal
 
-from .reading import FAMILIES, ShellRun, command_paths, read_call
+from ..reading import FAMILIES, ShellRun, command_paths, read_call
 
 log = logging.getLogger(__name__)
 
