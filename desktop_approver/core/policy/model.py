@@ -29,8 +29,15 @@ from .rules import _TOP_KEYS, ACTIONS, OPERATIONS, RISK_LEVELS, RULE_KEYS, SUPPO
 _BRACKET = r"\[(?:!\][^\]]*|![^\]]+|\][^\]]*|[^!\]][^\]]*)\]"
 GLOB = rf"^\s*(?:[^\s\[]|{_BRACKET})(?:[^\[]|{_BRACKET})*$"
 
+GLOB_HELP = ("a glob: * matches any characters, ? one, [abc] one of a set, [!abc] one not in it, [[] a literal '['; "
+             "not blank")
+# A path glob is also refused when '**' shares a component with anything else (_check_path_glob).
+BAD_DOUBLE_STAR = r"[^/]\*\*|\*\*[^/]"
+PATH_GLOB_HELP = GLOB_HELP + "; ** is a whole path component, and matches any number of directories"
 Glob = Annotated[str, Field(pattern=GLOB)]
 Globs = Glob | Annotated[list[Glob], Field(min_length=1)]
+PathGlob = Annotated[str, Field(pattern=GLOB, json_schema_extra={"not": {"pattern": BAD_DOUBLE_STAR}})]
+PathGlobs = PathGlob | Annotated[list[PathGlob], Field(min_length=1)]
 Operation = Literal["read", "write", "delete"]
 Risk = Literal["safe", "moderate", "destructive"]
 
@@ -43,7 +50,7 @@ def _refuse(reason: str, **where: str) -> PydanticCustomError:
 
 
 class RuleTable(BaseModel):
-    """One ``[[rule]]`` table. Every key but ``action`` is optional; a list means any of its values."""
+    """One [[rule]] table. Every key but action is optional; a list means any of its values."""
 
     model_config = ConfigDict(extra="forbid", title="rule")
 
@@ -52,13 +59,13 @@ class RuleTable(BaseModel):
     tool: Globs | None = Field(default=None, description="the tool name; a glob such as mcp__github__*")
     command: Globs | None = Field(default=None, description="each simple command of a shell call, its words "
                                                             "joined by single spaces; * matches spaces too")
-    path: Globs | None = Field(default=None, description="the files a call touches: zones relative to the "
+    path: PathGlobs | None = Field(default=None, description="the files a call touches: zones relative to the "
                                                          "agent's working directory, or absolute; ** is a "
                                                          "whole component and spans directories")
     operation: Operation | Annotated[list[Operation], Field(min_length=1)] | None = Field(
         default=None, description="what the call does to those files")
     agent: Globs | None = Field(default=None, description="a glob on the agent's name, as the agent claims it")
-    cwd: Globs | None = Field(default=None, description="a path glob on the agent's working directory "
+    cwd: PathGlobs | None = Field(default=None, description="a path glob on the agent's working directory "
                                                         "(~/work/**); a relative one matches its end")
     risk: Risk | Annotated[list[Risk], Field(min_length=1)] | None = Field(
         default=None, description="the app's own risk assessment of the call")
@@ -123,15 +130,16 @@ class RuleTable(BaseModel):
 
 
 class PolicyFile(BaseModel):
-    """A whole ``policy.toml``: an optional ``version``, ``[[rule]]`` tables and a ``[tools]`` table."""
+    """The rules that answer an agent's tool call before any dialog is shown (docs/policy.md)."""
 
     model_config = ConfigDict(extra="forbid", title="desktop-approver policy.toml")
 
     version: Literal[1] = Field(default=1, description="the format version; 1 is the only one")
     rule: list[RuleTable] = Field(default_factory=list, description="the rules; the strongest matching "
                                   "action wins (block, deny, ask, allow) wherever it stands")
-    tools: dict[Glob, Action] = Field(default_factory=dict, description="shorthand: one action for every "
-                                      "call of a tool (a name or a glob)")
+    tools: dict[str, Action] = Field(
+        default_factory=dict, description="shorthand: one action for every call of a tool (a name or a glob)",
+        json_schema_extra={"propertyNames": {"pattern": GLOB}})
 
     @field_validator("version", mode="before")
     @classmethod
