@@ -170,7 +170,8 @@ def write(directory: Path) -> list[str]:
 
 def policy_schema() -> dict[str, Any]:
     """The schema of ``policy.toml`` as TOML writes it: absent keys, never nulls; one shared ``glob``."""
-    from .policy.model import BAD_DOUBLE_STAR, GLOB, GLOB_HELP, PATH_GLOB_HELP, PolicyFile
+    from .policy.globs import BAD_DOUBLE_STAR, GLOB, GLOB_HELP, PATH_GLOB_HELP
+    from .policy.model import PolicyFile
 
     schema = PolicyFile.model_json_schema(mode="validation")
     _drop_nulls(schema)

@@ -12,6 +12,7 @@ One module per concern, everything importable from here:
 
 - :mod:`.rules`: the vocabulary, :class:`PolicyCall`, :class:`Rule`, :class:`PolicyVerdict`, :class:`PolicyError`
 - :mod:`.model`: the pydantic model of the file, and the reason a value is refused
+- :mod:`.globs`: the pattern language, its checks, and the same checks as JSON Schema patterns
 - :mod:`.load`: reading the file, and the line of a problem
 - :mod:`.parts`: a call cut into parts, and the files each part touches
 - :mod:`.match`: :class:`Policy`, and how a rule matches a part

@@ -21,9 +21,10 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 
 from .explain import Explanation, PartExplanation, RuleCheck
+from .globs import _has_glob
 from .load import read_policy_file, read_rules
 from .parts import _components, _Context, _normalise, _Part, _Touch
-from .rules import _STRENGTH, PolicyCall, PolicyVerdict, Rule, _has_glob, _show
+from .rules import _STRENGTH, PolicyCall, PolicyVerdict, Rule, _show
 
 
 class Policy:

@@ -21,25 +21,13 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 from pydantic_core import ErrorDetails, PydanticCustomError
 
-from .rules import _TOP_KEYS, ACTIONS, OPERATIONS, RISK_LEVELS, RULE_KEYS, SUPPORTED_VERSION, Action, _squeeze
+from .globs import BAD_DOUBLE_STAR, GLOB, check_command, check_glob, check_path_glob
+from .rules import _TOP_KEYS, ACTIONS, OPERATIONS, RISK_LEVELS, RULE_KEYS, SUPPORTED_VERSION, Action, Operation, Risk
 
-# A glob as fnmatch reads it, with every '[' closed (fnmatch quietly takes an unclosed one as a
-# literal; in a rule it is a typo) and something other than blanks: the same language as
-# _check_brackets, written so that no alternative can backtrack into another.
-_BRACKET = r"\[(?:!\][^\]]*|![^\]]+|\][^\]]*|[^!\]][^\]]*)\]"
-GLOB = rf"^\s*(?:[^\s\[]|{_BRACKET})(?:[^\[]|{_BRACKET})*$"
-
-GLOB_HELP = ("a glob: * matches any characters, ? one, [abc] one of a set, [!abc] one not in it, [[] a literal '['; "
-             "not blank")
-# A path glob is also refused when '**' shares a component with anything else (_check_path_glob).
-BAD_DOUBLE_STAR = r"[^/]\*\*|\*\*[^/]"
-PATH_GLOB_HELP = GLOB_HELP + "; ** is a whole path component, and matches any number of directories"
 Glob = Annotated[str, Field(pattern=GLOB)]
 Globs = Glob | Annotated[list[Glob], Field(min_length=1)]
 PathGlob = Annotated[str, Field(pattern=GLOB, json_schema_extra={"not": {"pattern": BAD_DOUBLE_STAR}})]
 PathGlobs = PathGlob | Annotated[list[PathGlob], Field(min_length=1)]
-Operation = Literal["read", "write", "delete"]
-Risk = Literal["safe", "moderate", "destructive"]
 
 _WHY_FIRST = ("action", "note", "tool", "command", "path", "operation", "agent", "cwd", "risk", "expires")
 
@@ -60,13 +48,13 @@ class RuleTable(BaseModel):
     command: Globs | None = Field(default=None, description="each simple command of a shell call, its words "
                                                             "joined by single spaces; * matches spaces too")
     path: PathGlobs | None = Field(default=None, description="the files a call touches: zones relative to the "
-                                                         "agent's working directory, or absolute; ** is a "
-                                                         "whole component and spans directories")
+                                                             "agent's working directory, or absolute; ** is a "
+                                                             "whole component and spans directories")
     operation: Operation | Annotated[list[Operation], Field(min_length=1)] | None = Field(
         default=None, description="what the call does to those files")
     agent: Globs | None = Field(default=None, description="a glob on the agent's name, as the agent claims it")
     cwd: PathGlobs | None = Field(default=None, description="a path glob on the agent's working directory "
-                                                        "(~/work/**); a relative one matches its end")
+                                                            "(~/work/**); a relative one matches its end")
     risk: Risk | Annotated[list[Risk], Field(min_length=1)] | None = Field(
         default=None, description="the app's own risk assessment of the call")
     note: str | None = Field(default=None, description="shown to the person, and the reason the agent reads "
@@ -93,7 +81,7 @@ class RuleTable(BaseModel):
     @classmethod
     def _patterns(cls, value: object, info: ValidationInfo) -> list[str]:
         key = info.field_name or ""
-        check = {"command": _check_command, "path": _check_path_glob, "cwd": _check_path_glob}.get(key, _check_glob)
+        check = {"command": check_command, "path": check_path_glob, "cwd": check_path_glob}.get(key, check_glob)
         values = _strings(key, value)
         try:
             return [check(v) for v in values]
@@ -265,40 +253,3 @@ def parse_expiry(value: object) -> datetime | None:
     if isinstance(value, date):
         return datetime.combine(value, time()).astimezone()
     raise ValueError("'expires' must be a date or date-time, such as 2026-12-01T00:00:00Z")
-
-
-def _check_glob(pattern: str) -> str:
-    if not pattern.strip():
-        raise ValueError("empty pattern")
-    _check_brackets(pattern)
-    return pattern
-
-
-def _check_command(pattern: str) -> str:
-    return _check_glob(_squeeze(pattern))
-
-
-def _check_path_glob(pattern: str) -> str:
-    _check_glob(pattern)
-    for part in pattern.split("/"):
-        if "**" in part and part != "**":
-            raise ValueError(f"'**' must be a whole path component in {pattern!r} (write 'dir/**/name')")
-    return pattern
-
-
-def _check_brackets(pattern: str) -> None:
-    """fnmatch quietly reads an unclosed ``[`` as a literal; in a rule it is always a typo."""
-    i = 0
-    while i < len(pattern):
-        if pattern[i] == "[":
-            j = i + 1
-            if j < len(pattern) and pattern[j] == "!":
-                j += 1
-            if j < len(pattern) and pattern[j] == "]":
-                j += 1
-            while j < len(pattern) and pattern[j] != "]":
-                j += 1
-            if j >= len(pattern):
-                raise ValueError(f"unclosed '[' in {pattern!r} (write '[[]' for a literal '[')")
-            i = j
-        i += 1

@@ -15,7 +15,8 @@ from fnmatch import fnmatchcase
 from typing import Any
 
 from ..reading import FAMILIES, ShellRun, command_paths, read_call
-from .rules import PolicyCall, _has_glob, _squeeze
+from .globs import _has_glob, _squeeze
+from .rules import PolicyCall
 
 _CD_COMMANDS = frozenset({"cd", "pushd", "popd"})
 _EXPANSION_CHARS = ("$", "`", "{")

@@ -12,13 +12,17 @@ import os
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_args
+
+from .globs import _has_glob
 
 Action = Literal["allow", "ask", "deny", "block"]
 ACTIONS: tuple[str, ...] = ("block", "deny", "ask", "allow")          # strongest first
 _STRENGTH = {action: len(ACTIONS) - i for i, action in enumerate(ACTIONS)}
-OPERATIONS: tuple[str, ...] = ("read", "write", "delete")
-RISK_LEVELS: tuple[str, ...] = ("safe", "moderate", "destructive")
+Operation = Literal["read", "write", "delete"]
+OPERATIONS: tuple[str, ...] = get_args(Operation)
+Risk = Literal["safe", "moderate", "destructive"]
+RISK_LEVELS: tuple[str, ...] = get_args(Risk)
 RULE_KEYS: tuple[str, ...] = ("action", "tool", "command", "path", "operation", "agent", "cwd", "risk",
                               "note", "expires")
 _TOP_KEYS = ("version", "rule", "tools")
@@ -128,18 +132,6 @@ class PolicyVerdict:
     rule: Rule
     reason: str
     rules: tuple[Rule, ...] = ()
-
-
-def _has_glob(text: str) -> bool:
-    return any(c in text for c in "*?[")
-
-
-def _escape_glob(text: str) -> str:
-    return "".join(f"[{c}]" if c in "*?[" else c for c in text)
-
-
-def _squeeze(text: str) -> str:
-    return " ".join(text.split())
 
 
 def _show(values: tuple[str, ...]) -> str:

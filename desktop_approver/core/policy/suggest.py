@@ -15,11 +15,12 @@ from pathlib import Path
 from typing import Any
 
 from ..reading import read_call
+from .globs import _escape_glob, _squeeze
 from .load import rule_from_dict
 from .match import Policy
 from .model import parse_expiry
 from .parts import _Context
-from .rules import RULE_KEYS, PolicyCall, _escape_glob, _squeeze
+from .rules import RULE_KEYS, PolicyCall
 
 
 def suggest_rule(call: PolicyCall) -> dict[str, Any]:
