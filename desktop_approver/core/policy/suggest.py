@@ -1,4 +1,4 @@
-""""Always allow...": the rule suggested for a call, whether a rule matches it, and writing it.
+"""The dialog's "Always allow...": the rule suggested for a call, whether a rule matches it, and writing it.
 
 :func:`suggest_rule_alternatives` offers allow rules narrowest first; :func:`rule_matches` is how
 the dialog knows a rule edited by the person still covers the call; :func:`render_rule` and
