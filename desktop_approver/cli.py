@@ -34,7 +34,7 @@ COMMANDS_WITH_MODULES = {
 }
 COMMAND_HELP = {
     "risk": "classify a tool call as safe, moderate or destructive (no app needed)",
-    "policy": "check the policy file, or explain which rule decides a call",
+    "policy": "check the policy file, explain which rule decides a call, or print its format",
     "history": "search the audit log of requests and decisions",
     "sessions": "list what allow_session remembers in the running app",
     "revoke": "forget remembered session approvals in the running app",

@@ -1,9 +1,11 @@
-"""``desktop-approver policy check | explain``: validate the policy file, and ask it about a call.
+"""``desktop-approver policy check | explain | docs``: validate the policy file, ask it about a call,
+and print its format.
 
 ``check`` prints ``ok: N rules in FILE`` or ``FILE:LINE: reason`` (exit 1), so an editor or a
 pre-commit hook can point at the line. ``explain`` shows which rule would decide a call and why
 the others do not, part by part for a compound shell command. Both read the file the app reads
-(``--file``, else the global ``--policy`` when given, else the default path).
+(``--file``, else the global ``--policy`` when given, else the default path). ``docs`` prints
+``docs/policy.md`` as the installed package carries it.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from pathlib import Path
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    commands = parser.add_subparsers(dest="policy_command", metavar="{check,explain}", required=True)
+    commands = parser.add_subparsers(dest="policy_command", metavar="{check,explain,docs}", required=True)
 
     check = commands.add_parser("check", help="validate the policy file",
                                 description="Validate the policy file; print the file, line and reason of an error.")
@@ -34,11 +36,24 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     explain.add_argument("--file", type=Path, help="the policy file (default: the one the app reads)")
     explain.add_argument("--json", action="store_true", help="print the explanation as JSON")
 
+    commands.add_parser("docs", help="print the policy file's format: rules, conditions, precedence",
+                        description="Print the policy file's format (docs/policy.md): the keys of a rule, "
+                                    "how commands and paths match, and which rule wins.")
+
 
 def run(args: argparse.Namespace) -> int:
     if args.policy_command == "check":
         return _check(args)
+    if args.policy_command == "docs":
+        return _docs()
     return _explain(args)
+
+
+def _docs() -> int:
+    from ..core.policy import policy_format_md
+
+    print(policy_format_md(), end="")
+    return 0
 
 
 def _policy_path(args: argparse.Namespace) -> tuple[Path, bool]:

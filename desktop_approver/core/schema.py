@@ -1,7 +1,8 @@
-"""JSON Schema for every protocol message, generated from the pydantic models.
+"""JSON Schema for every protocol message and for ``policy.toml``, generated from the pydantic models.
 
 ``python -m desktop_approver.core.schema`` writes ``ipc/schema/<type>.json`` (one file per message
-type) and ``ipc/schema/index.json``; ``--check`` writes nothing and exits 1 naming the stale
+type), ``ipc/schema/index.json`` and ``ipc/policy.schema.json`` (the policy file, from
+:mod:`desktop_approver.core.policy.model`); ``--check`` writes nothing and exits 1 naming the stale
 files, so a model change without regenerated schemas fails the tests. Output is deterministic
 (sorted keys, two-space indent, trailing newline) so regenerating is a no-op when nothing changed.
 """
@@ -23,6 +24,7 @@ from . import models
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
 DEFAULT_DIR = Path(__file__).resolve().parents[2] / "ipc" / "schema"
 INDEX = "index.json"
+POLICY_SCHEMA = DEFAULT_DIR.parent / "policy.schema.json"
 
 CLIENT_MESSAGES: dict[str, type[BaseModel]] = dict(models.INCOMING)
 APP_MESSAGES: dict[str, type[BaseModel]] = {
@@ -99,7 +101,7 @@ def _accept_field_names(schema: dict[str, Any], model: type[BaseModel]) -> None:
 
 
 def _model_named(root: type[BaseModel], title: object) -> type[BaseModel] | None:
-    candidates = [root, models.Hints, models.ToolCall, models.ClientInfo]
+    candidates: list[type[BaseModel]] = [root, models.Hints, models.ToolCall, models.ClientInfo]
     return next((candidate for candidate in candidates if candidate.__name__ == title), None)
 
 
@@ -166,21 +168,90 @@ def write(directory: Path) -> list[str]:
     return changed
 
 
+def policy_schema() -> dict[str, Any]:
+    """The schema of ``policy.toml`` as TOML writes it: absent keys, never nulls; one shared ``glob``."""
+    from .policy.globs import BAD_DOUBLE_STAR, GLOB, GLOB_HELP, PATH_GLOB_HELP
+    from .policy.model import PolicyFile
+
+    schema = PolicyFile.model_json_schema(mode="validation")
+    _drop_nulls(schema)
+    _drop_property_titles(schema)
+    shared: dict[str, tuple[dict[str, Any], str]] = {
+        "glob": ({"pattern": GLOB, "type": "string"}, GLOB_HELP),
+        "path_glob": ({"pattern": GLOB, "type": "string", "not": {"pattern": BAD_DOUBLE_STAR}}, PATH_GLOB_HELP)}
+    for name, (inline, description) in shared.items():
+        schema = _shared(schema, inline, {"$ref": f"#/$defs/{name}"})
+        schema["$defs"][name] = {**inline, "description": description}
+    schema["$schema"] = DRAFT
+    schema["$id"] = POLICY_SCHEMA.name
+    schema["description"] += (" Validate a file with `desktop-approver policy check`; the app refuses a file with "
+                              "its line and reason and keeps the last good rules.")
+    return schema
+
+
+def _drop_nulls(node: Any) -> None:
+    """Optional keys come out as ``anyOf [..., null]`` with ``default: null``; TOML has no null."""
+    if isinstance(node, dict):
+        branches = node.get("anyOf")
+        if isinstance(branches, list) and {"type": "null"} in branches:
+            branches.remove({"type": "null"})
+            if node.get("default", 0) is None:
+                del node["default"]
+            if len(branches) == 1:
+                node.update(node.pop("anyOf")[0])
+        for value in node.values():
+            _drop_nulls(value)
+    elif isinstance(node, list):
+        for value in node:
+            _drop_nulls(value)
+
+
+def _shared(node: Any, inline: dict[str, Any], ref: dict[str, Any]) -> Any:
+    """``node`` with every copy of the ``inline`` subschema replaced by ``ref``."""
+    if node == inline:
+        return dict(ref)
+    if isinstance(node, dict):
+        return {key: _shared(value, inline, ref) for key, value in node.items()}
+    if isinstance(node, list):
+        return [_shared(value, inline, ref) for value in node]
+    return node
+
+
+def generated_policy() -> str:
+    """The content of ``ipc/policy.schema.json``."""
+    return render(policy_schema())
+
+
+def policy_stale(path: Path) -> bool:
+    return not path.is_file() or path.read_text(encoding="utf-8") != generated_policy()
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m desktop_approver.core.schema",
-                                     description="Generate ipc/schema/*.json from the pydantic models.")
+                                     description="Generate ipc/schema/*.json and ipc/policy.schema.json from the "
+                                                 "pydantic models. With --out or --policy-out, only what is named.")
     parser.add_argument("--check", action="store_true", help="write nothing; exit 1 if any file is stale")
-    parser.add_argument("--out", type=Path, default=DEFAULT_DIR, help=f"schema directory (default: {DEFAULT_DIR})")
+    parser.add_argument("--out", type=Path, help=f"message schema directory (default: {DEFAULT_DIR})")
+    parser.add_argument("--policy-out", type=Path, metavar="FILE",
+                        help=f"policy.toml schema file (default: {POLICY_SCHEMA})")
     args = parser.parse_args(argv)
+    out, policy_out = args.out, args.policy_out
+    if out is None and policy_out is None:
+        out, policy_out = DEFAULT_DIR, POLICY_SCHEMA
     if args.check:
-        names = stale(args.out)
-        for name in names:
-            print(f"stale: {args.out / name}", file=sys.stderr)
-        if names:
+        paths = [out / name for name in stale(out)] if out is not None else []
+        paths += [policy_out] if policy_out is not None and policy_stale(policy_out) else []
+        for path in paths:
+            print(f"stale: {path}", file=sys.stderr)
+        if paths:
             print("regenerate with: python -m desktop_approver.core.schema", file=sys.stderr)
-        return 1 if names else 0
-    for name in write(args.out):
-        print(f"wrote {args.out / name}")
+        return 1 if paths else 0
+    for name in write(out) if out is not None else []:
+        print(f"wrote {out / name}")
+    if policy_out is not None and policy_stale(policy_out):
+        policy_out.parent.mkdir(parents=True, exist_ok=True)
+        policy_out.write_text(generated_policy(), encoding="utf-8")
+        print(f"wrote {policy_out}")
     return 0
 
 

@@ -1,0 +1,205 @@
+"""The policy and how it answers a call: every rule against every part, the strongest action wins.
+
+A :class:`Policy` is an immutable list of :class:`~.rules.Rule`; :meth:`Policy.evaluate` answers
+``allow`` / ``ask`` / ``deny`` / ``block`` or ``None`` (no rule: ask the person), and
+:meth:`Policy.explain` says why, part by part. A call is first cut into parts (:mod:`.parts`), and
+every rule is checked against every part, so "allowed" always means "every part allowed" and one
+blocked part blocks the whole call.
+
+Two directions of caution run through the matching: an ``allow`` rule must be *sure* (every
+path inside the zone, lexically and after resolving symlinks; no path it cannot resolve), while
+``ask`` / ``deny`` / ``block`` rules match whatever *might* touch their zone (a glob that could
+expand into it, ``rm -rf .`` above it, a tool whose operation is unknown).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from datetime import UTC, datetime
+from fnmatch import fnmatchcase
+from pathlib import Path
+
+from .explain import Explanation, PartExplanation, RuleCheck
+from .globs import _has_glob
+from .load import read_policy_file, read_rules
+from .parts import _components, _Context, _normalise, _Part, _Touch
+from .rules import _STRENGTH, PolicyCall, PolicyVerdict, Rule, _show
+
+
+class Policy:
+    """An immutable, validated rule list; build it with :meth:`load`, :meth:`parse` or :meth:`empty`."""
+
+    def __init__(self, rules: Iterable[Rule] = (), source: str | os.PathLike[str] | None = None) -> None:
+        self.rules: tuple[Rule, ...] = tuple(rules)
+        self.source = str(source) if source is not None else ""
+
+    def __len__(self) -> int:
+        return len(self.rules)
+
+    def __repr__(self) -> str:
+        return f"Policy({len(self.rules)} rules from {self.source or '<memory>'})"
+
+    @classmethod
+    def empty(cls, source: str | os.PathLike[str] | None = None) -> Policy:
+        return cls((), source)
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str]) -> Policy:
+        """Read and validate a policy file; any problem raises :class:`PolicyError` with a line."""
+        path = Path(path)
+        return cls.parse(read_policy_file(path), path)
+
+    @classmethod
+    def parse(cls, text: str, source: str | os.PathLike[str] | None = None) -> Policy:
+        return cls(read_rules(text, source), source)
+
+    def evaluate(self, call: PolicyCall, *, now: datetime | None = None) -> PolicyVerdict | None:
+        """The rule's answer for ``call``, or ``None`` when no rule decides (ask the person)."""
+        return self.explain(call, now=now).verdict
+
+    def explain(self, call: PolicyCall, *, now: datetime | None = None) -> Explanation:
+        now = now or datetime.now(UTC)
+        context = _Context(call)
+        explained = []
+        for part in context.parts:
+            whys = [(rule, _mismatch(rule, call, part, context, now)) for rule in self.rules]
+            checks = tuple(RuleCheck(rule, why is None, why or "") for rule, why in whys)
+            rule = _decisive([check.rule for check in checks if check.matched])
+            explained.append(PartExplanation(part.text, rule.action if rule else None, rule, checks))
+        return Explanation(call, _verdict(explained), tuple(explained), self.source)
+
+
+def _decisive(matched: list[Rule]) -> Rule | None:
+    """The strongest action wins; within it the most specific rule, then the earliest."""
+    if not matched:
+        return None
+    return max(matched, key=lambda r: (_STRENGTH[r.action], r.specificity(), -r.index))
+
+
+def _verdict(parts: list[PartExplanation]) -> PolicyVerdict | None:
+    for action in ("block", "deny", "ask"):
+        deciding = [(n, p, p.rule) for n, p in enumerate(parts, 1) if p.action == action and p.rule is not None]
+        if deciding:
+            number, part, rule = max(deciding, key=lambda npr: (npr[2].specificity(), -npr[2].index, -npr[0]))
+            reason = rule.note or rule.summary()
+            if len(parts) > 1:
+                reason += f" (part {number}: {part.text})"
+            return PolicyVerdict(action, rule, reason, tuple(r for _, _, r in deciding))
+    if not parts or any(p.action != "allow" for p in parts):
+        return None
+    rules = tuple(dict.fromkeys(p.rule for p in parts if p.rule))
+    reason = "; ".join(rule.note or rule.summary() for rule in rules)
+    return PolicyVerdict("allow", rules[0], reason, rules)
+
+
+def _mismatch(rule: Rule, call: PolicyCall, part: _Part, context: _Context, now: datetime) -> str | None:
+    """Why ``rule`` does not apply to this part of ``call``; ``None`` when it does."""
+    if rule.expired(now):
+        return f"expired {rule.expires.isoformat() if rule.expires else ''}"
+    if rule.tools is not None and not any(fnmatchcase(call.tool, p) for p in rule.tools):
+        return f"tool {call.tool!r} is not {_show(rule.tools)}"
+    if rule.agents is not None and not (call.agent and any(fnmatchcase(call.agent, p) for p in rule.agents)):
+        return f"agent {call.agent!r} is not {_show(rule.agents)}"
+    if rule.cwds is not None and not _cwd_matches(rule.cwds, context.base):
+        return f"working directory {call.cwd!r} is not in {_show(rule.cwds)}"
+    if rule.risks is not None and call.risk not in rule.risks:
+        return f"risk {call.risk or 'unknown'} is not {_show(rule.risks)}"
+    if rule.commands is not None:
+        why = _command_mismatch(rule, part)
+        if why:
+            return why
+    if rule.paths is not None or rule.operations is not None:
+        return _touch_mismatch(rule, part, context)
+    return None
+
+
+def _cwd_matches(patterns: tuple[str, ...], base: str | None) -> bool:
+    """Absolute (or ``~``) patterns match the whole directory; relative ones its last names."""
+    if base is None:
+        return False
+    cwd = _components(base)
+    return any(_glob_parts(cwd, _components(_normalise(p, "/**")), loose=False) for p in patterns)
+
+
+def _command_mismatch(rule: Rule, part: _Part) -> str | None:
+    if part.command is None:
+        return "not a shell command"
+    if not part.parsed and not rule.restrictive:
+        return "the command could not be parsed, so no command pattern can allow it"
+    if any(_command_matches(part.command, p) for p in rule.commands or ()):
+        return None
+    return f"command {part.command!r} does not match {_show(rule.commands or ())}"
+
+
+def _command_matches(command: str, pattern: str) -> bool:
+    return fnmatchcase(command, pattern) or (pattern.endswith(" *") and command == pattern[:-2])
+
+
+def _touch_mismatch(rule: Rule, part: _Part, context: _Context) -> str | None:
+    if not part.touches:
+        return "touches no file"
+    results = [_touch_fits(rule, touch, context) for touch in part.touches]
+    if rule.restrictive:
+        return None if any(why is None for why in results) else next(why for why in results if why)
+    return next((why for why in results if why), None)
+
+
+def _touch_fits(rule: Rule, touch: _Touch, context: _Context) -> str | None:
+    """For an allow rule: the touch is surely inside; for the others: it may be."""
+    loose = rule.restrictive
+    if rule.operations is not None:
+        if touch.operation is None and not loose:
+            return "the tool's operation is unknown"
+        if touch.operation is not None and touch.operation not in rule.operations:
+            return f"operation {touch.operation} is not {_show(rule.operations)}"
+    if rule.paths is None:
+        return None
+    if touch.path is None:
+        return "the call names no path"
+    if not loose and touch.doubt:
+        return touch.doubt
+    deletes = touch.operation in ("delete", None)
+    for pattern in rule.paths:
+        lexical_zone, real_zone = context.zone(pattern)
+        if loose:
+            candidates = [(p, z) for p in touch.lexical + ((touch.real,) if touch.real else ())
+                          for z in (lexical_zone, real_zone)]
+            if any(_glob_parts(p, z, loose=True) or (deletes and _contains(p, z)) for p, z in candidates):
+                return None
+        elif all(_glob_parts(p, lexical_zone, loose=False) for p in touch.lexical) and (
+                touch.real is None or _glob_parts(touch.real, real_zone, loose=False)):
+            return None
+    if not loose and touch.real is not None and all(
+            any(_glob_parts(p, context.zone(z)[0], loose=False) for z in rule.paths) for p in touch.lexical):
+        return f"{touch.path} resolves to /{'/'.join(touch.real)}, outside {_show(rule.paths)}"
+    return f"{touch.path} is not in {_show(rule.paths)}"
+
+
+def _component_fits(name: str, pattern: str, loose: bool) -> bool:
+    if fnmatchcase(name, pattern):
+        return True
+    # A shell glob in the path (rm -rf .gi*) may expand into the pattern's name.
+    return loose and _has_glob(name) and (_has_glob(pattern) or fnmatchcase(pattern, name))
+
+
+def _glob_parts(path: tuple[str, ...], pattern: tuple[str, ...], loose: bool) -> bool:
+    """Component-wise glob match; ``**`` matches any number of components, none included."""
+    if not pattern:
+        return not path
+    if pattern[0] == "**":
+        return any(_glob_parts(path[i:], pattern[1:], loose) for i in range(len(path) + 1))
+    return bool(path) and _component_fits(path[0], pattern[0], loose) and _glob_parts(path[1:], pattern[1:], loose)
+
+
+def _contains(path: tuple[str, ...], pattern: tuple[str, ...]) -> bool:
+    """Whether deleting ``path`` (recursively) could delete something in the zone: it lies above it."""
+    for depth, name in enumerate(path):
+        if depth >= len(pattern):
+            return False
+        if pattern[depth] == "**":
+            return True
+        if not _component_fits(name, pattern[depth], loose=True):
+            return False
+    return True
+
