@@ -36,8 +36,9 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-CHECKPOINT_AFTER = 64
-"""Commits between two checkpoints (each commit of an answered call appends 4 pages to the log)."""
+CHECKPOINT_AFTER = 256
+"""Commits between two checkpoints: a commit of an answered call appends 4 pages to the log, so
+this is about SQLite's own default of 1,000 pages (a log of 4 MiB at most, in the usual case)."""
 CHECKPOINT_IDLE = 5.0
 """Seconds after which the checkpointer also copies a log that has had fewer commits."""
 
@@ -198,6 +199,7 @@ class AuditLog:
         self.read_only = read_only
         self.problem: str | None = None
         self.health_listeners: list[HealthListener] = []
+        self._checkpointer: _Checkpointer | None = None
         if read_only:
             if not Path(path).is_file():
                 raise FileNotFoundError(f"no audit log at {path}")
@@ -211,7 +213,6 @@ class AuditLog:
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.executescript(SCHEMA)
         self._cursor = self._db.cursor()  # one for the writes: execute() on the connection makes one each time
-        self._checkpointer: _Checkpointer | None = None
         if str(path) != ":memory:":
             self._db.execute("PRAGMA wal_autocheckpoint=0")  # _Checkpointer's thread does it
             self._checkpointer = _Checkpointer(str(path))
@@ -219,8 +220,7 @@ class AuditLog:
             weakref.finalize(self, self._checkpointer.stop, False)
 
     def close(self) -> None:
-        if getattr(self, "_checkpointer", None) is not None:
-            assert self._checkpointer is not None
+        if self._checkpointer is not None:
             self._checkpointer.stop()
         self._db.close()  # the last connection to close checkpoints what is left, and removes the log
 

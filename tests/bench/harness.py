@@ -37,15 +37,9 @@ def bench_env(root: Path = ROOT, **extra: str) -> dict[str, str]:
     """The environment of every child: this checkout first on the path, offscreen Qt, the bench agent."""
     env = {key: value for key, value in os.environ.items()
            if not key.startswith("DESKTOP_APPROVER_") and key != "PYTHONPATH"}
-    env.update(PYTHONPATH=str(root), QT_QPA_PLATFORM="offscreen", DESKTOP_APPROVER_AGENT=BENCH_AGENT,
-               PYTHONDONTWRITEBYTECODE="1")
+    env.update(PYTHONPATH=str(root), QT_QPA_PLATFORM="offscreen", DESKTOP_APPROVER_AGENT=BENCH_AGENT)
     env.update(extra)
     return env
-
-
-def run(command: list[str], root: Path = ROOT, **kwargs: object) -> subprocess.CompletedProcess[str]:
-    """A child in ``root`` (so ``python -m`` imports that tree), with :func:`bench_env`."""
-    return subprocess.run(command, cwd=root, env=bench_env(root), text=True, **kwargs)  # type: ignore[call-overload, no-any-return]
 
 
 @dataclass
