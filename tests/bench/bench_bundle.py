@@ -64,9 +64,10 @@ def measure(command: str, work: Path) -> dict[str, float]:
         seconds, process, sock, env = app_start(command, work / f"home-{round_}")
         starts.append(seconds)
         if round_ == STARTS - 1:
-            status = [timed(lambda: run(command, "status", "--socket", str(sock), env=env)) for _ in range(CALLS)]
-            request = [timed(lambda: run(command, "request", "--socket", str(sock), "--tool", "ping", "--args", "{}",
-                                         env=env)) for _ in range(CALLS)]
+            status = [timed(lambda sock=sock, env=env: run(command, "status", "--socket", str(sock), env=env))
+                      for _ in range(CALLS)]
+            request = [timed(lambda sock=sock, env=env: run(command, "request", "--socket", str(sock), "--tool", "ping",
+                                                             "--args", "{}", env=env)) for _ in range(CALLS)]
         process.terminate()
         process.wait(30)
     version = [timed(lambda: run(command, "--version")) for _ in range(CALLS)]

@@ -1,19 +1,22 @@
 """Cold starts of what runs once per tool call: ``import desktop_approver``, ``request``, ``hook``.
 
-    .venv/bin/python tests/bench/bench_cold_start.py [--rounds 40] [--against OLD_CHECKOUT]
+    python tests/bench/bench_cold_start.py [--rounds 40] [--against OLD_CHECKOUT]
 
 Prints the median of each (the request and the hook answered from session memory by the Qt-free
 core, ``serve.py core``) and the number of modules each loads. With ``--against`` (a checkout of an
 older commit, e.g. ``git archive BASE | tar -x -C /tmp/base``) both trees are run interleaved,
 round by round, so the machine's noise falls on both alike. Used to check that the adapters
 (issue 12) left the commands agents run on every call as fast as they were (BENCHMARKS.md).
+
+Runs from any directory: each tree's commands run in that tree, with only that tree on
+``PYTHONPATH`` and as ``bench-agent`` (``harness.bench_env``), so the current directory never
+shadows the code measured and the calls are the ones the bench server remembers.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
 import subprocess
 import sys
@@ -25,10 +28,11 @@ ROOT = HERE.parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(HERE))
 
-from run_bench import server  # noqa: E402
+from harness import bench_env, server  # noqa: E402
 from serve import BENCH_ARGS, BENCH_SESSION, BENCH_TOOL  # noqa: E402
 
-MODULE_COUNT = ("import sys; before = set(sys.modules); import desktop_approver; first = len(set(sys.modules) - before)\n"
+MODULE_COUNT = ("import sys; before = set(sys.modules); import desktop_approver\n"
+                "first = len(set(sys.modules) - before)\n"
                 "import desktop_approver.cli as cli; cli.build_parser(with_module_commands=['hook'])\n"
                 "import desktop_approver.client; print(first, len(set(sys.modules) - before))")
 
@@ -59,17 +63,16 @@ def main() -> int:
     with server("core") as socket:
         for _ in range(options.rounds):
             for tree, root in trees.items():
-                env = dict(os.environ, PYTHONPATH=str(root))
+                env = bench_env(root)
                 for name, (command, stdin) in commands(socket).items():
                     start = time.perf_counter()
-                    done = subprocess.run(command, input=stdin, capture_output=True, text=True, env=env)
+                    done = subprocess.run(command, input=stdin, capture_output=True, text=True, env=env, cwd=root)
                     times.setdefault((tree, name), []).append(time.perf_counter() - start)
                     if done.returncode != 0:
                         raise RuntimeError(f"{name} failed in {root}: {done.stderr}")
     for tree, root in trees.items():
-        env = dict(os.environ, PYTHONPATH=str(root))
-        loaded = subprocess.run([sys.executable, "-c", MODULE_COUNT], capture_output=True, text=True, env=env,
-                                check=True).stdout.split()
+        loaded = subprocess.run([sys.executable, "-c", MODULE_COUNT], capture_output=True, text=True,
+                                env=bench_env(root), cwd=root, check=True).stdout.split()
         print(f"{tree} ({root}): import desktop_approver loads {loaded[0]} modules, "
               f"the hook's parser and client {loaded[1]}")
         floor = statistics.median(times[(tree, "python -c pass")])

@@ -6,6 +6,11 @@ loop inside a QApplication, offscreen) with one call pre-remembered for session 
 ``python tests/bench/serve.py core PATH``: the same service on a plain asyncio loop, no Qt.
 ``python tests/bench/serve.py core-memory-audit PATH``: the core with its audit log in memory, to
 show what writing every request and decision durably to disk costs.
+``python tests/bench/serve.py bare-tray PATH``: the least a tray app with a socket can be, the
+baseline of the idle memory: PySide6's QApplication on a qasync loop, a tray icon with a menu, and
+the echo listening on PATH.
+
+Each prints ``ready`` on stdout once its socket listens (``harness.server`` waits for it).
 """
 
 from __future__ import annotations
@@ -60,6 +65,32 @@ async def core(path: str, audit: str | None = None) -> None:
     await asyncio.Event().wait()
 
 
+def bare_tray(path: str) -> None:
+    import qasync
+    from PySide6.QtGui import QColor, QIcon, QPixmap
+    from PySide6.QtWidgets import QApplication, QMenu, QSystemTrayIcon
+
+    qt = QApplication([])
+    qt.setQuitOnLastWindowClosed(False)
+    loop = qasync.QEventLoop(qt)
+    asyncio.set_event_loop(loop)
+    pixmap = QPixmap(22, 22)
+    pixmap.fill(QColor("darkgreen"))
+    menu = QMenu()
+    menu.addAction("Quit", qt.quit)
+    tray = QSystemTrayIcon(QIcon(pixmap))
+    tray.setContextMenu(menu)
+    tray.show()
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        while line := await reader.readline():
+            writer.write(line)
+
+    loop.run_until_complete(asyncio.start_unix_server(handle, path=path))
+    print("ready", flush=True)
+    loop.run_forever()
+
+
 def app(path: str) -> None:
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     import qasync
@@ -81,6 +112,8 @@ if __name__ == "__main__":
     kind, socket_path = sys.argv[1], sys.argv[2]
     if kind == "app":
         app(socket_path)
+    elif kind == "bare-tray":
+        bare_tray(socket_path)
     else:
         asyncio.run(echo(socket_path) if kind == "echo"
                     else core(socket_path, ":memory:" if kind == "core-memory-audit" else None))

@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
+import gc
+import json
+import logging
 import os
 import signal
 import sqlite3
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
+from desktop_approver.core import audit as audit_module
 from desktop_approver.core.audit import AuditLog
 from desktop_approver.core.risk import assess
 from desktop_approver.core.tickets import CallInfo, Identity, Verdict
@@ -235,3 +240,106 @@ def test_a_failing_write_is_reported_and_so_is_the_recovery(tmp_path: Path) -> N
     audit.record_event("fine again")
     assert audit.problem is None and heard[-1] is None and len(heard) == 2
     audit.close()
+
+
+# -- commits and checkpoints ------------------------------------------------------------------------
+
+def wait_for(condition: Callable[[], bool], what: str, timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, f"still waiting for {what}"
+        time.sleep(0.01)
+
+
+def test_the_app_connection_never_checkpoints_a_thread_of_its_own_does(tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(audit_module, "CHECKPOINT_AFTER", 4)
+    path = tmp_path / "audit.sqlite3"
+    log = AuditLog(path)
+    try:
+        assert log._db.execute("PRAGMA wal_autocheckpoint").fetchone()[0] == 0
+        checkpointer = log._checkpointer
+        assert checkpointer is not None
+        for batch in range(50):  # 200 commits of 4 pages each: 3 MiB of log if nobody copied it back
+            done = checkpointer.checkpoints
+            for _ in range(4):
+                record(log, ALICE, "Bash", {"command": f"ls {batch}"}, Verdict("allow_once", "session"))
+            wait_for(lambda done=done: checkpointer.checkpoints > done, "a checkpoint")
+        assert checkpointer._thread is not None and checkpointer._thread.name == "audit-checkpoint"
+        assert Path(f"{path}-wal").stat().st_size < 1024 * 1024  # copied back, and the log starts over
+        assert log.count() == 200
+    finally:
+        log.close()
+    assert checkpointer._thread is not None and not checkpointer._thread.is_alive()
+    assert not Path(f"{path}-wal").exists()  # the last connection closed copies what is left
+    db = sqlite3.connect(path)
+    try:
+        assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        assert db.execute("SELECT COUNT(*) FROM decisions").fetchone()[0] == 200
+    finally:
+        db.close()
+
+
+def test_a_short_lived_or_in_memory_log_starts_no_thread(tmp_path: Path) -> None:
+    log = AuditLog(tmp_path / "audit.sqlite3")
+    record(log, ALICE, "Bash", {"command": "ls"}, Verdict("allow_once", "user"))
+    assert log._checkpointer is not None and log._checkpointer._thread is None
+    log.close()
+    memory = AuditLog(":memory:")
+    record(memory, ALICE, "Bash", {"command": "ls"}, Verdict("allow_once", "user"))
+    assert memory._checkpointer is None and memory.count() == 1
+    memory.close()
+
+
+def test_a_log_dropped_without_close_ends_its_thread(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(audit_module, "CHECKPOINT_AFTER", 2)
+    log = AuditLog(tmp_path / "audit.sqlite3")
+    for _ in range(2):
+        record(log, ALICE, "Bash", {"command": "ls"}, Verdict("allow_once", "user"))
+    assert log._checkpointer is not None
+    thread = log._checkpointer._thread
+    assert thread is not None
+    del log
+    gc.collect()
+    thread.join(30)
+    assert not thread.is_alive()
+
+
+def test_a_checkpointer_that_cannot_open_the_file_changes_nothing_else(tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch,
+                                                                        caplog: pytest.LogCaptureFixture) -> None:
+    monkeypatch.setattr(audit_module, "CHECKPOINT_AFTER", 2)
+    log = AuditLog(tmp_path / "audit.sqlite3")
+    assert log._checkpointer is not None
+    log._checkpointer.path = str(tmp_path / "no such folder" / "audit.sqlite3")
+    with caplog.at_level(logging.ERROR, logger="desktop_approver.core.audit"):
+        for _ in range(4):
+            record(log, ALICE, "Bash", {"command": "ls"}, Verdict("allow_once", "user"))
+        thread = log._checkpointer._thread
+        assert thread is not None
+        thread.join(30)
+    assert "cannot open" in caplog.text
+    assert log.count() == 4 and log.problem is None
+    log.close()
+
+
+def test_a_failed_write_leaves_nothing_half_written(log: AuditLog) -> None:
+    log._db.execute("CREATE TRIGGER refuse BEFORE INSERT ON decisions BEGIN SELECT RAISE(ABORT, 'full'); END")
+    with pytest.raises(sqlite3.Error):
+        record(log, ALICE, "Bash", {"command": "ls"}, Verdict("allow_once", "session"))
+    assert log.count() == 0 and not log._db.in_transaction   # the call's row went with its decision
+    assert log.problem is not None
+    log._db.execute("DROP TRIGGER refuse")
+    record(log, ALICE, "Bash", {"command": "ls"}, Verdict("allow_once", "session"))
+    assert [entry.decision for entry in log.history()] == ["allow_once"] and log.problem is None
+
+
+def test_stored_json_keeps_its_form(log: AuditLog) -> None:
+    """Key-sorted with the default separators and non-ASCII as written: what history searches."""
+    call = CallInfo(index=0, tool="Bash", args={"z": 1, "command": "grüß ls"}, preview={"kind": "command"},
+                    hints={"read_only": True}, risk=assess("Bash", {"command": "ls"}, cwd="/w"))
+    log.record_answered(ALICE, "s", "r", [call], [Verdict("allow_once", "user", updated_args={"b": 2, "a": 1})])
+    row = log._db.execute("SELECT args, preview, hints, risk_reasons FROM requests").fetchone()
+    assert row[:3] == ('{"command": "grüß ls", "z": 1}', '{"kind": "command"}', '{"read_only": true}')
+    assert json.loads(row[3]) == list(call.risk.reasons)
+    assert log._db.execute("SELECT updated_args FROM decisions").fetchone()[0] == '{"a": 1, "b": 2}'
