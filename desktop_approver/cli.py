@@ -244,6 +244,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(args.handler(args) or 0)
     except KeyboardInterrupt:
         return 130
+    except ModuleNotFoundError as exc:  # a command that reads the policy or the audit log on a client-only install
+        if (exc.name or "").split(".")[0] not in APP_DEPENDENCIES:
+            raise
+        return fail(f"`{argv[0]}` needs the [app] extra (pip install 'desktop-approver[app]'): {exc}", 2)
 
 
 if __name__ == "__main__":

@@ -130,3 +130,14 @@ def test_tray_refuses_second_instance(serve: Any) -> None:
                  str(service.options.socket_path.parent.parent / "other.sqlite3"), timeout=60)
     assert result.returncode == 1
     assert "already running" in result.stderr
+
+
+@pytest.mark.parametrize("command", [["policy", "check"], ["risk", "--tool", "Bash", "--args", '{"command": "ls"}']])
+def test_app_commands_on_a_client_only_install_name_the_extra(command: list[str]) -> None:
+    """Without pydantic (a client-only install) the commands that need the app say so, exit 2."""
+    script = ("import sys; sys.modules['pydantic'] = None\n"
+              "from desktop_approver.cli import main\n"
+              f"sys.exit(main({command!r}))")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2, done.stderr
+    assert "needs the [app] extra" in done.stderr and "Traceback" not in done.stderr
