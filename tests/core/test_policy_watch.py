@@ -7,6 +7,8 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 from desktop_approver.core.policy import Policy, PolicyCall, PolicyError, PolicyWatcher
 
 DEADLINE = 20.0
@@ -35,6 +37,7 @@ def replace_file(path: Path, text: str) -> None:
     os.replace(temp, path)
 
 
+@pytest.mark.logs("policy file refused, the last good rules stay in force")
 def test_edits_take_effect_and_a_broken_file_keeps_the_last_good_policy(tmp_path: Path) -> None:
     path = tmp_path / "policy.toml"
     path.write_text('[tools]\nsearch = "allow"\n')
@@ -88,6 +91,7 @@ def test_a_missing_file_means_no_rules_until_it_appears(tmp_path: Path) -> None:
     asyncio.run(scenario())
 
 
+@pytest.mark.logs("policy file refused")
 def test_a_file_broken_from_the_start_reports_and_asks_everything(tmp_path: Path) -> None:
     path = tmp_path / "policy.toml"
     path.write_text("[[rule]\n")
