@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime
+import importlib.util
 import logging
 import os
 import signal
@@ -24,16 +25,16 @@ from ..core.tickets import Ticket
 from ..paths import InsecureDirectory
 from . import theme
 from .decider import GuiDecider
-from .dialog import ARMING_DELAY_MS, ApprovalDialog
 from .icons import app_icon
-from .inbox import InboxWindow
 from .notifications import TicketNotifications
-from .review import summarise_args
+from .review_text import summarise_args
 from .service_events import ServiceEvents
 from .tray import Tray
 
 if TYPE_CHECKING:
+    from .dialog import ApprovalDialog
     from .history_window import HistoryWindow
+    from .inbox import InboxWindow
     from .sessions_window import SessionsWindow
     from .settings_window import SettingsWindow
 
@@ -43,15 +44,17 @@ log = logging.getLogger(__name__)
 class DesktopApprover(QObject):
     """Wires the service's decider to the dialog, the inbox, the tray and the notifications; owns their lifetimes.
 
-    Every link between them is a signal connected in :meth:`__init__`; the secondary windows
-    (history, remembered approvals, settings and rules, the rule editor) are imported and built
-    the first time the person opens them.
+    Every link between them is a signal connected in :meth:`__init__` (the dialog's and the
+    inbox's where they are built). What an idle app does not show is imported and built when
+    first needed, to keep its memory small: the dialog with the first request it shows, the inbox
+    when opened, the secondary windows (history, remembered approvals, settings and rules, the
+    rule editor) when the person first opens them.
     """
 
     popups_changed = Signal(bool)
     """Whether a request pops up the dialog (the tray menu and the settings window show it)."""
 
-    def __init__(self, options: ServiceOptions, *, arming_delay_ms: int = ARMING_DELAY_MS,
+    def __init__(self, options: ServiceOptions, *, arming_delay_ms: int | None = None,
                  notifier: Any = None, tray_icons: str = "color", timeout_from_cli: bool = False) -> None:
         super().__init__()
         # The person's GUI choices, beside the policy file (read from the environment each time,
@@ -67,13 +70,13 @@ class DesktopApprover(QObject):
         self.history_window: Any = None
         self.sessions_window: Any = None
         self.settings_window: Any = None
+        self._arming_delay_ms = arming_delay_ms
+        self._dialog: ApprovalDialog | None = None
+        self._inbox: InboxWindow | None = None
 
         self.decider = GuiDecider(self)
         self.service = ApproverService(options, self.decider)
         self.events = ServiceEvents(self.service, self)
-        self.dialog = ApprovalDialog(arming_delay_ms=arming_delay_ms, settings=self.settings,
-                                     offer_always_allow=options.policy_path is not None)
-        self.inbox = InboxWindow(self.decider)
         self.tray = Tray(self.decider, self.service.mode, popups=self._popups, icon_style=tray_icons)
         self.notifications = (TicketNotifications(self.decider, self.service.mode, notifier, self)
                               if notifier is not None else None)
@@ -83,10 +86,6 @@ class DesktopApprover(QObject):
         self.decider.present.connect(self._present)
         self.decider.queue_changed.connect(self._queue_changed)
         self.decider.queue_changed.connect(self.tray.refresh)
-        self.dialog.decided.connect(self.decider.answer)
-        self.dialog.navigate.connect(self._navigate)
-        self.dialog.show_ticket.connect(self._show_key)
-        self.dialog.always_allow_requested.connect(self.always_allow)
         self.tray.ticket_chosen.connect(self.decider.show)
         self.tray.inbox_requested.connect(self.open_inbox)
         self.tray.history_requested.connect(self.open_history)
@@ -118,6 +117,34 @@ class DesktopApprover(QObject):
         self.apply_settings(self.preferences, save=False)
         self._quiet_clock.start()
 
+    @property
+    def dialog(self) -> ApprovalDialog:
+        """The approval dialog, built (and connected) the first time a request is shown."""
+        if self._dialog is None:
+            from .dialog import ARMING_DELAY_MS, ApprovalDialog
+
+            delay = ARMING_DELAY_MS if self._arming_delay_ms is None else self._arming_delay_ms
+            self._dialog = ApprovalDialog(arming_delay_ms=delay, settings=self.settings,
+                                          offer_always_allow=self.service.options.policy_path is not None)
+            self._dialog.decided.connect(self.decider.answer)
+            self._dialog.navigate.connect(self._navigate)
+            self._dialog.show_ticket.connect(self._show_key)
+            self._dialog.always_allow_requested.connect(self.always_allow)
+        return self._dialog
+
+    @property
+    def inbox(self) -> InboxWindow:
+        """The inbox, built the first time it is opened (it reads the queue as it is then)."""
+        if self._inbox is None:
+            from .inbox import InboxWindow
+
+            self._inbox = InboxWindow(self.decider)
+        return self._inbox
+
+    def _shown_ticket(self) -> Ticket | None:
+        """The ticket in the dialog, if a dialog was ever built."""
+        return self._dialog.ticket if self._dialog is not None else None
+
     def __repr__(self) -> str:
         return (f"<DesktopApprover mode={self.service.mode.mode!r} popups={self._popups} "
                 f"troubles={sorted(self.troubles)} {self.decider!r}>")
@@ -134,7 +161,8 @@ class DesktopApprover(QObject):
         if self.notifications is not None:
             await self.notifications.close()
         self.tray.hide()
-        self.dialog.clear()
+        if self._dialog is not None:
+            self._dialog.clear()
         self._quiet_clock.stop()
         self.decider.stop()
         for window in (self.history_window, self.sessions_window, self.rule_dialog, self.settings_window):
@@ -280,7 +308,8 @@ class DesktopApprover(QObject):
             self.open_inbox(ticket)  # asked for explicitly (tray, notification) while popups are off
             return
         if ticket is None:
-            self.dialog.clear()
+            if self._dialog is not None:
+                self._dialog.clear()
             return
         self.dialog.load(ticket, *self._place(ticket))
 
@@ -293,13 +322,15 @@ class DesktopApprover(QObject):
         return index, total, after
 
     def _queue_changed(self) -> None:
-        if self.dialog.ticket is not None:
-            self.dialog.set_position(*self._place(self.dialog.ticket))
+        shown = self._shown_ticket()
+        if shown is not None:
+            self.dialog.set_position(*self._place(shown))
 
     def _navigate(self, step: int) -> None:
-        if self.dialog.ticket is not None:
-            other = self.decider.neighbour(self.dialog.ticket, step)
-            if other is not None and other is not self.dialog.ticket:
+        shown = self._shown_ticket()
+        if shown is not None:
+            other = self.decider.neighbour(shown, step)
+            if other is not None and other is not shown:
                 self.decider.show(other)
 
     def _show_key(self, key: str) -> None:
@@ -310,7 +341,7 @@ class DesktopApprover(QObject):
     def _mode_changed(self, mode: str, _reason: str | None) -> None:
         """Dialogs pop up unless the person chose inbox-only or do-not-disturb (then one in view goes)."""
         self.decider.show_dialogs = self._popups and mode != modes.DO_NOT_DISTURB
-        if not self.decider.show_dialogs and self.dialog.ticket is not None:
+        if not self.decider.show_dialogs and self._shown_ticket() is not None:
             self.dialog.clear()
             self.decider.current = None
         self.decider.resume_dialogs()
@@ -372,12 +403,10 @@ def run_app(args: Any, demo: bool = False) -> int:
 
 def _notifier() -> Any:
     """The platform's notification client, or None where there is none (notifications are optional)."""
-    if not sys.platform.startswith("linux"):
-        return None
-    try:
-        from ..notify.freedesktop import DesktopNotifier
-    except ImportError:
-        return None
+    if not sys.platform.startswith("linux") or importlib.util.find_spec("jeepney") is None:
+        return None  # (jeepney itself is imported once the notifier connects)
+    from ..notify.freedesktop import DesktopNotifier
+
     return DesktopNotifier()
 
 
