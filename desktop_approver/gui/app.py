@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtCore import QObject, QSettings, QTimer, Signal
 from PySide6.QtWidgets import QApplication
 
-from .. import paths
+from .. import logs, paths
 from .. import settings as app_settings
-from ..core import logsafe, modes
+from ..core import modes
 from ..core.activation import ActivationError
 from ..core.server import AlreadyRunning
 from ..core.service import ApproverService, ServiceOptions
@@ -352,7 +352,7 @@ EXIT_INSECURE_DIRECTORY = 2
 
 def run_app(args: Any, demo: bool = False) -> int:
     """Start the tray app (and, with ``demo``, a sample agent); returns the exit code."""
-    logsafe.install()  # client text (request ids, agent names) never reaches the terminal raw
+    logs.setup(getattr(args, "log_level", None))  # escaping: client text never reaches the terminal raw
     app = QApplication.instance() or QApplication(sys.argv[:1])
     app.setApplicationName("desktop-approver")
     app.setDesktopFileName("desktop-approver")  # Wayland and task bars match our .desktop entry
