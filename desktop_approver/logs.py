@@ -15,13 +15,14 @@ Standard library only, no Qt: the app's entry point calls :func:`setup` before a
 
 from __future__ import annotations
 
+import io
 import logging
 import os
 import sys
 from dataclasses import dataclass, field
 from logging.handlers import RotatingFileHandler
 from pathlib import Path
-from typing import IO, Any
+from typing import IO
 
 from . import paths
 from .core.logsafe import EscapingFormatter
@@ -56,7 +57,7 @@ def default_path() -> Path:
 class PrivateRotatingFileHandler(RotatingFileHandler):
     """A rotating file that only its owner can read: 0600 when created, when reopened, after rotation."""
 
-    def _open(self) -> IO[Any]:
+    def _open(self) -> io.TextIOWrapper:
         fd = os.open(self.baseFilename, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
         try:
             os.fchmod(fd, 0o600)  # an older file may have been made with the umask's mode

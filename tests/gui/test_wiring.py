@@ -125,3 +125,19 @@ def test_always_allow_in_the_dialog_opens_the_rule_editor(ruled: Any, run: Any) 
         assert (await answer).decision == "deny"
 
     run(scenario())
+
+
+def test_the_stateful_objects_say_what_they_hold(approver: Any, run: Any) -> None:
+    async def scenario() -> None:
+        answer = ask(approver, "make")
+        await wait_for(lambda: approver.dialog.ticket is not None, what="the dialog")
+        key = approver.dialog.ticket.key
+        assert f"current='{key}'" in repr(approver.decider) and "waiting=1" in repr(approver.decider)
+        assert repr(approver.dialog).startswith(f"<ApprovalDialog ticket='{key}'")
+        assert "<Tray state='waiting'" in repr(approver.tray)
+        assert "mode='interactive'" in repr(approver) and "<GuiDecider" in repr(approver)
+        approver.dialog.deny.click()
+        assert (await answer).decision == "deny"
+        assert "current=None" in repr(approver.decider)
+
+    run(scenario())
