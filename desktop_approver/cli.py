@@ -18,6 +18,7 @@ from typing import Any
 
 APP_DEPENDENCIES = {"PySide6", "qasync", "pydantic", "pygments", "keyring", "jeepney"}
 EXIT_ALLOWED, EXIT_DENIED, EXIT_UNAVAILABLE, EXIT_BLOCKED = 0, 1, 2, 3
+LOG_LEVELS = ("debug", "info", "warning", "error", "critical")  # logs.LEVELS, without importing logging
 COMMANDS_WITH_MODULES = {
     "risk": "desktop_approver.commands.risk",
     "policy": "desktop_approver.commands.policy",
@@ -72,8 +73,10 @@ def add_socket(parser: argparse.ArgumentParser) -> None:
 
 def add_app_options(parser: argparse.ArgumentParser) -> None:
     add_socket(parser)
-    parser.add_argument("--policy", metavar="PATH", help="policy file (default: ~/.config/desktop-approver/policy.toml)")
-    parser.add_argument("--audit-db", metavar="PATH", help="audit log (default: ~/.local/share/desktop-approver/audit.sqlite3)")
+    parser.add_argument("--policy", metavar="PATH",
+                        help="policy file (default: ~/.config/desktop-approver/policy.toml)")
+    parser.add_argument("--audit-db", metavar="PATH",
+                        help="audit log (default: ~/.local/share/desktop-approver/audit.sqlite3)")
     parser.add_argument("--timeout", type=float, metavar="SECONDS",
                         help="default time a request waits for a person before it is denied (default: 300)")
     parser.add_argument("--no-notifications", action="store_true", help="do not raise desktop notifications")
@@ -91,6 +94,11 @@ def add_app_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--session-idle", type=_positive_hours, metavar="HOURS",
                         help="forget a session's remembered approvals after this long without a request "
                              "(default: 8)")
+    parser.add_argument("--log-level", type=str.lower, choices=LOG_LEVELS, metavar="LEVEL",
+                        help="how much the app logs, to standard error and to "
+                             "$XDG_STATE_HOME/desktop-approver/app.log (rotated): debug (every request shown, "
+                             "withdrawn, decided), info, warning, error or critical (default: "
+                             "$DESKTOP_APPROVER_LOG_LEVEL, else warning)")
 
 
 def _positive(unit: str) -> Callable[[str], float]:
@@ -187,7 +195,9 @@ def build_parser(with_module_commands: bool | Sequence[str] = True) -> argparse.
     parser = argparse.ArgumentParser(
         prog="desktop-approver",
         description="Approve or deny AI agents' tool calls from your desktop. Without a command, starts the tray app.",
-        epilog="Exit codes of `request`: 0 allowed, 1 denied, 2 app not reachable or bad input, 3 blocked by policy.")
+        epilog="The app's options (see `desktop-approver tray --help`) may follow the bare command, e.g. "
+               "`desktop-approver --log-level debug`. Exit codes of `request`: 0 allowed, 1 denied, 2 app not "
+               "reachable or bad input, 3 blocked by policy.")
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
 
@@ -202,11 +212,15 @@ def build_parser(with_module_commands: bool | Sequence[str] = True) -> argparse.
                                   description="Blocks until decided, prints the decision as JSON. Exit 0 allowed, "
                                               "1 denied, 2 app not reachable or bad input, 3 blocked by policy.")
     request.add_argument("--tool", required=True, help="the tool's name, e.g. Bash or write_file")
-    request.add_argument("--args", required=True, metavar="JSON", help="the call's arguments, a JSON object ('-' reads stdin)")
-    request.add_argument("--session", metavar="ID", help="the agent's session id (allow_session is remembered per session)")
+    request.add_argument("--args", required=True, metavar="JSON",
+                         help="the call's arguments, a JSON object ('-' reads stdin)")
+    request.add_argument("--session", metavar="ID",
+                         help="the agent's session id (allow_session is remembered per session)")
     request.add_argument("--description", metavar="TEXT", help="what the call is for, shown to the person")
-    request.add_argument("--timeout", type=float, metavar="SECONDS", help="deny if nobody answers in time (default: the app's, 300)")
-    request.add_argument("--preview", metavar="JSON", help='a preview object, e.g. {"kind": "command", "command": "ls"}')
+    request.add_argument("--timeout", type=float, metavar="SECONDS",
+                         help="deny if nobody answers in time (default: the app's, 300)")
+    request.add_argument("--preview", metavar="JSON",
+                         help='a preview object, e.g. {"kind": "command", "command": "ls"}')
     request.add_argument("--hints", metavar="JSON", help='tool hints, e.g. {"read_only": true} (shown, never trusted)')
     request.add_argument("--agent", metavar="NAME", help="the agent's name shown to the person")
     add_socket(request)
@@ -237,7 +251,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     # `request`, `status`, `hook` and `run` run once per tool call: import only the command at hand
     # (and the MCP servers need not load every other command either).
     wanted: bool | list[str] = True
-    if argv[0] in ("request", "status", "hook", "run", "mcp-gate", "mcp-permission") and not {"-h", "--help"} & set(argv):
+    per_call = ("request", "status", "hook", "run", "mcp-gate", "mcp-permission")
+    if argv[0] in per_call and not {"-h", "--help"} & set(argv):
         wanted = [argv[0]] if argv[0] in COMMANDS_WITH_MODULES else []
     args = build_parser(with_module_commands=wanted).parse_args(argv)
     try:

@@ -197,17 +197,16 @@ KILLABLE_APP = """
 import asyncio, sys
 from pathlib import Path
 from desktop_approver.core.service import ApproverService, ServiceOptions
+from tests.support.deciders import ScriptedPerson
 
-class Silent:
-    async def decide(self, ticket):
-        print("ticket", flush=True)
-        await asyncio.Event().wait()
+def silent(ticket):
+    print("ticket", flush=True)  # and never answers
 
 async def main():
     folder = Path(sys.argv[1])
     options = ServiceOptions(socket_path=folder / "sock" / "approver.sock", audit_path=folder / "audit.sqlite3",
                              policy_path=None, state_path=None)
-    await ApproverService(options, Silent()).start()
+    await ApproverService(options, ScriptedPerson(silent)).start()
     print("ready", flush=True)
     await asyncio.Event().wait()
 

@@ -29,19 +29,19 @@ import asyncio, sys
 from pathlib import Path
 from desktop_approver.core.service import ApproverService, ServiceOptions
 from desktop_approver.core.tickets import Verdict
+from tests.support.deciders import ScriptedPerson
 
-class Person:
+def even_allowed(ticket):
     # Allows even-numbered calls, denies odd ones, and never answers "hold".
-    async def decide(self, ticket):
-        if any(call.tool == "hold" for call in ticket.calls):
-            await asyncio.Event().wait()
-        return [Verdict("allow_once" if call.args["n"] % 2 == 0 else "deny", "user", note="scripted")
-                for call in ticket.calls]
+    if any(call.tool == "hold" for call in ticket.calls):
+        return None
+    return [Verdict("allow_once" if call.args["n"] % 2 == 0 else "deny", "user", note="scripted")
+            for call in ticket.calls]
 
 async def main():
     options = ServiceOptions(socket_path=Path(sys.argv[1]), audit_path=Path(sys.argv[2]),
                              policy_path=None, state_path=None)
-    service = ApproverService(options, Person())
+    service = ApproverService(options, ScriptedPerson(even_allowed))
     await service.start()
     print("ready", flush=True)
     await asyncio.Event().wait()

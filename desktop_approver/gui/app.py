@@ -4,19 +4,20 @@ from __future__ import annotations
 
 import asyncio
 import datetime
+import importlib.util
 import logging
 import os
 import signal
 import subprocess
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QObject, QSettings, QTimer
+from PySide6.QtCore import QObject, QSettings, QTimer, Signal
 from PySide6.QtWidgets import QApplication
 
-from .. import paths
+from .. import logs, paths
 from .. import settings as app_settings
-from ..core import logsafe, modes
+from ..core import modes
 from ..core.activation import ActivationError
 from ..core.server import AlreadyRunning
 from ..core.service import ApproverService, ServiceOptions
@@ -24,90 +25,144 @@ from ..core.tickets import Ticket
 from ..paths import InsecureDirectory
 from . import theme
 from .decider import GuiDecider
-from .dialog import ARMING_DELAY_MS, ApprovalDialog
-from .history_window import HistoryWindow
 from .icons import app_icon
-from .inbox import InboxWindow
 from .notifications import TicketNotifications
-from .review import summarise_args
-from .sessions_window import SessionsWindow
-from .settings_window import SettingsWindow
+from .review_text import summarise_args
+from .service_events import ServiceEvents
 from .tray import Tray
+
+if TYPE_CHECKING:
+    from .dialog import ApprovalDialog
+    from .history_window import HistoryWindow
+    from .inbox import InboxWindow
+    from .sessions_window import SessionsWindow
+    from .settings_window import SettingsWindow
 
 log = logging.getLogger(__name__)
 
 
 class DesktopApprover(QObject):
-    """Wires the service's decider to the dialog and the tray; owns their lifetimes."""
+    """Wires the service's decider to the dialog, the inbox, the tray and the notifications; owns their lifetimes.
 
-    def __init__(self, options: ServiceOptions, *, arming_delay_ms: int = ARMING_DELAY_MS,
+    Every link between them is a signal connected in :meth:`__init__` (the dialog's and the
+    inbox's where they are built). What an idle app does not show is imported and built when
+    first needed, to keep its memory small: the dialog with the first request it shows, the inbox
+    when opened, the secondary windows (history, remembered approvals, settings and rules, the
+    rule editor) when the person first opens them.
+    """
+
+    popups_changed = Signal(bool)
+    """Whether a request pops up the dialog (the tray menu and the settings window show it)."""
+
+    def __init__(self, options: ServiceOptions, *, arming_delay_ms: int | None = None,
                  notifier: Any = None, tray_icons: str = "color", timeout_from_cli: bool = False) -> None:
         super().__init__()
-        self.decider = GuiDecider(self)
         # The person's GUI choices, beside the policy file (read from the environment each time,
         # unlike QSettings' own per-process cache of the config location).
         self.settings = QSettings(str(paths.default_settings_path()), QSettings.Format.IniFormat)
         self._popups = bool(self.settings.value("popups", True, type=bool))
-        self.service = ApproverService(options, self.decider)
-        self.dialog = ApprovalDialog(arming_delay_ms=arming_delay_ms, settings=self.settings)
-        self.dialog.decided.connect(self._decided)
-        self.dialog.navigate.connect(self._navigate)
-        self.dialog.show_ticket.connect(self._show_key)
-        if options.policy_path is not None:
-            self.dialog.on_always_allow = self.always_allow
-        self.rule_dialog: Any = None
-        self.history_window: HistoryWindow | None = None
-        self.sessions_window: SessionsWindow | None = None
-        self.decider.present = self._present
-        self.decider.queue_changed.connect(self._queue_changed)
-        self.inbox = InboxWindow(self.decider)
-        self.tray = Tray(self.decider, self.service.mode, on_quit=self.request_quit, on_open_inbox=self.open_inbox,
-                         popups=self.popups_enabled, set_popups=self.set_popups,
-                         on_open_history=self.open_history, on_open_sessions=self.open_sessions,
-                         icon_style=tray_icons)
-        self.service.mode.listeners.append(self._mode_changed)
-        self._mode_changed(self.service.mode.mode, None)
-        self.troubles: dict[str, str] = {}
-        """What the app runs without (notifications, the audit log), shown by the tray as degraded."""
-        self.service.audit.health_listeners.append(lambda problem: self.set_trouble("audit", problem))
-        self.quit_requested: asyncio.Event | None = None
-        self.notifications = (TicketNotifications(self.decider, self.service.mode, notifier, self.open_review,
-                                                  self.open_inbox) if notifier is not None else None)
-        self.service.broker.notice_listeners.append(self._agent_notice)
-        self.settings_window: SettingsWindow | None = None
-        self.tray.on_open_settings = self.open_settings
-        self.tray.refresh()
         self.timeout_from_cli = timeout_from_cli
         self._quiet_by_us = False  # do-not-disturb switched on by the quiet hours, not by the person
+        self.troubles: dict[str, str] = {}
+        """What the app runs without (notifications, the audit log), shown by the tray as degraded."""
+        self.quit_requested: asyncio.Event | None = None
+        self.rule_dialog: Any = None
+        self.history_window: Any = None
+        self.sessions_window: Any = None
+        self.settings_window: Any = None
+        self._arming_delay_ms = arming_delay_ms
+        self._dialog: ApprovalDialog | None = None
+        self._inbox: InboxWindow | None = None
+
+        self.decider = GuiDecider(self)
+        self.service = ApproverService(options, self.decider)
+        self.events = ServiceEvents(self.service, self)
+        self.tray = Tray(self.decider, self.service.mode, popups=self._popups, icon_style=tray_icons)
+        self.notifications = (TicketNotifications(self.decider, self.service.mode, notifier, self)
+                              if notifier is not None else None)
+        self._quiet_clock = QTimer(self)  # quiet hours: checked twice a minute
+        self._quiet_clock.setInterval(30_000)
+
+        self.decider.present.connect(self._present)
+        self.decider.queue_changed.connect(self._queue_changed)
+        self.decider.queue_changed.connect(self.tray.refresh)
+        self.tray.ticket_chosen.connect(self.decider.show)
+        self.tray.inbox_requested.connect(self.open_inbox)
+        self.tray.history_requested.connect(self.open_history)
+        self.tray.sessions_requested.connect(self.open_sessions)
+        self.tray.settings_requested.connect(self.open_settings)
+        self.tray.popups_toggled.connect(self.set_popups)
+        self.tray.mode_chosen.connect(self.choose_mode)
+        self.tray.quit_requested.connect(self.request_quit)
+        self.popups_changed.connect(self.tray.show_popups)
+        self.events.mode_changed.connect(self.tray.show_mode)
+        self.events.mode_changed.connect(self._mode_changed)
+        self.events.audit_health.connect(self._audit_health)
+        self.events.agent_notice.connect(self.tray.show_notice)
+        if self.notifications is not None:
+            self.decider.queue_changed.connect(self.notifications.refresh)
+            self.events.mode_changed.connect(self.notifications.show_mode)
+            self.events.agent_notice.connect(self.notifications.announce)
+            self.notifications.review_requested.connect(self.open_review)
+            self.notifications.inbox_requested.connect(self.open_inbox)
+        self._quiet_clock.timeout.connect(self.check_quiet_hours)
+
+        self._mode_changed(self.service.mode.mode, None)
+        self.tray.refresh()
         try:
             self.preferences = app_settings.load()
         except app_settings.SettingsError as error:
             log.warning("%s; using the default settings", error)
             self.preferences = app_settings.Settings()
         self.apply_settings(self.preferences, save=False)
-        self._quiet_clock = QTimer(self)  # quiet hours: checked twice a minute
-        self._quiet_clock.setInterval(30_000)
-        self._quiet_clock.timeout.connect(self.check_quiet_hours)
         self._quiet_clock.start()
 
-    def _agent_notice(self, identity: Any, kind: str, text: str) -> None:
-        """An agent tells the person it waits for them or finished: tray and a quiet notification."""
-        self.tray.show_notice(identity.label, kind, text)
-        if self.notifications is not None:
-            self.notifications.announce(identity.label, kind, text)
+    @property
+    def dialog(self) -> ApprovalDialog:
+        """The approval dialog, built (and connected) the first time a request is shown."""
+        if self._dialog is None:
+            from .dialog import ARMING_DELAY_MS, ApprovalDialog
+
+            delay = ARMING_DELAY_MS if self._arming_delay_ms is None else self._arming_delay_ms
+            self._dialog = ApprovalDialog(arming_delay_ms=delay, settings=self.settings,
+                                          offer_always_allow=self.service.options.policy_path is not None)
+            self._dialog.decided.connect(self.decider.answer)
+            self._dialog.navigate.connect(self._navigate)
+            self._dialog.show_ticket.connect(self._show_key)
+            self._dialog.always_allow_requested.connect(self.always_allow)
+        return self._dialog
+
+    @property
+    def inbox(self) -> InboxWindow:
+        """The inbox, built the first time it is opened (it reads the queue as it is then)."""
+        if self._inbox is None:
+            from .inbox import InboxWindow
+
+            self._inbox = InboxWindow(self.decider)
+        return self._inbox
+
+    def _shown_ticket(self) -> Ticket | None:
+        """The ticket in the dialog, if a dialog was ever built."""
+        return self._dialog.ticket if self._dialog is not None else None
+
+    def __repr__(self) -> str:
+        return (f"<DesktopApprover mode={self.service.mode.mode!r} popups={self._popups} "
+                f"troubles={sorted(self.troubles)} {self.decider!r}>")
 
     async def start(self) -> None:
         self.quit_requested = asyncio.Event()
         await self.service.start()
         self.tray.show()
         if self.notifications is not None and not await self.notifications.start():
-            self.set_trouble("notifications", "No desktop notifications: requests show only as dialogs and in the tray.")
+            self.set_trouble("notifications",
+                             "No desktop notifications: requests show only as dialogs and in the tray.")
 
     async def close(self) -> None:
         if self.notifications is not None:
             await self.notifications.close()
         self.tray.hide()
-        self.dialog.clear()
+        if self._dialog is not None:
+            self._dialog.clear()
         self._quiet_clock.stop()
         self.decider.stop()
         for window in (self.history_window, self.sessions_window, self.rule_dialog, self.settings_window):
@@ -144,9 +199,13 @@ class DesktopApprover(QObject):
 
     def open_settings(self) -> SettingsWindow:
         if self.settings_window is None:
+            from .settings_window import SettingsWindow
+
             self.settings_window = SettingsWindow(self.service.options.policy_path, self.service.audit.path,
-                                                  self.preferences, self.apply_settings, self.popups_enabled,
-                                                  self.set_popups)
+                                                  self.preferences, self._popups)
+            self.settings_window.settings_chosen.connect(self.apply_settings)
+            self.settings_window.popups_toggled.connect(self.set_popups)
+            self.popups_changed.connect(self.settings_window.show_popups)
         self.settings_window.show_settings(self.preferences)
         self.settings_window.refresh_rules()
         self.settings_window.show()
@@ -161,6 +220,8 @@ class DesktopApprover(QObject):
 
     def open_history(self) -> HistoryWindow:
         if self.history_window is None:
+            from .history_window import HistoryWindow
+
             self.history_window = HistoryWindow(self.service.audit)
         self.history_window.show()
         self.history_window.raise_()
@@ -168,6 +229,8 @@ class DesktopApprover(QObject):
 
     def open_sessions(self) -> SessionsWindow:
         if self.sessions_window is None:
+            from .sessions_window import SessionsWindow
+
             self.sessions_window = SessionsWindow(self.service.memory)
         self.sessions_window.show()
         self.sessions_window.raise_()
@@ -208,6 +271,9 @@ class DesktopApprover(QObject):
         window.raise_()
         window.activateWindow()
 
+    def _audit_health(self, problem: str | None) -> None:
+        self.set_trouble("audit", problem)
+
     def set_trouble(self, what: str, problem: str | None) -> None:
         """Record (or clear, with None) a problem; the tray shows degraded while any remains."""
         if problem is None:
@@ -225,6 +291,11 @@ class DesktopApprover(QObject):
         self.settings.setValue("popups", on)
         self.settings.sync()
         self._mode_changed(self.service.mode.mode, None)
+        self.popups_changed.emit(on)
+
+    def choose_mode(self, mode: str, seconds: float | None) -> None:
+        """The person picked a mode in the tray menu."""
+        self.service.mode.set(mode, seconds=seconds, reason="tray menu")
 
     def request_quit(self) -> None:
         if self.quit_requested is not None:
@@ -237,7 +308,8 @@ class DesktopApprover(QObject):
             self.open_inbox(ticket)  # asked for explicitly (tray, notification) while popups are off
             return
         if ticket is None:
-            self.dialog.clear()
+            if self._dialog is not None:
+                self._dialog.clear()
             return
         self.dialog.load(ticket, *self._place(ticket))
 
@@ -250,13 +322,15 @@ class DesktopApprover(QObject):
         return index, total, after
 
     def _queue_changed(self) -> None:
-        if self.dialog.ticket is not None:
-            self.dialog.set_position(*self._place(self.dialog.ticket))
+        shown = self._shown_ticket()
+        if shown is not None:
+            self.dialog.set_position(*self._place(shown))
 
     def _navigate(self, step: int) -> None:
-        if self.dialog.ticket is not None:
-            other = self.decider.neighbour(self.dialog.ticket, step)
-            if other is not None and other is not self.dialog.ticket:
+        shown = self._shown_ticket()
+        if shown is not None:
+            other = self.decider.neighbour(shown, step)
+            if other is not None and other is not shown:
                 self.decider.show(other)
 
     def _show_key(self, key: str) -> None:
@@ -264,13 +338,10 @@ class DesktopApprover(QObject):
             if ticket.key == key:
                 self.decider.show(ticket)
 
-    def _decided(self, ticket: Ticket, verdicts: list[Any]) -> None:
-        self.decider.answer(ticket, verdicts)
-
     def _mode_changed(self, mode: str, _reason: str | None) -> None:
         """Dialogs pop up unless the person chose inbox-only or do-not-disturb (then one in view goes)."""
         self.decider.show_dialogs = self._popups and mode != modes.DO_NOT_DISTURB
-        if not self.decider.show_dialogs and self.dialog.ticket is not None:
+        if not self.decider.show_dialogs and self._shown_ticket() is not None:
             self.dialog.clear()
             self.decider.current = None
         self.decider.resume_dialogs()
@@ -281,7 +352,7 @@ EXIT_INSECURE_DIRECTORY = 2
 
 def run_app(args: Any, demo: bool = False) -> int:
     """Start the tray app (and, with ``demo``, a sample agent); returns the exit code."""
-    logsafe.install()  # client text (request ids, agent names) never reaches the terminal raw
+    logs.setup(getattr(args, "log_level", None))  # escaping: client text never reaches the terminal raw
     app = QApplication.instance() or QApplication(sys.argv[:1])
     app.setApplicationName("desktop-approver")
     app.setDesktopFileName("desktop-approver")  # Wayland and task bars match our .desktop entry
@@ -332,12 +403,10 @@ def run_app(args: Any, demo: bool = False) -> int:
 
 def _notifier() -> Any:
     """The platform's notification client, or None where there is none (notifications are optional)."""
-    if not sys.platform.startswith("linux"):
-        return None
-    try:
-        from ..notify.freedesktop import DesktopNotifier
-    except ImportError:
-        return None
+    if not sys.platform.startswith("linux") or importlib.util.find_spec("jeepney") is None:
+        return None  # (jeepney itself is imported once the notifier connects)
+    from ..notify.freedesktop import DesktopNotifier
+
     return DesktopNotifier()
 
 

@@ -37,7 +37,7 @@ class RiskBadge(QLabel):
         self.setObjectName("riskBadge")
         self.level = "moderate"
         self.set_risk("moderate")
-        theme.on_change(self._restyle)
+        theme.signals().changed.connect(self._restyle)
 
     def _restyle(self, _dark: bool) -> None:
         self.set_risk(self.level)

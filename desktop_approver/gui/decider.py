@@ -10,26 +10,32 @@ in view. A ticket leaves every view the moment it is decided, cancelled or timed
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+import logging
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
+from ..core.logsafe import printable
 from ..core.queue import by_urgency
 from ..core.tickets import Ticket, Verdict
 
+log = logging.getLogger(__name__)
+
 
 class GuiDecider(QObject):
+    """The queue every view reads; it tells them through signals and never calls widget code."""
+
     queue_changed = Signal()
-    ticket_added = Signal(object)
-    ticket_removed = Signal(object)
+    """Something arrived, left, or the order changed (time passes for every countdown)."""
+    ticket_added = Signal(object)    # Ticket
+    ticket_removed = Signal(object)  # Ticket: decided, cancelled or timed out
+    present = Signal(object)
+    """Show this ticket in the dialog (``None``: nothing left to show, or dialogs are off)."""
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self._futures: dict[str, asyncio.Future[list[Verdict]]] = {}
         self._tickets: dict[str, Ticket] = {}
         self.show_dialogs = True
-        self.present: Callable[[Ticket | None], None] | None = None
-        """Set by the app: show this ticket in the dialog (None: nothing left to show)."""
         self.current: Ticket | None = None
         self._order: list[str] = []
         # Time passes for every countdown but a paused one: the order can change without an
@@ -39,12 +45,19 @@ class GuiDecider(QObject):
         self._reorder_clock.timeout.connect(self._check_order)
         self._reorder_clock.start()
 
+    def __repr__(self) -> str:
+        current = printable(self.current.key, 40) if self.current is not None else None
+        return (f"<GuiDecider waiting={len(self._tickets)} current={current!r} "
+                f"dialogs={'on' if self.show_dialogs else 'off'}>")
+
     # -- Decider ----------------------------------------------------------------------------
 
     async def decide(self, ticket: Ticket) -> list[Verdict]:
         future: asyncio.Future[list[Verdict]] = asyncio.get_running_loop().create_future()
         self._futures[ticket.key] = future
         self._tickets[ticket.key] = ticket
+        log.debug("ticket %s from %s queued (%d waiting)", printable(ticket.key), printable(ticket.identity.label),
+                  len(self._tickets))
         self.ticket_added.emit(ticket)
         self.queue_changed.emit()
         if self.current is None:
@@ -66,12 +79,14 @@ class GuiDecider(QObject):
         if future is None or future.done():
             return False
         future.set_result(verdicts)
+        log.debug("ticket %s decided: %s", printable(ticket.key), ", ".join(v.decision for v in verdicts))
         self._leave(ticket)
         return True
 
     def _leave(self, ticket: Ticket) -> None:
         if self._tickets.pop(ticket.key, None) is None:
             return
+        log.debug("ticket %s left the queue (%d waiting)", printable(ticket.key), len(self._tickets))
         self.ticket_removed.emit(ticket)
         self.queue_changed.emit()
         if self.current is ticket:
@@ -101,8 +116,8 @@ class GuiDecider(QObject):
         """Bring a specific ticket up (from the tray menu, a notification, next / previous)."""
         if ticket.key in self._tickets:
             self.current = ticket
-            if self.present:
-                self.present(ticket)
+            log.debug("ticket %s presented", printable(ticket.key))
+            self.present.emit(ticket)
 
     def next_ticket(self) -> Ticket | None:
         waiting = self.tickets()
@@ -126,7 +141,6 @@ class GuiDecider(QObject):
         ticket = self.next_ticket()
         if ticket is None or not self.show_dialogs:
             self.current = None
-            if self.present:
-                self.present(None)
+            self.present.emit(None)
             return
         self.show(ticket)

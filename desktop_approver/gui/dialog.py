@@ -17,7 +17,7 @@ call.
 from __future__ import annotations
 
 import html
-from collections.abc import Callable
+import logging
 
 from PySide6.QtCore import QEvent, QObject, QRect, QSettings, QSize, Qt, QTimer, Signal
 from PySide6.QtGui import QCloseEvent, QKeyEvent, QKeySequence, QMoveEvent, QResizeEvent, QShortcut
@@ -35,6 +35,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from ..core.logsafe import printable
 from ..core.queue import time_left_text
 from ..core.tickets import Ticket, Verdict
 from . import batch, placement
@@ -47,6 +48,8 @@ LEGEND = ("Alt+O allow once · Alt+S for the session · Alt+D, Esc or Enter deny
           "Alt+← / Alt+→ previous / next request · n / p next / previous change")
 NEXT_SHOWN = 3
 WM_SHIFT = 64  # how far a window manager may move a new window to fit its frame (not a move by the person)
+
+log = logging.getLogger(__name__)
 
 
 def window_title(ticket: Ticket) -> str:
@@ -73,9 +76,12 @@ class ApprovalDialog(QDialog):
     decided = Signal(object, list)  # (ticket, [Verdict, ...])
     navigate = Signal(int)          # -1 previous, +1 next request in the queue
     show_ticket = Signal(str)       # a ticket key picked from the "next" strip
+    always_allow_requested = Signal(object)
+    """The person asked for a rule allowing calls like this ticket's (the app opens the rule editor first)."""
 
     def __init__(self, parent: QWidget | None = None, arming_delay_ms: int = ARMING_DELAY_MS,
-                 settings: QSettings | None = None) -> None:
+                 settings: QSettings | None = None, *, offer_always_allow: bool = False) -> None:
+        """``offer_always_allow``: show "Always allow…" (there is a policy file to add the rule to)."""
         super().__init__(parent)
         self.setObjectName("approvalDialog")
         self.setWindowTitle("desktop-approver")
@@ -152,7 +158,7 @@ class ApprovalDialog(QDialog):
         self.always_allow = QPushButton("Al&ways allow…")
         self.always_allow.setObjectName("alwaysAllow")
         self.always_allow.setToolTip("add a policy rule for calls like this one (you see the rule first)")
-        self.on_always_allow: Callable[[Ticket], None] | None = None
+        self.offer_always_allow = offer_always_allow
         self.allow_once = QPushButton("Allow &once")
         self.allow_once.setObjectName("allowOnce")
         self.allow_session = QPushButton("Allow for &session")
@@ -193,6 +199,10 @@ class ApprovalDialog(QDialog):
         self._filtering = False
         self._update_buttons()
 
+    def __repr__(self) -> str:
+        ticket = printable(self.ticket.key, 40) if self.ticket is not None else None
+        return f"<ApprovalDialog ticket={ticket!r} armed={self._armed} upcoming={len(self.upcoming)}>"
+
     # -- showing tickets --------------------------------------------------------------------
 
     def load(self, ticket: Ticket, index: int = 1, total: int = 1,
@@ -202,6 +212,7 @@ class ApprovalDialog(QDialog):
         if previous is not None and previous is not ticket:
             previous.countdown.resume()  # read and left for later: its clock runs again
         self.ticket = ticket
+        log.debug("dialog shows ticket %s (request %d of %d)", printable(ticket.key), index, total)
         self.review.load(ticket)
         self.setWindowTitle(window_title(ticket))
         self.set_position(index, total, upcoming or [])
@@ -254,6 +265,8 @@ class ApprovalDialog(QDialog):
             self.show_ticket.emit(link.removeprefix("ticket:"))
 
     def clear(self) -> None:
+        if self.ticket is not None:
+            log.debug("dialog closes on ticket %s", printable(self.ticket.key))
         self.ticket = None
         self.upcoming = []
         self._tick.stop()
@@ -395,7 +408,7 @@ class ApprovalDialog(QDialog):
             button.setToolTip(choice.why_not)
         self.deny.setEnabled(self.ticket is not None)  # refusing never waits for the lock
         ticket = self.ticket
-        offered = (self.on_always_allow is not None and ticket is not None and len(ticket.calls) == 1
+        offered = (self.offer_always_allow and ticket is not None and len(ticket.calls) == 1
                    and ticket.risk_level != "destructive")
         self.always_allow.setVisible(offered)
         self.always_allow.setEnabled(offered and self._armed and valid and not self.review.edited_args())
@@ -445,12 +458,12 @@ class ApprovalDialog(QDialog):
     # -- answering ---------------------------------------------------------------------------
 
     def _always_allow(self) -> None:
-        """Show the rule first (``on_always_allow`` opens it); :meth:`rule_added` then allows the call."""
+        """Show the rule first (:attr:`always_allow_requested`); :meth:`rule_added` then allows the call."""
         ticket = self.ticket
-        if ticket is None or self.on_always_allow is None or not self.always_allow.isEnabled():
+        if ticket is None or not self.offer_always_allow or not self.always_allow.isEnabled():
             return
         self.pause_countdown()
-        self.on_always_allow(ticket)
+        self.always_allow_requested.emit(ticket)
 
     def rule_added(self, ticket: Ticket) -> None:
         """The person wrote a rule covering this call: allow it once (the rule answers the next ones)."""
@@ -469,6 +482,7 @@ class ApprovalDialog(QDialog):
         note = self.review.note.text().strip() or (note_fallback if choice == "deny" else None)
         verdicts = verdicts_for(ticket, choice, self.review.allowed_mask(), self.review.edited_args(), note,
                                 "tool" if self.review.whole_tool.isChecked() else "exact")
+        log.debug("dialog: the person chose %s for ticket %s", choice, printable(ticket.key))
         self.decided.emit(ticket, verdicts)
 
 

@@ -134,7 +134,7 @@ class InboxWindow(QWidget):
         for ticket in decider.tickets():
             self.add_ticket(ticket)
         self._update_summary()
-        theme.on_change(self._recolour)
+        theme.signals().changed.connect(self._recolour)
 
     def _recolour(self, _dark: bool) -> None:
         waiting = {t.key: t for t in self.decider.tickets()}

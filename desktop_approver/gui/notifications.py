@@ -6,7 +6,8 @@ main"), and carries that request's buttons. It is replaced in place (the spec's 
 as the agent's requests come and go, and withdrawn when none waits. Only a destructive request
 makes it critical; destructive requests get only "Review" and "Deny": approving them needs the
 full review. Nothing is shown in do-not-disturb. Clicking the body opens the review. Without a
-notification server nothing breaks: the dialog, inbox and tray still work.
+notification server nothing breaks: the dialog, inbox and tray still work. A click that asks
+for a window leaves as a signal (:attr:`TicketNotifications.review_requested`, ``inbox_requested``).
 """
 
 from __future__ import annotations
@@ -15,7 +16,10 @@ import asyncio
 import logging
 from typing import Any
 
+from PySide6.QtCore import QObject, Signal
+
 from ..core import modes
+from ..core.logsafe import printable
 from ..core.queue import riskiest_first
 from ..core.reading import read_call
 from ..core.tickets import CallInfo, Ticket, Verdict
@@ -68,16 +72,21 @@ def short_summary(call: CallInfo) -> str:
     return f"{visible(call.tool)} {summarise_args(call.args, 70)}"
 
 
-class TicketNotifications:
-    """Bridges the decider's queue to a :class:`~desktop_approver.notify.freedesktop.DesktopNotifier`, one per agent."""
+class TicketNotifications(QObject):
+    """Bridges the decider's queue to a :class:`~desktop_approver.notify.freedesktop.DesktopNotifier`, one per agent.
 
-    def __init__(self, decider: GuiDecider, mode: modes.ModeState, notifier: Any, open_review: Any,
-                 open_inbox: Any = None) -> None:
+    The app connects the queue's ``queue_changed`` and the mode's changes to :meth:`refresh`.
+    """
+
+    review_requested = Signal(object)  # a notification's body or "Review" was clicked: show this Ticket
+    inbox_requested = Signal()         # an agent's notice was clicked
+
+    def __init__(self, decider: GuiDecider, mode: modes.ModeState, notifier: Any,
+                 parent: QObject | None = None) -> None:
+        super().__init__(parent)
         self.decider = decider
-        self.open_inbox = open_inbox or (lambda: None)
         self.mode = mode
         self.notifier = notifier
-        self.open_review = open_review
         self.available = False
         self.enabled = True  # the person's setting
         self._shown: dict[str, Ticket] = {}          # agent -> the request its notification acts on
@@ -85,9 +94,11 @@ class TicketNotifications:
         self._dirty: set[str] = set()
         self._syncing: set[str] = set()
         self._calls: set[asyncio.Future[None]] = set()  # the loop keeps only weak references to tasks
-        notifier.on_action = self._on_action
-        decider.queue_changed.connect(self.refresh)
-        mode.listeners.append(self._mode_changed)
+        notifier.on_action = self._on_action  # the notifier is Qt-free: it takes a plain callback
+
+    def __repr__(self) -> str:
+        return (f"<TicketNotifications available={self.available} enabled={self.enabled} "
+                f"shown={[printable(agent, 40) for agent in sorted(self._shown)]}>")
 
     @staticmethod
     def key(agent: str) -> str:
@@ -139,6 +150,7 @@ class TicketNotifications:
         if quiet or not waiting:
             self._signatures.pop(agent, None)
             if self._shown.pop(agent, None) is not None and self.available:
+                log.debug("notification for %s withdrawn", printable(agent))
                 await self.notifier.withdraw(self.key(agent))
             return
         top = waiting[0]
@@ -150,10 +162,12 @@ class TicketNotifications:
             return  # nothing new to say: do not pop it up again
         self._signatures[agent] = signature
         self._shown[agent] = top
+        log.debug("notification for %s shows ticket %s (%d waiting)", printable(agent), printable(top.key),
+                  len(waiting))
         await self.notifier.show(self.key(agent), title, body, DESTRUCTIVE_ACTIONS if destructive else ACTIONS,
                                  urgency=2 if destructive else 1)
 
-    def _mode_changed(self, mode: str, _reason: str | None) -> None:
+    def show_mode(self, mode: str, _reason: str | None) -> None:
         """Do-not-disturb withdraws what is shown; leaving it shows what is still waiting."""
         self.refresh()
 
@@ -167,14 +181,15 @@ class TicketNotifications:
     def _on_action(self, key: str, action: str) -> None:
         if key.startswith("notice:"):
             if action == "default":
-                self.open_inbox()
+                self.inbox_requested.emit()
             return
         agent = key.removeprefix("agent:")
         ticket = self._shown.get(agent)
         if ticket is None or ticket not in self.decider.tickets():
             return  # the request it named is gone: a click never lands on another one
+        log.debug("notification action %s on ticket %s", printable(action, 40), printable(ticket.key))
         if action in ("default", "review"):
-            self.open_review(ticket)
+            self.review_requested.emit(ticket)
             return
         if action == "deny":
             self.decider.answer(ticket, [Verdict("deny", "user") for _ in ticket.calls])

@@ -34,6 +34,8 @@ from ..render.diffs import FileDiff, from_preview
 from ..render.reveal import MILD_KINDS, reveal
 from . import theme
 
+highlight.set_dark(theme.is_dark())  # the renderer was not loaded when the theme was applied (see theme.set_dark)
+
 FIRST_ROWS = 80          # painted before anything else: more than a screenful
 CHUNK_BUDGET_S = 0.03    # each later chunk stays under this, so input is never starved
 JSON_MAX_LINES = 200
@@ -185,7 +187,7 @@ class PreviewView(QWidget):
             browser.painted.connect(self._painted)
         self._content: tuple[Any, ...] | None = None
         self._theme_stale = False
-        theme.on_change(self._theme_changed)
+        theme.signals().changed.connect(self._theme_changed)
 
     def showEvent(self, event: Any) -> None:
         super().showEvent(event)
@@ -314,8 +316,8 @@ class PreviewView(QWidget):
             changes = len(self.change_rows())
             changed = sum(d.added + d.removed for d in self._files)
             self.diff_summary.setText(
-                f"{changes} change{'s' if changes != 1 else ''} ({changed:,} lines) · {hunks} hunk{'s' if hunks != 1 else ''}"
-                if hunks else "")
+                f"{changes} change{'s' if changes != 1 else ''} ({changed:,} lines) · "
+                f"{hunks} hunk{'s' if hunks != 1 else ''}" if hunks else "")
             self.diff_summary.setToolTip(f"{changed:,} changed lines in {changes} changes, {hunks} hunks")
             self.file_list.clear()
             for diff in self._files:
@@ -430,7 +432,10 @@ class PreviewView(QWidget):
         rows = self.change_rows()
         if not rows or self.pages.currentWidget() is not self.diff_page or self.main.isHidden():
             return None
-        self._change_at = (self._change_at + step) % len(rows) if self._change_at >= 0 else (0 if step > 0 else len(rows) - 1)
+        if self._change_at >= 0:
+            self._change_at = (self._change_at + step) % len(rows)
+        else:
+            self._change_at = 0 if step > 0 else len(rows) - 1
         self.scroll_to_row(rows[self._change_at])
         self._update_change_label()
         return self._change_at
@@ -558,7 +563,8 @@ class PreviewView(QWidget):
             page += (f'<p style="font-style:italic">… long values cut ({self._cut_chars:,} characters not shown) — '
                      f'<a href="json:show-all">Show all</a></p>')
         self.args_browser.setHtml(page)
-        self._json_lines = min(JSON_FIT_LINES, highlight.pretty_json(value).count("\n") + 1 + (1 if self._cut_chars else 0))
+        lines = highlight.pretty_json(value).count("\n") + 1 + (1 if self._cut_chars else 0)
+        self._json_lines = min(JSON_FIT_LINES, lines)
 
     def _args_link(self, url: QUrl) -> None:
         if url.toString() == "json:show-all":

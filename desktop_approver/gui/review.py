@@ -172,7 +172,7 @@ class ReviewPanel(QWidget):
         note_row.addWidget(self.note, 0, 1)
         layout.addLayout(note_row)
         self.note.textEdited.connect(lambda _t: self.interacted.emit())
-        theme.on_change(self._recolour)
+        theme.signals().changed.connect(self._recolour)
 
     def _recolour(self, _dark: bool) -> None:
         for row in range(self.calls.count()):
@@ -190,7 +190,7 @@ class ReviewPanel(QWidget):
         self.identity.setText(identity_html(ticket))
         self.calls.blockSignals(True)
         self.calls.clear()
-        for call, ticked in zip(ticket.calls, initial_ticks(ticket.calls)):
+        for call, ticked in zip(ticket.calls, initial_ticks(ticket.calls), strict=True):
             level = call.risk.level if call.risk else "moderate"
             reasons = "; ".join(call.risk.reasons) if call.risk and call.risk.reasons else "no risk found"
             item = QListWidgetItem(f"{risk_text(level)}   {visible(call.tool)}  —  {summarise_args(call.args)}\n"
@@ -199,9 +199,9 @@ class ReviewPanel(QWidget):
             item.setCheckState(Qt.CheckState.Checked if ticked else Qt.CheckState.Unchecked)
             item.setForeground(QBrush(QColor(risk_colours(level)[0])))
             item.setData(RISK_ROLE, level)
-            item.setToolTip("ticked: allowed when you approve; unticked: denied"
-                            + ("\ndestructive calls start unticked: tick it only after reading it" if level == "destructive"
-                               and len(ticket.calls) > 1 else ""))
+            warning = ("\ndestructive calls start unticked: tick it only after reading it"
+                       if level == "destructive" and len(ticket.calls) > 1 else "")
+            item.setToolTip("ticked: allowed when you approve; unticked: denied" + warning)
             self.calls.addItem(item)
         self.calls.blockSignals(False)
         self.calls.setVisible(len(ticket.calls) > 1)

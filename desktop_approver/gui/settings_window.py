@@ -2,8 +2,8 @@
 
 Rules are changed in the policy file itself (:mod:`.rules_file`: comments and layout kept, each
 change validated by the app's own reader, an undo for the last change); the policy watcher puts
-them in force within a second. Settings are written to the settings file and applied at once
-through ``apply_settings``.
+them in force within a second. Settings chosen here leave as signals (``settings_chosen``,
+``popups_toggled``); the app saves and applies them at once.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import Qt, QTimer
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -81,9 +81,11 @@ class RuleEditor(QDialog):
 
 
 class SettingsWindow(QWidget):
-    def __init__(self, policy_path: Path | None, audit_path: Path | str, settings: Settings,
-                 apply_settings: Callable[[Settings], None], popups: Callable[[], bool],
-                 set_popups: Callable[[bool], None], parent: QWidget | None = None) -> None:
+    settings_chosen = Signal(object)  # valid Settings the person changed (the app saves and applies them)
+    popups_toggled = Signal(bool)     # "Pop up a dialog for each request"
+
+    def __init__(self, policy_path: Path | None, audit_path: Path | str, settings: Settings, popups: bool,
+                 parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("settingsWindow")
         self.setWindowTitle("desktop-approver — settings and rules")
@@ -91,9 +93,7 @@ class SettingsWindow(QWidget):
         self.rules_file = RulesFile(policy_path) if policy_path is not None else None
         self.audit_path = audit_path
         self.settings = settings
-        self.apply_settings = apply_settings
         self.popups = popups
-        self.set_popups = set_popups
         self.blocks: list[RuleBlock] = []
         self._undo: str | None = None
         self._seen_text: str | None = None
@@ -305,7 +305,7 @@ class SettingsWindow(QWidget):
         self.notify.toggled.connect(lambda _on: self.save_settings())
         self.theme.currentIndexChanged.connect(lambda _i: self.save_settings())
         self.quiet.editingFinished.connect(self.save_settings)
-        self.popup.toggled.connect(self.set_popups)
+        self.popup.toggled.connect(self.popups_toggled)
         return page
 
     def show_settings(self, settings: Settings) -> None:
@@ -315,9 +315,17 @@ class SettingsWindow(QWidget):
         self.notify.setChecked(settings.notifications)
         self.theme.setCurrentIndex(max(0, self.theme.findData(settings.theme)))
         self.quiet.setText(settings.quiet_hours)
-        self.popup.setChecked(self.popups())
+        self.popup.setChecked(self.popups)
         for widget in (self.timeout, self.notify, self.theme, self.quiet):
             widget.blockSignals(False)
+
+    def show_popups(self, on: bool) -> None:
+        """The popups setting changed (here or in the tray menu)."""
+        self.popups = on
+        if self.popup.isChecked() != on:
+            self.popup.blockSignals(True)
+            self.popup.setChecked(on)
+            self.popup.blockSignals(False)
 
     def save_settings(self) -> bool:
         chosen = Settings(timeout=float(self.timeout.value()), notifications=self.notify.isChecked(),
@@ -330,7 +338,7 @@ class SettingsWindow(QWidget):
         if chosen == self.settings:
             return True
         self.settings = chosen
-        self.apply_settings(chosen)
+        self.settings_chosen.emit(chosen)
         self.settings_status.setText("✔ saved and in effect.")
         return True
 

@@ -3,16 +3,16 @@
 The rest of the GUI asks :func:`is_dark` when it paints its own colours (badges, code panes, the
 warning bar), and the renderers switch their diff colours and Pygments style with it. ``auto``
 follows the desktop as it changes; ``light`` and ``dark`` set a matching Fusion palette, so a
-forced theme reads the same on any desktop.
+forced theme reads the same on any desktop. Views that paint their own colours connect to
+``signals().changed`` (a connection ends with its widget, so a closed window is not kept alive).
 """
 
 from __future__ import annotations
 
-import weakref
-from collections.abc import Callable
+import sys
 from typing import Literal
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtGui import QColor, QGuiApplication, QPalette
 
 Choice = Literal["auto", "light", "dark"]
@@ -20,8 +20,22 @@ CHOICES: tuple[str, ...] = ("auto", "light", "dark")
 
 _dark = False
 _choice: str = "auto"
-_listeners: list[weakref.WeakMethod[Callable[[bool], None]]] = []  # weak: a closed window is not kept alive
 _following = False
+
+
+class ThemeSignals(QObject):
+    changed = Signal(bool)  # the theme in use changed: dark or not
+
+
+_signals: ThemeSignals | None = None
+
+
+def signals() -> ThemeSignals:
+    """The one object that tells the views the theme changed."""
+    global _signals
+    if _signals is None:
+        _signals = ThemeSignals()
+    return _signals
 
 
 def is_dark() -> bool:
@@ -30,27 +44,6 @@ def is_dark() -> bool:
 
 def choice() -> str:
     return _choice
-
-
-def on_change(listener: Callable[[bool], None]) -> None:
-    """Call the bound method ``listener(dark)`` whenever the theme in use changes (held weakly)."""
-    _listeners.append(weakref.WeakMethod(listener))  # type: ignore[arg-type]
-
-
-def remove_listener(listener: Callable[[bool], None]) -> None:
-    _listeners[:] = [ref for ref in _listeners if ref() is not None and ref() != listener]
-
-
-def _call_listeners(dark: bool) -> None:
-    for ref in list(_listeners):
-        listener = ref()
-        if listener is None:
-            _listeners.remove(ref)
-            continue
-        try:
-            listener(dark)
-        except RuntimeError:  # its widget was deleted on the C++ side
-            _listeners.remove(ref)
 
 
 def desktop_is_dark() -> bool:
@@ -96,11 +89,11 @@ def set_dark(dark: bool) -> None:
     global _dark
     changed = dark != _dark
     _dark = dark
-    from ..render import highlight
-
-    highlight.set_dark(dark)
+    highlight = sys.modules.get("desktop_approver.render.highlight")
+    if highlight is not None:  # not yet imported: :mod:`.preview_view` passes the theme on when it imports it
+        highlight.set_dark(dark)
     if changed:
-        _call_listeners(dark)
+        signals().changed.emit(dark)
 
 
 def _force_palette(dark: bool) -> None:

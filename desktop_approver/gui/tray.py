@@ -3,15 +3,15 @@
 Counts are in requests (calls in brackets for batches), as everywhere. The waiting times in the
 menu are written when it opens and kept current while it is open. Its icons come from
 :mod:`.icons` (the installed package's SVGs, one per state, the count drawn on them);
-``set_degraded`` shows that something the person relies on is not working.
+``set_degraded`` shows that something the person relies on is not working. What the person picks
+in the menu leaves as a signal; the app connects them (the tray opens no window itself).
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 
-from PySide6.QtCore import QTimer
+from PySide6.QtCore import QTimer, Signal
 from PySide6.QtGui import QAction, QActionGroup
 from PySide6.QtWidgets import QMenu, QSystemTrayIcon, QWidget
 
@@ -28,38 +28,43 @@ APPROVE_ALL_CHOICES = (("Approve all for 15 minutes", 15 * 60), ("Approve all fo
 
 
 class Tray(QSystemTrayIcon):
-    def __init__(self, decider: GuiDecider, mode: modes.ModeState, *, on_quit: Callable[[], None],
-                 on_open_inbox: Callable[[], None] | None = None, popups: Callable[[], bool] | None = None,
-                 set_popups: Callable[[bool], None] | None = None,
-                 on_open_history: Callable[[], object] | None = None,
-                 on_open_sessions: Callable[[], object] | None = None, icon_style: str = "color",
-                 parent: QWidget | None = None) -> None:
+    """Reads the queue (``decider``) and the mode; the app connects its signals and slots."""
+
+    ticket_chosen = Signal(object)       # a waiting request picked in the menu, or the icon clicked
+    inbox_requested = Signal()
+    history_requested = Signal()
+    sessions_requested = Signal()
+    settings_requested = Signal()
+    popups_toggled = Signal(bool)        # "Pop up a dialog for each request"
+    mode_chosen = Signal(str, object)    # (mode, seconds or None)
+    quit_requested = Signal()
+
+    def __init__(self, decider: GuiDecider, mode: modes.ModeState, *, popups: bool = True,
+                 icon_style: str = "color", parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.notices: dict[str, tuple[str, str, float]] = {}   # agent -> (kind, text, when): the agents' notices
         self.icon_style = icon_style
         self.degraded: str | None = None
         self.decider = decider
         self.mode = mode
-        self.on_quit = on_quit
-        self.on_open_inbox = on_open_inbox
         self.popups = popups
-        self.set_popups = set_popups
-        self.on_open_history = on_open_history
-        self.on_open_sessions = on_open_sessions
         self.menu = QMenu()
         self.menu.setObjectName("trayMenu")
         self.setContextMenu(self.menu)
-        self.on_open_settings: Callable[[], object] | None = None
         self._waiting_actions: list[tuple[QAction, Ticket]] = []
+        self._popups_action: QAction | None = None
         self._clock = QTimer(self)  # keeps the waiting times current while the menu is open
         self._clock.setInterval(1000)
         self._clock.timeout.connect(self.update_times)
         self.menu.aboutToShow.connect(self._menu_opening)
         self.menu.aboutToHide.connect(self._clock.stop)
-        decider.queue_changed.connect(self.refresh)
-        mode.listeners.append(self._mode_changed)
         self.activated.connect(self._activated)
         self.refresh()
+
+    def __repr__(self) -> str:
+        state = getattr(self, "state", None)
+        return (f"<Tray state={state.value if state is not None else None!r} waiting={len(self._waiting_actions)} "
+                f"notices={len(self.notices)} degraded={self.degraded is not None}>")
 
     def pending(self) -> list[Ticket]:
         return self.decider.tickets()
@@ -127,29 +132,31 @@ class Tray(QSystemTrayIcon):
         header.setEnabled(False)
         for ticket in waiting[:15]:
             action = self.menu.addAction(self.waiting_text(ticket))
-            action.triggered.connect(lambda _checked=False, t=ticket: self.decider.show(t))
+            action.triggered.connect(lambda _checked=False, t=ticket: self.ticket_chosen.emit(t))
             self._waiting_actions.append((action, ticket))
         if len(waiting) > 15:
             self.menu.addAction(f"… and {len(waiting) - 15} more").setEnabled(False)
         self.menu.addSeparator()
-        if self.on_open_inbox is not None:
-            self.menu.addAction("Open inbox…").triggered.connect(lambda: self.on_open_inbox and self.on_open_inbox())
-        if self.on_open_history is not None:
-            self.menu.addAction("History…").triggered.connect(lambda: self.on_open_history and self.on_open_history())
-        if self.on_open_sessions is not None:
-            self.menu.addAction("Remembered approvals…").triggered.connect(
-                lambda: self.on_open_sessions and self.on_open_sessions())
-        if self.on_open_settings is not None:
-            self.menu.addAction("Settings and rules…").triggered.connect(
-                lambda: self.on_open_settings and self.on_open_settings())
-        if self.popups is not None and self.set_popups is not None:
-            toggle = self.menu.addAction("Pop up a dialog for each request")
-            toggle.setCheckable(True)
-            toggle.setChecked(self.popups())
-            toggle.toggled.connect(self.set_popups)
+        self.menu.addAction("Open inbox…").triggered.connect(self.inbox_requested)
+        self.menu.addAction("History…").triggered.connect(self.history_requested)
+        self.menu.addAction("Remembered approvals…").triggered.connect(self.sessions_requested)
+        self.menu.addAction("Settings and rules…").triggered.connect(self.settings_requested)
+        toggle = self.menu.addAction("Pop up a dialog for each request")
+        toggle.setCheckable(True)
+        toggle.setChecked(self.popups)
+        toggle.toggled.connect(self.popups_toggled)
+        self._popups_action = toggle
         self._add_mode_menu()
         self.menu.addSeparator()
-        self.menu.addAction("Quit desktop-approver").triggered.connect(self.on_quit)
+        self.menu.addAction("Quit desktop-approver").triggered.connect(self.quit_requested)
+
+    def show_popups(self, on: bool) -> None:
+        """The person's popups setting, however it was changed (this menu or the settings window)."""
+        self.popups = on
+        if self._popups_action is not None and self._popups_action.isChecked() != on:
+            self._popups_action.blockSignals(True)
+            self._popups_action.setChecked(on)
+            self._popups_action.blockSignals(False)
 
     def _add_mode_menu(self) -> None:
         sub = self.menu.addMenu("Mode")
@@ -159,7 +166,7 @@ class Tray(QSystemTrayIcon):
         def add(label: str, mode: str, seconds: float | None = None) -> None:
             action = QAction(label, sub, checkable=True)
             action.setChecked(current == mode and (mode != modes.APPROVE_ALL or seconds == APPROVE_ALL_CHOICES[0][1]))
-            action.triggered.connect(lambda _c=False: self.mode.set(mode, seconds=seconds, reason="tray menu"))
+            action.triggered.connect(lambda _c=False: self.mode_chosen.emit(mode, seconds))
             group.addAction(action)
             sub.addAction(action)
 
@@ -169,7 +176,8 @@ class Tray(QSystemTrayIcon):
         add("Deny everything", modes.DENY_ALL)
         add("Do not disturb (queue silently)", modes.DO_NOT_DISTURB)
 
-    def _mode_changed(self, mode: str, reason: str | None) -> None:
+    def show_mode(self, mode: str, reason: str | None) -> None:
+        """The mode changed (the menu, the CLI, an approve-all period that ended)."""
         self.refresh()
         if reason == "approve-all period ended" and self.isVisible():
             self.showMessage("desktop-approver", "The approve-all period ended; asking you again.")
@@ -178,6 +186,6 @@ class Tray(QSystemTrayIcon):
         if reason == QSystemTrayIcon.ActivationReason.Trigger:
             ticket = self.decider.current or self.decider.next_ticket()
             if ticket is not None:
-                self.decider.show(ticket)
-            elif self.on_open_inbox is not None:
-                self.on_open_inbox()
+                self.ticket_chosen.emit(ticket)
+            else:
+                self.inbox_requested.emit()

@@ -7,6 +7,9 @@ missing or slow notification server must not cost the person their dialog.
 Signals are trusted only from the connection that owns ``org.freedesktop.Notifications``: any
 other process on the session bus can emit an ``ActionInvoked`` too, and must not be able to
 answer a request by doing so.
+
+jeepney is imported by the methods that talk to the bus, from :meth:`DesktopNotifier.start` on:
+an app started without notifications never loads it.
 """
 
 from __future__ import annotations
@@ -14,11 +17,11 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from jeepney import DBusAddress, HeaderFields, MatchRule, MessageType, message_bus, new_method_call
-from jeepney.io.asyncio import DBusConnection, DBusRouter, open_dbus_connection
-from jeepney.wrappers import DBusErrorResponse, unwrap_msg
+if TYPE_CHECKING:
+    from jeepney import DBusAddress, MatchRule
+    from jeepney.io.asyncio import DBusConnection, DBusRouter
 
 log = logging.getLogger(__name__)
 
@@ -57,7 +60,7 @@ class DesktopNotifier:
         self.capabilities: frozenset[str] = frozenset()
         self.server_info: tuple[str, str, str, str] | None = None
         self.server: str | None = None  # the unique bus name we accept signals from
-        self._address = DBusAddress(OBJECT_PATH, bus_name=BUS_NAME, interface=INTERFACE)
+        self._address: DBusAddress | None = None  # made by start()
         self._conn: DBusConnection | None = None
         self._router: DBusRouter | None = None
         self._listener: asyncio.Task[None] | None = None
@@ -82,6 +85,10 @@ class DesktopNotifier:
 
     async def start(self) -> bool:
         """Connect and look for a server; False (logged) when there is no session bus at all."""
+        from jeepney import DBusAddress, MatchRule, message_bus
+        from jeepney.io.asyncio import DBusRouter, open_dbus_connection
+
+        self._address = DBusAddress(OBJECT_PATH, bus_name=BUS_NAME, interface=INTERFACE)
         try:
             self._conn = await asyncio.wait_for(open_dbus_connection(self.bus), self.timeout)
         except Exception as exc:  # no address, no socket, refused authentication, a hung bus
@@ -108,6 +115,8 @@ class DesktopNotifier:
         """Show (or update) the notification for ``key``; returns the server's id, None if not shown."""
         if self._router is None:
             return None
+        from jeepney import new_method_call
+
         self._wanted.add(key)
         try:
             if self._stale:
@@ -143,6 +152,8 @@ class DesktopNotifier:
         if notification_id is None or self._router is None:
             return
         self._keys.pop(notification_id, None)
+        from jeepney import new_method_call
+
         try:
             await self._call(new_method_call(self._address, "CloseNotification", "u", (notification_id,)))
         except Exception as exc:
@@ -176,12 +187,17 @@ class DesktopNotifier:
     # -- internals --------------------------------------------------------------------------
 
     async def _call(self, message: Any) -> Any:
+        from jeepney.wrappers import unwrap_msg
+
         assert self._router is not None
         reply = await asyncio.wait_for(self._router.send_and_get_reply(message), self.timeout)
         return unwrap_msg(reply)
 
     async def _discover(self) -> None:
         """Find the server's unique name and what it can do (asking also starts an activatable one)."""
+        from jeepney import message_bus, new_method_call
+        from jeepney.wrappers import DBusErrorResponse
+
         self._stale = False
         try:
             (caps,) = await self._call(new_method_call(self._address, "GetCapabilities"))
@@ -201,6 +217,8 @@ class DesktopNotifier:
 
     @staticmethod
     def _owner_rule() -> MatchRule:
+        from jeepney import MatchRule
+
         rule = MatchRule(type="signal", sender="org.freedesktop.DBus", interface="org.freedesktop.DBus",
                          member="NameOwnerChanged")
         rule.add_arg_condition(0, BUS_NAME)
@@ -215,6 +233,8 @@ class DesktopNotifier:
                 log.exception("handling a notification signal failed")
 
     def _handle(self, message: Any) -> None:
+        from jeepney import HeaderFields, MessageType
+
         fields = message.header.fields
         if message.header.message_type is not MessageType.signal:
             return

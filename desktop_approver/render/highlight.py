@@ -13,12 +13,15 @@ Three conventions the view and the tests rely on:
 
 Highlighting is lazy: a file side is tokenised by a Pygments generator only as far as the last
 line someone asked for, and only the requested rows are turned into HTML, so the first screen of
-a 10,000-line diff costs about as much as a 50-line one.
+a 10,000-line diff costs about as much as a 50-line one. Pygments itself is imported by the
+first call that colours something: the idle app (theme, dialog built, nothing shown) never
+loads it.
 """
 
 from __future__ import annotations
 
 import html
+import itertools
 import json
 import os
 import re
@@ -27,22 +30,21 @@ import weakref
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import cache, lru_cache
-from typing import Any, Literal
-
-from pygments.lexer import Lexer
-from pygments.lexers import BashLexer, JsonLexer, TextLexer, get_all_lexers, get_lexer_by_name, get_lexer_for_filename
-from pygments.styles import get_style_by_name
-from pygments.token import Token, _TokenType
-from pygments.util import ClassNotFound
+from typing import TYPE_CHECKING, Any, Literal
 
 from ..core.reading import read_command
 from ..core.shellparse import words as shell_words
 from .diffs import DiffLine, FileDiff
 from .reveal import Revealed, reveal
 
+if TYPE_CHECKING:
+    from pygments.lexer import Lexer
+    from pygments.style import StyleMeta
+    from pygments.token import _TokenType
+
 Mode = Literal["unified", "split"]
 
-STYLE = get_style_by_name("default")
+_style_name = "default"  # the Pygments style in use (``STYLE``, looked up when first needed)
 MONO = "'DejaVu Sans Mono','Menlo','Consolas','Liberation Mono',monospace"
 INK = "#1f2328"
 MUTED = "#6e7781"
@@ -70,11 +72,28 @@ DARK_PALETTE = dict(  # GitHub's dark diff colours; the Pygments style is made f
 
 def set_dark(dark: bool) -> None:
     """Render with the dark (or light) colours and Pygments style from now on (the GUI's theme)."""
+    global _style_name
     palette = DARK_PALETTE if dark else LIGHT_PALETTE
     module = globals()
     for name, value in palette.items():
-        module[name] = get_style_by_name(value) if name == "STYLE" else value
+        if name == "STYLE":
+            _style_name = value
+        else:
+            module[name] = value
     token_css.cache_clear()
+
+
+@cache
+def _pygments_style(name: str) -> StyleMeta:
+    from pygments.styles import get_style_by_name
+
+    return get_style_by_name(name)
+
+
+def __getattr__(name: str) -> Any:
+    if name == "STYLE":  # the Pygments style class in use
+        return _pygments_style(_style_name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 LONG_COMMAND = 80
@@ -82,7 +101,7 @@ _NEEDS_REVEAL = re.compile(r"[^\t\n\x20-\x7e]")
 _NOT_COMMAND_START, _NOT_COMMAND_END = "<!--not-command-->", "<!--/not-command-->"
 
 # A line's tokens: (start, end, token type) with offsets relative to the line.
-LineTokens = list[tuple[int, int, _TokenType]]
+LineTokens = list[tuple[int, int, "_TokenType"]]
 
 
 # -- styles and lexers --------------------------------------------------------------------------
@@ -90,7 +109,7 @@ LineTokens = list[tuple[int, int, _TokenType]]
 @cache
 def token_css(ttype: _TokenType) -> str:
     """The inline CSS for a token type (``""`` when it is plain text)."""
-    style = STYLE.style_for_token(ttype)
+    style = _pygments_style(_style_name).style_for_token(ttype)
     parts = []
     if style["color"]:
         parts.append(f"color:#{style['color'].lower()}")
@@ -103,6 +122,9 @@ def token_css(ttype: _TokenType) -> str:
 
 def lexer_for(path: str | None) -> Lexer:
     """The Pygments lexer for a file name, plain text when unknown."""
+    from pygments.lexers import TextLexer, get_lexer_by_name, get_lexer_for_filename
+    from pygments.util import ClassNotFound
+
     if path:
         name = path.replace("\\", "/").rsplit("/", 1)[-1]
         alias = _alias_by_extension().get(os.path.splitext(name)[1])
@@ -123,6 +145,8 @@ def _alias_by_extension() -> dict[str, str]:
     first use (a third of a second before the first diff can paint); a plain ``*.ext`` claimed
     by one lexer needs none of that. Ambiguous ones (``.h``) still go the careful way.
     """
+    from pygments.lexers import get_all_lexers
+
     claims: dict[str, set[str]] = {}
     for _name, aliases, patterns, _mimetypes in get_all_lexers(plugins=False):
         if not aliases:
@@ -266,7 +290,7 @@ def code_html(text: str, tokens: LineTokens, *, words: Sequence[tuple[int, int]]
     ordered = sorted(cuts)
     out: list[str] = []
     token_at = _TokenLookup(tokens)
-    for (part, is_marker), (start, end) in zip(segments, spans):
+    for (part, is_marker), (start, end) in zip(segments, spans, strict=False):
         if is_marker:
             soft = part == "\\r" and end == len(text)
             style = SOFT_MARKER_STYLE if soft else MARKER_STYLE
@@ -274,7 +298,7 @@ def code_html(text: str, tokens: LineTokens, *, words: Sequence[tuple[int, int]]
             continue
         pieces = [c for c in ordered if start < c < end]
         bounds = [start, *pieces, end]
-        for a, b in zip(bounds, bounds[1:]):
+        for a, b in itertools.pairwise(bounds):
             chunk = text[a:b]
             if extra_css and extra_css.get(a):
                 css = [extra_css[a]]
@@ -303,7 +327,14 @@ class _TokenLookup:
             self._at += 1
         if self._at < len(tokens) and tokens[self._at][0] <= offset:
             return tokens[self._at][2]
-        return Token.Text
+        return _plain_text()
+
+
+@cache
+def _plain_text() -> _TokenType:
+    from pygments.token import Token
+
+    return Token.Text
 
 
 # -- diff rows ----------------------------------------------------------------------------------
@@ -576,6 +607,8 @@ def render_command_html(command: str | Sequence[str], cwd: str | None = None) ->
     text = command if isinstance(command, str) else shlex.join([str(part) for part in command])
     revealed = reveal(text)
     layout = _layout_breaks(text) if len(text) > LONG_COMMAND and "\n" not in text else {}
+    from pygments.lexers import BashLexer
+
     tokens = [(start, start + len(value), ttype)
               for start, ttype, value in BashLexer().get_tokens_unprocessed(text)]
     names = _program_styles(text, tokens)
@@ -618,7 +651,7 @@ def _slice_html(text: str, revealed: Revealed, tokens: LineTokens, names: dict[i
                 start: int, end: int) -> str:
     segments: list[tuple[str, bool]] = []
     spans: list[tuple[int, int]] = []
-    for segment, (a, b) in zip(revealed.segments, revealed.spans):
+    for segment, (a, b) in zip(revealed.segments, revealed.spans, strict=False):
         if b <= start or a >= end:
             continue
         if segment[1]:
@@ -736,6 +769,8 @@ def render_json_html(value: Any, *, max_lines: int | None = None, max_chars: int
     """Pretty, highlighted JSON; past the limits a notice says how much is hidden, with a
     ``json:show-all`` link."""
     clipped = clip_text(pretty_json(value), max_lines=max_lines, max_chars=max_chars)
+    from pygments.lexers import JsonLexer
+
     lazy = LazyLines(clipped.text, JsonLexer(stripnl=False, ensurenl=False))
     lines = clipped.text.split("\n")
     body = "\n".join(code_html(line, lazy.line(n), revealed=_json_line_reveal(line))

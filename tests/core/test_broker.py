@@ -14,34 +14,17 @@ from desktop_approver.core.broker import Broker
 from desktop_approver.core.memory import SessionMemory
 from desktop_approver.core.policy import Policy
 from desktop_approver.core.tickets import Identity, Ticket, Verdict
+from tests.support.deciders import ScriptedPerson, WaitingPerson, every
 
 WHO = Identity(agent="agent", cwd="/home/me/project", peer_pid=7)
-
-
-class Scripted:
-    """A decider that answers with a function of the ticket, or waits until cancelled."""
-
-    def __init__(self, answer: Callable[[Ticket], list[Verdict]] | None = None) -> None:
-        self.answer = answer
-        self.seen: list[Ticket] = []
-        self.cancelled = 0
-
-    async def decide(self, ticket: Ticket) -> list[Verdict]:
-        self.seen.append(ticket)
-        if self.answer is None:
-            try:
-                await asyncio.Event().wait()
-            except asyncio.CancelledError:
-                self.cancelled += 1
-                raise
-        return self.answer(ticket)  # type: ignore[misc]
 
 
 def allow_all(decision: str = "allow_once", scope: str = "exact") -> Callable[[Ticket], list[Verdict]]:
     return lambda ticket: [Verdict(decision, "user", scope=scope) for _ in ticket.calls]
 
 
-def broker_for(tmp_path: Path, decider: Scripted, *, policy_toml: str | None = None, timeout: float = 10) -> Broker:
+def broker_for(tmp_path: Path, decider: ScriptedPerson, *, policy_toml: str | None = None,
+               timeout: float = 10) -> Broker:
     policy = Policy.parse(policy_toml, "test.toml") if policy_toml else None
     return Broker(decider, audit=AuditLog(tmp_path / "audit.sqlite3"), memory=SessionMemory(), policy=policy,
                   mode=modes.ModeState(tmp_path / "state.json"), default_timeout=timeout)
@@ -76,7 +59,7 @@ command = "git push*"
 
 
 def test_policy_block_wins_over_every_mode(tmp_path: Path) -> None:
-    broker = broker_for(tmp_path, Scripted(allow_all()), policy_toml=POLICY)
+    broker = broker_for(tmp_path, ScriptedPerson(allow_all()), policy_toml=POLICY)
     broker.mode.set(modes.APPROVE_ALL, seconds=600)
     verdict = submit(broker, call("shutdown now"))[0]
     assert (verdict.decision, verdict.decided_by, verdict.blocked) == ("deny", "policy", True)
@@ -84,7 +67,7 @@ def test_policy_block_wins_over_every_mode(tmp_path: Path) -> None:
 
 
 def test_deny_all_mode_wins_over_policy_allow_and_memory(tmp_path: Path) -> None:
-    decider = Scripted(allow_all())
+    decider = ScriptedPerson(allow_all())
     broker = broker_for(tmp_path, decider, policy_toml=POLICY)
     broker.memory.remember("s", "Bash", {"command": "pwd"}, agent=WHO.agent)
     broker.mode.set(modes.DENY_ALL)
@@ -95,7 +78,7 @@ def test_deny_all_mode_wins_over_policy_allow_and_memory(tmp_path: Path) -> None
 
 
 def test_policy_allow_answers_before_approve_all_and_memory(tmp_path: Path) -> None:
-    decider = Scripted(allow_all())
+    decider = ScriptedPerson(allow_all())
     broker = broker_for(tmp_path, decider, policy_toml=POLICY)
     broker.mode.set(modes.APPROVE_ALL, seconds=600)
     verdict = submit(broker, call("ls -l"))[0]
@@ -104,7 +87,7 @@ def test_policy_allow_answers_before_approve_all_and_memory(tmp_path: Path) -> N
 
 
 def test_policy_ask_reaches_the_person_despite_approve_all_and_memory(tmp_path: Path) -> None:
-    decider = Scripted(allow_all())
+    decider = ScriptedPerson(allow_all())
     broker = broker_for(tmp_path, decider, policy_toml=POLICY)
     broker.memory.remember("s", "Bash", {}, scope="tool", agent=WHO.agent)
     broker.mode.set(modes.APPROVE_ALL, seconds=600)
@@ -113,7 +96,7 @@ def test_policy_ask_reaches_the_person_despite_approve_all_and_memory(tmp_path: 
 
 
 def test_approve_all_allows_ordinary_calls_but_never_destructive_ones(tmp_path: Path) -> None:
-    decider = Scripted(lambda t: [Verdict("deny", "user") for _ in t.calls])
+    decider = ScriptedPerson(lambda t: [Verdict("deny", "user") for _ in t.calls])
     broker = broker_for(tmp_path, decider)
     broker.mode.set(modes.APPROVE_ALL, seconds=600)
     safe = submit(broker, call("echo hello"))[0]
@@ -125,14 +108,14 @@ def test_approve_all_allows_ordinary_calls_but_never_destructive_ones(tmp_path: 
 
 
 def test_approve_all_comes_before_session_memory(tmp_path: Path) -> None:
-    broker = broker_for(tmp_path, Scripted(allow_all()))
+    broker = broker_for(tmp_path, ScriptedPerson(allow_all()))
     broker.memory.remember("s", "Bash", {"command": "echo hi"}, agent=WHO.agent)
     broker.mode.set(modes.APPROVE_ALL, seconds=600)
     assert submit(broker, call("echo hi"))[0].decided_by == "mode"
 
 
 def test_session_memory_answers_before_the_person(tmp_path: Path) -> None:
-    decider = Scripted(allow_all())
+    decider = ScriptedPerson(allow_all())
     broker = broker_for(tmp_path, decider)
     broker.memory.remember("s", "Bash", {"command": "echo hi"}, agent=WHO.agent)
     verdict = submit(broker, call("echo hi"))[0]
@@ -141,7 +124,7 @@ def test_session_memory_answers_before_the_person(tmp_path: Path) -> None:
 
 
 def test_timeout_denies_and_is_never_remembered(tmp_path: Path) -> None:
-    decider = Scripted()
+    decider = WaitingPerson()
     broker = broker_for(tmp_path, decider, timeout=0.2)
     verdict = submit(broker, call("echo hi"))[0]
     assert (verdict.decision, verdict.decided_by) == ("deny", "timeout")
@@ -151,13 +134,13 @@ def test_timeout_denies_and_is_never_remembered(tmp_path: Path) -> None:
 
 
 def test_a_decider_cannot_make_a_non_user_verdict_remembered(tmp_path: Path) -> None:
-    broker = broker_for(tmp_path, Scripted(lambda t: [Verdict("allow_session", "timeout")]))
+    broker = broker_for(tmp_path, ScriptedPerson(lambda t: [Verdict("allow_session", "timeout")]))
     verdict = submit(broker, call("echo hi"))[0]
     assert verdict.decision == "allow_once" and broker.memory.entries() == []
 
 
 def test_cancellation_cancels_the_decider_and_is_audited(tmp_path: Path) -> None:
-    decider = Scripted()
+    decider = WaitingPerson()
     broker = broker_for(tmp_path, decider)
     events: list[str] = []
     broker.listeners.append(lambda event, ticket: events.append(event))
@@ -179,7 +162,7 @@ def test_cancellation_cancels_the_decider_and_is_audited(tmp_path: Path) -> None
 
 
 def test_allow_session_exact_remembers_only_the_same_arguments(tmp_path: Path) -> None:
-    decider = Scripted(allow_all("allow_session"))
+    decider = ScriptedPerson(allow_all("allow_session"))
     broker = broker_for(tmp_path, decider)
     submit(broker, call("echo a"))
     assert submit(broker, call("echo a"))[0].decided_by == "session"
@@ -188,7 +171,7 @@ def test_allow_session_exact_remembers_only_the_same_arguments(tmp_path: Path) -
 
 
 def test_allow_session_tool_scope_covers_every_call_of_the_tool_in_that_session(tmp_path: Path) -> None:
-    decider = Scripted(allow_all("allow_session", scope="tool"))
+    decider = ScriptedPerson(allow_all("allow_session", scope="tool"))
     broker = broker_for(tmp_path, decider)
     submit(broker, call("echo a"))
     assert submit(broker, call("echo b"))[0].decided_by == "session"
@@ -197,7 +180,7 @@ def test_allow_session_tool_scope_covers_every_call_of_the_tool_in_that_session(
 
 
 def test_batch_partial_approval_in_order(tmp_path: Path) -> None:
-    decider = Scripted(lambda t: [Verdict("allow_once" if i % 2 == 0 else "deny", "user", note=None if i % 2 == 0
+    decider = ScriptedPerson(lambda t: [Verdict("allow_once" if i % 2 == 0 else "deny", "user", note=None if i % 2 == 0
                                           else "not that one") for i in range(len(t.calls))])
     broker = broker_for(tmp_path, decider, policy_toml=POLICY)
     calls = call("echo a") + call("ls") + call("echo b") + call("echo c")
@@ -210,7 +193,7 @@ def test_batch_partial_approval_in_order(tmp_path: Path) -> None:
 
 
 def test_every_request_and_decision_reaches_the_audit_log(tmp_path: Path) -> None:
-    broker = broker_for(tmp_path, Scripted(allow_all()), policy_toml=POLICY)
+    broker = broker_for(tmp_path, ScriptedPerson(allow_all()), policy_toml=POLICY)
     submit(broker, call("ls"), request_id="a")            # policy, answered at once
     submit(broker, call("echo x"), request_id="b")        # the person
     submit(broker, call("shutdown"), request_id="c")      # blocked
@@ -229,11 +212,11 @@ def test_a_broken_decider_denies_and_the_broker_survives(tmp_path: Path, failure
             raise RuntimeError("the dialog crashed")
         return []
 
-    broker = broker_for(tmp_path, Scripted(broken))
+    broker = broker_for(tmp_path, ScriptedPerson(broken))
     verdict = submit(broker, call("echo hi"))[0]
     assert verdict.decision == "deny" and broker.pending == {}
     assert broker.audit.history()[0].decision == "deny"
-    broker.decider = Scripted(allow_all())
+    broker.decider = ScriptedPerson(allow_all())
     assert submit(broker, call("echo hi"), request_id="r2")[0].decision == "allow_once"
 
 
@@ -242,7 +225,7 @@ def test_a_failing_policy_falls_back_to_asking(tmp_path: Path) -> None:
         def evaluate(self, call: object) -> object:
             raise ValueError("bad rule")
 
-    decider = Scripted(allow_all())
+    decider = ScriptedPerson(allow_all())
     broker = broker_for(tmp_path, decider)
     broker.policy = Broken()
     assert submit(broker, call("echo hi"))[0].decided_by == "user"
@@ -250,21 +233,7 @@ def test_a_failing_policy_falls_back_to_asking(tmp_path: Path) -> None:
 
 # -- flow, with a person who answers or waits ------------------------------------------------------
 
-class Person:
-    def __init__(self, answer: Callable[[Ticket], list[Verdict]] | None = None, wait: bool = False) -> None:
-        self.answer = answer
-        self.wait = wait
-        self.seen: list[Ticket] = []
-
-    async def decide(self, ticket: Ticket) -> list[Verdict]:
-        self.seen.append(ticket)
-        if self.wait:
-            await asyncio.Event().wait()
-        assert self.answer is not None
-        return self.answer(ticket)
-
-
-def make(tmp_path: Path, person: Person, timeout: float = 5) -> Broker:
+def make(tmp_path: Path, person: ScriptedPerson, timeout: float = 5) -> Broker:
     return Broker(person, audit=AuditLog(tmp_path / "audit.sqlite3"), memory=SessionMemory(), default_timeout=timeout)
 
 
@@ -273,7 +242,7 @@ def calls(*commands: str) -> list[dict]:
 
 
 def test_timeout_denies_and_remembers_nothing(tmp_path: Path) -> None:
-    person = Person(wait=True)
+    person = WaitingPerson()
     broker = make(tmp_path, person, timeout=0.2)
     verdict = asyncio.run(broker.submit(WHO, "s", "r1", "request", calls("ls")))[0]
     assert (verdict.decision, verdict.decided_by) == ("deny", "timeout")
@@ -283,7 +252,7 @@ def test_timeout_denies_and_remembers_nothing(tmp_path: Path) -> None:
 
 
 def test_allow_session_is_remembered_per_session_and_scope(tmp_path: Path) -> None:
-    person = Person(lambda t: [Verdict("allow_session", "user", scope="tool") for _ in t.calls])
+    person = ScriptedPerson(lambda t: [Verdict("allow_session", "user", scope="tool") for _ in t.calls])
     broker = make(tmp_path, person)
     asyncio.run(broker.submit(WHO, "s", "r1", "request", calls("ls")))
     again = asyncio.run(broker.submit(WHO, "s", "r2", "request", calls("pwd")))[0]
@@ -293,7 +262,7 @@ def test_allow_session_is_remembered_per_session_and_scope(tmp_path: Path) -> No
 
 
 def test_edited_arguments_are_what_gets_remembered(tmp_path: Path) -> None:
-    person = Person(lambda t: [Verdict("allow_session", "user", updated_args={"command": "ls -a"})])
+    person = ScriptedPerson(lambda t: [Verdict("allow_session", "user", updated_args={"command": "ls -a"})])
     broker = make(tmp_path, person)
     first = asyncio.run(broker.submit(WHO, "s", "r1", "request", calls("ls")))[0]
     assert first.updated_args == {"command": "ls -a"}
@@ -302,7 +271,8 @@ def test_edited_arguments_are_what_gets_remembered(tmp_path: Path) -> None:
 
 
 def test_batch_gets_one_verdict_per_call_in_order_and_all_are_audited(tmp_path: Path) -> None:
-    person = Person(lambda t: [Verdict("allow_once" if i % 2 == 0 else "deny", "user") for i in range(len(t.calls))])
+    person = ScriptedPerson(lambda t: [Verdict("allow_once" if i % 2 == 0 else "deny", "user")
+                                       for i in range(len(t.calls))])
     broker = make(tmp_path, person)
     broker.memory.remember("s", "Bash", {"command": "b"}, agent=WHO.agent)
     verdicts = asyncio.run(broker.submit(WHO, "s", "batch-1", "batch", calls("a", "b", "c", "d")))
@@ -317,21 +287,21 @@ def test_a_broken_prompt_denies_and_is_audited(tmp_path: Path) -> None:
     def explode(ticket: Ticket) -> list[Verdict]:
         raise RuntimeError("the dialog fell over")
 
-    broker = make(tmp_path, Person(explode))
+    broker = make(tmp_path, ScriptedPerson(explode))
     verdict = asyncio.run(broker.submit(WHO, "s", "r1", "request", calls("ls")))[0]
     assert verdict.decision == "deny" and "internal error" in (verdict.note or "")
     assert broker.audit.history()[0].decision == "deny"
 
 
 def test_a_decider_answering_the_wrong_number_of_calls_fails_closed(tmp_path: Path) -> None:
-    broker = make(tmp_path, Person(lambda t: []))
+    broker = make(tmp_path, ScriptedPerson(lambda t: []))
     verdicts = asyncio.run(broker.submit(WHO, "s", "r1", "batch", calls("a", "b")))
     assert [v.decision for v in verdicts] == ["deny", "deny"]
 
 
 def test_listeners_see_tickets_come_and_go(tmp_path: Path) -> None:
     events: list[str] = []
-    broker = make(tmp_path, Person(lambda t: [Verdict("deny", "user")]))
+    broker = make(tmp_path, ScriptedPerson(lambda t: [Verdict("deny", "user")]))
     broker.listeners.append(lambda event, ticket: events.append(event))
     asyncio.run(broker.submit(WHO, "s", "r1", "request", calls("ls")))
     assert events == ["added", "removed"]
@@ -339,16 +309,7 @@ def test_listeners_see_tickets_come_and_go(tmp_path: Path) -> None:
 
 # -- policy against modes and memory; risk in every answer -----------------------------------------
 
-class AskedPerson:
-    def __init__(self) -> None:
-        self.asked: list[Ticket] = []
-
-    async def decide(self, ticket: Ticket) -> list[Verdict]:
-        self.asked.append(ticket)
-        return [Verdict("deny", "user", note="asked") for _ in ticket.calls]
-
-
-def broker_with_policy(tmp_path: Path, policy_text: str, person: AskedPerson) -> Broker:
+def broker_with_policy(tmp_path: Path, policy_text: str, person: ScriptedPerson) -> Broker:
     mode = modes.ModeState(tmp_path / "state.json")
     return Broker(person, audit=AuditLog(tmp_path / "audit.sqlite3"), memory=SessionMemory(),
                   policy=Policy.parse(policy_text), mode=mode, default_timeout=5)
@@ -360,26 +321,26 @@ def ask(b: Broker, command: str, session: str = "s") -> Verdict:
 
 
 def test_ask_rule_beats_approve_all_and_session_memory(tmp_path: Path) -> None:
-    person = AskedPerson()
+    person = ScriptedPerson(every("deny", note="asked"))
     b = broker_with_policy(tmp_path, '[[rule]]\naction = "ask"\ntool = "Bash"\ncommand = "git push *"\n', person)
     b.mode.set(modes.APPROVE_ALL, seconds=600)
     b.memory.remember("s", "Bash", {"command": "git push origin main"}, agent=WHO.agent)
     verdict = ask(b, "git push origin main")
-    assert verdict.decided_by == "user" and verdict.note == "asked" and len(person.asked) == 1
+    assert verdict.decided_by == "user" and verdict.note == "asked" and len(person.seen) == 1
     other = ask(b, "npm test")                         # no rule: approve-all answers
     assert other.decided_by == "mode" and other.decision == "allow_once"
 
 
 def test_deny_all_still_beats_an_ask_rule(tmp_path: Path) -> None:
-    person = AskedPerson()
+    person = ScriptedPerson(every("deny", note="asked"))
     b = broker_with_policy(tmp_path, '[[rule]]\naction = "ask"\ntool = "Bash"\n', person)
     b.mode.set(modes.DENY_ALL)
     verdict = ask(b, "ls")
-    assert verdict.decided_by == "mode" and person.asked == []
+    assert verdict.decided_by == "mode" and person.seen == []
 
 
 def test_every_answer_carries_the_risk_the_app_found(tmp_path: Path) -> None:
-    person = AskedPerson()
+    person = ScriptedPerson(every("deny", note="asked"))
     b = broker_with_policy(tmp_path, '[[rule]]\naction = "allow"\ntool = "Bash"\ncommand = "ls"\n', person)
     assert ask(b, "ls").risk == {"level": "safe", "reasons": []}
     denied = ask(b, "rm -rf build")
@@ -390,9 +351,10 @@ def test_every_answer_carries_the_risk_the_app_found(tmp_path: Path) -> None:
 @pytest.mark.parametrize("scope", ["tool", "exact"])
 def test_session_memory_never_answers_a_destructive_call(tmp_path: Path, scope: str) -> None:
     destructive = "rm -rf /home/me/important"
-    decider = Scripted(allow_all("allow_once"))
+    decider = ScriptedPerson(allow_all("allow_once"))
     broker = broker_for(tmp_path, decider)
-    broker.memory.remember("s", "Bash", {"command": destructive} if scope == "exact" else {}, scope=scope, agent=WHO.agent)
+    broker.memory.remember("s", "Bash", {"command": destructive} if scope == "exact" else {}, scope=scope,
+                           agent=WHO.agent)
     verdict = submit(broker, call(destructive))[0]
     assert verdict.risk is not None and verdict.risk["level"] == "destructive"
     assert (verdict.decision, verdict.decided_by) == ("allow_once", "user")  # the person was asked
@@ -402,7 +364,7 @@ def test_session_memory_never_answers_a_destructive_call(tmp_path: Path, scope: 
 
 
 def test_a_destructive_call_allowed_for_the_session_is_not_remembered(tmp_path: Path) -> None:
-    decider = Scripted(allow_all("allow_session", scope="tool"))
+    decider = ScriptedPerson(allow_all("allow_session", scope="tool"))
     broker = broker_for(tmp_path, decider)
     submit(broker, call("rm -rf /home/me/important"))
     assert broker.memory.entries() == []
@@ -410,7 +372,7 @@ def test_a_destructive_call_allowed_for_the_session_is_not_remembered(tmp_path: 
 
 
 def test_another_agent_naming_the_same_session_gets_nothing_from_it(tmp_path: Path) -> None:
-    decider = Scripted(allow_all("allow_session", scope="tool"))
+    decider = ScriptedPerson(allow_all("allow_session", scope="tool"))
     broker = broker_for(tmp_path, decider)
     submit(broker, call("ls"))                                   # agent A: "Bash, any arguments, session s"
     other = Identity(agent="intruder", cwd="/tmp", peer_pid=8)
@@ -420,13 +382,13 @@ def test_another_agent_naming_the_same_session_gets_nothing_from_it(tmp_path: Pa
 
 def test_notes_only_where_a_person_or_a_rule_wrote_one(tmp_path: Path) -> None:
     quiet = 'version = 1\n[[rule]]\naction = "allow"\ntool = "Bash"\ncommand = "ls*"\n'
-    broker = broker_for(tmp_path, Scripted(allow_all()), policy_toml=quiet)
+    broker = broker_for(tmp_path, ScriptedPerson(allow_all()), policy_toml=quiet)
     by_rule = submit(broker, call("ls -la"))[0]
     assert (by_rule.decided_by, by_rule.note) == ("policy", None)     # the rule has no note: none is made up
     broker.mode.set(modes.APPROVE_ALL, seconds=600)
     by_mode = submit(broker, call("echo hi"))[0]
     assert (by_mode.decided_by, by_mode.note) == ("mode", None)
-    noted = broker_for(tmp_path / "n", Scripted(allow_all()), policy_toml=quiet + 'note = "listing is fine"\n')
+    noted = broker_for(tmp_path / "n", ScriptedPerson(allow_all()), policy_toml=quiet + 'note = "listing is fine"\n')
     assert submit(noted, call("ls"))[0].note == "listing is fine"
 
 

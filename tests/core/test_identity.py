@@ -17,7 +17,8 @@ from desktop_approver import Client
 from desktop_approver.core.logsafe import EscapingFormatter, printable
 from desktop_approver.core.peercred import process_cwd, process_exe, same_directory
 from desktop_approver.core.tickets import Identity, Ticket, Verdict
-from tests.support.service import ScriptedPerson, ServiceThread
+from tests.support.deciders import FailingPerson, ScriptedPerson
+from tests.support.service import ServiceThread
 
 ROOT = Path(__file__).resolve().parents[2]
 linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc (Linux)")
@@ -90,15 +91,10 @@ def test_the_formatter_escapes_what_slips_through_but_keeps_traceback_lines() ->
     assert EscapingFormatter("%(message)s").format(record) == "line one\nline two"
 
 
-class Broken:
-    async def decide(self, ticket: Ticket) -> list[Verdict]:
-        raise RuntimeError("the prompt broke")
-
-
 def test_a_request_id_with_ansi_escapes_reaches_the_log_escaped(tmp_path: Path, caplog: Any) -> None:
     evil = "r\x1b[31mRED\x1b[0m\nforged: everything is fine"
     caplog.set_level(logging.ERROR)
-    with ServiceThread(tmp_path, Broken()) as service:
+    with ServiceThread(tmp_path, FailingPerson(RuntimeError("the prompt broke"))) as service:
         with Client(service.socket_path) as client:
             client.protocol.new_id = lambda prefix="r": evil  # type: ignore[method-assign]
             assert client.request("Bash", {"command": "ls"}).decided_by == "cancelled"

@@ -18,14 +18,9 @@ from desktop_approver.core.audit import AuditLog
 from desktop_approver.core.broker import Broker
 from desktop_approver.core.peercred import PeerCredentials, peer_credentials, process_exe
 from desktop_approver.core.server import ApproverServer
-from desktop_approver.core.tickets import Ticket, Verdict
+from tests.support.deciders import FailingPerson
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith(("linux", "darwin")), reason="no peer credentials here")
-
-
-class Never:
-    async def decide(self, ticket: Ticket) -> list[Verdict]:
-        raise AssertionError("a refused peer must never reach the person")
 
 
 def test_a_socketpair_peer_is_us() -> None:
@@ -53,7 +48,8 @@ def test_a_peer_of_another_uid_is_refused_with_unauthorized(monkeypatch: pytest.
 
     async def main() -> tuple[dict, bytes, list[dict]]:
         audit = AuditLog(folder / "audit.sqlite3")
-        server = ApproverServer(Broker(Never(), audit=audit), folder / "run" / "s.sock")
+        never_asked = FailingPerson(AssertionError("a refused peer must never reach the person"))
+        server = ApproverServer(Broker(never_asked, audit=audit), folder / "run" / "s.sock")
         await server.start()
         try:
             reader, writer = await asyncio.open_unix_connection(str(server.socket_path))

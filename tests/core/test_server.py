@@ -21,24 +21,7 @@ from desktop_approver.core.broker import Broker
 from desktop_approver.core.peercred import peer_credentials
 from desktop_approver.core.server import AlreadyRunning, ApproverServer
 from desktop_approver.core.service import ApproverService, ServiceOptions
-from desktop_approver.core.tickets import Ticket, Verdict
-
-
-class Waits:
-    """A person who never answers: tickets stay pending until cancelled."""
-
-    def __init__(self) -> None:
-        self.tickets: list[Ticket] = []
-        self.cancelled = 0
-
-    async def decide(self, ticket: Ticket) -> list[Verdict]:
-        self.tickets.append(ticket)
-        try:
-            await asyncio.Event().wait()
-        except asyncio.CancelledError:
-            self.cancelled += 1
-            raise
-        return []
+from tests.support.deciders import WaitingPerson
 
 
 @pytest.fixture
@@ -64,8 +47,9 @@ async def until(condition: Callable[[], bool]) -> None:
     raise AssertionError("condition never became true")
 
 
-def run(folder: Path, scenario: Callable[[ApproverServer, Waits], Awaitable[None]], **kwargs: Any) -> Waits:
-    person = Waits()
+def run(folder: Path, scenario: Callable[[ApproverServer, WaitingPerson], Awaitable[None]],
+        **kwargs: Any) -> WaitingPerson:
+    person = WaitingPerson()
 
     async def main() -> None:
         broker = Broker(person, audit=AuditLog(folder / "audit.sqlite3"))
@@ -81,7 +65,7 @@ def run(folder: Path, scenario: Callable[[ApproverServer, Waits], Awaitable[None
 
 
 def test_private_directory_and_socket(folder: Path) -> None:
-    async def scenario(server: ApproverServer, person: Waits) -> None:
+    async def scenario(server: ApproverServer, person: WaitingPerson) -> None:
         assert stat.S_IMODE(os.stat(server.socket_path.parent).st_mode) == 0o700
         mode = os.stat(server.socket_path).st_mode
         assert stat.S_ISSOCK(mode) and stat.S_IMODE(mode) == 0o600
@@ -95,7 +79,7 @@ def test_a_stale_socket_is_replaced(folder: Path) -> None:
     stale.bind(str(folder / "run" / "s.sock"))
     stale.close()                                        # the file stays, nobody listens
 
-    async def scenario(server: ApproverServer, person: Waits) -> None:
+    async def scenario(server: ApproverServer, person: WaitingPerson) -> None:
         reader, writer = await asyncio.open_unix_connection(str(server.socket_path))
         writer.write(json.dumps({"v": 1, "type": "status", "id": "st"}).encode() + b"\n")
         assert (await read(reader))["type"] == "status_reply"
@@ -105,7 +89,7 @@ def test_a_stale_socket_is_replaced(folder: Path) -> None:
 
 
 def test_a_second_server_on_a_live_socket_raises_already_running(folder: Path) -> None:
-    async def scenario(server: ApproverServer, person: Waits) -> None:
+    async def scenario(server: ApproverServer, person: WaitingPerson) -> None:
         second = ApproverServer(server.broker, server.socket_path)
         with pytest.raises(AlreadyRunning):
             await second.start()
@@ -115,21 +99,21 @@ def test_a_second_server_on_a_live_socket_raises_already_running(folder: Path) -
 
 
 def test_per_client_pending_limit(folder: Path) -> None:
-    async def scenario(server: ApproverServer, person: Waits) -> None:
+    async def scenario(server: ApproverServer, person: WaitingPerson) -> None:
         reader, writer = await asyncio.open_unix_connection(str(server.socket_path))
         for index in range(3):
             writer.write(json.dumps(request(f"r{index}")).encode() + b"\n")
         await writer.drain()
         reply = await read(reader)
         assert (reply["type"], reply["code"], reply["id"]) == ("error", "too_many_pending", "r2")
-        await until(lambda: len(person.tickets) == 2)
+        await until(lambda: len(person.seen) == 2)
         writer.close()
 
     run(folder, scenario, max_pending_per_client=2)
 
 
 def test_disconnect_cancels_the_ticket(folder: Path) -> None:
-    async def scenario(server: ApproverServer, person: Waits) -> None:
+    async def scenario(server: ApproverServer, person: WaitingPerson) -> None:
         reader, writer = await asyncio.open_unix_connection(str(server.socket_path))
         writer.write(json.dumps(request("r1")).encode() + b"\n")
         await writer.drain()
@@ -146,13 +130,13 @@ def test_close_tells_pending_clients_shutting_down(folder: Path) -> None:
     replies: list[dict[str, Any]] = []
 
     async def main() -> None:
-        person = Waits()
+        person = WaitingPerson()
         server = ApproverServer(Broker(person, audit=AuditLog(folder / "audit.sqlite3")), folder / "run" / "s.sock")
         await server.start()
         reader, writer = await asyncio.open_unix_connection(str(server.socket_path))
         writer.write(json.dumps(request("r1")).encode() + b"\n")
         await writer.drain()
-        await until(lambda: len(person.tickets) == 1)
+        await until(lambda: len(person.seen) == 1)
         await server.close()
         while line := await asyncio.wait_for(reader.readline(), 10):
             replies.append(json.loads(line))
@@ -182,7 +166,7 @@ async def exchange(path: Path, *messages: dict[str, Any], replies: int = 1) -> l
 
 def test_socket_is_0600_in_a_0700_directory(folder: Path) -> None:
     async def scenario() -> None:
-        service = ApproverService(options(folder), Waits())
+        service = ApproverService(options(folder), WaitingPerson())
         await service.start()
         try:
             sock = service.options.socket_path
@@ -198,9 +182,9 @@ def test_socket_is_0600_in_a_0700_directory(folder: Path) -> None:
 
 def test_second_app_on_a_live_socket_refuses_and_a_stale_one_is_replaced(folder: Path) -> None:
     async def scenario() -> None:
-        first = ApproverService(options(folder), Waits())
+        first = ApproverService(options(folder), WaitingPerson())
         await first.start()
-        second = ApproverService(options(folder), Waits())
+        second = ApproverService(options(folder), WaitingPerson())
         with pytest.raises(AlreadyRunning):
             await second.start()
         second.audit.close()
@@ -211,7 +195,7 @@ def test_second_app_on_a_live_socket_refuses_and_a_stale_one_is_replaced(folder:
         stale = socket.socket(socket.AF_UNIX)           # a socket file nobody listens on (a crash)
         stale.bind(str(first.options.socket_path))
         stale.close()
-        third = ApproverService(options(folder), Waits())
+        third = ApproverService(options(folder), WaitingPerson())
         await third.start()
         status = await exchange(third.options.socket_path, {"v": 1, "type": "status", "id": "s"})
         assert status[0]["type"] == "status_reply"
@@ -232,7 +216,7 @@ def test_peer_credentials_are_the_kernels() -> None:
 
 def test_a_peer_of_another_user_is_refused_and_audited(folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     async def scenario() -> None:
-        service = ApproverService(options(folder), Waits())
+        service = ApproverService(options(folder), WaitingPerson())
         await service.start()
         try:
             monkeypatch.setattr(server_module.os, "getuid", lambda: os.geteuid() + 4242)
@@ -249,7 +233,7 @@ def test_a_peer_of_another_user_is_refused_and_audited(folder: Path, monkeypatch
 
 def test_a_client_that_vanishes_cancels_its_ticket_and_is_audited(folder: Path) -> None:
     async def scenario() -> None:
-        person = Waits()
+        person = WaitingPerson()
         service = ApproverService(options(folder), person)
         await service.start()
         try:
@@ -257,7 +241,7 @@ def test_a_client_that_vanishes_cancels_its_ticket_and_is_audited(folder: Path) 
             writer.write(b'{"v":1,"type":"request","id":"r","tool":"Bash","args":{"command":"ls"}}\n')
             await writer.drain()
             for _ in range(500):
-                if person.tickets:
+                if person.seen:
                     break
                 await asyncio.sleep(0.01)
             assert service.broker.pending
@@ -276,7 +260,7 @@ def test_a_client_that_vanishes_cancels_its_ticket_and_is_audited(folder: Path) 
 
 def test_closing_the_app_answers_waiting_clients_with_shutting_down(folder: Path) -> None:
     async def scenario() -> None:
-        service = ApproverService(options(folder), Waits())
+        service = ApproverService(options(folder), WaitingPerson())
         await service.start()
         reader, writer = await asyncio.open_unix_connection(str(service.options.socket_path))
         writer.write(b'{"v":1,"type":"request","id":"r","tool":"Bash","args":{"command":"ls"}}\n')

@@ -39,7 +39,7 @@ def test_a_notice_becomes_a_quiet_notification_but_not_in_do_not_disturb(approve
             return 1
 
     from desktop_approver.gui.notifications import TicketNotifications
-    notes = TicketNotifications(approver.decider, approver.service.mode, Notifier(), lambda ticket: None)
+    notes = TicketNotifications(approver.decider, approver.service.mode, Notifier())
     notes.available = True
     notes.announce("codex", "waiting", "codex is waiting for you")
     approver.service.mode.set(modes.DO_NOT_DISTURB)

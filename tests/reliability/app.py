@@ -30,7 +30,7 @@ async def main(argv: list[str]) -> None:
     sys.path.insert(0, str(ROOT))
     from desktop_approver.core.limits import Limits
     from desktop_approver.core.service import ApproverService, ServiceOptions
-    from desktop_approver.core.tickets import Verdict
+    from tests.support.deciders import ScriptedPerson, WaitingPerson, every
 
     parser = argparse.ArgumentParser()
     parser.add_argument("socket")
@@ -41,17 +41,14 @@ async def main(argv: list[str]) -> None:
     parser.add_argument("--max-pending", type=int, default=128)
     args = parser.parse_args(argv)
 
-    class Person:
-        async def decide(self, ticket: Any) -> list[Any]:
-            if args.person == "never":
-                await asyncio.Event().wait()
-            return [Verdict("allow_once" if args.person == "allow" else "deny", "user") for _ in ticket.calls]
+    person = {"allow": ScriptedPerson(every("allow_once")), "deny": ScriptedPerson(every("deny")),
+              "never": WaitingPerson()}[args.person]
 
     token_check = (lambda token: token == args.token) if args.token else None
     options = ServiceOptions(socket_path=Path(args.socket), audit_path=Path(args.audit), policy_path=None,
                              state_path=None, token_check=token_check, max_pending_per_client=args.max_pending,
                              limits=Limits(**json.loads(args.limits)))
-    service = ApproverService(options, Person())
+    service = ApproverService(options, person)
     await service.start()
     stop = asyncio.Event()
     asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)

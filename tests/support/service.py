@@ -1,5 +1,6 @@
-"""The Qt-free service on its own asyncio loop in a thread, with a scripted person, so tests can
-use blocking sockets, subprocess clients or the real client library against it."""
+"""The Qt-free service on its own asyncio loop in a thread, with a scripted person
+(:mod:`tests.support.deciders`), so tests can use blocking sockets, subprocess clients or the
+real client library against it."""
 
 from __future__ import annotations
 
@@ -12,36 +13,11 @@ from typing import Any
 import pytest
 
 from desktop_approver.core.service import ApproverService, ServiceOptions
-from desktop_approver.core.tickets import Ticket, Verdict
+from tests.support.deciders import Choice, QueuedPerson, ScriptedPerson
+
+__all__ = ["WAIT", "Choice", "QueuedPerson", "ScriptedPerson", "ServiceThread", "serve"]
 
 WAIT = 20.0  # generous: only there so a broken service fails the test instead of hanging it
-
-Choice = Callable[[Ticket], list[Verdict]]
-
-
-class ScriptedPerson:
-    """Answers every ticket at once with what ``choose(ticket)`` returns."""
-
-    def __init__(self, choose: Choice) -> None:
-        self.choose = choose
-        self.seen: list[Ticket] = []
-
-    async def decide(self, ticket: Ticket) -> list[Verdict]:
-        self.seen.append(ticket)
-        return self.choose(ticket)
-
-
-class QueuedPerson:
-    """Answers tickets in arrival order with the answers the test queues; waits while none is."""
-
-    def __init__(self) -> None:
-        self.answers: asyncio.Queue[Choice] = asyncio.Queue()
-        self.tickets: list[Ticket] = []
-
-    async def decide(self, ticket: Ticket) -> list[Verdict]:
-        self.tickets.append(ticket)
-        return (await self.answers.get())(ticket)
-
 
 class ServiceThread:
     """``with ServiceThread(tmp_path[, person], **options) as running:``; options may still be

@@ -1,0 +1,37 @@
+"""The Qt-free service's listener lists as Qt signals: the one place the GUI subscribes to the core.
+
+The core (:mod:`desktop_approver.core`) cannot emit Qt signals; it calls plain listeners. This
+object is its only GUI listener and turns each call into a signal, so the app wires the core to
+the tray, the dialog and the notifications with ``connect`` like everything else. Everything runs
+on the one qasync thread, so each signal is delivered at once, in connection order, as the
+listener calls were.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import QObject, Signal
+
+from ..core.service import ApproverService
+
+
+class ServiceEvents(QObject):
+    mode_changed = Signal(str, object)      # (mode, reason or None)
+    audit_health = Signal(object)           # what is wrong with the audit log; None when it works again
+    agent_notice = Signal(str, str, str)    # (agent label, kind, text): an agent waits for the person or finished
+
+    def __init__(self, service: ApproverService, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        service.mode.listeners.append(self._mode_changed)
+        service.audit.health_listeners.append(self._audit_health)
+        service.broker.notice_listeners.append(self._agent_notice)
+
+    def _mode_changed(self, mode: str, reason: str | None) -> None:
+        self.mode_changed.emit(mode, reason)
+
+    def _audit_health(self, problem: str | None) -> None:
+        self.audit_health.emit(problem)
+
+    def _agent_notice(self, identity: Any, kind: str, text: str) -> None:
+        self.agent_notice.emit(identity.label, kind, text)
