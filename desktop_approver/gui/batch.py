@@ -55,7 +55,7 @@ def allow_once_choice(calls: Sequence[CallInfo], ticked: Sequence[bool]) -> Choi
 
 
 def allow_session_choice(calls: Sequence[CallInfo], ticked: Sequence[bool]) -> Choice:
-    chosen = [call for call, on in zip(calls, ticked) if on]
+    chosen = [call for call, on in zip(calls, ticked, strict=True) if on]
     if len(calls) == 1:
         if is_destructive(calls[0]):
             return Choice("Allow for &session", False, "not offered for destructive calls")
@@ -67,8 +67,8 @@ def allow_session_choice(calls: Sequence[CallInfo], ticked: Sequence[bool]) -> C
 
 
 def _allow_choice(calls: Sequence[CallInfo], ticked: Sequence[bool], how: str) -> Choice:
-    chosen = [call for call, on in zip(calls, ticked) if on]
-    left_out = [call for call, on in zip(calls, ticked) if not on]
+    chosen = [call for call, on in zip(calls, ticked, strict=True) if on]
+    left_out = [call for call, on in zip(calls, ticked, strict=True) if not on]
     if not chosen:
         return Choice(f"Allow {how} (none ticked)", False, "tick the calls to allow; Deny refuses them all")
     count = f"all {len(chosen)}" if not left_out else str(len(chosen))

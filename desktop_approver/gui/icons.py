@@ -11,7 +11,7 @@ icons).
 from __future__ import annotations
 
 import functools
-from enum import Enum
+from enum import StrEnum
 from importlib import resources
 
 from PySide6.QtCore import QByteArray, QRectF, Qt
@@ -31,7 +31,7 @@ WAITING_FILL = b"#2f5fb3"
 WAITING_DESTRUCTIVE_FILL = b"#b3261e"
 
 
-class TrayState(str, Enum):
+class TrayState(StrEnum):
     IDLE = "idle"
     WAITING = "waiting"
     APPROVE_ALL = "approve-all"

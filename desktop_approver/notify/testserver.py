@@ -182,7 +182,7 @@ class NotificationServer:
     def _notify(self, call: Any) -> int:
         app_name, replaces_id, _icon, summary, body, flat, hints, expire_timeout = call.body
         notification_id = replaces_id if replaces_id in self.open else next(self._ids)
-        actions = list(zip(flat[::2], flat[1::2])) if self.with_actions else []
+        actions = list(zip(flat[::2], flat[1::2], strict=True)) if self.with_actions else []
         shown = Shown(notification_id, app_name, summary, body, actions,
                       {name: value for name, (_sig, value) in hints.items()}, expire_timeout,
                       call.header.fields[HeaderFields.sender], replaced=replaces_id)

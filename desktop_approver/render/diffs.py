@@ -416,7 +416,7 @@ def pair_changed_lines(removed: list[DiffLine], added: list[DiffLine]) -> list[t
     quadratic search would cost) fall back to pairing by position.
     """
     if len(removed) * len(added) > 1600:
-        return list(zip(removed, added))
+        return list(zip(removed, added, strict=False))  # by position; the longer side's tail stays unpaired
     pairs = []
     next_add = 0
     for old in removed:

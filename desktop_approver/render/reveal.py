@@ -70,9 +70,9 @@ _WORD = re.compile(r"\w+")
 # Where something may need a marker: everything but printable ASCII, and the space runs that
 # matter. The loop jumps from one candidate to the next, so plain text costs almost nothing.
 _CANDIDATES = {
-    (False, True): re.compile(r"[^ !-~]| {%d,}| +\Z" % LONG_SPACE_RUN),
+    (False, True): re.compile(r"[^ !-~]| {" + str(LONG_SPACE_RUN) + r",}| +\Z"),
     (False, False): re.compile(r"[^ !-~]"),
-    (True, True): re.compile(r"[^\t\n !-~]| {%d,}" % LONG_SPACE_RUN),
+    (True, True): re.compile(r"[^\t\n !-~]| {" + str(LONG_SPACE_RUN) + ",}"),
     (True, False): re.compile(r"[^\t\n !-~]"),
 }
 _MARKER = re.compile(r"\\x([0-9a-f]{2})|\\([ntr])|<U\+([0-9A-F]{4,6})>|⟨(\d+) spaces?⟩")

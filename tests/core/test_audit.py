@@ -147,6 +147,8 @@ def test_survives_kill_9_mid_stream(tmp_path: Path) -> None:
     finally:
         process.send_signal(signal.SIGKILL)
         process.wait(30)
+        if process.stdout is not None:
+            process.stdout.close()
     db = sqlite3.connect(str(path))
     try:
         assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"

@@ -134,7 +134,7 @@ async def main(scenario: str) -> dict[str, Any]:
                     ("big", "write_file", {"path": "huge.py", "content": NEW * 20},
                      {"preview": previews.diff("huge.py", OLD * 20, NEW * 20)})):
                 ask(agent, tool_name, args, **extra)
-                await until(lambda: dialog.isVisible() and dialog.ticket is not None
+                await until(lambda agent=agent: dialog.isVisible() and dialog.ticket is not None
                             and dialog.ticket.identity.agent == agent, f"{agent}'s dialog")
                 for _ in range(20):
                     await asyncio.sleep(0.05)

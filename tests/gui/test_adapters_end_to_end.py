@@ -18,7 +18,25 @@ NOTE = "keep c.txt, it is the backup"
 
 
 def in_thread(work: Callable[[], Any]) -> asyncio.Future[Any]:
-    return asyncio.get_running_loop().run_in_executor(None, work)
+    """Run a framework's blocking entry point off the Qt loop. Some (openai-agents' ``run_sync``)
+    leave an event loop set in the worker thread; it is closed when the work ends."""
+    def run() -> Any:
+        try:
+            return work()
+        finally:
+            _close_the_threads_loop()
+
+    return asyncio.get_running_loop().run_in_executor(None, run)
+
+
+def _close_the_threads_loop() -> None:
+    try:
+        loop = asyncio.get_event_loop_policy().get_event_loop()  # never creates one off the main thread
+    except RuntimeError:
+        return
+    if not loop.is_running():
+        loop.close()
+    asyncio.set_event_loop(None)
 
 
 async def answer(dialog: Any, *, calls: int, deny_rows: tuple[int, ...] = (), deny_all: bool = False) -> None:

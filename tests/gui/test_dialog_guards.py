@@ -30,8 +30,11 @@ def guarded(tmp_path: Path, run: Any) -> Iterator[Any]:
 
 
 def ask(app: Any, tool: str, args: dict, session: str = "g", **extra: Any) -> asyncio.Future[Any]:
-    client = Client(app.service.options.socket_path, agent="guard-test")
-    return asyncio.get_running_loop().run_in_executor(None, lambda: client.request(tool, args, session=session, **extra))
+    def request() -> Any:
+        with Client(app.service.options.socket_path, agent="guard-test") as client:
+            return client.request(tool, args, session=session, **extra)
+
+    return asyncio.get_running_loop().run_in_executor(None, request)
 
 
 def test_buttons_locked_then_armed_and_deny_is_default(guarded: Any, run: Any, qtbot: Any) -> None:

@@ -12,8 +12,11 @@ from tests.gui.conftest import wait_for
 
 
 def ask(approver: Any, tool: str, args: dict, session: str, **extra: Any) -> asyncio.Future[Any]:
-    client = Client(approver.service.options.socket_path, agent="test-agent")
-    return asyncio.get_running_loop().run_in_executor(None, lambda: client.request(tool, args, session=session, **extra))
+    def request() -> Any:
+        with Client(approver.service.options.socket_path, agent="test-agent") as client:
+            return client.request(tool, args, session=session, **extra)
+
+    return asyncio.get_running_loop().run_in_executor(None, request)
 
 
 def test_allow_session_then_remembered_then_other_session_asks(approver: Any, run: Any, qtbot: Any) -> None:

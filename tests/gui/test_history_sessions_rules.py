@@ -150,7 +150,8 @@ def test_history_window_filters_and_shows_an_entry(approver: Any, run: Any, qtbo
     dialog = approver.dialog
 
     async def scenario() -> None:
-        for agent, command, choice in (("claude", "git status", dialog.allow_once), ("codex", "rm -rf build", dialog.deny),
+        for agent, command, choice in (("claude", "git status", dialog.allow_once),
+                                       ("codex", "rm -rf build", dialog.deny),
                                        ("claude", "npm test", dialog.allow_once)):
             pending = ask(approver, "Bash", {"command": command}, agent=agent)
             await wait_for(lambda: dialog.isVisible() and dialog.deny.isEnabled(), what="the dialog")

@@ -54,7 +54,7 @@ def test_dialog_shows_its_place_the_next_requests_and_moves_with_keys(approver: 
         assert approver.tray.toolTip().startswith("desktop-approver — 2 requests waiting")
         assert dialog.ticket is not None and dialog.ticket.identity.agent != "ops"
         assert (await push).decision == "deny"
-        for ticket in approver.decider.tickets():
+        for _ in approver.decider.tickets():
             dialog.deny.click()
         await asyncio.gather(first, third)
 

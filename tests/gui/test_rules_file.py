@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import tomlkit
 
 from desktop_approver.core.policy import Policy, PolicyError
 from desktop_approver.gui.rules_file import RulesFile
@@ -78,7 +79,7 @@ def test_an_edit_is_validated_before_it_is_written(rules: RulesFile) -> None:
     before = rules.path.read_text()
     with pytest.raises(PolicyError):
         rules.replace(3, 'action = "permit"\n')  # not an action: refused by the app's reader
-    with pytest.raises(Exception):
+    with pytest.raises(tomlkit.exceptions.ParseError):
         rules.replace(3, 'action = "deny\n')  # not TOML
     with pytest.raises(PolicyError):
         rules.replace(3, 'tool = "x"\n')  # no action

@@ -51,7 +51,7 @@ def test_every_state_is_embedded_and_drawn_on_every_panel(tmp_path: Path) -> Non
         sys.path.remove(str(ROOT / "tests" / "screenshots"))
     shots = tray_screenshots.main(tmp_path)
     assert [shot.stem for shot in shots] == [panel.name for panel in tray_screenshots.PANELS]
-    for panel, shot in zip(tray_screenshots.PANELS, shots):
+    for panel, shot in zip(tray_screenshots.PANELS, shots, strict=True):
         runs = _icon_columns(shot)
         assert len(runs) == len(tray_screenshots.SHOWN), (shot.name, runs)
         for start, end in runs:  # each icon fills most of its slot: drawn at the panel's size, not tiny

@@ -165,6 +165,8 @@ def shoot(panel: Panel, display: str, out: Path) -> Path:
         except subprocess.TimeoutExpired:
             icons.kill()
             icons.wait()
+        if icons.stdout is not None:
+            icons.stdout.close()
         trayer.terminate()
         trayer.wait(10)
 
