@@ -17,8 +17,6 @@ from dataclasses import asdict, dataclass, fields
 from datetime import time
 from pathlib import Path
 
-import tomlkit
-
 from . import paths
 
 THEMES = ("auto", "light", "dark")
@@ -91,6 +89,8 @@ def load(path: Path | None = None) -> Settings:
 
 def save(settings: Settings, path: Path | None = None) -> None:
     """Write the settings, keeping the file's comments; atomically."""
+    import tomlkit  # only the settings window writes: the idle app never loads it
+
     path = path or default_path()
     settings.validated()
     try:
