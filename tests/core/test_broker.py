@@ -12,6 +12,7 @@ from desktop_approver.core import modes
 from desktop_approver.core.audit import AuditLog
 from desktop_approver.core.broker import Broker
 from desktop_approver.core.memory import SessionMemory
+from desktop_approver.core.models import ToolCall
 from desktop_approver.core.policy import Policy
 from desktop_approver.core.tickets import Identity, Ticket, Verdict
 
@@ -47,11 +48,11 @@ def broker_for(tmp_path: Path, decider: Scripted, *, policy_toml: str | None = N
                   mode=modes.ModeState(tmp_path / "state.json"), default_timeout=timeout)
 
 
-def call(command: str, tool: str = "Bash") -> list[dict]:
-    return [{"tool": tool, "args": {"command": command}}]
+def call(command: str, tool: str = "Bash") -> list[ToolCall]:
+    return [ToolCall(tool=tool, args={"command": command})]
 
 
-def submit(broker: Broker, calls: list[dict], session: str = "s", request_id: str = "r") -> list[Verdict]:
+def submit(broker: Broker, calls: list[ToolCall], session: str = "s", request_id: str = "r") -> list[Verdict]:
     return asyncio.run(broker.submit(WHO, session, request_id, "request" if len(calls) == 1 else "batch", calls))
 
 
@@ -268,8 +269,8 @@ def make(tmp_path: Path, person: Person, timeout: float = 5) -> Broker:
     return Broker(person, audit=AuditLog(tmp_path / "audit.sqlite3"), memory=SessionMemory(), default_timeout=timeout)
 
 
-def calls(*commands: str) -> list[dict]:
-    return [{"tool": "Bash", "args": {"command": command}} for command in commands]
+def calls(*commands: str) -> list[ToolCall]:
+    return [ToolCall(tool="Bash", args={"command": command}) for command in commands]
 
 
 def test_timeout_denies_and_remembers_nothing(tmp_path: Path) -> None:
@@ -355,7 +356,7 @@ def broker_with_policy(tmp_path: Path, policy_text: str, person: AskedPerson) ->
 
 
 def ask(b: Broker, command: str, session: str = "s") -> Verdict:
-    call = {"tool": "Bash", "args": {"command": command}}
+    call = ToolCall(tool="Bash", args={"command": command})
     return asyncio.run(b.submit(WHO, session, "r", "request", [call]))[0]
 
 
@@ -434,12 +435,12 @@ def test_risk_is_judged_where_the_kernel_says_the_agent_is_and_a_claim_never_low
     from desktop_approver.core.broker import _assess_where
     from desktop_approver.core.tickets import Identity
 
-    write = {"tool": "Write", "args": {"file_path": "notes.txt", "content": "x"}}
+    write = ("Write", {"file_path": "notes.txt", "content": "x"})
     honest = Identity(agent="a", cwd="/home/u/proj", peer_cwd="/home/u/proj")
-    assert _assess_where(write, honest, {}).level == "moderate"
+    assert _assess_where(*write, honest, {}).level == "moderate"
     lying = Identity(agent="a", cwd="/home/u/proj", peer_cwd="/etc")        # claims a project, sits in /etc
-    assert _assess_where(write, lying, {}).level == "destructive"
+    assert _assess_where(*write, lying, {}).level == "destructive"
     odd = Identity(agent="a", cwd="/etc", peer_cwd="/home/u/proj")          # the worse of the two readings
-    assert _assess_where(write, odd, {}).level == "destructive"
+    assert _assess_where(*write, odd, {}).level == "destructive"
     relayed = Identity(agent="a", cwd="/home/u/proj", peer_cwd=None)        # a forwarded socket: the claim
-    assert _assess_where(write, relayed, {}).level == "moderate"
+    assert _assess_where(*write, relayed, {}).level == "moderate"
