@@ -51,6 +51,8 @@ HALF_CLOSED_CHECK = 0.5
 """Seconds between checks that a half-closed client is still there (Linux tells by POLLHUP)."""
 CLOSE_WAIT = 2.0
 """Seconds :meth:`ApproverServer.close` waits for the connections to close before dropping unsent replies."""
+ACCEPT_TURNS = 3
+"""Loop turns from asyncio accepting a connection to calling back :meth:`ApproverServer._connected` (two)."""
 LINGER = 30.0
 """Seconds a closed connection may take to deliver its last replies to a slow reader before they are dropped."""
 
@@ -111,13 +113,14 @@ class ApproverServer:
         self.max_connections = self.limits.max_connections
         self.context = Context(broker, token_check=token_check, max_pending_per_client=max_pending_per_client,
                                socket_path=os.fspath(self.socket_path))
-        self._server: asyncio.AbstractServer | None = None
+        self._server: asyncio.Server | None = None
         self.activated = False
         """True when a service manager passed the listening socket: it owns the file, we never unlink it."""
         self._connections: set[_Link] = set()
         self._connections_by_peer: Counter[int | None] = Counter()
         self._held_total = 0                                     # bytes of unfinished lines, all clients
         self._readers: dict[asyncio.Task[None], asyncio.StreamWriter] = {}  # each connection's read loop
+        self._closing = False
 
     def __repr__(self) -> str:
         return (f"<ApproverServer {self.socket_path} connections={len(self._connections)} "
@@ -151,7 +154,7 @@ class ApproverServer:
         await self._clear_stale_socket()
         old_umask = os.umask(0o177)  # the socket is born 0600: no window where others can connect
         try:
-            self._server = await asyncio.start_unix_server(self._serve, path=os.fspath(self.socket_path),
+            self._server = await asyncio.start_unix_server(self._connected, path=os.fspath(self.socket_path),
                                                            limit=wire.MAX_LINE_BYTES)
         finally:
             os.umask(old_umask)
@@ -171,15 +174,16 @@ class ApproverServer:
             self.socket_path = path
             self.context.socket_path = os.fspath(path)
         self.activated = True
-        self._server = await asyncio.start_unix_server(self._serve, sock=sock, limit=wire.MAX_LINE_BYTES)
+        self._server = await asyncio.start_unix_server(self._connected, sock=sock, limit=wire.MAX_LINE_BYTES)
         log.info("serving on the socket passed by the service manager: %s", self.socket_path)
         return True
 
     async def close(self) -> None:
         """Stop listening, tell waiting clients ``shutting_down``, close every connection and wait for it."""
+        self._closing = True
         self.context.close()
         if self._server is not None:
-            self._server.close()
+            await self._stop_listening(self._server)
         withdrawn = [task for link in self._connections for task in link.connection.tasks.values()]
         for link in list(self._connections):
             link.connection.shutdown()
@@ -197,6 +201,21 @@ class ApproverServer:
         if self._server is not None:
             await self._server.wait_closed()
         log.debug("closed %r", self)
+
+    @staticmethod
+    async def _stop_listening(server: asyncio.Server) -> None:
+        """Accept no more connections, let the accepts under way finish, then close the listening socket.
+
+        Closing it while asyncio is between accepting a connection and attaching its transport trips an
+        assertion in asyncio and leaks the accepted socket (CPython gh-109564); the turns in between also
+        bring every connection accepted so far to :meth:`_connected`, so :meth:`close` waits for it.
+        """
+        loop = asyncio.get_running_loop()
+        for sock in server.sockets:
+            loop.remove_reader(sock.fileno())
+        for _ in range(ACCEPT_TURNS):
+            await asyncio.sleep(0)
+        server.close()
 
     @staticmethod
     async def _closed(writer: asyncio.StreamWriter, linger: float) -> None:
@@ -231,19 +250,25 @@ class ApproverServer:
 
     # -- connections ------------------------------------------------------------------------
 
-    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        task = asyncio.current_task()
-        assert task is not None
+    def _connected(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        """asyncio's callback for a new connection, run as it is made: its read loop is known from the
+        first moment, so :meth:`close` waits for a connection made just before it too."""
+        task = asyncio.ensure_future(self._serve(reader, writer))
         self._readers[task] = writer
+        task.add_done_callback(self._served)
+
+    def _served(self, task: asyncio.Task[None]) -> None:
+        del self._readers[task]
+        if not task.cancelled() and task.exception() is not None:
+            log.error("a connection's read loop failed", exc_info=task.exception())
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
-            link = self._accept(writer)
+            link = self._accept(writer) if not self._closing else None
             if link is not None:
                 await self._read(link, reader)
         finally:
-            try:
-                await self._closed(writer, LINGER)
-            finally:
-                del self._readers[task]
+            await self._closed(writer, LINGER)
 
     def _accept(self, writer: asyncio.StreamWriter) -> _Link | None:
         """The connection of a peer of ours within the limits, or None (refused, with a typed error)."""

@@ -393,7 +393,8 @@ def test_session_memory_never_answers_a_destructive_call(tmp_path: Path, scope: 
     destructive = "rm -rf /home/me/important"
     decider = Scripted(allow_all("allow_once"))
     broker = broker_for(tmp_path, decider)
-    broker.memory.remember("s", "Bash", {"command": destructive} if scope == "exact" else {}, scope=scope, agent=WHO.agent)
+    broker.memory.remember("s", "Bash", {"command": destructive} if scope == "exact" else {}, scope=scope,
+                           agent=WHO.agent)
     verdict = submit(broker, call(destructive))[0]
     assert verdict.risk is not None and verdict.risk["level"] == "destructive"
     assert (verdict.decision, verdict.decided_by) == ("allow_once", "user")  # the person was asked
