@@ -28,7 +28,7 @@ from .risk import LEVELS, RiskAssessment, assess
 from .tickets import CallInfo, Countdown, Decider, Identity, Ticket, Verdict
 
 if TYPE_CHECKING:
-    from .models import ToolCall
+    from .models import AskedCall
     from .policy import PolicyCall
 
 log = logging.getLogger(__name__)
@@ -97,20 +97,22 @@ class Broker:
     # -- the two steps ------------------------------------------------------------------------
 
     def triage(self, identity: Identity, session: str, request_id: str, kind: AskKind,
-               calls: Sequence[ToolCall]) -> Triage:
+               calls: Sequence[AskedCall]) -> Triage:
         """Read every call and decide what needs no person (rules, mode, session memory).
 
         When that is every call, the answer is recorded (call and answer in one commit) and in
         ``answered``. Synchronous on purpose: the server answers these in the step that read the line.
         """
         infos = [_read(index, call, identity) for index, call in enumerate(calls)]
+        risks = [info.risk_report() for info in infos]
         self.memory.seen(session, agent=identity.agent)
-        verdicts = [self._decide_without_person(info, identity, session) for info in infos]
-        triage = Triage(identity, session, request_id, kind, infos, verdicts, [info.risk_report() for info in infos])
+        verdicts = [self._decide_without_person(info, risk, identity, session)
+                    for info, risk in zip(infos, risks, strict=True)]
+        triage = Triage(identity, session, request_id, kind, infos, verdicts, risks)
         decided = [verdict for verdict in verdicts if verdict is not None]
-        if len(decided) == len(verdicts):
-            triage.answered = [replace(verdict, risk=risk) for verdict, risk in zip(decided, triage.risks, strict=True)]
-            self.audit.record_answered(identity, session, request_id, infos, triage.answered)
+        if len(decided) == len(verdicts):  # each verdict made with its risk: the answer as it is sent
+            triage.answered = decided
+            self.audit.record_answered(identity, session, request_id, infos, decided)
             triage.recorded = True
             log.debug("answered at once: %r", triage)
         return triage
@@ -145,7 +147,7 @@ class Broker:
         return final
 
     async def submit(self, identity: Identity, session: str, request_id: str, kind: AskKind,
-                     calls: Sequence[ToolCall], timeout: float | None = None) -> list[Verdict]:
+                     calls: Sequence[AskedCall], timeout: float | None = None) -> list[Verdict]:
         """Decide every call (:meth:`triage`, then :meth:`ask` if a person must); answers in the calls' order."""
         triage = self.triage(identity, session, request_id, kind, calls)
         return triage.answered if triage.answered is not None else await self.ask(triage, timeout)
@@ -171,26 +173,29 @@ class Broker:
 
     # -- steps ------------------------------------------------------------------------------
 
-    def _decide_without_person(self, info: CallInfo, identity: Identity, session: str) -> Verdict | None:
-        action, verdict = self._policy_verdict(info, identity)
+    def _decide_without_person(self, info: CallInfo, risk: RiskReport | None, identity: Identity,
+                                session: str) -> Verdict | None:
+        """The verdict (told with ``risk``) that needs no person, or None: the person decides."""
+        action, verdict = self._policy_verdict(info, risk, identity)
         if action in ("block", "deny"):
             return verdict
         mode = self.mode.mode
         if mode == modes.DENY_ALL:
-            return Verdict("deny", "mode", note="desktop-approver is in deny-all mode")
+            return Verdict("deny", "mode", note="desktop-approver is in deny-all mode", risk=risk)
         if action == "ask":
             return None  # the person decides, whatever the mode or session memory would say
         if action == "allow":
             return verdict
         if mode == modes.APPROVE_ALL and not _destructive(info):
-            return Verdict("allow_once", "mode")  # no note: nobody wrote one (decided_by says why)
+            return Verdict("allow_once", "mode", risk=risk)  # no note: nobody wrote one (decided_by says why)
         if _destructive(info):
             return None  # "for this session" never covers a destructive call: the person sees each one
         if self.memory.lookup(session, info.tool, info.args, agent=identity.agent) is not None:
-            return Verdict("allow_session", "session")
+            return Verdict("allow_session", "session", risk=risk)
         return None
 
-    def _policy_verdict(self, info: CallInfo, identity: Identity) -> tuple[RuleAction | None, Verdict | None]:
+    def _policy_verdict(self, info: CallInfo, risk: RiskReport | None,
+                        identity: Identity) -> tuple[RuleAction | None, Verdict | None]:
         """The deciding rule's action (None: no rule) and, for allow / deny / block, its verdict."""
         if self.policy is None:
             return None, None
@@ -203,8 +208,8 @@ class Broker:
             return (found.action if found else None), None
         rule, note = found.rule.describe(), found.rule.note or None  # the rule's own words, never invented ones
         if found.action == "allow":
-            return "allow", Verdict("allow_once", "policy", rule=rule, note=note)
-        return found.action, Verdict("deny", "policy", rule=rule, note=note, blocked=found.action == "block")
+            return "allow", Verdict("allow_once", "policy", rule=rule, note=note, risk=risk)
+        return found.action, Verdict("deny", "policy", rule=rule, note=note, blocked=found.action == "block", risk=risk)
 
     async def _ask_person(self, triage: Triage, calls: list[CallInfo], timeout: float | None) -> list[Verdict]:
         countdown = Countdown(timeout or self.default_timeout)
@@ -272,7 +277,7 @@ class _Decisions:
         return ", ".join(f"{v.decision} by {v.decided_by}" for v in self.verdicts)
 
 
-def _read(index: int, call: ToolCall, identity: Identity) -> CallInfo:
+def _read(index: int, call: AskedCall, identity: Identity) -> CallInfo:
     """The call as the core keeps it, straight from the validated message, with the app's risk reading."""
     hints = call.hints.as_dict() if call.hints is not None else {}
     return CallInfo(index=index, tool=call.tool, args=call.args, description=call.description,

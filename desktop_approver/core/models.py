@@ -7,7 +7,7 @@ fails when it is stale. The thin client does not import this module; the golden 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat, StrictInt, StrictStr, model_validator
 
@@ -174,6 +174,21 @@ class ToolCall(BaseModel):
     hints: Hints | None = None
 
 
+class AskedCall(Protocol):
+    """One call as asked, whether in a ``batch`` (a :class:`ToolCall`) or as a ``request`` itself."""
+
+    @property
+    def tool(self) -> str: ...
+    @property
+    def args(self) -> dict[str, Any]: ...
+    @property
+    def description(self) -> str | None: ...
+    @property
+    def preview(self) -> DiffPreview | FileWritePreview | CommandPreview | TextPreview | None: ...
+    @property
+    def hints(self) -> Hints | None: ...
+
+
 class Request(_Message):
     type: Literal["request"]
     id: Id
@@ -185,10 +200,9 @@ class Request(_Message):
     hints: Hints | None = None
     timeout: Timeout | None = None
 
-    def calls(self) -> list[ToolCall]:
-        """The request's one call, as a batch's calls are: built from fields already validated, not checked again."""
-        return [ToolCall.model_construct(tool=self.tool, args=self.args, description=self.description,
-                                         preview=self.preview, hints=self.hints)]
+    def calls(self) -> list[AskedCall]:
+        """The request's one call, as a batch's calls are: the request itself (it has a call's fields)."""
+        return [self]
 
 
 class Batch(_Message):
