@@ -150,7 +150,9 @@ class Connection:
     # -- what the transport calls -----------------------------------------------------------------
 
     def received(self, line: bytes | wire.Oversized) -> None:
-        """Act on one line the client sent (its newline removed)."""
+        """Act on one line the client sent (its newline removed); a closed connection acts on nothing."""
+        if self.closed:
+            return
         message = decode(line)
         if isinstance(message, Refusal):
             self.refuse(message)

@@ -439,5 +439,9 @@ def test_reprs_say_what_the_object_is_doing(tmp_path: Path) -> None:
         assert repr(context) == "<Context waiting=2 peers=1 token=no>"
         line.connection.connection_lost()
         assert repr(line.connection).endswith("pending=1 closed>")
+        memory, mode = context.broker.memory, context.broker.mode
+        memory.remember("s", "Bash", {"command": "ls"}, agent="agent-a")
+        assert repr(memory) == "<SessionMemory entries=1 sessions=1 idle=28800s>"
+        assert repr(mode) == "<ModeState interactive path=None>"
 
     run(tmp_path, scenario)
