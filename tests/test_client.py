@@ -241,8 +241,6 @@ def test_app_killed_mid_request_is_unavailable(tmp_path: Path, flavour: str) -> 
     finally:
         app.kill()
         app.wait(WAIT)
-        if app.stdout is not None:
-            app.stdout.close()
     assert len(outcome) == 1 and isinstance(outcome[0], ApproverUnavailable), outcome
 
 

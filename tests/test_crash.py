@@ -79,9 +79,6 @@ class Core:
         assert self.process is not None
         self.process.send_signal(signal.SIGKILL)
         self.process.wait(10)
-        for pipe in (self.process.stdout, self.process.stderr):
-            if pipe is not None:
-                pipe.close()
         assert self.process.returncode == -signal.SIGKILL
 
 
@@ -89,13 +86,9 @@ class Core:
 def core(tmp_path: Path) -> Iterator[Core]:
     running = Core(tmp_path)
     yield running
-    if running.process is not None:
-        if running.process.poll() is None:
-            running.process.kill()
-            running.process.wait(10)
-        for pipe in (running.process.stdout, running.process.stderr):
-            if pipe is not None:
-                pipe.close()
+    if running.process is not None and running.process.poll() is None:
+        running.process.kill()
+        running.process.wait(10)
 
 
 def wait_until_pending(socket_path: Path, count: int) -> None:
