@@ -298,13 +298,20 @@ def test_closing_the_app_answers_waiting_clients_with_shutting_down(folder: Path
 
 # -- closing cleanly -------------------------------------------------------------------------------
 
+class Holds:
+    """A person who never answers (the tests below count tickets on the broker, not here)."""
+
+    async def decide(self, ticket: Ticket) -> list[Verdict]:
+        await asyncio.Event().wait()
+        raise AssertionError("unreachable: an event nobody sets")
+
+
 def test_close_closes_every_connection_and_waits_for_it(folder: Path, caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.DEBUG, logger="desktop_approver.core.server")
     found: list[Any] = []
 
     async def main() -> None:
-        person = Waits()
-        server = ApproverServer(Broker(person, audit=AuditLog(folder / "audit.sqlite3")), folder / "run" / "s.sock")
+        server = ApproverServer(Broker(Holds(), audit=AuditLog(folder / "audit.sqlite3")), folder / "run" / "s.sock")
         await server.start()
         waiting = await asyncio.open_unix_connection(str(server.socket_path))
         waiting[1].write(json.dumps(request("r1")).encode() + b"\n")
@@ -312,7 +319,7 @@ def test_close_closes_every_connection_and_waits_for_it(folder: Path, caplog: py
         half = await asyncio.open_unix_connection(str(server.socket_path))
         half[1].write(json.dumps(request("r2")).encode() + b"\n")
         half[1].write_eof()
-        await until(lambda: len(person.tickets) == 2 and len(server._connections) == 3)
+        await until(lambda: len(server.broker.pending) == 2 and len(server._connections) == 3)
         links = list(server._connections)
         assert repr(server).endswith("connections=3 listening=True>")
         await server.close()
@@ -343,7 +350,7 @@ def test_closing_just_after_a_client_connects_leaks_nothing(folder: Path, turns:
 
     async def main() -> None:
         asyncio.get_running_loop().set_exception_handler(lambda loop, context: errors.append(context))
-        server = ApproverServer(Broker(Waits(), audit=AuditLog(folder / "audit.sqlite3")), folder / "run" / "s.sock")
+        server = ApproverServer(Broker(Holds(), audit=AuditLog(folder / "audit.sqlite3")), folder / "run" / "s.sock")
         await server.start()
         client = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         client.connect(str(server.socket_path))
