@@ -384,7 +384,7 @@ def test_calls_waiting_are_limited_per_peer_process_across_its_connections(tmp_p
     run(tmp_path, scenario, max_pending_per_client=3)
 
 
-def test_our_own_failure_is_an_internal_error_not_silence(tmp_path: Path) -> None:
+def test_our_own_failure_is_an_internal_error_not_silence(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     async def scenario(context: Context, person: Person) -> None:
         def broken(*args: Any) -> Any:
             raise RuntimeError("the broker broke")
@@ -398,6 +398,8 @@ def test_our_own_failure_is_an_internal_error_not_silence(tmp_path: Path) -> Non
 
     broker = run(tmp_path, scenario)
     assert broker.audit.events(kind="refused")[0]["code"] == "internal"
+    (logged,) = [record for record in caplog.records if record.levelno >= logging.WARNING]
+    assert logged.getMessage() == "request r1 failed" and logged.exc_info is not None  # with its traceback
 
 
 # -- what it tells the log ------------------------------------------------------------------------
