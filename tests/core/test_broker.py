@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Callable
 from pathlib import Path
 
@@ -224,7 +225,8 @@ def test_every_request_and_decision_reaches_the_audit_log(tmp_path: Path) -> Non
 
 
 @pytest.mark.parametrize("failure", ["raises", "wrong_count"])
-def test_a_broken_decider_denies_and_the_broker_survives(tmp_path: Path, failure: str) -> None:
+def test_a_broken_decider_denies_and_the_broker_survives(tmp_path: Path, failure: str,
+                                                          caplog: pytest.LogCaptureFixture) -> None:
     def broken(ticket: Ticket) -> list[Verdict]:
         if failure == "raises":
             raise RuntimeError("the dialog crashed")
@@ -236,9 +238,10 @@ def test_a_broken_decider_denies_and_the_broker_survives(tmp_path: Path, failure
     assert broker.audit.history()[0].decision == "deny"
     broker.decider = Scripted(allow_all())
     assert submit(broker, call("echo hi"), request_id="r2")[0].decision == "allow_once"
+    assert [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR] == ["asking the person failed for r"]
 
 
-def test_a_failing_policy_falls_back_to_asking(tmp_path: Path) -> None:
+def test_a_failing_policy_falls_back_to_asking(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     class Broken:
         def evaluate(self, call: object) -> object:
             raise ValueError("bad rule")
@@ -247,6 +250,7 @@ def test_a_failing_policy_falls_back_to_asking(tmp_path: Path) -> None:
     broker = broker_for(tmp_path, decider)
     broker.policy = Broken()
     assert submit(broker, call("echo hi"))[0].decided_by == "user"
+    assert "policy evaluation failed; asking the person" in caplog.text
 
 
 # -- flow, with a person who answers or waits ------------------------------------------------------
@@ -314,7 +318,7 @@ def test_batch_gets_one_verdict_per_call_in_order_and_all_are_audited(tmp_path: 
     assert len(history) == 4 and all(entry.decision for entry in history)
 
 
-def test_a_broken_prompt_denies_and_is_audited(tmp_path: Path) -> None:
+def test_a_broken_prompt_denies_and_is_audited(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     def explode(ticket: Ticket) -> list[Verdict]:
         raise RuntimeError("the dialog fell over")
 
@@ -322,12 +326,15 @@ def test_a_broken_prompt_denies_and_is_audited(tmp_path: Path) -> None:
     verdict = asyncio.run(broker.submit(WHO, "s", "r1", "request", calls("ls")))[0]
     assert verdict.decision == "deny" and "internal error" in (verdict.note or "")
     assert broker.audit.history()[0].decision == "deny"
+    assert "asking the person failed for r1" in caplog.text
 
 
-def test_a_decider_answering_the_wrong_number_of_calls_fails_closed(tmp_path: Path) -> None:
+def test_a_decider_answering_the_wrong_number_of_calls_fails_closed(tmp_path: Path,
+                                                                     caplog: pytest.LogCaptureFixture) -> None:
     broker = make(tmp_path, Person(lambda t: []))
     verdicts = asyncio.run(broker.submit(WHO, "s", "r1", "batch", calls("a", "b")))
     assert [v.decision for v in verdicts] == ["deny", "deny"]
+    assert "decider answered 0 of 2 calls" in caplog.text
 
 
 def test_listeners_see_tickets_come_and_go(tmp_path: Path) -> None:
