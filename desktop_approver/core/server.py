@@ -121,11 +121,18 @@ class ApproverServer:
         self._held_total = 0                                     # bytes of unfinished lines, all clients
         self._readers: dict[asyncio.Task[None], asyncio.StreamWriter] = {}  # each connection's read loop
         self._closing = False
+        self._started_on: asyncio.AbstractEventLoop | None = None
 
     def __repr__(self) -> str:
         return (f"<ApproverServer {self.socket_path} connections={len(self._connections)} "
                 f"listening={self._server is not None and self._server.is_serving()}"
                 f"{' activated' if self.activated else ''}>")
+
+    @property
+    def _loop(self) -> asyncio.AbstractEventLoop:
+        """The loop :meth:`start` ran on, which serves every connection."""
+        assert self._started_on is not None, "the server has not started"
+        return self._started_on
 
     # The settings the protocol keeps, under the names they had when it lived here.
 
@@ -147,6 +154,7 @@ class ApproverServer:
     # -- lifecycle --------------------------------------------------------------------------
 
     async def start(self) -> None:
+        self._started_on = asyncio.get_running_loop()
         self.max_connections = self.limits.connection_cap()  # below the descriptor limit: accept() never fails
         if await self._serve_activated_socket():
             return
@@ -217,16 +225,21 @@ class ApproverServer:
             await asyncio.sleep(0)
         server.close()
 
-    @staticmethod
-    async def _closed(writer: asyncio.StreamWriter, linger: float) -> None:
-        """Close ``writer`` and wait until it is; replies still unread after ``linger`` seconds are dropped."""
+    async def _closed(self, writer: asyncio.StreamWriter, linger: float) -> None:
+        """Close ``writer`` and wait until it is; replies still unread after ``linger`` seconds are dropped.
+
+        Only futures are awaited here, nothing that asks for the running loop: under qasync, Qt may run
+        this step while processing its own events, when asyncio has no running loop to give.
+        """
         if not writer.is_closing():
             writer.close()
-        closing = asyncio.ensure_future(writer.wait_closed())
-        if not (await asyncio.wait({closing}, timeout=linger))[0]:
-            writer.transport.abort()
-        with contextlib.suppress(ConnectionError, OSError):
-            await closing
+        give_up = self._loop.call_later(linger, writer.transport.abort)
+        try:
+            await writer.wait_closed()
+        except (ConnectionError, OSError):
+            pass
+        finally:
+            give_up.cancel()
 
     async def _clear_stale_socket(self) -> None:
         """Refuse to start beside a live app; remove a socket left behind by a crash."""
@@ -253,7 +266,7 @@ class ApproverServer:
     def _connected(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         """asyncio's callback for a new connection, run as it is made: its read loop is known from the
         first moment, so :meth:`close` waits for a connection made just before it too."""
-        task = asyncio.ensure_future(self._serve(reader, writer))
+        task = self._loop.create_task(self._serve(reader, writer))
         self._readers[task] = writer
         task.add_done_callback(self._served)
 
