@@ -16,6 +16,7 @@ from ._client_base import CONNECT_TIMEOUT, Call, ClientProtocol, IdleClosed, una
 from .errors import ApproverError, ApproverUnavailable, Unauthorized
 from .paths import resolve_socket_path
 from .transport import AsyncConnection, AsyncTransport, UnixSocketTransport
+from .vocabulary import NoticeKind
 
 __all__ = ["AsyncClient"]
 
@@ -86,7 +87,7 @@ class AsyncClient:
         reply = await self._exchange(message_id, message, None, wait=self.connect_timeout + 4.0)
         return self.protocol.read_count(reply, "revoked", "count")
 
-    async def notice(self, kind: str, text: str, session: str | None = None) -> None:
+    async def notice(self, kind: NoticeKind, text: str, session: str | None = None) -> None:
         """Tell the person the agent is ``waiting`` for them, ``finished``, or some ``info``."""
         message_id, message = self.protocol.admin("notice", kind=kind, text=text, session=session)
         reply = await self._exchange(message_id, message, None, wait=self.connect_timeout + 4.0)
@@ -153,7 +154,8 @@ class AsyncClient:
             return await asyncio.wait_for(future, wait if wait is not None else self.protocol.reply_wait(timeout))
         except TimeoutError:
             self._drop(ApproverUnavailable("desktop-approver did not answer within its timeout"))
-            raise ApproverUnavailable(f"desktop-approver did not answer within its timeout ({self.socket_path})") from None
+            raise ApproverUnavailable(
+                f"desktop-approver did not answer within its timeout ({self.socket_path})") from None
         except asyncio.CancelledError:
             # The agent gave up: tell the app, so the person's dialog disappears.
             if self._connection is not None and not self._connection.is_closing():

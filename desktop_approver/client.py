@@ -24,6 +24,7 @@ from ._client_base import CONNECT_TIMEOUT, Call, ClientProtocol, IdleClosed, una
 from .errors import ApproverUnavailable, Unauthorized
 from .paths import resolve_socket_path
 from .transport import Connection, Transport, UnixSocketTransport
+from .vocabulary import NoticeKind
 
 __all__ = ["Client"]
 
@@ -100,7 +101,7 @@ class Client:
         reply = self._exchange(message_id, message, self.connect_timeout + 4.0)
         return self.protocol.read_count(reply, "revoked", "count")
 
-    def notice(self, kind: str, text: str, session: str | None = None) -> None:
+    def notice(self, kind: NoticeKind, text: str, session: str | None = None) -> None:
         """Tell the person the agent is ``waiting`` for them, ``finished``, or some ``info``: shown in
         the tray and as a notification that never takes focus. Decides nothing."""
         message_id, message = self.protocol.admin("notice", kind=kind, text=text, session=session)

@@ -33,15 +33,16 @@ import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 from . import __version__, wire
+from .vocabulary import DecidedBy, RiskReport
+from .vocabulary import DecisionName as DecisionName
 
 __all__ = ["FakeApprover", "ApprovalRequest", "Answer", "AppGone", "allow_once", "allow_session", "deny", "block",
            "FAKE_RISK"]
 
-DecisionName = Literal["allow_once", "allow_session", "deny"]
-FAKE_RISK: dict[str, Any] = {"level": "moderate", "reasons": ["assessed by no one: FakeApprover"]}
+FAKE_RISK: RiskReport = {"level": "moderate", "reasons": ["assessed by no one: FakeApprover"]}
 """The risk the fake reports unless an answer names one: it has no risk reading of its own."""
 
 
@@ -71,10 +72,11 @@ class Answer:
     decision: DecisionName
     note: str | None = None
     updated_args: dict[str, Any] | None = None
-    decided_by: str = "user"
+    decided_by: DecidedBy = "user"
     rule: str | None = None
     blocked: bool = False
-    risk: dict[str, Any] = field(default_factory=lambda: dict(FAKE_RISK))
+    risk: RiskReport = field(default_factory=lambda: RiskReport(level=FAKE_RISK["level"],
+                                                                reasons=list(FAKE_RISK["reasons"])))
 
     def __post_init__(self) -> None:
         if self.decision not in wire.DECISIONS:

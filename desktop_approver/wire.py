@@ -10,15 +10,16 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, Final, cast
 
-PROTOCOL_VERSION = 1
+from .vocabulary import ALLOW_DECISIONS as ALLOW_DECISIONS
+from .vocabulary import DECISIONS as DECISIONS
+from .vocabulary import DecidedBy, DecisionName, RiskReport
+
+PROTOCOL_VERSION: Final = 1
 SUPPORTED_VERSIONS = (1,)
 MAX_LINE_BYTES = 1024 * 1024
 """A line longer than this (newline excluded) is refused with ``line_too_long``."""
-
-DECISIONS = ("allow_once", "allow_session", "deny")
-ALLOW_DECISIONS = frozenset({"allow_once", "allow_session"})
 
 
 class Oversized:
@@ -110,20 +111,22 @@ class Decision:
     __slots__ = ("decision", "note", "decided_by", "rule", "updated_args", "request_id", "risk", "extra")
     _COMPARED = __slots__[:-1]  # ``extra`` (wire details) is not part of a decision's identity
 
-    decision: str
+    decision: DecisionName
     note: str | None
-    decided_by: str
+    decided_by: DecidedBy | str
+    """One of the app's words (:data:`~desktop_approver.vocabulary.DecidedBy`); a deny made by the client
+    itself (:func:`deny`: the app was unreachable) names its own reason."""
     rule: str | None
     updated_args: dict[str, Any] | None
     request_id: str | None
-    risk: dict[str, Any] | None
+    risk: RiskReport | None
     extra: dict[str, Any]
 
-    def __init__(self, decision: str, note: str | None = None, decided_by: str = "user", rule: str | None = None,
-                 updated_args: dict[str, Any] | None = None, request_id: str | None = None,
-                 risk: dict[str, Any] | None = None, extra: dict[str, Any] | None = None) -> None:
+    def __init__(self, decision: DecisionName, note: str | None = None, decided_by: DecidedBy | str = "user",
+                 rule: str | None = None, updated_args: dict[str, Any] | None = None, request_id: str | None = None,
+                 risk: RiskReport | None = None, extra: dict[str, Any] | None = None) -> None:
         values = (decision, note, decided_by, rule, updated_args, request_id, risk, dict(extra or {}))
-        for name, value in zip(self.__slots__, values):
+        for name, value in zip(self.__slots__, values, strict=True):
             object.__setattr__(self, name, value)
 
     def __setattr__(self, name: str, value: Any) -> None:
@@ -158,7 +161,7 @@ class Decision:
         if updated is not None and not isinstance(updated, dict):
             raise ValueError("updated_args must be an object")
         return cls(
-            decision=decision,
+            decision=cast(DecisionName, decision),
             note=data.get("note"),
             decided_by=str(data.get("decided_by", "user")),
             rule=data.get("rule"),
@@ -187,6 +190,6 @@ class Decision:
         return out
 
 
-def deny(note: str, decided_by: str) -> Decision:
+def deny(note: str, decided_by: DecidedBy | str) -> Decision:
     """A locally made deny (fail closed), e.g. for adapters when the app is unreachable."""
     return Decision(decision="deny", note=note, decided_by=decided_by)

@@ -186,4 +186,5 @@ def test_client_refuses_a_directory_others_may_write(serve: Any) -> None:
     with pytest.raises(UntrustedServer, match="writable by others"):
         Client(service.socket_path).status()
     os.chmod(service.socket_path.parent, 0o700)
-    assert Client(service.socket_path).status()["type"] == "status_reply"
+    with Client(service.socket_path) as client:
+        assert client.status()["type"] == "status_reply"

@@ -1,11 +1,14 @@
-"""The broker: every call's way from "asked" to "decided", in one place.
+"""The broker: every call's way from "asked" to "decided", in two steps.
 
-For each call, in this order: a policy ``block`` or ``deny`` rule; the ``deny_all`` mode; a
-policy ``ask`` rule (straight to the person) or ``allow`` rule; the ``approve_all`` mode (never
-for destructive calls); session memory (never for destructive calls either, whatever the scope
-the person chose); and only then the person, through the :class:`~desktop_approver.core.tickets.Decider`. The
-person's part has a pausable timeout that ends in a deny and never remembers anything. Every
-call and every verdict is written to the audit log before the agent hears the answer.
+:meth:`Broker.triage` reads each call (its risk) and decides what needs no person, in this
+order: a policy ``block`` or ``deny`` rule; the ``deny_all`` mode; a policy ``ask`` rule (straight
+to the person) or ``allow`` rule; the ``approve_all`` mode (never for destructive calls); session
+memory (never for destructive calls either, whatever the scope the person chose). When that
+decides every call, the answer is recorded and ready at once: the server replies in the same loop
+step that read the line. Otherwise :meth:`Broker.ask` puts the rest before the person, through the
+:class:`~desktop_approver.core.tickets.Decider`, with a pausable timeout that ends in a deny and
+never remembers anything. :meth:`Broker.submit` is the two in a row. Every call and every verdict
+is written to the audit log before the agent hears the answer.
 """
 
 from __future__ import annotations
@@ -14,38 +17,63 @@ import asyncio
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
+from ..vocabulary import AskKind, RiskReport, RuleAction
 from . import modes
 from .audit import AuditLog
 from .logsafe import printable
 from .memory import SessionMemory
-from .policy import PolicyCall
 from .risk import LEVELS, RiskAssessment, assess
 from .tickets import CallInfo, Countdown, Decider, Identity, Ticket, Verdict
 
+if TYPE_CHECKING:
+    from .models import AskedCall
+    from .policy import PolicyCall
+
 log = logging.getLogger(__name__)
 DEFAULT_TIMEOUT = 300.0
+WITHDRAWN = Verdict("deny", "cancelled", note="cancelled")
+"""The answer for a call the agent withdrew (cancel, disconnect) before anyone decided it."""
 
 Listener = Callable[[str, Ticket], None]
-NoticeListener = Callable[[Identity, str, str], None]   # who, kind ("waiting" / "finished" / "info"), text
 """Called with ("added" | "removed", ticket) as tickets start and stop waiting for a person."""
+NoticeListener = Callable[[Identity, str, str], None]   # who, kind ("waiting" / "finished" / "info"), text
 
 
-@dataclass(frozen=True)
-class Prepared:
-    """Calls as the core sees them, and the verdicts that needed no person (None: ask)."""
+@dataclass(eq=False)
+class Triage:
+    """One request after the first step: its calls as the core sees them, and what needed no person.
 
+    ``verdicts`` holds None for each call the person must decide. ``answered`` is the whole answer
+    (recorded, each verdict with its ``risk``) when nothing is left for the person, else None.
+    """
+
+    identity: Identity
+    session: str
+    request_id: str
+    kind: AskKind
     infos: list[CallInfo]
     verdicts: list[Verdict | None]
+    risks: list[RiskReport | None]
+    answered: list[Verdict] | None = None
+    recorded: bool = False
+    """The calls are in the audit log (answered at once, or :meth:`Broker.ask` has begun)."""
 
-    def risks(self) -> list[dict[str, Any] | None]:
-        """The app's assessment of each call, as the agent is told it with any answer."""
-        return [_risk_for_agent(info) for info in self.infos]
+    @property
+    def waiting(self) -> int:
+        """Calls that wait for the person."""
+        return sum(verdict is None for verdict in self.verdicts)
+
+    def __repr__(self) -> str:
+        decided = ",".join(verdict.decided_by if verdict else "person" for verdict in self.verdicts)
+        return (f"<Triage {self.kind} {printable(self.request_id, 40)!r} agent={printable(self.identity.label, 40)!r}"
+                f" session={printable(self.session, 40)!r} calls={len(self.infos)} by=[{decided}]"
+                f"{' answered' if self.answered is not None else ''}>")
 
 
 class PolicyLike(Protocol):
-    def evaluate(self, call: Any) -> Any: ...
+    def evaluate(self, call: PolicyCall) -> Any: ...
 
 
 class Broker:
@@ -62,41 +90,47 @@ class Broker:
         self.listeners: list[Listener] = []
         self.notice_listeners: list[NoticeListener] = []
 
-    def prepare(self, identity: Identity, session: str, calls: Sequence[dict[str, Any]]) -> Prepared:
-        """Assess every call and decide what needs no person (rules, mode, session memory)."""
-        infos = [self._inspect(index, call, identity) for index, call in enumerate(calls)]
-        self.memory.seen(session, agent=identity.agent)
-        return Prepared(infos, [self._decide_without_person(info, identity, session) for info in infos])
+    def __repr__(self) -> str:
+        return (f"<Broker pending={len(self.pending)} mode={self.mode.mode} timeout={self.default_timeout:g}s "
+                f"policy={'yes' if self.policy is not None else 'no'}>")
 
-    def answer_now(self, identity: Identity, session: str, request_id: str, prepared: Prepared) -> list[Verdict] | None:
-        """The verdicts, recorded (call and answer in one commit), when no call needs a person; else None.
+    # -- the two steps ------------------------------------------------------------------------
 
-        Synchronous on purpose: the server answers these in the same loop step that read the line.
+    def triage(self, identity: Identity, session: str, request_id: str, kind: AskKind,
+               calls: Sequence[AskedCall]) -> Triage:
+        """Read every call and decide what needs no person (rules, mode, session memory).
+
+        When that is every call, the answer is recorded (call and answer in one commit) and in
+        ``answered``. Synchronous on purpose: the server answers these in the step that read the line.
         """
-        if any(verdict is None for verdict in prepared.verdicts):
-            return None
-        answered = [replace(v, risk=_risk_for_agent(info)) for v, info in zip(prepared.verdicts, prepared.infos) if v]
-        self.audit.record_answered(identity, session, request_id, prepared.infos, answered)
-        return answered
+        infos = [_read(index, call, identity) for index, call in enumerate(calls)]
+        risks = [info.risk_report() for info in infos]
+        self.memory.seen(session, agent=identity.agent)
+        verdicts = [self._decide_without_person(info, risk, identity, session)
+                    for info, risk in zip(infos, risks, strict=True)]
+        triage = Triage(identity, session, request_id, kind, infos, verdicts, risks)
+        decided = [verdict for verdict in verdicts if verdict is not None]
+        if len(decided) == len(verdicts):  # each verdict made with its risk: the answer as it is sent
+            triage.answered = decided
+            self.audit.record_answered(identity, session, request_id, infos, decided)
+            triage.recorded = True
+            log.debug("answered at once: %r", triage)
+        return triage
 
-    async def submit(self, identity: Identity, session: str, request_id: str, kind: str,
-                     calls: Sequence[dict[str, Any]], timeout: float | None = None,
-                     prepared: Prepared | None = None) -> list[Verdict]:
-        """Decide every call; the answer list is in the calls' order."""
-        prepared = prepared or self.prepare(identity, session, calls)
-        answered = self.answer_now(identity, session, request_id, prepared)
-        if answered is not None:
-            return answered
-        infos, verdicts = prepared.infos, list(prepared.verdicts)
-
-        audit_ids = self.audit.record_calls(identity, session, request_id, infos)  # before anyone is asked
-        infos = [replace(info, audit_id=audit_id) for info, audit_id in zip(infos, audit_ids)]
-        undecided = [info for info, verdict in zip(infos, verdicts) if verdict is None]
+    async def ask(self, triage: Triage, timeout: float | None = None) -> list[Verdict]:
+        """The person decides what triage left open; the whole answer, in the calls' order."""
+        if triage.answered is not None:
+            return triage.answered
+        identity, session, request_id = triage.identity, triage.session, triage.request_id
+        audit_ids = self.audit.record_calls(identity, session, request_id, triage.infos)  # before anyone is asked
+        infos = [replace(info, audit_id=audit_id) for info, audit_id in zip(triage.infos, audit_ids, strict=True)]
+        triage.infos, triage.recorded = infos, True
+        verdicts = list(triage.verdicts)
+        undecided = [info for info, verdict in zip(infos, verdicts, strict=True) if verdict is None]
         try:
-            if undecided:
-                for info, verdict in zip(undecided, await self._ask_person(
-                        identity, session, request_id, kind, undecided, len(infos), timeout)):
-                    verdicts[info.index] = verdict
+            answers = await self._ask_person(triage, undecided, timeout)
+            for info, verdict in zip(undecided, answers, strict=True):
+                verdicts[info.index] = verdict
         except asyncio.CancelledError:
             cancelled = Verdict("deny", "cancelled", note="the agent cancelled the request or disconnected")
             self.audit.record_decisions((info.audit_id or 0, cancelled) for info in undecided)
@@ -106,10 +140,31 @@ class Broker:
             failed = Verdict("deny", "cancelled", note="desktop-approver could not ask the person (internal error)")
             for info in undecided:
                 verdicts[info.index] = failed
-        final = [replace(verdict or Verdict("deny", "user"), risk=_risk_for_agent(info))
-                 for verdict, info in zip(verdicts, infos)]
+        final = [replace(verdict or Verdict("deny", "user"), risk=risk)
+                 for verdict, risk in zip(verdicts, triage.risks, strict=True)]
         self._remember(final, infos, identity, session)
-        self.audit.record_decisions((info.audit_id or 0, verdict) for info, verdict in zip(infos, final))
+        self.audit.record_decisions((info.audit_id or 0, verdict) for info, verdict in zip(infos, final, strict=True))
+        return final
+
+    async def submit(self, identity: Identity, session: str, request_id: str, kind: AskKind,
+                     calls: Sequence[AskedCall], timeout: float | None = None) -> list[Verdict]:
+        """Decide every call (:meth:`triage`, then :meth:`ask` if a person must); answers in the calls' order."""
+        triage = self.triage(identity, session, request_id, kind, calls)
+        return triage.answered if triage.answered is not None else await self.ask(triage, timeout)
+
+    def withdrawn(self, triage: Triage) -> list[Verdict]:
+        """The answer to a request withdrawn before the person answered it (a cancel, a disconnect):
+        what was decided without the person stands, the rest is denied ``cancelled``.
+
+        :meth:`ask` records a withdrawal it was waiting in; one withdrawn before :meth:`ask` began
+        (the cancel came in the same read as the request) is recorded here, so no call goes unrecorded.
+        """
+        final = [replace(verdict or WITHDRAWN, risk=risk) for verdict, risk in zip(triage.verdicts, triage.risks,
+                                                                                   strict=True)]
+        if not triage.recorded:
+            self.audit.record_answered(triage.identity, triage.session, triage.request_id, triage.infos, final)
+            triage.recorded = True
+        log.debug("withdrawn before the person answered: %r", triage)
         return final
 
     def status(self) -> dict[str, Any]:
@@ -118,38 +173,34 @@ class Broker:
 
     # -- steps ------------------------------------------------------------------------------
 
-    def _inspect(self, index: int, call: dict[str, Any], identity: Identity) -> CallInfo:
-        hints = call.get("hints") or {}
-        return CallInfo(index=index, tool=call["tool"], args=call["args"], description=call.get("description"),
-                        preview=call.get("preview"), hints=hints, risk=_assess_where(call, identity, hints))
-
-    def _decide_without_person(self, info: CallInfo, identity: Identity, session: str) -> Verdict | None:
-        action, verdict = self._policy_verdict(info, identity)
+    def _decide_without_person(self, info: CallInfo, risk: RiskReport | None, identity: Identity,
+                                session: str) -> Verdict | None:
+        """The verdict (told with ``risk``) that needs no person, or None: the person decides."""
+        action, verdict = self._policy_verdict(info, risk, identity)
         if action in ("block", "deny"):
             return verdict
         mode = self.mode.mode
         if mode == modes.DENY_ALL:
-            return Verdict("deny", "mode", note="desktop-approver is in deny-all mode")
+            return Verdict("deny", "mode", note="desktop-approver is in deny-all mode", risk=risk)
         if action == "ask":
             return None  # the person decides, whatever the mode or session memory would say
         if action == "allow":
             return verdict
         if mode == modes.APPROVE_ALL and not _destructive(info):
-            return Verdict("allow_once", "mode")  # no note: nobody wrote one (decided_by says why)
+            return Verdict("allow_once", "mode", risk=risk)  # no note: nobody wrote one (decided_by says why)
         if _destructive(info):
             return None  # "for this session" never covers a destructive call: the person sees each one
         if self.memory.lookup(session, info.tool, info.args, agent=identity.agent) is not None:
-            return Verdict("allow_session", "session")
+            return Verdict("allow_session", "session", risk=risk)
         return None
 
-    def _policy_verdict(self, info: CallInfo, identity: Identity) -> tuple[str | None, Verdict | None]:
+    def _policy_verdict(self, info: CallInfo, risk: RiskReport | None,
+                        identity: Identity) -> tuple[RuleAction | None, Verdict | None]:
         """The deciding rule's action (None: no rule) and, for allow / deny / block, its verdict."""
         if self.policy is None:
             return None, None
         try:
-            found = self.policy.evaluate(PolicyCall(tool=info.tool, args=info.args, agent=identity.agent,
-                                                    cwd=identity.policy_cwd,  # the kernel's, not the claim
-                                                    risk=info.risk.level if info.risk else None))
+            found = self.policy.evaluate(info.policy_call(identity))
         except Exception:  # a broken rule must never take the app down: fall back to asking
             log.exception("policy evaluation failed; asking the person")
             return None, None
@@ -157,25 +208,34 @@ class Broker:
             return (found.action if found else None), None
         rule, note = found.rule.describe(), found.rule.note or None  # the rule's own words, never invented ones
         if found.action == "allow":
-            return "allow", Verdict("allow_once", "policy", rule=rule, note=note)
-        return found.action, Verdict("deny", "policy", rule=rule, note=note, blocked=found.action == "block")
+            return "allow", Verdict("allow_once", "policy", rule=rule, note=note, risk=risk)
+        return found.action, Verdict("deny", "policy", rule=rule, note=note, blocked=found.action == "block", risk=risk)
 
-    async def _ask_person(self, identity: Identity, session: str, request_id: str, kind: str,
-                          calls: list[CallInfo], batch_size: int, timeout: float | None) -> list[Verdict]:
+    async def _ask_person(self, triage: Triage, calls: list[CallInfo], timeout: float | None) -> list[Verdict]:
         countdown = Countdown(timeout or self.default_timeout)
-        ticket = Ticket(request_id=request_id, kind=kind, calls=calls, session=session, identity=identity,
-                        countdown=countdown, batch_size=batch_size)
+        ticket = Ticket(request_id=triage.request_id, kind=triage.kind, calls=calls, session=triage.session,
+                        identity=triage.identity, countdown=countdown, batch_size=len(triage.infos))
         self.pending[ticket.key] = ticket
+        log.debug("presented %r", ticket)
         self._notify("added", ticket)
+        started = asyncio.get_running_loop().time()
         deciding = asyncio.ensure_future(self.decider.decide(ticket))
         try:
-            await asyncio.wait({deciding, countdown.expired}, return_when=asyncio.FIRST_COMPLETED)
+            either: set[asyncio.Future[Any]] = {deciding, countdown.expired}
+            await asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED)
             if deciding.done():
                 verdicts = deciding.result()
                 if len(verdicts) != len(calls):
                     raise RuntimeError(f"decider answered {len(verdicts)} of {len(calls)} calls")
-                return [_no_session_scope_from_timeout(v) for v in verdicts]
+                verdicts = [_no_session_scope_from_timeout(v) for v in verdicts]
+                log.debug("%s decided in %.3f s: %s", ticket.key, asyncio.get_running_loop().time() - started,
+                          _Decisions(verdicts))
+                return verdicts
+            log.debug("%s timed out after %.3f s: denied", ticket.key, asyncio.get_running_loop().time() - started)
             return [Verdict("deny", "timeout", note="nobody answered in time") for _ in calls]
+        except asyncio.CancelledError:
+            log.debug("%s withdrawn after %.3f s", ticket.key, asyncio.get_running_loop().time() - started)
+            raise
         finally:
             countdown.cancel()
             if not deciding.done():
@@ -184,7 +244,7 @@ class Broker:
             self._notify("removed", ticket)
 
     def _remember(self, verdicts: list[Verdict], infos: list[CallInfo], identity: Identity, session: str) -> None:
-        for verdict, info in zip(verdicts, infos):
+        for verdict, info in zip(verdicts, infos, strict=True):
             if verdict.decision == "allow_session" and verdict.decided_by == "user" and not _destructive(info):
                 self.memory.remember(session, info.tool, verdict.updated_args or info.args, scope=verdict.scope,
                                      agent=identity.agent)
@@ -205,13 +265,29 @@ class Broker:
                 log.exception("ticket listener failed")
 
 
+class _Decisions:
+    """Verdicts for a debug line, formatted only when the line is written."""
+
+    __slots__ = ("verdicts",)
+
+    def __init__(self, verdicts: list[Verdict]) -> None:
+        self.verdicts = verdicts
+
+    def __str__(self) -> str:
+        return ", ".join(f"{v.decision} by {v.decided_by}" for v in self.verdicts)
+
+
+def _read(index: int, call: AskedCall, identity: Identity) -> CallInfo:
+    """The call as the core keeps it, straight from the validated message, with the app's risk reading."""
+    hints = call.hints.as_dict() if call.hints is not None else {}
+    return CallInfo(index=index, tool=call.tool, args=call.args, description=call.description,
+                    preview=call.preview.model_dump(exclude_none=True) if call.preview is not None else None,
+                    hints=hints, risk=_assess_where(call.tool, call.args, identity, hints))
+
+
 def _destructive(info: CallInfo) -> bool:
     """The risk assessment prepared for the call says destructive: only a person may allow it."""
     return info.risk is not None and info.risk.level == "destructive"
-
-
-def _risk_for_agent(info: CallInfo) -> dict[str, Any] | None:
-    return {"level": info.risk.level, "reasons": list(info.risk.reasons)} if info.risk else None
 
 
 def _no_session_scope_from_timeout(verdict: Verdict) -> Verdict:
@@ -221,12 +297,12 @@ def _no_session_scope_from_timeout(verdict: Verdict) -> Verdict:
     return verdict
 
 
-def _assess_where(call: dict[str, Any], identity: Identity, hints: dict[str, Any]) -> RiskAssessment:
+def _assess_where(tool: str, args: dict[str, Any], identity: Identity, hints: dict[str, Any]) -> RiskAssessment:
     """The risk judged from the directory the kernel says the agent is in; where the agent claims
     another one, the worse of the two readings (a claim must never move a path inside)."""
-    found = assess(call["tool"], call["args"], cwd=identity.policy_cwd, hints=hints)
+    found = assess(tool, args, cwd=identity.policy_cwd, hints=hints)
     if identity.cwd and identity.cwd != identity.policy_cwd:
-        claimed = assess(call["tool"], call["args"], cwd=identity.cwd, hints=hints)
+        claimed = assess(tool, args, cwd=identity.cwd, hints=hints)
         if LEVELS.index(claimed.level) > LEVELS.index(found.level):
             return claimed
     return found

@@ -2,7 +2,8 @@
 
 Request ids, agent names and error texts come from clients; written raw, an ANSI escape would
 recolour or rewrite the terminal the app logs to, and a newline would forge a log line. Every
-log call that carries client text passes it through :func:`printable`, and the app's handler
+log call that carries client text passes it through :func:`printable` (or :class:`Printable`, which
+defers the work until the line is written), and the app's handler
 formats through :class:`EscapingFormatter` as a second line of defence.
 """
 
@@ -25,6 +26,23 @@ def printable(value: object, limit: int = LIMIT) -> str:
     """``value`` as one line of visible characters, control and invisible ones escaped, cut at ``limit``."""
     text = _CONTROL.sub(_escape, str(value))
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+class Printable:
+    """``printable(value)`` for a log call's arguments, made only when the line is written: the hot
+    path pays for a debug line nobody reads no more than an object's construction."""
+
+    __slots__ = ("value", "limit")
+
+    def __init__(self, value: object, limit: int = LIMIT) -> None:
+        self.value = value
+        self.limit = limit
+
+    def __str__(self) -> str:
+        return printable(self.value, self.limit)
+
+    def __repr__(self) -> str:
+        return repr(printable(self.value, self.limit))
 
 
 class EscapingFormatter(logging.Formatter):

@@ -10,15 +10,19 @@ running app: a restart forgets it, like the agent's own session would.
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..vocabulary import SCOPES, Scope
 from ..wire import canonical_json
+from .logsafe import printable
 
-EXACT = "exact"
-WHOLE_TOOL = "tool"
+log = logging.getLogger(__name__)
+EXACT: Scope = "exact"
+WHOLE_TOOL: Scope = "tool"
 DEFAULT_IDLE_SECONDS = 8 * 3600.0
 
 SessionKey = tuple[str | None, str]
@@ -29,7 +33,7 @@ SessionKey = tuple[str | None, str]
 class MemoryEntry:
     session: str
     tool: str
-    scope: str                       # EXACT or WHOLE_TOOL
+    scope: Scope                     # EXACT or WHOLE_TOOL
     args_json: str | None            # canonical args for EXACT; None for WHOLE_TOOL
     agent: str | None = None
     created: float = field(default_factory=time.time)
@@ -75,13 +79,19 @@ class SessionMemory:
         self._last_seen: dict[SessionKey, float] = {}
         self.listeners: list[Callable[[], None]] = []
 
-    def remember(self, session: str, tool: str, args: dict[str, Any], *, scope: str = EXACT,
+    def __repr__(self) -> str:
+        return (f"<SessionMemory entries={len(self._entries)} sessions={len(self._last_seen)} "
+                f"idle={self.idle_seconds:g}s>")
+
+    def remember(self, session: str, tool: str, args: dict[str, Any], *, scope: Scope = EXACT,
                  agent: str | None = None) -> MemoryEntry:
-        if scope not in (EXACT, WHOLE_TOOL):
+        if scope not in SCOPES:
             raise ValueError(f"unknown memory scope {scope!r}")
         entry = MemoryEntry(session, tool, scope, canonical_json(args) if scope == EXACT else None, agent)
         self._entries[entry.key] = entry
         self._touch((agent, session))
+        log.debug("remembered %s for agent %s, session %s", printable(entry.describe()), printable(agent),
+                  printable(session))
         self._changed()
         return entry
 
@@ -97,6 +107,9 @@ class SessionMemory:
         if entry is not None:
             entry.hits += 1
             self._touch(owner)
+            if log.isEnabledFor(logging.DEBUG):
+                log.debug("session memory: %s covers the call of agent %s, session %s (hit %d)",
+                          printable(entry.describe()), printable(agent), printable(session), entry.hits)
         return entry
 
     def seen(self, session: str, *, agent: str | None = None) -> None:
@@ -124,6 +137,8 @@ class SessionMemory:
         for key in doomed:
             del self._entries[key]
         if doomed:
+            log.debug("forgot %d remembered approvals (agent %s, session %s, tool %s)", len(doomed),
+                      printable(agent), printable(session), printable(tool))
             self._changed()
         return len(doomed)
 

@@ -7,11 +7,19 @@ fails when it is stale. The thin client does not import this module; the golden 
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat, StrictInt, StrictStr, model_validator
 
+from ..vocabulary import DecidedBy as DecidedBy  # re-exported: declared here before the words moved out
+from ..vocabulary import DecisionName as DecisionName
+from ..vocabulary import NoticeKind, RiskLevel, Scope
 from ..wire import PROTOCOL_VERSION
+
+if TYPE_CHECKING:
+    from typing import Self
+
+    from .tickets import Verdict
 
 MAX_BATCH_CALLS = 100
 MAX_TIMEOUT = 24 * 3600.0
@@ -21,8 +29,6 @@ ToolName = Annotated[StrictStr, Field(min_length=1, max_length=200)]
 ShortText = Annotated[StrictStr, Field(max_length=4096)]
 LongText = Annotated[StrictStr, Field(max_length=64 * 1024)]
 Timeout = Annotated[StrictInt | StrictFloat, Field(gt=0, le=MAX_TIMEOUT)]
-DecisionName = Literal["allow_once", "allow_session", "deny"]
-DecidedBy = Literal["user", "session", "policy", "mode", "timeout", "cancelled"]
 
 
 class _Message(BaseModel):
@@ -129,7 +135,8 @@ class Hints(BaseModel):
             value = data[key]
             if len(key) > 64:
                 raise ValueError("an annotation name is longer than 64 characters")
-            if not (value is None or isinstance(value, (bool, int, float)) or isinstance(value, str) and len(value) <= 4096):
+            short_text = isinstance(value, str) and len(value) <= 4096
+            if not (value is None or isinstance(value, (bool, int, float)) or short_text):
                 raise ValueError(f"{key}: other annotations must be a string, number, boolean or null")
         return data
 
@@ -167,6 +174,21 @@ class ToolCall(BaseModel):
     hints: Hints | None = None
 
 
+class AskedCall(Protocol):
+    """One call as asked, whether in a ``batch`` (a :class:`ToolCall`) or as a ``request`` itself."""
+
+    @property
+    def tool(self) -> str: ...
+    @property
+    def args(self) -> dict[str, Any]: ...
+    @property
+    def description(self) -> str | None: ...
+    @property
+    def preview(self) -> DiffPreview | FileWritePreview | CommandPreview | TextPreview | None: ...
+    @property
+    def hints(self) -> Hints | None: ...
+
+
 class Request(_Message):
     type: Literal["request"]
     id: Id
@@ -178,9 +200,9 @@ class Request(_Message):
     hints: Hints | None = None
     timeout: Timeout | None = None
 
-    def calls(self) -> list[ToolCall]:
-        return [ToolCall(tool=self.tool, args=self.args, description=self.description,
-                         preview=self.preview, hints=self.hints)]
+    def calls(self) -> list[AskedCall]:
+        """The request's one call, as a batch's calls are: the request itself (it has a call's fields)."""
+        return [self]
 
 
 class Batch(_Message):
@@ -236,12 +258,17 @@ class Notice(_Message):
 
     type: Literal["notice"]
     id: Id
-    kind: Literal["waiting", "finished", "info"]
+    kind: NoticeKind
     text: Annotated[StrictStr, Field(min_length=1, max_length=1024)]
     session: ShortText | None = None
 
 
-INCOMING: dict[str, type[_Message]] = {
+Incoming = Hello | Request | Batch | Cancel | Status | EndSession | ListSessions | Revoke | Notice
+"""Any message a client may send; its ``type`` names it."""
+Asking = Request | Batch
+"""The two messages that ask for decisions."""
+
+INCOMING: dict[str, type[Incoming]] = {
     "hello": Hello, "request": Request, "batch": Batch, "cancel": Cancel,
     "status": Status, "end_session": EndSession, "sessions": ListSessions, "revoke": Revoke, "notice": Notice,
 }
@@ -260,32 +287,53 @@ class Welcome(_Message):
 
 class RiskInfo(BaseModel):
     model_config = ConfigDict(frozen=True)
-    level: Literal["safe", "moderate", "destructive"]
+    level: RiskLevel
     reasons: list[str] = []
 
 
-class DecisionMessage(_Message):
+class DecisionFields(BaseModel):
+    """What the agent is told about one decided call: the fields a ``decision`` and each call of a
+    ``batch_decision`` share, declared once and filled from a :class:`~desktop_approver.core.tickets.Verdict`
+    by :meth:`of`, whose attributes carry the same names."""
+
+    model_config = ConfigDict(frozen=True)
+    decision: DecisionName
+    decided_by: DecidedBy
+    note: StrictStr | None = None
+    rule: StrictStr | None = None
+    blocked: bool
+    updated_args: dict[str, Any] | None = None
+    risk: RiskInfo
+
+    @classmethod
+    def of(cls, verdict: Verdict, **fields: Any) -> Self:
+        """The verdict's wire fields plus ``fields`` (``id``, ``index``), validated once."""
+        for name in _DECISION_FIELDS:
+            fields[name] = getattr(verdict, name)
+        return cls(**fields)
+
+
+_DECISION_FIELDS = tuple(DecisionFields.model_fields)
+
+
+class _Indexed(BaseModel):
+    index: int
+
+
+# The bases' order puts ``index`` and ``v, type, id`` first on the wire, where they always were. (Comments
+# rather than docstrings: a docstring would become the schema's description.)
+
+class CallDecision(DecisionFields, _Indexed):
+    pass
+
+
+class _DecisionHead(_Message):
     type: Literal["decision"] = "decision"
     id: Id
-    decision: DecisionName
-    decided_by: DecidedBy
-    note: StrictStr | None = None
-    rule: StrictStr | None = None
-    blocked: bool
-    updated_args: dict[str, Any] | None = None
-    risk: RiskInfo
 
 
-class CallDecision(BaseModel):
-    model_config = ConfigDict(frozen=True)
-    index: int
-    decision: DecisionName
-    decided_by: DecidedBy
-    note: StrictStr | None = None
-    rule: StrictStr | None = None
-    blocked: bool
-    updated_args: dict[str, Any] | None = None
-    risk: RiskInfo
+class DecisionMessage(DecisionFields, _DecisionHead):
+    model_config = ConfigDict(extra="forbid", frozen=True)
 
 
 class BatchDecision(_Message):
@@ -317,7 +365,7 @@ class MemoryEntryInfo(BaseModel):
     model_config = ConfigDict(frozen=True)
     session: StrictStr
     tool: StrictStr
-    scope: Literal["exact", "tool"]
+    scope: Scope
     args: StrictStr | None = None
     agent: StrictStr | None = None
     created: float

@@ -8,29 +8,37 @@ and switches back by itself; it never approves what a policy blocks, nor destruc
 from __future__ import annotations
 
 import json
+import logging
 import os
 import time
 from collections.abc import Callable
 from pathlib import Path
 
-INTERACTIVE = "interactive"
-APPROVE_ALL = "approve_all"
-DENY_ALL = "deny_all"
-DO_NOT_DISTURB = "do_not_disturb"
-MODES = (INTERACTIVE, APPROVE_ALL, DENY_ALL, DO_NOT_DISTURB)
+from ..vocabulary import MODES as MODES
+from ..vocabulary import Mode
+
+log = logging.getLogger(__name__)
+INTERACTIVE: Mode = "interactive"
+APPROVE_ALL: Mode = "approve_all"
+DENY_ALL: Mode = "deny_all"
+DO_NOT_DISTURB: Mode = "do_not_disturb"
 
 
 class ModeState:
     def __init__(self, path: Path | None = None, clock: Callable[[], float] = time.time) -> None:
         self.path = path
         self._clock = clock
-        self._mode = INTERACTIVE
+        self._mode: Mode = INTERACTIVE
         self._until: float | None = None
-        self.listeners: list[Callable[[str, str | None], None]] = []
+        self.listeners: list[Callable[[Mode, str | None], None]] = []
         self._load()
 
+    def __repr__(self) -> str:
+        until = f" until={self._until:.0f}" if self._until is not None else ""
+        return f"<ModeState {self._mode}{until} path={self.path}>"
+
     @property
-    def mode(self) -> str:
+    def mode(self) -> Mode:
         """The mode in force now; an expired approve_all reads as interactive (and says so)."""
         if self._until is not None and self._clock() >= self._until:
             self.set(INTERACTIVE, reason="approve-all period ended")
@@ -40,11 +48,13 @@ class ModeState:
     def until(self) -> float | None:
         return self._until if self.mode == APPROVE_ALL else None
 
-    def set(self, mode: str, *, seconds: float | None = None, reason: str | None = None) -> None:
+    def set(self, mode: Mode, *, seconds: float | None = None, reason: str | None = None) -> None:
         if mode not in MODES:
             raise ValueError(f"unknown mode {mode!r}; one of {', '.join(MODES)}")
         if mode == APPROVE_ALL and not (seconds and seconds > 0):
             raise ValueError("approve_all needs a duration")
+        log.debug("mode: %s -> %s%s%s", self._mode, mode, f" for {seconds:g} s" if mode == APPROVE_ALL and seconds
+                  else "", f" ({reason})" if reason else "")
         self._mode = mode
         self._until = self._clock() + seconds if mode == APPROVE_ALL and seconds else None
         self._save()

@@ -11,7 +11,7 @@ import math
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from pydantic import BaseModel, ValidationError
 
@@ -23,14 +23,13 @@ from . import models
 class Refusal:
     """A line we will not act on, and the error reply it earns."""
 
-    code: str
+    code: models.ErrorCode
     message: str
     id: str | None = None
-    in_reply_to: str | None = None    # the refused message's type, when it could be read
+    in_reply_to: models.MessageType | None = None    # the refused message's type, when it could be read
 
     def reply(self) -> models.ErrorMessage:
-        return models.ErrorMessage(id=self.id, code=self.code, message=self.message,  # type: ignore[arg-type]
-                                   in_reply_to=self.in_reply_to)
+        return models.ErrorMessage(id=self.id, code=self.code, message=self.message, in_reply_to=self.in_reply_to)
 
 
 MAX_INT = 2 ** 63 - 1
@@ -105,7 +104,7 @@ def readable_id(data: dict[str, Any]) -> str | None:
     return value
 
 
-def decode(line: bytes | wire.Oversized) -> BaseModel | Refusal:
+def decode(line: bytes | wire.Oversized) -> models.Incoming | Refusal:
     if isinstance(line, wire.Oversized):
         return Refusal("line_too_long", f"message of {line.size} bytes exceeds the limit of {wire.MAX_LINE_BYTES}")
     try:
@@ -127,7 +126,7 @@ def decode(line: bytes | wire.Oversized) -> BaseModel | Refusal:
         return Refusal("invalid_message", f"a message is a JSON object, not {type(data).__name__}")
     message_id = readable_id(data)
     kind = data.get("type") if isinstance(data.get("type"), str) else None
-    in_reply_to = kind if kind in models.INCOMING else None
+    in_reply_to = cast("models.MessageType", kind) if kind in models.INCOMING else None
     if numbers.problem:
         return Refusal("invalid_message", numbers.problem, message_id, in_reply_to)
     if _SURROGATE_ESCAPE.search(text) and _lone_surrogate(data):

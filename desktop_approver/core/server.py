@@ -1,4 +1,4 @@
-"""The unix-socket server: connections in, validated messages to the broker, answers out.
+"""The unix-socket server: the socket file, who is on the other end, and the bytes in and out.
 
 Security: the socket sits in a 0700 directory, is created 0600, and every connection's peer
 credentials are checked (a different uid is refused before a byte is read). Nothing a client
@@ -6,10 +6,15 @@ can send decides anything: requests only ever *ask*. A client that disconnects c
 requests, which makes their dialogs disappear; one that only half-closes (shuts down its
 writing side) still gets its answers, then the connection is closed.
 
+What the lines *mean* is the protocol's business (``core/connection.py``): this module reads,
+frames and hands each line to the connection's :class:`~desktop_approver.core.connection.Connection`,
+and writes what it sends.
+
 Resources (``core/limits.py``): connections are capped in total and per peer process, a client
 that does not read its replies is not read from, idle connections are closed, unfinished lines
 share one memory budget, and refusals are rate-limited in the audit log. Each limit ends in a
-typed ``error``; none takes the app down.
+typed ``error``; none takes the app down. Closing the server closes every connection and waits
+until each is closed.
 """
 
 from __future__ import annotations
@@ -22,69 +27,56 @@ import os
 import select
 import socket
 import sys
-import time
 from collections import Counter
-from collections.abc import Callable
-from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import cast
 
-from .. import __version__, wire
+from .. import wire
 from ..paths import ensure_private_dir
 from . import activation, models
 from .broker import Broker
+from .connection import DEFAULT_MAX_PENDING_PER_CLIENT as DEFAULT_MAX_PENDING_PER_CLIENT
+from .connection import Connection, Context, Send
+from .connection import TokenCheck as TokenCheck
 from .limits import Limits, RefusalBudget
-from .logsafe import printable
-from .peercred import PeerCredentials, peer_credentials, process_cwd, process_exe, same_directory
-from .protocol import Refusal, decode, encode
-from .tickets import Identity, Verdict
+from .peercred import PeerCredentials, peer_credentials
+from .protocol import Refusal, encode
 
 log = logging.getLogger(__name__)
-DEFAULT_MAX_PENDING_PER_CLIENT = 128
-"""Calls of one peer process that may wait for the person at once (``too_many_pending``); counted
-in calls, like ``status.pending``, and above the largest batch (100 calls)."""
 READ_CHUNK = 65536
 SMALL_READ = 4096
 TRICKLE_PAUSE = 0.002
 """After a read of under SMALL_READ bytes that ended no line, wait this long before reading on."""
 HALF_CLOSED_CHECK = 0.5
 """Seconds between checks that a half-closed client is still there (Linux tells by POLLHUP)."""
+CLOSE_WAIT = 2.0
+"""Seconds :meth:`ApproverServer.close` waits for the connections to close before dropping unsent replies."""
+ACCEPT_TURNS = 3
+"""Loop turns from asyncio accepting a connection to calling back :meth:`ApproverServer._connected` (two)."""
+LINGER = 30.0
+"""Seconds a closed connection may take to deliver its last replies to a slow reader before they are dropped."""
 
 
 class AlreadyRunning(RuntimeError):
     """Another desktop-approver answers on this socket."""
 
 
-TokenCheck = Callable[[str | None], bool]
+class _Link:
+    """One connection as the transport sees it: its stream, idle timer and unfinished-line bytes,
+    beside the protocol object that gives its lines meaning."""
 
-
-class Connection:
-    """One client connection's state: who it is and what it is waiting for."""
-
-    def __init__(self, peer: PeerCredentials, writer: asyncio.StreamWriter) -> None:
-        self.peer = peer
+    def __init__(self, writer: asyncio.StreamWriter, connection: Connection) -> None:
         self.writer = writer
-        self.identity = Identity(peer_pid=peer.pid, peer_uid=peer.uid, peer_exe=process_exe(peer.pid),
-                                 peer_cwd=process_cwd(peer.pid))
-        self.authenticated = False
-        self.tasks: dict[str, asyncio.Task[None]] = {}
-        self.kinds: dict[str, str] = {}             # pending id -> "request" | "batch" (for errors about it)
-        self.last_active = asyncio.get_running_loop().time()
+        self.connection = connection
         self.held = 0                               # bytes of an unfinished line held for this client
-        self.half_closed = False
         self.idle_timer: asyncio.TimerHandle | None = None
 
     def __repr__(self) -> str:
-        return f"<Connection peer={self.peer.pid} pending={len(self.tasks)} half_closed={self.half_closed}>"
+        return f"<_Link {self.connection!r} held={self.held} closing={self.writer.is_closing()}>"
 
-    def send(self, payload: bytes) -> None:
-        if not self.writer.is_closing():
-            self.writer.write(payload)
-
-    def close_when_idle(self) -> None:
-        """A half-closed client has had every answer: nothing more can happen on this connection."""
-        if self.half_closed and not self.tasks:
-            self.writer.close()
+    @property
+    def peer(self) -> PeerCredentials:
+        return self.connection.peer
 
     def hung_up(self) -> bool:
         """After EOF: did the client close entirely (True) or only shut its writing side (False)?
@@ -103,30 +95,66 @@ class Connection:
             return True
 
 
+def _sender(writer: asyncio.StreamWriter) -> Send:
+    def send(payload: bytes) -> None:
+        if not writer.is_closing():
+            writer.write(payload)
+
+    return send
+
+
 class ApproverServer:
     def __init__(self, broker: Broker, socket_path: Path, *,
                  max_pending_per_client: int = DEFAULT_MAX_PENDING_PER_CLIENT,
                  token_check: TokenCheck | None = None, limits: Limits | None = None) -> None:
         self.broker = broker
         self.socket_path = Path(socket_path)
-        self.max_pending_per_client = max_pending_per_client
-        self.token_check = token_check
         self.limits = limits or Limits()
         self.max_connections = self.limits.max_connections
-        self.refusals = RefusalBudget()
-        self.started = time.time()
-        self._server: asyncio.AbstractServer | None = None
+        self.context = Context(broker, token_check=token_check, max_pending_per_client=max_pending_per_client,
+                               socket_path=os.fspath(self.socket_path))
+        self._server: asyncio.Server | None = None
         self.activated = False
         """True when a service manager passed the listening socket: it owns the file, we never unlink it."""
-        self._connections: set[Connection] = set()
+        self._connections: set[_Link] = set()
         self._connections_by_peer: Counter[int | None] = Counter()
-        self._pending_by_peer: Counter[int | None] = Counter()   # calls waiting for the person
         self._held_total = 0                                     # bytes of unfinished lines, all clients
-        self._summary_timer: asyncio.TimerHandle | None = None
+        self._readers: dict[asyncio.Task[None], asyncio.StreamWriter] = {}  # each connection's read loop
+        self._closing = False
+        self._started_on: asyncio.AbstractEventLoop | None = None
+
+    def __repr__(self) -> str:
+        return (f"<ApproverServer {self.socket_path} connections={len(self._connections)} "
+                f"listening={self._server is not None and self._server.is_serving()}"
+                f"{' activated' if self.activated else ''}>")
+
+    @property
+    def _loop(self) -> asyncio.AbstractEventLoop:
+        """The loop :meth:`start` ran on, which serves every connection."""
+        assert self._started_on is not None, "the server has not started"
+        return self._started_on
+
+    # The settings the protocol keeps, under the names they had when it lived here.
+
+    @property
+    def token_check(self) -> TokenCheck | None:
+        return self.context.token_check
+
+    @property
+    def max_pending_per_client(self) -> int:
+        return self.context.max_pending_per_client
+
+    @property
+    def refusals(self) -> RefusalBudget:
+        return self.context.refusals
+
+    def _write_refusal_summary(self) -> None:
+        self.context.write_refusal_summary()
 
     # -- lifecycle --------------------------------------------------------------------------
 
     async def start(self) -> None:
+        self._started_on = asyncio.get_running_loop()
         self.max_connections = self.limits.connection_cap()  # below the descriptor limit: accept() never fails
         if await self._serve_activated_socket():
             return
@@ -134,11 +162,12 @@ class ApproverServer:
         await self._clear_stale_socket()
         old_umask = os.umask(0o177)  # the socket is born 0600: no window where others can connect
         try:
-            self._server = await asyncio.start_unix_server(self._serve, path=os.fspath(self.socket_path),
+            self._server = await asyncio.start_unix_server(self._connected, path=os.fspath(self.socket_path),
                                                            limit=wire.MAX_LINE_BYTES)
         finally:
             os.umask(old_umask)
         os.chmod(self.socket_path, 0o600)
+        log.debug("listening on %s", self.socket_path)
 
     async def _serve_activated_socket(self) -> bool:
         """Serve on the socket systemd (or systemd-socket-activate) passed us, if it did."""
@@ -151,31 +180,66 @@ class ApproverServer:
             if path != self.socket_path:
                 log.warning("serving on the activated socket %s, not %s", path, self.socket_path)
             self.socket_path = path
+            self.context.socket_path = os.fspath(path)
         self.activated = True
-        self._server = await asyncio.start_unix_server(self._serve, sock=sock, limit=wire.MAX_LINE_BYTES)
+        self._server = await asyncio.start_unix_server(self._connected, sock=sock, limit=wire.MAX_LINE_BYTES)
         log.info("serving on the socket passed by the service manager: %s", self.socket_path)
         return True
 
     async def close(self) -> None:
-        if self._summary_timer is not None:
-            self._summary_timer.cancel()
-        self._write_refusal_summary()
+        """Stop listening, tell waiting clients ``shutting_down``, close every connection and wait for it."""
+        self._closing = True
+        self.context.close()
         if self._server is not None:
-            self._server.close()
-        for connection in list(self._connections):
-            for request_id in list(connection.tasks):
-                connection.send(encode(models.ErrorMessage(id=request_id, code="shutting_down",
-                                                           in_reply_to=connection.kinds.get(request_id),  # type: ignore[arg-type]
-                                                           message="desktop-approver is shutting down")))
-            for task in connection.tasks.values():
-                task.cancel()
-            connection.writer.close()
+            await self._stop_listening(self._server)
+        withdrawn = [task for link in self._connections for task in link.connection.tasks.values()]
+        for link in list(self._connections):
+            link.connection.shutdown()
         if not self.activated:  # an activated socket stays: the next request starts the app again
             with contextlib.suppress(FileNotFoundError):
                 self.socket_path.unlink()
+        waits = [*withdrawn, *self._readers]
+        if waits:
+            _done, late = await asyncio.wait(waits, timeout=CLOSE_WAIT)
+            if late:  # a client that reads nothing keeps its replies in our buffer: drop them now
+                log.warning("%d connections did not close within %g s; aborting them", len(late), CLOSE_WAIT)
+                for writer in self._readers.values():
+                    writer.transport.abort()
+                await asyncio.wait(late, timeout=CLOSE_WAIT)
         if self._server is not None:
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(self._server.wait_closed(), 2.0)
+            await self._server.wait_closed()
+        log.debug("closed %r", self)
+
+    @staticmethod
+    async def _stop_listening(server: asyncio.Server) -> None:
+        """Accept no more connections, let the accepts under way finish, then close the listening socket.
+
+        Closing it while asyncio is between accepting a connection and attaching its transport trips an
+        assertion in asyncio and leaks the accepted socket (CPython gh-109564); the turns in between also
+        bring every connection accepted so far to :meth:`_connected`, so :meth:`close` waits for it.
+        """
+        loop = asyncio.get_running_loop()
+        for sock in server.sockets:
+            loop.remove_reader(sock.fileno())
+        for _ in range(ACCEPT_TURNS):
+            await asyncio.sleep(0)
+        server.close()
+
+    async def _closed(self, writer: asyncio.StreamWriter, linger: float) -> None:
+        """Close ``writer`` and wait until it is; replies still unread after ``linger`` seconds are dropped.
+
+        Only futures are awaited here, nothing that asks for the running loop: under qasync, Qt may run
+        this step while processing its own events, when asyncio has no running loop to give.
+        """
+        if not writer.is_closing():
+            writer.close()
+        give_up = self._loop.call_later(linger, writer.transport.abort)
+        try:
+            await writer.wait_closed()
+        except (ConnectionError, OSError):
+            pass
+        finally:
+            give_up.cancel()
 
     async def _clear_stale_socket(self) -> None:
         """Refuse to start beside a live app; remove a socket left behind by a crash."""
@@ -199,39 +263,66 @@ class ApproverServer:
 
     # -- connections ------------------------------------------------------------------------
 
+    def _connected(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        """asyncio's callback for a new connection, run as it is made: its read loop is known from the
+        first moment, so :meth:`close` waits for a connection made just before it too."""
+        task = self._loop.create_task(self._serve(reader, writer))
+        self._readers[task] = writer
+        task.add_done_callback(self._served)
+
+    def _served(self, task: asyncio.Task[None]) -> None:
+        del self._readers[task]
+        if not task.cancelled() and task.exception() is not None:
+            log.error("a connection's read loop failed", exc_info=task.exception())
+
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            link = self._accept(writer) if not self._closing else None
+            if link is not None:
+                await self._read(link, reader)
+        finally:
+            await self._closed(writer, LINGER)
+
+    def _accept(self, writer: asyncio.StreamWriter) -> _Link | None:
+        """The connection of a peer of ours within the limits, or None (refused, with a typed error)."""
         sock = writer.get_extra_info("socket")
         try:
             peer = peer_credentials(sock)
         except OSError as exc:
-            self._audit_refusal("unauthorized", f"no peer credentials: {exc}", None, None)
-            writer.close()
-            return
+            self.context.audit_refusal("unauthorized", f"no peer credentials: {exc}", None, None)
+            log.debug("connection refused: no peer credentials (%s)", exc)
+            return None
         if peer.uid != os.getuid():
-            self._audit_refusal("unauthorized", "peer belongs to another user", peer.pid, peer.uid)
-            writer.write(encode(models.ErrorMessage(code="unauthorized", message="this socket serves its own user only")))
-            writer.close()
-            return
-        if len(self._connections) >= self.max_connections and \
-                self._connections_by_peer[peer.pid] < self.limits.max_connections_per_peer:
+            self.context.audit_refusal("unauthorized", "peer belongs to another user", peer.pid, peer.uid)
+            writer.write(encode(models.ErrorMessage(code="unauthorized",
+                                                    message="this socket serves its own user only")))
+            log.debug("connection refused: pid %s, uid %s is another user", peer.pid, peer.uid)
+            return None
+        per_peer = self.limits.max_connections_per_peer
+        if len(self._connections) >= self.max_connections and self._connections_by_peer[peer.pid] < per_peer:
             self._make_room()
-        if len(self._connections) >= self.max_connections or \
-                self._connections_by_peer[peer.pid] >= self.limits.max_connections_per_peer:
+        if len(self._connections) >= self.max_connections or self._connections_by_peer[peer.pid] >= per_peer:
             mine = self._connections_by_peer[peer.pid]
-            reason = (f"this process already has {mine} connections (at most {self.limits.max_connections_per_peer})"
-                      if mine >= self.limits.max_connections_per_peer else
+            reason = (f"this process already has {mine} connections (at most {per_peer})" if mine >= per_peer else
                       f"the app already serves {len(self._connections)} connections (at most {self.max_connections})")
-            self._audit_refusal("too_many_connections", reason, peer.pid, peer.uid)
+            self.context.audit_refusal("too_many_connections", reason, peer.pid, peer.uid)
             writer.write(encode(models.ErrorMessage(code="too_many_connections", message=reason)))
-            writer.close()
-            return
-        connection = Connection(peer, writer)
-        connection.authenticated = self.token_check is None
-        self._connections.add(connection)
+            log.debug("connection refused: pid %s: %s", peer.pid, reason)
+            return None
+        link = _Link(writer, Connection(self.context, peer, _sender(writer), writer.close))
+        self._connections.add(link)
         self._connections_by_peer[peer.pid] += 1
         writer.transport.set_write_buffer_limits(high=self.limits.max_unread_reply_bytes)
-        self._arm_idle_timer(connection)
+        self._arm_idle_timer(link)
+        log.debug("connection opened: pid %s, uid %s (%d open)", peer.pid, peer.uid, len(self._connections))
+        return link
+
+    async def _read(self, link: _Link, reader: asyncio.StreamReader) -> None:
+        """The read loop: bytes in, lines to the connection, until EOF, a hang-up or a limit."""
+        writer, connection = link.writer, link.connection
+        transport = cast(asyncio.Transport, writer.transport)  # a socket's: it reads as well as writes
         framer = wire.LineFramer()
+        reason = "closed by the app"
         try:
             while True:
                 if writer.transport.get_write_buffer_size() > self.limits.max_unread_reply_bytes:
@@ -243,285 +334,97 @@ class ApproverServer:
                 complete = 0
                 for line in framer.feed(data):
                     complete += 1
-                    self._handle_line(connection, line)
-                    if writer.is_closing():
+                    connection.received(line)
+                    if connection.closed:
                         return
-                if not self._hold(connection, framer.buffered_bytes):
+                if not self._hold(link, framer.buffered_bytes):
                     return
                 if not complete and len(data) < SMALL_READ:
                     # A line trickling in (a byte per write) would cost a loop turn per byte: stop
                     # reading for a moment so the pieces gather in the socket, then read them at once.
-                    writer.transport.pause_reading()
+                    transport.pause_reading()
                     try:
                         await asyncio.sleep(TRICKLE_PAUSE)
                     finally:
-                        if not writer.transport.is_closing():
-                            writer.transport.resume_reading()
-            if not connection.tasks or connection.hung_up():
+                        if not transport.is_closing():
+                            transport.resume_reading()
+            reason = "the client hung up"
+            if not connection.tasks or link.hung_up():
                 return
             # Half-closed: the client has said all it will say and waits for its answers.
             connection.half_closed = True
-            await self._until_answered_or_gone(connection)
-        except (ConnectionError, OSError):
-            pass
+            reason = "half-closed and answered"
+            await self._until_answered_or_gone(link)
+        except (ConnectionError, OSError) as exc:
+            reason = f"connection error: {exc}"
         finally:
-            self._drop(connection)
+            self._drop(link, reason)
 
     def _make_room(self) -> None:
         """At the total cap: close the longest-idle connection with nothing pending (if any), so idle
         connections held by one party cannot lock everyone else out; its client reconnects when it
         next asks (``idle_timeout``)."""
-        idle = [c for c in self._connections if not c.tasks and not c.writer.is_closing()]
+        idle = [link for link in self._connections if not link.connection.tasks and not link.connection.closed]
         if not idle:
             return
-        victim = min(idle, key=lambda c: c.last_active)
-        victim.send(encode(models.ErrorMessage(
-            code="idle_timeout", message="closed while idle to make room for another connection; connect again to ask")))
-        self._drop(victim)
+        victim = min(idle, key=lambda link: link.connection.last_active)
+        victim.connection.send(encode(models.ErrorMessage(code="idle_timeout", message=(
+            "closed while idle to make room for another connection; connect again to ask"))))
+        self._drop(victim, "closed to make room for another connection")
 
-    def _drop(self, connection: Connection) -> None:
-        if connection not in self._connections:
+    def _drop(self, link: _Link, reason: str) -> None:
+        if link not in self._connections:
             return
-        self._connections.discard(connection)
-        self._connections_by_peer[connection.peer.pid] -= 1
-        if self._connections_by_peer[connection.peer.pid] <= 0:
-            del self._connections_by_peer[connection.peer.pid]
-        self._hold(connection, 0)
-        if connection.idle_timer is not None:
-            connection.idle_timer.cancel()
-        for task in connection.tasks.values():
-            task.cancel()  # the client is gone: its dialogs go away, nobody else gets its answer
-        connection.writer.close()
+        self._connections.discard(link)
+        pid = link.peer.pid
+        self._connections_by_peer[pid] -= 1
+        if self._connections_by_peer[pid] <= 0:
+            del self._connections_by_peer[pid]
+        self._hold(link, 0)
+        if link.idle_timer is not None:
+            link.idle_timer.cancel()
+        log.debug("connection closed: pid %s, uid %s, %d pending (%s)", pid, link.peer.uid,
+                  len(link.connection.tasks), reason)
+        link.connection.connection_lost()  # the client is gone: its dialogs go away, nobody else gets its answer
 
-    async def _until_answered_or_gone(self, connection: Connection) -> None:
+    async def _until_answered_or_gone(self, link: _Link) -> None:
         """Wait while a half-closed client's requests are pending; stop early if it hangs up."""
-        while connection.tasks and not connection.writer.is_closing():
+        connection = link.connection
+        while connection.tasks and not connection.closed:
             await asyncio.wait(list(connection.tasks.values()), timeout=HALF_CLOSED_CHECK)
-            if connection.tasks and connection.hung_up():
+            if connection.tasks and link.hung_up():
                 return
         await asyncio.sleep(0)  # let the last answer's done-callback write it before closing
 
-    def _hold(self, connection: Connection, held: int) -> bool:
+    def _hold(self, link: _Link, held: int) -> bool:
         """Account the client's unfinished line in the shared budget; False (closed) when over it."""
-        self._held_total += held - connection.held
-        connection.held = held
+        self._held_total += held - link.held
+        link.held = held
         if held and self._held_total > self.limits.max_unfinished_bytes:
             message = (f"the app already holds {self._held_total - held:,} bytes of unfinished lines from its clients "
                        f"(at most {self.limits.max_unfinished_bytes:,}); end each message with a newline promptly")
-            self._refuse(connection, Refusal("overloaded", message))
-            self._hold(connection, 0)
-            connection.writer.close()
+            link.connection.refuse(Refusal("overloaded", message))
+            self._hold(link, 0)
+            link.connection.close()
             return False
         return True
 
-    def _arm_idle_timer(self, connection: Connection) -> None:
+    def _arm_idle_timer(self, link: _Link) -> None:
         loop = asyncio.get_running_loop()
-        due = connection.last_active + self.limits.idle_seconds
-        connection.idle_timer = loop.call_at(max(due, loop.time() + 0.001), self._check_idle, connection)
+        due = link.connection.last_active + self.limits.idle_seconds
+        link.idle_timer = loop.call_at(max(due, loop.time() + 0.001), self._check_idle, link)
 
-    def _check_idle(self, connection: Connection) -> None:
-        if connection not in self._connections or connection.writer.is_closing():
+    def _check_idle(self, link: _Link) -> None:
+        connection = link.connection
+        if link not in self._connections or connection.closed:
             return
         loop = asyncio.get_running_loop()
         if connection.tasks or loop.time() - connection.last_active < self.limits.idle_seconds:
             if connection.tasks:
                 connection.last_active = loop.time()  # time spent waiting for the person is not idleness
-            self._arm_idle_timer(connection)
+            self._arm_idle_timer(link)
             return
         connection.send(encode(models.ErrorMessage(
             code="idle_timeout",
             message=f"closed after {self.limits.idle_seconds:g} s with nothing pending; connect again to ask")))
-        connection.writer.close()
-
-    def _handle_line(self, connection: Connection, line: bytes | wire.Oversized) -> None:
-        message = decode(line)
-        if isinstance(message, Refusal):
-            self._refuse(connection, message)
-            if not connection.authenticated:  # a client without a token gets one answer, not a conversation
-                connection.writer.close()
-            return
-        if isinstance(message, models.Hello):
-            self._hello(connection, message)
-            return
-        if not connection.authenticated:
-            self._refuse(connection, Refusal("unauthorized", "a valid token is required: send it in hello",
-                                             getattr(message, "id", None), getattr(message, "type", None)))
-            connection.writer.close()
-            return
-        if isinstance(message, (models.Request, models.Batch)):
-            self._start_request(connection, message)
-        elif isinstance(message, models.Cancel):
-            task = connection.tasks.get(message.id)
-            if task is None:
-                self._refuse(connection, Refusal("unknown_id", f"no pending request {message.id!r}", message.id,
-                                                 "cancel"))
-            else:
-                task.cancel()
-        elif isinstance(message, models.Status):
-            connection.send(encode(self._status(message.id)))
-        # Session memory over the socket is the asking agent's own: keyed by the agent's name from hello.
-        elif isinstance(message, models.EndSession):
-            forgotten = self.broker.memory.forget_session(message.session, agent=connection.identity.agent)
-            connection.send(encode(models.SessionEnded(id=message.id, forgotten=forgotten)))
-        elif isinstance(message, models.ListSessions):
-            entries = [models.MemoryEntryInfo(**entry.as_dict())
-                       for entry in self.broker.memory.entries(agent=connection.identity.agent)]
-            connection.send(encode(models.SessionsReply(id=message.id, entries=entries)))
-        elif isinstance(message, models.Notice):
-            identity = connection.identity
-            self.broker.audit.record_event("notice", message.kind, f"agent={identity.agent} {message.text}",
-                                           connection.peer.pid, connection.peer.uid)
-            self.broker.tell(identity, message.kind, message.text)
-            connection.send(encode(models.Noticed(id=message.id)))
-        elif isinstance(message, models.Revoke):
-            count = self.broker.memory.revoke(session=message.session, tool=message.tool,
-                                              agent=connection.identity.agent)
-            self.broker.audit.record_event(
-                "revoke", None, f"agent={connection.identity.agent} session={message.session} tool={message.tool} "
-                f"count={count}", connection.peer.pid, connection.peer.uid)
-            connection.send(encode(models.Revoked(id=message.id, count=count)))
-
-    def _refuse(self, connection: Connection, refusal: Refusal) -> None:
-        self._audit_refusal(refusal.code, refusal.message, connection.peer.pid, connection.peer.uid, refusal.id)
-        connection.send(encode(refusal.reply()))
-
-    def _audit_refusal(self, code: str, message: str, pid: int | None, uid: int | None,
-                       message_id: str | None = None) -> None:
-        """One audit row per refusal, within :class:`RefusalBudget`; the rest become one summary row."""
-        if not self.refusals.allow():
-            if self._summary_timer is None:
-                self._summary_timer = asyncio.get_running_loop().call_later(1.0, self._write_refusal_summary)
-            return
-        self._write_refusal_summary()
-        detail = f"{message} (id {message_id!r})" if message_id is not None else message
-        self.broker.audit.record_event("refused", code, detail, pid, uid)
-
-    def _write_refusal_summary(self) -> None:
-        self._summary_timer = None
-        count = self.refusals.take_suppressed()
-        if count:
-            self.broker.audit.record_event("refused", "rate_limited",
-                                           f"{count} more refusals not recorded one by one (too many at once)")
-
-    def _hello(self, connection: Connection, hello: models.Hello) -> None:
-        if self.token_check is not None:
-            if not self.token_check(hello.token):
-                self._refuse(connection, Refusal("unauthorized", "missing or wrong token", None, "hello"))
-                connection.writer.close()
-                return
-            connection.authenticated = True
-        info = hello.client
-        real_cwd = process_cwd(connection.peer.pid)  # now, not at connect: the client may have moved
-        connection.identity = Identity(agent=info.agent, pid=info.pid, cwd=info.cwd, host=info.host,
-                                       git_branch=info.git_branch, peer_pid=connection.peer.pid,
-                                       peer_uid=connection.peer.uid, peer_exe=connection.identity.peer_exe,
-                                       peer_cwd=real_cwd, cwd_agrees=same_directory(info.cwd, real_cwd))
-        connection.send(encode(models.Welcome(server="desktop-approver", version=__version__,
-                                              default_timeout=self.broker.default_timeout,
-                                              max_line_bytes=wire.MAX_LINE_BYTES,
-                                              peer={"pid": connection.peer.pid, "uid": connection.peer.uid})))
-
-    def _start_request(self, connection: Connection, message: models.Request | models.Batch) -> None:
-        if message.id in connection.tasks:
-            self._refuse(connection, Refusal("duplicate_id", f"request id {message.id!r} is already pending",
-                                             message.id, message.type))
-            return
-        calls = _calls_of(message)
-        session = message.session or f"{connection.identity.label}-{connection.peer.pid}"
-        try:
-            prepared = self.broker.prepare(connection.identity, session, calls)
-            waiting = sum(verdict is None for verdict in prepared.verdicts)
-            peer_key = connection.peer.pid
-            if waiting and self._pending_by_peer[peer_key] + waiting > self.max_pending_per_client:
-                self._refuse(connection, Refusal(
-                    "too_many_pending", f"this client already has {self._pending_by_peer[peer_key]} calls waiting for "
-                    f"the person; {waiting} more would pass the limit of {self.max_pending_per_client}",
-                    message.id, message.type))
-                return
-            answered = self.broker.answer_now(connection.identity, session, message.id, prepared)
-        except Exception as exc:  # never leave an agent hanging, never take the app down
-            self._internal_error(connection, message, exc)
-            return
-        if answered is not None:  # a rule, the mode or session memory: answered in this very step
-            self._reply(connection, message, answered)
-            return
-        self._pending_by_peer[peer_key] += waiting
-        task = asyncio.ensure_future(self._answer(connection, message, calls, session, prepared))
-        connection.tasks[message.id] = task
-        connection.kinds[message.id] = message.type
-
-        def finished(done: asyncio.Task[None]) -> None:
-            connection.tasks.pop(message.id, None)
-            connection.kinds.pop(message.id, None)
-            self._pending_by_peer[peer_key] -= waiting
-            if self._pending_by_peer[peer_key] <= 0:
-                del self._pending_by_peer[peer_key]
-            connection.last_active = asyncio.get_running_loop().time()
-            if done.cancelled():
-                # Answered here, not in _answer: a task cancelled before its first step (request
-                # and cancel in one read) never runs _answer's code. send() skips closed writers,
-                # so a client that disconnected, or an app shutting down, sends nothing.
-                self._reply(connection, message, [
-                    replace(verdict, risk=risk) if verdict is not None else
-                    Verdict("deny", "cancelled", note="cancelled", risk=risk)
-                    for verdict, risk in zip(prepared.verdicts, prepared.risks())])
-            connection.close_when_idle()
-
-        task.add_done_callback(finished)
-
-    async def _answer(self, connection: Connection, message: models.Request | models.Batch,
-                      calls: list[dict[str, Any]], session: str, prepared: Any) -> None:
-        try:
-            verdicts = await self.broker.submit(connection.identity, session, message.id,
-                                                "request" if isinstance(message, models.Request) else "batch",
-                                                calls, message.timeout, prepared=prepared)
-        except Exception as exc:  # never leave an agent hanging, never take the app down
-            self._internal_error(connection, message, exc)
-            return
-        self._reply(connection, message, verdicts)
-
-    def _reply(self, connection: Connection, message: models.Request | models.Batch, verdicts: list[Verdict]) -> None:
-        """The verdicts as the agent's answer; if they cannot be put into one, a typed error (never silence)."""
-        try:
-            self._send_verdicts(connection, message, verdicts)
-        except Exception as exc:
-            self._internal_error(connection, message, exc)
-
-    def _internal_error(self, connection: Connection, message: models.Request | models.Batch, exc: Exception) -> None:
-        """Our failure, not the client's: logged with its traceback, audited, answered (a deny)."""
-        log.exception("request %s failed", printable(message.id))
-        text = str(exc) or type(exc).__name__
-        self.broker.audit.record_event("refused", "internal", f"{message.type} {message.id!r}: {text}",
-                                       connection.peer.pid, connection.peer.uid)
-        connection.send(encode(models.ErrorMessage(id=message.id, code="internal", in_reply_to=message.type,
-                                                   message=f"desktop-approver failed: {text}")))
-
-    @staticmethod
-    def _send_verdicts(connection: Connection, message: models.Request | models.Batch, verdicts: list[Verdict]) -> None:
-        if isinstance(message, models.Request):
-            connection.send(encode(models.DecisionMessage(id=message.id, **_verdict_fields(verdicts[0]))))
-        else:
-            connection.send(encode(models.BatchDecision(id=message.id, decisions=[
-                models.CallDecision(index=i, **_verdict_fields(v)) for i, v in enumerate(verdicts)])))
-
-    def _status(self, status_id: str) -> models.StatusReply:
-        state = self.broker.status()
-        return models.StatusReply(id=status_id, version=__version__, pid=os.getpid(), socket=os.fspath(self.socket_path),
-                                  pending=state["pending"], mode=state["mode"], mode_until=state["mode_until"],
-                                  sessions=state["sessions"], uptime=time.time() - self.started)
-
-
-def _calls_of(message: models.Request | models.Batch) -> list[dict[str, Any]]:
-    """The calls as plain dicts for the broker, hints by their field names."""
-    models_ = message.calls() if isinstance(message, models.Request) else message.calls
-    calls = [call.model_dump(exclude_none=True) for call in models_]
-    for call, model in zip(calls, models_):
-        if model.hints is not None:
-            call["hints"] = model.hints.as_dict()
-    return calls
-
-
-def _verdict_fields(verdict: Verdict) -> dict[str, Any]:
-    return {"decision": verdict.decision, "decided_by": verdict.decided_by, "note": verdict.note,
-            "rule": verdict.rule, "blocked": verdict.blocked, "updated_args": verdict.updated_args,
-            "risk": verdict.risk}
+        connection.close()

@@ -16,10 +16,11 @@ from typing import TYPE_CHECKING, Any
 from .. import paths
 from .audit import AuditLog
 from .broker import DEFAULT_TIMEOUT, Broker
+from .connection import DEFAULT_MAX_PENDING_PER_CLIENT, TokenCheck
 from .limits import Limits
 from .memory import SessionMemory
 from .modes import ModeState
-from .server import DEFAULT_MAX_PENDING_PER_CLIENT, ApproverServer, TokenCheck
+from .server import ApproverServer
 from .tickets import Decider
 
 if TYPE_CHECKING:

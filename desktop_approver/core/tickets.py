@@ -11,9 +11,14 @@ import asyncio
 import itertools
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, cast
+
+from ..vocabulary import AskKind, DecidedBy, DecisionName, RiskLevel, RiskReport, Scope
+from .logsafe import printable
 
 if TYPE_CHECKING:
+    from .models import ToolCall
+    from .policy import PolicyCall
     from .risk import RiskAssessment
 
 _ticket_numbers = itertools.count(1)
@@ -66,19 +71,42 @@ class CallInfo:
     risk: RiskAssessment | None = None
     audit_id: int | None = None
 
+    @classmethod
+    def of(cls, index: int, call: ToolCall, risk: RiskAssessment | None) -> CallInfo:
+        """The call as the core keeps it, straight from the validated message (hints by our names)."""
+        return cls(index=index, tool=call.tool, args=call.args, description=call.description,
+                   preview=call.preview.model_dump(exclude_none=True) if call.preview is not None else None,
+                   hints=call.hints.as_dict() if call.hints is not None else {}, risk=risk)
+
+    def policy_call(self, identity: Identity) -> PolicyCall:
+        """What a policy rule sees of this call: the one place that view is built.
+
+        The directory is the one the kernel vouches for where it can (``policy_cwd``), never only the claim.
+        """
+        from .policy import PolicyCall  # the policy loads only with a rules file (or the rule editor)
+
+        return PolicyCall(tool=self.tool, args=self.args, agent=identity.agent, cwd=identity.policy_cwd,
+                          risk=self.risk.level if self.risk is not None else None)
+
+    def risk_report(self) -> RiskReport | None:
+        """The app's assessment as the agent is told it with the answer."""
+        if self.risk is None:
+            return None
+        return {"level": cast("RiskLevel", self.risk.level), "reasons": list(self.risk.reasons)}
+
 
 @dataclass(frozen=True)
 class Verdict:
     """The outcome for one call. ``blocked`` marks a policy violation, not a person's no."""
 
-    decision: str
-    decided_by: str = "user"
+    decision: DecisionName
+    decided_by: DecidedBy = "user"
     note: str | None = None
     rule: str | None = None
     blocked: bool = False
     updated_args: dict[str, Any] | None = None
-    scope: str = "exact"          # for allow_session: "exact" arguments or the whole "tool"
-    risk: dict[str, Any] | None = None  # the app's assessment, told to the agent with the answer
+    scope: Scope = "exact"        # for allow_session: "exact" arguments or the whole "tool"
+    risk: RiskReport | None = None  # the app's assessment, told to the agent with the answer
 
     @property
     def allowed(self) -> bool:
@@ -102,6 +130,10 @@ class Countdown:
         self._handle: asyncio.TimerHandle | None = self._loop.call_at(self._started + seconds, self._countdown_due)
         self._hard: asyncio.TimerHandle | None = self._loop.call_at(self.hard_deadline, self._hard_due)
         self.expired: asyncio.Future[None] = self._loop.create_future()
+
+    def __repr__(self) -> str:
+        state = "expired" if self.expired.done() else "paused" if self.paused else "running"
+        return f"<Countdown {state} {self.remaining():.1f}s of {self.total:g}s, latest {self.latest():.1f}s>"
 
     @property
     def paused(self) -> bool:
@@ -158,12 +190,12 @@ class Countdown:
             self.expired.set_result(None)
 
 
-@dataclass
+@dataclass(repr=False)
 class Ticket:
     """Calls from one request or batch that need a person, waiting together under one prompt."""
 
     request_id: str
-    kind: str                     # "request" | "batch"
+    kind: AskKind
     calls: list[CallInfo]
     session: str
     identity: Identity
@@ -176,13 +208,16 @@ class Ticket:
     def key(self) -> str:
         return f"t{self.number}"
 
+    def __repr__(self) -> str:
+        return (f"<Ticket {self.key} {self.kind} {printable(self.request_id, 40)!r} calls={len(self.calls)}"
+                f"/{self.batch_size} agent={printable(self.identity.label, 40)!r} peer={self.identity.peer_pid} "
+                f"risk={self.risk_level} left={self.countdown.latest():.1f}s>")
+
     @property
-    def risk_level(self) -> str:
-        levels = [call.risk.level for call in self.calls if call.risk]
-        for level in ("destructive", "moderate"):
-            if level in levels:
-                return level
-        return "safe"
+    def risk_level(self) -> RiskLevel:
+        levels = {call.risk.level for call in self.calls if call.risk}
+        worst: tuple[RiskLevel, ...] = ("destructive", "moderate")
+        return next((level for level in worst if level in levels), "safe")
 
     def summary(self) -> str:
         """One line for the tray menu and notifications."""

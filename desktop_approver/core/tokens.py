@@ -16,10 +16,10 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-log = logging.getLogger(__name__)
-
 from .._client_base import KEYRING_SERVICE as SERVICE  # where clients look
 from .._client_base import KEYRING_USERNAME as USERNAME
+
+log = logging.getLogger(__name__)
 
 TOKEN_BYTES = 32
 REFRESH_SECONDS = 10.0

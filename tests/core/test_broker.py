@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Callable
 from pathlib import Path
 
@@ -12,6 +13,7 @@ from desktop_approver.core import modes
 from desktop_approver.core.audit import AuditLog
 from desktop_approver.core.broker import Broker
 from desktop_approver.core.memory import SessionMemory
+from desktop_approver.core.models import ToolCall
 from desktop_approver.core.policy import Policy
 from desktop_approver.core.tickets import Identity, Ticket, Verdict
 from tests.support.deciders import ScriptedPerson, WaitingPerson, every
@@ -30,11 +32,11 @@ def broker_for(tmp_path: Path, decider: ScriptedPerson, *, policy_toml: str | No
                   mode=modes.ModeState(tmp_path / "state.json"), default_timeout=timeout)
 
 
-def call(command: str, tool: str = "Bash") -> list[dict]:
-    return [{"tool": tool, "args": {"command": command}}]
+def call(command: str, tool: str = "Bash") -> list[ToolCall]:
+    return [ToolCall(tool=tool, args={"command": command})]
 
 
-def submit(broker: Broker, calls: list[dict], session: str = "s", request_id: str = "r") -> list[Verdict]:
+def submit(broker: Broker, calls: list[ToolCall], session: str = "s", request_id: str = "r") -> list[Verdict]:
     return asyncio.run(broker.submit(WHO, session, request_id, "request" if len(calls) == 1 else "batch", calls))
 
 
@@ -206,7 +208,8 @@ def test_every_request_and_decision_reaches_the_audit_log(tmp_path: Path) -> Non
 
 
 @pytest.mark.parametrize("failure", ["raises", "wrong_count"])
-def test_a_broken_decider_denies_and_the_broker_survives(tmp_path: Path, failure: str) -> None:
+def test_a_broken_decider_denies_and_the_broker_survives(tmp_path: Path, failure: str,
+                                                          caplog: pytest.LogCaptureFixture) -> None:
     def broken(ticket: Ticket) -> list[Verdict]:
         if failure == "raises":
             raise RuntimeError("the dialog crashed")
@@ -218,9 +221,12 @@ def test_a_broken_decider_denies_and_the_broker_survives(tmp_path: Path, failure
     assert broker.audit.history()[0].decision == "deny"
     broker.decider = ScriptedPerson(allow_all())
     assert submit(broker, call("echo hi"), request_id="r2")[0].decision == "allow_once"
+    failed = [r for r in caplog.records if r.levelno >= logging.ERROR]
+    assert [r.getMessage() for r in failed] == ["asking the person failed for r"]
+    assert "decider answered 0 of 1 calls" in caplog.text or failure == "raises"
 
 
-def test_a_failing_policy_falls_back_to_asking(tmp_path: Path) -> None:
+def test_a_failing_policy_falls_back_to_asking(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     class Broken:
         def evaluate(self, call: object) -> object:
             raise ValueError("bad rule")
@@ -229,6 +235,7 @@ def test_a_failing_policy_falls_back_to_asking(tmp_path: Path) -> None:
     broker = broker_for(tmp_path, decider)
     broker.policy = Broken()
     assert submit(broker, call("echo hi"))[0].decided_by == "user"
+    assert "policy evaluation failed; asking the person" in caplog.text
 
 
 # -- flow, with a person who answers or waits ------------------------------------------------------
@@ -237,8 +244,8 @@ def make(tmp_path: Path, person: ScriptedPerson, timeout: float = 5) -> Broker:
     return Broker(person, audit=AuditLog(tmp_path / "audit.sqlite3"), memory=SessionMemory(), default_timeout=timeout)
 
 
-def calls(*commands: str) -> list[dict]:
-    return [{"tool": "Bash", "args": {"command": command}} for command in commands]
+def calls(*commands: str) -> list[ToolCall]:
+    return [ToolCall(tool="Bash", args={"command": command}) for command in commands]
 
 
 def test_timeout_denies_and_remembers_nothing(tmp_path: Path) -> None:
@@ -283,7 +290,7 @@ def test_batch_gets_one_verdict_per_call_in_order_and_all_are_audited(tmp_path: 
     assert len(history) == 4 and all(entry.decision for entry in history)
 
 
-def test_a_broken_prompt_denies_and_is_audited(tmp_path: Path) -> None:
+def test_a_broken_prompt_denies_and_is_audited(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     def explode(ticket: Ticket) -> list[Verdict]:
         raise RuntimeError("the dialog fell over")
 
@@ -291,8 +298,10 @@ def test_a_broken_prompt_denies_and_is_audited(tmp_path: Path) -> None:
     verdict = asyncio.run(broker.submit(WHO, "s", "r1", "request", calls("ls")))[0]
     assert verdict.decision == "deny" and "internal error" in (verdict.note or "")
     assert broker.audit.history()[0].decision == "deny"
+    assert "asking the person failed for r1" in caplog.text
 
 
+@pytest.mark.usefixtures("caplog")  # the error it logs is expected (asserted in the broken-decider test)
 def test_a_decider_answering_the_wrong_number_of_calls_fails_closed(tmp_path: Path) -> None:
     broker = make(tmp_path, ScriptedPerson(lambda t: []))
     verdicts = asyncio.run(broker.submit(WHO, "s", "r1", "batch", calls("a", "b")))
@@ -316,7 +325,7 @@ def broker_with_policy(tmp_path: Path, policy_text: str, person: ScriptedPerson)
 
 
 def ask(b: Broker, command: str, session: str = "s") -> Verdict:
-    call = {"tool": "Bash", "args": {"command": command}}
+    call = ToolCall(tool="Bash", args={"command": command})
     return asyncio.run(b.submit(WHO, session, "r", "request", [call]))[0]
 
 
@@ -396,12 +405,12 @@ def test_risk_is_judged_where_the_kernel_says_the_agent_is_and_a_claim_never_low
     from desktop_approver.core.broker import _assess_where
     from desktop_approver.core.tickets import Identity
 
-    write = {"tool": "Write", "args": {"file_path": "notes.txt", "content": "x"}}
+    write = ("Write", {"file_path": "notes.txt", "content": "x"})
     honest = Identity(agent="a", cwd="/home/u/proj", peer_cwd="/home/u/proj")
-    assert _assess_where(write, honest, {}).level == "moderate"
+    assert _assess_where(*write, honest, {}).level == "moderate"
     lying = Identity(agent="a", cwd="/home/u/proj", peer_cwd="/etc")        # claims a project, sits in /etc
-    assert _assess_where(write, lying, {}).level == "destructive"
+    assert _assess_where(*write, lying, {}).level == "destructive"
     odd = Identity(agent="a", cwd="/etc", peer_cwd="/home/u/proj")          # the worse of the two readings
-    assert _assess_where(write, odd, {}).level == "destructive"
+    assert _assess_where(*write, odd, {}).level == "destructive"
     relayed = Identity(agent="a", cwd="/home/u/proj", peer_cwd=None)        # a forwarded socket: the claim
-    assert _assess_where(write, relayed, {}).level == "moderate"
+    assert _assess_where(*write, relayed, {}).level == "moderate"

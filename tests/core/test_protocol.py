@@ -256,7 +256,8 @@ HUGE = "9" * 5000
     (b'{"v": 1, "type": "hello", "client": {"pid": 9223372036854775808}}', "invalid_message", None, "hello"),
     (b'{"v": 1, "type": "hello", "client": {"pid": -1}}', "invalid_message", None, "hello"),
     (b'{"v": 1, "type": "status", "id": "\\ud800"}', "invalid_message", None, "status"),
-    (b'{"v": 1, "type": "request", "id": "r", "tool": "t", "args": {"s": "a\\udc00b"}}', "invalid_message", "r", "request"),
+    (b'{"v": 1, "type": "request", "id": "r", "tool": "t", "args": {"s": "a\\udc00b"}}', "invalid_message", "r",
+     "request"),
     (b'{"v": 1, "type": "request", "id": "r", "tool": "t", "args": {"\\udbff": 1}}', "invalid_message", "r", "request"),
     (b'{"v": 1, "type": "status", "id": "' + b"i" * 129 + b'"}', "invalid_message", None, "status"),
     (b'{"v": 1, "type": "status", "id": ""}', "invalid_message", None, "status"),
@@ -279,7 +280,8 @@ def test_strict_json_bounded_numbers_encodable_strings_valid_previews(raw: bytes
 
 
 @pytest.mark.parametrize("raw", [
-    b'{"v": 1, "type": "request", "id": "r", "tool": "t", "args": {"n": 9223372036854775807, "m": -9223372036854775808}}',
+    b'{"v": 1, "type": "request", "id": "r", "tool": "t", "args": {"n": 9223372036854775807, '
+    b'"m": -9223372036854775808}}',
     b'{"v": 1, "type": "request", "id": "r", "tool": "t", "args": {"x": 1.5e308, "emoji": "\\ud83d\\ude00"}}',
     b'{"v": 1, "type": "hello", "client": {"pid": 4242}}',
     line({**REQUEST, "preview": {"kind": "diff", "old": "a", "new": "b"}}),
@@ -352,7 +354,8 @@ def test_every_error_the_app_sends_says_what_it_answers(tmp_path: Path) -> None:
 
 def test_too_many_pending_counts_calls_like_status_pending(tmp_path: Path) -> None:
     def batch(batch_id: str, size: int) -> dict[str, Any]:
-        return {"v": 1, "type": "batch", "id": batch_id, "calls": [{"tool": "Bash", "args": {"n": n}} for n in range(size)]}
+        return {"v": 1, "type": "batch", "id": batch_id,
+                "calls": [{"tool": "Bash", "args": {"n": n}} for n in range(size)]}
 
     with ServiceThread(tmp_path, max_pending_per_client=4) as service, \
             RawConnection(service.socket_path) as connection:

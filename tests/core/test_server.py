@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
+import logging
 import os
 import shutil
 import socket
 import stat
 import tempfile
+import warnings
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -275,3 +278,74 @@ def test_closing_the_app_answers_waiting_clients_with_shutting_down(folder: Path
         writer.close()
 
     asyncio.run(scenario())
+
+
+# -- closing cleanly -------------------------------------------------------------------------------
+
+class Holds:
+    """A person who never answers (the tests below count tickets on the broker, not here)."""
+
+    async def decide(self, ticket: object) -> list[Any]:
+        await asyncio.Event().wait()
+        raise AssertionError("unreachable: an event nobody sets")
+
+
+def test_close_closes_every_connection_and_waits_for_it(folder: Path, caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.DEBUG, logger="desktop_approver.core.server")
+    found: list[Any] = []
+
+    async def main() -> None:
+        server = ApproverServer(Broker(Holds(), audit=AuditLog(folder / "audit.sqlite3")), folder / "run" / "s.sock")
+        await server.start()
+        waiting = await asyncio.open_unix_connection(str(server.socket_path))
+        waiting[1].write(json.dumps(request("r1")).encode() + b"\n")
+        idle = await asyncio.open_unix_connection(str(server.socket_path))
+        half = await asyncio.open_unix_connection(str(server.socket_path))
+        half[1].write(json.dumps(request("r2")).encode() + b"\n")
+        half[1].write_eof()
+        await until(lambda: len(server.broker.pending) == 2 and len(server._connections) == 3)
+        links = list(server._connections)
+        assert repr(server).endswith("connections=3 listening=True>")
+        await server.close()
+        found.extend(link.writer.transport.is_closing() for link in links)
+        found.append(not server._readers and not server._connections)
+        found.append(repr(server).endswith("connections=0 listening=False>"))
+        for reader, writer in (waiting, idle, half):
+            found.append((await reader.read()).count(b"shutting_down"))
+            writer.close()
+            await writer.wait_closed()
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        asyncio.run(main())
+        gc.collect()
+    assert found == [True, True, True, True, True, 1, 0, 1]
+    assert not [w for w in caught if issubclass(w.category, ResourceWarning)], [str(w.message) for w in caught]
+    opened = [r.getMessage() for r in caplog.records if r.getMessage().startswith("connection opened")]
+    closed = [r.getMessage() for r in caplog.records if r.getMessage().startswith("connection closed")]
+    assert len(opened) == 3 and len(closed) == 3 and f"pid {os.getpid()}, uid {os.getuid()}" in closed[0]
+
+
+@pytest.mark.parametrize("turns", range(6))
+def test_closing_just_after_a_client_connects_leaks_nothing(folder: Path, turns: int) -> None:
+    """Closing while asyncio is between accepting a connection and attaching it trips an assertion in
+    asyncio and leaks the socket (CPython gh-109564); the server stops accepting first."""
+    errors: list[dict[str, Any]] = []
+
+    async def main() -> None:
+        asyncio.get_running_loop().set_exception_handler(lambda loop, context: errors.append(context))
+        server = ApproverServer(Broker(Holds(), audit=AuditLog(folder / "audit.sqlite3")), folder / "run" / "s.sock")
+        await server.start()
+        client = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        client.connect(str(server.socket_path))
+        for _ in range(turns):
+            await asyncio.sleep(0)
+        await server.close()
+        client.close()
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        asyncio.run(main())
+        gc.collect()
+    assert errors == []
+    assert not [w for w in caught if issubclass(w.category, ResourceWarning)], [str(w.message) for w in caught]

@@ -1,0 +1,348 @@
+"""One client's conversation with the app, apart from the socket it runs on.
+
+:class:`Connection` is the protocol object (as in pygls): the server hands it each line it read;
+it answers through the ``send`` callable it was given and asks to be hung up on through ``close``.
+It never touches a socket, so every protocol rule is tested by feeding it lines
+(``tests/core/test_connection.py``). Each message type has one handler, registered under its
+``type`` in :data:`HANDLERS` with :func:`handles`; registering a type twice is an error, and every
+type a client may send (``models.INCOMING``) has a handler.
+
+The rules kept here, per connection: when the app requires a token, a client gets one answer and
+no conversation until its ``hello`` carries the right one; a request id is pending at most once;
+a request the agent withdraws (``cancel``) is still answered (``deny``, decided by ``cancelled``);
+a client that goes away takes its requests with it (their prompts disappear); when the app quits,
+each pending request is told ``shutting_down``. Across connections (:class:`Context`): one peer
+process has at most ``max_pending_per_client`` calls waiting for the person, and refusals are
+written to the audit log within a rate budget.
+
+Sockets, peer credentials, the read loop and the limits on the stream stay in ``core/server.py``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import logging
+import os
+import time
+from collections import Counter
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from .. import __version__, wire
+from ..vocabulary import AskKind
+from . import models
+from .broker import Broker, Triage
+from .limits import RefusalBudget
+from .logsafe import Printable, printable
+from .peercred import PeerCredentials, process_cwd, process_exe, same_directory
+from .protocol import Refusal, decode, encode
+from .tickets import Identity, Verdict
+
+log = logging.getLogger(__name__)
+
+DEFAULT_MAX_PENDING_PER_CLIENT = 128
+"""Calls of one peer process that may wait for the person at once (``too_many_pending``); counted
+in calls, like ``status.pending``, and above the largest batch (100 calls)."""
+
+TokenCheck = Callable[[str | None], bool]
+Send = Callable[[bytes], None]
+Handler = Callable[["Connection", Any], None]
+_H = TypeVar("_H", bound=Callable[..., None])
+
+HANDLERS: dict[str, Handler] = {}
+"""Message ``type`` → the :class:`Connection` method that handles it."""
+
+
+def handles(*kinds: str) -> Callable[[_H], _H]:
+    """Register the decorated method as the handler of ``kinds``; each type has exactly one."""
+    def register(handler: _H) -> _H:
+        for kind in kinds:
+            if kind in HANDLERS:
+                raise RuntimeError(f"a second handler for {kind!r}: {handler.__qualname__}")
+            HANDLERS[kind] = handler
+        return handler
+    return register
+
+
+class Context:
+    """What every connection shares: the broker, the token check, the calls each peer process has
+    waiting, the refusals' audit budget, and what ``status`` reports about the app."""
+
+    def __init__(self, broker: Broker, *, token_check: TokenCheck | None = None,
+                 max_pending_per_client: int = DEFAULT_MAX_PENDING_PER_CLIENT, socket_path: str = "") -> None:
+        self.broker = broker
+        self.token_check = token_check
+        self.max_pending_per_client = max_pending_per_client
+        self.socket_path = socket_path
+        self.started = time.time()
+        self.refusals = RefusalBudget()
+        self.pending_by_peer: Counter[int | None] = Counter()   # calls waiting for the person, by peer pid
+        self._summary_timer: asyncio.TimerHandle | None = None
+
+    def __repr__(self) -> str:
+        return (f"<Context waiting={sum(self.pending_by_peer.values())} peers={len(self.pending_by_peer)} "
+                f"token={'required' if self.token_check else 'no'}>")
+
+    def reserve(self, pid: int | None, calls: int) -> bool:
+        """Count ``calls`` more waiting for the peer ``pid``, unless that passes its limit (False)."""
+        if self.pending_by_peer[pid] + calls > self.max_pending_per_client:
+            return False
+        self.pending_by_peer[pid] += calls
+        return True
+
+    def release(self, pid: int | None, calls: int) -> None:
+        self.pending_by_peer[pid] -= calls
+        if self.pending_by_peer[pid] <= 0:
+            del self.pending_by_peer[pid]
+
+    def audit_refusal(self, code: str, message: str, pid: int | None, uid: int | None,
+                      message_id: str | None = None) -> None:
+        """One audit row per refusal, within :class:`RefusalBudget`; the rest become one summary row."""
+        log.debug("refused (%s) peer=%s: %s", code, pid, Printable(message))
+        if not self.refusals.allow():
+            if self._summary_timer is None:
+                self._summary_timer = asyncio.get_running_loop().call_later(1.0, self.write_refusal_summary)
+            return
+        self.write_refusal_summary()
+        detail = f"{message} (id {message_id!r})" if message_id is not None else message
+        self.broker.audit.record_event("refused", code, detail, pid, uid)
+
+    def write_refusal_summary(self) -> None:
+        self._summary_timer = None
+        count = self.refusals.take_suppressed()
+        if count:
+            self.broker.audit.record_event("refused", "rate_limited",
+                                           f"{count} more refusals not recorded one by one (too many at once)")
+
+    def close(self) -> None:
+        """The app is quitting: the refusals not yet summarised are written now."""
+        if self._summary_timer is not None:
+            self._summary_timer.cancel()
+        self.write_refusal_summary()
+
+
+class Connection:
+    """One client's conversation: who it is, what it waits for, and a handler per message type."""
+
+    def __init__(self, context: Context, peer: PeerCredentials, send: Send, close: Callable[[], None]) -> None:
+        self.context = context
+        self.peer = peer
+        self._send = send
+        self._close = close
+        self.identity = Identity(peer_pid=peer.pid, peer_uid=peer.uid, peer_exe=process_exe(peer.pid),
+                                 peer_cwd=process_cwd(peer.pid))
+        self.authenticated = context.token_check is None
+        self.tasks: dict[str, asyncio.Task[None]] = {}
+        self.kinds: dict[str, AskKind] = {}         # pending id -> "request" | "batch" (for errors about it)
+        self.last_active = asyncio.get_running_loop().time()
+        """When the client last sent something or was last answered (loop time): the server's idle clock."""
+        self.half_closed = False
+        """The client has said all it will say (it shut its writing side) and waits for its answers."""
+        self.closed = False
+
+    def __repr__(self) -> str:
+        states = [name for name, on in (("half-closed", self.half_closed), ("closed", self.closed),
+                                        ("unauthenticated", not self.authenticated)) if on]
+        return (f"<Connection pid={self.peer.pid} uid={self.peer.uid} agent={printable(self.identity.label, 40)!r} "
+                f"pending={len(self.tasks)}{''.join(' ' + state for state in states)}>")
+
+    # -- what the transport calls -----------------------------------------------------------------
+
+    def received(self, line: bytes | wire.Oversized) -> None:
+        """Act on one line the client sent (its newline removed); a closed connection acts on nothing."""
+        if self.closed:
+            return
+        message = decode(line)
+        if isinstance(message, Refusal):
+            self.refuse(message)
+            if not self.authenticated:  # a client without a token gets one answer, not a conversation
+                self.close()
+            return
+        if not self.authenticated and message.type != "hello":
+            self.refuse(Refusal("unauthorized", "a valid token is required: send it in hello",
+                                getattr(message, "id", None), message.type))
+            self.close()
+            return
+        HANDLERS[message.type](self, message)
+
+    def send(self, payload: bytes) -> None:
+        """Write to the client, unless the connection is closed (then the words go nowhere)."""
+        if not self.closed:
+            self._send(payload)
+
+    def close(self) -> None:
+        """Hang up (once)."""
+        if not self.closed:
+            self.closed = True
+            self._close()
+
+    def close_when_idle(self) -> None:
+        """A half-closed client has had every answer: nothing more can happen on this connection."""
+        if self.half_closed and not self.tasks:
+            self.close()
+
+    def connection_lost(self) -> None:
+        """The client is gone: its requests are withdrawn (their prompts disappear, nobody is answered)."""
+        self.close()
+        for task in list(self.tasks.values()):
+            task.cancel()
+
+    def shutdown(self) -> None:
+        """The app is quitting: every pending request hears ``shutting_down``, then the line is closed."""
+        for request_id, kind in self.kinds.items():
+            self.send(encode(models.ErrorMessage(id=request_id, code="shutting_down", in_reply_to=kind,
+                                                 message="desktop-approver is shutting down")))
+        self.connection_lost()
+
+    def refuse(self, refusal: Refusal) -> None:
+        """A typed error for a message we will not act on, written to the audit log (within its budget)."""
+        self.context.audit_refusal(refusal.code, refusal.message, self.peer.pid, self.peer.uid, refusal.id)
+        self.send(encode(refusal.reply()))
+
+    # -- handlers ---------------------------------------------------------------------------------
+
+    @handles("hello")
+    def _hello(self, hello: models.Hello) -> None:
+        token_check = self.context.token_check
+        if token_check is not None:
+            if not token_check(hello.token):
+                self.refuse(Refusal("unauthorized", "missing or wrong token", None, "hello"))
+                self.close()
+                return
+            self.authenticated = True
+        info, peer = hello.client, self.peer
+        real_cwd = process_cwd(peer.pid)  # now, not at connect: the client may have moved
+        self.identity = Identity(agent=info.agent, pid=info.pid, cwd=info.cwd, host=info.host,
+                                 git_branch=info.git_branch, peer_pid=peer.pid, peer_uid=peer.uid,
+                                 peer_exe=self.identity.peer_exe, peer_cwd=real_cwd,
+                                 cwd_agrees=same_directory(info.cwd, real_cwd))
+        log.debug("hello from %r", self)
+        self.send(encode(models.Welcome(server="desktop-approver", version=__version__,
+                                        default_timeout=self.context.broker.default_timeout,
+                                        max_line_bytes=wire.MAX_LINE_BYTES, peer={"pid": peer.pid, "uid": peer.uid})))
+
+    @handles("request", "batch")
+    def _ask(self, message: models.Asking) -> None:
+        if message.id in self.tasks:
+            self.refuse(Refusal("duplicate_id", f"request id {message.id!r} is already pending", message.id,
+                                message.type))
+            return
+        calls = message.calls() if isinstance(message, models.Request) else message.calls
+        session = message.session or f"{self.identity.label}-{self.peer.pid}"
+        try:
+            triage = self.context.broker.triage(self.identity, session, message.id, message.type, calls)
+        except Exception as exc:  # never leave an agent hanging, never take the app down
+            self._internal_error(message, exc)
+            return
+        if triage.answered is not None:  # a rule, the mode or session memory: answered in this very step
+            self._reply(message, triage.answered)
+            return
+        waiting = triage.waiting
+        if not self.context.reserve(self.peer.pid, waiting):
+            self.refuse(Refusal(
+                "too_many_pending", f"this client already has {self.context.pending_by_peer[self.peer.pid]} calls "
+                f"waiting for the person; {waiting} more would pass the limit of {self.context.max_pending_per_client}",
+                message.id, message.type))
+            return
+        task = asyncio.ensure_future(self._answer(message, triage))
+        self.tasks[message.id] = task
+        self.kinds[message.id] = message.type
+        task.add_done_callback(functools.partial(self._finished, message, triage, waiting))
+
+    @handles("cancel")
+    def _cancel(self, message: models.Cancel) -> None:
+        task = self.tasks.get(message.id)
+        if task is None:
+            self.refuse(Refusal("unknown_id", f"no pending request {message.id!r}", message.id, "cancel"))
+            return
+        log.debug("cancel of %s from %r", Printable(message.id), self)
+        task.cancel()
+
+    @handles("status")
+    def _status(self, message: models.Status) -> None:
+        state = self.context.broker.status()
+        self.send(encode(models.StatusReply(
+            id=message.id, version=__version__, pid=os.getpid(), socket=self.context.socket_path,
+            pending=state["pending"], mode=state["mode"], mode_until=state["mode_until"], sessions=state["sessions"],
+            uptime=time.time() - self.context.started)))
+
+    # Session memory over the socket is the asking agent's own: keyed by the agent's name from hello.
+
+    @handles("end_session")
+    def _end_session(self, message: models.EndSession) -> None:
+        forgotten = self.context.broker.memory.forget_session(message.session, agent=self.identity.agent)
+        self.send(encode(models.SessionEnded(id=message.id, forgotten=forgotten)))
+
+    @handles("sessions")
+    def _sessions(self, message: models.ListSessions) -> None:
+        entries = [models.MemoryEntryInfo(**entry.as_dict())
+                   for entry in self.context.broker.memory.entries(agent=self.identity.agent)]
+        self.send(encode(models.SessionsReply(id=message.id, entries=entries)))
+
+    @handles("revoke")
+    def _revoke(self, message: models.Revoke) -> None:
+        broker, who = self.context.broker, self.identity
+        count = broker.memory.revoke(session=message.session, tool=message.tool, agent=who.agent)
+        broker.audit.record_event("revoke", None, f"agent={who.agent} session={message.session} tool={message.tool} "
+                                  f"count={count}", self.peer.pid, self.peer.uid)
+        self.send(encode(models.Revoked(id=message.id, count=count)))
+
+    @handles("notice")
+    def _notice(self, message: models.Notice) -> None:
+        broker, who = self.context.broker, self.identity
+        broker.audit.record_event("notice", message.kind, f"agent={who.agent} {message.text}", self.peer.pid,
+                                  self.peer.uid)
+        broker.tell(who, message.kind, message.text)
+        self.send(encode(models.Noticed(id=message.id)))
+
+    # -- a request's answer -----------------------------------------------------------------------
+
+    async def _answer(self, message: models.Asking, triage: Triage) -> None:
+        try:
+            verdicts = await self.context.broker.ask(triage, message.timeout)
+        except Exception as exc:  # never leave an agent hanging, never take the app down
+            self._internal_error(message, exc)
+            return
+        self._reply(message, verdicts)
+
+    def _finished(self, message: models.Asking, triage: Triage, waiting: int, done: asyncio.Task[None]) -> None:
+        self.tasks.pop(message.id, None)
+        self.kinds.pop(message.id, None)
+        self.context.release(self.peer.pid, waiting)
+        self.last_active = asyncio.get_running_loop().time()
+        if done.cancelled():
+            # Answered here, not in _answer: a task cancelled before its first step (request and
+            # cancel in one read) never runs _answer's code. A closed connection (the client went
+            # away, or the app is quitting) sends nothing.
+            self._reply(message, self.context.broker.withdrawn(triage))
+        self.close_when_idle()
+
+    def _reply(self, message: models.Asking, verdicts: list[Verdict]) -> None:
+        """The verdicts as the agent's answer; if they cannot be put into one, a typed error (never silence)."""
+        try:
+            reply: models.DecisionMessage | models.BatchDecision
+            if isinstance(message, models.Request):
+                reply = models.DecisionMessage.of(verdicts[0], id=message.id)
+            else:
+                reply = models.BatchDecision(id=message.id, decisions=[
+                    models.CallDecision.of(verdict, index=index) for index, verdict in enumerate(verdicts)])
+            payload = encode(reply)
+        except Exception as exc:
+            self._internal_error(message, exc)
+            return
+        self.send(payload)
+
+    def _internal_error(self, message: models.Asking, exc: Exception) -> None:
+        """Our failure, not the client's: logged with its traceback, audited, answered (a deny)."""
+        log.exception("request %s failed", printable(message.id))
+        text = str(exc) or type(exc).__name__
+        self.context.broker.audit.record_event("refused", "internal", f"{message.type} {message.id!r}: {text}",
+                                               self.peer.pid, self.peer.uid)
+        self.send(encode(models.ErrorMessage(id=message.id, code="internal", in_reply_to=message.type,
+                                             message=f"desktop-approver failed: {text}")))
+
+
+_unhandled = set(models.INCOMING) ^ set(HANDLERS)
+if _unhandled:  # pragma: no cover - caught by the import in any test
+    raise RuntimeError(f"message types without exactly one handler: {sorted(_unhandled)}")

@@ -1,0 +1,449 @@
+"""The protocol object in memory: lines in, what it sends collected; no socket anywhere.
+
+Each message type, the refusals, the order of answers, withdrawal on disconnect and shutdown, and
+the limits the protocol keeps (token, duplicate ids, calls waiting per peer process).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from desktop_approver import wire
+from desktop_approver.core import modes
+from desktop_approver.core.audit import AuditLog
+from desktop_approver.core.broker import Broker
+from desktop_approver.core.connection import HANDLERS, Connection, Context, handles
+from desktop_approver.core.models import INCOMING
+from desktop_approver.core.peercred import PeerCredentials
+from desktop_approver.core.tickets import Ticket, Verdict
+
+ME = PeerCredentials(pid=os.getpid(), uid=os.getuid(), gid=None)
+HELLO = {"v": 1, "type": "hello", "client": {"agent": "agent-a", "pid": os.getpid(), "cwd": os.getcwd()}}
+
+
+def request(request_id: str, command: str = "echo hi", **fields: Any) -> dict[str, Any]:
+    return {"v": 1, "type": "request", "id": request_id, "tool": "Bash", "args": {"command": command},
+            "session": "s", **fields}
+
+
+def batch(batch_id: str, *commands: str) -> dict[str, Any]:
+    return {"v": 1, "type": "batch", "id": batch_id, "session": "s",
+            "calls": [{"tool": "Bash", "args": {"command": command}} for command in commands]}
+
+
+class Person:
+    """A decider whose answers the test gives, ticket by ticket, while the connection waits."""
+
+    def __init__(self) -> None:
+        self.tickets: list[Ticket] = []
+        self.answers: list[asyncio.Future[list[Verdict]]] = []
+        self.withdrawn = 0
+
+    async def decide(self, ticket: Ticket) -> list[Verdict]:
+        self.tickets.append(ticket)
+        answer: asyncio.Future[list[Verdict]] = asyncio.get_running_loop().create_future()
+        self.answers.append(answer)
+        try:
+            return await answer
+        except asyncio.CancelledError:
+            self.withdrawn += 1
+            raise
+
+    def answer(self, index: int, decision: str = "allow_once", **fields: Any) -> None:
+        ticket = self.tickets[index]
+        self.answers[index].set_result([Verdict(decision, "user", **fields) for _ in ticket.calls])  # type: ignore[arg-type]
+
+
+class Line:
+    """A :class:`Connection` on an in-memory line: what it sends is kept, a hang-up is counted."""
+
+    def __init__(self, context: Context, peer: PeerCredentials = ME) -> None:
+        self.sent: list[bytes] = []
+        self.hang_ups = 0
+        self.connection = Connection(context, peer, self.sent.append, self._hang_up)
+
+    def _hang_up(self) -> None:
+        self.hang_ups += 1
+
+    def feed(self, *messages: dict[str, Any] | bytes | wire.Oversized) -> None:
+        for message in messages:
+            self.connection.received(wire.encode(message)[:-1] if isinstance(message, dict) else message)
+
+    def replies(self) -> list[dict[str, Any]]:
+        """What the connection sent since the last call, one message per line."""
+        out = []
+        for payload in self.sent:
+            assert payload.endswith(b"\n") and payload.count(b"\n") == 1, payload
+            out.append(json.loads(payload))
+        self.sent.clear()
+        return out
+
+
+Scenario = Callable[[Context, Person], Awaitable[None]]
+
+
+def run(tmp_path: Path, scenario: Scenario, **context_options: Any) -> Broker:
+    person = Person()
+    broker = Broker(person, audit=AuditLog(tmp_path / "audit.sqlite3"), mode=modes.ModeState(),
+                    default_timeout=30)
+
+    async def main() -> None:
+        context = Context(broker, **context_options)
+        try:
+            await scenario(context, person)
+        finally:
+            context.close()
+
+    asyncio.run(main())
+    return broker
+
+
+async def turns(count: int = 5) -> None:
+    for _ in range(count):
+        await asyncio.sleep(0)
+
+
+async def until(condition: Callable[[], object]) -> None:
+    for _ in range(500):
+        if condition():
+            return
+        await asyncio.sleep(0.002)
+    raise AssertionError("condition never became true")
+
+
+# -- the table ------------------------------------------------------------------------------------
+
+def test_every_client_message_type_has_exactly_one_handler() -> None:
+    assert set(HANDLERS) == set(INCOMING)
+    with pytest.raises(RuntimeError, match="second handler for 'status'"):
+        handles("status")(lambda connection, message: None)
+    assert HANDLERS["status"].__name__ == "_status"
+
+
+# -- each message type ----------------------------------------------------------------------------
+
+def test_hello_is_welcomed_and_names_the_agent(tmp_path: Path) -> None:
+    async def scenario(context: Context, person: Person) -> None:
+        line = Line(context)
+        line.feed(HELLO)
+        (welcome,) = line.replies()
+        assert welcome["type"] == "welcome" and welcome["peer"] == {"pid": ME.pid, "uid": ME.uid}
+        assert welcome["default_timeout"] == 30 and welcome["max_line_bytes"] == wire.MAX_LINE_BYTES
+        who = line.connection.identity
+        assert who.agent == "agent-a" and who.pid_verified and who.cwd_agrees
+
+    run(tmp_path, scenario)
+
+
+def test_status_counts_the_calls_waiting(tmp_path: Path) -> None:
+    async def scenario(context: Context, person: Person) -> None:
+        line = Line(context)
+        line.feed(batch("b1", "echo a", "echo b"))
+        await until(lambda: person.tickets)
+        line.feed({"v": 1, "type": "status", "id": "st"})
+        (status,) = line.replies()
+        assert (status["type"], status["id"], status["pending"], status["mode"]) == ("status_reply", "st", 2,
+                                                                                    "interactive")
+        person.answer(0, "deny")
+        await until(lambda: line.sent)
+
+    run(tmp_path, scenario, socket_path="/run/approver.sock")
+
+
+def test_an_answer_from_session_memory_is_sent_in_the_step_that_read_the_line(tmp_path: Path) -> None:
+    async def scenario(context: Context, person: Person) -> None:
+        context.broker.memory.remember("s", "Bash", {"command": "echo hi"}, agent="agent-a")
+        line = Line(context)
+        line.feed(HELLO, request("r1"))                # no await between the line and its answer
+        welcome, decision = line.replies()
+        assert (decision["id"], decision["decision"], decision["decided_by"]) == ("r1", "allow_session", "session")
+        assert decision["risk"] == {"level": "safe", "reasons": []} and not person.tickets
+
+    broker = run(tmp_path, scenario)
+    (entry,) = broker.audit.history()
+    assert entry.decided_by == "session"
+
+
+def test_the_person_answers_a_request_and_a_batch_in_order_of_answering(tmp_path: Path) -> None:
+    async def scenario(context: Context, person: Person) -> None:
+        line = Line(context)
+        line.feed(request("r1"), batch("b1", "echo a", "rm -rf /home/me/important"))
+        await until(lambda: len(person.tickets) == 2)
+        assert line.replies() == []
+        assert len(person.tickets[1].calls) == 2         # the batch is one ticket of two calls
+        person.answers[1].set_result([Verdict("allow_once", "user"), Verdict("deny", "user", note="no")])
+        await until(lambda: line.sent)
+        (answer,) = line.replies()
+        assert answer["type"] == "batch_decision" and [d["index"] for d in answer["decisions"]] == [0, 1]
+        assert [d["decision"] for d in answer["decisions"]] == ["allow_once", "deny"]
+        assert answer["decisions"][1]["note"] == "no" and answer["decisions"][1]["risk"]["level"] == "destructive"
+        line.feed({"v": 1, "type": "status", "id": "st"})   # a status is answered while r1 still waits
+        assert line.replies()[0]["pending"] == 1
+        person.answer(0, "allow_once")
+        await until(lambda: line.sent)
+        (decision,) = line.replies()
+        assert (decision["type"], decision["id"], decision["decision"]) == ("decision", "r1", "allow_once")
+        assert not line.connection.tasks and not context.pending_by_peer
+
+    run(tmp_path, scenario)
+
+
+def test_session_memory_messages_are_the_agents_own(tmp_path: Path) -> None:
+    async def scenario(context: Context, person: Person) -> None:
+        memory = context.broker.memory
+        memory.remember("s", "Bash", {"command": "ls"}, agent="agent-a")
+        memory.remember("s", "Bash", {"command": "ls"}, agent="agent-b")
+        line = Line(context)
+        line.feed(HELLO, {"v": 1, "type": "sessions", "id": "m1"})
+        _, listed = line.replies()
+        assert [(e["agent"], e["tool"], e["scope"]) for e in listed["entries"]] == [("agent-a", "Bash", "exact")]
+        line.feed({"v": 1, "type": "revoke", "id": "m2", "tool": "Bash"},
+                  {"v": 1, "type": "end_session", "id": "m3", "session": "s"})
+        revoked, ended = line.replies()
+        assert (revoked["type"], revoked["count"]) == ("revoked", 1)
+        assert (ended["type"], ended["forgotten"]) == ("session_ended", 0)
+        assert [entry.agent for entry in memory.entries()] == ["agent-b"]
+
+    broker = run(tmp_path, scenario)
+    assert broker.audit.events(kind="revoke")[0]["detail"].startswith("agent=agent-a")
+
+
+def test_a_notice_is_told_and_acknowledged(tmp_path: Path) -> None:
+    told: list[tuple[str | None, str, str]] = []
+
+    async def scenario(context: Context, person: Person) -> None:
+        context.broker.notice_listeners.append(lambda who, kind, text: told.append((who.agent, kind, text)))
+        line = Line(context)
+        line.feed(HELLO, {"v": 1, "type": "notice", "id": "n1", "kind": "finished", "text": "done"})
+        assert line.replies()[1] == {"v": 1, "type": "noticed", "id": "n1"}
+
+    run(tmp_path, scenario)
+    assert told == [("agent-a", "finished", "done")]
+
+
+# -- withdrawal -----------------------------------------------------------------------------------
+
+def test_cancel_answers_deny_cancelled_and_the_person_stops_being_asked(tmp_path: Path) -> None:
+    async def scenario(context: Context, person: Person) -> None:
+        line = Line(context)
+        line.feed(request("r1"))
+        await until(lambda: person.tickets)
+        line.feed({"v": 1, "type": "cancel", "id": "r1"})
+        await until(lambda: line.sent)
+        (decision,) = line.replies()
+        assert (decision["id"], decision["decision"], decision["decided_by"]) == ("r1", "deny", "cancelled")
+        assert person.withdrawn == 1 and not context.broker.pending
+
+    broker = run(tmp_path, scenario)
+    assert broker.audit.history()[0].decided_by == "cancelled"
+
+
+def test_a_request_cancelled_in_the_same_read_is_answered_and_recorded(tmp_path: Path) -> None:
+    async def scenario(context: Context, person: Person) -> None:
+        line = Line(context)
+        line.feed(batch("b1", "echo a", "echo b"), {"v": 1, "type": "cancel", "id": "b1"})
+        await until(lambda: line.sent)
+        (answer,) = line.replies()
+        assert [(d["decision"], d["decided_by"]) for d in answer["decisions"]] == [("deny", "cancelled")] * 2
+        assert person.tickets == []                     # never put before the person
+
+    broker = run(tmp_path, scenario)
+    assert [entry.decided_by for entry in broker.audit.history()] == ["cancelled", "cancelled"]
+
+
+def test_a_client_that_goes_away_withdraws_its_requests_and_hears_nothing(tmp_path: Path) -> None:
+    async def scenario(context: Context, person: Person) -> None:
+        line = Line(context)
+        line.feed(request("r1"), request("r2"))
+        await until(lambda: len(person.tickets) == 2)
+        line.connection.connection_lost()
+        await until(lambda: person.withdrawn == 2)
+        await turns()
+        assert line.sent == [] and line.hang_ups == 1
+        assert not line.connection.tasks and not context.pending_by_peer and not context.broker.pending
+
+    broker = run(tmp_path, scenario)
+    assert {entry.decided_by for entry in broker.audit.history()} == {"cancelled"}
+
+
+def test_shutdown_tells_every_pending_request_then_hangs_up(tmp_path: Path) -> None:
+    async def scenario(context: Context, person: Person) -> None:
+        line = Line(context)
+        line.feed(request("r1"), batch("b1", "echo a"))
+        await until(lambda: len(person.tickets) == 2)
+        line.connection.shutdown()
+        errors = line.replies()
+        assert [(e["code"], e["id"], e["in_reply_to"]) for e in errors] == [("shutting_down", "r1", "request"),
+                                                                             ("shutting_down", "b1", "batch")]
+        await until(lambda: person.withdrawn == 2)
+        await turns()
+        assert line.sent == [] and line.hang_ups == 1    # the withdrawn answers go nowhere
+
+    run(tmp_path, scenario)
+
+
+def test_a_half_closed_client_is_hung_up_on_after_its_last_answer(tmp_path: Path) -> None:
+    async def scenario(context: Context, person: Person) -> None:
+        line = Line(context)
+        line.feed(request("r1"))
+        await until(lambda: person.tickets)
+        line.connection.half_closed = True
+        person.answer(0, "deny", note="later")
+        await until(lambda: line.hang_ups)
+        assert line.replies()[0]["note"] == "later"
+
+    run(tmp_path, scenario)
+
+
+# -- refusals and limits --------------------------------------------------------------------------
+
+@pytest.mark.parametrize("raw, code", [
+    (b"{not json", "invalid_json"),
+    (wire.Oversized(wire.MAX_LINE_BYTES + 1), "line_too_long"),
+    (wire.encode({"v": 1, "type": "approve", "id": "x"})[:-1], "unknown_type"),
+    (wire.encode({"v": 9, "type": "status", "id": "x"})[:-1], "unsupported_version"),
+], ids=["json", "size", "type", "version"])
+def test_a_bad_line_is_refused_audited_and_the_conversation_goes_on(tmp_path: Path, raw: Any, code: str) -> None:
+    async def scenario(context: Context, person: Person) -> None:
+        line = Line(context)
+        line.feed(raw, {"v": 1, "type": "status", "id": "st"})
+        error, status = line.replies()
+        assert (error["type"], error["code"]) == ("error", code) and status["type"] == "status_reply"
+        assert line.hang_ups == 0
+
+    broker = run(tmp_path, scenario)
+    assert [event["code"] for event in broker.audit.events(kind="refused")] == [code]
+
+
+def test_duplicate_and_unknown_ids_are_refused_naming_the_message(tmp_path: Path) -> None:
+    async def scenario(context: Context, person: Person) -> None:
+        line = Line(context)
+        line.feed(request("r1"))
+        await until(lambda: person.tickets)
+        line.feed(request("r1"), {"v": 1, "type": "cancel", "id": "nope"})
+        duplicate, unknown = line.replies()
+        assert (duplicate["code"], duplicate["id"], duplicate["in_reply_to"]) == ("duplicate_id", "r1", "request")
+        assert (unknown["code"], unknown["id"], unknown["in_reply_to"]) == ("unknown_id", "nope", "cancel")
+        assert len(person.tickets) == 1
+        person.answer(0)
+        await until(lambda: line.sent)
+
+    run(tmp_path, scenario)
+
+
+def test_without_the_token_a_client_gets_one_refusal_and_is_hung_up_on(tmp_path: Path) -> None:
+    async def scenario(context: Context, person: Person) -> None:
+        silent = Line(context)
+        silent.feed({"v": 1, "type": "status", "id": "st"})
+        (refused,) = silent.replies()
+        assert (refused["code"], refused["id"], refused["in_reply_to"]) == ("unauthorized", "st", "status")
+        assert silent.hang_ups == 1 and silent.connection.closed
+        silent.feed({"v": 1, "type": "status", "id": "st2"})
+        assert silent.replies() == []                   # closed: nothing more goes out
+
+        guesser = Line(context)
+        guesser.feed({**HELLO, "token": "guess"})
+        assert guesser.replies()[0]["code"] == "unauthorized" and guesser.hang_ups == 1
+
+        friend = Line(context)
+        friend.feed({**HELLO, "token": "sesame"}, {"v": 1, "type": "status", "id": "st"})
+        assert [reply["type"] for reply in friend.replies()] == ["welcome", "status_reply"]
+
+    run(tmp_path, scenario, token_check=lambda token: token == "sesame")
+
+
+def test_calls_waiting_are_limited_per_peer_process_across_its_connections(tmp_path: Path) -> None:
+    async def scenario(context: Context, person: Person) -> None:
+        first, second = Line(context), Line(context)
+        first.feed(batch("b1", "echo a", "echo b"))
+        second.feed(request("r1"))
+        await until(lambda: len(person.tickets) == 2)
+        second.feed(request("r2"))                      # 2 + 1 waiting: a fourth call passes the limit of 3
+        (refused,) = second.replies()
+        assert (refused["code"], refused["id"], refused["in_reply_to"]) == ("too_many_pending", "r2", "request")
+        other = Line(context, PeerCredentials(pid=None, uid=os.getuid(), gid=None))
+        other.feed(request("r3"))                       # another process has its own count
+        await until(lambda: len(person.tickets) == 3)
+        person.answer(1)
+        await until(lambda: second.sent)
+        second.replies()
+        second.feed(request("r2"))                      # a slot is free again
+        await until(lambda: len(person.tickets) == 4)
+        assert context.pending_by_peer == {ME.pid: 3, None: 1}
+        for line in (first, second, other):
+            line.connection.connection_lost()
+
+    run(tmp_path, scenario, max_pending_per_client=3)
+
+
+def test_our_own_failure_is_an_internal_error_not_silence(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    async def scenario(context: Context, person: Person) -> None:
+        def broken(*args: Any) -> Any:
+            raise RuntimeError("the broker broke")
+
+        context.broker.triage = broken  # type: ignore[method-assign]
+        line = Line(context)
+        line.feed(request("r1"))
+        (error,) = line.replies()
+        assert (error["code"], error["id"], error["in_reply_to"]) == ("internal", "r1", "request")
+        assert "the broker broke" in error["message"]
+
+    broker = run(tmp_path, scenario)
+    assert broker.audit.events(kind="refused")[0]["code"] == "internal"
+    (logged,) = [record for record in caplog.records if record.levelno >= logging.WARNING]
+    assert logged.getMessage() == "request r1 failed" and logged.exc_info is not None  # with its traceback
+
+
+# -- what it tells the log ------------------------------------------------------------------------
+
+def test_state_changes_are_debug_lines_with_client_text_escaped(tmp_path: Path,
+                                                                caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.DEBUG, logger="desktop_approver")
+
+    async def scenario(context: Context, person: Person) -> None:
+        context.broker.memory.remember("s", "Bash", {"command": "ls"}, agent="agent-\x1b[31m")
+        line = Line(context)
+        line.feed({**HELLO, "client": {"agent": "agent-\x1b[31m"}}, request("r0", "ls"), request("r1\x1b[2J"))
+        await until(lambda: person.tickets)
+        person.answer(0, "deny")
+        await until(lambda: len(line.sent) == 3)
+        context.broker.mode.set(modes.DENY_ALL, reason="test")
+
+    run(tmp_path, scenario)
+    text = "\n".join(record.getMessage() for record in caplog.records)
+    assert "\x1b" not in text and "agent-\\x1b[31m" in text
+    for expected in ("hello from <Connection", "session memory: Bash", "answered at once: <Triage request 'r0'",
+                     "presented <Ticket t", "decided in", "deny by user", "mode: interactive -> deny_all (test)"):
+        assert expected in text, expected
+    assert {record.name for record in caplog.records} >= {"desktop_approver.core.connection",
+                                                         "desktop_approver.core.broker",
+                                                         "desktop_approver.core.memory",
+                                                         "desktop_approver.core.modes"}
+
+
+def test_reprs_say_what_the_object_is_doing(tmp_path: Path) -> None:
+    async def scenario(context: Context, person: Person) -> None:
+        line = Line(context)
+        line.feed(HELLO, batch("b1", "echo a", "echo b"))
+        await until(lambda: person.tickets)
+        assert repr(line.connection) == f"<Connection pid={ME.pid} uid={ME.uid} agent='agent-a' pending=1>"
+        ticket = repr(person.tickets[0])
+        assert ticket.startswith("<Ticket t") and "batch 'b1' calls=2/2 agent='agent-a'" in ticket
+        assert repr(context.broker).startswith("<Broker pending=1 mode=interactive")
+        assert repr(context) == "<Context waiting=2 peers=1 token=no>"
+        line.connection.connection_lost()
+        assert repr(line.connection).endswith("pending=1 closed>")
+        memory, mode = context.broker.memory, context.broker.mode
+        memory.remember("s", "Bash", {"command": "ls"}, agent="agent-a")
+        assert repr(memory) == "<SessionMemory entries=1 sessions=1 idle=28800s>"
+        assert repr(mode) == "<ModeState interactive path=None>"
+
+    run(tmp_path, scenario)
