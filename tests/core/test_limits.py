@@ -15,7 +15,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -31,8 +31,20 @@ ROOT = Path(__file__).resolve().parents[2]
 STATUS = b'{"v":1,"type":"status","id":"s"}\n'
 
 
+_opened: list[socket.socket] = []
+
+
+@pytest.fixture(autouse=True)
+def close_raw_sockets() -> Iterator[None]:
+    """Tests open raw connections in bulk and let the app close them; each test closes its own end."""
+    yield
+    while _opened:
+        _opened.pop().close()
+
+
 def raw(path: Path) -> socket.socket:
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    _opened.append(sock)
     sock.settimeout(WAIT)
     sock.connect(str(path))
     return sock
