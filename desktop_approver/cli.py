@@ -176,7 +176,7 @@ def cmd_status(args: argparse.Namespace) -> int:
 
 def cmd_tray(args: argparse.Namespace) -> int:
     try:
-        from .core.tokens import TokenStoreUnavailable
+        from .core.transport.tokens import TokenStoreUnavailable
         from .gui.app import run_app
     except ModuleNotFoundError as exc:
         if (exc.name or "").split(".")[0] not in APP_DEPENDENCIES:

@@ -5,7 +5,7 @@ records every state change of the ``desktop_approver`` logger hierarchy: connect
 queued, shown, withdrawn and decided, notifications. The file is
 ``$XDG_STATE_HOME/desktop-approver/app.log`` (``~/.local/state/...`` by default), 0600 in a
 0700 directory, rotated at :data:`MAX_BYTES` with :data:`BACKUPS` old files kept. Both outputs
-format through :class:`~desktop_approver.core.logsafe.EscapingFormatter`: client text never
+format through :class:`~desktop_approver.core.store.logsafe.EscapingFormatter`: client text never
 reaches a terminal or the file raw. The default level, ``warning``, keeps standard error as
 quiet as it always was. Other libraries (qasync, asyncio) log at warning and above whatever the
 level, so ``debug`` shows our own story, not the event loop's.
@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import IO
 
 from . import paths
-from .core.logsafe import EscapingFormatter
+from .core.store.logsafe import EscapingFormatter
 
 LEVEL_ENV = "DESKTOP_APPROVER_LOG_LEVEL"
 LEVELS = ("debug", "info", "warning", "error", "critical")

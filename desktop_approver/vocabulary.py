@@ -4,7 +4,7 @@ Standard library only (the thin client may import it, and a hook starts once per
 these are ``Literal`` types rather than enums: a value on the wire and in the code is the same
 plain string, and mypy rejects a misspelt one (``Verdict("allow-once")`` does not type-check).
 The tuples beside them are the same words at run time, read from the types so the two cannot
-drift apart. The app's pydantic models (``core/models.py``), the broker, the policy and the
+drift apart. The app's pydantic models (``core/messages/models.py``), the broker, the policy and the
 client all use these; ``ipc/PROTOCOL.md`` describes them for other languages.
 """
 
@@ -19,7 +19,7 @@ DecidedBy = Literal["user", "session", "policy", "mode", "timeout", "cancelled"]
 RiskLevel = Literal["safe", "moderate", "destructive"]
 """The app's reading of a call, mildest first."""
 Mode = Literal["interactive", "approve_all", "deny_all", "do_not_disturb"]
-"""The global mode (``core/modes.py``)."""
+"""The global mode (``core/decisions/modes.py``)."""
 Scope = Literal["exact", "tool"]
 """What ``allow_session`` remembers: the exact arguments, or the whole tool for the session."""
 RuleAction = Literal["allow", "ask", "deny", "block"]

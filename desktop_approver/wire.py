@@ -2,7 +2,7 @@
 
 Both the thin client and the app's server frame messages with this module, so the two can never
 disagree about lines, sizes or versions. The app validates message *contents* with its pydantic
-models (``core/models.py``); the client reads and writes plain dicts through the small types
+models (``core/messages/models.py``); the client reads and writes plain dicts through the small types
 here. The golden exchanges in ``ipc/examples/`` keep both sides in step.
 """
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from desktop_approver.core.tickets import Ticket, Verdict
+from desktop_approver.core.decisions.tickets import Ticket, Verdict
 
 ROOT = Path(__file__).resolve().parent.parent
 

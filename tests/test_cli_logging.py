@@ -58,7 +58,7 @@ def test_the_level_goes_to_our_loggers_and_the_file_is_private(installed: list[l
     assert mode_of(setup.path.parent) == 0o700 and mode_of(setup.path) == 0o600
     logging.getLogger("desktop_approver.gui.decider").debug("ticket %s presented", "t1")
     logging.getLogger("qasync").debug("the event loop's chatter")  # others stay at warning
-    logging.getLogger("desktop_approver.core.server").warning("bad \x1b[2J client")
+    logging.getLogger("desktop_approver.core.transport.server").warning("bad \x1b[2J client")
     for handler in setup.handlers:
         handler.flush()
     written = setup.path.read_text()

@@ -19,7 +19,7 @@ import pytest
 
 from desktop_approver import Blocked, Client, wire
 from desktop_approver.async_client import AsyncClient
-from desktop_approver.core.tickets import Ticket, Verdict
+from desktop_approver.core.decisions.tickets import Ticket, Verdict
 from desktop_approver.errors import ApproverUnavailable
 from tests.support.service import ServiceThread
 
@@ -265,9 +265,11 @@ def test_thin_client_and_cli_import_no_third_party_module() -> None:
 
 
 def test_core_imports_no_qt() -> None:
-    core = sorted(path.stem for path in (ROOT / "desktop_approver" / "core").glob("*.py") if path.stem != "__init__")
-    assert "server" in core and "schema" in core
-    loaded = imported_after("\n".join(f"import desktop_approver.core.{name}" for name in core))
+    base = ROOT / "desktop_approver"
+    core = sorted(".".join(path.relative_to(base).with_suffix("").parts)
+                  for path in (base / "core").rglob("*.py") if path.stem != "__init__")
+    assert "core.transport.server" in core and "core.messages.schema" in core
+    loaded = imported_after("\n".join(f"import desktop_approver.{name}" for name in core))
     assert "pydantic" in loaded  # the imports really happened
     assert not loaded & {"PySide6", "qasync", "shiboken6"}
 

@@ -28,7 +28,7 @@ CORE = """
 import asyncio, sys
 from pathlib import Path
 from desktop_approver.core.service import ApproverService, ServiceOptions
-from desktop_approver.core.tickets import Verdict
+from desktop_approver.core.decisions.tickets import Verdict
 from tests.support.deciders import ScriptedPerson
 
 def even_allowed(ticket):

@@ -13,8 +13,8 @@ import pytest
 
 from desktop_approver.client import Client
 from desktop_approver.commands.history import parse_when
-from desktop_approver.core.audit import AuditLog
-from desktop_approver.core.tickets import CallInfo, Identity, Verdict
+from desktop_approver.core.decisions.tickets import CallInfo, Identity, Verdict
+from desktop_approver.core.store.audit import AuditLog
 from tests.support.service import ScriptedPerson, ServiceThread
 from tests.test_cli import cli
 

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from desktop_approver.commands.hook import HOOK_COMMAND, merged_settings, session_rules
-from desktop_approver.core.tickets import Ticket, Verdict
+from desktop_approver.core.decisions.tickets import Ticket, Verdict
 from tests.test_cli import ROOT, cli, every
 
 SUGGESTION = {"type": "addRules", "rules": [{"toolName": "Bash", "ruleContent": "npm test"}],

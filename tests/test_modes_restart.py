@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from desktop_approver.core import modes
-from desktop_approver.core.tickets import Verdict
+from desktop_approver.core.decisions import modes
+from desktop_approver.core.decisions.tickets import Verdict
 from tests.support.service import ScriptedPerson, ServiceThread
 from tests.test_cli import cli
 

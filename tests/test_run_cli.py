@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from desktop_approver.commands.run import command_to_run
-from desktop_approver.core.tickets import Ticket, Verdict
+from desktop_approver.core.decisions.tickets import Ticket, Verdict
 from tests.test_cli import cli, every
 
 

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from desktop_approver.client import Client
-from desktop_approver.core.audit import AuditLog
-from desktop_approver.core.tickets import Verdict
+from desktop_approver.core.decisions.tickets import Verdict
+from desktop_approver.core.store.audit import AuditLog
 from tests.test_cli import cli
 
 

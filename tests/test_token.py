@@ -16,9 +16,15 @@ import pytest
 
 from desktop_approver.cli import build_parser
 from desktop_approver.client import Client
-from desktop_approver.core.audit import AuditLog
 from desktop_approver.core.service import ServiceOptions
-from desktop_approver.core.tokens import SERVICE, USERNAME, TokenStore, TokenStoreUnavailable, make_token_check
+from desktop_approver.core.store.audit import AuditLog
+from desktop_approver.core.transport.tokens import (
+    SERVICE,
+    USERNAME,
+    TokenStore,
+    TokenStoreUnavailable,
+    make_token_check,
+)
 from desktop_approver.errors import Unauthorized
 from tests.support.service import ScriptedPerson, ServiceThread
 from tests.test_cli import cli, every

@@ -126,7 +126,7 @@ def passed_through(upstream: ClientSession, capabilities: types.ServerCapabiliti
 
 
 def _assessed_safe(tool: str, args: dict[str, Any], hints: dict[str, bool] | None) -> bool:
-    from ..core.risk import SAFE, assess  # standard library only, like the client
+    from ..core.calls.risk import SAFE, assess  # standard library only, like the client
 
     return assess(tool, args, cwd=os.getcwd(), hints=hints).level == SAFE
 

@@ -51,7 +51,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..core.audit import AuditLog
+    from ..core.store.audit import AuditLog
     from ..paths import default_audit_path
 
     path = Path(args.audit_db).expanduser() if args.audit_db else default_audit_path()
@@ -92,7 +92,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _prune(path: Path, keep_days: float) -> int:
-    from ..core.audit import AuditLog
+    from ..core.store.audit import AuditLog
 
     if not keep_days > 0:
         return _fail("bad input: --keep-days must be more than 0")
@@ -156,7 +156,7 @@ def _local_time(stamp: float) -> str:
 
 def summary(args: dict[str, Any]) -> str:
     """One line for a call: its command or path when it has one, else its arguments as JSON."""
-    from ..core.reading import summary_of
+    from ..core.calls.reading import summary_of
 
     return summary_of(args)
 

@@ -119,7 +119,7 @@ def _explain(args: argparse.Namespace) -> int:
 
 def _assess_risk(tool: str, call_args: dict, cwd: str) -> str | None:
     """The level the app would give the call, so rules with ``risk = [...]`` explain as in the app."""
-    from ..core.risk import assess
+    from ..core.calls.risk import assess
 
     found = assess(tool, call_args, cwd=cwd, hints={})
     return getattr(found, "level", None) if found is not None else None

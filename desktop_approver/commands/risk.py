@@ -82,10 +82,10 @@ def _assess(tool: str, call_args: dict[str, Any], cwd: str, hints: dict[str, Any
     """As the app assesses a request: hints read by the wire model (MCP's camelCase names or ours)."""
     from pydantic import ValidationError
 
-    from ..core.models import Hints
-    from ..core.protocol import describe_errors
-    from ..core.reading import read_call
-    from ..core.risk import assess
+    from ..core.calls.reading import read_call
+    from ..core.calls.risk import assess
+    from ..core.messages.models import Hints
+    from ..core.messages.protocol import describe_errors
 
     try:
         known = Hints.model_validate(hints).as_dict()

@@ -19,7 +19,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..core.tokens import TokenStore, TokenStoreUnavailable
+    from ..core.transport.tokens import TokenStore, TokenStoreUnavailable
 
     store = TokenStore()
     try:

@@ -14,14 +14,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .. import paths
-from .audit import AuditLog
-from .broker import DEFAULT_TIMEOUT, Broker
-from .connection import DEFAULT_MAX_PENDING_PER_CLIENT, TokenCheck
-from .limits import Limits
-from .memory import SessionMemory
-from .modes import ModeState
-from .server import ApproverServer
-from .tickets import Decider
+from .decisions.broker import DEFAULT_TIMEOUT, Broker
+from .decisions.memory import SessionMemory
+from .decisions.modes import ModeState
+from .decisions.tickets import Decider
+from .store.audit import AuditLog
+from .transport.connection import DEFAULT_MAX_PENDING_PER_CLIENT, TokenCheck
+from .transport.limits import Limits
+from .transport.server import ApproverServer
 
 if TYPE_CHECKING:
     from .policy import PolicyWatcher
@@ -43,19 +43,19 @@ class ServiceOptions:
     history_days: float | None = None
     """Prune the audit log of entries older than this, at start and daily; None keeps everything."""
     limits: Limits = field(default_factory=Limits)
-    """Connections, unread replies, idle time and unfinished lines (``core/limits.py``)."""
+    """Connections, unread replies, idle time and unfinished lines (``core/transport/limits.py``)."""
 
     @classmethod
     def from_args(cls, args: Any) -> ServiceOptions:
         """From the CLI's ``--socket``, ``--policy``, ``--audit-db``, ``--timeout``, ``--require-token``,
         ``--history-days``, ``--session-idle``.
 
-        Raises :class:`~desktop_approver.core.tokens.TokenStoreUnavailable` when a token is
+        Raises :class:`~desktop_approver.core.transport.tokens.TokenStoreUnavailable` when a token is
         required and there is no keyring to keep it in.
         """
         token_check = None
         if getattr(args, "require_token", False):
-            from .tokens import TokenStore, make_token_check
+            from .transport.tokens import TokenStore, make_token_check
 
             token_check = make_token_check(TokenStore().reader())
         return cls(socket_path=paths.resolve_socket_path(getattr(args, "socket", None)),

@@ -17,11 +17,11 @@ from PySide6.QtWidgets import QApplication
 
 from .. import logs, paths
 from .. import settings as app_settings
-from ..core import modes
-from ..core.activation import ActivationError
-from ..core.server import AlreadyRunning
+from ..core.decisions import modes
+from ..core.decisions.tickets import Ticket
 from ..core.service import ApproverService, ServiceOptions
-from ..core.tickets import Ticket
+from ..core.transport.activation import ActivationError
+from ..core.transport.server import AlreadyRunning
 from ..paths import InsecureDirectory
 from . import theme
 from .decider import GuiDecider

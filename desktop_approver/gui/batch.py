@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..core.queue import riskiest_first
-from ..core.tickets import CallInfo
+from ..core.decisions.queue import riskiest_first
+from ..core.decisions.tickets import CallInfo
 from .review_text import summarise_args
 
 NAME_CHARS = 28      # each call named on a button is cut to this

@@ -1,6 +1,6 @@
 """The GUI's side of the one narrow interface: ``async decide(ticket) -> verdicts``.
 
-Tickets wait in one queue, ordered by urgency (:mod:`desktop_approver.core.queue`: destructive
+Tickets wait in one queue, ordered by urgency (:mod:`desktop_approver.core.decisions.queue`: destructive
 first, then the least time left), which the dialog, the inbox, the tray menu and the notifications
 all read, so every view agrees on what comes next. One dialog shows them one at a time ("2 of
 5"), so a burst from several agents never stacks windows; a new arrival never replaces the ticket
@@ -14,9 +14,9 @@ import logging
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
-from ..core.logsafe import printable
-from ..core.queue import by_urgency
-from ..core.tickets import Ticket, Verdict
+from ..core.decisions.queue import by_urgency
+from ..core.decisions.tickets import Ticket, Verdict
+from ..core.store.logsafe import printable
 
 log = logging.getLogger(__name__)
 

@@ -35,9 +35,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ..core.logsafe import printable
-from ..core.queue import time_left_text
-from ..core.tickets import Ticket, Verdict
+from ..core.decisions.queue import time_left_text
+from ..core.decisions.tickets import Ticket, Verdict
+from ..core.store.logsafe import printable
 from . import batch, placement
 from .badges import risk_text
 from .review import ReviewPanel

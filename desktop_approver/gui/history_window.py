@@ -27,7 +27,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ..core.audit import AuditLog, HistoryEntry
+from ..core.store.audit import AuditLog, HistoryEntry
 from .badges import risk_text
 from .preview_view import PreviewView
 from .review import summarise_args, visible

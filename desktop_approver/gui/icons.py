@@ -18,7 +18,7 @@ from PySide6.QtCore import QByteArray, QRectF, Qt
 from PySide6.QtGui import QColor, QFont, QFontMetricsF, QGuiApplication, QIcon, QImage, QPainter, QPixmap
 from PySide6.QtSvg import QSvgRenderer
 
-from ..core import modes
+from ..core.decisions import modes
 
 RESOURCES = "desktop_approver.resources"
 APP_ICON_SIZES = (16, 22, 24, 32, 48, 64, 128, 256)

@@ -1,6 +1,6 @@
 """The inbox: every waiting request from every agent in one window, in the queue's order.
 
-The rows follow the same queue as the dialog (most urgent first, :mod:`desktop_approver.core.queue`),
+The rows follow the same queue as the dialog (most urgent first, :mod:`desktop_approver.core.decisions.queue`),
 each with its place, agent and session, risk, how long it has waited and how long it has left.
 A decided request leaves at once. New arrivals never take focus or the selection: the selected
 rows stay selected wherever the queue puts them. Several rows can be selected and decided
@@ -26,8 +26,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ..core.queue import count_text, time_left_text, waited_text
-from ..core.tickets import Ticket
+from ..core.decisions.queue import count_text, time_left_text, waited_text
+from ..core.decisions.tickets import Ticket
 from . import batch, theme
 from .badges import risk_colours, risk_text
 from .decider import GuiDecider

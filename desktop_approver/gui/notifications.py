@@ -18,11 +18,11 @@ from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 
-from ..core import modes
-from ..core.logsafe import printable
-from ..core.queue import riskiest_first
-from ..core.reading import read_call
-from ..core.tickets import CallInfo, Ticket, Verdict
+from ..core.calls.reading import read_call
+from ..core.decisions import modes
+from ..core.decisions.queue import riskiest_first
+from ..core.decisions.tickets import CallInfo, Ticket, Verdict
+from ..core.store.logsafe import printable
 from .badges import risk_text
 from .decider import GuiDecider
 from .review_text import summarise_args, visible

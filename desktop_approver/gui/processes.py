@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from ..core.reading import CWD_ARGS, PATH_ARGS
+from ..core.calls.reading import CWD_ARGS, PATH_ARGS
 
 OWN_TOOLS = ("desktop-approver", "desktop_approver")
 PATH_KEYS = (*PATH_ARGS, *CWD_ARGS)  # the reading module's names: one vocabulary for every view

@@ -29,8 +29,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ..core.reading import read_call
-from ..core.tickets import CallInfo, Ticket
+from ..core.calls.reading import read_call
+from ..core.decisions.tickets import CallInfo, Ticket
 from . import theme
 from .badges import RiskBadge, risk_colours, risk_text
 from .batch import initial_ticks

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..core.reading import summary_of
+from ..core.calls.reading import summary_of
 from ..render.reveal import reveal
 
 

@@ -13,7 +13,7 @@ from typing import Any
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget
 
-from ..core.memory import WHOLE_TOOL, MemoryEntry, SessionMemory
+from ..core.decisions.memory import WHOLE_TOOL, MemoryEntry, SessionMemory
 from .review import visible
 
 COLUMNS = ("Session", "Agent", "Tool", "Covers", "Answered", "Since")

@@ -34,9 +34,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from ..core.calls.risk import assess
 from ..core.policy import Policy, PolicyCall, PolicyError
-from ..core.risk import assess
-from ..core.statistics import compute, uses_of
+from ..core.store.statistics import compute, uses_of
 from ..settings import THEMES, Settings, SettingsError
 from .review_text import visible
 from .rules_file import RuleBlock, RulesFile

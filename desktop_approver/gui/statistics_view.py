@@ -6,7 +6,7 @@ from pathlib import Path
 
 from PySide6.QtWidgets import QGridLayout, QLabel, QTreeWidget, QTreeWidgetItem, QWidget
 
-from ..core.statistics import Statistics, compute
+from ..core.store.statistics import Statistics, compute
 from .review_text import visible
 
 BAR = 28  # characters of the longest bar

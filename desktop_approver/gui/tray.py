@@ -15,9 +15,9 @@ from PySide6.QtCore import QTimer, Signal
 from PySide6.QtGui import QAction, QActionGroup
 from PySide6.QtWidgets import QMenu, QSystemTrayIcon, QWidget
 
-from ..core import modes
-from ..core.queue import count_text, time_left_text, waited_text
-from ..core.tickets import Ticket
+from ..core.decisions import modes
+from ..core.decisions.queue import count_text, time_left_text, waited_text
+from ..core.decisions.tickets import Ticket
 from . import icons
 from .badges import risk_text
 from .decider import GuiDecider

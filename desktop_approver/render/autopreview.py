@@ -20,7 +20,7 @@ import stat
 from collections.abc import Mapping
 from typing import Any
 
-from ..core import reading
+from ..core.calls import reading
 
 MAX_READ_BYTES = 2 * 1024 * 1024
 
@@ -36,7 +36,7 @@ RECOGNISED: dict[str, dict[str, tuple[str, ...]]] = {
                 "cwd": reading.CWD_ARGS},
 }
 """Tool names (matched case-insensitively, after dropping an MCP ``mcp__server__`` prefix) and
-the argument names read for each preview kind: :mod:`desktop_approver.core.reading`'s vocabulary."""
+the argument names read for each preview kind: :mod:`desktop_approver.core.calls.reading`'s vocabulary."""
 
 
 def preview_for(tool: str, args: Mapping[str, Any], *, cwd: str | None = None) -> dict[str, Any] | None:

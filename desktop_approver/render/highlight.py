@@ -32,8 +32,8 @@ from dataclasses import dataclass
 from functools import cache, lru_cache
 from typing import TYPE_CHECKING, Any, Literal
 
-from ..core.reading import read_command
-from ..core.shellparse import words as shell_words
+from ..core.calls.reading import read_command
+from ..core.calls.shellparse import words as shell_words
 from .diffs import DiffLine, FileDiff
 from .reveal import Revealed, reveal
 

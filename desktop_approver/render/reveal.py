@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 # The hidden-character sets are defined once, with the reading of a call, so the risk badge and
 # the markers shown always agree on what is hidden.
-from ..core.reading import BIDI, ODD_SPACES, ZERO_WIDTH
+from ..core.calls.reading import BIDI, ODD_SPACES, ZERO_WIDTH
 
 LONG_SPACE_RUN = 8
 

@@ -29,7 +29,7 @@ from desktop_approver.adapters.agent_framework import (  # noqa: E402
     answer_approval_requests,
 )
 from desktop_approver.adapters.base import Approver  # noqa: E402
-from desktop_approver.core.tickets import Ticket, Verdict  # noqa: E402
+from desktop_approver.core.decisions.tickets import Ticket, Verdict  # noqa: E402
 
 pytestmark = pytest.mark.adapter
 

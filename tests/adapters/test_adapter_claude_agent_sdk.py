@@ -19,7 +19,7 @@ from claude_agent_sdk._internal.transport import Transport  # noqa: E402
 
 from desktop_approver.adapters.base import Approver  # noqa: E402
 from desktop_approver.adapters.claude_agent_sdk import DesktopPermissions  # noqa: E402
-from desktop_approver.core.tickets import Ticket, Verdict  # noqa: E402
+from desktop_approver.core.decisions.tickets import Ticket, Verdict  # noqa: E402
 
 pytestmark = pytest.mark.adapter
 

@@ -22,7 +22,7 @@ from crewai.tools import tool  # noqa: E402
 
 from desktop_approver.adapters.base import Approver  # noqa: E402
 from desktop_approver.adapters.crewai import DesktopApproval  # noqa: E402
-from desktop_approver.core.tickets import Ticket, Verdict  # noqa: E402
+from desktop_approver.core.decisions.tickets import Ticket, Verdict  # noqa: E402
 
 pytestmark = pytest.mark.adapter
 

@@ -18,7 +18,7 @@ import anyio  # noqa: E402
 import mcp_types as types  # noqa: E402
 from mcp import ClientSession, StdioServerParameters, stdio_client  # noqa: E402
 
-from desktop_approver.core.tickets import Ticket, Verdict  # noqa: E402
+from desktop_approver.core.decisions.tickets import Ticket, Verdict  # noqa: E402
 
 pytestmark = pytest.mark.adapter
 ROOT = Path(__file__).resolve().parents[2]

@@ -17,8 +17,8 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from desktop_approver import wire  # noqa: E402
+from desktop_approver.core.messages.protocol import decode  # noqa: E402
 from desktop_approver.core.policy import Policy  # noqa: E402
-from desktop_approver.core.protocol import decode  # noqa: E402
 
 
 def best_of(runs: int, action) -> float:  # type: ignore[no-untyped-def]

@@ -89,8 +89,8 @@ def main() -> int:
     cold_pass = cold_start([sys.executable, "-c", "pass"], starts, bench_env())
     cold_json = cold_start([sys.executable, "-c", "import json, socket"], starts, bench_env())
     paint = first_paint(10_000)
-    from desktop_approver.core.protocol import decode
-    from desktop_approver.core.risk import _assess, assess
+    from desktop_approver.core.calls.risk import _assess, assess
+    from desktop_approver.core.messages.protocol import decode
 
     line = json.dumps(bench_round_trip.request(1)).encode()
     decode_cost = per_call(lambda: decode(line))

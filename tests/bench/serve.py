@@ -51,8 +51,8 @@ def seed(service) -> None:  # type: ignore[no-untyped-def]
 
 
 async def core(path: str, audit: str | None = None) -> None:
+    from desktop_approver.core.decisions.tickets import Verdict
     from desktop_approver.core.service import ApproverService
-    from desktop_approver.core.tickets import Verdict
 
     class Refuse:
         async def decide(self, ticket):  # type: ignore[no-untyped-def]

@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 CHILD = r"""
 import json, os, socket, sys
-from desktop_approver.core import activation
+from desktop_approver.core.transport import activation
 
 case, where = sys.argv[1], sys.argv[2]
 os.dup2(os.open(os.devnull, os.O_RDONLY), 3)  # fd 3 taken, so what we make below lands elsewhere
@@ -88,7 +88,7 @@ def test_secure_socket_file_sets_the_documented_modes(tmp_path: Path) -> None:
     import socket
     import stat
 
-    from desktop_approver.core.activation import secure_socket_file
+    from desktop_approver.core.transport.activation import secure_socket_file
 
     directory = tmp_path / "run"
     directory.mkdir(mode=0o755)

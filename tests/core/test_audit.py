@@ -16,10 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from desktop_approver.core import audit as audit_module
-from desktop_approver.core.audit import AuditLog
-from desktop_approver.core.risk import assess
-from desktop_approver.core.tickets import CallInfo, Identity, Verdict
+from desktop_approver.core.calls.risk import assess
+from desktop_approver.core.decisions.tickets import CallInfo, Identity, Verdict
+from desktop_approver.core.store import audit as audit_module
+from desktop_approver.core.store.audit import AuditLog
 
 ALICE = Identity(agent="alice", cwd="/w", peer_pid=11, peer_uid=1000)
 BOB = Identity(agent="bob", cwd="/w", peer_pid=12, peer_uid=1000)
@@ -119,8 +119,8 @@ def test_read_only_needs_an_existing_file(tmp_path: Path) -> None:
 
 WRITER = """
 import sys
-from desktop_approver.core.audit import AuditLog
-from desktop_approver.core.tickets import CallInfo, Identity, Verdict
+from desktop_approver.core.store.audit import AuditLog
+from desktop_approver.core.decisions.tickets import CallInfo, Identity, Verdict
 log = AuditLog(sys.argv[1])
 who = Identity(agent="loop")
 n = 0
@@ -314,7 +314,7 @@ def test_a_checkpointer_that_cannot_open_the_file_changes_nothing_else(tmp_path:
     log = AuditLog(tmp_path / "audit.sqlite3")
     assert log._checkpointer is not None
     log._checkpointer.path = str(tmp_path / "no such folder" / "audit.sqlite3")
-    with caplog.at_level(logging.ERROR, logger="desktop_approver.core.audit"):
+    with caplog.at_level(logging.ERROR, logger="desktop_approver.core.store.audit"):
         for _ in range(4):
             record(log, ALICE, "Bash", {"command": "ls"}, Verdict("allow_once", "user"))
         thread = log._checkpointer._thread

@@ -9,13 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from desktop_approver.core import modes
-from desktop_approver.core.audit import AuditLog
-from desktop_approver.core.broker import Broker
-from desktop_approver.core.memory import SessionMemory
-from desktop_approver.core.models import ToolCall
+from desktop_approver.core.decisions import modes
+from desktop_approver.core.decisions.broker import Broker
+from desktop_approver.core.decisions.memory import SessionMemory
+from desktop_approver.core.decisions.tickets import Identity, Ticket, Verdict
+from desktop_approver.core.messages.models import ToolCall
 from desktop_approver.core.policy import Policy
-from desktop_approver.core.tickets import Identity, Ticket, Verdict
+from desktop_approver.core.store.audit import AuditLog
 from tests.support.deciders import ScriptedPerson, WaitingPerson, every
 
 WHO = Identity(agent="agent", cwd="/home/me/project", peer_pid=7)
@@ -402,8 +402,8 @@ def test_notes_only_where_a_person_or_a_rule_wrote_one(tmp_path: Path) -> None:
 
 
 def test_risk_is_judged_where_the_kernel_says_the_agent_is_and_a_claim_never_lowers_it() -> None:
-    from desktop_approver.core.broker import _assess_where
-    from desktop_approver.core.tickets import Identity
+    from desktop_approver.core.decisions.broker import _assess_where
+    from desktop_approver.core.decisions.tickets import Identity
 
     write = ("Write", {"file_path": "notes.txt", "content": "x"})
     honest = Identity(agent="a", cwd="/home/u/proj", peer_cwd="/home/u/proj")

@@ -17,13 +17,13 @@ from typing import Any
 import pytest
 
 from desktop_approver import wire
-from desktop_approver.core import modes
-from desktop_approver.core.audit import AuditLog
-from desktop_approver.core.broker import Broker
-from desktop_approver.core.connection import HANDLERS, Connection, Context, handles
-from desktop_approver.core.models import INCOMING
-from desktop_approver.core.peercred import PeerCredentials
-from desktop_approver.core.tickets import Ticket, Verdict
+from desktop_approver.core.decisions import modes
+from desktop_approver.core.decisions.broker import Broker
+from desktop_approver.core.decisions.tickets import Ticket, Verdict
+from desktop_approver.core.messages.models import INCOMING
+from desktop_approver.core.store.audit import AuditLog
+from desktop_approver.core.transport.connection import HANDLERS, Connection, Context, handles
+from desktop_approver.core.transport.peercred import PeerCredentials
 
 ME = PeerCredentials(pid=os.getpid(), uid=os.getuid(), gid=None)
 HELLO = {"v": 1, "type": "hello", "client": {"agent": "agent-a", "pid": os.getpid(), "cwd": os.getcwd()}}
@@ -423,10 +423,10 @@ def test_state_changes_are_debug_lines_with_client_text_escaped(tmp_path: Path,
     for expected in ("hello from <Connection", "session memory: Bash", "answered at once: <Triage request 'r0'",
                      "presented <Ticket t", "decided in", "deny by user", "mode: interactive -> deny_all (test)"):
         assert expected in text, expected
-    assert {record.name for record in caplog.records} >= {"desktop_approver.core.connection",
-                                                         "desktop_approver.core.broker",
-                                                         "desktop_approver.core.memory",
-                                                         "desktop_approver.core.modes"}
+    assert {record.name for record in caplog.records} >= {"desktop_approver.core.transport.connection",
+                                                         "desktop_approver.core.decisions.broker",
+                                                         "desktop_approver.core.decisions.memory",
+                                                         "desktop_approver.core.decisions.modes"}
 
 
 def test_reprs_say_what_the_object_is_doing(tmp_path: Path) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 
 from desktop_approver._client_base import REPLY_GRACE, ClientProtocol
-from desktop_approver.core.tickets import PAUSE_ALLOWANCE, Countdown
+from desktop_approver.core.decisions.tickets import PAUSE_ALLOWANCE, Countdown
 
 
 def test_pause_freezes_the_countdown_and_resume_continues() -> None:

@@ -25,8 +25,8 @@ from pydantic import BaseModel
 from desktop_approver import wire
 from desktop_approver.async_client import AsyncClient
 from desktop_approver.client import Client
-from desktop_approver.core.protocol import decode
-from desktop_approver.core.tickets import Ticket, Verdict
+from desktop_approver.core.decisions.tickets import Ticket, Verdict
+from desktop_approver.core.messages.protocol import decode
 from desktop_approver.errors import ProtocolError
 from tests.support.service import WAIT, ServiceThread
 

@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 
 from desktop_approver import Client
-from desktop_approver.core.logsafe import EscapingFormatter, printable
-from desktop_approver.core.peercred import process_cwd, process_exe, same_directory
-from desktop_approver.core.tickets import Identity, Ticket, Verdict
+from desktop_approver.core.decisions.tickets import Identity, Ticket, Verdict
+from desktop_approver.core.store.logsafe import EscapingFormatter, printable
+from desktop_approver.core.transport.peercred import process_cwd, process_exe, same_directory
 from tests.support.deciders import FailingPerson, ScriptedPerson
 from tests.support.service import ServiceThread
 

@@ -22,9 +22,9 @@ from typing import Any
 import pytest
 
 from desktop_approver import AsyncClient, Client
-from desktop_approver.core.audit import AuditLog
-from desktop_approver.core.limits import Limits, RefusalBudget
-from desktop_approver.core.tickets import Verdict
+from desktop_approver.core.decisions.tickets import Verdict
+from desktop_approver.core.store.audit import AuditLog
+from desktop_approver.core.transport.limits import Limits, RefusalBudget
 from tests.support.service import WAIT, ServiceThread
 
 ROOT = Path(__file__).resolve().parents[2]

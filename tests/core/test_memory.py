@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from desktop_approver.core.memory import EXACT, WHOLE_TOOL, SessionMemory
+from desktop_approver.core.decisions.memory import EXACT, WHOLE_TOOL, SessionMemory
 
 
 class Clock:

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from desktop_approver.core import modes
-from desktop_approver.core.modes import ModeState
+from desktop_approver.core.decisions import modes
+from desktop_approver.core.decisions.modes import ModeState
 
 
 class Clock:

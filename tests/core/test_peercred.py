@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from desktop_approver.core import server as server_module
-from desktop_approver.core.audit import AuditLog
-from desktop_approver.core.broker import Broker
-from desktop_approver.core.peercred import PeerCredentials, peer_credentials, process_exe
-from desktop_approver.core.server import ApproverServer
+from desktop_approver.core.decisions.broker import Broker
+from desktop_approver.core.store.audit import AuditLog
+from desktop_approver.core.transport import server as server_module
+from desktop_approver.core.transport.peercred import PeerCredentials, peer_credentials, process_exe
+from desktop_approver.core.transport.server import ApproverServer
 from tests.support.deciders import FailingPerson
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith(("linux", "darwin")), reason="no peer credentials here")

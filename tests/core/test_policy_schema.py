@@ -14,7 +14,7 @@ from typing import Any
 import jsonschema
 import pytest
 
-from desktop_approver.core import schema
+from desktop_approver.core.messages import schema
 from desktop_approver.core.policy import Policy, PolicyError
 from tests.core.test_policy import POLICY as TEST_POLICY
 
@@ -55,7 +55,7 @@ def example_policies() -> list[tuple[str, str]]:
 
 
 def test_the_schema_file_is_up_to_date() -> None:
-    assert schema.main(["--check"]) == 0, "regenerate with `python -m desktop_approver.core.schema`"
+    assert schema.main(["--check"]) == 0, "regenerate with `python -m desktop_approver.core.messages.schema`"
     assert not schema.policy_stale(SCHEMA_FILE)
 
 

@@ -15,9 +15,9 @@ import pytest
 
 from desktop_approver import wire
 from desktop_approver.client import Client
-from desktop_approver.core import models
-from desktop_approver.core.protocol import Refusal, decode, describe_errors, encode
-from desktop_approver.core.tickets import Verdict
+from desktop_approver.core.decisions.tickets import Verdict
+from desktop_approver.core.messages import models
+from desktop_approver.core.messages.protocol import Refusal, decode, describe_errors, encode
 from tests.core.test_golden import RawConnection
 from tests.support.service import ServiceThread
 
@@ -306,7 +306,7 @@ def test_bad_numbers_and_strings_keep_the_connection_and_its_pending_requests(tm
             assert error["type"] == "error" and error["code"] in ("invalid_message", "invalid_json")
         service.answer(lambda ticket: [Verdict("allow_once", "user")])
         assert connection.recv()["id"] == "r1"               # the pending request survived all of it
-    from desktop_approver.core.audit import AuditLog
+    from desktop_approver.core.store.audit import AuditLog
 
     audit = AuditLog(tmp_path / "audit.sqlite3", read_only=True)
     try:
@@ -373,7 +373,7 @@ def test_too_many_pending_counts_calls_like_status_pending(tmp_path: Path) -> No
 
 
 def test_the_schema_requires_what_the_app_always_sends() -> None:
-    from desktop_approver.core import schema
+    from desktop_approver.core.messages import schema
 
     generated = {name: json.loads(text) for name, text in schema.generated().items()}
     assert {"risk", "blocked"} <= set(generated["decision.json"]["required"])

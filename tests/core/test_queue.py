@@ -4,9 +4,16 @@ from __future__ import annotations
 
 import asyncio
 
-from desktop_approver.core.queue import by_urgency, count_text, riskiest_first, time_left_text, urgency_key, waited_text
-from desktop_approver.core.risk import assess
-from desktop_approver.core.tickets import CallInfo, Countdown, Identity, Ticket
+from desktop_approver.core.calls.risk import assess
+from desktop_approver.core.decisions.queue import (
+    by_urgency,
+    count_text,
+    riskiest_first,
+    time_left_text,
+    urgency_key,
+    waited_text,
+)
+from desktop_approver.core.decisions.tickets import CallInfo, Countdown, Identity, Ticket
 
 
 def ticket(agent: str, *commands: str, timeout: float = 300) -> Ticket:

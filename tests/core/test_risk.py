@@ -8,7 +8,7 @@ from collections import Counter
 
 import pytest
 
-from desktop_approver.core.risk import LEVELS, RiskAssessment, assess, assess_command, max_level
+from desktop_approver.core.calls.risk import LEVELS, RiskAssessment, assess, assess_command, max_level
 
 CWD = "/home/dev/project"
 HOME = os.path.expanduser("~")

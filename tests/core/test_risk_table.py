@@ -1,6 +1,6 @@
 """The risk levels on a large labelled table of realistic calls (``risk_calls.jsonl``).
 
-The rows were labelled from the three levels in :mod:`desktop_approver.core.risk`'s docstring,
+The rows were labelled from the three levels in :mod:`desktop_approver.core.calls.risk`'s docstring,
 without reading the classifier, in the argument shapes of Claude Code, Codex, MCP servers and
 OpenAI's shell and apply_patch tools. Every row carries a one-line reason. The table also checks
 that every consumer of a call (risk, policy, previews, the highlighter) reads it the same way,
@@ -21,8 +21,8 @@ from typing import Any
 import pytest
 
 from desktop_approver.core import policy
-from desktop_approver.core.reading import read_call, shell_text
-from desktop_approver.core.risk import LEVELS, assess
+from desktop_approver.core.calls.reading import read_call, shell_text
+from desktop_approver.core.calls.risk import LEVELS, assess
 from desktop_approver.render import highlight
 from desktop_approver.render.autopreview import preview_for
 

@@ -13,8 +13,8 @@ from pydantic import BaseModel
 from referencing import Registry, Resource
 
 from desktop_approver import wire
-from desktop_approver.core import models, schema
-from desktop_approver.core.protocol import decode
+from desktop_approver.core.messages import models, schema
+from desktop_approver.core.messages.protocol import decode
 from tests.core.test_golden import EXAMPLES, fill
 
 IPC = Path(__file__).resolve().parents[2] / "ipc"
@@ -32,7 +32,7 @@ def validator() -> jsonschema.protocols.Validator:
 
 def test_schema_files_are_up_to_date() -> None:
     stale = schema.stale(IPC / "schema")
-    assert not stale, f"stale: {stale}; regenerate with `python -m desktop_approver.core.schema`"
+    assert not stale, f"stale: {stale}; regenerate with `python -m desktop_approver.core.messages.schema`"
 
 
 def test_output_is_deterministic_and_tidy() -> None:

@@ -18,12 +18,12 @@ from typing import Any
 
 import pytest
 
-from desktop_approver.core import server as server_module
-from desktop_approver.core.audit import AuditLog
-from desktop_approver.core.broker import Broker
-from desktop_approver.core.peercred import peer_credentials
-from desktop_approver.core.server import AlreadyRunning, ApproverServer
+from desktop_approver.core.decisions.broker import Broker
 from desktop_approver.core.service import ApproverService, ServiceOptions
+from desktop_approver.core.store.audit import AuditLog
+from desktop_approver.core.transport import server as server_module
+from desktop_approver.core.transport.peercred import peer_credentials
+from desktop_approver.core.transport.server import AlreadyRunning, ApproverServer
 from tests.support.deciders import WaitingPerson
 
 
@@ -291,7 +291,7 @@ class Holds:
 
 
 def test_close_closes_every_connection_and_waits_for_it(folder: Path, caplog: pytest.LogCaptureFixture) -> None:
-    caplog.set_level(logging.DEBUG, logger="desktop_approver.core.server")
+    caplog.set_level(logging.DEBUG, logger="desktop_approver.core.transport.server")
     found: list[Any] = []
 
     async def main() -> None:

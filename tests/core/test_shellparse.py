@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from desktop_approver.core.shellparse import Redirect, split_commands
+from desktop_approver.core.calls.shellparse import Redirect, split_commands
 
 
 def argvs(line: str) -> list[list[str]]:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import asyncio
 
-from desktop_approver.core.risk import assess
-from desktop_approver.core.tickets import CallInfo, Countdown, Identity, Ticket, Verdict
+from desktop_approver.core.calls.risk import assess
+from desktop_approver.core.decisions.tickets import CallInfo, Countdown, Identity, Ticket, Verdict
 
 
 def test_identity_label_and_verified_pid() -> None:

@@ -155,7 +155,7 @@ async def main(scenario: str) -> dict[str, Any]:
             raise SystemExit(f"unknown scenario {scenario}")
     finally:
         for ticket in approver.decider.tickets():
-            from desktop_approver.core.tickets import Verdict
+            from desktop_approver.core.decisions.tickets import Verdict
 
             approver.decider.answer(ticket, [Verdict("deny") for _ in ticket.calls])
         await asyncio.sleep(0.2)

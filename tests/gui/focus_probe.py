@@ -51,7 +51,7 @@ async def probe() -> dict:
     result.update(dialog_visible=approver.dialog.isVisible(), dialog_active=approver.dialog.isActiveWindow(),
                   editor_focused_after=editor.hasFocus(), editor_text=editor.text(), answered=bool(answers),
                   focus_widget=type(QApplication.focusWidget()).__name__)
-    approver.decider.answer(approver.dialog.ticket, [__import__("desktop_approver.core.tickets",
+    approver.decider.answer(approver.dialog.ticket, [__import__("desktop_approver.core.decisions.tickets",
                                                                 fromlist=["Verdict"]).Verdict("deny")])
     await asyncio.sleep(0.2)
     await approver.close()

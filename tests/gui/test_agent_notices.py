@@ -6,8 +6,8 @@ import asyncio
 import time
 from typing import Any
 
-from desktop_approver.core import modes
-from desktop_approver.core.tickets import Identity
+from desktop_approver.core.decisions import modes
+from desktop_approver.core.decisions.tickets import Identity
 from desktop_approver.gui.tray import NOTICE_LIFETIME
 
 

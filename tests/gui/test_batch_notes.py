@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 
-from desktop_approver.core.tickets import CallInfo, Countdown, Identity, Ticket
+from desktop_approver.core.decisions.tickets import CallInfo, Countdown, Identity, Ticket
 from desktop_approver.gui.dialog import verdicts_for
 
 

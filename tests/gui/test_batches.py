@@ -9,8 +9,8 @@ import pytest
 from PySide6.QtCore import Qt
 
 from desktop_approver import Client
-from desktop_approver.core.risk import assess
-from desktop_approver.core.tickets import CallInfo
+from desktop_approver.core.calls.risk import assess
+from desktop_approver.core.decisions.tickets import CallInfo
 from desktop_approver.gui import batch
 from tests.gui.conftest import wait_for
 
@@ -125,7 +125,7 @@ def test_inbox_never_allows_several_requests_with_a_destructive_one(approver: An
 
 
 def test_batch_notification_names_the_most_dangerous_call_first() -> None:
-    from desktop_approver.core.tickets import Countdown, Identity, Ticket
+    from desktop_approver.core.decisions.tickets import Countdown, Identity, Ticket
     from desktop_approver.gui.notifications import notification_text
 
     async def build() -> Ticket:

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from desktop_approver.core import modes
+from desktop_approver.core.decisions import modes
 
 pytestmark = pytest.mark.usefixtures("qapp")
 

@@ -6,7 +6,7 @@ import asyncio
 from typing import Any
 
 from desktop_approver import Client
-from desktop_approver.core.tickets import Verdict
+from desktop_approver.core.decisions.tickets import Verdict
 from tests.gui.conftest import wait_for
 
 
@@ -92,7 +92,7 @@ def test_flood_from_one_client_is_limited_and_others_still_shown(approver: Any, 
 
     from PySide6.QtWidgets import QApplication
 
-    from desktop_approver.core.tickets import Verdict
+    from desktop_approver.core.decisions.tickets import Verdict
 
     path = str(approver.service.options.socket_path)
     limit = approver.service.server.max_pending_per_client

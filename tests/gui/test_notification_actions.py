@@ -114,14 +114,14 @@ def test_review_button_brings_up_the_dialog_for_that_ticket(notifying_approver: 
 
 
 def _deny() -> Any:
-    from desktop_approver.core.tickets import Verdict
+    from desktop_approver.core.decisions.tickets import Verdict
 
     return Verdict("deny", "user")
 
 
 def test_do_not_disturb_withdraws_and_leaving_it_shows_again(notifying_approver: Any, notification_server: Any,
                                                              run: Callable[..., Any]) -> None:
-    from desktop_approver.core import modes
+    from desktop_approver.core.decisions import modes
 
     server = notification_server.server
     approver = notifying_approver
@@ -188,8 +188,8 @@ def test_five_requests_from_three_agents_make_three_notifications(notifying_appr
 
 
 def test_notification_text_puts_the_worst_reasons_first() -> None:
-    from desktop_approver.core.risk import assess
-    from desktop_approver.core.tickets import CallInfo, Countdown, Identity, Ticket
+    from desktop_approver.core.calls.risk import assess
+    from desktop_approver.core.decisions.tickets import CallInfo, Countdown, Identity, Ticket
     from desktop_approver.gui.notifications import notification_text
 
     async def build() -> Ticket:

@@ -143,7 +143,7 @@ def test_markdown_text_and_a_fallback_when_it_hides_something(qtbot, view: Previ
 
 
 def test_accepts_the_protocol_models(qtbot, view: PreviewView) -> None:
-    from desktop_approver.core.models import CommandPreview
+    from desktop_approver.core.messages.models import CommandPreview
 
     view.set_content("run", {}, CommandPreview(kind="command", argv=["rm", "-rf", "a b"], cwd="/w"))
     assert "'a b'" in view.command_browser.toPlainText()

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from desktop_approver import Client, settings
-from desktop_approver.core import modes
+from desktop_approver.core.decisions import modes
 from tests.gui.conftest import wait_for
 from tests.gui.test_rules_file import POLICY
 

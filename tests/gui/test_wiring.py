@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from desktop_approver import Client, settings
-from desktop_approver.core import modes
-from desktop_approver.core.tickets import Verdict
+from desktop_approver.core.decisions import modes
+from desktop_approver.core.decisions.tickets import Verdict
 from tests.gui.conftest import wait_for
 
 

@@ -28,8 +28,8 @@ async def main(argv: list[str]) -> None:
 
     faulthandler.register(signal.SIGUSR1)  # a stuck app can be asked where it is
     sys.path.insert(0, str(ROOT))
-    from desktop_approver.core.limits import Limits
     from desktop_approver.core.service import ApproverService, ServiceOptions
+    from desktop_approver.core.transport.limits import Limits
     from tests.support.deciders import ScriptedPerson, WaitingPerson, every
 
     parser = argparse.ArgumentParser()

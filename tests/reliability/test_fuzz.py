@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from desktop_approver import Client
-from desktop_approver.core import models
+from desktop_approver.core.messages import models
 from tests.reliability.app import AppProcess
 
 MESSAGES = 100_000

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from desktop_approver import Client, Unauthorized
-from desktop_approver.core.tickets import Verdict
+from desktop_approver.core.decisions.tickets import Verdict
 from tests.reliability.app import ROOT
 from tests.support.service import ScriptedPerson, ServiceThread
 

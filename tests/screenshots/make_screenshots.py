@@ -82,8 +82,8 @@ operation = ["write", "delete"]
 
 async def shoot(theme_name: str, scale: str, display_shot: Any) -> None:
     from desktop_approver import Client, previews
+    from desktop_approver.core.decisions.tickets import Verdict
     from desktop_approver.core.service import ServiceOptions
-    from desktop_approver.core.tickets import Verdict
     from desktop_approver.gui import theme
     from desktop_approver.gui.app import DesktopApprover
     from desktop_approver.notify.freedesktop import DesktopNotifier

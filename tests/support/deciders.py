@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 
-from desktop_approver.core.tickets import Ticket, Verdict
+from desktop_approver.core.decisions.tickets import Ticket, Verdict
 
 Choice = Callable[[Ticket], list[Verdict]]
 MaybeChoice = Callable[[Ticket], "list[Verdict] | None"]

@@ -3,7 +3,7 @@
 :class:`PolicyFile` (``version``, ``[[rule]]`` tables, the ``[tools]`` shorthand) and
 :class:`RuleTable` (one rule, also as the dialog's editor gives it) are the one description of the
 format. Their declared types are what ``ipc/policy.schema.json`` publishes for editors
-(``python -m desktop_approver.core.schema`` writes it); every key is checked first by a
+(``python -m desktop_approver.core.messages.schema`` writes it); every key is checked first by a
 before-validator that raises the reason the person reads, in the file's words rather than
 pydantic's ("'note' must be a string", "unknown operation 'exec' (expected read, write, delete)").
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from typing import Any
 
-from ..reading import FAMILIES, ShellRun, command_paths, read_call
+from ..calls.reading import FAMILIES, ShellRun, command_paths, read_call
 from .globs import _has_glob, _squeeze
 from .rules import PolicyCall
 

@@ -14,7 +14,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from ..reading import read_call
+from ..calls.reading import read_call
 from .globs import _escape_glob, _squeeze
 from .load import rule_from_dict
 from .match import Policy

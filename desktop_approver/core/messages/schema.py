@@ -1,6 +1,6 @@
 """JSON Schema for every protocol message and for ``policy.toml``, generated from the pydantic models.
 
-``python -m desktop_approver.core.schema`` writes ``ipc/schema/<type>.json`` (one file per message
+``python -m desktop_approver.core.messages.schema`` writes ``ipc/schema/<type>.json`` (one file per message
 type), ``ipc/schema/index.json`` and ``ipc/policy.schema.json`` (the policy file, from
 :mod:`desktop_approver.core.policy.model`); ``--check`` writes nothing and exits 1 naming the stale
 files, so a model change without regenerated schemas fails the tests. Output is deterministic
@@ -18,11 +18,11 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from .. import wire
+from ... import wire
 from . import models
 
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
-DEFAULT_DIR = Path(__file__).resolve().parents[2] / "ipc" / "schema"
+DEFAULT_DIR = Path(__file__).resolve().parents[3] / "ipc" / "schema"
 INDEX = "index.json"
 POLICY_SCHEMA = DEFAULT_DIR.parent / "policy.schema.json"
 
@@ -170,8 +170,8 @@ def write(directory: Path) -> list[str]:
 
 def policy_schema() -> dict[str, Any]:
     """The schema of ``policy.toml`` as TOML writes it: absent keys, never nulls; one shared ``glob``."""
-    from .policy.globs import BAD_DOUBLE_STAR, GLOB, GLOB_HELP, PATH_GLOB_HELP
-    from .policy.model import PolicyFile
+    from ..policy.globs import BAD_DOUBLE_STAR, GLOB, GLOB_HELP, PATH_GLOB_HELP
+    from ..policy.model import PolicyFile
 
     schema = PolicyFile.model_json_schema(mode="validation")
     _drop_nulls(schema)
@@ -227,7 +227,7 @@ def policy_stale(path: Path) -> bool:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m desktop_approver.core.schema",
+    parser = argparse.ArgumentParser(prog="python -m desktop_approver.core.messages.schema",
                                      description="Generate ipc/schema/*.json and ipc/policy.schema.json from the "
                                                  "pydantic models. With --out or --policy-out, only what is named.")
     parser.add_argument("--check", action="store_true", help="write nothing; exit 1 if any file is stale")
@@ -244,7 +244,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         for path in paths:
             print(f"stale: {path}", file=sys.stderr)
         if paths:
-            print("regenerate with: python -m desktop_approver.core.schema", file=sys.stderr)
+            print("regenerate with: python -m desktop_approver.core.messages.schema", file=sys.stderr)
         return 1 if paths else 0
     for name in write(out) if out is not None else []:
         print(f"wrote {out / name}")

@@ -6,7 +6,7 @@ to the person) or ``allow`` rule; the ``approve_all`` mode (never for destructiv
 memory (never for destructive calls either, whatever the scope the person chose). When that
 decides every call, the answer is recorded and ready at once: the server replies in the same loop
 step that read the line. Otherwise :meth:`Broker.ask` puts the rest before the person, through the
-:class:`~desktop_approver.core.tickets.Decider`, with a pausable timeout that ends in a deny and
+:class:`~desktop_approver.core.decisions.tickets.Decider`, with a pausable timeout that ends in a deny and
 never remembers anything. :meth:`Broker.submit` is the two in a row. Every call and every verdict
 is written to the audit log before the agent hears the answer.
 """
@@ -19,17 +19,17 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
-from ..vocabulary import AskKind, RiskReport, RuleAction
+from ...vocabulary import AskKind, RiskReport, RuleAction
+from ..calls.risk import LEVELS, RiskAssessment, assess
+from ..store.audit import AuditLog
+from ..store.logsafe import printable
 from . import modes
-from .audit import AuditLog
-from .logsafe import printable
 from .memory import SessionMemory
-from .risk import LEVELS, RiskAssessment, assess
 from .tickets import CallInfo, Countdown, Decider, Identity, Ticket, Verdict
 
 if TYPE_CHECKING:
-    from .models import AskedCall
-    from .policy import PolicyCall
+    from ..messages.models import AskedCall
+    from ..policy import PolicyCall
 
 log = logging.getLogger(__name__)
 DEFAULT_TIMEOUT = 300.0

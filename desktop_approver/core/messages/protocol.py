@@ -15,7 +15,7 @@ from typing import Any, cast
 
 from pydantic import BaseModel, ValidationError
 
-from .. import wire
+from ... import wire
 from . import models
 
 

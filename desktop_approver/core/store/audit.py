@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
-    from .tickets import CallInfo, Identity, Verdict
+    from ..decisions.tickets import CallInfo, Identity, Verdict
 
 log = logging.getLogger(__name__)
 

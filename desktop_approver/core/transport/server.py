@@ -6,11 +6,11 @@ can send decides anything: requests only ever *ask*. A client that disconnects c
 requests, which makes their dialogs disappear; one that only half-closes (shuts down its
 writing side) still gets its answers, then the connection is closed.
 
-What the lines *mean* is the protocol's business (``core/connection.py``): this module reads,
-frames and hands each line to the connection's :class:`~desktop_approver.core.connection.Connection`,
+What the lines *mean* is the protocol's business (``core/transport/connection.py``): this module reads,
+frames and hands each line to the connection's :class:`~desktop_approver.core.transport.connection.Connection`,
 and writes what it sends.
 
-Resources (``core/limits.py``): connections are capped in total and per peer process, a client
+Resources (``core/transport/limits.py``): connections are capped in total and per peer process, a client
 that does not read its replies is not read from, idle connections are closed, unfinished lines
 share one memory budget, and refusals are rate-limited in the audit log. Each limit ends in a
 typed ``error``; none takes the app down. Closing the server closes every connection and waits
@@ -31,16 +31,17 @@ from collections import Counter
 from pathlib import Path
 from typing import cast
 
-from .. import wire
-from ..paths import ensure_private_dir
-from . import activation, models
-from .broker import Broker
+from ... import wire
+from ...paths import ensure_private_dir
+from ..decisions.broker import Broker
+from ..messages import models
+from ..messages.protocol import Refusal, encode
+from . import activation
 from .connection import DEFAULT_MAX_PENDING_PER_CLIENT as DEFAULT_MAX_PENDING_PER_CLIENT
 from .connection import Connection, Context, Send
 from .connection import TokenCheck as TokenCheck
 from .limits import Limits, RefusalBudget
 from .peercred import PeerCredentials, peer_credentials
-from .protocol import Refusal, encode
 
 log = logging.getLogger(__name__)
 READ_CHUNK = 65536

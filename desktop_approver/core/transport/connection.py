@@ -15,7 +15,7 @@ each pending request is told ``shutting_down``. Across connections (:class:`Cont
 process has at most ``max_pending_per_client`` calls waiting for the person, and refusals are
 written to the audit log within a rate budget.
 
-Sockets, peer credentials, the read loop and the limits on the stream stay in ``core/server.py``.
+Sockets, peer credentials, the read loop and the limits on the stream stay in ``core/transport/server.py``.
 """
 
 from __future__ import annotations
@@ -29,15 +29,15 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from .. import __version__, wire
-from ..vocabulary import AskKind
-from . import models
-from .broker import Broker, Triage
+from ... import __version__, wire
+from ...vocabulary import AskKind
+from ..decisions.broker import Broker, Triage
+from ..decisions.tickets import Identity, Verdict
+from ..messages import models
+from ..messages.protocol import Refusal, decode, encode
+from ..store.logsafe import Printable, printable
 from .limits import RefusalBudget
-from .logsafe import Printable, printable
 from .peercred import PeerCredentials, process_cwd, process_exe, same_directory
-from .protocol import Refusal, decode, encode
-from .tickets import Identity, Verdict
 
 log = logging.getLogger(__name__)
 

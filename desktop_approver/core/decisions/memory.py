@@ -16,9 +16,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..vocabulary import SCOPES, Scope
-from ..wire import canonical_json
-from .logsafe import printable
+from ...vocabulary import SCOPES, Scope
+from ...wire import canonical_json
+from ..store.logsafe import printable
 
 log = logging.getLogger(__name__)
 EXACT: Scope = "exact"

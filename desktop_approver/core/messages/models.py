@@ -1,6 +1,6 @@
 """The protocol's messages as pydantic models: the single source of truth on the app's side.
 
-``ipc/schema/`` is generated from these (``python -m desktop_approver.core.schema``) and a test
+``ipc/schema/`` is generated from these (``python -m desktop_approver.core.messages.schema``) and a test
 fails when it is stale. The thin client does not import this module; the golden exchanges in
 ``ipc/examples/`` keep it and ``desktop_approver.wire`` in step.
 """
@@ -11,15 +11,15 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat, StrictInt, StrictStr, model_validator
 
-from ..vocabulary import DecidedBy as DecidedBy  # re-exported: declared here before the words moved out
-from ..vocabulary import DecisionName as DecisionName
-from ..vocabulary import NoticeKind, RiskLevel, Scope
-from ..wire import PROTOCOL_VERSION
+from ...vocabulary import DecidedBy as DecidedBy  # re-exported: declared here before the words moved out
+from ...vocabulary import DecisionName as DecisionName
+from ...vocabulary import NoticeKind, RiskLevel, Scope
+from ...wire import PROTOCOL_VERSION
 
 if TYPE_CHECKING:
     from typing import Self
 
-    from .tickets import Verdict
+    from ..decisions.tickets import Verdict
 
 MAX_BATCH_CALLS = 100
 MAX_TIMEOUT = 24 * 3600.0
@@ -293,7 +293,7 @@ class RiskInfo(BaseModel):
 
 class DecisionFields(BaseModel):
     """What the agent is told about one decided call: the fields a ``decision`` and each call of a
-    ``batch_decision`` share, declared once and filled from a :class:`~desktop_approver.core.tickets.Verdict`
+    ``batch_decision`` share, declared once and filled from a :class:`~desktop_approver.core.decisions.tickets.Verdict`
     by :meth:`of`, whose attributes carry the same names."""
 
     model_config = ConfigDict(frozen=True)

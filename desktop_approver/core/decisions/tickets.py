@@ -13,13 +13,13 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
-from ..vocabulary import AskKind, DecidedBy, DecisionName, RiskLevel, RiskReport, Scope
-from .logsafe import printable
+from ...vocabulary import AskKind, DecidedBy, DecisionName, RiskLevel, RiskReport, Scope
+from ..store.logsafe import printable
 
 if TYPE_CHECKING:
-    from .models import ToolCall
-    from .policy import PolicyCall
-    from .risk import RiskAssessment
+    from ..calls.risk import RiskAssessment
+    from ..messages.models import ToolCall
+    from ..policy import PolicyCall
 
 _ticket_numbers = itertools.count(1)
 
@@ -83,7 +83,7 @@ class CallInfo:
 
         The directory is the one the kernel vouches for where it can (``policy_cwd``), never only the claim.
         """
-        from .policy import PolicyCall  # the policy loads only with a rules file (or the rule editor)
+        from ..policy import PolicyCall  # the policy loads only with a rules file (or the rule editor)
 
         return PolicyCall(tool=self.tool, args=self.args, agent=identity.agent, cwd=identity.policy_cwd,
                           risk=self.risk.level if self.risk is not None else None)

@@ -14,8 +14,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from ..vocabulary import MODES as MODES
-from ..vocabulary import Mode
+from ...vocabulary import MODES as MODES
+from ...vocabulary import Mode
 
 log = logging.getLogger(__name__)
 INTERACTIVE: Mode = "interactive"
