@@ -6,7 +6,10 @@ socket, policy, audit log or keyring.
 
 from __future__ import annotations
 
+import asyncio
 import os
+import warnings
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -34,6 +37,24 @@ def private_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.M
                  "DESKTOP_APPROVER_AGENT"):
         monkeypatch.delenv(name, raising=False)
     return home
+
+
+@pytest.fixture(autouse=True)
+def no_default_loop_left_behind() -> Iterator[None]:
+    """Frameworks' ``run_sync`` helpers (openai-agents, pydantic-ai) leave an event loop set as the
+    main thread's default; dropped later, it would warn in whichever test happened to be running.
+    Each test ends with no default loop: one left behind is closed here."""
+    yield
+    policy = asyncio.get_event_loop_policy()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        try:
+            loop = policy.get_event_loop()
+        except RuntimeError:
+            return
+    if not loop.is_running() and not loop.is_closed():
+        loop.close()
+    asyncio.set_event_loop(None)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

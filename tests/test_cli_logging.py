@@ -48,6 +48,7 @@ def test_the_option_is_on_the_app_commands_and_names_the_levels_logs_knows() -> 
         parser.parse_args(["tray", "--log-level", "chatty"])
 
 
+@pytest.mark.logs("bad .* client")
 def test_the_level_goes_to_our_loggers_and_the_file_is_private(installed: list[logs.LogSetup]) -> None:
     stream = io.StringIO()
     setup = logs.setup("debug", stream=stream)
@@ -84,6 +85,7 @@ def test_the_file_rotates_and_every_file_stays_private(installed: list[logs.LogS
     assert "after the rollover" in setup.path.read_text()
 
 
+@pytest.mark.logs("log level must be one of")
 def test_the_environment_is_the_fallback_and_a_bad_value_is_reported(installed: list[logs.LogSetup],
                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(logs.LEVEL_ENV, "info")
@@ -100,6 +102,7 @@ def test_the_environment_is_the_fallback_and_a_bad_value_is_reported(installed: 
     assert "DESKTOP_APPROVER_LOG_LEVEL" in stream.getvalue() and "'loud'" in stream.getvalue()
 
 
+@pytest.mark.logs("no log file")
 def test_a_log_file_that_cannot_be_made_costs_only_the_file(installed: list[logs.LogSetup], tmp_path: Path) -> None:
     blocker = tmp_path / "not-a-directory"
     blocker.write_text("")
@@ -136,6 +139,8 @@ def test_the_running_app_logs_each_ticket_at_debug(tmp_path: Path) -> None:
     finally:
         app.terminate()
         app.wait(30)
+        if app.stderr is not None:
+            app.stderr.close()
     log = state / "desktop-approver" / "app.log"
     assert mode_of(log.parent) == 0o700 and mode_of(log) == 0o600
     written = log.read_text()

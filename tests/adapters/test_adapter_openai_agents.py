@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import asyncio
-import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -27,23 +25,6 @@ from desktop_approver.errors import Blocked  # noqa: E402
 
 pytestmark = pytest.mark.adapter
 set_tracing_disabled(True)  # no trace export to OpenAI from the tests
-
-
-@pytest.fixture(autouse=True)
-def no_default_loop_left_behind() -> Iterator[None]:
-    """``Runner.run_sync`` leaves the thread's default loop set after shutting down its async
-    generators; the next framework to reuse that loop (pydantic-ai's ``run_sync``) would warn. Each
-    test here ends with that loop closed and unset."""
-    yield
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)
-        try:
-            loop = asyncio.get_event_loop_policy().get_event_loop()
-        except RuntimeError:
-            loop = None
-    if loop is not None and not loop.is_running():
-        loop.close()
-    asyncio.set_event_loop(None)
 
 
 def report(call: Any) -> Any:

@@ -7,6 +7,8 @@ the run and copied by hand into BENCHMARKS.md. No figure is asserted: speed only
 
 from __future__ import annotations
 
+import contextlib
+import subprocess
 from collections.abc import Iterator
 from typing import Any
 
@@ -19,6 +21,26 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if "/tests/reliability/" in str(item.fspath).replace("\\", "/"):
             item.add_marker(pytest.mark.slow)
+
+
+@pytest.fixture(autouse=True)
+def child_pipes_closed(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """These tests start floods of child processes (flooders, holders, sshd, the app) and read one
+    line from each; every child's pipes are closed when the test ends, whatever path it took."""
+    started: list[subprocess.Popen[Any]] = []
+    original = subprocess.Popen.__init__
+
+    def tracked(self: subprocess.Popen[Any], *args: Any, **kwargs: Any) -> None:
+        original(self, *args, **kwargs)
+        started.append(self)
+
+    monkeypatch.setattr(subprocess.Popen, "__init__", tracked)
+    yield
+    for child in started:
+        for pipe in (child.stdin, child.stdout, child.stderr):
+            if pipe is not None:
+                with contextlib.suppress(OSError):
+                    pipe.close()
 
 
 @pytest.fixture

@@ -244,8 +244,7 @@ def _expect_unavailable(client: Client) -> None:
 
 
 def test_an_unauthenticated_flood_costs_one_reply_and_one_audit_row(tmp_path: Path, figures: dict[str, str]) -> None:
-    with AppProcess(tmp_path, "deny", token="sesame") as app:
-        sock = socket.socket(socket.AF_UNIX)
+    with AppProcess(tmp_path, "deny", token="sesame") as app, socket.socket(socket.AF_UNIX) as sock:
         sock.connect(str(app.socket_path))
         try:
             sock.sendall(b'{"v":1,"type":"status","id":"s"}\n' * 50_000)
@@ -266,9 +265,8 @@ def test_an_unauthenticated_flood_costs_one_reply_and_one_audit_row(tmp_path: Pa
 
 
 def test_a_megabyte_line_byte_by_byte_costs_linear_time(tmp_path: Path, figures: dict[str, str]) -> None:
-    with AppProcess(tmp_path, "deny") as app:
+    with AppProcess(tmp_path, "deny") as app, socket.socket(socket.AF_UNIX) as sock:
         before = cpu_seconds(app.pid)
-        sock = socket.socket(socket.AF_UNIX)
         sock.connect(str(app.socket_path))
         body = b'{"v":1,"type":"status","id":"s","pad":"' + b"x" * (1024 * 1024 - 60) + b'"}'
         for index in range(len(body)):
@@ -279,7 +277,6 @@ def test_a_megabyte_line_byte_by_byte_costs_linear_time(tmp_path: Path, figures:
             reply += sock.recv(65536)
         assert json.loads(reply)["code"] == "invalid_message"     # read whole, answered once
         figures["1 MiB line sent one byte per write: app CPU"] = f"{cpu_seconds(app.pid) - before:.2f} s"
-        sock.close()
 
 
 PARTIAL = r"""
