@@ -134,8 +134,8 @@ class Desktop:
     # -- internals --------------------------------------------------------------------------
 
     def _spawn(self, name: str, argv: list[str]) -> None:
-        log = (self.workdir / f"{name}.log").open("w")
-        self.processes.append(subprocess.Popen(argv, env=self.env, stdout=log, stderr=subprocess.STDOUT))
+        with (self.workdir / f"{name}.log").open("w") as log:  # the child keeps its own copy of the file
+            self.processes.append(subprocess.Popen(argv, env=self.env, stdout=log, stderr=subprocess.STDOUT))
 
     def _has_window_manager(self) -> bool:
         out = subprocess.run(["xprop", "-root", "_NET_SUPPORTING_WM_CHECK"], env=self.env, capture_output=True,
