@@ -60,3 +60,14 @@ async def wait_for(predicate: Callable[[], Any], timeout: float = 10.0, what: st
         if loop.time() > deadline:
             raise AssertionError(f"timed out waiting for {what}")
         await asyncio.sleep(0.01)
+
+
+def ask_bash(app: Any, command: str, agent: str = "coder") -> asyncio.Future[Any]:
+    """A ``Bash`` request from ``agent`` to the running app, in a worker thread; the client is closed after."""
+    from desktop_approver import Client
+
+    def request() -> Any:
+        with Client(app.service.options.socket_path, agent=agent) as client:
+            return client.request("Bash", {"command": command})
+
+    return asyncio.get_running_loop().run_in_executor(None, request)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import datetime
 from collections.abc import Iterator
 from pathlib import Path
@@ -10,8 +9,9 @@ from typing import Any
 
 import pytest
 
-from desktop_approver import Client, settings
+from desktop_approver import settings
 from desktop_approver.core.decisions import modes
+from tests.gui.conftest import ask_bash as ask
 from tests.gui.conftest import wait_for
 from tests.gui.test_rules_file import POLICY
 
@@ -29,11 +29,6 @@ def ruled(tmp_path: Path, run: Any) -> Iterator[Any]:
     run(app.start())
     yield app
     run(app.close())
-
-
-def ask(app: Any, command: str, agent: str = "coder") -> asyncio.Future[Any]:
-    client = Client(app.service.options.socket_path, agent=agent)
-    return asyncio.get_running_loop().run_in_executor(None, lambda: client.request("Bash", {"command": command}))
 
 
 def test_the_tray_opens_the_rules_with_times_used(ruled: Any, run: Any) -> None:

@@ -11,9 +11,10 @@ from typing import Any
 
 import pytest
 
-from desktop_approver import Client, settings
+from desktop_approver import settings
 from desktop_approver.core.decisions import modes
 from desktop_approver.core.decisions.tickets import Verdict
+from tests.gui.conftest import ask_bash as ask
 from tests.gui.conftest import wait_for
 
 
@@ -29,11 +30,6 @@ def ruled(tmp_path: Path, run: Any) -> Iterator[Any]:
     run(app.start())
     yield app
     run(app.close())
-
-
-def ask(app: Any, command: str, agent: str = "coder") -> asyncio.Future[Any]:
-    client = Client(app.service.options.socket_path, agent=agent)
-    return asyncio.get_running_loop().run_in_executor(None, lambda: client.request("Bash", {"command": command}))
 
 
 def action(menu: Any, text: str) -> Any:
