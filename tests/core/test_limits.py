@@ -150,7 +150,7 @@ def test_a_client_that_never_reads_its_replies_is_not_read_from(tmp_path: Path) 
         sent = 0
 
         def unread() -> int:
-            return on_loop(service, lambda: max((c.writer.transport.get_write_buffer_size()
+            return on_loop(service, lambda: max((c.transport.get_write_buffer_size()
                                                  for c in service.service.server._connections), default=0))
 
         while sent < 8 * 1024 * 1024:    # without back-pressure this would all be read and answered

@@ -317,8 +317,8 @@ def test_close_closes_every_connection_and_waits_for_it(folder: Path, caplog: py
         links = list(server._connections)
         assert repr(server).endswith("connections=3 listening=True>")
         await server.close()
-        found.extend(link.writer.transport.is_closing() for link in links)
-        found.append(not server._readers and not server._connections)
+        found.extend(link.transport.is_closing() for link in links)
+        found.append(not server._links and not server._connections)
         found.append(repr(server).endswith("connections=0 listening=False>"))
         for reader, writer in (waiting, idle, half):
             found.append((await reader.read()).count(b"shutting_down"))

@@ -1189,24 +1189,30 @@ _HANDLERS.update({f"mkfs.{fs}": _disk for fs in ("ext2", "ext3", "ext4", "xfs", 
 # -- tool calls ----------------------------------------------------------------------------------
 
 def assess(tool: str, args: Mapping[str, Any] | Any, *, cwd: str | None = None,
-           hints: Mapping[str, Any] | None = None) -> RiskAssessment:
+           hints: Mapping[str, Any] | None = None, canonical_args: str | None = None) -> RiskAssessment:
     """Classify one tool call. Never raises on odd input: anything not understood is moderate.
 
     Agents repeat calls (that is what session memory is for), so answers are cached by the call's
-    canonical JSON, the home and the temp directory; it depends on nothing else (no file is read).
+    canonical JSON (``canonical_args`` when the caller has it already), the home and the temp
+    directory; it depends on nothing else (no file is read).
     """
     try:
-        key = json.dumps([tool, args, cwd, dict(hints or {}), os.path.expanduser("~"), os.environ.get("TMPDIR", "")],
-                         sort_keys=True, ensure_ascii=False)
+        if canonical_args is None:
+            canonical_args = _canonical(args)
+        hints_key = _canonical(dict(hints)) if hints else ""
     except (TypeError, ValueError):
         return _assess(tool, args, cwd, hints)
-    return _assess_cached(key)
+    return _assess_cached(tool, canonical_args, cwd, hints_key, os.environ.get("HOME"), os.environ.get("TMPDIR", ""))
+
+
+def _canonical(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
 
 
 @lru_cache(maxsize=2048)
-def _assess_cached(key: str) -> RiskAssessment:
-    tool, args, cwd, hints, _home, _tmp = json.loads(key)
-    return _assess(tool, args, cwd, hints)
+def _assess_cached(tool: str, canonical_args: str, cwd: str | None, hints_key: str, _home: str | None,
+                   _tmp: str) -> RiskAssessment:
+    return _assess(tool, json.loads(canonical_args), cwd, json.loads(hints_key) if hints_key else None)
 
 
 def _assess(tool: str, args: Mapping[str, Any] | Any, cwd: str | None,

@@ -20,6 +20,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ...vocabulary import AskKind, RiskReport, RuleAction
+from ...wire import canonical_json
 from ..calls.risk import LEVELS, RiskAssessment, assess
 from ..store.audit import AuditLog
 from ..store.logsafe import printable
@@ -190,7 +191,8 @@ class Broker:
             return Verdict("allow_once", "mode", risk=risk)  # no note: nobody wrote one (decided_by says why)
         if _destructive(info):
             return None  # "for this session" never covers a destructive call: the person sees each one
-        if self.memory.lookup(session, info.tool, info.args, agent=identity.agent) is not None:
+        if self.memory.lookup(session, info.tool, info.args, agent=identity.agent,
+                              canonical=info.canonical_args) is not None:
             return Verdict("allow_session", "session", risk=risk)
         return None
 
@@ -280,9 +282,11 @@ class _Decisions:
 def _read(index: int, call: AskedCall, identity: Identity) -> CallInfo:
     """The call as the core keeps it, straight from the validated message, with the app's risk reading."""
     hints = call.hints.as_dict() if call.hints is not None else {}
+    canonical = canonical_json(call.args)  # validated JSON: it always serialises
     return CallInfo(index=index, tool=call.tool, args=call.args, description=call.description,
                     preview=call.preview.model_dump(exclude_none=True) if call.preview is not None else None,
-                    hints=hints, risk=_assess_where(call.tool, call.args, identity, hints))
+                    hints=hints, risk=_assess_where(call.tool, call.args, identity, hints, canonical),
+                    canonical_args=canonical)
 
 
 def _destructive(info: CallInfo) -> bool:
@@ -297,12 +301,13 @@ def _no_session_scope_from_timeout(verdict: Verdict) -> Verdict:
     return verdict
 
 
-def _assess_where(tool: str, args: dict[str, Any], identity: Identity, hints: dict[str, Any]) -> RiskAssessment:
+def _assess_where(tool: str, args: dict[str, Any], identity: Identity, hints: dict[str, Any],
+                  canonical: str) -> RiskAssessment:
     """The risk judged from the directory the kernel says the agent is in; where the agent claims
     another one, the worse of the two readings (a claim must never move a path inside)."""
-    found = assess(tool, args, cwd=identity.policy_cwd, hints=hints)
+    found = assess(tool, args, cwd=identity.policy_cwd, hints=hints, canonical_args=canonical)
     if identity.cwd and identity.cwd != identity.policy_cwd:
-        claimed = assess(tool, args, cwd=identity.cwd, hints=hints)
+        claimed = assess(tool, args, cwd=identity.cwd, hints=hints, canonical_args=canonical)
         if LEVELS.index(claimed.level) > LEVELS.index(found.level):
             return claimed
     return found

@@ -95,15 +95,17 @@ class SessionMemory:
         self._changed()
         return entry
 
-    def lookup(self, session: str, tool: str, args: dict[str, Any], *, agent: str | None = None) -> MemoryEntry | None:
-        """The entry of this agent's session that covers this call, if the session is still alive."""
+    def lookup(self, session: str, tool: str, args: dict[str, Any], *, agent: str | None = None,
+               canonical: str | None = None) -> MemoryEntry | None:
+        """The entry of this agent's session that covers this call, if the session is still alive
+        (``canonical``: the arguments' :func:`canonical_json`, when the caller has it already)."""
         owner = (agent, session)
         if self._expired(owner):
             self._forget(owner)
             return None
         entry = self._entries.get((agent, session, tool, None))
         if entry is None:
-            entry = self._entries.get((agent, session, tool, canonical_json(args)))
+            entry = self._entries.get((agent, session, tool, canonical_json(args) if canonical is None else canonical))
         if entry is not None:
             entry.hits += 1
             self._touch(owner)

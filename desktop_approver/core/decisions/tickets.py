@@ -70,6 +70,9 @@ class CallInfo:
     hints: dict[str, Any] = field(default_factory=dict)
     risk: RiskAssessment | None = None
     audit_id: int | None = None
+    canonical_args: str | None = field(default=None, repr=False, compare=False)
+    """The arguments' canonical JSON (``wire.canonical_json``), made once: the risk cache's key and
+    session memory's both use it."""
 
     @classmethod
     def of(cls, index: int, call: ToolCall, risk: RiskAssessment | None) -> CallInfo:

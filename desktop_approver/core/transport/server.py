@@ -28,6 +28,7 @@ import select
 import socket
 import sys
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 from typing import cast
 
@@ -38,13 +39,12 @@ from ..messages import models
 from ..messages.protocol import Refusal, encode
 from . import activation
 from .connection import DEFAULT_MAX_PENDING_PER_CLIENT as DEFAULT_MAX_PENDING_PER_CLIENT
-from .connection import Connection, Context, Send
+from .connection import Connection, Context
 from .connection import TokenCheck as TokenCheck
 from .limits import Limits, RefusalBudget
 from .peercred import PeerCredentials, peer_credentials
 
 log = logging.getLogger(__name__)
-READ_CHUNK = 65536
 SMALL_READ = 4096
 TRICKLE_PAUSE = 0.002
 """After a read of under SMALL_READ bytes that ended no line, wait this long before reading on."""
@@ -53,7 +53,7 @@ HALF_CLOSED_CHECK = 0.5
 CLOSE_WAIT = 2.0
 """Seconds :meth:`ApproverServer.close` waits for the connections to close before dropping unsent replies."""
 ACCEPT_TURNS = 3
-"""Loop turns from asyncio accepting a connection to calling back :meth:`ApproverServer._connected` (two)."""
+"""Loop turns from asyncio accepting a connection to calling :meth:`_Link.connection_made` (two)."""
 LINGER = 30.0
 """Seconds a closed connection may take to deliver its last replies to a slow reader before they are dropped."""
 
@@ -62,22 +62,141 @@ class AlreadyRunning(RuntimeError):
     """Another desktop-approver answers on this socket."""
 
 
-class _Link:
-    """One connection as the transport sees it: its stream, idle timer and unfinished-line bytes,
-    beside the protocol object that gives its lines meaning."""
+class _Link(asyncio.Protocol):
+    """One connection as the transport sees it: asyncio calls it as bytes arrive, and it hands each
+    complete line straight to the protocol object that gives its lines meaning (no read loop task:
+    a line is acted on in the very callback that read it).
 
-    def __init__(self, writer: asyncio.StreamWriter, connection: Connection) -> None:
-        self.writer = writer
-        self.connection = connection
+    It also keeps the stream's limits: its unfinished-line bytes, the idle timer, back-pressure
+    (no reading while the client leaves too many replies unread) and the trickle pause.
+    """
+
+    def __init__(self, server: ApproverServer) -> None:
+        self.server = server
+        self.transport: asyncio.Transport | None = None
+        self.connection: Connection | None = None   # None: refused (or not yet made)
+        self.framer = wire.LineFramer()
         self.held = 0                               # bytes of an unfinished line held for this client
         self.idle_timer: asyncio.TimerHandle | None = None
+        self.closed: asyncio.Future[None] = server._loop.create_future()
+        """Done when asyncio has closed the socket: what :meth:`ApproverServer.close` waits for."""
+        self.reason = "closed by the app"
+        self._reading_paused_by: set[str] = set()   # "replies" (back-pressure) and/or "trickle"
+        self._lines: Iterator[bytes | wire.Oversized] = iter(())  # read, not yet handed on (back-pressure)
+        self._give_up: asyncio.TimerHandle | None = None
+        self._watch: asyncio.Task[None] | None = None
 
     def __repr__(self) -> str:
-        return f"<_Link {self.connection!r} held={self.held} closing={self.writer.is_closing()}>"
+        closing = self.transport is None or self.transport.is_closing()
+        return f"<_Link {self.connection!r} held={self.held} closing={closing}>"
+
+    @property
+    def accepted(self) -> Connection:
+        """The protocol object of a connection the server accepted (every link in its ``_connections``)."""
+        assert self.connection is not None, "a refused connection has no protocol object"
+        return self.connection
 
     @property
     def peer(self) -> PeerCredentials:
-        return self.connection.peer
+        return self.accepted.peer
+
+    # -- asyncio's calls ------------------------------------------------------------------------
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = cast(asyncio.Transport, transport)
+        self.server._links.add(self)
+        if self.server._closing:
+            self.hang_up()
+            return
+        self.connection = self.server._accept(self)
+        if self.connection is None:
+            self.hang_up()
+
+    def data_received(self, data: bytes) -> None:
+        connection = self.connection
+        if connection is None or connection.closed:
+            return
+        connection.last_active = self.server._loop.time()
+        self._lines = self.framer.feed(data)
+        complete = self._pump()
+        if complete is None or not self.server._hold(self, self.framer.buffered_bytes):
+            return
+        if not complete and len(data) < SMALL_READ:
+            # A line trickling in (a byte per write) would cost a loop turn per byte: stop reading
+            # for a moment so the pieces gather in the socket, then read them at once.
+            self._pause_reading("trickle")
+            self.server._loop.call_later(TRICKLE_PAUSE, self._resume_reading, "trickle")
+
+    def _pump(self) -> int | None:
+        """Hand the lines read so far to the connection, one by one, until they are all handled or
+        the client stops reading its replies (the rest wait in the framer until it reads them);
+        the number handled, or None once the connection is closed."""
+        connection = self.accepted
+        complete = 0
+        for line in self._lines:
+            complete += 1
+            connection.received(line)
+            if connection.closed:
+                return None
+            if "replies" in self._reading_paused_by:
+                break
+        return complete
+
+    def eof_received(self) -> bool:
+        """The client shut its writing side: hang up, unless it waits for answers (half-closed)."""
+        connection = self.connection
+        if connection is None or connection.closed:
+            return False
+        self.reason = "the client hung up"
+        if not connection.tasks or self.hung_up():
+            self.server._drop(self, self.reason)
+            self.hang_up()
+            return True  # hang_up closes (with the linger), not asyncio
+        connection.half_closed = True
+        self.reason = "half-closed and answered"
+        self._watch = self.server._loop.create_task(self._until_answered_or_gone())
+        return True
+
+    def pause_writing(self) -> None:
+        """Back-pressure: the client leaves too many replies unread, so read nothing more until it reads."""
+        self._pause_reading("replies")
+
+    def resume_writing(self) -> None:
+        """The client read its replies: the lines it sent meanwhile are handled, then reading goes on."""
+        self._reading_paused_by.discard("replies")
+        if self.connection is None or self.connection.closed or self._pump() is None:
+            return
+        if "replies" in self._reading_paused_by:
+            return  # paused again by the replies to the lines just handled
+        if self.server._hold(self, self.framer.buffered_bytes):
+            self._resume_reading("replies")
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if exc is not None and self.reason in ("closed by the app", "the client hung up"):
+            self.reason = f"connection error: {exc}"
+        if self._give_up is not None:
+            self._give_up.cancel()
+        if self._watch is not None and not self._watch.done():
+            self._watch.cancel()
+        self.server._drop(self, self.reason)
+        self.server._links.discard(self)
+        if not self.closed.done():
+            self.closed.set_result(None)
+
+    # -- ours -----------------------------------------------------------------------------------
+
+    def send(self, payload: bytes) -> None:
+        transport = self.transport
+        if transport is not None and not transport.is_closing():
+            transport.write(payload)
+
+    def hang_up(self) -> None:
+        """Close once the replies are written; a client that leaves them unread for LINGER seconds loses them."""
+        transport = self.transport
+        if transport is None or transport.is_closing():
+            return
+        transport.close()
+        self._give_up = self.server._loop.call_later(LINGER, transport.abort)
 
     def hung_up(self) -> bool:
         """After EOF: did the client close entirely (True) or only shut its writing side (False)?
@@ -85,9 +204,9 @@ class _Link:
         Linux reports a full close as POLLHUP; elsewhere EOF counts as gone (the safe reading: the
         person's dialog disappears rather than waiting for nobody).
         """
-        if not sys.platform.startswith("linux"):
+        if not sys.platform.startswith("linux") or self.transport is None:
             return True
-        sock = self.writer.get_extra_info("socket")
+        sock = self.transport.get_extra_info("socket")
         try:
             poller = select.poll()
             poller.register(sock.fileno(), select.POLLHUP)
@@ -95,13 +214,27 @@ class _Link:
         except (OSError, ValueError):
             return True
 
+    def _pause_reading(self, why: str) -> None:
+        if not self._reading_paused_by and self.transport is not None and not self.transport.is_closing():
+            self.transport.pause_reading()
+        self._reading_paused_by.add(why)
 
-def _sender(writer: asyncio.StreamWriter) -> Send:
-    def send(payload: bytes) -> None:
-        if not writer.is_closing():
-            writer.write(payload)
+    def _resume_reading(self, why: str) -> None:
+        self._reading_paused_by.discard(why)
+        if not self._reading_paused_by and self.transport is not None and not self.transport.is_closing():
+            self.transport.resume_reading()
 
-    return send
+    async def _until_answered_or_gone(self) -> None:
+        """Wait while a half-closed client's requests are pending; stop early if it hangs up."""
+        connection = self.connection
+        assert connection is not None
+        while connection.tasks and not connection.closed:
+            await asyncio.wait(list(connection.tasks.values()), timeout=HALF_CLOSED_CHECK)
+            if connection.tasks and self.hung_up():
+                self.reason = "the client hung up"
+                break
+        self.server._drop(self, self.reason)
+        self.hang_up()
 
 
 class ApproverServer:
@@ -120,7 +253,7 @@ class ApproverServer:
         self._connections: set[_Link] = set()
         self._connections_by_peer: Counter[int | None] = Counter()
         self._held_total = 0                                     # bytes of unfinished lines, all clients
-        self._readers: dict[asyncio.Task[None], asyncio.StreamWriter] = {}  # each connection's read loop
+        self._links: set[_Link] = set()                          # every open socket, refused ones too
         self._closing = False
         self._started_on: asyncio.AbstractEventLoop | None = None
 
@@ -163,8 +296,7 @@ class ApproverServer:
         await self._clear_stale_socket()
         old_umask = os.umask(0o177)  # the socket is born 0600: no window where others can connect
         try:
-            self._server = await asyncio.start_unix_server(self._connected, path=os.fspath(self.socket_path),
-                                                           limit=wire.MAX_LINE_BYTES)
+            self._server = await self._loop.create_unix_server(self._new_link, path=os.fspath(self.socket_path))
         finally:
             os.umask(old_umask)
         os.chmod(self.socket_path, 0o600)
@@ -183,7 +315,7 @@ class ApproverServer:
             self.socket_path = path
             self.context.socket_path = os.fspath(path)
         self.activated = True
-        self._server = await asyncio.start_unix_server(self._connected, sock=sock, limit=wire.MAX_LINE_BYTES)
+        self._server = await self._loop.create_unix_server(self._new_link, sock=sock)
         log.info("serving on the socket passed by the service manager: %s", self.socket_path)
         return True
 
@@ -193,19 +325,22 @@ class ApproverServer:
         self.context.close()
         if self._server is not None:
             await self._stop_listening(self._server)
-        withdrawn = [task for link in self._connections for task in link.connection.tasks.values()]
+        withdrawn = [task for link in self._connections for task in link.accepted.tasks.values()]
         for link in list(self._connections):
-            link.connection.shutdown()
+            link.accepted.shutdown()
         if not self.activated:  # an activated socket stays: the next request starts the app again
             with contextlib.suppress(FileNotFoundError):
                 self.socket_path.unlink()
-        waits = [*withdrawn, *self._readers]
+        for link in list(self._links):
+            link.hang_up()
+        waits: list[asyncio.Future[None]] = [*withdrawn, *(link.closed for link in self._links)]
         if waits:
             _done, late = await asyncio.wait(waits, timeout=CLOSE_WAIT)
             if late:  # a client that reads nothing keeps its replies in our buffer: drop them now
                 log.warning("%d connections did not close within %g s; aborting them", len(late), CLOSE_WAIT)
-                for writer in self._readers.values():
-                    writer.transport.abort()
+                for link in list(self._links):
+                    if link.transport is not None:
+                        link.transport.abort()
                 await asyncio.wait(late, timeout=CLOSE_WAIT)
         if self._server is not None:
             await self._server.wait_closed()
@@ -217,7 +352,7 @@ class ApproverServer:
 
         Closing it while asyncio is between accepting a connection and attaching its transport trips an
         assertion in asyncio and leaks the accepted socket (CPython gh-109564); the turns in between also
-        bring every connection accepted so far to :meth:`_connected`, so :meth:`close` waits for it.
+        bring every connection accepted so far to :meth:`_Link.connection_made`, so :meth:`close` waits for it.
         """
         loop = asyncio.get_running_loop()
         for sock in server.sockets:
@@ -225,22 +360,6 @@ class ApproverServer:
         for _ in range(ACCEPT_TURNS):
             await asyncio.sleep(0)
         server.close()
-
-    async def _closed(self, writer: asyncio.StreamWriter, linger: float) -> None:
-        """Close ``writer`` and wait until it is; replies still unread after ``linger`` seconds are dropped.
-
-        Only futures are awaited here, nothing that asks for the running loop: under qasync, Qt may run
-        this step while processing its own events, when asyncio has no running loop to give.
-        """
-        if not writer.is_closing():
-            writer.close()
-        give_up = self._loop.call_later(linger, writer.transport.abort)
-        try:
-            await writer.wait_closed()
-        except (ConnectionError, OSError):
-            pass
-        finally:
-            give_up.cancel()
 
     async def _clear_stale_socket(self) -> None:
         """Refuse to start beside a live app; remove a socket left behind by a crash."""
@@ -264,29 +383,14 @@ class ApproverServer:
 
     # -- connections ------------------------------------------------------------------------
 
-    def _connected(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        """asyncio's callback for a new connection, run as it is made: its read loop is known from the
-        first moment, so :meth:`close` waits for a connection made just before it too."""
-        task = self._loop.create_task(self._serve(reader, writer))
-        self._readers[task] = writer
-        task.add_done_callback(self._served)
+    def _new_link(self) -> _Link:
+        """asyncio's protocol factory: one :class:`_Link` per accepted socket."""
+        return _Link(self)
 
-    def _served(self, task: asyncio.Task[None]) -> None:
-        del self._readers[task]
-        if not task.cancelled() and task.exception() is not None:
-            log.error("a connection's read loop failed", exc_info=task.exception())
-
-    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        try:
-            link = self._accept(writer) if not self._closing else None
-            if link is not None:
-                await self._read(link, reader)
-        finally:
-            await self._closed(writer, LINGER)
-
-    def _accept(self, writer: asyncio.StreamWriter) -> _Link | None:
+    def _accept(self, link: _Link) -> Connection | None:
         """The connection of a peer of ours within the limits, or None (refused, with a typed error)."""
-        sock = writer.get_extra_info("socket")
+        assert link.transport is not None
+        sock = link.transport.get_extra_info("socket")
         try:
             peer = peer_credentials(sock)
         except OSError as exc:
@@ -295,8 +399,7 @@ class ApproverServer:
             return None
         if peer.uid != os.getuid():
             self.context.audit_refusal("unauthorized", "peer belongs to another user", peer.pid, peer.uid)
-            writer.write(encode(models.ErrorMessage(code="unauthorized",
-                                                    message="this socket serves its own user only")))
+            link.send(encode(models.ErrorMessage(code="unauthorized", message="this socket serves its own user only")))
             log.debug("connection refused: pid %s, uid %s is another user", peer.pid, peer.uid)
             return None
         per_peer = self.limits.max_connections_per_peer
@@ -307,69 +410,27 @@ class ApproverServer:
             reason = (f"this process already has {mine} connections (at most {per_peer})" if mine >= per_peer else
                       f"the app already serves {len(self._connections)} connections (at most {self.max_connections})")
             self.context.audit_refusal("too_many_connections", reason, peer.pid, peer.uid)
-            writer.write(encode(models.ErrorMessage(code="too_many_connections", message=reason)))
+            link.send(encode(models.ErrorMessage(code="too_many_connections", message=reason)))
             log.debug("connection refused: pid %s: %s", peer.pid, reason)
             return None
-        link = _Link(writer, Connection(self.context, peer, _sender(writer), writer.close))
+        connection = Connection(self.context, peer, link.send, link.hang_up)
+        link.connection = connection
         self._connections.add(link)
         self._connections_by_peer[peer.pid] += 1
-        writer.transport.set_write_buffer_limits(high=self.limits.max_unread_reply_bytes)
+        link.transport.set_write_buffer_limits(high=self.limits.max_unread_reply_bytes)
         self._arm_idle_timer(link)
         log.debug("connection opened: pid %s, uid %s (%d open)", peer.pid, peer.uid, len(self._connections))
-        return link
-
-    async def _read(self, link: _Link, reader: asyncio.StreamReader) -> None:
-        """The read loop: bytes in, lines to the connection, until EOF, a hang-up or a limit."""
-        writer, connection = link.writer, link.connection
-        transport = cast(asyncio.Transport, writer.transport)  # a socket's: it reads as well as writes
-        framer = wire.LineFramer()
-        reason = "closed by the app"
-        try:
-            while True:
-                if writer.transport.get_write_buffer_size() > self.limits.max_unread_reply_bytes:
-                    await writer.drain()  # back-pressure: read no more until the client reads its replies
-                data = await reader.read(READ_CHUNK)
-                if not data:
-                    break
-                connection.last_active = asyncio.get_running_loop().time()
-                complete = 0
-                for line in framer.feed(data):
-                    complete += 1
-                    connection.received(line)
-                    if connection.closed:
-                        return
-                if not self._hold(link, framer.buffered_bytes):
-                    return
-                if not complete and len(data) < SMALL_READ:
-                    # A line trickling in (a byte per write) would cost a loop turn per byte: stop
-                    # reading for a moment so the pieces gather in the socket, then read them at once.
-                    transport.pause_reading()
-                    try:
-                        await asyncio.sleep(TRICKLE_PAUSE)
-                    finally:
-                        if not transport.is_closing():
-                            transport.resume_reading()
-            reason = "the client hung up"
-            if not connection.tasks or link.hung_up():
-                return
-            # Half-closed: the client has said all it will say and waits for its answers.
-            connection.half_closed = True
-            reason = "half-closed and answered"
-            await self._until_answered_or_gone(link)
-        except (ConnectionError, OSError) as exc:
-            reason = f"connection error: {exc}"
-        finally:
-            self._drop(link, reason)
+        return connection
 
     def _make_room(self) -> None:
         """At the total cap: close the longest-idle connection with nothing pending (if any), so idle
         connections held by one party cannot lock everyone else out; its client reconnects when it
         next asks (``idle_timeout``)."""
-        idle = [link for link in self._connections if not link.connection.tasks and not link.connection.closed]
+        idle = [link for link in self._connections if not link.accepted.tasks and not link.accepted.closed]
         if not idle:
             return
-        victim = min(idle, key=lambda link: link.connection.last_active)
-        victim.connection.send(encode(models.ErrorMessage(code="idle_timeout", message=(
+        victim = min(idle, key=lambda link: link.accepted.last_active)
+        victim.accepted.send(encode(models.ErrorMessage(code="idle_timeout", message=(
             "closed while idle to make room for another connection; connect again to ask"))))
         self._drop(victim, "closed to make room for another connection")
 
@@ -385,17 +446,8 @@ class ApproverServer:
         if link.idle_timer is not None:
             link.idle_timer.cancel()
         log.debug("connection closed: pid %s, uid %s, %d pending (%s)", pid, link.peer.uid,
-                  len(link.connection.tasks), reason)
-        link.connection.connection_lost()  # the client is gone: its dialogs go away, nobody else gets its answer
-
-    async def _until_answered_or_gone(self, link: _Link) -> None:
-        """Wait while a half-closed client's requests are pending; stop early if it hangs up."""
-        connection = link.connection
-        while connection.tasks and not connection.closed:
-            await asyncio.wait(list(connection.tasks.values()), timeout=HALF_CLOSED_CHECK)
-            if connection.tasks and link.hung_up():
-                return
-        await asyncio.sleep(0)  # let the last answer's done-callback write it before closing
+                  len(link.accepted.tasks), reason)
+        link.accepted.connection_lost()  # the client is gone: its dialogs go away, nobody else gets its answer
 
     def _hold(self, link: _Link, held: int) -> bool:
         """Account the client's unfinished line in the shared budget; False (closed) when over it."""
@@ -404,22 +456,22 @@ class ApproverServer:
         if held and self._held_total > self.limits.max_unfinished_bytes:
             message = (f"the app already holds {self._held_total - held:,} bytes of unfinished lines from its clients "
                        f"(at most {self.limits.max_unfinished_bytes:,}); end each message with a newline promptly")
-            link.connection.refuse(Refusal("overloaded", message))
+            link.accepted.refuse(Refusal("overloaded", message))
             self._hold(link, 0)
-            link.connection.close()
+            link.accepted.close()
             return False
         return True
 
     def _arm_idle_timer(self, link: _Link) -> None:
-        loop = asyncio.get_running_loop()
-        due = link.connection.last_active + self.limits.idle_seconds
+        loop = self._loop
+        due = link.accepted.last_active + self.limits.idle_seconds
         link.idle_timer = loop.call_at(max(due, loop.time() + 0.001), self._check_idle, link)
 
     def _check_idle(self, link: _Link) -> None:
-        connection = link.connection
+        connection = link.accepted
         if link not in self._connections or connection.closed:
             return
-        loop = asyncio.get_running_loop()
+        loop = self._loop
         if connection.tasks or loop.time() - connection.last_active < self.limits.idle_seconds:
             if connection.tasks:
                 connection.last_active = loop.time()  # time spent waiting for the person is not idleness
