@@ -302,7 +302,7 @@ def _no_session_scope_from_timeout(verdict: Verdict) -> Verdict:
 
 
 def _assess_where(tool: str, args: dict[str, Any], identity: Identity, hints: dict[str, Any],
-                  canonical: str) -> RiskAssessment:
+                  canonical: str | None = None) -> RiskAssessment:
     """The risk judged from the directory the kernel says the agent is in; where the agent claims
     another one, the worse of the two readings (a claim must never move a path inside)."""
     found = assess(tool, args, cwd=identity.policy_cwd, hints=hints, canonical_args=canonical)
