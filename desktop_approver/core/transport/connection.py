@@ -79,6 +79,15 @@ class Context:
         self.refusals = RefusalBudget()
         self.pending_by_peer: Counter[int | None] = Counter()   # calls waiting for the person, by peer pid
         self._summary_timer: asyncio.TimerHandle | None = None
+        self.loop: asyncio.AbstractEventLoop | None = None
+        """The loop the connections run on (the server sets it when it starts). Transport callbacks ask
+        for it here, not with ``asyncio.get_running_loop()``: under qasync, Qt may run them while
+        asyncio has no running loop to give (events processed before the loop runs, or in a nested one)."""
+
+    @property
+    def event_loop(self) -> asyncio.AbstractEventLoop:
+        """:attr:`loop`, or the running one (a context used without a server, as in the tests)."""
+        return self.loop if self.loop is not None else asyncio.get_running_loop()
 
     def __repr__(self) -> str:
         return (f"<Context waiting={sum(self.pending_by_peer.values())} peers={len(self.pending_by_peer)} "
@@ -102,7 +111,7 @@ class Context:
         log.debug("refused (%s) peer=%s: %s", code, pid, Printable(message))
         if not self.refusals.allow():
             if self._summary_timer is None:
-                self._summary_timer = asyncio.get_running_loop().call_later(1.0, self.write_refusal_summary)
+                self._summary_timer = self.event_loop.call_later(1.0, self.write_refusal_summary)
             return
         self.write_refusal_summary()
         detail = f"{message} (id {message_id!r})" if message_id is not None else message
@@ -135,7 +144,7 @@ class Connection:
         self.authenticated = context.token_check is None
         self.tasks: dict[str, asyncio.Task[None]] = {}
         self.kinds: dict[str, AskKind] = {}         # pending id -> "request" | "batch" (for errors about it)
-        self.last_active = asyncio.get_running_loop().time()
+        self.last_active = context.event_loop.time()
         """When the client last sent something or was last answered (loop time): the server's idle clock."""
         self.half_closed = False
         """The client has said all it will say (it shut its writing side) and waits for its answers."""
@@ -245,7 +254,7 @@ class Connection:
                 f"waiting for the person; {waiting} more would pass the limit of {self.context.max_pending_per_client}",
                 message.id, message.type))
             return
-        task = asyncio.ensure_future(self._answer(message, triage))
+        task = self.context.event_loop.create_task(self._answer(message, triage))
         self.tasks[message.id] = task
         self.kinds[message.id] = message.type
         task.add_done_callback(functools.partial(self._finished, message, triage, waiting))
@@ -310,7 +319,7 @@ class Connection:
         self.tasks.pop(message.id, None)
         self.kinds.pop(message.id, None)
         self.context.release(self.peer.pid, waiting)
-        self.last_active = asyncio.get_running_loop().time()
+        self.last_active = self.context.event_loop.time()
         if done.cancelled():
             # Answered here, not in _answer: a task cancelled before its first step (request and
             # cancel in one read) never runs _answer's code. A closed connection (the client went

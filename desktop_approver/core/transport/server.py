@@ -289,6 +289,7 @@ class ApproverServer:
 
     async def start(self) -> None:
         self._started_on = asyncio.get_running_loop()
+        self.context.loop = self._started_on
         self.max_connections = self.limits.connection_cap()  # below the descriptor limit: accept() never fails
         if await self._serve_activated_socket():
             return
