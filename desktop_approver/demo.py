@@ -11,6 +11,7 @@ import sys
 import tempfile
 import threading
 import time
+from typing import Any
 
 from . import previews
 from .client import Client
@@ -34,7 +35,7 @@ def main():
 '''
 
 
-def _agent(name: str, session: str, calls: list[tuple[str, dict, dict]], delay: float) -> None:
+def _agent(name: str, session: str, calls: list[tuple[str, dict[str, Any], dict[str, Any]]], delay: float) -> None:
     time.sleep(delay)
     client = Client(agent=name, session=session)
     for tool, args, extra in calls:

@@ -200,7 +200,7 @@ def settings_path(project: bool) -> Path:
 
 def merged_settings(settings: dict[str, Any]) -> dict[str, Any]:
     """``settings`` with our hooks added to each event that does not run them yet; nothing removed."""
-    merged = json.loads(json.dumps(settings))
+    merged: dict[str, Any] = json.loads(json.dumps(settings))
     hooks = merged.setdefault("hooks", {})
     if not isinstance(hooks, dict):
         raise ValueError("its \"hooks\" is not an object")

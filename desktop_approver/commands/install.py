@@ -21,6 +21,7 @@ import subprocess
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from importlib import resources
 from pathlib import Path
 
@@ -139,10 +140,10 @@ def base_targets() -> list[Target]:
     for size in ICON_SIZES:
         name = f"{size}x{size}"
         targets.append(Target(icons / name / "apps" / f"{APP_ID}.png",
-                              lambda name=name: _package_file("icons", "hicolor", name, "apps", f"{APP_ID}.png")))
+                              partial(_package_file, "icons", "hicolor", name, "apps", f"{APP_ID}.png")))
     for folder, file in (("scalable", f"{APP_ID}.svg"), ("symbolic", f"{APP_ID}-symbolic.svg")):
         targets.append(Target(icons / folder / "apps" / file,
-                              lambda folder=folder, file=file: _package_file("icons", "hicolor", folder, "apps", file)))
+                              partial(_package_file, "icons", "hicolor", folder, "apps", file)))
     return targets
 
 

@@ -9,6 +9,10 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ..adapters.base import Approver
 
 EXTRA_MISSING = 2
 
@@ -32,7 +36,7 @@ def add_approver_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--socket", metavar="PATH", help="the app's socket")
 
 
-def approver_from(args: argparse.Namespace, default_agent: str | None = None):  # type: ignore[no-untyped-def]
+def approver_from(args: argparse.Namespace, default_agent: str | None = None) -> Approver:
     from ..adapters.base import Approver
 
     return Approver(agent=args.agent or default_agent, session=args.session, socket_path=args.socket,

@@ -15,6 +15,7 @@ import json
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -117,7 +118,7 @@ def _explain(args: argparse.Namespace) -> int:
     return 0
 
 
-def _assess_risk(tool: str, call_args: dict, cwd: str) -> str | None:
+def _assess_risk(tool: str, call_args: dict[str, Any], cwd: str) -> str | None:
     """The level the app would give the call, so rules with ``risk = [...]`` explain as in the app."""
     from ..core.calls.risk import assess
 

@@ -10,7 +10,7 @@ import os
 import signal
 import subprocess
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from PySide6.QtCore import QObject, QSettings, QTimer, Signal
 from PySide6.QtWidgets import QApplication
@@ -23,6 +23,7 @@ from ..core.service import ApproverService, ServiceOptions
 from ..core.transport.activation import ActivationError
 from ..core.transport.server import AlreadyRunning
 from ..paths import InsecureDirectory
+from ..vocabulary import Mode
 from . import theme
 from .decider import GuiDecider
 from .icons import app_icon
@@ -32,6 +33,7 @@ from .service_events import ServiceEvents
 from .tray import Tray
 
 if TYPE_CHECKING:
+    from .always_allow import AlwaysAllowDialog
     from .dialog import ApprovalDialog
     from .history_window import HistoryWindow
     from .inbox import InboxWindow
@@ -66,10 +68,10 @@ class DesktopApprover(QObject):
         self.troubles: dict[str, str] = {}
         """What the app runs without (notifications, the audit log), shown by the tray as degraded."""
         self.quit_requested: asyncio.Event | None = None
-        self.rule_dialog: Any = None
-        self.history_window: Any = None
-        self.sessions_window: Any = None
-        self.settings_window: Any = None
+        self.rule_dialog: AlwaysAllowDialog | None = None
+        self.history_window: HistoryWindow | None = None
+        self.sessions_window: SessionsWindow | None = None
+        self.settings_window: SettingsWindow | None = None
         self._arming_delay_ms = arming_delay_ms
         self._dialog: ApprovalDialog | None = None
         self._inbox: InboxWindow | None = None
@@ -293,7 +295,7 @@ class DesktopApprover(QObject):
         self._mode_changed(self.service.mode.mode, None)
         self.popups_changed.emit(on)
 
-    def choose_mode(self, mode: str, seconds: float | None) -> None:
+    def choose_mode(self, mode: Mode, seconds: float | None) -> None:
         """The person picked a mode in the tray menu."""
         self.service.mode.set(mode, seconds=seconds, reason="tray menu")
 
@@ -353,7 +355,8 @@ EXIT_INSECURE_DIRECTORY = 2
 def run_app(args: Any, demo: bool = False) -> int:
     """Start the tray app (and, with ``demo``, a sample agent); returns the exit code."""
     logs.setup(getattr(args, "log_level", None))  # escaping: client text never reaches the terminal raw
-    app = QApplication.instance() or QApplication(sys.argv[:1])
+    # instance() is typed as QCoreApplication; nothing in this process creates any but a QApplication.
+    app = cast(QApplication, QApplication.instance() or QApplication(sys.argv[:1]))
     app.setApplicationName("desktop-approver")
     app.setDesktopFileName("desktop-approver")  # Wayland and task bars match our .desktop entry
     app.setWindowIcon(app_icon())

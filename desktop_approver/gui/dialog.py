@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import html
 import logging
+from typing import Any
 
 from PySide6.QtCore import QEvent, QObject, QRect, QSettings, QSize, Qt, QTimer, Signal
 from PySide6.QtGui import QCloseEvent, QKeyEvent, QKeySequence, QMoveEvent, QResizeEvent, QShortcut
@@ -38,6 +39,7 @@ from PySide6.QtWidgets import (
 from ..core.decisions.queue import time_left_text
 from ..core.decisions.tickets import Ticket, Verdict
 from ..core.store.logsafe import printable
+from ..vocabulary import DecisionName, Scope
 from . import batch, placement
 from .badges import risk_text
 from .review import ReviewPanel
@@ -78,6 +80,8 @@ class ApprovalDialog(QDialog):
     show_ticket = Signal(str)       # a ticket key picked from the "next" strip
     always_allow_requested = Signal(object)
     """The person asked for a rule allowing calls like this ticket's (the app opens the rule editor first)."""
+    # The review's scroll area; the name hides QWidget.scroll(dx, dy), which nothing calls on the dialog.
+    scroll: QScrollArea  # type: ignore[assignment]
 
     def __init__(self, parent: QWidget | None = None, arming_delay_ms: int = ARMING_DELAY_MS,
                  settings: QSettings | None = None, *, offer_always_allow: bool = False) -> None:
@@ -165,9 +169,9 @@ class ApprovalDialog(QDialog):
         self.allow_session.setObjectName("allowSession")
         self.deny = QPushButton("&Deny")
         self.deny.setObjectName("deny")
-        for button in (self.always_allow, self.allow_once, self.allow_session):
-            button.setAutoDefault(False)
-            button.setDefault(False)
+        for push in (self.always_allow, self.allow_once, self.allow_session):
+            push.setAutoDefault(False)
+            push.setDefault(False)
         self.deny.setAutoDefault(True)
         self.deny.setDefault(True)
         buttons.addWidget(self.always_allow)
@@ -181,8 +185,8 @@ class ApprovalDialog(QDialog):
         self.allow_session.clicked.connect(lambda: self._answer("allow_session"))
         self.deny.clicked.connect(lambda: self._answer("deny"))
         self.always_allow.clicked.connect(self._always_allow)
-        QShortcut(QKeySequence("Alt+Right"), self, activated=lambda: self.navigate.emit(1))
-        QShortcut(QKeySequence("Alt+Left"), self, activated=lambda: self.navigate.emit(-1))
+        QShortcut(QKeySequence("Alt+Right"), self).activated.connect(lambda: self.navigate.emit(1))
+        QShortcut(QKeySequence("Alt+Left"), self).activated.connect(lambda: self.navigate.emit(-1))
 
         self._armed = False
         self._arming_elapsed = 0
@@ -291,7 +295,9 @@ class ApprovalDialog(QDialog):
     def ideal_size(self) -> QSize:
         """What the content asks for: the chrome around the review plus the review's own wish."""
         panel = self.review.sizeHint()
-        chrome = self.layout().sizeHint()
+        layout = self.layout()
+        assert layout is not None  # set in __init__
+        chrome = layout.sizeHint()
         scroll = self.scroll.sizeHint()
         width = max(chrome.width(), panel.width() + 24)
         height = chrome.height() - scroll.height() + panel.height() + 8
@@ -309,7 +315,9 @@ class ApprovalDialog(QDialog):
         limit = placement.Rect(area.x(), area.y(), area.width(), area.height())
         remembered = self._remembered()
         self.ensurePolished()  # a never-shown window's size hints are not final until polished
-        self.layout().activate()
+        layout = self.layout()
+        assert layout is not None  # set in __init__
+        layout.activate()
         self._placing = True
         try:
             if remembered is not None:
@@ -470,7 +478,7 @@ class ApprovalDialog(QDialog):
         if self.ticket is ticket:
             self._answer("allow_once")
 
-    def _answer(self, choice: str, note_fallback: str | None = None) -> None:
+    def _answer(self, choice: DecisionName, note_fallback: str | None = None) -> None:
         ticket = self.ticket
         if ticket is None:
             return
@@ -486,8 +494,8 @@ class ApprovalDialog(QDialog):
         self.decided.emit(ticket, verdicts)
 
 
-def verdicts_for(ticket: Ticket, choice: str, allowed: list[bool], edited: dict[int, dict], note: str | None,
-                 scope: str) -> list[Verdict]:
+def verdicts_for(ticket: Ticket, choice: DecisionName, allowed: list[bool], edited: dict[int, dict[str, Any]],
+                 note: str | None, scope: Scope) -> list[Verdict]:
     """The person's one click as one verdict per call (unchecked batch calls are denied).
 
     The note goes to the calls it concerns: to every call when they all get the same answer, and

@@ -30,7 +30,7 @@ from PySide6.QtWidgets import (
 from ..core.store.audit import AuditLog, HistoryEntry
 from .badges import risk_text
 from .preview_view import PreviewView
-from .review import summarise_args, visible
+from .review_text import summarise_args, visible
 from .statistics_view import StatisticsView
 
 PERIODS = (("Any time", None), ("Last hour", 3600), ("Last 24 hours", 86400), ("Last 7 days", 7 * 86400),
@@ -121,7 +121,7 @@ class HistoryWindow(QWidget):
         self._debounce = QTimer(self)
         self._debounce.setSingleShot(True)
         self._debounce.setInterval(200)
-        self._debounce.timeout.connect(lambda: self.isVisible() and self.refresh())
+        self._debounce.timeout.connect(lambda: self.refresh() if self.isVisible() else None)
         for line in (self.search, self.agent, self.tool):
             line.textChanged.connect(lambda _t: self._debounce.start())
         for combo in (self.decision, self.decided_by, self.risk, self.period):
@@ -160,7 +160,9 @@ class HistoryWindow(QWidget):
         more = f" (showing the newest {self.limit})" if len(self.entries) >= self.limit else ""
         self.count.setText(f"{len(self.entries)} of {total} requests match{more}")
         if self.table.currentItem() is None and self.entries:
-            self.table.setCurrentItem(self.table.topLevelItem(0))
+            first = self.table.topLevelItem(0)
+            assert first is not None  # one row per entry
+            self.table.setCurrentItem(first)
         elif not self.entries:
             self.detail.setText("")
             self.preview.set_content("", {}, None, None)

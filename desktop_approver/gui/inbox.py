@@ -10,6 +10,7 @@ together, with buttons that say how many; the review on the right is the dialog'
 from __future__ import annotations
 
 import time
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QKeySequence, QShortcut
@@ -28,12 +29,16 @@ from PySide6.QtWidgets import (
 
 from ..core.decisions.queue import count_text, time_left_text, waited_text
 from ..core.decisions.tickets import Ticket
+from ..vocabulary import DecisionName
 from . import batch, theme
 from .badges import risk_colours, risk_text
 from .decider import GuiDecider
 from .dialog import verdicts_for
 from .review import ReviewPanel
 from .review_text import summarise_args, visible
+
+if TYPE_CHECKING:
+    from PySide6.QtGui import QBrush
 
 TICKET_ROLE = Qt.ItemDataRole.UserRole + 1
 COLUMNS = ("#", "Agent", "Request", "Risk", "Waiting", "Left")
@@ -122,7 +127,7 @@ class InboxWindow(QWidget):
         self.allow_once.clicked.connect(lambda: self.decide_selected("allow_once"))
         self.allow_session.clicked.connect(lambda: self.decide_selected("allow_session"))
         self.deny.clicked.connect(lambda: self.decide_selected("deny"))
-        QShortcut(QKeySequence(Qt.Key.Key_Delete), self, activated=lambda: self.decide_selected("deny"))
+        QShortcut(QKeySequence(Qt.Key.Key_Delete), self).activated.connect(lambda: self.decide_selected("deny"))
 
         decider.ticket_added.connect(self.add_ticket)
         decider.ticket_removed.connect(self.remove_ticket)
@@ -170,7 +175,8 @@ class InboxWindow(QWidget):
     def follow_queue(self) -> None:
         """Put the rows in the queue's order, keeping the selection and the current row."""
         order = [t.key for t in self.decider.tickets() if t.key in self._rows]
-        shown = [self.tree.topLevelItem(i).data(0, TICKET_ROLE) for i in range(self.tree.topLevelItemCount())]
+        shown = [item.data(0, TICKET_ROLE) for i in range(self.tree.topLevelItemCount())
+                 if (item := self.tree.topLevelItem(i)) is not None]  # never None below the count
         if shown != order:
             selected = {key for key, row in self._rows.items() if row.isSelected()}
             current = self.tree.currentItem()
@@ -204,7 +210,7 @@ class InboxWindow(QWidget):
 
     # -- deciding ---------------------------------------------------------------------------
 
-    def decide_selected(self, choice: str) -> int:
+    def decide_selected(self, choice: DecisionName) -> int:
         """Decide every selected request; returns how many (0 when the button would not allow it)."""
         tickets = self.selected_tickets()
         if not tickets:
@@ -272,7 +278,7 @@ class InboxWindow(QWidget):
         self._selection_changed()
 
 
-def _colour(level: str):  # type: ignore[no-untyped-def]
+def _colour(level: str) -> QBrush:
     from PySide6.QtGui import QBrush, QColor
 
     return QBrush(QColor(risk_colours(level)[0]))

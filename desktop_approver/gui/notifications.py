@@ -23,6 +23,7 @@ from ..core.decisions import modes
 from ..core.decisions.queue import riskiest_first
 from ..core.decisions.tickets import CallInfo, Ticket, Verdict
 from ..core.store.logsafe import printable
+from ..vocabulary import DecisionName
 from .badges import risk_text
 from .decider import GuiDecider
 from .review_text import summarise_args, visible
@@ -194,7 +195,8 @@ class TicketNotifications(QObject):
         if action == "deny":
             self.decider.answer(ticket, [Verdict("deny", "user") for _ in ticket.calls])
         elif action in ("allow_once", "allow_session") and ticket.risk_level != "destructive":
-            self.decider.answer(ticket, [Verdict(action, "user") for _ in ticket.calls])
+            allow: DecisionName = "allow_once" if action == "allow_once" else "allow_session"
+            self.decider.answer(ticket, [Verdict(allow, "user") for _ in ticket.calls])
 
     def _spawn(self, coro: Any) -> None:
         call = asyncio.ensure_future(self._safely(coro))

@@ -91,7 +91,7 @@ class CodeBrowser(QTextBrowser):
         super().paintEvent(event)
         self.painted.emit()
 
-    def loadResource(self, kind: int, name: QUrl) -> Any:
+    def loadResource(self, kind: int, name: QUrl | str) -> Any:
         return None
 
 
@@ -231,8 +231,8 @@ class PreviewView(QWidget):
             button.setFocusPolicy(Qt.FocusPolicy.TabFocus)
             self.mode_group.addButton(button)
         self.unified_button.setChecked(True)
-        self.unified_button.toggled.connect(lambda on: on and self.set_mode("unified"))
-        self.split_button.toggled.connect(lambda on: on and self.set_mode("split"))
+        self.unified_button.toggled.connect(lambda on: self.set_mode("unified") if on else None)
+        self.split_button.toggled.connect(lambda on: self.set_mode("split") if on else None)
 
         self.fold_button = QToolButton()
         self.fold_button.setText("Fold all")
@@ -540,6 +540,7 @@ class PreviewView(QWidget):
         # Only the page in view counts for the minimum size: a command must not be as tall as a diff.
         for index in range(self.pages.count()):
             other = self.pages.widget(index)
+            assert other is not None  # below the count
             policy = QSizePolicy.Policy.Preferred if other is page else QSizePolicy.Policy.Ignored
             other.setSizePolicy(policy, policy)
         self.pages.setCurrentWidget(page)
@@ -669,7 +670,8 @@ def _as_dict(preview: Any) -> dict[str, Any] | None:
         return dict(preview)
     dump = getattr(preview, "model_dump", None)
     if callable(dump):
-        return dump()
+        dumped: dict[str, Any] = dump()  # a pydantic model's model_dump()
+        return dumped
     return None
 
 

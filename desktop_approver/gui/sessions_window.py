@@ -14,7 +14,7 @@ from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget
 
 from ..core.decisions.memory import WHOLE_TOOL, MemoryEntry, SessionMemory
-from .review import visible
+from .review_text import visible
 
 COLUMNS = ("Session", "Agent", "Tool", "Covers", "Answered", "Since")
 
@@ -70,7 +70,8 @@ class SessionsWindow(QWidget):
         self._clock.timeout.connect(self._refresh_if_changed)
         self._clock.start()
         memory.listeners.append(self.refresh)
-        self.destroyed.connect(lambda *_: self.refresh in memory.listeners and memory.listeners.remove(self.refresh))
+        self.destroyed.connect(lambda *_: memory.listeners.remove(self.refresh) if self.refresh in memory.listeners
+                               else None)
         self.refresh()
 
     def _refresh_if_changed(self) -> None:

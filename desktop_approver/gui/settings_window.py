@@ -106,7 +106,7 @@ class SettingsWindow(QWidget):
         layout.addWidget(self.tabs)
         self._watch = QTimer(self)  # the file may be edited by hand meanwhile: follow it
         self._watch.setInterval(1000)
-        self._watch.timeout.connect(lambda: self.isVisible() and self.refresh_rules(only_if_changed=True))
+        self._watch.timeout.connect(lambda: self.refresh_rules(only_if_changed=True) if self.isVisible() else None)
         self._watch.start()
         self.refresh_rules()
 
@@ -195,17 +195,18 @@ class SettingsWindow(QWidget):
     def select(self, number: int) -> None:
         for index in range(self.table.topLevelItemCount()):
             item = self.table.topLevelItem(index)
+            assert item is not None  # below the count
             item.setSelected(item.data(0, Qt.ItemDataRole.UserRole) == number)
 
     def _update_buttons(self) -> None:
-        number = self.selected_number()
-        chosen = number is not None and self.rules_file is not None
+        number = self.selected_number() if self.rules_file is not None else None
+        chosen = number is not None
         for button in (self.edit_button, self.toggle_button, self.delete_button):
             button.setEnabled(chosen)
-        self.up_button.setEnabled(chosen and number > 1)
-        self.down_button.setEnabled(chosen and number < len(self.blocks))
+        self.up_button.setEnabled(number is not None and number > 1)
+        self.down_button.setEnabled(number is not None and number < len(self.blocks))
         self.undo_button.setEnabled(self._undo is not None)
-        if chosen:
+        if number is not None:
             self.toggle_button.setText("Ena&ble" if not self.blocks[number - 1].enabled else "Disa&ble")
 
     def _change(self, what: str, action: Callable[[], Any]) -> bool:
@@ -224,40 +225,44 @@ class SettingsWindow(QWidget):
 
     def edit_selected(self, text: str | None = None) -> bool:
         number = self.selected_number()
-        if number is None or self.rules_file is None:
+        rules_file = self.rules_file
+        if number is None or rules_file is None:
             return False
         if text is None:
             editor = RuleEditor(self.blocks[number - 1], self)
             if editor.exec() != QDialog.DialogCode.Accepted:
                 return False
             text = editor.text()
-        changed = self._change(f"rule {number} saved", lambda: self.rules_file.replace(number, text))
+        changed = self._change(f"rule {number} saved", lambda: rules_file.replace(number, text))
         self.select(number)
         return changed
 
     def toggle_selected(self) -> bool:
         number = self.selected_number()
-        if number is None or self.rules_file is None:
+        rules_file = self.rules_file
+        if number is None or rules_file is None:
             return False
         enable = not self.blocks[number - 1].enabled
         changed = self._change(f"rule {number} {'enabled' if enable else 'disabled (kept in the file, commented)'}",
-                               lambda: self.rules_file.set_enabled(number, enable))
+                               lambda: rules_file.set_enabled(number, enable))
         self.select(number)
         self._update_buttons()
         return changed
 
     def delete_selected(self) -> bool:
         number = self.selected_number()
-        if number is None or self.rules_file is None:
+        rules_file = self.rules_file
+        if number is None or rules_file is None:
             return False
-        return self._change(f"rule {number} deleted (Undo brings it back)", lambda: self.rules_file.delete(number))
+        return self._change(f"rule {number} deleted (Undo brings it back)", lambda: rules_file.delete(number))
 
     def move_selected(self, step: int) -> bool:
         number = self.selected_number()
-        if number is None or self.rules_file is None:
+        rules_file = self.rules_file
+        if number is None or rules_file is None:
             return False
         moved: list[int] = []
-        changed = self._change(f"rule {number} moved", lambda: moved.append(self.rules_file.move(number, step)))
+        changed = self._change(f"rule {number} moved", lambda: moved.append(rules_file.move(number, step)))
         if moved:
             self.select(moved[0])
             self._update_buttons()

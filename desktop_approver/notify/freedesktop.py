@@ -131,6 +131,7 @@ class DesktopNotifier:
             message = new_method_call(self._address, "Notify", NOTIFY_SIGNATURE,
                                       (self.app_name, self._ids.get(key, 0), "dialog-question", title, text,
                                        flat, hints, 0))
+            notification_id: int  # Notify's reply is one "u"
             (notification_id,) = await self._call(message)
         except Exception as exc:
             log.warning("could not show a desktop notification: %r", exc)

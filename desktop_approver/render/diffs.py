@@ -305,7 +305,7 @@ def is_binary(text: str) -> bool:
 
 # -- matching lines -----------------------------------------------------------------------------
 
-class LineMatcher(SequenceMatcher):
+class LineMatcher(SequenceMatcher[str]):
     """difflib's opcodes over a patience-style matching of lines.
 
     Plain ``SequenceMatcher`` looks for the longest common block again and again, which turns
@@ -314,6 +314,11 @@ class LineMatcher(SequenceMatcher):
     and matching only the gaps between anchors stays near-linear and aligns code on its
     distinctive lines (``def``s) rather than on blank lines and braces.
     """
+
+    # SequenceMatcher's own attributes, which typeshed leaves out (they are not documented API).
+    a: list[str]
+    b: list[str]
+    matching_blocks: list[Match] | None
 
     def __init__(self, a: list[str], b: list[str]) -> None:
         super().__init__(None, a, b, autojunk=False)

@@ -777,10 +777,10 @@ def render_json_html(value: Any, *, max_lines: int | None = None, max_chars: int
                      for n, line in enumerate(lines))
     notice = ""
     if clipped.clipped:
-        lines = f"{clipped.hidden_lines:,} more line{'s' if clipped.hidden_lines != 1 else ''}"
-        what = lines
+        more_lines = f"{clipped.hidden_lines:,} more line{'s' if clipped.hidden_lines != 1 else ''}"
+        what = more_lines
         if clipped.partial:
-            what = f"{clipped.hidden_chars:,} more characters" + (f" ({lines})" if clipped.hidden_lines else "")
+            what = f"{clipped.hidden_chars:,} more characters" + (f" ({more_lines})" if clipped.hidden_lines else "")
         notice = (f'<p style="color:{MUTED};font-style:italic">… {what} hidden — '
                   f'<a href="json:show-all">Show all</a></p>')
     return (f'<pre style="font-family:{MONO};color:{INK};white-space:pre-wrap;margin:0">{body}</pre>'

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 # The hidden-character sets are defined once, with the reading of a call, so the risk badge and
@@ -54,8 +54,8 @@ LOOKALIKES: dict[str, str] = {
     "ı": "i", "ȷ": "j", "ɡ": "g", "ℓ": "l",
 }
 # Fullwidth forms of ASCII letters and digits (U+FF10..FF19, U+FF21..FF3A, U+FF41..FF5A).
-for _code in [*range(0xFF10, 0xFF1A), *range(0xFF21, 0xFF3B), *range(0xFF41, 0xFF5B)]:
-    LOOKALIKES[chr(_code)] = chr(_code - 0xFEE0)
+for _fullwidth in [*range(0xFF10, 0xFF1A), *range(0xFF21, 0xFF3B), *range(0xFF41, 0xFF5B)]:
+    LOOKALIKES[chr(_fullwidth)] = chr(_fullwidth - 0xFEE0)
 
 # Order in which warnings are listed: the most deceptive first.
 KINDS = ("bidi", "lookalike", "ansi", "control", "newline", "tab", "zero_width", "odd_space",
@@ -315,7 +315,7 @@ def _count(items: list[str], one: str, many: str) -> str:
     return one if len(items) == 1 else f"{len(items)} {many}"
 
 
-_WARNING_TEXT = {
+_WARNING_TEXT: dict[str, Callable[[list[str]], str]] = {
     "bidi": _bidi_warning,
     "lookalike": _lookalike_warning,
     "ansi": lambda items: "contains ANSI escape sequences (shown as \\x1b) that can recolour, "
