@@ -132,9 +132,13 @@ def test_tray_refuses_second_instance(serve: Any) -> None:
     assert "already running" in result.stderr
 
 
-@pytest.mark.parametrize("command", [["policy", "check"], ["risk", "--tool", "Bash", "--args", '{"command": "ls"}']])
-def test_app_commands_on_a_client_only_install_name_the_extra(command: list[str]) -> None:
+@pytest.mark.parametrize("command", [["policy", "check", "--file", "{rules}"],
+                                     ["risk", "--tool", "Bash", "--args", '{{"command": "ls"}}']])
+def test_app_commands_on_a_client_only_install_name_the_extra(command: list[str], tmp_path: Path) -> None:
     """Without pydantic (a client-only install) the commands that need the app say so, exit 2."""
+    rules = tmp_path / "policy.toml"
+    rules.write_text('version = 1\n[[rule]]\ntool = "Read"\naction = "allow"\n')
+    command = [part.format(rules=rules) for part in command]
     script = ("import sys; sys.modules['pydantic'] = None\n"
               "from desktop_approver.cli import main\n"
               f"sys.exit(main({command!r}))")

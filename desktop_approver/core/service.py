@@ -19,7 +19,7 @@ from .decisions.memory import SessionMemory
 from .decisions.modes import ModeState
 from .decisions.tickets import Decider
 from .store.audit import AuditLog
-from .transport.connection import DEFAULT_MAX_PENDING_PER_CLIENT, TokenCheck
+from .transport.context import DEFAULT_MAX_PENDING_PER_CLIENT, TokenCheck
 from .transport.limits import Limits
 from .transport.server import ApproverServer
 

@@ -10,6 +10,8 @@ import os
 import shutil
 import socket
 import stat
+import subprocess
+import sys
 import tempfile
 import warnings
 from collections.abc import Awaitable, Callable
@@ -351,3 +353,37 @@ def test_closing_just_after_a_client_connects_leaks_nothing(folder: Path, turns:
 
     assert leaks(folder, main) == []
     assert errors == []
+
+
+IDLE_SCRIPT = """
+import asyncio, json, sys, tempfile
+from pathlib import Path
+from desktop_approver.core.service import ApproverService, ServiceOptions
+
+async def main():
+    folder = Path(tempfile.mkdtemp())
+    options = ServiceOptions(socket_path=folder / "run" / "s.sock", audit_path=folder / "audit.sqlite3",
+                             policy_path=folder / "policy.toml", state_path=None)
+    service = ApproverService(options, None)
+    await service.start()
+    await asyncio.sleep(0.1)
+    before = sorted(name for name in sys.modules if name.split(".")[0] in ("pydantic", "pydantic_core"))
+    reader, writer = await asyncio.open_unix_connection(str(options.socket_path))
+    writer.write(b'{"v": 1, "type": "status", "id": "s1"}\\n')
+    reply = json.loads(await reader.readline())
+    writer.close()
+    await writer.wait_closed()
+    await service.close()
+    print(json.dumps({"before": before, "reply": reply["type"], "after": "pydantic" in sys.modules}))
+
+asyncio.run(main())
+"""
+
+
+def test_the_protocol_loads_with_the_first_connection_not_before(tmp_path: Path) -> None:
+    """An app no agent has talked to yet does without pydantic (idle memory, BENCHMARKS.md); the
+    first connection loads the protocol and is answered as any other."""
+    done = subprocess.run([sys.executable, "-c", IDLE_SCRIPT], capture_output=True, text=True, timeout=60,
+                          cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])})
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == {"before": [], "reply": "status_reply", "after": True}

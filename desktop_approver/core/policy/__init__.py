@@ -24,28 +24,47 @@ One module per concern, everything importable from here:
 
 from __future__ import annotations
 
-from .docs import policy_format_md
-from .explain import Explanation, PartExplanation, RuleCheck
-from .load import _Lines as _Lines  # noqa: F401  (the tests count its line scans)
-from .load import rule_from_dict
-from .match import Policy
-from .parts import _Context as _Context  # noqa: F401  (the tests compare its parts with the reading module's)
-from .parts import shell_command
-from .rules import (
-    ACTIONS,
-    MAX_POLICY_BYTES,
-    OPERATIONS,
-    RISK_LEVELS,
-    RULE_KEYS,
-    SUPPORTED_VERSION,
-    Action,
-    PolicyCall,
-    PolicyError,
-    PolicyVerdict,
-    Rule,
-)
-from .suggest import append_rule, render_rule, rule_matches, suggest_rule, suggest_rule_alternatives
-from .watch import ChangeCallback, PolicyWatcher
+import importlib
+from typing import TYPE_CHECKING, Any
+
+# Every name below is importable from here, but each submodule loads with the first name taken
+# from it: the app watches for a rules file without loading the file's pydantic model (idle memory).
+_HOME: dict[str, str] = {
+    "policy_format_md": "docs",
+    "Explanation": "explain", "PartExplanation": "explain", "RuleCheck": "explain",
+    "_Lines": "load", "rule_from_dict": "load",
+    "Policy": "match",
+    "_Context": "parts", "shell_command": "parts",
+    **dict.fromkeys(["ACTIONS", "MAX_POLICY_BYTES", "OPERATIONS", "RISK_LEVELS", "RULE_KEYS", "SUPPORTED_VERSION",
+                     "Action", "PolicyCall", "PolicyError", "PolicyVerdict", "Rule"], "rules"),
+    **dict.fromkeys(["append_rule", "render_rule", "rule_matches", "suggest_rule", "suggest_rule_alternatives"],
+                    "suggest"),
+    "ChangeCallback": "watch", "PolicyWatcher": "watch",
+}
+
+if TYPE_CHECKING:
+    from .docs import policy_format_md
+    from .explain import Explanation, PartExplanation, RuleCheck
+    from .load import _Lines as _Lines  # noqa: F401  (the tests count its line scans)
+    from .load import rule_from_dict
+    from .match import Policy
+    from .parts import _Context as _Context  # noqa: F401  (the tests compare its parts with the reading module's)
+    from .parts import shell_command
+    from .rules import (
+        ACTIONS,
+        MAX_POLICY_BYTES,
+        OPERATIONS,
+        RISK_LEVELS,
+        RULE_KEYS,
+        SUPPORTED_VERSION,
+        Action,
+        PolicyCall,
+        PolicyError,
+        PolicyVerdict,
+        Rule,
+    )
+    from .suggest import append_rule, render_rule, rule_matches, suggest_rule, suggest_rule_alternatives
+    from .watch import ChangeCallback, PolicyWatcher
 
 __all__ = [
     "ACTIONS", "MAX_POLICY_BYTES", "OPERATIONS", "POLICY_FORMAT_MD", "RISK_LEVELS", "RULE_KEYS", "SUPPORTED_VERSION",
@@ -55,8 +74,19 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> str:
-    """``POLICY_FORMAT_MD``, the text of docs/policy.md, read when first asked for (not at import)."""
+def __getattr__(name: str) -> Any:
+    """Each public name from its submodule, loaded when first asked for; ``POLICY_FORMAT_MD``, the
+    text of docs/policy.md, read then too (not at import)."""
     if name == "POLICY_FORMAT_MD":
-        return policy_format_md()
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        format_md: Any = __getattr__("policy_format_md")
+        return format_md()
+    home = _HOME.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{home}"), name)
+    globals()[name] = value  # the next look-up is a plain attribute
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_HOME})

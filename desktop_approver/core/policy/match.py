@@ -22,7 +22,6 @@ from pathlib import Path
 
 from .explain import Explanation, PartExplanation, RuleCheck
 from .globs import _has_glob
-from .load import read_policy_file, read_rules
 from .parts import _components, _Context, _normalise, _Part, _Touch
 from .rules import _STRENGTH, PolicyCall, PolicyVerdict, Rule, _show
 
@@ -48,10 +47,14 @@ class Policy:
     def load(cls, path: str | os.PathLike[str]) -> Policy:
         """Read and validate a policy file; any problem raises :class:`PolicyError` with a line."""
         path = Path(path)
+        from .load import read_policy_file  # the file model (pydantic) loads with the first rules file
+
         return cls.parse(read_policy_file(path), path)
 
     @classmethod
     def parse(cls, text: str, source: str | os.PathLike[str] | None = None) -> Policy:
+        from .load import read_rules
+
         return cls(read_rules(text, source), source)
 
     def evaluate(self, call: PolicyCall, *, now: datetime | None = None) -> PolicyVerdict | None:

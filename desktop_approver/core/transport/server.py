@@ -30,19 +30,21 @@ import sys
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
 from ... import wire
 from ...paths import ensure_private_dir
 from ..decisions.broker import Broker
-from ..messages import models
-from ..messages.protocol import Refusal, encode
 from . import activation
-from .connection import DEFAULT_MAX_PENDING_PER_CLIENT as DEFAULT_MAX_PENDING_PER_CLIENT
-from .connection import Connection, Context
-from .connection import TokenCheck as TokenCheck
+from .context import DEFAULT_MAX_PENDING_PER_CLIENT as DEFAULT_MAX_PENDING_PER_CLIENT
+from .context import Context
+from .context import TokenCheck as TokenCheck
 from .limits import Limits, RefusalBudget
 from .peercred import PeerCredentials, peer_credentials
+
+if TYPE_CHECKING:
+    from ..messages.models import ErrorCode
+    from .connection import Connection
 
 log = logging.getLogger(__name__)
 SMALL_READ = 4096
@@ -56,6 +58,15 @@ ACCEPT_TURNS = 3
 """Loop turns from asyncio accepting a connection to calling :meth:`_Link.connection_made` (two)."""
 LINGER = 30.0
 """Seconds a closed connection may take to deliver its last replies to a slow reader before they are dropped."""
+
+
+def _error_line(code: ErrorCode, message: str) -> bytes:
+    """A typed ``error`` line. The message models load here at the earliest: an app no agent has
+    talked to yet does without pydantic (issue 11's idle memory)."""
+    from ..messages import models
+    from ..messages.protocol import encode
+
+    return encode(models.ErrorMessage(code=code, message=message))
 
 
 class AlreadyRunning(RuntimeError):
@@ -400,7 +411,7 @@ class ApproverServer:
             return None
         if peer.uid != os.getuid():
             self.context.audit_refusal("unauthorized", "peer belongs to another user", peer.pid, peer.uid)
-            link.send(encode(models.ErrorMessage(code="unauthorized", message="this socket serves its own user only")))
+            link.send(_error_line("unauthorized", "this socket serves its own user only"))
             log.debug("connection refused: pid %s, uid %s is another user", peer.pid, peer.uid)
             return None
         per_peer = self.limits.max_connections_per_peer
@@ -411,9 +422,11 @@ class ApproverServer:
             reason = (f"this process already has {mine} connections (at most {per_peer})" if mine >= per_peer else
                       f"the app already serves {len(self._connections)} connections (at most {self.max_connections})")
             self.context.audit_refusal("too_many_connections", reason, peer.pid, peer.uid)
-            link.send(encode(models.ErrorMessage(code="too_many_connections", message=reason)))
+            link.send(_error_line("too_many_connections", reason))
             log.debug("connection refused: pid %s: %s", peer.pid, reason)
             return None
+        from .connection import Connection  # the protocol (and pydantic) loads with the first connection
+
         connection = Connection(self.context, peer, link.send, link.hang_up)
         link.connection = connection
         self._connections.add(link)
@@ -431,8 +444,8 @@ class ApproverServer:
         if not idle:
             return
         victim = min(idle, key=lambda link: link.accepted.last_active)
-        victim.accepted.send(encode(models.ErrorMessage(code="idle_timeout", message=(
-            "closed while idle to make room for another connection; connect again to ask"))))
+        victim.accepted.send(_error_line(
+            "idle_timeout", "closed while idle to make room for another connection; connect again to ask"))
         self._drop(victim, "closed to make room for another connection")
 
     def _drop(self, link: _Link, reason: str) -> None:
@@ -457,6 +470,8 @@ class ApproverServer:
         if held and self._held_total > self.limits.max_unfinished_bytes:
             message = (f"the app already holds {self._held_total - held:,} bytes of unfinished lines from its clients "
                        f"(at most {self.limits.max_unfinished_bytes:,}); end each message with a newline promptly")
+            from ..messages.protocol import Refusal
+
             link.accepted.refuse(Refusal("overloaded", message))
             self._hold(link, 0)
             link.accepted.close()
@@ -478,7 +493,6 @@ class ApproverServer:
                 connection.last_active = loop.time()  # time spent waiting for the person is not idleness
             self._arm_idle_timer(link)
             return
-        connection.send(encode(models.ErrorMessage(
-            code="idle_timeout",
-            message=f"closed after {self.limits.idle_seconds:g} s with nothing pending; connect again to ask")))
+        connection.send(_error_line(
+            "idle_timeout", f"closed after {self.limits.idle_seconds:g} s with nothing pending; connect again to ask"))
         connection.close()
