@@ -414,3 +414,25 @@ def test_risk_is_judged_where_the_kernel_says_the_agent_is_and_a_claim_never_low
     assert _assess_where(*write, odd, {}).level == "destructive"
     relayed = Identity(agent="a", cwd="/home/u/proj", peer_cwd=None)        # a forwarded socket: the claim
     assert _assess_where(*write, relayed, {}).level == "moderate"
+
+
+def test_take_answers_at_once_admits_or_refuses_then_asks_in_one_step(tmp_path: Path) -> None:
+    """The server's way in: triage, the transport's admission, and the person asked, without coming back."""
+    broker = broker_for(tmp_path, ScriptedPerson(allow_all()), policy_toml=POLICY)
+    admitted: list[int] = []
+
+    async def main() -> list[object]:
+        loop = asyncio.get_running_loop()
+        ruled = broker.take(WHO, "s", "r1", "request", call("ls -la"), timeout=None, admit=admitted.append, loop=loop)
+        refused = broker.take(WHO, "s", "r2", "batch", call("make") + call("make test"), timeout=None,
+                              admit=lambda waiting: admitted.append(waiting) or False, loop=loop)
+        asked = broker.take(WHO, "s", "r3", "request", call("make"), timeout=None,
+                            admit=lambda waiting: admitted.append(waiting) or True, loop=loop)
+        assert asked.asking is not None
+        answer = await asked.asking
+        return [ruled.answered and ruled.answered[0].decided_by, ruled.asking, refused.over_limit, refused.asking,
+                [v.decision for v in answer], admitted]
+
+    assert asyncio.run(main()) == ["policy", None, True, None, ["allow_once"], [2, 1]]
+    # r2 was not admitted: nobody was asked and its calls are not in the log (the connection audits the refusal)
+    assert [entry.args["command"] for entry in broker.audit.history()] == ["make", "ls -la"]

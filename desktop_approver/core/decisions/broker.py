@@ -7,8 +7,9 @@ memory (never for destructive calls either, whatever the scope the person chose)
 decides every call, the answer is recorded and ready at once: the server replies in the same loop
 step that read the line. Otherwise :meth:`Broker.ask` puts the rest before the person, through the
 :class:`~desktop_approver.core.decisions.tickets.Decider`, with a pausable timeout that ends in a deny and
-never remembers anything. :meth:`Broker.submit` is the two in a row. Every call and every verdict
-is written to the audit log before the agent hears the answer.
+never remembers anything. :meth:`Broker.submit` is the two in a row; :meth:`Broker.take`, the
+server's way in, is the two with the transport's admission in between, the ask started as a task.
+Every call and every verdict is written to the audit log before the agent hears the answer.
 """
 
 from __future__ import annotations
@@ -60,6 +61,10 @@ class Triage:
     answered: list[Verdict] | None = None
     recorded: bool = False
     """The calls are in the audit log (answered at once, or :meth:`Broker.ask` has begun)."""
+    asking: asyncio.Task[list[Verdict]] | None = None
+    """:meth:`Broker.take`: the person is being asked (the task ends with the whole answer)."""
+    over_limit: bool = False
+    """:meth:`Broker.take`: the calls left for the person were not admitted (nobody is asked)."""
 
     @property
     def waiting(self) -> int:
@@ -146,6 +151,23 @@ class Broker:
         self._remember(final, infos, identity, session)
         self.audit.record_decisions((info.audit_id or 0, verdict) for info, verdict in zip(infos, final, strict=True))
         return final
+
+    def take(self, identity: Identity, session: str, request_id: str, kind: AskKind, calls: Sequence[AskedCall],
+             *, timeout: float | None, admit: Callable[[int], bool], loop: asyncio.AbstractEventLoop) -> Triage:
+        """Take a request in, in one step: :meth:`triage`; then, if the person must decide, ``admit``
+        (the transport's limit on calls waiting for the person, given their number) and :meth:`ask`
+        started as ``asking``, a task on ``loop``. Not admitted: ``over_limit``, nobody is asked.
+
+        The server's way in: the request goes from the connection to the decider without coming back.
+        """
+        triage = self.triage(identity, session, request_id, kind, calls)
+        if triage.answered is not None:
+            return triage
+        if not admit(triage.waiting):
+            triage.over_limit = True
+            return triage
+        triage.asking = loop.create_task(self.ask(triage, timeout))
+        return triage
 
     async def submit(self, identity: Identity, session: str, request_id: str, kind: AskKind,
                      calls: Sequence[AskedCall], timeout: float | None = None) -> list[Verdict]:

@@ -72,7 +72,7 @@ class Connection:
         self.identity = Identity(peer_pid=peer.pid, peer_uid=peer.uid, peer_exe=process_exe(peer.pid),
                                  peer_cwd=process_cwd(peer.pid))
         self.authenticated = context.token_check is None
-        self.tasks: dict[str, asyncio.Task[None]] = {}
+        self.tasks: dict[str, asyncio.Task[list[Verdict]]] = {}  # pending id -> Broker.ask under way
         self.kinds: dict[str, AskKind] = {}         # pending id -> "request" | "batch" (for errors about it)
         self.last_active = context.event_loop.time()
         """When the client last sent something or was last answered (loop time): the server's idle clock."""
@@ -169,25 +169,26 @@ class Connection:
             return
         calls = message.calls() if isinstance(message, models.Request) else message.calls
         session = message.session or f"{self.identity.label}-{self.peer.pid}"
+        pid = self.peer.pid
         try:
-            triage = self.context.broker.triage(self.identity, session, message.id, message.type, calls)
+            triage = self.context.broker.take(
+                self.identity, session, message.id, message.type, calls, timeout=message.timeout,
+                admit=functools.partial(self.context.reserve, pid), loop=self.context.event_loop)
         except Exception as exc:  # never leave an agent hanging, never take the app down
             self._internal_error(message, exc)
             return
         if triage.answered is not None:  # a rule, the mode or session memory: answered in this very step
             self._reply(message, triage.answered)
             return
-        waiting = triage.waiting
-        if not self.context.reserve(self.peer.pid, waiting):
+        if triage.asking is None:  # over the limit of calls waiting for the person
             self.refuse(Refusal(
-                "too_many_pending", f"this client already has {self.context.pending_by_peer[self.peer.pid]} calls "
-                f"waiting for the person; {waiting} more would pass the limit of {self.context.max_pending_per_client}",
-                message.id, message.type))
+                "too_many_pending", f"this client already has {self.context.pending_by_peer[pid]} calls "
+                f"waiting for the person; {triage.waiting} more would pass the limit of "
+                f"{self.context.max_pending_per_client}", message.id, message.type))
             return
-        task = self.context.event_loop.create_task(self._answer(message, triage))
-        self.tasks[message.id] = task
+        self.tasks[message.id] = triage.asking
         self.kinds[message.id] = message.type
-        task.add_done_callback(functools.partial(self._finished, message, triage, waiting))
+        triage.asking.add_done_callback(functools.partial(self._finished, message, triage, triage.waiting))
 
     @handles("cancel")
     def _cancel(self, message: models.Cancel) -> None:
@@ -237,24 +238,22 @@ class Connection:
 
     # -- a request's answer -----------------------------------------------------------------------
 
-    async def _answer(self, message: models.Asking, triage: Triage) -> None:
-        try:
-            verdicts = await self.context.broker.ask(triage, message.timeout)
-        except Exception as exc:  # never leave an agent hanging, never take the app down
-            self._internal_error(message, exc)
-            return
-        self._reply(message, verdicts)
-
-    def _finished(self, message: models.Asking, triage: Triage, waiting: int, done: asyncio.Task[None]) -> None:
+    def _finished(self, message: models.Asking, triage: Triage, waiting: int,
+                  done: asyncio.Task[list[Verdict]]) -> None:
+        """The person's answer (or the withdrawal, or our failure) goes to the agent."""
         self.tasks.pop(message.id, None)
         self.kinds.pop(message.id, None)
         self.context.release(self.peer.pid, waiting)
         self.last_active = self.context.event_loop.time()
         if done.cancelled():
-            # Answered here, not in _answer: a task cancelled before its first step (request and
-            # cancel in one read) never runs _answer's code. A closed connection (the client went
-            # away, or the app is quitting) sends nothing.
+            # A task cancelled before its first step (request and cancel in one read) never ran
+            # Broker.ask: the withdrawal is recorded and answered here. A closed connection (the
+            # client went away, or the app is quitting) sends nothing.
             self._reply(message, self.context.broker.withdrawn(triage))
+        elif (failure := done.exception()) is not None:  # never leave an agent hanging, never take the app down
+            self._internal_error(message, failure)
+        else:
+            self._reply(message, done.result())
         self.close_when_idle()
 
     def _reply(self, message: models.Asking, verdicts: list[Verdict]) -> None:
@@ -272,9 +271,9 @@ class Connection:
             return
         self.send(payload)
 
-    def _internal_error(self, message: models.Asking, exc: Exception) -> None:
+    def _internal_error(self, message: models.Asking, exc: BaseException) -> None:
         """Our failure, not the client's: logged with its traceback, audited, answered (a deny)."""
-        log.exception("request %s failed", printable(message.id))
+        log.error("request %s failed", printable(message.id), exc_info=exc)
         text = str(exc) or type(exc).__name__
         self.context.broker.audit.record_event("refused", "internal", f"{message.type} {message.id!r}: {text}",
                                                self.peer.pid, self.peer.uid)

@@ -8,7 +8,9 @@ writing side) still gets its answers, then the connection is closed.
 
 What the lines *mean* is the protocol's business (``core/transport/connection.py``): this module reads,
 frames and hands each line to the connection's :class:`~desktop_approver.core.transport.connection.Connection`,
-and writes what it sends.
+and writes what it sends. Each socket has an asyncio protocol (:class:`_Link`), so a line is handled
+in the callback that read it, with no read loop task in between (BENCHMARKS.md); the protocol
+modules, and pydantic with them, load with the first connection.
 
 Resources (``core/transport/limits.py``): connections are capped in total and per peer process, a client
 that does not read its replies is not read from, idle connections are closed, unfinished lines
@@ -30,7 +32,7 @@ import sys
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from ... import wire
 from ...paths import ensure_private_dir
@@ -345,7 +347,7 @@ class ApproverServer:
                 self.socket_path.unlink()
         for link in list(self._links):
             link.hang_up()
-        waits: list[asyncio.Future[None]] = [*withdrawn, *(link.closed for link in self._links)]
+        waits: list[asyncio.Future[Any]] = [*withdrawn, *(link.closed for link in self._links)]
         if waits:
             _done, late = await asyncio.wait(waits, timeout=CLOSE_WAIT)
             if late:  # a client that reads nothing keeps its replies in our buffer: drop them now
