@@ -367,9 +367,9 @@ def run_app(args: Any, demo: bool = False) -> int:
         print(f"desktop-approver: {error}; using the default settings", file=sys.stderr)
         chosen_theme = "auto"
     theme.apply(getattr(args, "theme", None) or chosen_theme)
-    import qasync
+    from .event_loop import AppEventLoop
 
-    loop = qasync.QEventLoop(app)
+    loop = AppEventLoop(app)
     asyncio.set_event_loop(loop)
     options = ServiceOptions.from_args(args)
     approver = DesktopApprover(options, notifier=None if getattr(args, "no_notifications", False) else _notifier(),

@@ -93,13 +93,13 @@ def bare_tray(path: str) -> None:
 
 def app(path: str) -> None:
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-    import qasync
     from PySide6.QtWidgets import QApplication
 
     from desktop_approver.gui.app import DesktopApprover
+    from desktop_approver.gui.event_loop import AppEventLoop
 
     qt = QApplication([])
-    loop = qasync.QEventLoop(qt)
+    loop = AppEventLoop(qt)  # the app's own loop (gui/app.py)
     asyncio.set_event_loop(loop)
     approver = DesktopApprover(options(path))
     seed(approver.service)

@@ -14,9 +14,10 @@ T = TypeVar("T")
 
 @pytest.fixture
 def qloop(qapp: Any) -> Iterator[asyncio.AbstractEventLoop]:
-    import qasync
+    """The app's own event loop (``gui/event_loop.py``) on the test's QApplication."""
+    from desktop_approver.gui.event_loop import AppEventLoop
 
-    loop = qasync.QEventLoop(qapp)
+    loop = AppEventLoop(qapp)
     asyncio.set_event_loop(loop)
     yield loop
     try:

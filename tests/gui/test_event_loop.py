@@ -1,0 +1,96 @@
+"""The app's loop: qasync's, with the ready callbacks run in one Qt timer event per turn."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+import pytest
+from PySide6.QtCore import QTimer
+
+from desktop_approver.gui.event_loop import AppEventLoop
+
+
+def test_callbacks_run_in_the_order_they_were_queued_and_a_cancelled_one_never(qloop: AppEventLoop) -> None:
+    ran: list[object] = []
+
+    async def main() -> None:
+        loop = asyncio.get_running_loop()
+        for number in range(5):
+            loop.call_soon(ran.append, number)
+        loop.call_soon(ran.append, "never").cancel()
+        loop.call_later(0, ran.append, "due now")
+        loop.call_at(loop.time() - 1, ran.append, "overdue")
+        loop.call_later(0.01, ran.append, "later")
+        await asyncio.sleep(0.05)
+
+    qloop.run_until_complete(main())
+    assert ran == [0, 1, 2, 3, 4, "due now", "overdue", "later"]
+
+
+def test_a_chain_of_callbacks_leaves_qt_its_turn(qloop: AppEventLoop) -> None:
+    """What a callback queues runs at the next turn, after Qt's own events: a chain never starves the windows."""
+    seen: list[str] = []
+    qt_ran = asyncio.Event()
+
+    async def main() -> int:
+        loop = asyncio.get_running_loop()
+        hops = 0
+
+        def hop() -> None:
+            nonlocal hops
+            hops += 1
+            if not qt_ran.is_set():
+                loop.call_soon(hop)
+
+        QTimer.singleShot(0, lambda: (seen.append("qt"), qt_ran.set()))
+        loop.call_soon(hop)
+        await qt_ran.wait()
+        return hops
+
+    hops = qloop.run_until_complete(main())
+    assert seen == ["qt"] and hops < 1000
+
+
+def test_a_failing_callback_goes_to_the_exception_handler_and_the_rest_still_run(
+        qloop: AppEventLoop, caplog: pytest.LogCaptureFixture) -> None:
+    caught: list[Any] = []
+    ran: list[int] = []
+    qloop.set_exception_handler(lambda loop, context: caught.append(context["exception"]))
+
+    def boom() -> None:
+        raise RuntimeError("boom")
+
+    async def main() -> None:
+        loop = asyncio.get_running_loop()
+        loop.call_soon(ran.append, 1)
+        loop.call_soon(boom)
+        loop.call_soon(ran.append, 2)
+        await asyncio.sleep(0)
+        await asyncio.sleep(0)
+
+    with caplog.at_level(logging.ERROR):
+        qloop.run_until_complete(main())
+    assert ran == [1, 2] and [str(error) for error in caught] == ["boom"]
+
+
+def test_tasks_and_futures_from_other_threads_complete(qloop: AppEventLoop) -> None:
+    async def main() -> list[int]:
+        loop = asyncio.get_running_loop()
+        threaded = await loop.run_in_executor(None, lambda: 41)
+        gathered = await asyncio.gather(*(asyncio.sleep(0, result=n) for n in range(3)))
+        return [threaded + 1, *gathered]
+
+    assert qloop.run_until_complete(main()) == [42, 0, 1, 2]
+
+
+def test_a_closed_loop_drops_what_was_queued(qapp: Any) -> None:
+    loop = AppEventLoop(qapp)
+    ran: list[int] = []
+    loop.call_soon(ran.append, 1)
+    assert "ready=1" in repr(loop)
+    loop.close()
+    assert "ready=0" in repr(loop) and ran == []
+    with pytest.raises(RuntimeError):
+        loop.call_soon(ran.append, 2)
