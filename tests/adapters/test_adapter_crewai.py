@@ -13,6 +13,8 @@ import pytest
 
 os.environ.setdefault("CREWAI_DISABLE_TELEMETRY", "true")
 os.environ.setdefault("OTEL_SDK_DISABLED", "true")
+# Otherwise a first run of a crew asks on the terminal, with a 20 s timeout, whether to show its traces.
+os.environ.setdefault("CREWAI_TESTING", "true")
 crewai = pytest.importorskip("crewai", reason="the [crewai] extra is not installed "
                                               "(pip install 'desktop-approver[crewai]')")
 

@@ -96,10 +96,14 @@ def app(path: str) -> None:
     from PySide6.QtWidgets import QApplication
 
     from desktop_approver.gui.app import DesktopApprover
-    from desktop_approver.gui.event_loop import AppEventLoop
+
+    try:
+        from desktop_approver.gui.event_loop import AppEventLoop as Loop  # the app's own loop (gui/app.py)
+    except ImportError:  # an older tree measured with --against: the app ran on qasync's loop as it is
+        from qasync import QEventLoop as Loop
 
     qt = QApplication([])
-    loop = AppEventLoop(qt)  # the app's own loop (gui/app.py)
+    loop = Loop(qt)
     asyncio.set_event_loop(loop)
     approver = DesktopApprover(options(path))
     seed(approver.service)
