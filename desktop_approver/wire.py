@@ -90,6 +90,12 @@ class LineFramer:
         """Bytes actually held in memory for the unfinished line."""
         return len(self._buffer)
 
+    @property
+    def unfinished_bytes(self) -> int:
+        """Bytes held after the last newline: the unfinished line alone, not the complete lines a
+        reader has not taken from :meth:`feed` yet."""
+        return len(self._buffer) - (self._buffer.rfind(b"\n") + 1)
+
 
 def encode(message: dict[str, Any]) -> bytes:
     """One message as one compact UTF-8 JSON line; non-ASCII stays readable, newlines escaped."""

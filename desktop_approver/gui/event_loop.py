@@ -53,16 +53,19 @@ class AppEventLoop(qasync.QEventLoop):  # type: ignore[misc]  # qasync has no ty
         return handle
 
     def close(self) -> None:
+        super().close()  # refuses while running: nothing queued is dropped then
         self._ready_timer.stop()
         self._ready_handles.clear()
-        super().close()
 
     def _run_ready(self) -> None:
-        """Run the callbacks queued before this turn, in order; later ones wait for the next turn."""
-        ready = self._ready_handles
-        for _ in range(len(ready)):
-            handle = ready.popleft()
+        """Run the callbacks queued before this turn, in order; later ones wait for the next turn.
+
+        The queue is taken whole first: a callback that spins a nested Qt loop (a modal dialog) may
+        run this again, which then finds only what was queued after the turn began.
+        """
+        batch, self._ready_handles = self._ready_handles, collections.deque()
+        for handle in batch:
             if not handle.cancelled():
                 handle._run()  # asyncio's Handle: an exception goes to the loop's exception handler
-        if ready and not self.is_closed():
+        if self._ready_handles and not self.is_closed():
             self._ready_timer.start()

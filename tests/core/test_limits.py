@@ -11,6 +11,7 @@ import json
 import os
 import select
 import socket
+import sqlite3
 import subprocess
 import sys
 import threading
@@ -371,3 +372,113 @@ def test_a_request_crossing_an_idle_close_is_sent_again_once(tmp_path: Path, kin
     assert decision.decision == "allow_once" and fake.requests == 2
     fake.thread.join(WAIT)
     fake.listener.close()
+
+
+# -- the app's own failures and closes, on a stream under back-pressure (review of the protocol transport) --
+
+def _failing_audit(*_args: Any, **_kwargs: Any) -> None:
+    raise sqlite3.OperationalError("database or disk is full")
+
+
+def test_a_connection_the_app_closes_withdraws_its_requests_at_once(tmp_path: Path) -> None:
+    """Closed by a limit while it has a request waiting and replies unread: the dialog goes at once,
+    not when the unread replies have drained (or the linger gives up on them)."""
+    limits = Limits(max_unread_reply_bytes=64 << 20, max_unfinished_bytes=100_000)
+    with ServiceThread(tmp_path, limits=limits) as service:
+        sock = raw(service.socket_path)
+        sock.sendall(b'{"v":1,"type":"request","id":"r1","tool":"Bash","args":{"command":"make"}}\n')
+        wait_until(lambda: on_loop(service, lambda: list(service.service.broker.pending)), "the request to wait")
+        sock.sendall(STATUS * 6000)                       # replies pile up unread
+        sock.sendall(b"x" * 150_000)                      # over the unfinished-line budget: closed
+        deadline = time.monotonic() + 3  # well inside LINGER (30 s), which the withdrawal must not wait for
+        while on_loop(service, lambda: list(service.service.broker.pending)) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        server = service.service.server
+        assert on_loop(service, lambda: (list(service.service.broker.pending), len(server._connections))) == ([], 0)
+        audit = AuditLog(service.options.audit_path, read_only=True)
+        try:
+            assert [(entry.decision, entry.decided_by) for entry in audit.history()] == [("deny", "cancelled")]
+        finally:
+            audit.close()
+        sock.close()  # the replies it never read go with it
+
+
+def test_complete_lines_held_back_by_back_pressure_are_not_unfinished_ones(tmp_path: Path) -> None:
+    """A slow reader of well-formed lines is never refused as 'overloaded' (only bytes after the last newline count)."""
+    with ServiceThread(tmp_path, limits=Limits(max_unread_reply_bytes=4096, max_unfinished_bytes=100_000)) as service:
+        sock = raw(service.socket_path)
+        sock.sendall(STATUS * 6000)
+        time.sleep(0.3)                                   # the app stops mid-chunk: the replies are unread
+        data = b""
+        while data.count(b"\n") < 6000:
+            chunk = sock.recv(1 << 20)
+            assert chunk, "the app hung up"
+            data += chunk
+        assert b'"overloaded"' not in data and data.count(b'"status_reply"') == 6000
+
+
+def test_a_failure_handling_a_held_back_line_closes_the_connection(tmp_path: Path,
+                                                                   caplog: pytest.LogCaptureFixture) -> None:
+    """Our failure on a line handled when the client reads its replies again: the connection is closed
+    (the client sees it), never left paused and silent."""
+    with ServiceThread(tmp_path, limits=Limits(max_unread_reply_bytes=4096)) as service:
+        on_loop(service, lambda: setattr(service.service.audit, "record_event", _failing_audit))
+        sock = raw(service.socket_path)
+        sock.sendall(STATUS * 6000 + b'{"v":1,"type":"notice","id":"n","kind":"info","text":"hi"}\n')
+        time.sleep(0.3)
+        data = b""
+        while chunk := sock.recv(1 << 20):                # to the end: the app hangs up after the notice
+            data += chunk
+        assert data.count(b'"status_reply"') == 6000 and b'"noticed"' not in data
+    assert "handling a line" in caplog.text
+
+
+def test_a_failure_while_accepting_a_connection_closes_it(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """A refusal the audit log cannot record: the refused client is still hung up on, never left waiting."""
+    with ServiceThread(tmp_path, limits=Limits(max_connections_per_peer=1)) as service:
+        first = raw(service.socket_path)
+        first.sendall(STATUS)
+        one_line(first)
+        on_loop(service, lambda: setattr(service.service.audit, "record_event", _failing_audit))
+        second = raw(service.socket_path)
+        second.sendall(STATUS)
+        try:
+            answer = second.recv(65536)
+        except ConnectionResetError:
+            answer = b""
+        assert b'"status_reply"' not in answer          # closed: EOF or a reset, not silence (recv would time out)
+        assert on_loop(service, lambda: len(service.service.server._links)) == 1
+    assert "accepting a connection failed" in caplog.text
+
+
+def test_a_request_the_audit_log_cannot_record_is_answered_internal(tmp_path: Path,
+                                                                    caplog: pytest.LogCaptureFixture) -> None:
+    """The person cannot be asked about a call the log cannot hold: the agent hears a typed deny at once."""
+    with ServiceThread(tmp_path) as service:
+        for name in ("record_event", "record_calls", "record_answered", "record_decisions"):
+            on_loop(service, lambda name=name: setattr(service.service.audit, name, _failing_audit))
+        sock = raw(service.socket_path)
+        sock.sendall(b'{"v":1,"type":"request","id":"r1","tool":"Bash","args":{"command":"make"}}\n')
+        reply = one_line(sock)
+        assert (reply["type"], reply["code"], reply["id"]) == ("error", "internal", "r1")
+        assert not on_loop(service, lambda: list(service.service.broker.pending))
+    assert "could not record the failure" in caplog.text
+
+
+def test_a_half_closed_client_whose_replies_back_up_is_watched_once(tmp_path: Path) -> None:
+    """Reading resumed after back-pressure on a socket already at its end reads nothing again: one watch
+    of the half-closed client, and its request is still answered."""
+    with ServiceThread(tmp_path) as service:
+        sock = raw(service.socket_path)
+        sock.sendall(b'{"v":1,"type":"request","id":"r1","tool":"Bash","args":{"command":"make"}}\n')
+        sock.shutdown(socket.SHUT_WR)
+        server = service.service.server
+        wait_until(lambda: on_loop(service, lambda: any(link._watch for link in server._links)), "the half-close")
+        link = on_loop(service, lambda: next(iter(server._links)))
+        watch = link._watch
+        on_loop(service, link.pause_writing)    # as the transport calls them when replies back up
+        on_loop(service, link.resume_writing)
+        time.sleep(0.1)
+        assert on_loop(service, lambda: (link._watch is watch, link.transport.is_reading())) == (True, False)
+        service.answer(lambda ticket: [Verdict("allow_once", "user") for _ in ticket.calls])
+        assert one_line(sock)["decision"] == "allow_once"

@@ -94,3 +94,27 @@ def test_a_closed_loop_drops_what_was_queued(qapp: Any) -> None:
     assert "ready=0" in repr(loop) and ran == []
     with pytest.raises(RuntimeError):
         loop.call_soon(ran.append, 2)
+
+
+def test_a_nested_qt_loop_inside_a_callback_runs_what_was_queued_once(qloop: AppEventLoop) -> None:
+    """A callback that spins Qt's loop (a modal dialog, processEvents) re-enters the ready queue safely."""
+    from PySide6.QtCore import QCoreApplication
+
+    ran: list[str] = []
+    caught: list[Any] = []
+    qloop.set_exception_handler(lambda loop, context: caught.append(context.get("exception")))
+
+    def nested() -> None:
+        ran.append("nested")
+        qloop.call_soon(ran.append, "queued-by-nested")
+        QCoreApplication.processEvents()
+        ran.append("nested-done")
+
+    async def main() -> None:
+        loop = asyncio.get_running_loop()
+        loop.call_soon(nested)
+        loop.call_soon(ran.append, "second")
+        await asyncio.sleep(0.05)
+
+    qloop.run_until_complete(main())
+    assert sorted(ran) == sorted(["nested", "queued-by-nested", "nested-done", "second"]) and caught == []

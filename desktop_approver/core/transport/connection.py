@@ -272,13 +272,19 @@ class Connection:
         self.send(payload)
 
     def _internal_error(self, message: models.Asking, exc: BaseException) -> None:
-        """Our failure, not the client's: logged with its traceback, audited, answered (a deny)."""
+        """Our failure, not the client's: logged with its traceback, answered (a deny), audited.
+
+        Answered first: the failure may be the audit log's own, and the agent must hear either way.
+        """
         log.error("request %s failed", printable(message.id), exc_info=exc)
         text = str(exc) or type(exc).__name__
-        self.context.broker.audit.record_event("refused", "internal", f"{message.type} {message.id!r}: {text}",
-                                               self.peer.pid, self.peer.uid)
         self.send(encode(models.ErrorMessage(id=message.id, code="internal", in_reply_to=message.type,
                                              message=f"desktop-approver failed: {text}")))
+        try:
+            self.context.broker.audit.record_event("refused", "internal", f"{message.type} {message.id!r}: {text}",
+                                                   self.peer.pid, self.peer.uid)
+        except Exception:
+            log.exception("the audit log could not record the failure of request %s", printable(message.id))
 
 
 _unhandled = set(models.INCOMING) ^ set(HANDLERS)

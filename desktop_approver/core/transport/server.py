@@ -98,6 +98,8 @@ class _Link(asyncio.Protocol):
         self._lines: Iterator[bytes | wire.Oversized] = iter(())  # read, not yet handed on (back-pressure)
         self._give_up: asyncio.TimerHandle | None = None
         self._watch: asyncio.Task[None] | None = None
+        self._eof = False                           # the client shut its writing side
+        self._resuming = False                      # inside resume_writing (see hang_up)
 
     def __repr__(self) -> str:
         closing = self.transport is None or self.transport.is_closing()
@@ -121,7 +123,11 @@ class _Link(asyncio.Protocol):
         if self.server._closing:
             self.hang_up()
             return
-        self.connection = self.server._accept(self)
+        try:
+            self.connection = self.server._accept(self)
+        except Exception:  # asyncio would only log it and leave the client waiting on an open socket
+            log.exception("accepting a connection failed; closing it")
+            self.connection = None
         if self.connection is None:
             self.hang_up()
 
@@ -132,7 +138,9 @@ class _Link(asyncio.Protocol):
         connection.last_active = self.server._loop.time()
         self._lines = self.framer.feed(data)
         complete = self._pump()
-        if complete is None or not self.server._hold(self, self.framer.buffered_bytes):
+        if complete is None or "replies" in self._reading_paused_by:
+            return  # closed, or lines held back until the client reads its replies (resume_writing)
+        if not self.server._hold(self, self.framer.unfinished_bytes):
             return
         if not complete and len(data) < SMALL_READ:
             # A line trickling in (a byte per write) would cost a loop turn per byte: stop reading
@@ -146,13 +154,19 @@ class _Link(asyncio.Protocol):
         the number handled, or None once the connection is closed."""
         connection = self.accepted
         complete = 0
-        for line in self._lines:
-            complete += 1
-            connection.received(line)
-            if connection.closed:
-                return None
-            if "replies" in self._reading_paused_by:
-                break
+        try:
+            for line in self._lines:
+                complete += 1
+                connection.received(line)
+                if connection.closed:
+                    return None
+                if "replies" in self._reading_paused_by:
+                    break
+        except Exception:  # our failure: the client is hung up on (its requests withdrawn), never left waiting
+            log.exception("handling a line from %r failed; closing the connection", connection)
+            self.reason = "internal error"
+            self.hang_up()
+            return None
         return complete
 
     def eof_received(self) -> bool:
@@ -160,6 +174,9 @@ class _Link(asyncio.Protocol):
         connection = self.connection
         if connection is None or connection.closed:
             return False
+        if self._eof:  # reading resumed after a pause on a socket already at its end: nothing new
+            return True
+        self._eof = True
         self.reason = "the client hung up"
         if not connection.tasks or self.hung_up():
             self.server._drop(self, self.reason)
@@ -177,12 +194,16 @@ class _Link(asyncio.Protocol):
     def resume_writing(self) -> None:
         """The client read its replies: the lines it sent meanwhile are handled, then reading goes on."""
         self._reading_paused_by.discard("replies")
-        if self.connection is None or self.connection.closed or self._pump() is None:
-            return
-        if "replies" in self._reading_paused_by:
-            return  # paused again by the replies to the lines just handled
-        if self.server._hold(self, self.framer.buffered_bytes):
-            self._resume_reading("replies")
+        self._resuming = True
+        try:
+            if self.connection is None or self.connection.closed or self._pump() is None:
+                return
+            if "replies" in self._reading_paused_by:
+                return  # paused again by the replies to the lines just handled
+            if self.server._hold(self, self.framer.unfinished_bytes):
+                self._resume_reading("replies")
+        finally:
+            self._resuming = False
 
     def connection_lost(self, exc: Exception | None) -> None:
         if exc is not None and self.reason in ("closed by the app", "the client hung up"):
@@ -204,7 +225,20 @@ class _Link(asyncio.Protocol):
             transport.write(payload)
 
     def hang_up(self) -> None:
-        """Close once the replies are written; a client that leaves them unread for LINGER seconds loses them."""
+        """Close once the replies are written; a client that leaves them unread for LINGER seconds loses them.
+
+        The connection ends now, not when the last reply has gone: its requests are withdrawn (their
+        dialogs disappear) and its slot is free, whatever the client does with the bytes in flight.
+        """
+        self.server._drop(self, self.reason)
+        if self._resuming:
+            # asyncio calls resume_writing from its write path, which would then report the loss of a
+            # transport closed in here a second time: close it at the next turn instead.
+            self.server._loop.call_soon(self._close_transport)
+        else:
+            self._close_transport()
+
+    def _close_transport(self) -> None:
         transport = self.transport
         if transport is None or transport.is_closing():
             return
@@ -234,6 +268,8 @@ class _Link(asyncio.Protocol):
 
     def _resume_reading(self, why: str) -> None:
         self._reading_paused_by.discard(why)
+        if self._eof:
+            return  # asyncio stopped reading at the end of input; there is nothing more to read
         if not self._reading_paused_by and self.transport is not None and not self.transport.is_closing():
             self.transport.resume_reading()
 
