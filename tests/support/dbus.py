@@ -87,7 +87,7 @@ def private_bus(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.Mo
 @pytest.fixture
 def start_notification_server(private_bus: PrivateBus) -> Iterator[Callable[..., Any]]:
     """Start test notification servers on the private bus (options: with_actions, body_markup)."""
-    from desktop_approver.notify.testserver import ServerThread
+    from tests.support.notification_server import ServerThread
 
     started: list[ServerThread] = []
 

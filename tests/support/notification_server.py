@@ -8,7 +8,7 @@ Shell or dunst would refuse them, so a client that builds the call wrongly fails
 
 Manual use, on the current session bus (or ``--bus ADDRESS``)::
 
-    python -m desktop_approver.notify.testserver [--no-actions] [--answer allow_once]
+    python -m tests.support.notification_server [--no-actions] [--answer allow_once]
 """
 
 from __future__ import annotations
@@ -243,7 +243,7 @@ async def _main(args: argparse.Namespace) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m desktop_approver.notify.testserver", description=__doc__,
+    parser = argparse.ArgumentParser(prog="python -m tests.support.notification_server", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--bus", default="SESSION", help="a D-Bus address (default: the session bus)")
     parser.add_argument("--no-actions", action="store_true", help="advertise no action buttons")
