@@ -24,13 +24,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from harness import Target, percentile, report, servers  # noqa: E402
+from harness import Target, add_server_options, percentile, report, server_kinds, servers  # noqa: E402
 from serve import BENCH_AGENT, BENCH_ARGS, BENCH_SESSION, BENCH_TOOL  # noqa: E402
 
 TARGET = 2.5
 """The app's session-memory round trip at most this many times the echo's (issue 11)."""
 BLOCK = 250
-KINDS = ("echo", "app")
 
 
 def hello() -> dict[str, object]:
@@ -113,15 +112,9 @@ def target(samples: dict[str, list[float]]) -> Target:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=3000, help="round trips per server (default 3000)")
-    parser.add_argument("--kinds", nargs="+", default=list(KINDS), metavar="KIND",
-                        help="serve.py kinds to measure besides echo and app: core, core-memory-audit")
-    parser.add_argument("--against", type=Path, metavar="TREE",
-                        help="also measure the app of another checkout (e.g. the commit before a change)")
+    add_server_options(parser)
     options = parser.parse_args()
-    kinds = list(dict.fromkeys(["echo", "app", *options.kinds]))
-    if options.against:
-        kinds.append(f"app@{options.against.resolve()}")
-    with servers(*kinds) as started:
+    with servers(*server_kinds(options)) as started:
         samples = measure({each.kind: each.path for each in started}, options.rounds)
     floor = percentile(samples["echo"], 0.5)
     for kind, values in samples.items():

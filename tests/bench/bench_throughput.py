@@ -23,7 +23,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_round_trip import check, hello, request  # noqa: E402
-from harness import Target, report, servers  # noqa: E402
+from harness import Target, add_server_options, report, server_kinds, servers  # noqa: E402
 
 TARGET = 0.5
 """The app's throughput at least this share of the echo's (issue 11)."""
@@ -82,15 +82,9 @@ def main() -> int:
     parser.add_argument("--clients", type=int, default=CLIENTS)
     parser.add_argument("--requests", type=int, default=100, help="requests per client and run (default 100)")
     parser.add_argument("--runs", type=int, default=3, help="runs against each server (default 3)")
-    parser.add_argument("--kinds", nargs="*", default=[], metavar="KIND",
-                        help="serve.py kinds to measure besides echo and app: core, core-memory-audit")
-    parser.add_argument("--against", type=Path, metavar="TREE",
-                        help="also measure the app of another checkout (e.g. the commit before a change)")
+    add_server_options(parser)
     options = parser.parse_args()
-    kinds = list(dict.fromkeys(["echo", "app", *options.kinds]))
-    if options.against:
-        kinds.append(f"app@{options.against.resolve()}")
-    with servers(*kinds) as started:
+    with servers(*server_kinds(options)) as started:
         results = measure({each.kind: each.path for each in started}, options.clients, options.requests,
                           options.runs)
     echo = statistics.median(results["echo"])

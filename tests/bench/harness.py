@@ -12,6 +12,7 @@ does the least any server could), never an absolute time: the machines are share
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import os
 import select
@@ -54,6 +55,22 @@ class Server:
     @property
     def pid(self) -> int:
         return self.process.pid
+
+
+def add_server_options(parser: argparse.ArgumentParser) -> None:
+    """``--kinds`` and ``--against``, as every app-against-echo benchmark takes them."""
+    parser.add_argument("--kinds", nargs="*", default=[], metavar="KIND",
+                        help="serve.py kinds to measure besides echo and app: core, core-memory-audit")
+    parser.add_argument("--against", type=Path, metavar="TREE",
+                        help="also measure the app of another checkout (e.g. the commit before a change)")
+
+
+def server_kinds(options: argparse.Namespace) -> list[str]:
+    """echo, app, the ``--kinds`` asked for, and the ``--against`` tree's app."""
+    kinds = list(dict.fromkeys(["echo", "app", *options.kinds]))
+    if options.against:
+        kinds.append(f"app@{options.against.resolve()}")
+    return kinds
 
 
 @contextlib.contextmanager

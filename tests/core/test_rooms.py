@@ -46,3 +46,18 @@ def test_the_documented_schema_command_still_runs_by_its_old_name() -> None:
 def test_no_module_is_left_flat_in_core_but_the_service() -> None:
     flat = sorted(path.name for path in (ROOT / "desktop_approver" / "core").glob("*.py"))
     assert flat == ["__init__.py", "service.py"]
+
+
+def test_every_public_name_of_the_policy_package_comes_from_the_submodule_it_names() -> None:
+    """``core.policy`` loads its submodules lazily from one table: every name in ``__all__`` resolves,
+    from the module the table names, and the table names nothing that is not there."""
+    import importlib
+
+    from desktop_approver.core import policy
+
+    for name in policy.__all__:
+        assert getattr(policy, name) is not None
+    for name, home in policy._HOME.items():
+        module = importlib.import_module(f"desktop_approver.core.policy.{home}")
+        assert getattr(policy, name) is getattr(module, name)
+    assert set(policy.__all__) - {"POLICY_FORMAT_MD"} <= set(policy._HOME)

@@ -179,9 +179,8 @@ class _Link(asyncio.Protocol):
         self._eof = True
         self.reason = "the client hung up"
         if not connection.tasks or self.hung_up():
-            self.server._drop(self, self.reason)
             self.hang_up()
-            return True  # hang_up closes (with the linger), not asyncio
+            return True  # hang_up ends the connection and closes (with the linger), not asyncio
         connection.half_closed = True
         self.reason = "half-closed and answered"
         self._watch = self.server._loop.create_task(self._until_answered_or_gone())
