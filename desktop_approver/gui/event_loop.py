@@ -7,6 +7,10 @@ loop runs its ready queue once per iteration: what is queued meanwhile runs at t
 after Qt has had its turn (painting, input, socket notifiers), so a chain of callbacks never starves
 the windows. Timers with a delay stay qasync's. On the request path this takes about 35 µs off a
 round trip and 10% off the cost of a request under load (BENCHMARKS.md).
+
+A turn can also end with work of its own (:meth:`AppEventLoop.call_at_turn_end`): the audit log
+commits the calls answered in the turn once, after every socket read in it
+(``core/store/audit.py``), and their agents are answered then, not a Qt turn later.
 """
 
 from __future__ import annotations
@@ -31,6 +35,8 @@ class AppEventLoop(qasync.QEventLoop):  # type: ignore[misc]  # qasync has no ty
         self._ready_timer.setSingleShot(True)
         self._ready_timer.setInterval(0)
         self._ready_timer.timeout.connect(self._run_ready)
+        self._turn_end: collections.deque[asyncio.Handle] = collections.deque()
+        self._turns_running = 0  # more than one: a callback spun a nested Qt loop
 
     def __repr__(self) -> str:
         return f"<AppEventLoop ready={len(self._ready_handles)} running={self.is_running()} closed={self.is_closed()}>"
@@ -41,6 +47,16 @@ class AppEventLoop(qasync.QEventLoop):  # type: ignore[misc]  # qasync has no ty
         handle = asyncio.Handle(callback, args, self, context=context)
         self._ready_handles.append(handle)
         if not self._ready_timer.isActive():
+            self._ready_timer.start()
+        return handle
+
+    def call_at_turn_end(self, callback: Callable[..., object], *args: Any,
+                         context: Context | None = None) -> asyncio.Handle:
+        """Run ``callback(*args)`` when this turn's callbacks have run (outside a turn: at the next one's end)."""
+        self._check_closed()
+        handle = asyncio.Handle(callback, args, self, context=context)
+        self._turn_end.append(handle)
+        if not self._turns_running and not self._ready_timer.isActive():
             self._ready_timer.start()
         return handle
 
@@ -56,16 +72,26 @@ class AppEventLoop(qasync.QEventLoop):  # type: ignore[misc]  # qasync has no ty
         super().close()  # refuses while running: nothing queued is dropped then
         self._ready_timer.stop()
         self._ready_handles.clear()
+        self._turn_end.clear()
 
     def _run_ready(self) -> None:
         """Run the callbacks queued before this turn, in order; later ones wait for the next turn.
 
         The queue is taken whole first: a callback that spins a nested Qt loop (a modal dialog) may
-        run this again, which then finds only what was queued after the turn began.
+        run this again, which then finds only what was queued after the turn began. What is to run
+        at the turn's end runs last, and what it queues waits for the next turn.
         """
         batch, self._ready_handles = self._ready_handles, collections.deque()
-        for handle in batch:
+        self._turns_running += 1
+        try:
+            for handle in batch:
+                if not handle.cancelled():
+                    handle._run()  # asyncio's Handle: an exception goes to the loop's exception handler
+        finally:
+            self._turns_running -= 1
+        ending, self._turn_end = self._turn_end, collections.deque()
+        for handle in ending:
             if not handle.cancelled():
-                handle._run()  # asyncio's Handle: an exception goes to the loop's exception handler
-        if self._ready_handles and not self.is_closed():
+                handle._run()
+        if (self._ready_handles or self._turn_end) and not self.is_closed():
             self._ready_timer.start()

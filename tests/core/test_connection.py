@@ -10,6 +10,7 @@ import asyncio
 import json
 import logging
 import os
+import sqlite3
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -158,18 +159,126 @@ def test_status_counts_the_calls_waiting(tmp_path: Path) -> None:
     run(tmp_path, scenario, socket_path="/run/approver.sock")
 
 
-def test_an_answer_from_session_memory_is_sent_in_the_step_that_read_the_line(tmp_path: Path) -> None:
+def test_an_answer_from_session_memory_is_sent_when_the_turn_that_read_the_line_commits(tmp_path: Path) -> None:
     async def scenario(context: Context, person: Person) -> None:
         context.broker.memory.remember("s", "Bash", {"command": "echo hi"}, agent="agent-a")
         line = Line(context)
-        line.feed(HELLO, request("r1"))                # no await between the line and its answer
-        welcome, decision = line.replies()
+        line.feed(HELLO, request("r1"))
+        (welcome,) = line.replies()                    # the answer waits for the turn's commit
+        assert welcome["type"] == "welcome" and line.connection.owes_answers
+        assert _committed_rows(context) == 0
+        await asyncio.sleep(0)                         # the turn ends: one commit, then the answer
+        assert _committed_rows(context) == 1
+        (decision,) = line.replies()
         assert (decision["id"], decision["decision"], decision["decided_by"]) == ("r1", "allow_session", "session")
         assert decision["risk"] == {"level": "safe", "reasons": []} and not person.tickets
+        assert not line.connection.owes_answers
 
     broker = run(tmp_path, scenario)
     (entry,) = broker.audit.history()
     assert entry.decided_by == "session"
+
+
+def _committed_rows(context: Context) -> int:
+    """Rows another reader of the audit log sees: only what is committed."""
+    reader = AuditLog(context.broker.audit.path, read_only=True)
+    try:
+        return reader.count()
+    finally:
+        reader.close()
+
+
+def test_the_answers_of_one_turn_share_one_commit_and_keep_the_order_of_the_replies(tmp_path: Path) -> None:
+    """Whatever the connection says after an answer that waits for its commit comes after it."""
+    async def scenario(context: Context, person: Person) -> None:
+        context.broker.memory.remember("s", "Bash", {"command": "echo hi"}, agent="agent-a")
+        first, second = Line(context), Line(context)
+        first.feed(HELLO, request("r1"), {"v": 1, "type": "status", "id": "st"}, request("r2"))
+        second.feed(HELLO, request("q1"))
+        assert [reply["type"] for reply in first.replies()] == ["welcome"]
+        checkpointer = context.broker.audit._checkpointer
+        assert checkpointer is not None and checkpointer.written == 0
+        await asyncio.sleep(0)
+        assert checkpointer.written == 3                # one commit for the three calls
+        assert [(reply["type"], reply.get("id")) for reply in first.replies()] == [
+            ("decision", "r1"), ("status_reply", "st"), ("decision", "r2")]
+        assert [(reply["type"], reply.get("id")) for reply in second.replies()] == [("welcome", None),
+                                                                                  ("decision", "q1")]
+        first.feed(request("r3"), b"{not json")         # the refusal's own write commits the turn's answers early
+        assert [(reply["type"], reply.get("id")) for reply in first.replies()] == [("decision", "r3"),
+                                                                                 ("error", None)]
+        assert checkpointer.written == 4
+
+    run(tmp_path, scenario)
+
+
+class _FailingCommit:
+    """The audit log's cursor, failing at COMMIT as a full disk does."""
+
+    def __init__(self, cursor: Any) -> None:
+        self.cursor = cursor
+
+    def execute(self, sql: str, *args: Any) -> Any:
+        if sql == "COMMIT":
+            raise sqlite3.OperationalError("database or disk is full")
+        return self.cursor.execute(sql, *args)
+
+
+def test_a_commit_that_fails_answers_each_of_its_requests_with_a_typed_error(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    async def scenario(context: Context, person: Person) -> None:
+        audit = context.broker.audit
+        context.broker.memory.remember("s", "Bash", {"command": "echo hi"}, agent="agent-a")
+        first, second = Line(context), Line(context)
+        first.feed(HELLO)
+        second.feed(HELLO)
+        first.replies(), second.replies()
+        audit._cursor = _FailingCommit(audit._cursor)  # type: ignore[assignment]
+        first.feed(request("r1"))
+        second.feed(batch("b1", "echo hi", "echo hi"))
+        await asyncio.sleep(0)
+        (error,) = first.replies()
+        (batch_error,) = second.replies()
+        assert (error["type"], error["code"], error["id"]) == ("error", "internal", "r1")
+        assert (batch_error["code"], batch_error["id"], batch_error["in_reply_to"]) == ("internal", "b1", "batch")
+        assert "disk is full" in error["message"] and audit.problem is not None
+        audit._cursor = audit._cursor.cursor       # the disk has room again: the next answer is kept
+        first.feed(request("r2"))
+        await asyncio.sleep(0)
+        (decision,) = first.replies()
+        assert decision["decision"] == "allow_session" and audit.problem is None
+        assert len(audit.history()) == 1          # nothing of the failed group was kept: only r2
+
+    run(tmp_path, scenario)
+    assert "could not commit 3 answered calls" in caplog.text
+
+
+def test_a_half_closed_client_gets_its_answer_from_the_commit_and_is_then_hung_up_on(tmp_path: Path) -> None:
+    async def scenario(context: Context, person: Person) -> None:
+        context.broker.memory.remember("s", "Bash", {"command": "echo hi"}, agent="agent-a")
+        line = Line(context)
+        line.feed(HELLO, request("r1"))
+        line.connection.half_closed = True          # as the transport marks a client that shut its writing side
+        line.connection.close_when_idle()
+        assert line.hang_ups == 0                   # its answer is still owed
+        await asyncio.sleep(0)
+        assert [reply["type"] for reply in line.replies()] == ["welcome", "decision"] and line.hang_ups == 1
+
+    run(tmp_path, scenario)
+
+
+def test_a_client_gone_before_the_commit_is_answered_nothing_but_its_calls_are_kept(tmp_path: Path) -> None:
+    async def scenario(context: Context, person: Person) -> None:
+        context.broker.memory.remember("s", "Bash", {"command": "echo hi"}, agent="agent-a")
+        line = Line(context)
+        line.feed(HELLO, request("r1"))
+        line.replies()
+        line.connection.connection_lost()
+        await asyncio.sleep(0)
+        assert line.replies() == []
+
+    broker = run(tmp_path, scenario)
+    assert [entry.decided_by for entry in broker.audit.history()] == ["session"]
 
 
 def test_the_person_answers_a_request_and_a_batch_in_order_of_answering(tmp_path: Path) -> None:
@@ -386,7 +495,7 @@ def test_calls_waiting_are_limited_per_peer_process_across_its_connections(tmp_p
 
 def test_our_own_failure_is_an_internal_error_not_silence(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     async def scenario(context: Context, person: Person) -> None:
-        def broken(*args: Any) -> Any:
+        def broken(*args: Any, **kwargs: Any) -> Any:
             raise RuntimeError("the broker broke")
 
         context.broker.triage = broken  # type: ignore[method-assign]

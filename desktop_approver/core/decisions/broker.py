@@ -4,8 +4,10 @@
 order: a policy ``block`` or ``deny`` rule; the ``deny_all`` mode; a policy ``ask`` rule (straight
 to the person) or ``allow`` rule; the ``approve_all`` mode (never for destructive calls); session
 memory (never for destructive calls either, whatever the scope the person chose). When that
-decides every call, the answer is recorded and ready at once: the server replies in the same loop
-step that read the line. Otherwise :meth:`Broker.ask` puts the rest before the person, through the
+decides every call, the answer is recorded and ready at once; on the server's way in
+(:meth:`Broker.take`) its record shares the commit of the loop turn that read the line
+(:class:`~desktop_approver.core.store.audit.GroupCommit`), and the agent is answered when that
+commit is made, at the end of the same turn. Otherwise :meth:`Broker.ask` puts the rest before the person, through the
 :class:`~desktop_approver.core.decisions.tickets.Decider`, with a pausable timeout that ends in a deny and
 never remembers anything. :meth:`Broker.submit` is the two in a row; :meth:`Broker.take`, the
 server's way in, is the two with the transport's admission in between, the ask started as a task.
@@ -23,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from ...vocabulary import AskKind, RiskReport, RuleAction
 from ...wire import canonical_json
 from ..calls.risk import LEVELS, RiskAssessment, assess
-from ..store.audit import AuditLog
+from ..store.audit import AuditLog, GroupCommit
 from ..store.logsafe import printable
 from . import modes
 from .memory import SessionMemory
@@ -61,6 +63,8 @@ class Triage:
     answered: list[Verdict] | None = None
     recorded: bool = False
     """The calls are in the audit log (answered at once, or :meth:`Broker.ask` has begun)."""
+    commit: GroupCommit | None = None
+    """Answered at once in a loop turn (:meth:`Broker.take`): the turn's commit, which the answer waits for."""
     asking: asyncio.Task[list[Verdict]] | None = None
     """:meth:`Broker.take`: the person is being asked (the task ends with the whole answer)."""
     over_limit: bool = False
@@ -103,11 +107,13 @@ class Broker:
     # -- the two steps ------------------------------------------------------------------------
 
     def triage(self, identity: Identity, session: str, request_id: str, kind: AskKind,
-               calls: Sequence[AskedCall]) -> Triage:
+               calls: Sequence[AskedCall], *, loop: asyncio.AbstractEventLoop | None = None) -> Triage:
         """Read every call and decide what needs no person (rules, mode, session memory).
 
         When that is every call, the answer is recorded (call and answer in one commit) and in
-        ``answered``. Synchronous on purpose: the server answers these in the step that read the line.
+        ``answered``. Synchronous on purpose: the server answers these in the turn that read the line.
+        Given the ``loop``, the record joins the commit this turn shares (``commit``): the answer
+        may go out once that is made, not before.
         """
         infos = [_read(index, call, identity) for index, call in enumerate(calls)]
         risks = [info.risk_report() for info in infos]
@@ -118,7 +124,11 @@ class Broker:
         decided = [verdict for verdict in verdicts if verdict is not None]
         if len(decided) == len(verdicts):  # each verdict made with its risk: the answer as it is sent
             triage.answered = decided
-            self.audit.record_answered(identity, session, request_id, infos, decided)
+            if loop is None:
+                self.audit.record_answered(identity, session, request_id, infos, decided)
+            else:
+                triage.commit = self.audit.record_answered_in_turn(identity, session, request_id, infos, decided,
+                                                                   loop=loop)
             triage.recorded = True
             log.debug("answered at once: %r", triage)
         return triage
@@ -154,13 +164,14 @@ class Broker:
 
     def take(self, identity: Identity, session: str, request_id: str, kind: AskKind, calls: Sequence[AskedCall],
              *, timeout: float | None, admit: Callable[[int], bool], loop: asyncio.AbstractEventLoop) -> Triage:
-        """Take a request in, in one step: :meth:`triage`; then, if the person must decide, ``admit``
-        (the transport's limit on calls waiting for the person, given their number) and :meth:`ask`
-        started as ``asking``, a task on ``loop``. Not admitted: ``over_limit``, nobody is asked.
+        """Take a request in, in one step: :meth:`triage` (answered at once: with the ``commit`` of this
+        turn of ``loop`` to wait for); then, if the person must decide, ``admit`` (the transport's
+        limit on calls waiting for the person, given their number) and :meth:`ask` started as
+        ``asking``, a task on ``loop``. Not admitted: ``over_limit``, nobody is asked.
 
         The server's way in: the request goes from the connection to the decider without coming back.
         """
-        triage = self.triage(identity, session, request_id, kind, calls)
+        triage = self.triage(identity, session, request_id, kind, calls, loop=loop)
         if triage.answered is not None:
             return triage
         if not admit(triage.waiting):

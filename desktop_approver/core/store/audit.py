@@ -5,9 +5,15 @@ so a crash of the app (even ``kill -9``) loses nothing that was committed. Rows 
 inserted; a decision is a row of its own that points at its request. Retention pruning is the
 one deletion, and it is the person's setting.
 
+Calls answered at once (a rule, the mode, session memory) are the app's busiest writes: those
+answered in one turn of the event loop share one commit (:class:`GroupCommit`,
+:meth:`AuditLog.record_answered_in_turn`), made when the turn ends, and each agent hears its answer
+only after that commit. Under load that is one disk write for dozens of answers; a lone agent
+waits for no other turn than its own.
+
 A commit only appends to the write-ahead log; copying the log back into the database file (a
 *checkpoint*, with the disk syncs ``synchronous=NORMAL`` makes) is done by a thread of its own
-with its own connection (:class:`_Checkpointer`), every ``CHECKPOINT_AFTER`` commits, so no
+with its own connection (:class:`_Checkpointer`), every ``CHECKPOINT_AFTER`` calls written, so no
 answer ever waits for a sync. SQLite's own automatic checkpoint, which would run inside whichever
 commit crossed the threshold, is switched off for the app's connection.
 
@@ -26,10 +32,10 @@ import sqlite3
 import threading
 import time
 import weakref
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 if TYPE_CHECKING:
     from ..decisions.tickets import CallInfo, Identity, Verdict
@@ -41,7 +47,7 @@ PAGE_SIZE = 1024
 indexes), each written whole to the write-ahead log: at SQLite's default of 4 KiB that is 16 KiB
 per call, at 1 KiB a quarter of it, which takes about a third off the commit (BENCHMARKS.md)."""
 CHECKPOINT_AFTER = 256
-"""Commits between two checkpoints: a commit of an answered call appends 4 pages to the log, so
+"""Calls written between two checkpoints: an answered call appends about 4 pages to the log, so
 this is about SQLite's own default of 1,000 pages (a log of 4 MiB at most, in the usual case)."""
 CHECKPOINT_IDLE = 5.0
 """Seconds after which the checkpointer also copies a log that has had fewer commits."""
@@ -123,8 +129,8 @@ def _reasons_json(reasons: tuple[str, ...]) -> str:
 class _Checkpointer:
     """Copies the write-ahead log back into the database file, in a thread of its own.
 
-    Started by the ``CHECKPOINT_AFTER``-th commit (a log that never gets that far never starts a
-    thread), woken by every ``CHECKPOINT_AFTER`` commits after that, and every ``CHECKPOINT_IDLE``
+    Started once ``CHECKPOINT_AFTER`` calls have been written (a log that never gets that far never
+    starts a thread), woken each time as many more are written, and every ``CHECKPOINT_IDLE``
     seconds when anything was committed since the last one. It runs SQLite's *passive* checkpoint
     on a connection of its own: it never blocks the app's writes, and a checkpoint that cannot copy
     everything (a reader still uses an old page) copies the rest next time. Its failures are
@@ -133,15 +139,15 @@ class _Checkpointer:
 
     def __init__(self, path: str) -> None:
         self.path = path
-        self.commits = 0                # since the last checkpoint began (counted by the writer)
+        self.written = 0                # calls written since the last checkpoint began (counted by the writer)
         self.checkpoints = 0            # done, for tests
         self._wake = threading.Event()
         self._stopping = False
         self._thread: threading.Thread | None = None
 
-    def committed(self) -> None:
-        self.commits += 1
-        if self.commits % CHECKPOINT_AFTER == 0 and not self._stopping:
+    def committed(self, calls: int) -> None:
+        self.written += calls
+        if self.written >= CHECKPOINT_AFTER and not self._stopping and not self._wake.is_set():
             if self._thread is None:
                 self._thread = threading.Thread(target=self._run, name="audit-checkpoint", daemon=True)
                 self._thread.start()
@@ -163,9 +169,9 @@ class _Checkpointer:
             while not self._stopping:
                 self._wake.wait(CHECKPOINT_IDLE)
                 self._wake.clear()
-                if self._stopping or not self.commits:
+                if self._stopping or not self.written:
                     continue
-                self.commits = 0
+                self.written = 0
                 try:
                     db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
                 except sqlite3.Error:
@@ -176,9 +182,73 @@ class _Checkpointer:
             db.close()
 
 
+class TurnEndLoop(Protocol):
+    """A loop that can run a callback when its current turn ends (the app's, ``gui/event_loop.py``)."""
+
+    def call_at_turn_end(self, callback: Callable[[], object]) -> object: ...
+
+
+def _at_turn_end(loop: Any, callback: Callable[[], object]) -> None:
+    """Run ``callback`` once the loop's current turn is over: at its end where the loop offers that
+    (:class:`TurnEndLoop`), else first thing in the next turn (asyncio's own loop runs it after one
+    look at the sockets, before any callback that look adds)."""
+    at_end = getattr(loop, "call_at_turn_end", None)
+    if at_end is not None:
+        at_end(callback)
+    else:
+        loop.call_soon(callback)
+
+
+CommitWaiter = Callable[[BaseException | None], None]
+"""Told None once a group's rows are committed, or what made the commit fail (then none are kept)."""
+
+
+class GroupCommit:
+    """One commit shared by the calls answered in one turn of the event loop.
+
+    Their rows go into one open transaction as they are answered; it commits when the turn ends, or
+    sooner when another write needs the log (that write commits the group with its own rows). Who
+    must not answer before the rows are durable (the connection holding an agent's answer) waits
+    with :meth:`when_done`. A failure in the group (a full disk) fails every call in it: none of
+    their rows are kept and each waiter hears the exception.
+    """
+
+    __slots__ = ("calls", "done", "error", "_waiters")
+
+    def __init__(self) -> None:
+        self.calls = 0
+        self.done = False
+        self.error: BaseException | None = None
+        self._waiters: list[CommitWaiter] = []
+
+    def __repr__(self) -> str:
+        state = "open" if not self.done else "failed" if self.error is not None else "committed"
+        return f"<GroupCommit {state} calls={self.calls} waiting={len(self._waiters)}>"
+
+    def when_done(self, waiter: CommitWaiter) -> None:
+        """Call ``waiter`` with the outcome: when the group ends, or now if it has ended."""
+        if self.done:
+            waiter(self.error)
+        else:
+            self._waiters.append(waiter)
+
+    def _finish(self, error: BaseException | None) -> None:
+        self.done, self.error = True, error
+        waiters, self._waiters = self._waiters, []
+        for waiter in waiters:
+            try:
+                waiter(error)
+            except Exception:  # one waiter's failure must not keep the others from their answers
+                log.exception("a waiter on the audit log's commit failed")
+
+
 HealthListener = Callable[[str | None], None]
 """Called with what went wrong when a write fails, and with None when writing works again."""
 Write = TypeVar("Write", bound=Callable[..., Any])
+
+
+def _cannot_write(exc: BaseException) -> str:
+    return f"The audit log cannot be written ({exc}); requests are refused until it can be."
 
 
 def _watched(write: Write) -> Write:
@@ -188,7 +258,7 @@ def _watched(write: Write) -> Write:
         try:
             result = write(self, *args, **kwargs)
         except sqlite3.Error as exc:
-            self._report(f"The audit log cannot be written ({exc}); requests are refused until it can be.")
+            self._report(_cannot_write(exc))
             raise
         if self.problem is not None:
             self._report(None)
@@ -204,6 +274,7 @@ class AuditLog:
         self.problem: str | None = None
         self.health_listeners: list[HealthListener] = []
         self._checkpointer: _Checkpointer | None = None
+        self._group: GroupCommit | None = None     # this turn's open transaction of answered calls
         if read_only:
             if not Path(path).is_file():
                 raise FileNotFoundError(f"no audit log at {path}")
@@ -224,7 +295,13 @@ class AuditLog:
             # A log that is dropped without close() still ends its thread.
             weakref.finalize(self, self._checkpointer.stop, False)
 
+    def commit_turn(self) -> None:
+        """Commit this turn's answered calls now, not at the turn's end (the app is quitting)."""
+        if self._group is not None:
+            self._commit_group(self._group)
+
     def close(self) -> None:
+        self.commit_turn()  # answers waiting for their commit get it (or hear why not)
         if self._checkpointer is not None:
             self._checkpointer.stop()
         self._db.close()  # the last connection to close checkpoints what is left, and removes the log
@@ -236,49 +313,97 @@ class AuditLog:
 
     @_watched
     def record_calls(self, identity: Identity, session: str, request_id: str,
-                     calls: Iterable[CallInfo]) -> list[int]:
+                     calls: Sequence[CallInfo]) -> list[int]:
         """One row per call, committed together; returns their ids for the decisions."""
-        self._cursor.execute("BEGIN")
-        try:
-            ids = self._insert_calls(identity, session, request_id, calls, time.time())
-            self._cursor.execute("COMMIT")
-        except BaseException:
-            self._roll_back()
-            raise
-        self._committed()
-        return ids
+        with self._transaction(len(calls)):
+            return self._insert_calls(identity, session, request_id, calls, time.time())
 
     @_watched
     def record_decisions(self, pairs: Iterable[tuple[int, Verdict]]) -> None:
-        self._cursor.execute("BEGIN")
-        try:
+        with self._transaction(0):
             self._insert_decisions(pairs, time.time())
-            self._cursor.execute("COMMIT")
-        except BaseException:
-            self._roll_back()
-            raise
-        self._committed()
 
     @_watched
     def record_answered(self, identity: Identity, session: str, request_id: str,
                         calls: Sequence[CallInfo], verdicts: Sequence[Verdict]) -> list[int]:
         """Calls answered at once (rule, memory, mode) with their verdicts, in one commit: one disk
-        write instead of two on the path agents hit most.
-
-        The hottest path of the app (every call answered from session memory or by a rule), hence
-        written out: four statements, from the cache of prepared statements, and one commit.
-        """
+        write instead of two. On the server's path, :meth:`record_answered_in_turn` does this."""
         now = time.time()
-        self._cursor.execute("BEGIN")
-        try:
+        with self._transaction(len(calls)):
             ids = self._insert_calls(identity, session, request_id, calls, now)
             self._insert_decisions(zip(ids, verdicts, strict=True), now)
-            self._cursor.execute("COMMIT")
-        except BaseException:
-            self._roll_back()
-            raise
-        self._committed()
         return ids
+
+    def record_answered_in_turn(self, identity: Identity, session: str, request_id: str,
+                                calls: Sequence[CallInfo], verdicts: Sequence[Verdict], *, loop: Any) -> GroupCommit:
+        """Calls answered at once, with their verdicts, in the commit this turn of ``loop`` shares.
+
+        The rows are written now and committed when the turn ends (:class:`GroupCommit`): the caller
+        answers the agent from :meth:`GroupCommit.when_done`, never before. The hottest path of the
+        app (every call answered from session memory or by a rule), hence written out. A failure
+        here fails the whole group (and raises): nothing of it is kept.
+        """
+        group = self._group
+        try:
+            if group is None:
+                self._cursor.execute("BEGIN")
+                group = self._group = GroupCommit()
+                _at_turn_end(loop, functools.partial(self._commit_group, group))
+            now = time.time()
+            ids = self._insert_calls(identity, session, request_id, calls, now)
+            self._insert_decisions(zip(ids, verdicts, strict=True), now)
+        except BaseException as exc:
+            if group is not None:
+                self._abandon_group(group, exc)
+            if isinstance(exc, sqlite3.Error):
+                self._report(_cannot_write(exc))
+            raise
+        group.calls += len(calls)
+        return group
+
+    def _commit_group(self, group: GroupCommit) -> None:
+        """The turn is over: commit its answered calls and tell their waiters (the loop calls this)."""
+        if self._group is not group:
+            return  # committed already, by a write that came before the turn ended
+        self._group = None
+        try:
+            self._cursor.execute("COMMIT")
+        except Exception as exc:
+            self._abandon_group(group, exc, rolled_back=False)
+            self._report(_cannot_write(exc))
+            return
+        self._committed(group.calls)
+        if self.problem is not None:
+            self._report(None)
+        group._finish(None)
+
+    def _abandon_group(self, group: GroupCommit, exc: BaseException, *, rolled_back: bool = False) -> None:
+        """Nothing of the group is kept; each of its waiters hears why."""
+        if self._group is group:
+            self._group = None
+        if not rolled_back:
+            self._roll_back()
+        log.error("the audit log could not commit %d answered calls: %s", group.calls, exc)
+        group._finish(exc)
+
+    @contextlib.contextmanager
+    def _transaction(self, calls: int) -> Iterator[None]:
+        """BEGIN … COMMIT around one write. An open group of answered calls is part of it and is
+        committed (or fails) with it, and its waiters are told after."""
+        group, self._group = self._group, None
+        if group is None:
+            self._cursor.execute("BEGIN")
+        try:
+            yield
+            self._cursor.execute("COMMIT")
+        except BaseException as exc:
+            self._roll_back()
+            if group is not None:
+                self._abandon_group(group, exc, rolled_back=True)
+            raise
+        self._committed(calls + (group.calls if group is not None else 0))
+        if group is not None:
+            group._finish(None)
 
     def _roll_back(self) -> None:
         """After a failed statement or COMMIT (disk full): nothing of the transaction stays."""
@@ -286,9 +411,9 @@ class AuditLog:
             with contextlib.suppress(sqlite3.Error):
                 self._db.execute("ROLLBACK")
 
-    def _committed(self) -> None:
+    def _committed(self, calls: int) -> None:
         if self._checkpointer is not None:
-            self._checkpointer.committed()
+            self._checkpointer.committed(calls)
 
     def _insert_calls(self, identity: Identity, session: str, request_id: str,
                       calls: Iterable[CallInfo], now: float) -> list[int]:
@@ -316,9 +441,9 @@ class AuditLog:
     def record_event(self, kind: str, code: str | None = None, detail: str | None = None,
                      peer_pid: int | None = None, peer_uid: int | None = None) -> None:
         """Refusals (bad input, wrong token, flood) and changes of mode: security-relevant facts."""
-        self._db.execute("INSERT INTO events (at, kind, code, detail, peer_pid, peer_uid) VALUES (?,?,?,?,?,?)",
-                         (time.time(), kind, code, (detail or "")[:2000], peer_pid, peer_uid))
-        self._committed()
+        with self._transaction(0):
+            self._cursor.execute("INSERT INTO events (at, kind, code, detail, peer_pid, peer_uid) VALUES (?,?,?,?,?,?)",
+                                 (time.time(), kind, code, (detail or "")[:2000], peer_pid, peer_uid))
 
     def events(self, kind: str | None = None, limit: int = 100) -> list[dict[str, Any]]:
         sql = "SELECT at, kind, code, detail, peer_pid, peer_uid FROM events"
@@ -390,15 +515,9 @@ class AuditLog:
     def prune(self, retain_days: float) -> int:
         """Delete what is older than the retention the person chose; returns rows removed."""
         cutoff = time.time() - retain_days * 86400
-        self._db.execute("BEGIN")
-        try:
+        with self._transaction(0):
             self._db.execute("DELETE FROM decisions WHERE request IN (SELECT id FROM requests WHERE created < ?)",
                              (cutoff,))
             removed = self._db.execute("DELETE FROM requests WHERE created < ?", (cutoff,)).rowcount
             self._db.execute("DELETE FROM events WHERE at < ?", (cutoff,))
-            self._db.execute("COMMIT")
-        except BaseException:
-            self._roll_back()
-            raise
-        self._committed()
         return removed

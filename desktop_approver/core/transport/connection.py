@@ -10,6 +10,9 @@ type a client may send (``models.INCOMING``) has a handler.
 The rules kept here, per connection: when the app requires a token, a client gets one answer and
 no conversation until its ``hello`` carries the right one; a request id is pending at most once;
 a request the agent withdraws (``cancel``) is still answered (``deny``, decided by ``cancelled``);
+a request answered at once is answered when its audit record is committed (at the end of the loop
+turn, :class:`~desktop_approver.core.store.audit.GroupCommit`), and what the connection says after
+it waits its turn, so the client hears its replies in the order it asked;
 a client that goes away takes its requests with it (their prompts disappear); when the app quits,
 each pending request is told ``shutting_down``. Across connections (:class:`Context`): one peer
 process has at most ``max_pending_per_client`` calls waiting for the person, and refusals are
@@ -21,6 +24,7 @@ Sockets, peer credentials, the read loop and the limits on the stream stay in ``
 from __future__ import annotations
 
 import asyncio
+import collections
 import functools
 import logging
 import os
@@ -34,6 +38,7 @@ from ..decisions.broker import Triage
 from ..decisions.tickets import Identity, Verdict
 from ..messages import models
 from ..messages.protocol import Refusal, decode, encode
+from ..store.audit import GroupCommit
 from ..store.logsafe import Printable, printable
 from .context import DEFAULT_MAX_PENDING_PER_CLIENT as DEFAULT_MAX_PENDING_PER_CLIENT
 from .context import Context
@@ -61,6 +66,15 @@ def handles(*kinds: str) -> Callable[[_H], _H]:
     return register
 
 
+class _Outgoing:
+    """A place in the order of a connection's replies; an answer waiting for its commit has none yet."""
+
+    __slots__ = ("payload",)
+
+    def __init__(self, payload: bytes | None = None) -> None:
+        self.payload = payload
+
+
 class Connection:
     """One client's conversation: who it is, what it waits for, and a handler per message type."""
 
@@ -79,12 +93,20 @@ class Connection:
         self.half_closed = False
         """The client has said all it will say (it shut its writing side) and waits for its answers."""
         self.closed = False
+        self._outbox: collections.deque[_Outgoing] = collections.deque()
+        """Replies held behind an answer waiting for its commit (empty nearly always: then sent at once)."""
 
     def __repr__(self) -> str:
         states = [name for name, on in (("half-closed", self.half_closed), ("closed", self.closed),
                                         ("unauthenticated", not self.authenticated)) if on]
+        held = f" held={len(self._outbox)}" if self._outbox else ""
         return (f"<Connection pid={self.peer.pid} uid={self.peer.uid} agent={printable(self.identity.label, 40)!r} "
-                f"pending={len(self.tasks)}{''.join(' ' + state for state in states)}>")
+                f"pending={len(self.tasks)}{held}{''.join(' ' + state for state in states)}>")
+
+    @property
+    def owes_answers(self) -> bool:
+        """Something the client asked is not answered yet: a person decides, or a commit is under way."""
+        return bool(self.tasks or self._outbox)
 
     # -- what the transport calls -----------------------------------------------------------------
 
@@ -106,8 +128,13 @@ class Connection:
         HANDLERS[message.type](self, message)
 
     def send(self, payload: bytes) -> None:
-        """Write to the client, unless the connection is closed (then the words go nowhere)."""
-        if not self.closed:
+        """Write to the client, unless the connection is closed (then the words go nowhere); behind
+        an answer that waits for its commit, when there is one."""
+        if self.closed:
+            return
+        if self._outbox:
+            self._outbox.append(_Outgoing(payload))
+        else:
             self._send(payload)
 
     def close(self) -> None:
@@ -118,7 +145,7 @@ class Connection:
 
     def close_when_idle(self) -> None:
         """A half-closed client has had every answer: nothing more can happen on this connection."""
-        if self.half_closed and not self.tasks:
+        if self.half_closed and not self.owes_answers:
             self.close()
 
     def connection_lost(self) -> None:
@@ -177,8 +204,11 @@ class Connection:
         except Exception as exc:  # never leave an agent hanging, never take the app down
             self._internal_error(message, exc)
             return
-        if triage.answered is not None:  # a rule, the mode or session memory: answered in this very step
-            self._reply(message, triage.answered)
+        if triage.answered is not None:  # a rule, the mode or session memory: answered in this very turn
+            if triage.commit is None:
+                self._reply(message, triage.answered)
+            else:
+                self._answer_when_committed(message, triage.answered, triage.commit)
             return
         if triage.asking is None:  # over the limit of calls waiting for the person
             self.refuse(Refusal(
@@ -259,32 +289,75 @@ class Connection:
     def _reply(self, message: models.Asking, verdicts: list[Verdict]) -> None:
         """The verdicts as the agent's answer; if they cannot be put into one, a typed error (never silence)."""
         try:
-            reply: models.DecisionMessage | models.BatchDecision
-            if isinstance(message, models.Request):
-                reply = models.DecisionMessage.of(verdicts[0], id=message.id)
-            else:
-                reply = models.BatchDecision(id=message.id, decisions=[
-                    models.CallDecision.of(verdict, index=index) for index, verdict in enumerate(verdicts)])
-            payload = encode(reply)
+            payload = _answer_line(message, verdicts)
         except Exception as exc:
             self._internal_error(message, exc)
             return
         self.send(payload)
+
+    def _answer_when_committed(self, message: models.Asking, verdicts: list[Verdict], commit: GroupCommit) -> None:
+        """Answered at once, recorded in this turn's commit: the answer takes its place in the order
+        of replies now, and goes out when the commit is made (if it fails: a typed error, a deny)."""
+        place = _Outgoing()
+        self._outbox.append(place)
+        commit.when_done(functools.partial(self._committed, message, verdicts, place))
+
+    def _committed(self, message: models.Asking, verdicts: list[Verdict], place: _Outgoing,
+                   error: BaseException | None) -> None:
+        failure = error
+        if failure is None:
+            try:
+                place.payload = _answer_line(message, verdicts)
+            except Exception as exc:
+                failure = exc
+        if failure is not None:
+            place.payload = self._failure_line(message, failure)
+        self.last_active = self.context.event_loop.time()
+        self._send_ready()
+        if failure is not None:
+            self._audit_failure(message, failure)
+        self.close_when_idle()
+
+    def _send_ready(self) -> None:
+        """Send the held replies whose turn has come (all of them, up to the next answer without its commit)."""
+        outbox = self._outbox
+        while outbox and outbox[0].payload is not None:
+            payload = outbox.popleft().payload
+            if not self.closed and payload is not None:
+                self._send(payload)
 
     def _internal_error(self, message: models.Asking, exc: BaseException) -> None:
         """Our failure, not the client's: logged with its traceback, answered (a deny), audited.
 
         Answered first: the failure may be the audit log's own, and the agent must hear either way.
         """
+        self.send(self._failure_line(message, exc))
+        self._audit_failure(message, exc)
+
+    def _failure_line(self, message: models.Asking, exc: BaseException) -> bytes:
         log.error("request %s failed", printable(message.id), exc_info=exc)
         text = str(exc) or type(exc).__name__
-        self.send(encode(models.ErrorMessage(id=message.id, code="internal", in_reply_to=message.type,
-                                             message=f"desktop-approver failed: {text}")))
+        return encode(models.ErrorMessage(id=message.id, code="internal", in_reply_to=message.type,
+                                          message=f"desktop-approver failed: {text}"))
+
+    def _audit_failure(self, message: models.Asking, exc: BaseException) -> None:
+        text = str(exc) or type(exc).__name__
         try:
             self.context.broker.audit.record_event("refused", "internal", f"{message.type} {message.id!r}: {text}",
                                                    self.peer.pid, self.peer.uid)
         except Exception:
             log.exception("the audit log could not record the failure of request %s", printable(message.id))
+
+
+def _answer_line(message: models.Asking, verdicts: list[Verdict]) -> bytes:
+    """The verdicts as the agent's answer, encoded: a ``decision`` for a request, a ``batch_decision`` for a batch."""
+    reply: models.DecisionMessage | models.BatchDecision
+    if isinstance(message, models.Request):
+        reply = models.DecisionMessage.of(verdicts[0], id=message.id)
+    else:
+        reply = models.BatchDecision(id=message.id, decisions=[
+            models.CallDecision.of(verdict, index=index) for index, verdict in enumerate(verdicts)])
+    return encode(reply)
 
 
 _unhandled = set(models.INCOMING) ^ set(HANDLERS)

@@ -178,12 +178,14 @@ class _Link(asyncio.Protocol):
             return True
         self._eof = True
         self.reason = "the client hung up"
-        if not connection.tasks or self.hung_up():
+        if not connection.owes_answers or self.hung_up():
             self.hang_up()
             return True  # hang_up ends the connection and closes (with the linger), not asyncio
         connection.half_closed = True
         self.reason = "half-closed and answered"
-        self._watch = self.server._loop.create_task(self._until_answered_or_gone())
+        if connection.tasks:
+            self._watch = self.server._loop.create_task(self._until_answered_or_gone())
+        # else only answers waiting for this turn's commit: the connection closes once they are sent
         return True
 
     def pause_writing(self) -> None:
@@ -281,6 +283,9 @@ class _Link(asyncio.Protocol):
             if connection.tasks and self.hung_up():
                 self.reason = "the client hung up"
                 break
+        else:
+            if connection.owes_answers and not connection.closed:
+                return  # the last answers wait for their commit; the connection closes once they are sent
         self.server._drop(self, self.reason)
         self.hang_up()
 
@@ -375,6 +380,7 @@ class ApproverServer:
         if self._server is not None:
             await self._stop_listening(self._server)
         withdrawn = [task for link in self._connections for task in link.accepted.tasks.values()]
+        self.broker.audit.commit_turn()  # answers given in this turn go out before anyone hears shutting_down
         for link in list(self._connections):
             link.accepted.shutdown()
         if not self.activated:  # an activated socket stays: the next request starts the app again
@@ -477,7 +483,7 @@ class ApproverServer:
         """At the total cap: close the longest-idle connection with nothing pending (if any), so idle
         connections held by one party cannot lock everyone else out; its client reconnects when it
         next asks (``idle_timeout``)."""
-        idle = [link for link in self._connections if not link.accepted.tasks and not link.accepted.closed]
+        idle = [link for link in self._connections if not link.accepted.owes_answers and not link.accepted.closed]
         if not idle:
             return
         victim = min(idle, key=lambda link: link.accepted.last_active)
@@ -525,7 +531,7 @@ class ApproverServer:
         if link not in self._connections or connection.closed:
             return
         loop = self._loop
-        if connection.tasks or loop.time() - connection.last_active < self.limits.idle_seconds:
+        if connection.owes_answers or loop.time() - connection.last_active < self.limits.idle_seconds:
             if connection.tasks:
                 connection.last_active = loop.time()  # time spent waiting for the person is not idleness
             self._arm_idle_timer(link)
