@@ -7,6 +7,7 @@ clients are not disturbed.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -384,3 +385,53 @@ def test_the_schema_requires_what_the_app_always_sends() -> None:
     assert (error_id["minLength"], error_id["maxLength"]) == (1, 128)
     hello_pid = generated["hello.json"]["$defs"]["ClientInfo"]["properties"]["pid"]["anyOf"][0]
     assert hello_pid["type"] == "integer"
+
+
+def test_lines_read_without_the_number_hooks_decode_exactly_as_with_them(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The C reader alone is used only where the strict number checks could find nothing: for every
+    number, big or small, the outcome (message or refusal) is the one the checks give."""
+    import random
+
+    from desktop_approver.core.messages import protocol
+
+    generator = random.Random(11)
+    numbers = ["0", "-0", "1", "-1", "1.5", "-2.5e-3", "1e308", "1e309", "-1e309", "1E+400", "2.2250738585072014e-308",
+               "9223372036854775807", "9223372036854775808", "-9223372036854775808", "-9223372036854775809",
+               "123456789012345", "1234567890123456", "0.1234567890123456789", "1" * 40, "NaN", "Infinity",
+               "-Infinity", "4e-999", "12e99", "1e100"]
+    numbers += [str(generator.randint(-10 ** generator.randint(1, 25), 10 ** generator.randint(1, 25)))
+                for _ in range(200)]
+    numbers += [f"{generator.uniform(-9.99, 9.99):.{generator.randint(0, 20)}f}e{generator.randint(-330, 330)}"
+                for _ in range(200)]
+    lines = [b'{"v": 1, "type": "request", "id": "r", "tool": "T", "args": {"n": %s, "s": "NaN e123"}, "timeout": %s}'
+             % (number.encode(), b"5") for number in numbers]
+    lines += [b'{"v": 1, "type": "status", "id": "s", "n": [%s]}' % number.encode() for number in numbers]
+
+    def outcome(line: bytes) -> object:
+        message = protocol.decode(line)
+        return message if isinstance(message, protocol.Refusal) else message.model_dump()
+
+    fast = [outcome(line) for line in lines]
+    monkeypatch.setattr(protocol, "_NEEDS_STRICT_NUMBERS", re.compile(""))  # every line through the hooks
+    assert fast == [outcome(line) for line in lines]
+
+
+def test_a_decision_line_is_byte_for_byte_the_models_encoding() -> None:
+    """The app's busiest reply skips the model for a verdict it has encoded before, and says exactly the same."""
+    import itertools
+
+    from desktop_approver.core.decisions.tickets import Verdict
+    from desktop_approver.core.messages.protocol import encode, encode_decision
+
+    ids = ["r1", "é ✓ 漢字", 'quote " and \\ backslash', "ctl \x1b[31m \x00 \x7f", "line\u2028sep\u202e", "x" * 128]
+    risks = [{"level": "safe", "reasons": []}, {"level": "destructive", "reasons": ["deletes files", "sudo «root»"]}]
+    verdicts = [Verdict(decision, decided_by, note=note, rule=rule, blocked=blocked, risk=risk)  # type: ignore[arg-type]
+                for decision, decided_by, note, rule, blocked, risk in itertools.product(
+                    ("allow_once", "allow_session", "deny"), ("user", "session", "policy", "mode", "timeout"),
+                    (None, "", "not on main 🙂\n"), (None, "deny Bash rm *"), (False, True), risks)]
+    verdicts.append(Verdict("allow_once", "user", updated_args={"command": "ls"}, risk=risks[0]))
+    for request_id in ids:
+        for verdict in verdicts:
+            assert encode_decision(request_id, verdict) == encode(models.DecisionMessage.of(verdict, id=request_id))
+    with pytest.raises(ValueError):
+        encode_decision("r", Verdict("allow-once", "user", risk=risks[0]))  # type: ignore[arg-type]

@@ -37,7 +37,7 @@ from ...vocabulary import AskKind
 from ..decisions.broker import Triage
 from ..decisions.tickets import Identity, Verdict
 from ..messages import models
-from ..messages.protocol import Refusal, decode, encode
+from ..messages.protocol import Refusal, decode, encode, encode_decision
 from ..store.audit import GroupCommit
 from ..store.logsafe import Printable, printable
 from .context import DEFAULT_MAX_PENDING_PER_CLIENT as DEFAULT_MAX_PENDING_PER_CLIENT
@@ -351,13 +351,10 @@ class Connection:
 
 def _answer_line(message: models.Asking, verdicts: list[Verdict]) -> bytes:
     """The verdicts as the agent's answer, encoded: a ``decision`` for a request, a ``batch_decision`` for a batch."""
-    reply: models.DecisionMessage | models.BatchDecision
     if isinstance(message, models.Request):
-        reply = models.DecisionMessage.of(verdicts[0], id=message.id)
-    else:
-        reply = models.BatchDecision(id=message.id, decisions=[
-            models.CallDecision.of(verdict, index=index) for index, verdict in enumerate(verdicts)])
-    return encode(reply)
+        return encode_decision(message.id, verdicts[0])
+    return encode(models.BatchDecision(id=message.id, decisions=[
+        models.CallDecision.of(verdict, index=index) for index, verdict in enumerate(verdicts)]))
 
 
 _unhandled = set(models.INCOMING) ^ set(HANDLERS)
