@@ -280,6 +280,7 @@ class AuditLog:
                 raise FileNotFoundError(f"no audit log at {path}")
             self._db = sqlite3.connect(f"{Path(path).resolve().as_uri()}?mode=ro", uri=True,
                                        isolation_level=None, check_same_thread=False)
+            self._cursor = self._db.cursor()  # a write through it fails (read-only), as it must
             return
         if str(path) != ":memory:":
             Path(path).parent.mkdir(parents=True, exist_ok=True)
