@@ -8,6 +8,10 @@ after Qt has had its turn (painting, input, socket notifiers), so a chain of cal
 the windows. Timers with a delay stay qasync's. On the request path this takes about 35 µs off a
 round trip and 10% off the cost of a request under load (BENCHMARKS.md).
 
+A readable socket's callback runs straight from Qt's notifier, as asyncio's own loop runs it right
+after select(): qasync instead switches the notifier off, queues the callback and switches it on
+again afterwards, two calls into Qt's event dispatcher for every read.
+
 A turn can also end with work of its own (:meth:`AppEventLoop.call_at_turn_end`): the audit log
 commits the calls answered in the turn once, after every socket read in it
 (``core/store/audit.py``), and their agents are answered then, not a Qt turn later.
@@ -17,12 +21,13 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import functools
 from collections.abc import Callable
 from contextvars import Context
 from typing import Any
 
 import qasync
-from PySide6.QtCore import QTimer
+from PySide6.QtCore import QSocketNotifier, QTimer
 
 
 class AppEventLoop(qasync.QEventLoop):  # type: ignore[misc]  # qasync has no types
@@ -37,6 +42,8 @@ class AppEventLoop(qasync.QEventLoop):  # type: ignore[misc]  # qasync has no ty
         self._ready_timer.timeout.connect(self._run_ready)
         self._turn_end: collections.deque[asyncio.Handle] = collections.deque()
         self._turns_running = 0  # more than one: a callback spun a nested Qt loop
+        self._reading: set[int] = set()             # descriptors whose read callback is running
+        self._retired: list[QSocketNotifier] = []   # removed while Qt may still be delivering their signal
 
     def __repr__(self) -> str:
         return f"<AppEventLoop ready={len(self._ready_handles)} running={self.is_running()} closed={self.is_closed()}>"
@@ -60,6 +67,46 @@ class AppEventLoop(qasync.QEventLoop):  # type: ignore[misc]  # qasync has no ty
             self._ready_timer.start()
         return handle
 
+    # -- readable sockets ---------------------------------------------------------------------------
+
+    def _add_reader(self, fd: Any, callback: Callable[..., object], *args: Any) -> None:
+        """Call ``callback(*args)`` whenever ``fd`` is readable, when Qt reports it, as asyncio's own
+        loop calls it after select(). (qasync switches the notifier off, queues the callback and
+        switches it on again after: two calls into Qt's event dispatcher for every read.)"""
+        self._check_closed()
+        fileno = fd if isinstance(fd, int) else int(fd.fileno())
+        self._remove_reader(fileno)
+        notifier = QSocketNotifier(fileno, QSocketNotifier.Type.Read)
+        handle = asyncio.Handle(callback, args, self)  # one for every read, as asyncio's loop keeps one
+        notifier.activated["int"].connect(functools.partial(self._readable, fileno, notifier, handle))
+        notifier.setEnabled(True)
+        self._read_notifiers[fileno] = notifier
+
+    def _remove_reader(self, fd: Any) -> bool:
+        """Stop watching ``fd``; the notifier is kept until the next turn, since this may run inside
+        its own signal (a read callback that pauses reading), where Qt must not lose it."""
+        if self.is_closed():
+            return False
+        fileno = fd if isinstance(fd, int) else int(fd.fileno())
+        notifier = self._read_notifiers.pop(fileno, None)
+        if notifier is None:
+            return False
+        notifier.setEnabled(False)
+        notifier.activated["int"].disconnect()
+        self._retired.append(notifier)
+        if not self._ready_timer.isActive():
+            self._ready_timer.start()
+        return True
+
+    def _readable(self, fileno: int, notifier: QSocketNotifier, handle: asyncio.Handle, *_signal: Any) -> None:
+        if self._read_notifiers.get(fileno) is not notifier or fileno in self._reading:
+            return  # replaced or removed meanwhile; or a nested Qt loop inside this very callback
+        self._reading.add(fileno)
+        try:
+            handle._run()  # an exception goes to the loop's exception handler, as for any callback
+        finally:
+            self._reading.discard(fileno)
+
     def call_later(self, delay: float, callback: Callable[..., object], *args: Any,
                    context: Context | None = None) -> asyncio.Handle:
         """A callback due now joins the ready queue (qasync's call_soon is call_later(0)); others get a timer."""
@@ -82,6 +129,7 @@ class AppEventLoop(qasync.QEventLoop):  # type: ignore[misc]  # qasync has no ty
         at the turn's end runs last, and what it queues waits for the next turn.
         """
         batch, self._ready_handles = self._ready_handles, collections.deque()
+        self._retired.clear()  # Qt has finished delivering their signals
         self._turns_running += 1
         try:
             for handle in batch:

@@ -118,3 +118,77 @@ def test_a_nested_qt_loop_inside_a_callback_runs_what_was_queued_once(qloop: App
 
     qloop.run_until_complete(main())
     assert sorted(ran) == sorted(["nested", "queued-by-nested", "nested-done", "second"]) and caught == []
+
+
+# -- the turn's end and readable sockets -----------------------------------------------------------
+
+def test_what_runs_at_the_turn_end_runs_after_the_turns_callbacks_and_before_the_next_turn(qloop: AppEventLoop) -> None:
+    order: list[str] = []
+
+    async def main() -> None:
+        loop = asyncio.get_running_loop()
+
+        def first() -> None:
+            order.append("first")
+            qloop.call_at_turn_end(order.append, "end")
+            loop.call_soon(order.append, "next turn")
+
+        loop.call_soon(first)
+        loop.call_soon(order.append, "second")
+        qloop.call_at_turn_end(order.append, "cancelled").cancel()
+        await asyncio.sleep(0.02)
+        # From Qt's own event (as a socket read is): no turn is running, so one is started for it.
+        QTimer.singleShot(0, lambda: qloop.call_at_turn_end(order.append, "outside a turn"))
+        await asyncio.sleep(0.02)
+
+    qloop.run_until_complete(main())
+    assert order == ["first", "second", "end", "next turn", "outside a turn"]
+
+
+def test_a_readable_socket_is_read_when_qt_reports_it_and_a_reader_may_pause_itself(qloop: AppEventLoop) -> None:
+    """Reads run straight from Qt's notifier; removing the reader inside its own callback (a transport
+    that pauses reading) stops it cleanly, and adding it again resumes."""
+    import socket
+
+    ours, theirs = socket.socketpair()
+    ours.setblocking(False)
+    got: list[bytes] = []
+    caught: list[Any] = []
+    qloop.set_exception_handler(lambda loop, context: caught.append(context["exception"]))
+
+    def readable() -> None:
+        data = ours.recv(1024)
+        got.append(data)
+        if data == b"pause":
+            qloop.remove_reader(ours.fileno())
+        if data == b"boom":
+            raise RuntimeError("a reader failed")
+
+    async def main() -> None:
+        qloop.add_reader(ours.fileno(), readable)
+        theirs.send(b"one")
+        await _until(lambda: got == [b"one"])
+        theirs.send(b"pause")
+        await _until(lambda: got == [b"one", b"pause"])
+        theirs.send(b"unread")
+        await asyncio.sleep(0.05)
+        assert got == [b"one", b"pause"]                   # paused: nothing read
+        qloop.add_reader(ours.fileno(), readable)
+        await _until(lambda: got[-1:] == [b"unread"])
+        theirs.send(b"boom")
+        await _until(lambda: caught)
+        theirs.send(b"after")
+        await _until(lambda: got[-1:] == [b"after"])       # a failing read left the reader in place
+        assert qloop.remove_reader(ours.fileno()) and not qloop.remove_reader(ours.fileno())
+
+    try:
+        qloop.run_until_complete(asyncio.wait_for(main(), 10))
+    finally:
+        ours.close()
+        theirs.close()
+    assert [str(exc) for exc in caught] == ["a reader failed"]
+
+
+async def _until(condition: Any) -> None:
+    while not condition():
+        await asyncio.sleep(0.002)
