@@ -78,7 +78,9 @@ class AppEventLoop(qasync.QEventLoop):  # type: ignore[misc]  # qasync has no ty
         self._remove_reader(fileno)
         notifier = QSocketNotifier(fileno, QSocketNotifier.Type.Read)
         handle = asyncio.Handle(callback, args, self)  # one for every read, as asyncio's loop keeps one
-        notifier.activated["int"].connect(functools.partial(self._readable, fileno, notifier, handle))
+        # The signal's "int" overload, the one qasync's own close() disconnects (PySide6's stubs know none).
+        notifier.activated["int"].connect(  # type: ignore[index]
+            functools.partial(self._readable, fileno, notifier, handle))
         notifier.setEnabled(True)
         self._read_notifiers[fileno] = notifier
 
