@@ -161,9 +161,10 @@ checkout's app to the same run).
 - "Of which" rows time the two biggest steps of a request on their own, in-process: validating
   the line against the pydantic models, and the risk classifier parsing the shell command (the
   first time it sees a call; repeats come from a cache keyed by the call's canonical JSON).
-- A call answered without a person (session memory, a rule, the mode) is answered in the same
-  loop step that read it, and written to the audit log with its decision in one commit before the
-  agent hears the answer; a call that waits for the person is committed before anyone is asked.
+- A call answered without a person (session memory, a rule, the mode) is written to the audit log
+  with its decision in the commit that every call answered in the same loop turn shares, made when
+  the turn ends, and the agent hears the answer only after it; a call that waits for the person is
+  committed before anyone is asked.
   Copying the write-ahead log back into the database (with its disk syncs) is done by a thread of
   the audit log's own, never inside a commit.
 - Throughput: 50 asyncio clients in one process, one connection each, each sending its next
