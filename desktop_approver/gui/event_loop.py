@@ -41,7 +41,6 @@ class AppEventLoop(qasync.QEventLoop):  # type: ignore[misc]  # qasync has no ty
         self._ready_timer.setInterval(0)
         self._ready_timer.timeout.connect(self._run_ready)
         self._turn_end: collections.deque[asyncio.Handle] = collections.deque()
-        self._turns_running = 0  # more than one: a callback spun a nested Qt loop
         self._reading: set[int] = set()             # descriptors whose read callback is running
         self._retired: list[QSocketNotifier] = []   # removed while Qt may still be delivering their signal
 
@@ -59,11 +58,12 @@ class AppEventLoop(qasync.QEventLoop):  # type: ignore[misc]  # qasync has no ty
 
     def call_at_turn_end(self, callback: Callable[..., object], *args: Any,
                          context: Context | None = None) -> asyncio.Handle:
-        """Run ``callback(*args)`` when this turn's callbacks have run (outside a turn: at the next one's end)."""
+        """Run ``callback(*args)`` when this turn's callbacks have run (outside a turn: at the next one's end;
+        in a nested Qt loop a callback spun: at the end of that loop's next turn)."""
         self._check_closed()
         handle = asyncio.Handle(callback, args, self, context=context)
         self._turn_end.append(handle)
-        if not self._turns_running and not self._ready_timer.isActive():
+        if not self._ready_timer.isActive():  # inside a turn too: it may be a nested Qt loop's
             self._ready_timer.start()
         return handle
 
@@ -132,16 +132,14 @@ class AppEventLoop(qasync.QEventLoop):  # type: ignore[misc]  # qasync has no ty
         """
         batch, self._ready_handles = self._ready_handles, collections.deque()
         self._retired.clear()  # Qt has finished delivering their signals
-        self._turns_running += 1
-        try:
-            for handle in batch:
-                if not handle.cancelled():
-                    handle._run()  # asyncio's Handle: an exception goes to the loop's exception handler
-        finally:
-            self._turns_running -= 1
+        for handle in batch:
+            if not handle.cancelled():
+                handle._run()  # asyncio's Handle: an exception goes to the loop's exception handler
         ending, self._turn_end = self._turn_end, collections.deque()
         for handle in ending:
             if not handle.cancelled():
                 handle._run()
         if (self._ready_handles or self._turn_end) and not self.is_closed():
             self._ready_timer.start()
+        else:
+            self._ready_timer.stop()  # started for what this turn's end has just run

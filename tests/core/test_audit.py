@@ -345,3 +345,20 @@ def test_stored_json_keeps_its_form(log: AuditLog) -> None:
     assert row[:3] == ('{"command": "grüß ls", "z": 1}', '{"kind": "command"}', '{"read_only": true}')
     assert json.loads(row[3]) == list(call.risk.reasons)
     assert log._db.execute("SELECT updated_args FROM decisions").fetchone()[0] == '{"a": 1, "b": 2}'
+
+
+def test_every_kind_of_write_counts_toward_a_checkpoint(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Events, decisions and prunes fill the write-ahead log too: a log that only gets those is still copied back."""
+    monkeypatch.setattr(audit_module, "CHECKPOINT_AFTER", 8)
+    log = AuditLog(tmp_path / "audit.sqlite3")
+    try:
+        checkpointer = log._checkpointer
+        assert checkpointer is not None
+        for number in range(8):
+            log.record_event("notice", "info", f"event {number}")
+        wait_for(lambda: checkpointer.checkpoints >= 1, "a checkpoint after events alone")
+        log.record_decisions([(1, Verdict("deny", "user"))])
+        log.prune(365)
+        assert checkpointer.written in (2, 10)   # counted (the thread may not have reset the count yet)
+    finally:
+        log.close()

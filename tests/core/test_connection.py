@@ -253,6 +253,50 @@ def test_a_commit_that_fails_answers_each_of_its_requests_with_a_typed_error(
     assert "could not commit 3 answered calls" in caplog.text
 
 
+def test_an_answer_held_for_its_commit_goes_out_before_a_refusal_that_hangs_up(tmp_path: Path) -> None:
+    """The refusal is not written to the audit log (its budget is spent), so nothing commits the turn
+    early: closing the line commits it, and the agent hears its answer, then the refusal."""
+    from desktop_approver.core.transport.limits import RefusalBudget
+
+    async def scenario(context: Context, person: Person) -> None:
+        context.refusals = RefusalBudget(burst=0, per_second=0.0)
+        context.broker.memory.remember("s", "Bash", {"command": "echo hi"}, agent="agent-a")
+        line = Line(context)
+        line.feed({**HELLO, "token": "sesame"})
+        line.replies()
+        line.feed(request("r1"), {**HELLO, "token": "wrong"})  # one read: an answer at once, then a bad hello
+        assert [(reply["type"], reply.get("id"), reply.get("code")) for reply in line.replies()] == [
+            ("decision", "r1", None), ("error", None, "unauthorized")]
+        assert line.hang_ups == 1
+
+    broker = run(tmp_path, scenario, token_check=lambda token: token == "sesame")
+    assert [entry.decided_by for entry in broker.audit.history()] == ["session"]
+
+
+def test_a_failing_health_listener_never_keeps_an_answer_from_its_agent(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    async def scenario(context: Context, person: Person) -> None:
+        audit = context.broker.audit
+        context.broker.memory.remember("s", "Bash", {"command": "echo hi"}, agent="agent-a")
+        line = Line(context)
+        line.feed(HELLO)
+        line.replies()
+        audit.problem = "the disk was full"            # a write failed before: the next commit reports recovery
+
+        def broken(problem: str | None) -> None:
+            raise RuntimeError("the tray's listener broke")
+
+        audit.health_listeners.append(broken)
+        line.feed(request("r1"), {"v": 1, "type": "status", "id": "st"})
+        await asyncio.sleep(0)
+        assert [(reply["type"], reply.get("id")) for reply in line.replies()] == [("decision", "r1"),
+                                                                                ("status_reply", "st")]
+        assert audit.problem is None and not line.connection.owes_answers
+
+    run(tmp_path, scenario)
+    assert "health listener failed" in caplog.text
+
+
 def test_a_half_closed_client_gets_its_answer_from_the_commit_and_is_then_hung_up_on(tmp_path: Path) -> None:
     async def scenario(context: Context, person: Person) -> None:
         context.broker.memory.remember("s", "Bash", {"command": "echo hi"}, agent="agent-a")
@@ -267,15 +311,16 @@ def test_a_half_closed_client_gets_its_answer_from_the_commit_and_is_then_hung_u
     run(tmp_path, scenario)
 
 
-def test_a_client_gone_before_the_commit_is_answered_nothing_but_its_calls_are_kept(tmp_path: Path) -> None:
+def test_a_client_gone_before_the_commit_still_has_its_calls_kept(tmp_path: Path) -> None:
+    """Its connection closes with the answer held: the turn is committed then (the answer goes to a
+    transport that is closing, which writes nothing), never dropped."""
     async def scenario(context: Context, person: Person) -> None:
         context.broker.memory.remember("s", "Bash", {"command": "echo hi"}, agent="agent-a")
         line = Line(context)
         line.feed(HELLO, request("r1"))
-        line.replies()
         line.connection.connection_lost()
+        assert _committed_rows(context) == 1 and not line.connection.owes_answers
         await asyncio.sleep(0)
-        assert line.replies() == []
 
     broker = run(tmp_path, scenario)
     assert [entry.decided_by for entry in broker.audit.history()] == ["session"]

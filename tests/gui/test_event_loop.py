@@ -192,3 +192,24 @@ def test_a_readable_socket_is_read_when_qt_reports_it_and_a_reader_may_pause_its
 async def _until(condition: Any) -> None:
     while not condition():
         await asyncio.sleep(0.002)
+
+
+def test_a_turn_end_asked_for_inside_a_nested_qt_loop_runs_there(qloop: AppEventLoop) -> None:
+    """A callback spins a nested Qt loop (a modal dialog); a read inside it asks for the turn's end
+    (the audit commit its agent's answer waits for): it runs in the nested loop, not after it."""
+    from PySide6.QtCore import QEventLoop
+
+    seen: list[str] = []
+
+    def modal() -> None:
+        nested = QEventLoop()
+        QTimer.singleShot(10, lambda: qloop.call_at_turn_end(seen.append, "turn end"))
+        QTimer.singleShot(300, lambda: (seen.append("modal closed"), nested.quit()))
+        nested.exec()
+
+    async def main() -> None:
+        asyncio.get_running_loop().call_soon(modal)
+        await asyncio.sleep(0.5)
+
+    qloop.run_until_complete(main())
+    assert seen == ["turn end", "modal closed"]

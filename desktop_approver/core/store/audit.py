@@ -13,7 +13,7 @@ waits for no other turn than its own.
 
 A commit only appends to the write-ahead log; copying the log back into the database file (a
 *checkpoint*, with the disk syncs ``synchronous=NORMAL`` makes) is done by a thread of its own
-with its own connection (:class:`_Checkpointer`), every ``CHECKPOINT_AFTER`` calls written, so no
+with its own connection (:class:`_Checkpointer`), every ``CHECKPOINT_AFTER`` writes, so no
 answer ever waits for a sync. SQLite's own automatic checkpoint, which would run inside whichever
 commit crossed the threshold, is switched off for the app's connection.
 
@@ -47,8 +47,9 @@ PAGE_SIZE = 1024
 indexes), each written whole to the write-ahead log: at SQLite's default of 4 KiB that is 16 KiB
 per call, at 1 KiB a quarter of it, which takes about a third off the commit (BENCHMARKS.md)."""
 CHECKPOINT_AFTER = 256
-"""Calls written between two checkpoints: an answered call appends about 4 pages to the log, so
-this is about SQLite's own default of 1,000 pages (a log of 4 MiB at most, in the usual case)."""
+"""Writes between two checkpoints (a call, or any other commit: an event, decisions, a prune): an
+answered call appends about 4 pages to the log, so this is about SQLite's own default of 1,000
+pages (a log of 4 MiB at most, in the usual case)."""
 CHECKPOINT_IDLE = 5.0
 """Seconds after which the checkpointer also copies a log that has had fewer commits."""
 
@@ -129,8 +130,8 @@ def _reasons_json(reasons: tuple[str, ...]) -> str:
 class _Checkpointer:
     """Copies the write-ahead log back into the database file, in a thread of its own.
 
-    Started once ``CHECKPOINT_AFTER`` calls have been written (a log that never gets that far never
-    starts a thread), woken each time as many more are written, and every ``CHECKPOINT_IDLE``
+    Started once ``CHECKPOINT_AFTER`` writes have been committed (a log that never gets that far
+    never starts a thread), woken each time as many more are, and every ``CHECKPOINT_IDLE``
     seconds when anything was committed since the last one. It runs SQLite's *passive* checkpoint
     on a connection of its own: it never blocks the app's writes, and a checkpoint that cannot copy
     everything (a reader still uses an old page) copies the rest next time. Its failures are
@@ -139,14 +140,14 @@ class _Checkpointer:
 
     def __init__(self, path: str) -> None:
         self.path = path
-        self.written = 0                # calls written since the last checkpoint began (counted by the writer)
+        self.written = 0                # writes since the last checkpoint began (counted by the writer)
         self.checkpoints = 0            # done, for tests
         self._wake = threading.Event()
         self._stopping = False
         self._thread: threading.Thread | None = None
 
-    def committed(self, calls: int) -> None:
-        self.written += calls
+    def committed(self, writes: int) -> None:
+        self.written += writes
         if self.written >= CHECKPOINT_AFTER and not self._stopping and not self._wake.is_set():
             if self._thread is None:
                 self._thread = threading.Thread(target=self._run, name="audit-checkpoint", daemon=True)
@@ -310,7 +311,10 @@ class AuditLog:
     def _report(self, problem: str | None) -> None:
         self.problem = problem
         for listener in list(self.health_listeners):
-            listener(problem)
+            try:
+                listener(problem)
+            except Exception:  # the tray's display of the log's health must not fail a write
+                log.exception("an audit log health listener failed")
 
     @_watched
     def record_calls(self, identity: Identity, session: str, request_id: str,
@@ -373,10 +377,12 @@ class AuditLog:
             self._abandon_group(group, exc, rolled_back=False)
             self._report(_cannot_write(exc))
             return
-        self._committed(group.calls)
-        if self.problem is not None:
-            self._report(None)
-        group._finish(None)
+        try:
+            self._committed(group.calls)
+            if self.problem is not None:
+                self._report(None)
+        finally:  # the rows are committed: their waiters hear so, whatever the bookkeeping does
+            group._finish(None)
 
     def _abandon_group(self, group: GroupCommit, exc: BaseException, *, rolled_back: bool = False) -> None:
         """Nothing of the group is kept; each of its waiters hears why."""
@@ -402,9 +408,11 @@ class AuditLog:
             if group is not None:
                 self._abandon_group(group, exc, rolled_back=True)
             raise
-        self._committed(calls + (group.calls if group is not None else 0))
-        if group is not None:
-            group._finish(None)
+        try:
+            self._committed(max(calls + (group.calls if group is not None else 0), 1))
+        finally:
+            if group is not None:
+                group._finish(None)
 
     def _roll_back(self) -> None:
         """After a failed statement or COMMIT (disk full): nothing of the transaction stays."""
@@ -412,9 +420,9 @@ class AuditLog:
             with contextlib.suppress(sqlite3.Error):
                 self._db.execute("ROLLBACK")
 
-    def _committed(self, calls: int) -> None:
+    def _committed(self, writes: int) -> None:
         if self._checkpointer is not None:
-            self._checkpointer.committed(calls)
+            self._checkpointer.committed(writes)
 
     def _insert_calls(self, identity: Identity, session: str, request_id: str,
                       calls: Iterable[CallInfo], now: float) -> list[int]:

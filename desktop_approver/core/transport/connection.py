@@ -138,10 +138,14 @@ class Connection:
             self._send(payload)
 
     def close(self) -> None:
-        """Hang up (once)."""
-        if not self.closed:
-            self.closed = True
-            self._close()
+        """Hang up (once). Answers held for this turn's commit get it first and go out before the
+        line closes (the refusal that closes it, too): an agent is never left without its answer."""
+        if self.closed:
+            return
+        if self._outbox:
+            self.context.broker.audit.commit_turn()
+        self.closed = True
+        self._close()
 
     def close_when_idle(self) -> None:
         """A half-closed client has had every answer: nothing more can happen on this connection."""
