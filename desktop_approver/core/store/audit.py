@@ -394,9 +394,10 @@ class AuditLog:
         group._finish(exc)
 
     @contextlib.contextmanager
-    def _transaction(self, calls: int) -> Iterator[None]:
-        """BEGIN … COMMIT around one write. An open group of answered calls is part of it and is
-        committed (or fails) with it, and its waiters are told after."""
+    def _transaction(self, writes: int) -> Iterator[None]:
+        """BEGIN … COMMIT around one write (``writes``: the calls it records, for the checkpointer).
+        An open group of answered calls is part of it and is committed (or fails) with it, and its
+        waiters are told after."""
         group, self._group = self._group, None
         if group is None:
             self._cursor.execute("BEGIN")
@@ -409,7 +410,7 @@ class AuditLog:
                 self._abandon_group(group, exc, rolled_back=True)
             raise
         try:
-            self._committed(max(calls + (group.calls if group is not None else 0), 1))
+            self._committed(max(writes + (group.calls if group is not None else 0), 1))
         finally:
             if group is not None:
                 group._finish(None)
