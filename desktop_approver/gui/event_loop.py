@@ -30,6 +30,11 @@ import qasync
 from PySide6.QtCore import QSocketNotifier, QTimer
 
 
+def _fileno(fd: Any) -> int:
+    """A descriptor as asyncio's reader methods take it: the number, or an object with ``fileno()``."""
+    return fd if isinstance(fd, int) else int(fd.fileno())
+
+
 class AppEventLoop(qasync.QEventLoop):  # type: ignore[misc]  # qasync has no types
     """qasync's loop with one Qt timer for all callbacks that are ready, not one per callback."""
 
@@ -70,11 +75,9 @@ class AppEventLoop(qasync.QEventLoop):  # type: ignore[misc]  # qasync has no ty
     # -- readable sockets ---------------------------------------------------------------------------
 
     def _add_reader(self, fd: Any, callback: Callable[..., object], *args: Any) -> None:
-        """Call ``callback(*args)`` whenever ``fd`` is readable, when Qt reports it, as asyncio's own
-        loop calls it after select(). (qasync switches the notifier off, queues the callback and
-        switches it on again after: two calls into Qt's event dispatcher for every read.)"""
+        """Call ``callback(*args)`` whenever ``fd`` is readable, when Qt reports it (module docstring)."""
         self._check_closed()
-        fileno = fd if isinstance(fd, int) else int(fd.fileno())
+        fileno = _fileno(fd)
         self._remove_reader(fileno)
         notifier = QSocketNotifier(fileno, QSocketNotifier.Type.Read)
         handle = asyncio.Handle(callback, args, self)  # one for every read, as asyncio's loop keeps one
@@ -89,7 +92,7 @@ class AppEventLoop(qasync.QEventLoop):  # type: ignore[misc]  # qasync has no ty
         its own signal (a read callback that pauses reading), where Qt must not lose it."""
         if self.is_closed():
             return False
-        fileno = fd if isinstance(fd, int) else int(fd.fileno())
+        fileno = _fileno(fd)
         notifier = self._read_notifiers.pop(fileno, None)
         if notifier is None:
             return False

@@ -35,7 +35,7 @@ import weakref
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
     from ..decisions.tickets import CallInfo, Identity, Verdict
@@ -183,16 +183,10 @@ class _Checkpointer:
             db.close()
 
 
-class TurnEndLoop(Protocol):
-    """A loop that can run a callback when its current turn ends (the app's, ``gui/event_loop.py``)."""
-
-    def call_at_turn_end(self, callback: Callable[[], object]) -> object: ...
-
-
 def _at_turn_end(loop: Any, callback: Callable[[], object]) -> None:
-    """Run ``callback`` once the loop's current turn is over: at its end where the loop offers that
-    (:class:`TurnEndLoop`), else first thing in the next turn (asyncio's own loop runs it after one
-    look at the sockets, before any callback that look adds)."""
+    """Run ``callback`` once the loop's current turn is over: at its end where the loop offers
+    ``call_at_turn_end`` (the app's, ``gui/event_loop.py``), else first thing in the next turn
+    (asyncio's own loop runs it after one look at the sockets, before any callback that look adds)."""
     at_end = getattr(loop, "call_at_turn_end", None)
     if at_end is not None:
         at_end(callback)
@@ -298,9 +292,17 @@ class AuditLog:
             weakref.finalize(self, self._checkpointer.stop, False)
 
     def commit_turn(self) -> None:
-        """Commit this turn's answered calls now, not at the turn's end (the app is quitting)."""
+        """Commit this turn's answered calls now, not at the turn's end (a connection closing with
+        answers held, the log closing). A failure reaches the group's waiters and the health
+        listeners, not the caller."""
         if self._group is not None:
-            self._commit_group(self._group)
+            with contextlib.suppress(sqlite3.Error):
+                self._commit_open_group()
+
+    @_watched
+    def _commit_open_group(self) -> None:
+        with self._transaction(0):
+            pass  # the open group is the whole transaction
 
     def close(self) -> None:
         self.commit_turn()  # answers waiting for their commit get it (or hear why not)
@@ -368,28 +370,14 @@ class AuditLog:
 
     def _commit_group(self, group: GroupCommit) -> None:
         """The turn is over: commit its answered calls and tell their waiters (the loop calls this)."""
-        if self._group is not group:
-            return  # committed already, by a write that came before the turn ended
-        self._group = None
-        try:
-            self._cursor.execute("COMMIT")
-        except Exception as exc:
-            self._abandon_group(group, exc, rolled_back=False)
-            self._report(_cannot_write(exc))
-            return
-        try:
-            self._committed(group.calls)
-            if self.problem is not None:
-                self._report(None)
-        finally:  # the rows are committed: their waiters hear so, whatever the bookkeeping does
-            group._finish(None)
+        if self._group is group:  # else committed already, by a write that came before the turn ended
+            self.commit_turn()
 
-    def _abandon_group(self, group: GroupCommit, exc: BaseException, *, rolled_back: bool = False) -> None:
+    def _abandon_group(self, group: GroupCommit, exc: BaseException) -> None:
         """Nothing of the group is kept; each of its waiters hears why."""
         if self._group is group:
             self._group = None
-        if not rolled_back:
-            self._roll_back()
+        self._roll_back()
         log.error("the audit log could not commit %d answered calls: %s", group.calls, exc)
         group._finish(exc)
 
@@ -407,7 +395,7 @@ class AuditLog:
         except BaseException as exc:
             self._roll_back()
             if group is not None:
-                self._abandon_group(group, exc, rolled_back=True)
+                self._abandon_group(group, exc)
             raise
         try:
             self._committed(max(writes + (group.calls if group is not None else 0), 1))

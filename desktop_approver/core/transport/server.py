@@ -178,14 +178,12 @@ class _Link(asyncio.Protocol):
             return True
         self._eof = True
         self.reason = "the client hung up"
-        if not connection.owes_answers or self.hung_up():
-            self.hang_up()
+        if not connection.tasks or self.hung_up():
+            self.hang_up()  # answers held for this turn's commit get it first (Connection.close)
             return True  # hang_up ends the connection and closes (with the linger), not asyncio
         connection.half_closed = True
         self.reason = "half-closed and answered"
-        if connection.tasks:
-            self._watch = self.server._loop.create_task(self._until_answered_or_gone())
-        # else only answers waiting for this turn's commit: the connection closes once they are sent
+        self._watch = self.server._loop.create_task(self._until_answered_or_gone())
         return True
 
     def pause_writing(self) -> None:
@@ -283,9 +281,6 @@ class _Link(asyncio.Protocol):
             if connection.tasks and self.hung_up():
                 self.reason = "the client hung up"
                 break
-        else:
-            if connection.owes_answers and not connection.closed:
-                return  # the last answers wait for their commit; the connection closes once they are sent
         self.server._drop(self, self.reason)
         self.hang_up()
 
@@ -380,7 +375,6 @@ class ApproverServer:
         if self._server is not None:
             await self._stop_listening(self._server)
         withdrawn = [task for link in self._connections for task in link.accepted.tasks.values()]
-        self.broker.audit.commit_turn()  # answers given in this turn go out before anyone hears shutting_down
         for link in list(self._connections):
             link.accepted.shutdown()
         if not self.activated:  # an activated socket stays: the next request starts the app again
