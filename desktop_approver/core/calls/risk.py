@@ -69,9 +69,19 @@ def max_level(*levels: str) -> str:
 
 @dataclass(frozen=True)
 class RiskAssessment:
+    """The reader's verdict on one call.
+
+    ``understood`` is the proof an automatic answer needs (a mode, session memory, an allow rule):
+    every program, option, ``NAME=value`` prefix, path, tool and argument of the call was known to
+    the catalog. It defaults to False so that anything not proven goes to the person; ``gaps`` names
+    what was not understood, one short phrase each ("option `--output` of `git log`").
+    """
+
     level: str
     reasons: tuple[str, ...] = ()
     hint_notes: tuple[str, ...] = ()
+    understood: bool = False
+    gaps: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"level": self.level, "reasons": list(self.reasons)}
