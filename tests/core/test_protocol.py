@@ -36,7 +36,7 @@ def line(message: Any) -> bytes:
     (wire.Oversized(wire.MAX_LINE_BYTES + 5), "line_too_long", None),
     (b'{"v": 1, "type": "status", "id": "\xff"}', "invalid_utf8", None),
     (b'{"v": 1,', "invalid_json", None),
-    (b"[" * 100_000, "invalid_json", None),
+    (b"[" * 100_000, "invalid_message", None),         # deeper than the reader goes: no id to read
     (b"[1, 2]", "invalid_message", None),
     (b"null", "invalid_message", None),
     (line({"type": "status", "id": "a"}), "invalid_message", "a"),
