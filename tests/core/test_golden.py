@@ -167,8 +167,8 @@ def test_there_are_examples_of_every_reply() -> None:
 def test_examples_cover_what_implementers_asked_about() -> None:
     """Issue 25: the cancel of a batch, a token refusal and a depth-limit refusal are recorded."""
     replies = [(example.name, step["msg"]) for example in EXAMPLES for step in example.steps if step["dir"] == "recv"]
-    assert any(reply["type"] == "batch_decision" and len(reply["decisions"]) > 1
-               and all(entry["decided_by"] == "cancelled" for entry in reply["decisions"]) for _, reply in replies)
+    assert any(reply["type"] == "batch_decision" and sum(entry["decided_by"] == "cancelled"
+                                                         for entry in reply["decisions"]) > 1 for _, reply in replies)
     assert any(reply.get("code") == "unauthorized" and EXAMPLES_BY_NAME[name].token for name, reply in replies)
     assert any(reply.get("code") == "invalid_message" and reply.get("message") == TOO_DEEP for _, reply in replies)
 

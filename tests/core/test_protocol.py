@@ -555,3 +555,12 @@ def test_a_line_failing_several_checks_is_answered_for_the_first() -> None:
             worse = case.line[:-1] + b', "type": "approve", "unknown": 1}'
             result = decode(worse)
             assert isinstance(result, Refusal) and result.code == case.code, (case, result)
+
+
+def test_the_schema_names_every_spelling_of_every_hint() -> None:
+    """``hints``' one-spelling rule is in the schema from HINT_SPELLINGS: it must list the model's pairs."""
+    pairs = {(name, field.alias) for name, field in models.Hints.model_fields.items() if field.alias}
+    assert pairs == set(models.HINT_SPELLINGS)
+    for name, alias in models.HINT_SPELLINGS:
+        refused = decode(line({**REQUEST, "hints": {name: True, alias: True}}))
+        assert isinstance(refused, Refusal) and refused.code == "invalid_message"

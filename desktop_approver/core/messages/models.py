@@ -131,7 +131,7 @@ MAX_HINT_MEMBERS = 37
 of every member (not of the others alone) so that JSON Schema can say it (``maxProperties``)."""
 MAX_HINT_NAME = 64
 MAX_HINT_TEXT = 4096
-_HINT_SPELLINGS = (("read_only", "readOnlyHint"), ("destructive", "destructiveHint"), ("idempotent", "idempotentHint"),
+HINT_SPELLINGS = (("read_only", "readOnlyHint"), ("destructive", "destructiveHint"), ("idempotent", "idempotentHint"),
                    ("open_world", "openWorldHint"))
 
 
@@ -147,7 +147,7 @@ class Hints(BaseModel):
         "propertyNames": {"maxLength": MAX_HINT_NAME},
         "additionalProperties": {"anyOf": [{"type": "string", "maxLength": MAX_HINT_TEXT}, {"type": "number"},
                                            {"type": "boolean"}, {"type": "null"}]},
-        "allOf": [{"not": {"required": list(pair)}} for pair in _HINT_SPELLINGS],
+        "allOf": [{"not": {"required": list(pair)}} for pair in HINT_SPELLINGS],
     })
     read_only: StrictBool | None = Field(None, alias="readOnlyHint")
     destructive: StrictBool | None = Field(None, alias="destructiveHint")
