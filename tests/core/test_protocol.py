@@ -564,3 +564,16 @@ def test_the_schema_names_every_spelling_of_every_hint() -> None:
     for name, alias in models.HINT_SPELLINGS:
         refused = decode(line({**REQUEST, "hints": {name: True, alias: True}}))
         assert isinstance(refused, Refusal) and refused.code == "invalid_message"
+
+
+@pytest.mark.parametrize("args, refused", [
+    (nested(63), False), (nested(64), True),
+    ({"rows": [nested(61)] * 50 + [[[]]]}, False), ({"rows": [nested(2)] * 50 + [nested(62)]}, True),
+    ({"list": json.loads("[" * 62 + "]" * 62)}, False), ({"list": json.loads("[" * 63 + "]" * 63)}, True),
+], ids=lambda value: None)
+def test_nesting_is_counted_in_objects_and_arrays_alike_wherever_it_is(args: dict[str, Any], refused: bool) -> None:
+    """The message is level 1 and ``args`` level 2: ``args`` may hold 62 more levels (PROTOCOL.md)."""
+    result = decode(line({**REQUEST, "args": args}))
+    assert isinstance(result, Refusal) == refused
+    if refused:
+        assert isinstance(result, Refusal) and (result.code, result.id) == ("invalid_message", "r1")

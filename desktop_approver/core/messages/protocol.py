@@ -102,16 +102,16 @@ def _strings(value: Any) -> Iterator[str]:
 
 
 def _nested_deeper_than(data: Any, limit: int) -> bool:
-    """Whether objects and arrays in ``data`` nest more than ``limit`` levels, without recursion."""
-    stack: list[tuple[Any, int]] = [(data, 1)]
-    while stack:
-        item, depth = stack.pop()
-        children = item.values() if isinstance(item, dict) else item
-        for child in children:
-            if isinstance(child, (dict, list)):
-                if depth + 1 > limit:
-                    return True
-                stack.append((child, depth + 1))
+    """Whether objects and arrays in ``data`` (itself level 1) nest more than ``limit`` levels: level
+    by level, without recursion (a comprehension per level is about twice as fast as a stack)."""
+    level, depth = [data], 1
+    while level:
+        level = [child for item in level for child in (item.values() if isinstance(item, dict) else item)
+                 if isinstance(child, (dict, list))]
+        if level:
+            depth += 1
+            if depth > limit:
+                return True
     return False
 
 
