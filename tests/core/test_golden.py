@@ -14,7 +14,7 @@ import asyncio
 import json
 import socket
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,7 +26,7 @@ from desktop_approver import wire
 from desktop_approver.async_client import AsyncClient
 from desktop_approver.client import Client
 from desktop_approver.core.decisions.tickets import Ticket, Verdict
-from desktop_approver.core.messages.protocol import decode
+from desktop_approver.core.messages.protocol import TOO_DEEP, decode
 from desktop_approver.errors import ProtocolError
 from tests.support.service import WAIT, ServiceThread
 
@@ -47,6 +47,11 @@ class Example:
     name: str
     steps: list[dict[str, Any]]
 
+    @property
+    def token(self) -> str | None:
+        """The token the app in the replay requires (an ``app`` line), if any."""
+        return next((step["token"] for step in self.steps if step["dir"] == "app"), None)
+
 
 def load_examples() -> list[Example]:
     examples = []
@@ -65,7 +70,7 @@ def step_bytes(step: dict[str, Any]) -> bytes:
         return wire.encode(step["msg"])
     if "raw_hex" in step:
         return bytes.fromhex(step["raw_hex"]) + b"\n"
-    return step["raw"].encode("utf-8") * step.get("repeat", 1) + b"\n"
+    return (step["raw"] * step.get("repeat", 1) + step.get("suffix", "")).encode("utf-8") + b"\n"
 
 
 def assert_matches(expected: Any, actual: Any, where: str = "msg") -> None:
@@ -134,6 +139,11 @@ class RawConnection:
             self.lines.extend(line for line in self.framer.feed(data) if isinstance(line, bytes))
         return json.loads(self.lines.pop(0))
 
+    def expect_closed(self, where: str) -> None:
+        """The app has closed the connection: nothing more than what was read, then end of input."""
+        assert not self.lines, f"{where}: unread replies before the close: {self.lines}"
+        assert self.sock.recv(65536) == b"", f"{where}: the app did not close the connection"
+
     def close(self) -> None:
         self.sock.close()
 
@@ -144,29 +154,50 @@ class RawConnection:
         self.close()
 
 
-@pytest.fixture
-def service(tmp_path: Path) -> Iterator[ServiceThread]:
-    with ServiceThread(tmp_path) as running:
-        yield running
-
-
 def test_there_are_examples_of_every_reply() -> None:
     kinds = {step["msg"].get("type") for example in EXAMPLES for step in example.steps if step["dir"] == "recv"}
     assert kinds >= {"welcome", "decision", "batch_decision", "status_reply", "sessions_reply", "session_ended",
                      "revoked", "error"}
-    assert {step["dir"] for example in EXAMPLES for step in example.steps} == {"send", "recv", "person"}
+    assert {step["dir"] for example in EXAMPLES for step in example.steps} == {
+        "app", "send", "recv", "person", "closed", "connect"}
+    for example in EXAMPLES:
+        assert all(step["dir"] != "app" for step in example.steps[1:]), f"{example.name}: app line not first"
+
+
+def test_examples_cover_what_implementers_asked_about() -> None:
+    """Issue 25: the cancel of a batch, a token refusal and a depth-limit refusal are recorded."""
+    replies = [(example.name, step["msg"]) for example in EXAMPLES for step in example.steps if step["dir"] == "recv"]
+    assert any(reply["type"] == "batch_decision" and sum(entry["decided_by"] == "cancelled"
+                                                         for entry in reply["decisions"]) > 1 for _, reply in replies)
+    assert any(reply.get("code") == "unauthorized" and EXAMPLES_BY_NAME[name].token for name, reply in replies)
+    assert any(reply.get("code") == "invalid_message" and reply.get("message") == TOO_DEEP for _, reply in replies)
+
+
+EXAMPLES_BY_NAME = {example.name: example for example in EXAMPLES}
 
 
 @pytest.mark.parametrize("example", EXAMPLES, ids=lambda example: example.name)
-def test_server_answers_as_recorded(example: Example, service: ServiceThread) -> None:
-    with RawConnection(service.socket_path) as connection:
-        for number, step in enumerate(example.steps, 1):
-            if step["dir"] == "send":
-                connection.send(step_bytes(step))
-            elif step["dir"] == "person":
-                service.answer(person_answer(step))
-            else:
-                assert_matches(step["msg"], connection.recv(), f"{example.name}:{number}")
+def test_server_answers_as_recorded(example: Example, tmp_path: Path) -> None:
+    token = example.token
+    options = {"token_check": lambda sent: sent == token} if token is not None else {}
+    with ServiceThread(tmp_path, **options) as service:
+        connection = RawConnection(service.socket_path)
+        try:
+            for number, step in enumerate(example.steps, 1):
+                where = f"{example.name}:{number}"
+                if step["dir"] == "send":
+                    connection.send(step_bytes(step))
+                elif step["dir"] == "person":
+                    service.answer(person_answer(step))
+                elif step["dir"] == "recv":
+                    assert_matches(step["msg"], connection.recv(), where)
+                elif step["dir"] == "closed":
+                    connection.expect_closed(where)
+                elif step["dir"] == "connect":
+                    connection.close()
+                    connection = RawConnection(service.socket_path)
+        finally:
+            connection.close()
 
 
 # -- the real clients against a recorded app ------------------------------------------------------
@@ -177,17 +208,23 @@ CLIENT_CALLS = ("request", "batch", "status", "end_session", "sessions", "revoke
 def client_steps(example: Example) -> list[tuple[dict[str, Any], dict[str, Any]]]:
     """(recorded message, recorded reply) for each message a well-behaved client could send.
 
-    Lines a client library never produces (raw bytes, invalid messages, a reused id, cancel)
-    are left out; a ``duplicate_id`` error answers the latest send of its id, any other reply
-    the earliest unanswered one.
+    Lines a client library never produces (raw bytes, invalid messages, a reused id, cancel, a
+    message on a connection not yet welcomed) are left out; a ``duplicate_id`` error answers the
+    latest send of its id, any other reply the earliest unanswered one.
     """
     sent: dict[str, list[int]] = {}
     pairs: dict[int, dict[str, Any]] = {}
     sends = {}
+    welcomed = False
     for number, step in enumerate(example.steps):
         message = step.get("msg")
+        if step["dir"] == "connect":
+            welcomed = False
+        elif step["dir"] == "recv" and message.get("type") == "welcome":
+            welcomed = True
         if step["dir"] == "send" and message is not None and isinstance(message.get("id"), str):
-            sends[number] = message
+            if welcomed:
+                sends[number] = message
             sent.setdefault(message["id"], []).append(number)
         elif step["dir"] == "recv" and message.get("id") in sent:
             candidates = [n for n in sent[message["id"]] if n not in pairs]

@@ -310,6 +310,19 @@ def test_stronger_actions_win_wherever_they_stand(stronger: str, weaker: str, or
     assert decide(policy, "Bash", {"command": "ls"}) == expected
 
 
+@pytest.mark.parametrize("action", ["ask", "deny", "block"])
+def test_restrictions_match_a_tool_in_any_case_permissions_only_as_written(action: str) -> None:
+    """Fail closed (PROTOCOL.md, session memory; docs/policy.md): a differently cased tool name never
+    slips past an ``ask``/``deny``/``block`` rule, and never gets what an ``allow`` rule grants."""
+    restricting = rules(f'action = "{action}"\ntool = "Bash"\ncommand = "git push*"')
+    assert decide(restricting, "bash", {"command": "git push --force"}) == action
+    assert decide(restricting, "BASH", {"command": "git push"}) == action
+    assert decide(rules(f'action = "{action}"\ntool = "mcp__GitHub__*"'), "mcp__github__merge", {}) == action
+    allowing = rules('action = "allow"\ntool = "Bash"\ncommand = "git status"')
+    assert decide(allowing, "Bash", {"command": "git status"}) == "allow"
+    assert decide(allowing, "bash", {"command": "git status"}) is None
+
+
 def test_ask_overrides_allow_for_the_calls_it_names() -> None:
     policy = rules('action = "allow"\ntool = "Bash"', 'action = "ask"\ntool = "Bash"\ncommand = "git push*"')
     assert decide(policy, "Bash", {"command": "git push --force"}) == "ask"

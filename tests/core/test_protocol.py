@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +37,7 @@ def line(message: Any) -> bytes:
     (wire.Oversized(wire.MAX_LINE_BYTES + 5), "line_too_long", None),
     (b'{"v": 1, "type": "status", "id": "\xff"}', "invalid_utf8", None),
     (b'{"v": 1,', "invalid_json", None),
-    (b"[" * 100_000, "invalid_json", None),
+    (b"[" * 100_000, "invalid_message", None),         # deeper than the reader goes: no id to read
     (b"[1, 2]", "invalid_message", None),
     (b"null", "invalid_message", None),
     (line({"type": "status", "id": "a"}), "invalid_message", "a"),
@@ -435,3 +436,144 @@ def test_a_decision_line_is_byte_for_byte_the_models_encoding() -> None:
             assert encode_decision(request_id, verdict) == encode(models.DecisionMessage.of(verdict, id=request_id))
     with pytest.raises(ValueError):
         encode_decision("r", Verdict("allow-once", "user", risk=risks[0]))  # type: ignore[arg-type]
+
+
+# -- "For implementers": the order of checks, over a real socket, against the table in PROTOCOL.md ------
+
+PROTOCOL_MD = Path(__file__).resolve().parents[2] / "ipc" / "PROTOCOL.md"
+TOKEN = "sesame"
+
+
+def nested(levels: int) -> dict[str, Any]:
+    """An object ``levels`` deep (``{}`` is one level)."""
+    value: dict[str, Any] = {}
+    for _ in range(levels - 1):
+        value = {"a": value}
+    return value
+
+
+@dataclass(frozen=True)
+class Case:
+    """One line that fails at ``step`` (and at no earlier step), with the id its error must carry."""
+
+    step: int
+    line: bytes
+    code: str
+    error_id: str | None
+    before: tuple[bytes, ...] = ()      # sent first (on a connection that may send them)
+    modes: tuple[str, ...] = ("open", "authenticated", "unauthenticated")
+
+
+CASES = [
+    Case(1, b"x" * (wire.MAX_LINE_BYTES + 1), "line_too_long", None),
+    Case(1, b" " * (wire.MAX_LINE_BYTES - 2) + b"{}\r", "line_too_long", None),           # the \r counts
+    Case(2, b'{"v": 1, "type": "status", "id": "\xff"}', "invalid_utf8", None),
+    Case(3, b'{"v": 1, "type": "status", "id": "s3"', "invalid_json", None),
+    Case(3, b'{"v": 1, "type": "status", "id": "s3", "n": NaN}', "invalid_json", None),
+    Case(4, b'["status"]', "invalid_message", None),
+    Case(5, line({"v": 1, "type": "request", "id": "r5", "tool": "t", "args": nested(64)}), "invalid_message", "r5"),
+    Case(5, b'{"v": 1, "type": "request", "id": "r5", "tool": "t", "args": {"n": 1e999}}', "invalid_message", "r5"),
+    Case(6, line({"type": "request", "id": "r6", "tool": "t"}), "invalid_message", "r6"),
+    Case(7, line({"v": 2, "type": "request", "id": "r7", "tool": "t"}), "unsupported_version", "r7"),
+    Case(7, line({"v": 2, "type": "hello", "token": TOKEN}), "unsupported_version", None),
+    Case(8, line({"v": 1, "type": "status", "id": "s8"}), "unauthorized", "s8", modes=("unauthenticated",)),
+    Case(8, line({"v": 1, "type": "hello", "token": "guess"}), "unauthorized", None,
+         modes=("authenticated", "unauthenticated")),
+    Case(9, line({"v": 1, "type": "approve", "id": "x9", "tool": "t"}), "unknown_type", "x9"),
+    Case(10, line({"v": 1, "type": "request", "id": "r10", "tool": "t"}), "invalid_message", "r10"),
+    Case(10, line({"v": 1, "type": "hello", "token": TOKEN, "client": {"pid": 1.5}}), "invalid_message", None,
+         modes=("authenticated",)),
+    Case(11, line({**REQUEST, "id": "d11"}), "duplicate_id", "d11", before=(line({**REQUEST, "id": "d11"}),)),
+    Case(11, line({"v": 1, "type": "cancel", "id": "c11"}), "unknown_id", "c11"),
+]
+
+
+def implementers_table() -> dict[int, tuple[list[str], str, str]]:
+    """step -> (codes, the ``id`` column, the "afterwards" column) of the table in PROTOCOL.md."""
+    section = PROTOCOL_MD.read_text(encoding="utf-8").split("\n## For implementers\n", 1)[1]
+    rows = {}
+    for row in section.split("\n## ", 1)[0].splitlines():
+        cells = [cell.strip() for cell in row.strip().strip("|").split("|")]
+        if len(cells) == 5 and cells[0].isdigit():
+            rows[int(cells[0])] = (re.findall(r"`([a-z0-9_]+)`", cells[2]), cells[3], cells[4])
+    return rows
+
+
+TABLE = implementers_table()
+TOKEN_STEP = next(step for step, (codes, _, _) in TABLE.items() if codes == ["unauthorized"])
+
+
+def test_the_table_has_a_case_for_every_step_and_each_case_agrees_with_it() -> None:
+    assert sorted(TABLE) == list(range(1, len(TABLE) + 1)) and {case.step for case in CASES} == set(TABLE)
+    for case in CASES:
+        codes, id_column, _ = TABLE[case.step]
+        assert case.code in codes, (case.step, case.code, codes)
+        if id_column in ("no", "yes"):  # otherwise "when readable": the case's line decides
+            assert (case.error_id is not None) == (id_column == "yes"), case
+
+
+def expected(case: Case, mode: str) -> tuple[str, str | None, bool]:
+    """(code, id, closed afterwards) as the table and the token rule say for ``case`` in ``mode``."""
+    _, _, afterwards = TABLE[case.step]
+    if mode == "unauthenticated":
+        if case.step > TOKEN_STEP:  # the token is checked before the fields and the connection's state
+            return "unauthorized", case.error_id, True
+        return case.code, case.error_id, True
+    return case.code, case.error_id, afterwards.startswith("closed")
+
+
+@pytest.mark.parametrize("mode", ["open", "authenticated", "unauthenticated"])
+def test_every_check_answers_and_keeps_or_closes_as_the_table_says(tmp_path: Path, mode: str) -> None:
+    options = {} if mode == "open" else {"token_check": lambda sent: sent == TOKEN}
+    with ServiceThread(tmp_path, **options) as service:
+        for case in CASES:
+            if mode not in case.modes:
+                continue
+            code, error_id, closed = expected(case, mode)
+            where = f"step {case.step} ({case.code}), {mode}"
+            with RawConnection(service.socket_path) as connection:
+                if mode == "authenticated":
+                    connection.send_msg({"v": 1, "type": "hello", "token": TOKEN})
+                    assert connection.recv()["type"] == "welcome", where
+                if mode != "unauthenticated":
+                    for earlier in case.before:
+                        connection.send(earlier + b"\n")
+                connection.send(case.line + b"\n")
+                error = connection.recv()
+                assert (error["type"], error["code"], error.get("id")) == ("error", code, error_id), (where, error)
+                if closed:
+                    connection.expect_closed(where)
+                else:
+                    connection.send_msg(STATUS)
+                    assert connection.recv()["type"] == "status_reply", where
+
+
+def test_a_line_failing_several_checks_is_answered_for_the_first() -> None:
+    """The ladder's own order, without a socket: each case's line, made to fail every later step too."""
+    for case in CASES:
+        if case.step in (5, 6, 7) and case.line.startswith(b"{"):
+            worse = case.line[:-1] + b', "type": "approve", "unknown": 1}'
+            result = decode(worse)
+            assert isinstance(result, Refusal) and result.code == case.code, (case, result)
+
+
+def test_the_schema_names_every_spelling_of_every_hint() -> None:
+    """``hints``' one-spelling rule is in the schema from HINT_SPELLINGS: it must list the model's pairs."""
+    pairs = {(name, field.alias) for name, field in models.Hints.model_fields.items() if field.alias}
+    assert pairs == set(models.HINT_SPELLINGS)
+    for name, alias in models.HINT_SPELLINGS:
+        refused = decode(line({**REQUEST, "hints": {name: True, alias: True}}))
+        assert isinstance(refused, Refusal) and refused.code == "invalid_message"
+
+
+@pytest.mark.parametrize("args, refused", [
+    (nested(63), False), (nested(64), True),
+    ({"rows": [nested(61)] * 50 + [[[]]]}, False), ({"rows": [nested(2)] * 50 + [nested(62)]}, True),
+    ({"list": json.loads("[" * 62 + "]" * 62)}, False), ({"list": json.loads("[" * 63 + "]" * 63)}, True),
+], ids=lambda value: None)
+def test_nesting_is_counted_in_objects_and_arrays_alike_wherever_it_is(args: dict[str, Any], refused: bool) -> None:
+    """The message is level 1 and ``args`` level 2: ``args`` may hold 62 more levels (PROTOCOL.md)."""
+    result = decode(line({**REQUEST, "args": args}))
+    assert isinstance(result, Refusal) == refused
+    if refused:
+        assert isinstance(result, Refusal) and (result.code, result.id) == ("invalid_message", "r1")

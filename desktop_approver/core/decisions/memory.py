@@ -6,6 +6,10 @@ arguments (canonical JSON); the person may widen it to the whole tool for that s
 same agent sees, uses or ends its sessions over the socket; the tray's window sees them all.
 Sessions are forgotten when the agent ends them or after an idle time. Memory lives only in the
 running app: a restart forgets it, like the agent's own session would.
+
+Tool names are compared exactly as the agent sent them, case included: "allow ``Bash`` for this
+session" never answers a call of ``bash``, which goes to the person (fail closed; the policy's
+``allow`` rules do the same, its restricting rules match any case: ``core/policy/match.py``).
 """
 
 from __future__ import annotations

@@ -9,7 +9,17 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Annotated, Any, Literal, Protocol
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat, StrictInt, StrictStr, model_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    StrictBool,
+    StrictFloat,
+    StrictInt,
+    StrictStr,
+    model_validator,
+)
 
 from ...vocabulary import DecidedBy as DecidedBy  # re-exported: declared here before the words moved out
 from ...vocabulary import DecisionName as DecisionName
@@ -29,6 +39,20 @@ ToolName = Annotated[StrictStr, Field(min_length=1, max_length=200)]
 ShortText = Annotated[StrictStr, Field(max_length=4096)]
 LongText = Annotated[StrictStr, Field(max_length=64 * 1024)]
 Timeout = Annotated[StrictInt | StrictFloat, Field(gt=0, le=MAX_TIMEOUT)]
+
+
+def _whole_number(value: Any) -> Any:
+    """A number without a fractional part is an integer, however it is written (``4242``,
+    ``4242.0``, ``4.242e3``), as JSON Schema's ``integer`` has it and as ``v`` is read: one rule for
+    every integer field. Anything else goes on to the strict check, which refuses it."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+WHOLE_NUMBER = BeforeValidator(_whole_number)
+"""Marks an integer field of a client message (PROTOCOL.md, "Numbers"): ``Annotated[StrictInt, Field(...),
+WHOLE_NUMBER]``, with the bounds before it so that the schema names them ``minimum``/``maximum``."""
 
 
 class _Message(BaseModel):
@@ -102,7 +126,13 @@ class TextPreview(_Preview):
 Preview = Annotated[DiffPreview | FileWritePreview | CommandPreview | TextPreview, Field(discriminator="kind")]
 
 
-MAX_EXTRA_HINTS = 32
+MAX_HINT_MEMBERS = 37
+"""Members of ``hints`` in all: room for the four hints, ``title`` and 32 other annotations. A count
+of every member (not of the others alone) so that JSON Schema can say it (``maxProperties``)."""
+MAX_HINT_NAME = 64
+MAX_HINT_TEXT = 4096
+HINT_SPELLINGS = (("read_only", "readOnlyHint"), ("destructive", "destructiveHint"), ("idempotent", "idempotentHint"),
+                   ("open_world", "openWorldHint"))
 
 
 class Hints(BaseModel):
@@ -112,7 +142,13 @@ class Hints(BaseModel):
     spec may grow) are kept to be shown, and ignored by the risk classifier.
     """
 
-    model_config = ConfigDict(extra="allow", frozen=True, populate_by_name=True)
+    model_config = ConfigDict(extra="allow", frozen=True, populate_by_name=True, json_schema_extra={
+        "maxProperties": MAX_HINT_MEMBERS,
+        "propertyNames": {"maxLength": MAX_HINT_NAME},
+        "additionalProperties": {"anyOf": [{"type": "string", "maxLength": MAX_HINT_TEXT}, {"type": "number"},
+                                           {"type": "boolean"}, {"type": "null"}]},
+        "allOf": [{"not": {"required": list(pair)}} for pair in HINT_SPELLINGS],
+    })
     read_only: StrictBool | None = Field(None, alias="readOnlyHint")
     destructive: StrictBool | None = Field(None, alias="destructiveHint")
     idempotent: StrictBool | None = Field(None, alias="idempotentHint")
@@ -127,15 +163,15 @@ class Hints(BaseModel):
         for name, field in cls.model_fields.items():
             if field.alias and name in data and field.alias in data:
                 raise ValueError(f"{name} is given twice (as {name} and {field.alias})")
+        if len(data) > MAX_HINT_MEMBERS:
+            raise ValueError(f"at most {MAX_HINT_MEMBERS} members (the four hints, title and 32 other annotations)")
         known = {name for name in cls.model_fields} | {f.alias for f in cls.model_fields.values() if f.alias}
-        extras = [key for key in data if key not in known]
-        if len(extras) > MAX_EXTRA_HINTS:
-            raise ValueError(f"at most {MAX_EXTRA_HINTS} other annotations")
-        for key in extras:
+        for key in data:
+            if isinstance(key, str) and len(key) > MAX_HINT_NAME:
+                raise ValueError(f"an annotation name is longer than {MAX_HINT_NAME} characters")
+        for key in (key for key in data if key not in known):
             value = data[key]
-            if len(key) > 64:
-                raise ValueError("an annotation name is longer than 64 characters")
-            short_text = isinstance(value, str) and len(value) <= 4096
+            short_text = isinstance(value, str) and len(value) <= MAX_HINT_TEXT
             if not (value is None or isinstance(value, (bool, int, float)) or short_text):
                 raise ValueError(f"{key}: other annotations must be a string, number, boolean or null")
         return data
@@ -153,7 +189,7 @@ class ClientInfo(BaseModel):
 
     model_config = ConfigDict(extra="ignore", frozen=True)
     agent: ShortText | None = None
-    pid: Annotated[StrictInt, Field(ge=0, le=2 ** 63 - 1)] | None = None
+    pid: Annotated[StrictInt, Field(ge=0, le=2 ** 63 - 1), WHOLE_NUMBER] | None = None
     cwd: ShortText | None = None
     host: ShortText | None = None
     git_branch: ShortText | None = None

@@ -1,7 +1,12 @@
 """The validation ladder: one raw line in, one typed message or one typed refusal out.
 
 No sockets here (tests feed it lines). Each rung names the first thing wrong with a line, so a
-client author gets one precise error: size, UTF-8, JSON, object, version, type, fields.
+client author gets one precise error: size, UTF-8, JSON, object, values the app holds (numbers,
+strings, nesting), version, then type and fields. The ladder has two halves, :func:`read` (up to
+the version) and :func:`validate` (type and fields), because a connection that owes a token is
+checked between them (``core/transport/connection.py``): the token's place in a message depends on
+the version, and a client that has not shown it learns nothing about the fields. ``ipc/PROTOCOL.md``
+("For implementers") lists the rungs in this order.
 """
 
 from __future__ import annotations
@@ -39,6 +44,10 @@ class Refusal:
 
 MAX_INT = 2 ** 63 - 1
 """Integers anywhere in a message lie within a signed 64-bit range, as most JSON readers hold them."""
+MAX_DEPTH = 64
+"""Objects and arrays nest at most this deep in a message (the message itself is level 1). Deeper
+input is refused at the door, so nothing past it (rendering, audit, session memory) recurses
+without bound, and the limit is a number rather than wherever the JSON reader's recursion gives up."""
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 _NEEDS_STRICT_NUMBERS = re.compile(r"\d{16}|[eE][-+]?\d{3}|NaN|Infinity")
 """What a line must hold before :class:`_Numbers` can find anything wrong with it: a run of 16
@@ -92,6 +101,28 @@ def _strings(value: Any) -> Iterator[str]:
             stack.extend(item)
 
 
+def _nested_deeper_than(data: Any, limit: int) -> bool:
+    """Whether objects and arrays in ``data`` (itself level 1) nest more than ``limit`` levels: level
+    by level, without recursion (a comprehension per level is about twice as fast as a stack)."""
+    level, depth = [data], 1
+    while level:
+        level = [child for item in level for child in (item.values() if isinstance(item, dict) else item)
+                 if isinstance(child, (dict, list))]
+        if level:
+            depth += 1
+            if depth > limit:
+                return True
+    return False
+
+
+def _too_deep(text: str, data: Any) -> bool:
+    """A message nested past :data:`MAX_DEPTH`; cheap for nearly every line, which holds fewer
+    brackets (in strings or not) than the limit and so cannot nest past it."""
+    if text.count("{") + text.count("[") <= MAX_DEPTH:
+        return False
+    return _nested_deeper_than(data, MAX_DEPTH)
+
+
 def _lone_surrogate(data: Any) -> bool:
     for text in _strings(data):
         try:
@@ -113,7 +144,12 @@ def readable_id(data: dict[str, Any]) -> str | None:
     return value
 
 
-def decode(line: bytes | wire.Oversized) -> models.Incoming | Refusal:
+TOO_DEEP = f"objects and arrays nest deeper than {MAX_DEPTH} levels"
+
+
+def read(line: bytes | wire.Oversized) -> dict[str, Any] | Refusal:
+    """The ladder's first half: framing, UTF-8, strict JSON, an object, values the app holds, and a
+    supported version. What passes is a JSON object whose ``v`` the app speaks (not a message yet)."""
     if isinstance(line, wire.Oversized):
         return Refusal("line_too_long", f"message of {line.size} bytes exceeds the limit of {wire.MAX_LINE_BYTES}")
     try:
@@ -131,21 +167,22 @@ def decode(line: bytes | wire.Oversized) -> models.Incoming | Refusal:
         return Refusal("invalid_json", f"not JSON: {exc.msg} at column {exc.colno}")
     except _NotJSON as exc:
         return Refusal("invalid_json", f"not JSON: {exc}")
-    except RecursionError:
-        return Refusal("invalid_json", "not JSON: nested too deeply")
+    except RecursionError:  # nested past what the reader itself can go: past MAX_DEPTH, and no id to read
+        return Refusal("invalid_message", TOO_DEEP)
     except ValueError as exc:  # anything else the reader objects to: still a typed refusal
         return Refusal("invalid_json", f"not JSON: {exc}")
     if not isinstance(data, dict):
         return Refusal("invalid_message", f"a message is a JSON object, not {type(data).__name__}")
     message_id = readable_id(data)
-    kind = data.get("type") if isinstance(data.get("type"), str) else None
-    in_reply_to = cast("models.MessageType", kind) if kind in models.INCOMING else None
+    in_reply_to = message_type(data)
     if numbers.problem:
         return Refusal("invalid_message", numbers.problem, message_id, in_reply_to)
     if _SURROGATE_ESCAPE.search(text) and _lone_surrogate(data):
         return Refusal("invalid_message", "a string holds a lone UTF-16 surrogate escape (\\ud800-\\udfff "
                                           "not in a high-low pair), which no UTF-8 text can carry",
                        message_id, in_reply_to)
+    if _too_deep(text, data):
+        return Refusal("invalid_message", TOO_DEEP, message_id, in_reply_to)
     version = data.get("v")
     if version is None:
         return Refusal("invalid_message", 'missing protocol version "v"', message_id, in_reply_to)
@@ -153,6 +190,19 @@ def decode(line: bytes | wire.Oversized) -> models.Incoming | Refusal:
         supported = ", ".join(map(str, wire.SUPPORTED_VERSIONS))
         return Refusal("unsupported_version", f"protocol version {version!r} is not supported (supported: {supported})",
                        message_id, in_reply_to)
+    return data
+
+
+def message_type(data: dict[str, Any]) -> models.MessageType | None:
+    """The object's ``type`` when it names a message a client may send (what an error answers)."""
+    kind = data.get("type")
+    return cast("models.MessageType", kind) if isinstance(kind, str) and kind in models.INCOMING else None
+
+
+def validate(data: dict[str, Any]) -> models.Incoming | Refusal:
+    """The ladder's second half, for what :func:`read` passed: a known ``type``, then its fields."""
+    message_id = readable_id(data)
+    kind = data.get("type") if isinstance(data.get("type"), str) else None
     model = models.INCOMING.get(kind) if kind is not None else None
     if model is None:
         known = ", ".join(sorted(models.INCOMING))
@@ -162,9 +212,13 @@ def decode(line: bytes | wire.Oversized) -> models.Incoming | Refusal:
     try:
         return model.model_validate(data)
     except ValidationError as exc:
-        return Refusal("invalid_message", describe_errors(exc), message_id, in_reply_to)
-    except RecursionError:
-        return Refusal("invalid_message", "message nested too deeply", message_id, in_reply_to)
+        return Refusal("invalid_message", describe_errors(exc), message_id, message_type(data))
+
+
+def decode(line: bytes | wire.Oversized) -> models.Incoming | Refusal:
+    """The whole ladder: a typed message, or the refusal of the first rung it fails."""
+    data = read(line)
+    return data if isinstance(data, Refusal) else validate(data)
 
 
 def describe_errors(exc: ValidationError, limit: int = 3) -> str:

@@ -20,6 +20,7 @@ from pydantic import BaseModel
 
 from ... import wire
 from . import models
+from .protocol import MAX_DEPTH
 
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
 DEFAULT_DIR = Path(__file__).resolve().parents[3] / "ipc" / "schema"
@@ -36,7 +37,8 @@ SUMMARIES = {
     "hello": "client to app: optional first message; says who the agent is and carries the token when one is required",
     "request": "client to app: ask whether one tool call may run; answered by one decision",
     "batch": "client to app: several calls under one prompt; answered by one batch_decision",
-    "cancel": "client to app: withdraw a pending request or batch; it is answered with a deny decided_by cancelled",
+    "cancel": "client to app: withdraw a pending request or batch; the request is answered with a decision, the "
+              "batch with a batch_decision of one entry per call, each a deny decided_by cancelled",
     "status": "client to app: is the app running, and how busy; answered by status_reply",
     "end_session": "client to app: the agent's session is over; answered by session_ended",
     "sessions": "client to app: list what allow_session remembers; answered by sessions_reply",
@@ -128,6 +130,7 @@ def index_schema() -> dict[str, Any]:
                        "x-app-messages by the app.",
         "x-protocol-version": wire.PROTOCOL_VERSION,
         "x-max-line-bytes": wire.MAX_LINE_BYTES,
+        "x-max-depth": MAX_DEPTH,
         "x-client-messages": {kind: f"{kind}.json" for kind in CLIENT_MESSAGES},
         "x-app-messages": {kind: f"{kind}.json" for kind in APP_MESSAGES},
         "oneOf": [{"$ref": f"{kind}.json"} for kind in [*CLIENT_MESSAGES, *APP_MESSAGES]],

@@ -100,7 +100,7 @@ def _mismatch(rule: Rule, call: PolicyCall, part: _Part, context: _Context, now:
     """Why ``rule`` does not apply to this part of ``call``; ``None`` when it does."""
     if rule.expired(now):
         return f"expired {rule.expires.isoformat() if rule.expires else ''}"
-    if rule.tools is not None and not any(fnmatchcase(call.tool, p) for p in rule.tools):
+    if rule.tools is not None and not _tool_matches(rule, call.tool):
         return f"tool {call.tool!r} is not {_show(rule.tools)}"
     if rule.agents is not None and not (call.agent and any(fnmatchcase(call.agent, p) for p in rule.agents)):
         return f"agent {call.agent!r} is not {_show(rule.agents)}"
@@ -115,6 +115,17 @@ def _mismatch(rule: Rule, call: PolicyCall, part: _Part, context: _Context, now:
     if rule.paths is not None or rule.operations is not None:
         return _touch_mismatch(rule, part, context)
     return None
+
+
+def _tool_matches(rule: Rule, tool: str) -> bool:
+    """An ``allow`` rule names tools exactly as written, like session memory; ``ask``, ``deny`` and
+    ``block`` rules in any case, as the reading of a call does (``bash`` is read as ``Bash``): a
+    change of case never slips past a restriction, and never widens a permission."""
+    assert rule.tools is not None
+    if rule.action == "allow":
+        return any(fnmatchcase(tool, pattern) for pattern in rule.tools)
+    folded = tool.casefold()
+    return any(fnmatchcase(folded, pattern.casefold()) for pattern in rule.tools)
 
 
 def _cwd_matches(patterns: tuple[str, ...], base: str | None) -> bool:

@@ -37,7 +37,7 @@ from ...vocabulary import AskKind
 from ..decisions.broker import Triage
 from ..decisions.tickets import Identity, Verdict
 from ..messages import models
-from ..messages.protocol import Refusal, decode, encode, encode_decision
+from ..messages.protocol import Refusal, encode, encode_decision, message_type, read, readable_id, validate
 from ..store.audit import GroupCommit
 from ..store.logsafe import Printable, printable
 from .context import DEFAULT_MAX_PENDING_PER_CLIENT as DEFAULT_MAX_PENDING_PER_CLIENT
@@ -114,18 +114,29 @@ class Connection:
         """Act on one line the client sent (its newline removed); a closed connection acts on nothing."""
         if self.closed:
             return
-        message = decode(line)
+        data = read(line)
+        if not isinstance(data, Refusal) and self.context.token_check is not None and (
+                not self.authenticated or message_type(data) == "hello"):
+            data = self._authenticate(data)
+        message = data if isinstance(data, Refusal) else validate(data)
         if isinstance(message, Refusal):
             self.refuse(message)
             if not self.authenticated:  # a client without a token gets one answer, not a conversation
                 self.close()
             return
-        if not self.authenticated and message.type != "hello":
-            self.refuse(Refusal("unauthorized", "a valid token is required: send it in hello",
-                                getattr(message, "id", None), message.type))
-            self.close()
-            return
         HANDLERS[message.type](self, message)
+
+    def _authenticate(self, data: dict[str, Any]) -> dict[str, Any] | Refusal:
+        """The token check, between the line's reading (up to its version) and its fields: a client
+        that has not shown the token hears ``unauthorized`` whatever else is wrong with the line, and
+        nothing about the fields it sent (PROTOCOL.md, "For implementers"). Every ``hello`` must carry
+        the token; one that does not ends the connection, even after an accepted one."""
+        kind = message_type(data)
+        if kind != "hello":
+            return Refusal("unauthorized", "a valid token is required: send it in hello", readable_id(data), kind)
+        token, token_check = data.get("token"), self.context.token_check
+        self.authenticated = token_check is not None and isinstance(token, str) and token_check(token)
+        return data if self.authenticated else Refusal("unauthorized", "missing or wrong token", None, "hello")
 
     def send(self, payload: bytes) -> None:
         """Write to the client, unless the connection is closed (then the words go nowhere); behind
@@ -174,14 +185,7 @@ class Connection:
 
     @handles("hello")
     def _hello(self, hello: models.Hello) -> None:
-        token_check = self.context.token_check
-        if token_check is not None:
-            if not token_check(hello.token):
-                self.refuse(Refusal("unauthorized", "missing or wrong token", None, "hello"))
-                self.close()
-                return
-            self.authenticated = True
-        info, peer = hello.client, self.peer
+        info, peer = hello.client, self.peer  # the token, when one is required, was checked in received()
         real_cwd = process_cwd(peer.pid)  # now, not at connect: the client may have moved
         self.identity = Identity(agent=info.agent, pid=info.pid, cwd=info.cwd, host=info.host,
                                  git_branch=info.git_branch, peer_pid=peer.pid, peer_uid=peer.uid,
