@@ -33,6 +33,7 @@ from ..render.autopreview import RECOGNISED, normalise_tool_name, preview_for
 from ..render.diffs import FileDiff, from_preview
 from ..render.reveal import MILD_KINDS, reveal
 from . import theme
+from .elided import ElidedLabel
 
 highlight.set_dark(theme.is_dark())  # the renderer was not loaded when the theme was applied (see theme.set_dark)
 
@@ -129,9 +130,8 @@ class PreviewView(QWidget):
         self.warning_bar.setWordWrap(True)
         self.warning_bar.hide()
 
-        self.caption = QLabel()
+        self.caption = ElidedLabel()
         self.caption.setObjectName("previewCaption")
-        self.caption.setTextFormat(Qt.TextFormat.PlainText)
 
         self.pages = QStackedWidget()
         self.diff_page = self._build_diff_page()
@@ -147,7 +147,10 @@ class PreviewView(QWidget):
         main_layout.setContentsMargins(0, 0, 0, 0)
         main_layout.setSpacing(2)
         self.caption.setContentsMargins(4, 2, 4, 0)
-        main_layout.addWidget(self.caption)
+        caption_row = QHBoxLayout()
+        caption_row.addWidget(self.caption, 1)
+        caption_row.addWidget(self.diff_summary)  # beside the file's name: the whole text, never cut
+        main_layout.addLayout(caption_row)
         main_layout.addWidget(self.pages, 1)
 
         self.args_browser = CodeBrowser()
@@ -243,8 +246,9 @@ class PreviewView(QWidget):
         for button in (self.fold_button, self.unfold_button):
             button.setFocusPolicy(Qt.FocusPolicy.TabFocus)
         self.diff_summary = QLabel()
+        self.diff_summary.setObjectName("diffSummary")
         self.diff_summary.setTextFormat(Qt.TextFormat.PlainText)
-        self.diff_summary.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.diff_summary.setSizePolicy(QSizePolicy.Policy.Minimum, QSizePolicy.Policy.Preferred)  # never cut
 
         self.file_list = QComboBox()
         self.file_list.setObjectName("diffFiles")
@@ -267,8 +271,8 @@ class PreviewView(QWidget):
 
         bar = QHBoxLayout()
         bar.setContentsMargins(4, 0, 0, 0)
-        bar.addWidget(self.diff_summary, 1)
         bar.addWidget(self.file_list)
+        bar.addStretch(1)
         for widget in (self.previous_change, self.change_label, self.next_change, self.unified_button,
                        self.split_button, self.fold_button, self.unfold_button):
             bar.addWidget(widget)
@@ -316,7 +320,7 @@ class PreviewView(QWidget):
             changes = len(self.change_rows())
             changed = sum(d.added + d.removed for d in self._files)
             self.diff_summary.setText(
-                f"{changes} change{'s' if changes != 1 else ''} ({changed:,} lines) · "
+                f"{changes} change{'s' if changes != 1 else ''} ({changed:,} line{'s' if changed != 1 else ''}) · "
                 f"{hunks} hunk{'s' if hunks != 1 else ''}" if hunks else "")
             self.diff_summary.setToolTip(f"{changed:,} changed lines in {changes} changes, {hunks} hunks")
             self.file_list.clear()
@@ -344,7 +348,8 @@ class PreviewView(QWidget):
             found = self._show_text(str(preview_dict.get("text") or ""), preview_dict.get("format"))
             warnings.extend(found)
             serious = serious or bool(found)
-            self._show_main(self.text_browser, "Description" + suffix)
+            markdown = " (Markdown, shown as plain text)" if preview_dict.get("format") == "markdown" else ""
+            self._show_main(self.text_browser, "Text" + markdown + suffix)
         else:
             self.main.hide()
         self._args = args
@@ -545,14 +550,14 @@ class PreviewView(QWidget):
             other.setSizePolicy(policy, policy)
         self.pages.setCurrentWidget(page)
         self.caption.setText(caption)
+        self.diff_summary.setVisible(page is self.diff_page)
         self.main.show()
 
     def _show_text(self, text: str, text_format: Any) -> tuple[str, ...]:
+        """The agent's text as it wrote it: Markdown is shown as plain text, never rendered, so a
+        heading such as "# ✔ Safe — approved by policy" cannot pass for the app's own verdict."""
         page, found = highlight.render_text_html(text)
-        if text_format == "markdown" and not found:
-            self.text_browser.setMarkdown(text)
-        else:
-            self.text_browser.setHtml(page)
+        self.text_browser.setHtml(page)
         return found
 
     def _render_args(self, *, limited: bool) -> None:
