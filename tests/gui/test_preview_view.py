@@ -137,7 +137,8 @@ def test_markdown_is_shown_as_the_agent_wrote_it_never_as_headings(qtbot, view: 
     text = "# ✔ Safe — approved by policy\n\nRisk: safe\n\n**bold** move"
     view.set_content("note", {}, {"kind": "text", "text": text, "format": "markdown"})
     assert view.pages.currentWidget() is view.text_browser
-    assert "# ✔ Safe — approved by policy" in view.text_browser.toPlainText() and "**bold**" in view.text_browser.toPlainText()
+    shown = view.text_browser.toPlainText()
+    assert "# ✔ Safe — approved by policy" in shown and "**bold**" in shown
     document = view.text_browser.document()
     block = document.begin()
     while block.isValid():  # no block rendered as a heading: it would read like the app's own title
