@@ -357,7 +357,7 @@ class ApprovalDialog(QDialog):
 
     def _arrange_buttons(self, width: int) -> None:
         """The buttons in one row when they fit ``width``, else one under the other (:func:`arrange_row`)."""
-        arrange_row(self.button_row, [self.always_allow, self.allow_once, self.allow_session, self.deny], width)
+        arrange_row(self.button_row, width)
 
     def _refit(self) -> None:
         if self.ticket is not None and self.isVisible() and not self._save_geometry_later.isActive():
@@ -517,16 +517,18 @@ class ApprovalDialog(QDialog):
         self.decided.emit(ticket, verdicts)
 
 
-def arrange_row(row: QBoxLayout, buttons: list[QPushButton], width: int) -> None:
-    """Lay ``buttons`` out in one row when they fit ``width`` pixels, else one under the other.
+def arrange_row(row: QBoxLayout, width: int) -> None:
+    """Lay the widgets of ``row`` out side by side when they fit ``width`` pixels, else one under the other.
 
     A batch's buttons name what they leave out and can be long; at scale 2 on a 1280x800 screen
     a window has 640 pixels: Deny must never be cut to "De" nor pushed off screen. A hidden
     button that keeps its room (``retainSizeWhenHidden``) still counts.
     """
-    shown = [button for button in buttons if not button.isHidden() or button.sizePolicy().retainSizeWhenHidden()]
+    widgets = [item.widget() for item in (row.itemAt(i) for i in range(row.count())) if item is not None]
+    shown = [widget for widget in widgets
+             if widget is not None and (not widget.isHidden() or widget.sizePolicy().retainSizeWhenHidden())]
     margins = row.contentsMargins()
-    need = (sum(button.sizeHint().width() for button in shown) + row.spacing() * len(shown)
+    need = (sum(widget.sizeHint().width() for widget in shown) + row.spacing() * len(shown)
             + margins.left() + margins.right() + 40)  # and the window's own margins
     direction = QBoxLayout.Direction.LeftToRight if need <= width else QBoxLayout.Direction.TopToBottom
     if row.direction() != direction:

@@ -175,7 +175,7 @@ class InboxWindow(QWidget):
         self.resize(width, height)
         self.move(area.x() + (area.width() - placement.FRAME[0] - width) // 2,
                   area.y() + (area.height() - placement.FRAME[1] - height) // 2)
-        arrange_row(self.button_row, [self.allow_once, self.allow_session, self.deny], width)
+        arrange_row(self.button_row, width)
 
     def _recolour(self, _dark: bool) -> None:
         waiting = {t.key: t for t in self.decider.tickets()}
@@ -300,7 +300,7 @@ class InboxWindow(QWidget):
             button.setToolTip(allowed.why_not)
         self.deny.setText(f"&Deny {len(tickets)}" if len(tickets) > 1 else "&Deny")
         self.deny.setEnabled(bool(tickets))
-        arrange_row(self.button_row, [self.allow_once, self.allow_session, self.deny], self.width())
+        arrange_row(self.button_row, self.width())
 
     def _tick(self) -> None:
         waiting = {t.key: t for t in self.decider.tickets()}

@@ -64,7 +64,7 @@ def dangerous_parts(command: str, cwd: str | None = None) -> list[DangerousPart]
 def headline(tool: str, args: Mapping[str, Any] | Any, limit: int = 60) -> str:
     """What the call does in at most ``limit`` characters, the most dangerous part first.
 
-    ``rm -rf ~/ … (in a 5,000-character command)`` for a long command whose danger is in its
+    ``rm -rf ~/ … (of 5,000 characters)`` for a long command whose danger is in its
     tail; the whole command when it fits, the summary cut at the end when nothing in it is risky.
     """
     summary = one_line(summary_of(args, tool))
@@ -75,6 +75,6 @@ def headline(tool: str, args: Mapping[str, Any] | Any, limit: int = 60) -> str:
         whole = one_line(command)
         if parts and len(whole) > limit:
             worst = one_line(parts[0].text)
-            tail = f" … (in a {len(command):,}-character command)" if len(whole) > len(worst) else ""
+            tail = f" … (of {len(command):,} characters)" if len(whole) > len(worst) else ""
             return shorten(worst, max(12, limit - len(tail))) + tail
     return shorten(summary, limit)
