@@ -18,9 +18,9 @@ from typing import Any
 
 import pytest
 
-pytestmark = pytest.mark.slow  # five app processes, about 25 s each on two loaded cores
-
 from desktop_approver.gui import placement
+
+pytestmark = pytest.mark.slow  # five app processes, about 25 s each on two loaded cores
 
 PROBE = Path(__file__).with_name("fit_probe.py")
 ROOT = PROBE.parent.parent.parent
