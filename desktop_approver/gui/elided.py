@@ -32,13 +32,13 @@ class ElidedLabel(QLabel):
         self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.setText(text)
 
-    def text(self) -> str:  # type: ignore[override]  # the whole text, not the cut one shown
+    def text(self) -> str:  # the whole text, not the cut one shown
         return self._full
 
     def shown_text(self) -> str:
         return super().text()
 
-    def setText(self, text: str) -> None:  # type: ignore[override]  # keeps the whole text
+    def setText(self, text: str) -> None:  # keeps the whole text
         self._full = text
         self.setAccessibleName(text)
         self._cut()

@@ -58,9 +58,10 @@ def measure(window: Any, buttons: dict[str, Any]) -> dict[str, Any]:
             shown[name] = {"rect": [window.x() + top_left.x(), window.y() + top_left.y(), button.width(),
                                     button.height()],
                            "hint_width": button.sizeHint().width(), "text": button.text()}
-    return {"window": rect(window.geometry()), "frame": rect(window.frameGeometry()), "min_hint": [window.minimumSizeHint().width(),
-                                                            window.minimumSizeHint().height()],
-            "minimum": [window.minimumWidth(), window.minimumHeight()], "buttons": shown}
+    hint = window.minimumSizeHint()
+    return {"window": rect(window.geometry()), "frame": rect(window.frameGeometry()),
+            "min_hint": [hint.width(), hint.height()], "minimum": [window.minimumWidth(), window.minimumHeight()],
+            "buttons": shown}
 
 
 async def main() -> dict[str, Any]:
