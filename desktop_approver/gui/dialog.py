@@ -66,7 +66,7 @@ def window_title(ticket: Ticket) -> str:
     agent = shorten(visible(ticket.identity.label), TITLE_NAME_CHARS)
     if len(ticket.calls) == 1:
         call = ticket.calls[0]
-        return f"{agent} — {shorten(visible(call.tool), TITLE_NAME_CHARS)}: {headline(call.tool, call.args, 48)}"
+        return f"{agent} — {shorten(visible(call.tool), TITLE_NAME_CHARS)}: {headline(call.tool, call.args, 64)}"
     worst = batch.riskiest(ticket.calls)
     return (f"{agent} — {len(ticket.calls)} calls: {shorten(visible(worst.tool), TITLE_NAME_CHARS)}: "
             f"{headline(worst.tool, worst.args, 40)}")

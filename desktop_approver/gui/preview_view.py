@@ -31,6 +31,7 @@ from PySide6.QtWidgets import (
 from ..render import highlight
 from ..render.autopreview import RECOGNISED, normalise_tool_name, preview_for
 from ..render.diffs import FileDiff, from_preview
+from ..render.headline import dangerous_parts, one_line, shorten
 from ..render.reveal import MILD_KINDS, reveal
 from . import theme
 from .elided import ElidedLabel
@@ -46,6 +47,7 @@ JSON_FIT_LINES = 12      # the arguments pane asks for at most this many lines (
 TEXT_FIT_LINES = 16
 DIFF_FIT_ROWS = 28
 MIN_FIT_WIDTH, MAX_FIT_WIDTH = 520, 1100
+FAR_IN_COMMAND = 300     # a destructive part starting past this many characters is named in the caption
 
 _WARN_STYLE = {
     "danger": "QLabel{background:#ffebe9;color:#82071e;border:1px solid #cf222e;border-radius:4px;padding:6px}",
@@ -342,7 +344,7 @@ class PreviewView(QWidget):
             text = command if isinstance(command, str) else " ".join(map(str, command))
             serious = serious or bool(reveal(text).kinds - MILD_KINDS) or any(
                 w.startswith("working directory") for w in found)
-            self._show_main(self.command_browser, "Command" + suffix)
+            self._show_main(self.command_browser, "Command" + suffix + _hidden_danger(text))
         elif kind == "text":
             assert preview_dict is not None
             found = self._show_text(str(preview_dict.get("text") or ""), preview_dict.get("format"))
@@ -678,6 +680,14 @@ def _as_dict(preview: Any) -> dict[str, Any] | None:
         dumped: dict[str, Any] = dump()  # a pydantic model's model_dump()
         return dumped
     return None
+
+
+def _hidden_danger(command: str) -> str:
+    """A word in the caption when a destructive part of a long command starts below its first lines."""
+    far = [part for part in dangerous_parts(command) if part.level == "destructive" and part.start > FAR_IN_COMMAND]
+    if not far:
+        return ""
+    return f" · ⚠ further down, marked in red: {shorten(one_line(far[0].text), 40)}"
 
 
 def _diff_caption(files: list[FileDiff]) -> str:

@@ -44,7 +44,9 @@ class DangerousPart:
 def dangerous_parts(command: str, cwd: str | None = None) -> list[DangerousPart]:
     """The simple commands of ``command`` that are moderate or destructive, with where they are written.
 
-    The spans are offsets into ``command``; a program inside quotes (``bash -c 'rm -rf x'``) is
+    The spans are offsets into ``command``: a destructive command's whole text (its program and
+    its paths, ``rm -rf ~/``), a moderate one's program name only (a long ``./configure ...``
+    would otherwise mark the whole line). A program inside quotes (``bash -c 'rm -rf x'``) is
     found where its text stands, else only its name is marked.
     """
     parts: list[DangerousPart] = []
@@ -56,7 +58,8 @@ def dangerous_parts(command: str, cwd: str | None = None) -> list[DangerousPart]
             continue
         start = program.span[0]
         text = program.text
-        end = start + len(text) if text and command.startswith(text, start) else program.span[1]
+        whole = level == "destructive" and text and command.startswith(text, start)
+        end = start + len(text) if whole else program.span[1]
         parts.append(DangerousPart(start, end, level, command[start:end]))
     return parts
 
@@ -64,7 +67,7 @@ def dangerous_parts(command: str, cwd: str | None = None) -> list[DangerousPart]
 def headline(tool: str, args: Mapping[str, Any] | Any, limit: int = 60) -> str:
     """What the call does in at most ``limit`` characters, the most dangerous part first.
 
-    ``rm -rf ~/ … (of 5,000 characters)`` for a long command whose danger is in its
+    ``rm -rf ~/ … (in a 5,000-character command)`` for a long command whose danger is in its
     tail; the whole command when it fits, the summary cut at the end when nothing in it is risky.
     """
     summary = one_line(summary_of(args, tool))
@@ -73,8 +76,8 @@ def headline(tool: str, args: Mapping[str, Any] | Any, limit: int = 60) -> str:
     if command:
         parts = sorted(dangerous_parts(command), key=lambda part: (RANK.get(part.level, 1), part.start))
         whole = one_line(command)
-        if parts and len(whole) > limit:
-            worst = one_line(parts[0].text)
-            tail = f" … (of {len(command):,} characters)" if len(whole) > len(worst) else ""
+        if parts and len(whole) > limit and parts[0].start > 0:
+            worst = one_line(command[parts[0].start:])  # from the worst part on
+            tail = f" … (in a {len(command):,}-character command)"
             return shorten(worst, max(12, limit - len(tail))) + tail
     return shorten(summary, limit)
