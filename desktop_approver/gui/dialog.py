@@ -51,6 +51,7 @@ ARMING_DELAY_MS = 700
 LEGEND = ("Alt+O allow once · Alt+S for the session · Alt+D, Esc or Enter deny · "
           "Alt+← / Alt+→ previous / next request · n / p next / previous change")
 NEXT_SHOWN = 3
+COMPACT_BELOW = 600   # on a screen less tall than this the review says less about who asks
 TITLE_NAME_CHARS = 32  # an agent or tool name in the title or the "Also waiting" line is cut to this
 WM_SHIFT = 64  # how far a window manager may move a new window to fit its frame (not a move by the person)
 
@@ -329,6 +330,7 @@ class ApprovalDialog(QDialog):
             return
         area = self.available()
         limit = placement.Rect(area.x(), area.y(), area.width(), area.height())
+        self.review.set_compact(area.height() < COMPACT_BELOW)
         remembered = self._remembered()
         self.ensurePolished()  # a never-shown window's size hints are not final until polished
         layout = self.layout()

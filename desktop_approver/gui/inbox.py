@@ -37,7 +37,7 @@ from ..vocabulary import DecisionName
 from . import batch, placement, theme
 from .badges import risk_colours, risk_text
 from .decider import GuiDecider
-from .dialog import arrange_row, verdicts_for
+from .dialog import COMPACT_BELOW, arrange_row, verdicts_for
 from .elided import plain_tooltip
 from .review import ReviewPanel
 from .review_text import summarise_args, visible
@@ -170,6 +170,7 @@ class InboxWindow(QWidget):
         limit = placement.Rect(area.x(), area.y(), area.width(), area.height())
         width, height = placement.fit_size(1200, 720, limit)
         wide = width >= WIDE_ENOUGH
+        self.review.set_compact(area.height() < COMPACT_BELOW)
         self.splitter.setOrientation(Qt.Orientation.Horizontal if wide else Qt.Orientation.Vertical)
         self.splitter.setSizes([width * 9 // 20, width * 11 // 20] if wide else [height // 3, height * 2 // 3])
         self.resize(width, height)

@@ -104,6 +104,7 @@ class ReviewPanel(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.ticket: Ticket | None = None
+        self.compact = False
         self._edited: dict[int, dict[str, Any]] = {}
         layout = QVBoxLayout(self)
 
@@ -231,7 +232,7 @@ class ReviewPanel(QWidget):
         self.note.clear()
         self.edit_button.setChecked(False)
         self.whole_tool.setChecked(False)
-        self.identity.setText(identity_html(ticket))
+        self.identity.setText(identity_html(ticket, self.compact))
         self.identity.setToolTip(plain_tooltip(identity_details(ticket)))
         name = visible(ticket.identity.label)
         self.agent_title.setText(f"From the agent {name} (as claimed): its own words, not checked by desktop-approver")
@@ -255,6 +256,13 @@ class ReviewPanel(QWidget):
         self.calls.setVisible(len(ticket.calls) > 1)
         self.calls.setCurrentRow(0)
         self._show_call(0)
+
+    def set_compact(self, compact: bool) -> None:
+        """Fewer lines about who asks (a short screen), so the call is in the first view."""
+        if compact != self.compact:
+            self.compact = compact
+            if self.ticket is not None:
+                self.identity.setText(identity_html(self.ticket, compact))
 
     def clear(self) -> None:
         """Show nothing (the request left and nothing else is selected): no stale review stays up."""
@@ -349,8 +357,12 @@ class ReviewPanel(QWidget):
         self.edit_validity_changed.emit(ok)
 
 
-def identity_html(ticket: Ticket) -> str:
-    """Who asks: the kernel's facts (marked ✔) and the agent's claims (marked as claimed), names cut short."""
+def identity_html(ticket: Ticket, compact: bool = False) -> str:
+    """Who asks: the kernel's facts (marked ✔) and the agent's claims (marked as claimed), names cut short.
+
+    ``compact`` (a short screen): two lines, who and where; the session and the command line are
+    in the tooltip, so the call itself is in the first view.
+    """
     who = ticket.identity
 
     def escape(text: str, limit: int = NAME_CHARS) -> str:
@@ -381,6 +393,8 @@ def identity_html(ticket: Ticket) -> str:
         lines.append(f"in {place(who.peer_cwd)} ✔")
     elif who.cwd:
         lines.append(f"in {place(who.cwd)} <i>(as claimed)</i>")
+    if compact:
+        return "<br>".join(lines)
     lines.append(f"session <tt>{escape(ticket.session)}</tt>")
     command = agent_command(who.peer_pid)
     if command is not None:

@@ -65,6 +65,7 @@ def measure(window: Any, buttons: dict[str, Any]) -> dict[str, Any]:
 
 
 async def main() -> dict[str, Any]:
+    from PySide6.QtCore import QPoint
     from PySide6.QtWidgets import QApplication
 
     from desktop_approver import Client, previews
@@ -117,6 +118,9 @@ async def main() -> dict[str, Any]:
         seen: dict[str, Any] = {"dialog": measure(dialog, {
             "allow_once": dialog.allow_once, "allow_session": dialog.allow_session, "deny": dialog.deny,
             "always_allow": dialog.always_allow, "countdown": dialog.countdown}), "title": dialog.windowTitle()}
+        pages = dialog.review.preview.pages  # the call itself: in the first view, without scrolling
+        top = pages.mapTo(dialog.scroll.viewport(), QPoint(0, 0)).y()
+        seen["call_in_first_view"] = pages.isVisibleTo(dialog) and top + 40 <= dialog.scroll.viewport().height()
         ticket = dialog.ticket
         approver.open_inbox(ticket)
         await settle()

@@ -66,6 +66,8 @@ def test_every_window_and_its_buttons_are_on_screen(tmp_path: Path, width: int, 
                 assert inside(place["rect"], box), (where, button, place, box)
                 if button != "countdown":
                     assert place["rect"][2] >= place["hint_width"], (where, button, place)  # never cut ("De")
+        if name != "batch-of-10":  # a batch's list of calls comes first; its selected call below
+            assert seen["call_in_first_view"], (name, width, height, scale)
         inbox = seen["inbox"]
         assert 0 <= inbox["risk_column_x"] < inbox["tree_width"], (name, inbox)  # the Risk column in view
         assert len(seen["title"]) <= 140, seen["title"]
