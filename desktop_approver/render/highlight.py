@@ -6,9 +6,12 @@ table cells and plain ``<table>``/``<span>``/``<a>``; no classes, no external CS
 Three conventions the view and the tests rely on:
 
 * a hidden character is a ``<span data-marker="1" ...>`` whose text is a :mod:`reveal` marker;
-* what is layout only (line breaks and indentation that lay out a long command, the ``cwd``
-  line) sits between ``<!--not-command-->`` and ``<!--/not-command-->`` comments, so stripping
-  those parts, the tags and the markers gives back the exact command;
+* what is layout only (the line breaks that start each command of a long command line on a
+  line of its own, the ``cwd`` line) sits between ``<!--not-command-->`` and
+  ``<!--/not-command-->`` comments, so stripping those parts, the tags and the markers gives
+  back the exact command;
+* a part of a command the risk reader finds risky on its own is wrapped in a
+  ``<span data-danger="destructive|moderate" ...>`` (:func:`.headline.dangerous_parts`);
 * links use ``hunk:<file>:<hunk>`` (fold or unfold a hunk) and ``json:show-all``.
 
 Highlighting is lazy: a file side is tokenised by a Pygments generator only as far as the last
