@@ -320,8 +320,7 @@ class DesktopApprover(QObject):
         waiting = self.decider.tickets()
         index, total = self.decider.position(ticket)
         others = [(place, other) for place, other in enumerate(waiting, 1) if other is not ticket]
-        after = [item for item in others if item[0] > index] + [item for item in others if item[0] < index]
-        return index, total, after
+        return index, total, others  # in the queue's order, like every other view
 
     def _queue_changed(self) -> None:
         shown = self._shown_ticket()

@@ -3,22 +3,31 @@
 Tickets wait in one queue, ordered by urgency (:mod:`desktop_approver.core.decisions.queue`: destructive
 first, then the least time left), which the dialog, the inbox, the tray menu and the notifications
 all read, so every view agrees on what comes next. One dialog shows them one at a time ("2 of
-5"), so a burst from several agents never stacks windows; a new arrival never replaces the ticket
-in view. A ticket leaves every view the moment it is decided, cancelled or timed out.
+5"), so a burst from several agents never stacks windows. The dialog opens on the most urgent
+ticket: for a moment after it popped up on its own (:data:`SETTLE_S`), and only while the person
+has not touched it, a more urgent arrival takes its place (the allow lock starts again, so
+nothing is approved by a click meant for the first); after that, or once touched, an arrival
+never replaces the ticket in view. A ticket leaves every view the moment it is decided,
+cancelled or timed out.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import time
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
-from ..core.decisions.queue import by_urgency
+from ..core.decisions.queue import by_urgency, urgency_key
 from ..core.decisions.tickets import Ticket, Verdict
 from ..core.store.logsafe import printable
 
 log = logging.getLogger(__name__)
+
+SETTLE_S = 1.5
+"""How long after the dialog popped up on its own a more urgent arrival may still take its place:
+requests from several agents arrive in bursts, and the first of a burst is seldom the worst."""
 
 
 class GuiDecider(QObject):
@@ -37,6 +46,8 @@ class GuiDecider(QObject):
         self._tickets: dict[str, Ticket] = {}
         self.show_dialogs = True
         self.current: Ticket | None = None
+        self.settle_s = SETTLE_S
+        self._auto_shown_at: float | None = None  # when the current ticket popped up by itself (not chosen)
         self._order: list[str] = []
         # Time passes for every countdown but a paused one: the order can change without an
         # arrival; look once a second and tell the views when it did.
@@ -61,6 +72,9 @@ class GuiDecider(QObject):
         self.ticket_added.emit(ticket)
         self.queue_changed.emit()
         if self.current is None:
+            self._present_next()
+        elif self._settling() and urgency_key(ticket) < urgency_key(self.current):
+            log.debug("ticket %s is more urgent than the one just shown: shown instead", printable(ticket.key))
             self._present_next()
         try:
             return await future
@@ -112,8 +126,18 @@ class GuiDecider(QObject):
         waiting = self.tickets()
         return (waiting.index(ticket) + 1 if ticket in waiting else 1), max(1, len(waiting))
 
+    def _settling(self) -> bool:
+        """The current ticket popped up by itself a moment ago and nobody has touched it yet."""
+        current = self.current
+        return (current is not None and self._auto_shown_at is not None and self.show_dialogs
+                and not current.countdown.paused and time.monotonic() - self._auto_shown_at < self.settle_s)
+
     def show(self, ticket: Ticket) -> None:
         """Bring a specific ticket up (from the tray menu, a notification, next / previous)."""
+        self._auto_shown_at = None  # chosen by the person: an arrival never replaces it
+        self._show(ticket)
+
+    def _show(self, ticket: Ticket) -> None:
         if ticket.key in self._tickets:
             self.current = ticket
             log.debug("ticket %s presented", printable(ticket.key))
@@ -141,6 +165,8 @@ class GuiDecider(QObject):
         ticket = self.next_ticket()
         if ticket is None or not self.show_dialogs:
             self.current = None
+            self._auto_shown_at = None
             self.present.emit(None)
             return
-        self.show(ticket)
+        self._auto_shown_at = time.monotonic()
+        self._show(ticket)

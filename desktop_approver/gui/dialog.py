@@ -24,6 +24,7 @@ from PySide6.QtCore import QEvent, QObject, QRect, QSettings, QSize, Qt, QTimer,
 from PySide6.QtGui import QCloseEvent, QKeyEvent, QKeySequence, QMoveEvent, QResizeEvent, QShortcut
 from PySide6.QtWidgets import (
     QApplication,
+    QBoxLayout,
     QDialog,
     QFrame,
     QHBoxLayout,
@@ -39,29 +40,37 @@ from PySide6.QtWidgets import (
 from ..core.decisions.queue import time_left_text
 from ..core.decisions.tickets import Ticket, Verdict
 from ..core.store.logsafe import printable
+from ..render.headline import headline, shorten
 from ..vocabulary import DecisionName, Scope
 from . import batch, placement
 from .badges import risk_text
 from .review import ReviewPanel
-from .review_text import summarise_args, visible
+from .review_text import visible
 
 ARMING_DELAY_MS = 700
 LEGEND = ("Alt+O allow once · Alt+S for the session · Alt+D, Esc or Enter deny · "
           "Alt+← / Alt+→ previous / next request · n / p next / previous change")
 NEXT_SHOWN = 3
+COMPACT_BELOW = 600   # on a screen less tall than this the review says less about who asks
+TITLE_NAME_CHARS = 32  # an agent or tool name in the title or the "Also waiting" line is cut to this
 WM_SHIFT = 64  # how far a window manager may move a new window to fit its frame (not a move by the person)
 
 log = logging.getLogger(__name__)
 
 
 def window_title(ticket: Ticket) -> str:
-    """"codex — Bash: git push --force…": who and what, readable in a task bar."""
-    agent = visible(ticket.identity.label)
+    """"codex — Bash: git push --force…": who and what, readable in a task bar.
+
+    Names are cut short and the call is its :func:`~desktop_approver.render.headline.headline`:
+    the dangerous part of a long command comes first, not its harmless start.
+    """
+    agent = shorten(visible(ticket.identity.label), TITLE_NAME_CHARS)
     if len(ticket.calls) == 1:
         call = ticket.calls[0]
-        return f"{agent} — {visible(call.tool)}: {summarise_args(call.args, 48)}"
+        return f"{agent} — {shorten(visible(call.tool), TITLE_NAME_CHARS)}: {headline(call.tool, call.args, 64)}"
     worst = batch.riskiest(ticket.calls)
-    return f"{agent} — {len(ticket.calls)} calls: {visible(worst.tool)}: {summarise_args(worst.args, 40)}"
+    return (f"{agent} — {len(ticket.calls)} calls: {shorten(visible(worst.tool), TITLE_NAME_CHARS)}: "
+            f"{headline(worst.tool, worst.args, 40)}")
 
 
 def call_kind(ticket: Ticket) -> str:
@@ -158,7 +167,8 @@ class ApprovalDialog(QDialog):
         self.legend.setEnabled(False)  # drawn muted, in every theme
         layout.addWidget(self.legend)
 
-        buttons = QHBoxLayout()
+        buttons = QBoxLayout(QBoxLayout.Direction.LeftToRight)
+        self.button_row = buttons
         self.always_allow = QPushButton("Al&ways allow…")
         self.always_allow.setObjectName("alwaysAllow")
         self.always_allow.setToolTip("add a policy rule for calls like this one (you see the rule first)")
@@ -174,6 +184,10 @@ class ApprovalDialog(QDialog):
             push.setDefault(False)
         self.deny.setAutoDefault(True)
         self.deny.setDefault(True)
+        # A hidden "Allow for session" (destructive calls) keeps its room: the buttons never shift.
+        kept = self.allow_session.sizePolicy()
+        kept.setRetainSizeWhenHidden(True)
+        self.allow_session.setSizePolicy(kept)
         buttons.addWidget(self.always_allow)
         buttons.addStretch(1)
         buttons.addWidget(self.allow_once)
@@ -233,8 +247,10 @@ class ApprovalDialog(QDialog):
             self._filtering = True
         if not self.isVisible():
             self.fit(show=True)
-        elif call_kind(ticket) != previous_kind:
-            self.fit()
+        else:
+            # A still dialog: while it stays open its size, place and button row never change
+            # (a button that moves under the pointer gets the wrong click); the review scrolls.
+            log.debug("dialog keeps its geometry for ticket %s (was %s)", printable(ticket.key), previous_kind)
 
     def set_position(self, index: int, total: int, upcoming: list[tuple[int, Ticket]] | None = None) -> None:
         ticket = self.ticket
@@ -254,9 +270,10 @@ class ApprovalDialog(QDialog):
         parts = []
         for place, other in self.upcoming[:NEXT_SHOWN]:
             first = other.calls[0]
-            what = (f"{visible(first.tool)}: {summarise_args(first.args, 36)}" if len(other.calls) == 1
-                    else f"{len(other.calls)} calls")
-            text = (f"{place}. {risk_text(other.risk_level)} {visible(other.identity.label)} — {what}"
+            what = (f"{shorten(visible(first.tool), TITLE_NAME_CHARS)}: {headline(first.tool, first.args, 36)}"
+                    if len(other.calls) == 1 else f"{len(other.calls)} calls")
+            text = (f"{place}. {risk_text(other.risk_level)} {shorten(visible(other.identity.label), TITLE_NAME_CHARS)}"
+                    f" — {what}"
                     f" · {time_left_text(other.countdown.latest())} left")
             parts.append(f'<a href="ticket:{other.key}" style="text-decoration:none">{html.escape(text)}</a>')
         more = len(self.upcoming) - NEXT_SHOWN
@@ -313,6 +330,7 @@ class ApprovalDialog(QDialog):
             return
         area = self.available()
         limit = placement.Rect(area.x(), area.y(), area.width(), area.height())
+        self.review.set_compact(area.height() < COMPACT_BELOW)
         remembered = self._remembered()
         self.ensurePolished()  # a never-shown window's size hints are not final until polished
         layout = self.layout()
@@ -328,6 +346,7 @@ class ApprovalDialog(QDialog):
                 x, y = placement.place_away_from(limit, width, height, self.reserved_corner)
                 box = placement.Rect(x, y, width, height)
             self.setMinimumSize(0, 0)
+            self._arrange_buttons(box.width)
             self._placed = box
             self.resize(box.width, box.height)
             self.move(box.x, box.y)
@@ -337,6 +356,10 @@ class ApprovalDialog(QDialog):
                 QTimer.singleShot(0, self, self._refit)
         finally:
             self._placing = False
+
+    def _arrange_buttons(self, width: int) -> None:
+        """The buttons in one row when they fit ``width``, else one under the other (:func:`arrange_row`)."""
+        arrange_row(self.button_row, width)
 
     def _refit(self) -> None:
         if self.ticket is not None and self.isVisible() and not self._save_geometry_later.isActive():
@@ -415,6 +438,8 @@ class ApprovalDialog(QDialog):
             button.setEnabled(self._armed and valid and choice.enabled)
             button.setToolTip(choice.why_not)
         self.deny.setEnabled(self.ticket is not None)  # refusing never waits for the lock
+        if self.isVisible():  # new labels (a batch's ticks) must not widen the dialog past its width
+            self._arrange_buttons(self.width())
         ticket = self.ticket
         offered = (self.offer_always_allow and ticket is not None and len(ticket.calls) == 1
                    and ticket.risk_level != "destructive")
@@ -492,6 +517,24 @@ class ApprovalDialog(QDialog):
                                 "tool" if self.review.whole_tool.isChecked() else "exact")
         log.debug("dialog: the person chose %s for ticket %s", choice, printable(ticket.key))
         self.decided.emit(ticket, verdicts)
+
+
+def arrange_row(row: QBoxLayout, width: int) -> None:
+    """Lay the widgets of ``row`` out side by side when they fit ``width`` pixels, else one under the other.
+
+    A batch's buttons name what they leave out and can be long; at scale 2 on a 1280x800 screen
+    a window has 640 pixels: Deny must never be cut to "De" nor pushed off screen. A hidden
+    button that keeps its room (``retainSizeWhenHidden``) still counts.
+    """
+    widgets = [item.widget() for item in (row.itemAt(i) for i in range(row.count())) if item is not None]
+    shown = [widget for widget in widgets
+             if widget is not None and (not widget.isHidden() or widget.sizePolicy().retainSizeWhenHidden())]
+    margins = row.contentsMargins()
+    need = (sum(widget.sizeHint().width() for widget in shown) + row.spacing() * len(shown)
+            + margins.left() + margins.right() + 40)  # and the window's own margins
+    direction = QBoxLayout.Direction.LeftToRight if need <= width else QBoxLayout.Direction.TopToBottom
+    if row.direction() != direction:
+        row.setDirection(direction)
 
 
 def verdicts_for(ticket: Ticket, choice: DecisionName, allowed: list[bool], edited: dict[int, dict[str, Any]],

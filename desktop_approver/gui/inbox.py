@@ -16,10 +16,13 @@ from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QAbstractItemView,
-    QHBoxLayout,
+    QApplication,
+    QBoxLayout,
+    QFrame,
     QHeaderView,
     QLabel,
     QPushButton,
+    QScrollArea,
     QSplitter,
     QTreeWidget,
     QTreeWidgetItem,
@@ -29,11 +32,13 @@ from PySide6.QtWidgets import (
 
 from ..core.decisions.queue import count_text, time_left_text, waited_text
 from ..core.decisions.tickets import Ticket
+from ..render.headline import headline, shorten
 from ..vocabulary import DecisionName
-from . import batch, theme
+from . import batch, placement, theme
 from .badges import risk_colours, risk_text
 from .decider import GuiDecider
-from .dialog import verdicts_for
+from .dialog import COMPACT_BELOW, arrange_row, verdicts_for
+from .elided import plain_tooltip
 from .review import ReviewPanel
 from .review_text import summarise_args, visible
 
@@ -43,10 +48,14 @@ if TYPE_CHECKING:
 TICKET_ROLE = Qt.ItemDataRole.UserRole + 1
 COLUMNS = ("#", "Agent", "Request", "Risk", "Waiting", "Left")
 PLACE, AGENT, REQUEST, RISK, WAITED, LEFT = range(len(COLUMNS))
+WIDE_ENOUGH = 1000  # narrower than this, the list goes above the review instead of beside it
+
+
+AGENT_CHARS = 40    # the agent column's text is cut to this (the tooltip has it all)
 
 
 def agent_text(ticket: Ticket) -> str:
-    return f"{ticket.identity.label} · {ticket.session}"
+    return shorten(f"{visible(ticket.identity.label)} · {visible(ticket.session)}", AGENT_CHARS)
 
 
 def agent_details(ticket: Ticket) -> str:
@@ -62,11 +71,13 @@ def agent_details(ticket: Ticket) -> str:
 
 
 def request_text(ticket: Ticket) -> str:
+    """The call's tool and what it does, the dangerous part first (:func:`.headline`)."""
     first = ticket.calls[0]
-    label = f"{visible(first.tool)}  {summarise_args(first.args, 60)}"
+    label = f"{shorten(visible(first.tool), 30)}  {headline(first.tool, first.args, 60)}"
     if len(ticket.calls) > 1:
         worst = batch.riskiest(ticket.calls)
-        label = f"batch of {len(ticket.calls)}: {visible(worst.tool)}  {summarise_args(worst.args, 50)} …"
+        label = (f"batch of {len(ticket.calls)}: {shorten(visible(worst.tool), 30)}  "
+                 f"{headline(worst.tool, worst.args, 50)} …")
     return label
 
 
@@ -80,7 +91,6 @@ class InboxWindow(QWidget):
         self.setObjectName("inbox")
         self.setWindowTitle("desktop-approver — inbox")
         self.setAttribute(Qt.WidgetAttribute.WA_ShowWithoutActivating, True)
-        self.resize(1200, 720)
         self.decider = decider
         self._rows: dict[str, QTreeWidgetItem] = {}
 
@@ -89,6 +99,7 @@ class InboxWindow(QWidget):
         self.summary.setObjectName("inboxSummary")
         layout.addWidget(self.summary)
         splitter = QSplitter(Qt.Orientation.Horizontal)
+        self.splitter = splitter
         self.tree = QTreeWidget()
         self.tree.setObjectName("inboxTree")
         self.tree.setHeaderLabels(list(COLUMNS))
@@ -104,11 +115,17 @@ class InboxWindow(QWidget):
         splitter.addWidget(self.tree)
         self.review = ReviewPanel()
         self.review.ticks_changed.connect(self._update_buttons)
-        splitter.addWidget(self.review)
+        self.review_scroll = QScrollArea()  # the review scrolls: it never sets the window's minimum size
+        self.review_scroll.setObjectName("inboxReviewScroll")
+        self.review_scroll.setWidgetResizable(True)
+        self.review_scroll.setFrameShape(QFrame.Shape.NoFrame)
+        self.review_scroll.setWidget(self.review)
+        splitter.addWidget(self.review_scroll)
         splitter.setSizes([560, 640])
         layout.addWidget(splitter, 1)
 
-        buttons = QHBoxLayout()
+        buttons = QBoxLayout(QBoxLayout.Direction.LeftToRight)
+        self.button_row = buttons
         self.selected_label = QLabel()
         self.allow_once = QPushButton("Allow &once")
         self.allow_once.setObjectName("inboxAllowOnce")
@@ -140,6 +157,26 @@ class InboxWindow(QWidget):
             self.add_ticket(ticket)
         self._update_summary()
         theme.signals().changed.connect(self._recolour)
+        self.fit()
+
+    def fit(self) -> None:
+        """As large as the screen allows up to 1200x720, placed in the middle; side by side only when wide.
+
+        At scale 2 on a 1280x800 screen the available area is about 640x380: the list goes above
+        the review, and the review scrolls.
+        """
+        screen = self.screen() or QApplication.primaryScreen()
+        area = screen.availableGeometry()
+        limit = placement.Rect(area.x(), area.y(), area.width(), area.height())
+        width, height = placement.fit_size(1200, 720, limit)
+        wide = width >= WIDE_ENOUGH
+        self.review.set_compact(area.height() < COMPACT_BELOW)
+        self.splitter.setOrientation(Qt.Orientation.Horizontal if wide else Qt.Orientation.Vertical)
+        self.splitter.setSizes([width * 9 // 20, width * 11 // 20] if wide else [height // 3, height * 2 // 3])
+        self.resize(width, height)
+        self.move(area.x() + (area.width() - placement.FRAME[0] - width) // 2,
+                  area.y() + (area.height() - placement.FRAME[1] - height) // 2)
+        arrange_row(self.button_row, width)
 
     def _recolour(self, _dark: bool) -> None:
         waiting = {t.key: t for t in self.decider.tickets()}
@@ -152,12 +189,13 @@ class InboxWindow(QWidget):
     def add_ticket(self, ticket: Ticket) -> None:
         if ticket.key in self._rows:
             return
-        row = QTreeWidgetItem(["", visible(agent_text(ticket)), request_text(ticket), risk_text(ticket.risk_level),
+        row = QTreeWidgetItem(["", agent_text(ticket), request_text(ticket), risk_text(ticket.risk_level),
                                waited(ticket), time_left_text(ticket.countdown.latest())])
         row.setData(0, TICKET_ROLE, ticket.key)
         row.setForeground(RISK, _colour(ticket.risk_level))
-        row.setToolTip(AGENT, visible(agent_details(ticket)))
-        row.setToolTip(REQUEST, visible(ticket.summary()))
+        row.setToolTip(AGENT, plain_tooltip(visible(agent_details(ticket))))
+        row.setToolTip(REQUEST, plain_tooltip("\n".join(f"{visible(call.tool)}: {summarise_args(call.args, 400)}"
+                                                        for call in ticket.calls[:10])))
         self.tree.addTopLevelItem(row)
         self._rows[ticket.key] = row
         self.follow_queue()
@@ -168,7 +206,7 @@ class InboxWindow(QWidget):
             return
         self.tree.takeTopLevelItem(self.tree.indexOfTopLevelItem(row))
         if self.review.ticket is ticket:
-            self.review.ticket = None
+            self.review.clear()
             self._selection_changed()
         self.follow_queue()
 
@@ -247,6 +285,8 @@ class InboxWindow(QWidget):
         self.selected_label.setText(f"{count_text(tickets)} selected" if tickets else "select requests to decide")
         if tickets and self.review.ticket not in tickets:
             self.review.load(tickets[0])
+        elif not tickets and self.review.ticket is not None:
+            self.review.clear()  # nothing selected: no stale review of a request that left
         self.review.setEnabled(bool(tickets))
         self._update_buttons()
 
@@ -261,6 +301,7 @@ class InboxWindow(QWidget):
             button.setToolTip(allowed.why_not)
         self.deny.setText(f"&Deny {len(tickets)}" if len(tickets) > 1 else "&Deny")
         self.deny.setEnabled(bool(tickets))
+        arrange_row(self.button_row, self.width())
 
     def _tick(self) -> None:
         waiting = {t.key: t for t in self.decider.tickets()}

@@ -31,8 +31,10 @@ from PySide6.QtWidgets import (
 from ..render import highlight
 from ..render.autopreview import RECOGNISED, normalise_tool_name, preview_for
 from ..render.diffs import FileDiff, from_preview
+from ..render.headline import dangerous_parts, one_line, shorten
 from ..render.reveal import MILD_KINDS, reveal
 from . import theme
+from .elided import ElidedLabel
 
 highlight.set_dark(theme.is_dark())  # the renderer was not loaded when the theme was applied (see theme.set_dark)
 
@@ -45,6 +47,7 @@ JSON_FIT_LINES = 12      # the arguments pane asks for at most this many lines (
 TEXT_FIT_LINES = 16
 DIFF_FIT_ROWS = 28
 MIN_FIT_WIDTH, MAX_FIT_WIDTH = 520, 1100
+FAR_IN_COMMAND = 300     # a destructive part starting past this many characters is named in the caption
 
 _WARN_STYLE = {
     "danger": "QLabel{background:#ffebe9;color:#82071e;border:1px solid #cf222e;border-radius:4px;padding:6px}",
@@ -129,9 +132,8 @@ class PreviewView(QWidget):
         self.warning_bar.setWordWrap(True)
         self.warning_bar.hide()
 
-        self.caption = QLabel()
+        self.caption = ElidedLabel()
         self.caption.setObjectName("previewCaption")
-        self.caption.setTextFormat(Qt.TextFormat.PlainText)
 
         self.pages = QStackedWidget()
         self.diff_page = self._build_diff_page()
@@ -147,7 +149,10 @@ class PreviewView(QWidget):
         main_layout.setContentsMargins(0, 0, 0, 0)
         main_layout.setSpacing(2)
         self.caption.setContentsMargins(4, 2, 4, 0)
-        main_layout.addWidget(self.caption)
+        caption_row = QHBoxLayout()
+        caption_row.addWidget(self.caption, 1)
+        caption_row.addWidget(self.diff_summary)  # beside the file's name: the whole text, never cut
+        main_layout.addLayout(caption_row)
         main_layout.addWidget(self.pages, 1)
 
         self.args_browser = CodeBrowser()
@@ -243,8 +248,9 @@ class PreviewView(QWidget):
         for button in (self.fold_button, self.unfold_button):
             button.setFocusPolicy(Qt.FocusPolicy.TabFocus)
         self.diff_summary = QLabel()
+        self.diff_summary.setObjectName("diffSummary")
         self.diff_summary.setTextFormat(Qt.TextFormat.PlainText)
-        self.diff_summary.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.diff_summary.setSizePolicy(QSizePolicy.Policy.Minimum, QSizePolicy.Policy.Preferred)  # never cut
 
         self.file_list = QComboBox()
         self.file_list.setObjectName("diffFiles")
@@ -267,8 +273,8 @@ class PreviewView(QWidget):
 
         bar = QHBoxLayout()
         bar.setContentsMargins(4, 0, 0, 0)
-        bar.addWidget(self.diff_summary, 1)
         bar.addWidget(self.file_list)
+        bar.addStretch(1)
         for widget in (self.previous_change, self.change_label, self.next_change, self.unified_button,
                        self.split_button, self.fold_button, self.unfold_button):
             bar.addWidget(widget)
@@ -316,7 +322,7 @@ class PreviewView(QWidget):
             changes = len(self.change_rows())
             changed = sum(d.added + d.removed for d in self._files)
             self.diff_summary.setText(
-                f"{changes} change{'s' if changes != 1 else ''} ({changed:,} lines) · "
+                f"{changes} change{'s' if changes != 1 else ''} ({changed:,} line{'s' if changed != 1 else ''}) · "
                 f"{hunks} hunk{'s' if hunks != 1 else ''}" if hunks else "")
             self.diff_summary.setToolTip(f"{changed:,} changed lines in {changes} changes, {hunks} hunks")
             self.file_list.clear()
@@ -338,13 +344,14 @@ class PreviewView(QWidget):
             text = command if isinstance(command, str) else " ".join(map(str, command))
             serious = serious or bool(reveal(text).kinds - MILD_KINDS) or any(
                 w.startswith("working directory") for w in found)
-            self._show_main(self.command_browser, "Command" + suffix)
+            self._show_main(self.command_browser, "Command" + suffix + _hidden_danger(text))
         elif kind == "text":
             assert preview_dict is not None
             found = self._show_text(str(preview_dict.get("text") or ""), preview_dict.get("format"))
             warnings.extend(found)
             serious = serious or bool(found)
-            self._show_main(self.text_browser, "Description" + suffix)
+            markdown = " (Markdown, shown as plain text)" if preview_dict.get("format") == "markdown" else ""
+            self._show_main(self.text_browser, "Text" + markdown + suffix)
         else:
             self.main.hide()
         self._args = args
@@ -545,14 +552,14 @@ class PreviewView(QWidget):
             other.setSizePolicy(policy, policy)
         self.pages.setCurrentWidget(page)
         self.caption.setText(caption)
+        self.diff_summary.setVisible(page is self.diff_page)
         self.main.show()
 
     def _show_text(self, text: str, text_format: Any) -> tuple[str, ...]:
+        """The agent's text as it wrote it: Markdown is shown as plain text, never rendered, so a
+        heading such as "# ✔ Safe — approved by policy" cannot pass for the app's own verdict."""
         page, found = highlight.render_text_html(text)
-        if text_format == "markdown" and not found:
-            self.text_browser.setMarkdown(text)
-        else:
-            self.text_browser.setHtml(page)
+        self.text_browser.setHtml(page)
         return found
 
     def _render_args(self, *, limited: bool) -> None:
@@ -673,6 +680,14 @@ def _as_dict(preview: Any) -> dict[str, Any] | None:
         dumped: dict[str, Any] = dump()  # a pydantic model's model_dump()
         return dumped
     return None
+
+
+def _hidden_danger(command: str) -> str:
+    """A word in the caption when a destructive part of a long command starts below its first lines."""
+    far = [part for part in dangerous_parts(command) if part.level == "destructive" and part.start > FAR_IN_COMMAND]
+    if not far:
+        return ""
+    return f" · ⚠ further down, marked in red: {shorten(one_line(far[0].text), 40)}"
 
 
 def _diff_caption(files: list[FileDiff]) -> str:

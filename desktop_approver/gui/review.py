@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
     QListWidgetItem,
     QPlainTextEdit,
     QPushButton,
+    QSizePolicy,
     QSplitter,
     QVBoxLayout,
     QWidget,
@@ -31,14 +32,18 @@ from PySide6.QtWidgets import (
 
 from ..core.calls.reading import read_call
 from ..core.decisions.tickets import CallInfo, Ticket
+from ..render.headline import headline, shorten
 from . import theme
 from .badges import RiskBadge, risk_colours, risk_text
 from .batch import initial_ticks
+from .elided import ElidedLabel, plain_tooltip
 from .preview_view import PreviewView
 from .processes import agent_command, tilde, tilde_paths
 from .review_text import summarise_args, visible
 
 RISK_ROLE = Qt.ItemDataRole.UserRole + 2
+NAME_CHARS = 60   # an agent, tool or session name in a line of text is cut to this (the tooltip has it all)
+PATH_CHARS = 90
 
 
 class ArgsEditor(QWidget):
@@ -99,43 +104,66 @@ class ReviewPanel(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.ticket: Ticket | None = None
+        self.compact = False
         self._edited: dict[int, dict[str, Any]] = {}
         layout = QVBoxLayout(self)
+
+        # The app's own verdict: always here, at the top, in the app's style; no agent text in it.
+        self.verdict = QFrame()
+        self.verdict.setObjectName("appVerdict")
+        verdict_layout = QHBoxLayout(self.verdict)
+        verdict_layout.setContentsMargins(8, 4, 4, 4)
+        self.badge = RiskBadge()
+        self.reasons = QLabel()
+        self.reasons.setObjectName("riskReasons")
+        self.reasons.setWordWrap(True)
+        self.reasons.setTextFormat(Qt.TextFormat.PlainText)  # paths come from the agent, never markup
+        self.reasons.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        verdict_layout.addWidget(self.badge, 0, Qt.AlignmentFlag.AlignTop)
+        verdict_layout.addWidget(self.reasons, 1)
+        layout.addWidget(self.verdict)
 
         self.identity = QLabel()
         self.identity.setObjectName("identity")
         self.identity.setTextFormat(Qt.TextFormat.RichText)
         self.identity.setWordWrap(True)
+        self.identity.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.identity.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         layout.addWidget(self.identity)
 
+        # Everything the agent wrote, in a frame of its own that says so: it can say anything.
+        self.agent_frame = QFrame()
+        self.agent_frame.setObjectName("agentFrame")
+        frame_layout = QVBoxLayout(self.agent_frame)
+        frame_layout.setContentsMargins(8, 4, 8, 6)
+        frame_layout.setSpacing(4)
+        self.agent_title = ElidedLabel()
+        self.agent_title.setObjectName("agentFrameTitle")
+        frame_layout.addWidget(self.agent_title)
         head = QHBoxLayout()
-        self.tool = QLabel()
+        self.tool = ElidedLabel()
         self.tool.setObjectName("toolName")
-        self.tool.setStyleSheet("font-size: 16pt; font-weight: bold; font-family: monospace;")
-        self.tool.setTextFormat(Qt.TextFormat.PlainText)
-        self.badge = RiskBadge()
+        self.tool_claim = QLabel("tool name as claimed")
+        self.tool_claim.setObjectName("toolClaim")
         head.addWidget(self.tool, 1)
-        head.addWidget(self.badge)
-        layout.addLayout(head)
-
-        self.reasons = QLabel()
-        self.reasons.setObjectName("riskReasons")
-        self.reasons.setWordWrap(True)
-        self.reasons.setTextFormat(Qt.TextFormat.PlainText)  # paths come from the agent, never markup
-        layout.addWidget(self.reasons)
+        head.addWidget(self.tool_claim)
+        frame_layout.addLayout(head)
         self.description = QLabel()
         self.description.setObjectName("description")
         self.description.setWordWrap(True)
         self.description.setTextFormat(Qt.TextFormat.PlainText)
-        layout.addWidget(self.description)
+        self.description.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        frame_layout.addWidget(self.description)
 
         self.calls = QListWidget()
         self.calls.setObjectName("batchCalls")
         self.calls.setMaximumHeight(150)
+        self.calls.setTextElideMode(Qt.TextElideMode.ElideRight)
+        self.calls.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.calls.currentRowChanged.connect(self._show_call)
         self.calls.itemChanged.connect(self._ticks_changed)
-        layout.addWidget(self.calls)
+        frame_layout.addWidget(self.calls)
+        layout.addWidget(self.agent_frame, 1)
 
         self.splitter = QSplitter(Qt.Orientation.Vertical)
         self.preview = PreviewView()
@@ -144,7 +172,7 @@ class ReviewPanel(QWidget):
         self.args_editor.hide()
         self.args_editor.validity_changed.connect(self._editor_validity)
         self.splitter.addWidget(self.args_editor)
-        layout.addWidget(self.splitter, 1)
+        frame_layout.addWidget(self.splitter, 1)
 
         tools = QHBoxLayout()
         self.edit_button = QPushButton("Edit arguments…")
@@ -154,6 +182,8 @@ class ReviewPanel(QWidget):
         self.edit_button.toggled.connect(self._toggle_editor)
         self.whole_tool = QCheckBox("Session approval covers any arguments of this tool")
         self.whole_tool.setObjectName("wholeTool")
+        self.whole_tool.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Fixed)
+        self.whole_tool.setMinimumWidth(120)
         tools.addWidget(self.edit_button)
         tools.addStretch(1)
         tools.addWidget(self.whole_tool)
@@ -173,8 +203,21 @@ class ReviewPanel(QWidget):
         layout.addLayout(note_row)
         self.note.textEdited.connect(lambda _t: self.interacted.emit())
         theme.signals().changed.connect(self._recolour)
+        self._restyle()
+
+    def _restyle(self) -> None:
+        """The two voices' colours: the verdict's edge in the risk's colour, the agent's frame dashed."""
+        edge = risk_colours(self.badge.level)[0]
+        self.verdict.setStyleSheet(f"QFrame#appVerdict{{border:none;border-left:4px solid {edge};}}")
+        paper, line, ink = ("#161b22", "#6e7681", "#8d96a0") if theme.is_dark() else ("#f3f1ec", "#8c8577", "#5c564a")
+        self.agent_frame.setStyleSheet(
+            f"QFrame#agentFrame{{background:{paper};border:1px dashed {line};border-radius:6px;}}"
+            f"QLabel#agentFrameTitle,QLabel#toolClaim{{color:{ink};font-style:italic;font-size:8pt;}}"
+            "QLabel#toolName{font-family:monospace;font-weight:bold;}"
+            "QLabel#description{font-style:italic;}")
 
     def _recolour(self, _dark: bool) -> None:
+        self._restyle()
         for row in range(self.calls.count()):
             item = self.calls.item(row)
             item.setForeground(QBrush(QColor(risk_colours(item.data(RISK_ROLE) or "moderate")[0])))
@@ -183,30 +226,61 @@ class ReviewPanel(QWidget):
 
     def load(self, ticket: Ticket) -> None:
         self.ticket = ticket
+        self.badge.show()
+        self.agent_frame.show()
         self._edited = {}
         self.note.clear()
         self.edit_button.setChecked(False)
         self.whole_tool.setChecked(False)
-        self.identity.setText(identity_html(ticket))
+        self.identity.setText(identity_html(ticket, self.compact))
+        self.identity.setToolTip(plain_tooltip(identity_details(ticket)))
+        name = visible(ticket.identity.label)
+        self.agent_title.setText(f"From the agent {name} (as claimed): its own words, not checked by desktop-approver")
         self.calls.blockSignals(True)
         self.calls.clear()
         for call, ticked in zip(ticket.calls, initial_ticks(ticket.calls), strict=True):
             level = call.risk.level if call.risk else "moderate"
             reasons = "; ".join(call.risk.reasons) if call.risk and call.risk.reasons else "no risk found"
-            item = QListWidgetItem(f"{risk_text(level)}   {visible(call.tool)}  —  {summarise_args(call.args)}\n"
-                                   f"      {reasons}")
+            item = QListWidgetItem(f"{risk_text(level)}   {shorten(visible(call.tool), NAME_CHARS)}  —  "
+                                   f"{headline(call.tool, call.args, 90)}\n      {reasons}")
             item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
             item.setCheckState(Qt.CheckState.Checked if ticked else Qt.CheckState.Unchecked)
             item.setForeground(QBrush(QColor(risk_colours(level)[0])))
             item.setData(RISK_ROLE, level)
             warning = ("\ndestructive calls start unticked: tick it only after reading it"
                        if level == "destructive" and len(ticket.calls) > 1 else "")
-            item.setToolTip("ticked: allowed when you approve; unticked: denied" + warning)
+            item.setToolTip(plain_tooltip(f"{visible(call.tool)}: {summarise_args(call.args, 400)}\n"
+                                          "ticked: allowed when you approve; unticked: denied" + warning))
             self.calls.addItem(item)
         self.calls.blockSignals(False)
         self.calls.setVisible(len(ticket.calls) > 1)
         self.calls.setCurrentRow(0)
         self._show_call(0)
+
+    def set_compact(self, compact: bool) -> None:
+        """Fewer lines about who asks (a short screen), so the call is in the first view."""
+        if compact != self.compact:
+            self.compact = compact
+            if self.ticket is not None:
+                self.identity.setText(identity_html(self.ticket, compact))
+
+    def clear(self) -> None:
+        """Show nothing (the request left and nothing else is selected): no stale review stays up."""
+        self.ticket = None
+        self._edited = {}
+        self.note.clear()
+        self.edit_button.setChecked(False)
+        self.identity.clear()
+        self.agent_title.setText("")
+        self.tool.setText("")
+        self.reasons.setText("Nothing selected.")
+        self.badge.hide()
+        self.description.hide()
+        self.calls.blockSignals(True)
+        self.calls.clear()
+        self.calls.blockSignals(False)
+        self.calls.hide()
+        self.agent_frame.hide()
 
     def current_call(self) -> CallInfo | None:
         if self.ticket is None:
@@ -233,17 +307,22 @@ class ReviewPanel(QWidget):
             return
         call = self.ticket.calls[row]
         self.tool.setText(visible(call.tool))
-        self.badge.set_risk(call.risk.level if call.risk else "moderate")
+        # A batch is as dangerous as its worst call, whichever call is selected.
+        self.badge.set_risk(self.ticket.risk_level)
+        self._restyle()
         reasons = list(call.risk.reasons) if call.risk else []
         hint_text = ", ".join(f"{k.replace('_', '-')}={v}" for k, v in call.hints.items())
         text = "; ".join(reasons) if reasons else "no risk found in the content"
+        if len(self.ticket.calls) > 1:
+            level = call.risk.level if call.risk else "moderate"
+            text = f"This call ({row + 1} of {len(self.ticket.calls)}): {risk_text(level)} · {text}"
         if hint_text:
             text += f"\nThe agent says: {hint_text} (shown, not trusted)"
         commands = [run.text for run in read_call(call.tool, call.args).commands]
         for typed, resolved in tilde_paths(call.args, commands)[:4]:
             text += f"\n{visible(typed)} is {visible(resolved)}"
         self.reasons.setText(text)
-        self.description.setText(visible(call.description or "", multiline=True))
+        self.description.setText(f"“{visible(call.description or '', multiline=True)}”")
         self.description.setVisible(bool(call.description))
         self.preview.set_content(call.tool, self._edited.get(row, call.args), call.preview, self.ticket.identity.cwd)
         destructive = call.risk is not None and call.risk.level == "destructive"
@@ -278,11 +357,16 @@ class ReviewPanel(QWidget):
         self.edit_validity_changed.emit(ok)
 
 
-def identity_html(ticket: Ticket) -> str:
+def identity_html(ticket: Ticket, compact: bool = False) -> str:
+    """Who asks: the kernel's facts (marked ✔) and the agent's claims (marked as claimed), names cut short.
+
+    ``compact`` (a short screen): two lines, who and where; the session and the command line are
+    in the tooltip, so the call itself is in the first view.
+    """
     who = ticket.identity
 
-    def escape(text: str) -> str:
-        return html.escape(visible(text))
+    def escape(text: str, limit: int = NAME_CHARS) -> str:
+        return html.escape(shorten(visible(text), limit))
 
     pid = "?"
     if who.peer_pid is not None:
@@ -298,7 +382,9 @@ def identity_html(ticket: Ticket) -> str:
 
     def place(path: str) -> str:
         short = tilde(path, home)
-        return f"<tt>{escape(path)}</tt>" if short == path else f"<tt>{escape(short)}</tt> (<tt>{escape(path)}</tt>)"
+        if short == path:
+            return f"<tt>{escape(path, PATH_CHARS)}</tt>"
+        return f"<tt>{escape(short, PATH_CHARS)}</tt> (<tt>{escape(path, PATH_CHARS)}</tt>)"
 
     if who.cwd_agrees is False and who.peer_cwd:  # the agent says one place, the kernel another
         lines.append(f'<span style="color:#b00020">⚠ really in {place(who.peer_cwd)}, '
@@ -307,14 +393,25 @@ def identity_html(ticket: Ticket) -> str:
         lines.append(f"in {place(who.peer_cwd)} ✔")
     elif who.cwd:
         lines.append(f"in {place(who.cwd)} <i>(as claimed)</i>")
+    if compact:
+        return "<br>".join(lines)
     lines.append(f"session <tt>{escape(ticket.session)}</tt>")
     command = agent_command(who.peer_pid)
     if command is not None:
         text, via_hook = command
-        lines.append(f"{'agent' if via_hook else 'command'} <tt>{escape(text)}</tt>"
+        lines.append(f"{'agent' if via_hook else 'command'} <tt>{escape(text, PATH_CHARS)}</tt>"
                      + (" (through desktop-approver's hook)" if via_hook else ""))
     elif who.peer_exe:
-        lines.append(f"process <tt>{escape(who.peer_exe)}</tt>")
+        lines.append(f"process <tt>{escape(who.peer_exe, PATH_CHARS)}</tt>")
     return "<br>".join(lines)
+
+
+def identity_details(ticket: Ticket) -> str:
+    """The identity's texts uncut, for the tooltip (markers for hidden characters, never markup)."""
+    who = ticket.identity
+    rows = [("agent (as claimed)", who.label), ("session", ticket.session), ("host", who.host),
+            ("branch", who.git_branch), ("directory (claimed)", who.cwd), ("directory", who.peer_cwd),
+            ("program", who.peer_exe)]
+    return "\n".join(f"{label}: {visible(value)}" for label, value in rows if value)
 
 

@@ -6,9 +6,12 @@ table cells and plain ``<table>``/``<span>``/``<a>``; no classes, no external CS
 Three conventions the view and the tests rely on:
 
 * a hidden character is a ``<span data-marker="1" ...>`` whose text is a :mod:`reveal` marker;
-* what is layout only (line breaks and indentation that lay out a long command, the ``cwd``
-  line) sits between ``<!--not-command-->`` and ``<!--/not-command-->`` comments, so stripping
-  those parts, the tags and the markers gives back the exact command;
+* what is layout only (the line breaks that start each command of a long command line on a
+  line of its own, the ``cwd`` line) sits between ``<!--not-command-->`` and
+  ``<!--/not-command-->`` comments, so stripping those parts, the tags and the markers gives
+  back the exact command;
+* a part of a command the risk reader finds risky on its own is wrapped in a
+  ``<span data-danger="destructive|moderate" ...>`` (:func:`.headline.dangerous_parts`);
 * links use ``hunk:<file>:<hunk>`` (fold or unfold a hunk) and ``json:show-all``.
 
 Highlighting is lazy: a file side is tokenised by a Pygments generator only as far as the last
@@ -56,18 +59,21 @@ FILE_BG, EMPTY_BG, NOTICE_BG = "#f6f8fa", "#f6f8fa", "#fff8c5"
 MARKER_STYLE = "color:#ffffff;background-color:#cf222e;font-weight:bold"
 SOFT_MARKER_STYLE = "color:#8c959f"
 COMMAND_STYLE = "color:#0550ae;font-weight:bold"
+DANGER_STYLE = "background-color:#ffd7d5;text-decoration:underline"   # a destructive part of a command
+CAUTION_STYLE = "background-color:#fff1c2"                            # a moderate one
 
 LIGHT_PALETTE = dict(
     STYLE="default", INK=INK, MUTED=MUTED, PAPER=PAPER, ADD_BG=ADD_BG, ADD_GUTTER=ADD_GUTTER, ADD_WORD=ADD_WORD,
     DEL_BG=DEL_BG, DEL_GUTTER=DEL_GUTTER, DEL_WORD=DEL_WORD, HUNK_BG=HUNK_BG, HUNK_INK=HUNK_INK, FILE_BG=FILE_BG,
     EMPTY_BG=EMPTY_BG, NOTICE_BG=NOTICE_BG, MARKER_STYLE=MARKER_STYLE, SOFT_MARKER_STYLE=SOFT_MARKER_STYLE,
-    COMMAND_STYLE=COMMAND_STYLE)
+    COMMAND_STYLE=COMMAND_STYLE, DANGER_STYLE=DANGER_STYLE, CAUTION_STYLE=CAUTION_STYLE)
 DARK_PALETTE = dict(  # GitHub's dark diff colours; the Pygments style is made for dark paper
     STYLE="github-dark", INK="#e6edf3", MUTED="#8d96a0", PAPER="#0d1117", ADD_BG="#12261e", ADD_GUTTER="#1a4a2e",
     ADD_WORD="#2e6b3f", DEL_BG="#2d1517", DEL_GUTTER="#542426", DEL_WORD="#7d2c30", HUNK_BG="#152238",
     HUNK_INK="#79c0ff", FILE_BG="#161b22", EMPTY_BG="#161b22", NOTICE_BG="#3b2e05",
     MARKER_STYLE="color:#ffffff;background-color:#da3633;font-weight:bold", SOFT_MARKER_STYLE="color:#8d96a0",
-    COMMAND_STYLE="color:#79c0ff;font-weight:bold")
+    COMMAND_STYLE="color:#79c0ff;font-weight:bold",
+    DANGER_STYLE="background-color:#5c1d20;text-decoration:underline", CAUTION_STYLE="background-color:#3b2e05")
 
 
 def set_dark(dark: bool) -> None:
@@ -600,9 +606,12 @@ def render_command_html(command: str | Sequence[str], cwd: str | None = None) ->
     """A shell command (string or argv) as highlighted HTML, plus warnings about hidden parts.
 
     An argv is shown shell-quoted (``shlex.join``): the string a shell would split back into the
-    same argv. A command longer than :data:`LONG_COMMAND` without line breaks is laid out one
-    argument per line; the added breaks and indents are layout only (see the module docstring).
-    Line breaks that are part of the command show as a ``\\n`` marker before the break.
+    same argv. A command longer than :data:`LONG_COMMAND` without line breaks starts each
+    command of it (after ``|``, ``&&``, ``;``) on a new line and lets the arguments wrap by words;
+    the added breaks are layout only (see the module docstring). The parts the risk reader finds
+    destructive (or moderate) on their own are marked (``data-danger``), so a dangerous tail does
+    not look like the rest. Line breaks that are part of the command show as a ``\\n`` marker
+    before the break.
     """
     text = command if isinstance(command, str) else shlex.join([str(part) for part in command])
     revealed = reveal(text)
@@ -612,7 +621,7 @@ def render_command_html(command: str | Sequence[str], cwd: str | None = None) ->
     tokens = [(start, start + len(value), ttype)
               for start, ttype, value in BashLexer().get_tokens_unprocessed(text)]
     names = _program_styles(text, tokens)
-    body = _command_body(text, revealed, tokens, names, layout)
+    body = _command_body(text, revealed, tokens, names, layout, _danger_spans(text))
     warnings = list(revealed.warnings)
     header = ""
     if cwd is not None:
@@ -625,23 +634,42 @@ def render_command_html(command: str | Sequence[str], cwd: str | None = None) ->
     return page, tuple(warnings)
 
 
+def _danger_spans(text: str) -> list[tuple[int, int, str]]:
+    """(start, end, level) of the parts of a command the risk reader finds risky on their own."""
+    from .headline import dangerous_parts
+
+    try:
+        return [(part.start, part.end, part.level) for part in dangerous_parts(text)]
+    except (ValueError, RecursionError):  # a line the parser cannot take is shown unmarked, never dropped
+        return []
+
+
 def _command_body(text: str, revealed: Revealed, tokens: LineTokens, names: dict[int, str],
-                  layout: dict[int, int]) -> str:
+                  layout: dict[int, int], danger: Sequence[tuple[int, int, str]] = ()) -> str:
     """Render ``text`` piece by piece, inserting layout breaks at the offsets in ``layout``.
 
-    The text is cut at the layout offsets and at real newlines; each piece is rendered with its
-    own slice of the reveal segments, so markers, colours and command names stay exact.
+    The text is cut at the layout offsets, at real newlines and where a risky part starts or ends;
+    each piece is rendered with its own slice of the reveal segments, so markers, colours and
+    command names stay exact, and a piece inside a risky part is wrapped in its mark.
     """
-    cuts = sorted(set(layout) | {i + 1 for i, ch in enumerate(text) if ch == "\n"})
+    edges = {at for start, end, _level in danger for at in (start, end) if 0 < at < len(text)}
+    newlines = {i + 1 for i, ch in enumerate(text) if ch == "\n"}
+    cuts = sorted(set(layout) | edges | newlines)
     out: list[str] = []
     start = 0
     for cut in [*cuts, len(text)]:
         if cut <= start and cut != len(text):
             continue
-        out.append(_slice_html(text, revealed, tokens, names, start, cut))
+        piece = _slice_html(text, revealed, tokens, names, start, cut)
+        levels = [level for a, b, level in danger if a <= start < b]
+        if levels and piece:
+            level = "destructive" if "destructive" in levels else "moderate"
+            style = DANGER_STYLE if level == "destructive" else CAUTION_STYLE
+            piece = f'<span style="{style}" data-danger="{level}">{piece}</span>'
+        out.append(piece)
         if cut in layout:
             out.append(f"{_NOT_COMMAND_START}<br/>{'&nbsp;' * layout[cut]}{_NOT_COMMAND_END}")
-        elif cut < len(text):
+        elif cut in newlines and cut < len(text):
             out.append(f"{_NOT_COMMAND_START}<br/>{_NOT_COMMAND_END}")
         start = cut
     return "".join(out)
@@ -697,26 +725,13 @@ def program_spans(text: str) -> list[tuple[int, int]]:
 def _layout_breaks(text: str) -> dict[int, int]:
     """Where to break a long command for display, and how far to indent the next line.
 
-    Each argument goes on its own line, indented under its command; an operator (``|``,
-    ``&&``, ``;``) starts a new unindented line and keeps the next command on it. The words are
-    the shell parser's own; a line it cannot parse (an open quote) is not re-laid out.
+    Each operator (``|``, ``&&``, ``;``) starts a new line and keeps the next command on it; the
+    arguments wrap by words (one argument a line made a 2,000-character command 170 lines long).
+    The words are the shell parser's own; a line it cannot parse (an open quote) is not re-laid out.
     """
     if read_command(text).parse_error:
         return {}
-    breaks: dict[int, int] = {}
-    after_operator = True
-    for start, _end, is_operator in shell_words(text):
-        if start == 0:
-            after_operator = is_operator
-            continue
-        if is_operator:
-            breaks[start] = 0
-            after_operator = True
-        elif after_operator:
-            after_operator = False  # the command name stays on the operator's line
-        else:
-            breaks[start] = 4
-    return breaks
+    return {start: 0 for start, _end, is_operator in shell_words(text) if is_operator and start > 0}
 
 
 # -- JSON and text ------------------------------------------------------------------------------

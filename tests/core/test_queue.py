@@ -57,3 +57,20 @@ def test_counts_are_in_requests_with_calls_in_brackets() -> None:
 def test_time_texts() -> None:
     assert time_left_text(299.2) == "5:00" and time_left_text(0) == "0:00" and time_left_text(-3) == "0:00"
     assert waited_text(5) == "5 s" and waited_text(600) == "10 min" and waited_text(7300) == "2 h"
+
+
+def test_the_order_never_changes_by_the_clock_or_a_pause_and_moderate_comes_before_safe() -> None:
+    async def scenario() -> None:
+        first = ticket("a", "ls")
+        second = ticket("b", "ls")
+        risky = ticket("c", "pip install requests", timeout=600)  # moderate, and more time left than "a"
+        assert risky.risk_level == "moderate" and first.risk_level == "safe"
+        before = [urgency_key(t) for t in (first, second, risky)]
+        first.countdown.pause()  # the person reads it: the others' clocks run on and pass its time left
+        await asyncio.sleep(0.2)
+        assert [urgency_key(t) for t in (first, second, risky)] == before
+        assert [t.request_id for t in by_urgency([second, first, risky])] == ["c", "a", "b"]
+        for t in (first, second, risky):
+            t.countdown.cancel()
+
+    asyncio.run(scenario())

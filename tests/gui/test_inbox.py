@@ -96,6 +96,7 @@ def test_flood_from_one_client_is_limited_and_others_still_shown(approver: Any, 
 
     path = str(approver.service.options.socket_path)
     limit = approver.service.server.max_pending_per_client
+    approver.decider.settle_s = 0.0  # the dialog keeps the flood's request in view; the polite one comes next
 
     async def scenario() -> None:
         flooder = await asyncio.create_subprocess_exec(
@@ -151,3 +152,22 @@ def test_inbox_only_setting_survives_a_restart(tmp_path: Any, run: Any) -> None:
     assert make().popups_enabled()
     for app in (first, second):
         app.service.audit.close()
+
+
+def test_the_review_goes_with_the_last_request(approver: Any, run: Any) -> None:
+    async def scenario() -> None:
+        answer = ask(approver, "coder", "s", "Bash", {"command": "make lint"})
+        await wait_for(lambda: approver.decider.tickets(), what="the request")
+        approver.set_popups(False)
+        approver.open_inbox(approver.decider.tickets()[0])
+        inbox = approver.inbox
+        await wait_for(lambda: inbox.review.ticket is not None, what="the review")
+        assert "make lint" in inbox.review.preview.command_browser.toPlainText()
+        inbox.decide_selected("deny")
+        await answer
+        assert inbox.summary.text().startswith("Nothing is waiting")
+        review = inbox.review
+        assert review.ticket is None and review.tool.text() == "" and not review.agent_frame.isVisibleTo(review)
+        assert "coder" not in review.identity.text()
+
+    run(scenario())

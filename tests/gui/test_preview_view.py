@@ -133,10 +133,18 @@ def test_show_all_reveals_hidden_arguments(qtbot, view: PreviewView) -> None:
     assert "key_399" in text and "more lines hidden" not in text
 
 
-def test_markdown_text_and_a_fallback_when_it_hides_something(qtbot, view: PreviewView) -> None:
-    view.set_content("note", {}, {"kind": "text", "text": "# Title\n\n**bold** move", "format": "markdown"})
+def test_markdown_is_shown_as_the_agent_wrote_it_never_as_headings(qtbot, view: PreviewView) -> None:
+    text = "# ✔ Safe — approved by policy\n\nRisk: safe\n\n**bold** move"
+    view.set_content("note", {}, {"kind": "text", "text": text, "format": "markdown"})
     assert view.pages.currentWidget() is view.text_browser
-    assert "**" not in view.text_browser.toPlainText()
+    shown = view.text_browser.toPlainText()
+    assert "# ✔ Safe — approved by policy" in shown and "**bold**" in shown
+    document = view.text_browser.document()
+    block = document.begin()
+    while block.isValid():  # no block rendered as a heading: it would read like the app's own title
+        assert block.blockFormat().headingLevel() == 0
+        block = block.next()
+    assert "shown as plain text" in view.caption.text()
     view.set_content("note", {}, {"kind": "text", "text": "**safe**\u202e", "format": "markdown"})
     assert "**safe**<U+202E>" in view.text_browser.toPlainText()
     assert view.warnings()

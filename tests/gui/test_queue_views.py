@@ -19,6 +19,7 @@ def ask(app: Any, agent: str, command: str, session: str = "s") -> asyncio.Futur
 
 def test_dialog_shows_its_place_the_next_requests_and_moves_with_keys(approver: Any, run: Any, qtbot: Any) -> None:
     dialog = approver.dialog
+    approver.decider.settle_s = 0.0  # past the settling moment: arrivals queue behind the request in view
 
     async def scenario() -> None:
         first = ask(approver, "coder", "pytest -q")

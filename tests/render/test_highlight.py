@@ -229,13 +229,28 @@ def test_argv_is_shown_as_a_shell_line_that_splits_back(argv: list[str]) -> None
     assert shlex.split(shown_command(page)) == argv
 
 
-def test_long_commands_put_one_argument_per_line() -> None:
+def test_long_commands_put_each_command_on_a_line_and_wrap_arguments_by_words() -> None:
     command = COMMANDS[7]
     page, _warnings = highlight.render_command_html(command)
     layout = re.findall(r"<!--not-command-->(.*?)<!--/not-command-->", page)
-    assert len(layout) >= 10 and all("<br/>" in part for part in layout)
+    assert len(layout) == 2 and all("<br/>" in part for part in layout)  # before each "&&", not per argument
+    long = "echo " + " ".join(f"word{i}" for i in range(400)) + "; rm -rf ~/"
+    page, _warnings = highlight.render_command_html(long)
+    assert page.count("<br/>") == 1 and "white-space:pre-wrap" in page
     short, _ = highlight.render_command_html("ls -la")
     assert "<br/>" not in short
+
+
+def test_the_dangerous_parts_of_a_command_are_marked() -> None:
+    command = "echo " + "a " * 1000 + "; rm -rf ~/ && ls"
+    page, _warnings = highlight.render_command_html(command)
+    assert page.count('data-danger="destructive"') == 1
+    marked = page.split('data-danger="destructive">')[1]
+    assert re.sub(r"<[^>]+>", "", marked).startswith("rm -rf ~/")
+    assert "echo" not in marked and "echo" in page.split("data-danger")[0]
+    assert shown_command(page) == command
+    calm, _ = highlight.render_command_html("ls -la && git status")
+    assert "data-danger" not in calm
 
 
 def test_command_warnings_and_markers() -> None:

@@ -1,9 +1,13 @@
 """The one order in which waiting tickets are shown: most urgent first.
 
 Shared by the dialog ("Request 2 of 5", next / previous), the inbox, the tray menu and the
-notifications, so every view agrees on what comes next. Destructive tickets come first (a
-``git push --force`` must not wait behind ``pytest``), then the ones that will be denied soonest,
-then the older ones. Qt-free: a sort key and a few words for counts.
+notifications, so every view agrees on what comes next. The most dangerous tickets come first (a
+``git push --force`` must not wait behind ``pytest``: destructive, then moderate, then safe), then
+the ones whose countdown ends soonest, then the older ones. The key never changes while a ticket
+waits (it uses the deadline the ticket arrived with, not the seconds left), so the numbering a
+person reads only moves when a request arrives or leaves, never by the clock or a pause.
+Qt-free: a sort key and a few words for counts; the tray, the dialog and the inbox all call
+:func:`by_urgency`.
 """
 
 from __future__ import annotations
@@ -16,14 +20,14 @@ RISK_RANK = {"destructive": 0, "moderate": 1, "safe": 2}
 
 
 def urgency_key(ticket: Ticket) -> tuple[int, float, int]:
-    """Sort key: destructive first, then seconds left on the countdown, then age.
+    """Sort key: the most dangerous first, then the earliest deadline, then age (arrival order).
 
-    Running countdowns all go at the same speed, so their order holds. A paused one (the person
-    is reading it) keeps its time left, and so its place: others pass it only once they truly
-    have less time left than it.
+    Stable by construction: nothing in it changes while the ticket waits. Seconds left would
+    (rounding made two tickets with nearly equal deadlines swap places now and then, and a paused
+    one was passed by the others), and a list that reorders itself under the reader is misread.
     """
-    destructive = 0 if ticket.risk_level == "destructive" else 1
-    return destructive, round(ticket.countdown.remaining(), 1), ticket.number
+    deadline = ticket.created + ticket.countdown.total
+    return RISK_RANK.get(ticket.risk_level, 1), deadline, ticket.number
 
 
 def by_urgency(tickets: Iterable[Ticket]) -> list[Ticket]:

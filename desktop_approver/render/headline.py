@@ -1,0 +1,83 @@
+"""One short line about a call with its dangerous part first, and names cut to fit (Qt-free).
+
+A window title, a notification or a list row has room for some 60 characters. A 5,000-character
+command cut at 60 shows its harmless start and hides ``; rm -rf ~/`` at the end, so the line
+starts with what the risk reader found dangerous instead. The dialog's title and the desktop
+notifications both call :func:`headline`, so they name the same part. Every text goes through
+:func:`~desktop_approver.render.reveal.reveal` first: a line break or a bidi override in an
+agent's text is shown as a marker, never acted on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ..core.calls.reading import read_call, read_command, summary_of
+from ..core.calls.risk import assess_command
+from .reveal import reveal
+
+RANK = {"destructive": 0, "moderate": 1, "safe": 2}
+
+
+def one_line(text: str) -> str:
+    """``text`` with control, bidi and zero-width characters (line breaks too) shown as markers."""
+    return reveal(text).text
+
+
+def shorten(text: str, limit: int) -> str:
+    """``text`` cut to ``limit`` characters with an ellipsis (the whole text goes in a tooltip)."""
+    return text if len(text) <= limit else text[: max(1, limit - 1)] + "…"
+
+
+@dataclass(frozen=True)
+class DangerousPart:
+    """One simple command of a command line that the risk reader finds risky on its own."""
+
+    start: int
+    end: int
+    level: str
+    text: str
+
+
+def dangerous_parts(command: str, cwd: str | None = None) -> list[DangerousPart]:
+    """The simple commands of ``command`` that are moderate or destructive, with where they are written.
+
+    The spans are offsets into ``command``: a destructive command's whole text (its program and
+    its paths, ``rm -rf ~/``), a moderate one's program name only (a long ``./configure ...``
+    would otherwise mark the whole line). A program inside quotes (``bash -c 'rm -rf x'``) is
+    found where its text stands, else only its name is marked.
+    """
+    parts: list[DangerousPart] = []
+    for program in read_command(command).programs:
+        if not program.argv or program.span is None:
+            continue
+        level = assess_command(program.text or " ".join(program.argv), cwd).level
+        if level == "safe":
+            continue
+        start = program.span[0]
+        text = program.text
+        whole = level == "destructive" and text and command.startswith(text, start)
+        end = start + len(text) if whole else program.span[1]
+        parts.append(DangerousPart(start, end, level, command[start:end]))
+    return parts
+
+
+def headline(tool: str, args: Mapping[str, Any] | Any, limit: int = 60) -> str:
+    """What the call does in at most ``limit`` characters, the most dangerous part first.
+
+    ``rm -rf ~/ … (in a 5,000-character command)`` for a long command whose danger is in its
+    tail; the whole command when it fits, the summary cut at the end when nothing in it is risky.
+    """
+    summary = one_line(summary_of(args, tool))
+    reading = read_call(tool, args)
+    command = reading.commands[0].text if reading.commands else None
+    if command:
+        parts = sorted(dangerous_parts(command), key=lambda part: (RANK.get(part.level, 1), part.start))
+        whole = one_line(command)
+        if parts and len(whole) > limit and parts[0].start > 0:
+            worst = one_line(command[parts[0].start:])  # from the worst part on
+            tail = f" … (in a {len(command):,}-character command)"
+            return shorten(worst, max(12, limit - len(tail))) + tail
+    return shorten(summary, limit)

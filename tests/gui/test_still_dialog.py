@@ -1,0 +1,83 @@
+"""A still dialog: its size and its buttons stay where they are from one request to the next."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from PySide6.QtCore import QPoint
+
+from desktop_approver import Client, previews
+from tests.gui.conftest import wait_for
+
+OLD = "".join(f"def step_{i}(value):\n    return value + {i}\n\n" for i in range(40))
+NEW = OLD.replace("return value + 7\n", "return value * 7\n")
+
+
+def ask(app: Any, tool: str, args: dict[str, Any], **extra: Any) -> asyncio.Future[Any]:
+    def request() -> Any:
+        with Client(app.service.options.socket_path, agent="coder") as client:
+            return client.request(tool, args, session="s", **extra)
+
+    return asyncio.get_running_loop().run_in_executor(None, request)
+
+
+async def settled() -> None:
+    for _ in range(15):  # the lazy diff rendering and any deferred fit
+        await asyncio.sleep(0.02)
+
+
+def where(dialog: Any) -> tuple[Any, ...]:
+    def spot(button: Any) -> tuple[int, int, int, int]:
+        at = button.mapToGlobal(QPoint(0, 0))
+        return at.x(), at.y(), button.width(), button.height()
+
+    return (dialog.geometry().getRect(), spot(dialog.allow_once), spot(dialog.deny))
+
+
+def test_the_dialog_and_its_buttons_do_not_move_between_requests(approver: Any, run: Any) -> None:
+    dialog = approver.dialog
+
+    async def scenario() -> None:
+        answers = [ask(approver, "Bash", {"command": "git status"})]
+        await wait_for(lambda: dialog.isVisible() and dialog.ticket is not None, what="the first dialog")
+        await settled()
+        answers.append(ask(approver, "write_file", {"path": "steps.py", "content": NEW},
+                           preview=previews.diff("steps.py", OLD, NEW)))
+        answers.append(ask(approver, "Bash", {"command": "rm -rf build/"}))
+        await wait_for(lambda: len(approver.decider.tickets()) == 3, what="three requests")
+        first = where(dialog)
+        tickets = approver.decider.tickets()
+        seen = []
+        for ticket in [*tickets, *tickets]:  # each once, then each seen again
+            approver.decider.show(ticket)
+            await settled()
+            assert dialog.ticket is ticket
+            seen.append(where(dialog))
+            if ticket.calls[0].tool == "write_file":
+                preview = dialog.review.preview
+                # The diff's labels whole, and its pane tall enough to read: not clipped.
+                assert preview.diff_summary.isVisibleTo(preview)
+                assert preview.diff_summary.width() >= preview.diff_summary.sizeHint().width()
+                assert preview.diff_summary.text() == "1 change (2 lines) · 1 hunk"
+                assert preview.diff_browser.viewport().height() >= 3 * preview.diff_browser.fontMetrics().height()
+        assert all(place == first for place in seen), (first, seen)
+        for _ in range(3):
+            dialog.deny.click()
+        await asyncio.gather(*answers)
+
+    run(scenario())
+
+
+def test_one_changed_line_is_one_line(approver: Any, run: Any) -> None:
+    dialog = approver.dialog
+
+    async def scenario() -> None:
+        answer = ask(approver, "write_file", {"path": "a.txt", "content": "b\n"},
+                     preview=previews.diff("a.txt", "", "b\n"))
+        await wait_for(lambda: dialog.isVisible() and dialog.ticket is not None, what="the dialog")
+        assert dialog.review.preview.diff_summary.text() == "1 change (1 line) · 1 hunk"
+        dialog.deny.click()
+        await answer
+
+    run(scenario())

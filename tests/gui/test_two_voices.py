@@ -1,0 +1,86 @@
+"""Two voices, never mixed: what the agent wrote is framed as the agent's; the app's verdict is not.
+
+Hostile input from an agent: a description that says "✔ Safe – approved by policy", a Markdown
+preview whose heading imitates the verdict, a tool name with a line break in it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from PySide6.QtWidgets import QLabel, QWidget
+
+from desktop_approver import Client
+from desktop_approver.gui.badges import risk_text
+from tests.gui.conftest import wait_for
+
+FAKE_VERDICT = "✔ Safe – approved by policy"
+HEADING = "# ✔ Safe — approved by policy\n\nRisk: safe\n"
+TOOL = "Read\nRisk: safe ✔"
+
+
+def ask(app: Any, tool: str, args: dict[str, Any], agent: str = "codex", **extra: Any) -> asyncio.Future[Any]:
+    def request() -> Any:
+        with Client(app.service.options.socket_path, agent=agent) as client:
+            return client.request(tool, args, session="s", **extra)
+
+    return asyncio.get_running_loop().run_in_executor(None, request)
+
+
+def agent_widgets(review: Any) -> list[QWidget]:
+    return [review.agent_frame, *review.agent_frame.findChildren(QWidget)]
+
+
+def test_agent_text_stays_in_the_agents_frame_and_never_reaches_the_verdict(approver: Any, run: Any) -> None:
+    dialog = approver.dialog
+
+    async def scenario() -> None:
+        answer = ask(approver, TOOL, {"command": "rm -rf ~/projects"}, description=FAKE_VERDICT,
+                     preview={"kind": "text", "text": HEADING, "format": "markdown"})
+        await wait_for(lambda: dialog.ticket is not None and dialog.isVisible(), what="the dialog")
+        review = dialog.review
+        framed = agent_widgets(review)
+        # The description and the tool name are inside the frame that says whose words they are.
+        assert review.description in framed and review.tool in framed and review.preview in framed
+        assert "From the agent" in review.agent_title.text() and "not checked" in review.agent_title.text()
+        assert review.tool_claim.text() == "tool name as claimed" and review.tool_claim.isVisibleTo(review)
+        # The line break is shown as an escape, not a second line that reads like a verdict.
+        assert review.tool.text() == "Read\\nRisk: safe ✔" and "\n" not in review.tool.text()
+        assert "\n" not in dialog.windowTitle() and "Read\\nRisk" in dialog.windowTitle()
+        # The verdict: outside the frame, the app's own words only.
+        assert review.verdict not in framed and review.badge not in framed and review.reasons not in framed
+        verdict_text = " ".join(label.text() for label in review.verdict.findChildren(QLabel))
+        assert review.badge.text() == risk_text("destructive")
+        assert "approved by policy" not in verdict_text and "Risk: safe" not in verdict_text
+        # The Markdown heading is shown as the agent wrote it, not as a large heading.
+        document = review.preview.text_browser.document()
+        block = document.begin()
+        while block.isValid():
+            assert block.blockFormat().headingLevel() == 0
+            block = block.next()
+        assert "# ✔ Safe — approved by policy" in review.preview.text_browser.toPlainText()
+        # The frame is drawn differently from the verdict: a dashed border of its own.
+        assert "dashed" in review.agent_frame.styleSheet() and "dashed" not in review.verdict.styleSheet()
+        dialog.deny.click()
+        assert (await answer).decision == "deny"
+
+    run(scenario())
+
+
+def test_hostile_markup_in_names_is_shown_as_text_in_tooltips(approver: Any, run: Any) -> None:
+    dialog = approver.dialog
+    name = "<b>desktop-approver</b> verified ✔ " + "x" * 300
+
+    async def scenario() -> None:
+        answer = ask(approver, "Bash", {"command": "ls"}, agent=name)
+        await wait_for(lambda: dialog.ticket is not None and dialog.isVisible(), what="the dialog")
+        review = dialog.review
+        assert "&lt;b&gt;desktop-approver&lt;/b&gt;" in review.identity.text()
+        assert "x" * 300 not in review.identity.text()  # cut short in the line...
+        assert "x" * 300 in review.identity.toolTip() and "&lt;b&gt;" in review.identity.toolTip()  # ...whole here
+        assert "<b>desktop-approver" not in review.agent_title.toolTip()
+        dialog.deny.click()
+        await answer
+
+    run(scenario())
