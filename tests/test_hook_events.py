@@ -115,7 +115,8 @@ def test_pre_tool_use_block_ends_the_run_with_the_stop_reason(serve: Any) -> Non
 def test_pre_tool_use_deny_lets_the_run_go_on(serve: Any) -> None:
     service = serve(every("deny", "not now"))
     event = json.loads(permission_request(hook_event_name="PreToolUse"))
-    answer = json.loads(cli("hook", "claude-code", "--socket", str(service.socket_path), stdin=json.dumps(event)).stdout)
+    result = cli("hook", "claude-code", "--socket", str(service.socket_path), stdin=json.dumps(event))
+    answer = json.loads(result.stdout)
     assert "continue" not in answer and answer["hookSpecificOutput"]["permissionDecision"] == "deny"
 
 

@@ -159,7 +159,8 @@ def test_allow_session_passes_every_granting_suggestion_kind_for_the_session(ser
     mode = {"type": "setMode", "mode": "acceptEdits", "destination": "localSettings"}
     removal = {"type": "removeRules", "rules": [{"toolName": "Bash"}], "behavior": "deny", "destination": "session"}
     cli = ScriptedCli(CALLS[:1], suggestions=[directory, mode, removal])
-    run(cli, ClaudeAgentOptions(can_use_tool=DesktopPermissions(Approver(socket_path=service.socket_path)).can_use_tool))
+    permissions = DesktopPermissions(Approver(socket_path=service.socket_path))
+    run(cli, ClaudeAgentOptions(can_use_tool=permissions.can_use_tool))
     assert cli.replies[0]["updatedPermissions"] == [{**directory, "destination": "session"},
                                                     {**mode, "destination": "session"}]
 

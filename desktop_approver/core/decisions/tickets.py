@@ -166,7 +166,7 @@ class Countdown:
 
     def pause(self) -> None:
         """Stop the clock, the first time only (until :meth:`resume` or the hard limit)."""
-        if self.can_pause:
+        if self._handle is not None and not self.paused_once:
             self.paused_once = True
             self._remaining = self.remaining()
             self._handle.cancel()
