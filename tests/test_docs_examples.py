@@ -245,3 +245,38 @@ def test_the_hooks_json_is_what_install_writes() -> None:
     command = shown["hooks"]["PermissionRequest"][0]["hooks"][0]["command"]
     assert command.startswith("/") and command.endswith(" hook claude-code")
     assert merged_settings({}, command) == shown
+
+
+def _desktop_approver_commands(code: str) -> Iterator[list[str]]:
+    """Each ``desktop-approver ...`` command in a shell example, as its argument list."""
+    import shlex
+
+    for line in code.replace("\\\n", " ").splitlines():
+        try:
+            words = shlex.split(line, comments=True)
+        except ValueError:
+            continue
+        command: list[str] | None = None
+        for word in [*words, "&&"]:
+            if word in ("&&", "||", "|", ";", "<", ">"):
+                if command is not None:
+                    yield command
+                command = None
+            elif command is not None:
+                command.append(word)
+            elif word.rsplit("/", 1)[-1] == "desktop-approver" and not word.endswith(".spec"):
+                command = []
+
+
+@pytest.mark.parametrize("example", [e for e in examples("bash") if list(_desktop_approver_commands(e.code))],
+                         ids=str)
+def test_the_shell_example_s_commands_parse(example: Example) -> None:
+    """Shell examples install, build or need a desktop, so they are not run; their own commands must
+    be what the CLI accepts (a renamed option fails here)."""
+    from desktop_approver.cli import build_parser
+
+    for argv in _desktop_approver_commands(example.code):
+        try:
+            build_parser().parse_args(argv)
+        except SystemExit as exc:
+            raise AssertionError(f"{example}: desktop-approver {' '.join(argv)} does not parse") from exc
