@@ -106,7 +106,10 @@ def pydantic_ai_model() -> Any:
 
 
 def openai_agents_model() -> Any:
+    from agents import set_tracing_disabled
     from agents.testing import ModelStep, ScriptedModel, assistant_message, function_call
+
+    set_tracing_disabled(True)  # no trace export to OpenAI from the tests
 
     def report(call: Any) -> Any:
         read = [str(item["output"]) for item in call.input
@@ -218,7 +221,13 @@ RUNNERS: dict[str, Callable[..., None]] = {
 }
 
 
-@pytest.mark.parametrize("example", examples("python"), ids=str)
+FRAMEWORK_SECTIONS = {"PydanticAI", "OpenAI Agents SDK", "LangChain / LangGraph", "Claude Agent SDK",
+                      "Microsoft Agent Framework", "CrewAI", "Testing an agent without the app"}
+
+
+@pytest.mark.parametrize("example", [
+    pytest.param(example, marks=[pytest.mark.adapter] if example.heading in FRAMEWORK_SECTIONS else [])
+    for example in examples("python")], ids=str)
 def test_the_python_example_runs(example: Example, app: ServiceThread, capsys: pytest.CaptureFixture[str]) -> None:
     runner = RUNNERS.get(example.heading)
     assert runner is not None, f"{example}: no runner for this section: add one to RUNNERS"
