@@ -180,8 +180,8 @@ def framework(package: str, given: Callable[[], dict[str, Any]], agent: str,
 
 def the_client(example: Example, app: ServiceThread, capsys: pytest.CaptureFixture[str]) -> None:
     namespace = run_example(example)
-    assert namespace["decision"].allowed and len(namespace["decisions"]) == 2
-    assert [call.tool for ticket in app.person.seen for call in ticket.calls][-1] == "Bash"
+    assert namespace["decision"].allowed and len(namespace["decisions"]) == 2 and namespace["listed"].allowed
+    assert [call.tool for ticket in app.person.seen for call in ticket.calls] == ["write_file", "Bash", "Bash", "Bash"]
 
 
 def claude_agent_sdk(example: Example, app: ServiceThread, capsys: pytest.CaptureFixture[str]) -> None:
