@@ -206,6 +206,17 @@ def test_install_writes_an_absolute_command_that_runs_without_the_venv_on_path(s
     assert decision_of(ran.stdout) == {"behavior": "allow"}, ran.stderr
 
 
+def test_install_repoints_an_earlier_hook_keeping_its_options_and_leaves_others_alone() -> None:
+    earlier = {"hooks": {"PreToolUse": [{"hooks": [
+        {"type": "command", "command": "desktop-approver hook claude-code --when-unavailable ask"},
+        {"type": "command", "command": "my-linter hook claude-code"}]}]}}
+    merged = merged_settings(earlier, "/opt/venv/bin/desktop-approver hook claude-code")
+    commands = [h["command"] for h in merged["hooks"]["PreToolUse"][0]["hooks"]]
+    assert commands == ["/opt/venv/bin/desktop-approver hook claude-code --when-unavailable ask",
+                        "my-linter hook claude-code"]
+    assert merged["hooks"]["Stop"][0]["hooks"][0]["command"] == "/opt/venv/bin/desktop-approver hook claude-code"
+
+
 def test_install_refuses_a_settings_file_it_cannot_read(tmp_path: Path) -> None:
     import pytest
 

@@ -237,44 +237,63 @@ def hook_command() -> str:
     return shlex.join([*app_command(), *HOOK_ARGUMENTS])
 
 
-def _is_ours(command: Any) -> bool:
-    """A hook command of ours, bare or with any path (an earlier install, another venv)."""
+def _program_length(words: list[str]) -> int:
+    """How many leading words run desktop-approver (``.../desktop-approver`` or ``python -m
+    desktop_approver``); 0 when they do not."""
+    if words and os.path.basename(words[0]) == "desktop-approver":
+        return 1
+    if len(words) >= 3 and words[1] == "-m" and words[2] == "desktop_approver":
+        return 3
+    return 0
+
+
+def _ours(command: Any) -> list[str] | None:
+    """A hook command of ours (bare or with any path, with any options) as its words; else None."""
     import shlex
 
     if not isinstance(command, str):
-        return False
+        return None
     try:
         words = shlex.split(command)
     except ValueError:
-        return False
-    return tuple(words[-2:]) == HOOK_ARGUMENTS and (
-        os.path.basename(words[0]) == "desktop-approver" or words[-3:-2] == ["desktop_approver"])
+        return None
+    program = _program_length(words)
+    return words if program and words[program:program + 2] == list(HOOK_ARGUMENTS) else None
 
 
 def merged_settings(settings: dict[str, Any], command: str = HOOK_COMMAND) -> dict[str, Any]:
     """``settings`` with our hooks added to each event that does not run them yet; nothing removed.
 
     A hook of ours with another path (the bare name of earlier versions, another venv) is pointed
-    at ``command``: one desktop-approver answers, the one that ran ``--install``.
+    at ``command``'s program, keeping its own options: one desktop-approver answers, the one that
+    ran ``--install``.
     """
+    import shlex
+
+    command_words = shlex.split(command)
+    program = command_words[:_program_length(command_words)]
     merged: dict[str, Any] = json.loads(json.dumps(settings))
     hooks = merged.setdefault("hooks", {})
     if not isinstance(hooks, dict):
         raise ValueError("its \"hooks\" is not an object")
-    for event, (matcher, timeout) in INSTALLED_TIMEOUTS.items():
+    others = [event for event in hooks if event not in INSTALLED_TIMEOUTS]
+    for event in [*INSTALLED_TIMEOUTS, *others]:  # ours wherever the person wired it (PreToolUse too)
         groups = hooks.setdefault(event, [])
         if not isinstance(groups, list):
             raise ValueError(f"its hooks.{event} is not a list")
         present = False
         for group in groups:
             for hook in (group.get("hooks") or []) if isinstance(group, dict) else []:
-                if isinstance(hook, dict) and _is_ours(hook.get("command")):
-                    hook["command"] = command
+                words = _ours(hook.get("command")) if isinstance(hook, dict) else None
+                if words is not None:
+                    hook["command"] = shlex.join([*program, *words[_program_length(words):]])
                     present = True
-        if not present:
-            added: dict[str, Any] = {} if matcher is None else {"matcher": matcher}
-            added["hooks"] = [{"type": "command", "command": command, "timeout": timeout}]
-            groups.append(added)
+        if event not in INSTALLED_TIMEOUTS or present:
+            continue
+        matcher, timeout = INSTALLED_TIMEOUTS[event]
+        added: dict[str, Any] = {} if matcher is None else {"matcher": matcher}
+        added["hooks"] = [{"type": "command", "command": command, "timeout": timeout}]
+        groups.append(added)
     return merged
 
 
