@@ -215,6 +215,17 @@ class StdinLines:
         return (line + newline).decode("utf-8", errors="replace")
 
 
+def _pollable(fd: int) -> bool:
+    """A pipe, socket or terminal (what MCP clients give us); a file or /dev/null cannot be polled."""
+    import stat
+
+    try:
+        mode = os.fstat(fd).st_mode
+    except OSError:
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or os.isatty(fd)
+
+
 async def serve_gate(upstream_argv: Sequence[str], approver: Approver, *, allow_read_only: bool = False,
                      name: str = "desktop-approver-gate") -> None:
     """Run the upstream server and serve it, gated, on this process's stdio until the client leaves.
@@ -242,14 +253,15 @@ async def serve_gate(upstream_argv: Sequence[str], approver: Approver, *, allow_
                                      instructions=initialized.instructions,
                                      on_list_tools=gate.list_tools, on_call_tool=gate.call_tool,
                                      **passed_through(upstream, initialized.capabilities))
-        stdin = StdinLines()
+        stdin = StdinLines() if _pollable(0) else None
         try:
             with serving:
                 async with stdio_server(stdin=stdin) as (ours_in, ours_out):  # type: ignore[arg-type]  # only iterated
                     await server.run(ours_in, ours_out, server.create_initialization_options())
                 serving.cancel()  # the client left: the upstream's end from here on is our doing
         finally:
-            stdin.restore()
+            if stdin is not None:
+                stdin.restore()
     if upstream_gone:
         raise UpstreamGone(f"the upstream server {upstream_argv[0]!r} exited")
 
