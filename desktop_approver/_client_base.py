@@ -186,7 +186,8 @@ class ClientProtocol:
         if self.welcome and isinstance(self.welcome.get("default_timeout"), (int, float)):
             default = float(self.welcome["default_timeout"])
         # The person may pause the countdown; the app still answers within the timeout stretched by
-        # its pause allowance (core.tickets.PAUSE_ALLOWANCE = 1.0, i.e. twice the timeout).
+        # its pause allowance (core.decisions.tickets.PAUSE_ALLOWANCE = 0.5); twice the timeout is
+        # what ipc/PROTOCOL.md promises a client may wait, whichever app version answers.
         return (timeout if timeout is not None else default) * 2 + REPLY_GRACE
 
     def parse(self, data: bytes) -> list[dict[str, Any]]:

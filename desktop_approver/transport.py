@@ -34,7 +34,7 @@ else:
     # building four typing.Protocol classes costs a hook (which starts once per call) ~2 ms.
     Protocol = object
 
-__all__ = ["Connection", "Transport", "AsyncConnection", "AsyncTransport", "UnixSocketTransport"]
+__all__ = ["Connection", "Transport", "AsyncConnection", "AsyncTransport", "DualTransport", "UnixSocketTransport"]
 
 
 class Connection(Protocol):
@@ -84,6 +84,11 @@ class AsyncTransport(Protocol):
     def address(self) -> str | os.PathLike[str]: ...
 
     async def connect_async(self, timeout: float) -> AsyncConnection: ...
+
+
+class DualTransport(Transport, AsyncTransport, Protocol):
+    """Both doors at once, as the adapters' :class:`~desktop_approver.adapters.base.Approver` needs
+    (frameworks call it from threads and from event loops): the unix socket, ``FakeApprover``."""
 
 
 class UnixSocketTransport:

@@ -77,11 +77,47 @@ def test_permission_request_without_app_denies_or_leaves_the_prompt_to_claude(tm
     assert ask.returncode == 0 and ask.stdout == ""
 
 
-def test_session_rules_keep_only_allow_rules_and_force_the_session() -> None:
+# Every kind of PermissionUpdate Claude Code documents (claude_agent_sdk.types.PermissionUpdate).
+ADD_DIRECTORY = {"type": "addDirectories", "directories": ["/tmp/other"], "destination": "localSettings"}
+ACCEPT_EDITS = {"type": "setMode", "mode": "acceptEdits", "destination": "localSettings"}
+REPLACE = {"type": "replaceRules", "rules": [{"toolName": "Read"}], "behavior": "allow", "destination": "userSettings"}
+BYPASS = {"type": "setMode", "mode": "bypassPermissions", "destination": "session"}
+REMOVE_RULES = {"type": "removeRules", "rules": [{"toolName": "Bash"}], "behavior": "deny", "destination": "session"}
+REMOVE_DIRECTORY = {"type": "removeDirectories", "directories": ["/tmp"], "destination": "session"}
+
+
+def test_session_rules_pass_every_granting_kind_for_the_session_only() -> None:
     deny_rule = {**SUGGESTION, "behavior": "deny"}
-    mode = {"type": "setMode", "mode": "acceptEdits", "destination": "session"}
-    assert session_rules([SUGGESTION, deny_rule, mode, "junk"]) == [{**SUGGESTION, "destination": "session"}]
-    assert session_rules(None) is None and session_rules([mode]) is None
+    kept = session_rules([SUGGESTION, deny_rule, ADD_DIRECTORY, ACCEPT_EDITS, REPLACE, BYPASS, REMOVE_RULES,
+                          REMOVE_DIRECTORY, "junk"])
+    assert kept == [{**item, "destination": "session"} for item in (SUGGESTION, ADD_DIRECTORY, ACCEPT_EDITS, REPLACE)]
+    assert session_rules(None) is None and session_rules([BYPASS, REMOVE_RULES]) is None
+
+
+def test_permission_request_allow_session_passes_an_add_directories_suggestion(serve: Any) -> None:
+    service = serve(every("allow_session"))
+    result = cli("hook", "claude-code", "--socket", str(service.socket_path),
+                 stdin=permission_request(permission_suggestions=[ADD_DIRECTORY, ACCEPT_EDITS]))
+    assert decision_of(result.stdout) == {"behavior": "allow", "updatedPermissions": [
+        {**ADD_DIRECTORY, "destination": "session"}, {**ACCEPT_EDITS, "destination": "session"}]}
+
+
+def test_pre_tool_use_block_ends_the_run_with_the_stop_reason(serve: Any) -> None:
+    service = serve(lambda ticket: [Verdict("deny", "policy", note="no npm here", blocked=True)])
+    event = json.loads(permission_request(hook_event_name="PreToolUse"))
+    result = cli("hook", "claude-code", "--socket", str(service.socket_path), stdin=json.dumps(event))
+    answer = json.loads(result.stdout)
+    assert result.returncode == 0
+    assert answer["continue"] is False and answer["stopReason"] == "blocked by policy: no npm here"
+    assert answer["hookSpecificOutput"]["permissionDecision"] == "deny"
+
+
+def test_pre_tool_use_deny_lets_the_run_go_on(serve: Any) -> None:
+    service = serve(every("deny", "not now"))
+    event = json.loads(permission_request(hook_event_name="PreToolUse"))
+    result = cli("hook", "claude-code", "--socket", str(service.socket_path), stdin=json.dumps(event))
+    answer = json.loads(result.stdout)
+    assert "continue" not in answer and answer["hookSpecificOutput"]["permissionDecision"] == "deny"
 
 
 def test_notification_and_stop_tell_the_person_through_notify_send(tmp_path: Path) -> None:
@@ -107,10 +143,13 @@ def test_notification_and_stop_tell_the_person_through_notify_send(tmp_path: Pat
     assert lines[1].endswith("Claude Code (shop) finished||")
 
 
-def test_unknown_event_is_bad_input(tmp_path: Path) -> None:
-    result = cli("hook", "claude-code", "--socket", str(tmp_path / "x.sock"),
-                 stdin=json.dumps({"hook_event_name": "PostToolUse", "tool_name": "Bash"}))
-    assert result.returncode == 2 and "unsupported hook event" in result.stderr
+def test_an_event_it_does_not_answer_is_left_alone(tmp_path: Path) -> None:
+    """Exit 2 would block a prompt or a tool's result: exit 0, nothing on stdout, one line on stderr."""
+    for event in ({"hook_event_name": "PostToolUse", "tool_name": "Bash", "tool_response": {}},
+                  {"hook_event_name": "UserPromptSubmit", "prompt": "hi"}):
+        result = cli("hook", "claude-code", "--socket", str(tmp_path / "x.sock"), stdin=json.dumps(event))
+        assert result.returncode == 0 and result.stdout == ""
+        assert len(result.stderr.splitlines()) == 1 and event["hook_event_name"] in result.stderr
 
 
 def test_install_merges_keeps_what_is_there_and_prints_the_diff(tmp_path: Path) -> None:
@@ -133,12 +172,49 @@ def test_install_merges_keeps_what_is_there_and_prints_the_diff(tmp_path: Path) 
     written = json.loads(settings.read_text())
     assert written["model"] == "opus"
     assert written["hooks"]["Stop"][0] == existing["hooks"]["Stop"][0]
+    installed = written["hooks"]["PermissionRequest"][0]["hooks"][0]["command"]
     for event in ("PermissionRequest", "Notification", "Stop"):
         commands = [h["command"] for g in written["hooks"][event] for h in g["hooks"]]
-        assert commands.count(HOOK_COMMAND) == 1
+        assert commands.count(installed) == 1 and HOOK_COMMAND not in commands
     second = install()
     assert second.returncode == 0 and "nothing changed" in second.stdout
     assert json.loads(settings.read_text()) == written
+
+
+def test_install_writes_an_absolute_command_that_runs_without_the_venv_on_path(serve: Any, tmp_path: Path) -> None:
+    import shlex
+    import subprocess
+    import sys
+
+    project = tmp_path / "proj"
+    (project / ".claude").mkdir(parents=True)
+    (project / ".claude" / "settings.json").write_text(json.dumps(
+        {"hooks": {"Stop": [{"hooks": [{"type": "command", "command": HOOK_COMMAND}]}]}}))  # an earlier install
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    result = subprocess.run([sys.executable, "-m", "desktop_approver", "hook", "claude-code", "--install",
+                             "--project"], cwd=project, capture_output=True, text=True, env=env, timeout=30)
+    assert result.returncode == 0, result.stderr
+    written = json.loads((project / ".claude" / "settings.json").read_text())
+    commands = {h["command"] for event in written["hooks"].values() for g in event for h in g["hooks"]}
+    assert len(commands) == 1, commands  # the bare command of an earlier install now has the path too
+    words = shlex.split(commands.pop())
+    assert os.path.isabs(words[0]) and words[-2:] == ["hook", "claude-code"]
+    service = serve(every("allow_once"))
+    ran = subprocess.run([*words, "--socket", str(service.socket_path)], input=permission_request(),
+                         capture_output=True, text=True, env={"PYTHONPATH": str(ROOT), "PATH": "/nonexistent"},
+                         timeout=30)
+    assert decision_of(ran.stdout) == {"behavior": "allow"}, ran.stderr
+
+
+def test_install_repoints_an_earlier_hook_keeping_its_options_and_leaves_others_alone() -> None:
+    earlier = {"hooks": {"PreToolUse": [{"hooks": [
+        {"type": "command", "command": "desktop-approver hook claude-code --when-unavailable ask"},
+        {"type": "command", "command": "my-linter hook claude-code"}]}]}}
+    merged = merged_settings(earlier, "/opt/venv/bin/desktop-approver hook claude-code")
+    commands = [h["command"] for h in merged["hooks"]["PreToolUse"][0]["hooks"]]
+    assert commands == ["/opt/venv/bin/desktop-approver hook claude-code --when-unavailable ask",
+                        "my-linter hook claude-code"]
+    assert merged["hooks"]["Stop"][0]["hooks"][0]["command"] == "/opt/venv/bin/desktop-approver hook claude-code"
 
 
 def test_install_refuses_a_settings_file_it_cannot_read(tmp_path: Path) -> None:

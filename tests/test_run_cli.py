@@ -6,7 +6,14 @@ import os
 from pathlib import Path
 from typing import Any
 
-from desktop_approver.commands.run import command_to_run
+from desktop_approver.commands.run import (
+    CODES,
+    EXIT_BAD_INPUT,
+    EXIT_BLOCKED,
+    EXIT_DENIED,
+    EXIT_UNAVAILABLE,
+    command_to_run,
+)
 from desktop_approver.core.decisions.tickets import Ticket, Verdict
 from tests.test_cli import cli, every
 
@@ -25,28 +32,28 @@ def test_allowed_command_is_exec_d_with_its_own_exit_code_and_output(serve: Any,
     assert service.person.seen[0].session == "s-run"
 
 
-def test_denied_command_does_not_run_and_exits_1_with_the_note(serve: Any, tmp_path: Path) -> None:
+def test_denied_command_does_not_run_and_exits_with_the_denied_code_and_the_note(serve: Any, tmp_path: Path) -> None:
     marker = tmp_path / "ran"
     service = serve(every("deny", "use the staging bucket"))
     result = cli("run", "--socket", str(service.socket_path), "--tool", "deploy", "--", "touch", str(marker))
-    assert result.returncode == 1
+    assert result.returncode == EXIT_DENIED
     assert "use the staging bucket" in result.stderr and result.stdout == ""
     assert not marker.exists()
     assert service.person.seen[0].calls[0].tool == "deploy"
 
 
-def test_blocked_command_exits_3(serve: Any, tmp_path: Path) -> None:
+def test_blocked_command_exits_with_the_blocked_code(serve: Any, tmp_path: Path) -> None:
     marker = tmp_path / "ran"
     service = serve(lambda ticket: [Verdict("deny", "policy", note="never", blocked=True) for _ in ticket.calls])
     result = cli("run", "--socket", str(service.socket_path), "--", "touch", str(marker))
-    assert result.returncode == 3 and "blocked by policy: never" in result.stderr
+    assert result.returncode == EXIT_BLOCKED and "blocked by policy: never" in result.stderr
     assert not marker.exists()
 
 
-def test_unreachable_app_exits_2_and_runs_nothing(tmp_path: Path) -> None:
+def test_unreachable_app_exits_with_its_code_and_runs_nothing(tmp_path: Path) -> None:
     marker = tmp_path / "ran"
     result = cli("run", "--socket", str(tmp_path / "none.sock"), "--", "touch", str(marker))
-    assert result.returncode == 2 and "not reachable" in result.stderr
+    assert result.returncode == EXIT_UNAVAILABLE and "not reachable" in result.stderr
     assert not marker.exists()
 
 
@@ -78,4 +85,43 @@ def test_edited_shell_line_runs_through_sh_and_bad_edits_are_refused() -> None:
 
 def test_no_command_is_bad_input(tmp_path: Path) -> None:
     result = cli("run", "--socket", str(tmp_path / "none.sock"), "--")
-    assert result.returncode == 2
+    assert result.returncode == EXIT_BAD_INPUT and "no command" in result.stderr
+
+
+def test_a_command_s_own_1_2_3_cannot_be_taken_for_a_deny_and_the_status_file_says_which(
+        serve: Any, tmp_path: Path) -> None:
+    """The command's own exit codes stay its own; ours are distinct, and the status file is exact."""
+    status = tmp_path / "status"
+    allowing = serve(every("allow_once"))
+    for code in (1, 2, 3):
+        result = cli("run", "--socket", str(allowing.socket_path), "--status-file", str(status), "--",
+                     "sh", "-c", f"exit {code}")
+        assert result.returncode == code and status.read_text() == "allowed\n"
+        assert result.returncode not in CODES
+    denied = cli("run", "--socket", str(tmp_path / "none.sock"), "--status-file", str(status), "--", "true")
+    assert denied.returncode == EXIT_UNAVAILABLE and status.read_text() == "unavailable\n"
+    assert len({EXIT_DENIED, EXIT_UNAVAILABLE, EXIT_BLOCKED, EXIT_BAD_INPUT}) == 4
+
+
+def test_status_file_for_a_deny_and_a_block(serve: Any, tmp_path: Path) -> None:
+    status = tmp_path / "status"
+    denying = serve(lambda ticket: [Verdict("deny", "policy", note="no", blocked=True) for _ in ticket.calls])
+    result = cli("run", "--socket", str(denying.socket_path), "--status-file", str(status), "--", "true")
+    assert result.returncode == EXIT_BLOCKED and status.read_text() == "blocked\n"
+
+
+def test_an_unwritable_status_file_runs_nothing(serve: Any, tmp_path: Path) -> None:
+    marker = tmp_path / "ran"
+    service = serve(every("allow_once"))
+    result = cli("run", "--socket", str(service.socket_path), "--status-file", str(tmp_path / "no" / "dir"),
+                 "--", "touch", str(marker))
+    assert result.returncode == EXIT_BAD_INPUT and "cannot write --status-file" in result.stderr
+    assert not marker.exists()
+
+
+def test_codes_are_listed_by_codes_and_in_help() -> None:
+    listed = cli("run", "--codes")
+    assert listed.returncode == 0
+    helped = cli("run", "--help").stdout
+    for code, (word, _) in CODES.items():
+        assert f"{code:>3}  {word}" in listed.stdout and f"{code:>3}  {word}" in helped

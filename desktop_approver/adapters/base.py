@@ -9,6 +9,8 @@
 - edited arguments replace the call's arguments (:attr:`Answer.args`);
 - the app not being reachable denies (fail closed) unless ``on_unavailable="allow"``;
 - a protocol error (flood guard, malformed hints) denies, with the reason;
+- ``transport=`` (e.g. :class:`desktop_approver.testing.FakeApprover`) replaces the app's socket,
+  so an agent built on any adapter is tested end to end with no app running;
 - a call that looks like a file write, an edit, a patch or a shell command carries a preview built
   here, in the agent's process (``render.autopreview``, standard library only): the agent may run
   on another machine or in a container, where the app cannot read the file being changed.
@@ -31,6 +33,7 @@ from ..wire import Decision
 
 if TYPE_CHECKING:
     from ..async_client import AsyncClient
+    from ..transport import DualTransport
 
 OnUnavailable = Literal["deny", "allow"]
 MAX_PREVIEW_BYTES = 256 * 1024
@@ -134,14 +137,19 @@ class Approver:
 
     ``session`` is the default session (adapters pass the framework's own id per call when there is
     one); without it one is made per Approver, so "Allow for session" lasts as long as this object.
+    ``transport`` replaces the app's socket (``FakeApprover`` in an agent's tests), for the blocking
+    and the async calls alike.
     """
 
     def __init__(self, *, agent: str | None = None, session: str | None = None,
                  socket_path: str | os.PathLike[str] | None = None, timeout: float | None = None,
                  on_unavailable: OnUnavailable = "deny", stop_on_block: bool = True,
-                 token: str | None = None, previews: bool = True) -> None:
+                 token: str | None = None, previews: bool = True, transport: DualTransport | None = None) -> None:
         if on_unavailable not in ("deny", "allow"):
             raise ValueError(f"on_unavailable must be 'deny' or 'allow', not {on_unavailable!r}")
+        if transport is not None and socket_path is not None:
+            raise TypeError("give a socket_path or a transport, not both")
+        self.transport = transport
         self.agent = agent
         self.session = session or f"{agent or 'agent'}-{os.getpid()}-{os.urandom(4).hex()}"
         self.socket_path = socket_path
@@ -253,7 +261,8 @@ class Approver:
         self._local.clients = clients
         client = clients.get(name)
         if client is None:
-            client = clients[name] = Client(self.socket_path, agent=name, session=self.session, token=self.token)
+            client = clients[name] = Client(self.socket_path, agent=name, session=self.session, token=self.token,
+                                            transport=self.transport)
             with self._lock:
                 self._all_clients.append(client)
         return client
@@ -261,7 +270,8 @@ class Approver:
     def _async_client(self, agent: str | None) -> AsyncClient:
         from ..async_client import AsyncClient
 
-        return AsyncClient(self.socket_path, agent=agent or self.agent, session=self.session, token=self.token)
+        return AsyncClient(self.socket_path, agent=agent or self.agent, session=self.session, token=self.token,
+                           transport=self.transport)
 
     def _settle(self, decision: Decision, args: Mapping[str, Any]) -> Answer:
         if decision.blocked and self.stop_on_block:

@@ -22,11 +22,13 @@ adapter has the blocking style only.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from claude_agent_sdk import PermissionResultAllow, PermissionResultDeny, ToolPermissionContext
 from claude_agent_sdk.types import PermissionUpdate
 
+from ..commands.hook import kept_for_session
 from ..errors import Blocked
 from .base import Answer, Approver
 
@@ -86,7 +88,11 @@ def _hook_output(answer: Answer) -> dict[str, Any]:
 
 
 def session_rules(suggestions: list[PermissionUpdate]) -> list[PermissionUpdate] | None:
-    """Claude Code's suggested allow rules, kept to this session (never written to a settings file)."""
-    rules = [PermissionUpdate(type=s.type, rules=s.rules, behavior=s.behavior, destination="session")
-             for s in suggestions if s.type in ("addRules", "replaceRules") and (s.behavior or "allow") == "allow"]
+    """Claude Code's suggested updates, kept to this session (never written to a settings file).
+
+    The same kinds as the hook passes on (:data:`desktop_approver.commands.hook.SESSION_UPDATES`):
+    allow rules, directories and a mode other than ``bypassPermissions``; never a removal.
+    """
+    rules = [dataclasses.replace(s, destination="session")
+             for s in suggestions if kept_for_session(s.type, s.behavior, s.mode)]
     return rules or None

@@ -11,7 +11,12 @@ CrewAI's hook cannot carry a reason, so the person's note goes to the agent thro
 before-LLM-call hook of ours, as a user message on its next model call ("desktop-approver: ...").
 
 CrewAI logs and ignores an exception raised by a hook and then runs the tool, so this hook never
-raises: a policy ``block`` and an unreachable app are denies like any other (fail closed).
+raises: an unreachable app is a deny like any other (fail closed). A policy ``block`` denies the
+call and then ends the run the one way CrewAI gives a hook: our before-LLM-call hook answers
+``False`` for that crew, so CrewAI stops before its next model call ("LLM call blocked by
+before_llm_call hook"; it retries the task, blocked again at once, then gives up). Inside
+``with DesktopApproval():`` the error that leaves ``kickoff()`` is
+:class:`~desktop_approver.errors.Blocked`.
 ``allow_session`` is kept per crew (its id), else per task; the agent's name is its ``role``.
 CrewAI asks one tool call at a time, so there is no batch.
 """
@@ -43,6 +48,7 @@ class DesktopApproval:
     def __init__(self, approver: Approver | None = None) -> None:
         self.approver = approver or Approver(agent="crewai")
         self._notes: dict[int, list[str]] = {}  # id(agent) -> notes not yet shown to its model
+        self._blocked: dict[str | None, Blocked] = {}  # session (crew, else task) -> the block that ends it
         self._lock = threading.Lock()
         self.installed = False
 
@@ -66,8 +72,12 @@ class DesktopApproval:
     def __enter__(self) -> DesktopApproval:
         return self.install()
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: object) -> None:
         self.uninstall()
+        blocked = next(iter(self._blocked.values()), None)
+        self._blocked.clear()
+        if blocked is not None and isinstance(exc, Exception):
+            raise blocked from exc  # CrewAI's "LLM call blocked" is our block: say so
 
     def before_tool_call(self, context: Any) -> bool | None:
         """``None`` lets the call run (with the person's edits); ``False`` stops it."""
@@ -78,6 +88,8 @@ class DesktopApproval:
         except Blocked as exc:
             answer = Answer(False, dict(context.tool_input or {}), deny_message(exc.decision)
                             if isinstance(exc.decision, Decision) else str(exc))
+            with self._lock:
+                self._blocked.setdefault(_session_of(context), exc)
         except Exception as exc:  # noqa: BLE001 - CrewAI would run the tool after a hook's exception
             log.exception("asking desktop-approver failed; denying %s", context.tool_name)
             answer = Answer(False, dict(context.tool_input or {}), f"The tool call was not run: {exc}")
@@ -90,7 +102,10 @@ class DesktopApproval:
         return None
 
     def before_llm_call(self, context: Any) -> bool | None:
+        """Hands the model the notes of refused calls; ``False`` (ends the run) after a block."""
         with self._lock:
+            if _session_of(context) in self._blocked:
+                return False
             notes = self._notes.pop(id(context.agent), None)
         if notes:
             context.messages.append({"role": "user", "content": "desktop-approver: " + "\n".join(notes)})

@@ -8,9 +8,14 @@ forwarded with the person's edited arguments, a denied one is answered as a tool
 calls that the app's own risk classifier calls safe without asking (annotations are never trusted
 for that).
 
+A policy ``block`` cannot end the run through MCP: the protocol has no way for a server to stop
+its client's agent. The gate answers it as a refusal whose text says it was a block.
+
 ``desktop-approver mcp-permission`` serves one tool, ``approve``, for Claude Code's
 ``--permission-prompt-tool mcp__desktop-approver__approve``: it answers
-``{"behavior": "allow", "updatedInput": {...}}`` or ``{"behavior": "deny", "message": "..."}``.
+``{"behavior": "allow", "updatedInput": {...}}`` or ``{"behavior": "deny", "message": "..."}``;
+a policy ``block`` adds ``"interrupt": true``, which ends Claude's run (the permission result's
+documented field, as in the Agent SDK's ``PermissionResultDeny``).
 
 Both use the official ``mcp`` SDK (2.x: the low-level ``Server`` with ``on_list_tools`` /
 ``on_call_tool`` handlers, ``stdio_client`` + ``ClientSession`` for the upstream).
@@ -21,16 +26,21 @@ from __future__ import annotations
 import json
 import logging
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from contextlib import AsyncExitStack
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+import anyio
 import mcp_types as types
 from mcp import ClientSession, StdioServerParameters, stdio_client, stdio_server
 from mcp.server.lowlevel.server import Server
 
 from ..errors import Blocked
 from .base import Answer, Approver, hints_from
+
+if TYPE_CHECKING:
+    from mcp.shared._stream_protocols import ReadStream
+    from mcp.shared.message import SessionMessage
 
 log = logging.getLogger("desktop_approver.adapters.mcp")
 PERMISSION_TOOL = "approve"
@@ -131,13 +141,110 @@ def _assessed_safe(tool: str, args: dict[str, Any], hints: dict[str, bool] | Non
     return assess(tool, args, cwd=os.getcwd(), hints=hints).level == SAFE
 
 
+class UpstreamGone(Exception):
+    """The upstream server closed its side (it exited or crashed): the gate has nothing left to serve."""
+
+
+class _EndWatcher:
+    """The upstream's read stream, telling ``on_end`` when it ends (the server process is gone)."""
+
+    def __init__(self, stream: ReadStream[SessionMessage | Exception], on_end: Callable[[], None]) -> None:
+        self._stream = stream
+        self._on_end = on_end
+
+    @property
+    def last_context(self) -> Any:
+        return getattr(self._stream, "last_context", None)
+
+    async def receive(self) -> SessionMessage | Exception:
+        try:
+            return await self._stream.receive()
+        except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
+            self._on_end()
+            raise
+
+    async def aclose(self) -> None:
+        await self._stream.aclose()
+
+    def __aiter__(self) -> _EndWatcher:
+        return self
+
+    async def __aenter__(self) -> _EndWatcher:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    async def __anext__(self) -> SessionMessage | Exception:
+        try:
+            return await self.receive()
+        except (anyio.EndOfStream, anyio.ClosedResourceError):
+            raise StopAsyncIteration from None
+
+
+class StdinLines:
+    """Our stdin's lines, read without a worker thread, so that stopping the gate is never left
+    waiting for a line from a client that has nothing more to say (the SDK's default reader
+    blocks a thread in ``read()``, which no cancellation can end)."""
+
+    def __init__(self, fd: int = 0) -> None:
+        self._fd = fd
+        self._buffer = b""
+        self._ended = False
+        self._was_blocking = os.get_blocking(fd)
+        os.set_blocking(fd, False)
+
+    def restore(self) -> None:
+        os.set_blocking(self._fd, self._was_blocking)
+
+    def __aiter__(self) -> StdinLines:
+        return self
+
+    async def __anext__(self) -> str:
+        while b"\n" not in self._buffer and not self._ended:
+            await anyio.wait_readable(self._fd)
+            try:
+                chunk = os.read(self._fd, 1 << 16)
+            except BlockingIOError:
+                continue
+            self._ended = not chunk
+            self._buffer += chunk
+        if not self._buffer:
+            raise StopAsyncIteration
+        line, newline, self._buffer = self._buffer.partition(b"\n")
+        return (line + newline).decode("utf-8", errors="replace")
+
+
+def _pollable(fd: int) -> bool:
+    """A pipe, socket or terminal (what MCP clients give us); a file or /dev/null cannot be polled."""
+    import stat
+
+    try:
+        mode = os.fstat(fd).st_mode
+    except OSError:
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or os.isatty(fd)
+
+
 async def serve_gate(upstream_argv: Sequence[str], approver: Approver, *, allow_read_only: bool = False,
                      name: str = "desktop-approver-gate") -> None:
-    """Run the upstream server and serve it, gated, on this process's stdio until the client leaves."""
+    """Run the upstream server and serve it, gated, on this process's stdio until the client leaves.
+
+    Raises :class:`UpstreamGone` when the upstream server goes away first.
+    """
+    serving = anyio.CancelScope()
+    upstream_gone = False
+
+    def on_upstream_end() -> None:
+        nonlocal upstream_gone
+        if not serving.cancel_called:  # not our own shutdown
+            upstream_gone = True
+            serving.cancel()
+
     async with AsyncExitStack() as stack:
         read, write = await stack.enter_async_context(stdio_client(StdioServerParameters(
             command=upstream_argv[0], args=list(upstream_argv[1:]), env=dict(os.environ), cwd=os.getcwd())))
-        upstream = await stack.enter_async_context(ClientSession(read, write))
+        upstream = await stack.enter_async_context(ClientSession(_EndWatcher(read, on_upstream_end), write))
         initialized = await upstream.initialize()
         if approver.agent is None:
             approver.agent = f"mcp:{initialized.server_info.name}"
@@ -146,8 +253,17 @@ async def serve_gate(upstream_argv: Sequence[str], approver: Approver, *, allow_
                                      instructions=initialized.instructions,
                                      on_list_tools=gate.list_tools, on_call_tool=gate.call_tool,
                                      **passed_through(upstream, initialized.capabilities))
-        async with stdio_server() as (ours_in, ours_out):
-            await server.run(ours_in, ours_out, server.create_initialization_options())
+        stdin = StdinLines() if _pollable(0) else None
+        try:
+            with serving:
+                async with stdio_server(stdin=stdin) as (ours_in, ours_out):  # type: ignore[arg-type]  # only iterated
+                    await server.run(ours_in, ours_out, server.create_initialization_options())
+                serving.cancel()  # the client left: the upstream's end from here on is our doing
+        finally:
+            if stdin is not None:
+                stdin.restore()
+    if upstream_gone:
+        raise UpstreamGone(f"the upstream server {upstream_argv[0]!r} exited")
 
 
 # -- Claude Code's --permission-prompt-tool ------------------------------------------------------
@@ -163,10 +279,12 @@ PERMISSION_INPUT_SCHEMA: dict[str, Any] = {
 }
 
 
-def permission_result(answer: Answer) -> dict[str, Any]:
-    """The JSON Claude Code expects back from a permission-prompt tool."""
+def permission_result(answer: Answer, *, interrupt: bool = False) -> dict[str, Any]:
+    """The JSON Claude Code expects back from a permission-prompt tool (``interrupt`` ends the run)."""
     if answer.allowed:
         return {"behavior": "allow", "updatedInput": answer.args}
+    if interrupt:
+        return {"behavior": "deny", "message": answer.message, "interrupt": True}
     return {"behavior": "deny", "message": answer.message}
 
 
@@ -186,11 +304,13 @@ class PermissionTool:
         tool, tool_input = arguments.get("tool_name"), arguments.get("input")
         if params.name != PERMISSION_TOOL or not isinstance(tool, str) or not isinstance(tool_input, dict):
             return refusal(f"expected {PERMISSION_TOOL}(tool_name: str, input: object)")
+        blocked = False
         try:
             answer = await self.approver.ask_async(tool, tool_input)
         except Blocked as exc:
             answer = Answer(False, dict(tool_input), f"The tool call was blocked by a policy rule. {exc}")
-        text = json.dumps(permission_result(answer))
+            blocked = True
+        text = json.dumps(permission_result(answer, interrupt=blocked))
         return types.CallToolResult(content=[types.TextContent(type="text", text=text)])
 
 

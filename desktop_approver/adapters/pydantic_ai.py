@@ -21,14 +21,20 @@ A deny becomes ``ToolDenied(message)``: the model reads the person's note as the
 the run goes on. Edited arguments become ``ToolApproved(override_args=...)``. ``allow_session``
 is kept per ``conversation_id`` (else per run id). MCP tools' annotations go along as hints.
 A policy ``block`` raises :class:`~desktop_approver.errors.Blocked`, which ends the run.
+
+The person sees the agent's own ``Agent(name=...)``, else the Approver's ``agent``, else
+"pydantic-ai". PydanticAI names an unnamed agent after the variable that holds it when it first
+runs ("agent", nearly always), so the name is read when the capability is bound to the agent
+(``for_agent``, at construction), before that guess.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
+from pydantic_ai.agent import AbstractAgent
 from pydantic_ai.capabilities import AbstractCapability
 from pydantic_ai.exceptions import ApprovalRequired
 from pydantic_ai.messages import ToolCallPart
@@ -62,6 +68,15 @@ class DesktopApproval(AbstractCapability[Any]):
     approver: Approver = field(default_factory=lambda: Approver(agent="pydantic-ai"))
     requires_approval: RequiresApproval = _every_call
     """Which calls to ask about (default: every call); the others run without asking."""
+    agent_name: str | None = None
+    """The agent's own name (``Agent(name=...)``), read when the capability is bound to the agent."""
+
+    def for_agent(self, agent: AbstractAgent[Any, Any]) -> DesktopApproval:
+        # At construction the name is the one given; by the first run PydanticAI may have put the
+        # name of the variable holding the agent there instead.
+        if self.agent_name is None and agent.name:
+            return replace(self, agent_name=agent.name)
+        return self
 
     @classmethod
     def get_serialization_name(cls) -> str | None:
@@ -75,7 +90,7 @@ class DesktopApproval(AbstractCapability[Any]):
         if not requests.approvals:
             return None  # external calls and questions are someone else's
         return await resolve_deferred(requests, self.approver, session=session_of(ctx),
-                                      agent=agent_name(ctx) or self.approver.agent or "pydantic-ai")
+                                      agent=self.agent_name or self.approver.agent or "pydantic-ai")
 
 
 @dataclass
@@ -133,11 +148,6 @@ def results_from(requests: DeferredToolRequests, answers: list[Answer]) -> Defer
 def session_of(ctx: RunContext[Any]) -> str | None:
     """The conversation (kept across runs that share a history), else this run."""
     return ctx.conversation_id or ctx.run_id
-
-
-def agent_name(ctx: RunContext[Any]) -> str | None:
-    name = getattr(ctx.agent, "name", None)
-    return name if isinstance(name, str) and name else None
 
 
 def _call(part: ToolCallPart, metadata: Any) -> Call:

@@ -6,17 +6,24 @@ Claude Code runs the hook with one JSON event on stdin (``hook_event_name``, ``s
 - ``PermissionRequest`` (recommended): fires only when Claude Code itself would ask. The answer is
   ``{"hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": {"behavior":
   "allow", "updatedInput": {...}, "updatedPermissions": [...]}}}`` or ``{"behavior": "deny",
-  "message": "...", "interrupt": false}``. "Allow for session" passes on the session rules Claude
-  Code suggested (``permission_suggestions``, kept to the session), so it stops asking too; a
-  ``block`` rule denies with ``interrupt`` so Claude stops.
+  "message": "...", "interrupt": false}``. "Allow for session" passes on the permission updates
+  Claude Code suggested (``permission_suggestions``, kept to the session: see :func:`session_rules`
+  for which kinds), so it stops asking too; a ``block`` rule denies with ``interrupt`` so Claude stops.
 - ``PreToolUse``: fires before every call; answers ``permissionDecision`` allow / deny with the
-  note as the reason and edited arguments as ``updatedInput``.
+  note as the reason and edited arguments as ``updatedInput``; a ``block`` rule adds
+  ``"continue": false`` with the reason as ``stopReason``, which ends Claude's run.
+
+Any other event (``PostToolUse``, ``UserPromptSubmit``, ...: a hook wired to the wrong event)
+is left alone: exit 0, nothing on stdout, one line on stderr. Exit 2 would mean "block" to
+Claude Code.
 - ``Notification`` and ``Stop``: nothing to decide; the person sees "<agent> is waiting for you" /
   "<agent> finished" as a desktop notification that never takes focus (``notify-send``, when
   installed), so with several agents running they know which one needs them.
 
 ``--install [--project]`` merges the hooks into ``~/.claude/settings.json`` (or the project's
-``.claude/settings.json``), keeping what is there, and prints the diff.
+``.claude/settings.json``), keeping what is there, and prints the diff. The hook command is the
+absolute path of the ``desktop-approver`` that ran ``--install`` (as ``install --systemd`` writes
+it): Claude Code runs hooks with its own PATH, where a venv's command may be missing.
 
 When the app is unreachable the call is denied (fail closed); ``--when-unavailable ask`` hands
 the question back to Claude Code's own terminal prompt instead.
@@ -33,13 +40,20 @@ from typing import Any
 
 AGENTS = ("claude-code",)
 AGENT_NAME = "claude-code"
+HOOK_ARGUMENTS = ("hook", "claude-code")
 HOOK_COMMAND = "desktop-approver hook claude-code"
-INSTALLED_EVENTS: dict[str, dict[str, Any]] = {
-    # event: the matcher group to add (a timeout long enough for a person to answer).
-    "PermissionRequest": {"matcher": "*", "hooks": [{"type": "command", "command": HOOK_COMMAND, "timeout": 600}]},
-    "Notification": {"matcher": "", "hooks": [{"type": "command", "command": HOOK_COMMAND, "timeout": 10}]},
-    "Stop": {"hooks": [{"type": "command", "command": HOOK_COMMAND, "timeout": 10}]},
+"""The bare form, as earlier versions installed it: ``--install`` recognises it as ours."""
+INSTALLED_TIMEOUTS: dict[str, tuple[str | None, int]] = {
+    # event: the matcher and a timeout long enough for a person to answer.
+    "PermissionRequest": ("*", 600),
+    "Notification": ("", 10),
+    "Stop": (None, 10),
 }
+SESSION_UPDATES = ("addRules", "replaceRules", "addDirectories", "setMode")
+"""The kinds of Claude Code's ``permission_suggestions`` that "Allow for session" passes on (kept
+to the session). Never passed on: ``removeRules`` and ``removeDirectories`` (they take away, so
+they answer no "may I?"), rules whose ``behavior`` is not ``allow``, and ``setMode`` to
+``bypassPermissions`` (that would allow every later call, not this one)."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -69,7 +83,10 @@ def run(args: argparse.Namespace) -> int:
         if kind in ("Notification", "Stop", "SubagentStop"):
             return announce(kind, event, args.socket)
         if kind not in ("PreToolUse", "PermissionRequest"):
-            raise ValueError(f"unsupported hook event {kind!r}")
+            # Exit 2 would block the event (a prompt, a tool's result): leave it to Claude Code.
+            print(f"desktop-approver: ignoring hook event {str(kind)[:80]!r} (it answers PreToolUse, "
+                  "PermissionRequest, Notification and Stop)", file=sys.stderr)
+            return 0
         if not isinstance(event.get("tool_name"), str):
             raise ValueError(f"expected a {kind} event with tool_name")
         tool_input = event.get("tool_input") or {}
@@ -117,13 +134,23 @@ def ask(kind: str, event: dict[str, Any], tool_input: dict[str, Any], args: argp
     return 0
 
 
+def kept_for_session(kind: Any, behavior: Any = None, mode: Any = None) -> bool:
+    """Whether "Allow for session" passes on a suggested update of this kind (:data:`SESSION_UPDATES`)."""
+    if kind not in SESSION_UPDATES:
+        return False
+    if kind in ("addRules", "replaceRules"):
+        return (behavior or "allow") == "allow"
+    if kind == "setMode":
+        return isinstance(mode, str) and mode != "bypassPermissions"
+    return True
+
+
 def session_rules(suggestions: Any) -> list[dict[str, Any]] | None:
     """Claude Code's suggested permission updates, kept to this session (never written to a file)."""
     if not isinstance(suggestions, list):
         return None
     rules = [{**item, "destination": "session"} for item in suggestions
-             if isinstance(item, dict) and item.get("type") in ("addRules", "replaceRules")
-             and item.get("behavior", "allow") == "allow"]
+             if isinstance(item, dict) and kept_for_session(item.get("type"), item.get("behavior"), item.get("mode"))]
     return rules or None
 
 
@@ -133,7 +160,10 @@ def _pre_tool_use_answer(choice: str, reason: str, updated: dict[str, Any] | Non
                               "permissionDecisionReason": reason}
     if updated is not None:
         output["updatedInput"] = updated
-    print(json.dumps({"hookSpecificOutput": output}, ensure_ascii=False))
+    answer: dict[str, Any] = {"hookSpecificOutput": output}
+    if interrupt:  # a policy block: the documented way for a hook to end Claude's run
+        answer = {"continue": False, "stopReason": reason, **answer}
+    print(json.dumps(answer, ensure_ascii=False))
 
 
 def _permission_request_answer(choice: str, reason: str, updated: dict[str, Any] | None = None,
@@ -198,21 +228,72 @@ def settings_path(project: bool) -> Path:
     return Path(os.environ.get("CLAUDE_CONFIG_DIR") or Path.home() / ".claude") / "settings.json"
 
 
-def merged_settings(settings: dict[str, Any]) -> dict[str, Any]:
-    """``settings`` with our hooks added to each event that does not run them yet; nothing removed."""
+def hook_command() -> str:
+    """The hook's command line, starting with the absolute path of the command running now."""
+    import shlex
+
+    from .install import app_command
+
+    return shlex.join([*app_command(), *HOOK_ARGUMENTS])
+
+
+def _program_length(words: list[str]) -> int:
+    """How many leading words run desktop-approver (``.../desktop-approver`` or ``python -m
+    desktop_approver``); 0 when they do not."""
+    if words and os.path.basename(words[0]) == "desktop-approver":
+        return 1
+    if len(words) >= 3 and words[1] == "-m" and words[2] == "desktop_approver":
+        return 3
+    return 0
+
+
+def _ours(command: Any) -> list[str] | None:
+    """A hook command of ours (bare or with any path, with any options) as its words; else None."""
+    import shlex
+
+    if not isinstance(command, str):
+        return None
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return None
+    program = _program_length(words)
+    return words if program and words[program:program + 2] == list(HOOK_ARGUMENTS) else None
+
+
+def merged_settings(settings: dict[str, Any], command: str = HOOK_COMMAND) -> dict[str, Any]:
+    """``settings`` with our hooks added to each event that does not run them yet; nothing removed.
+
+    A hook of ours with another path (the bare name of earlier versions, another venv) is pointed
+    at ``command``'s program, keeping its own options: one desktop-approver answers, the one that
+    ran ``--install``.
+    """
+    import shlex
+
+    command_words = shlex.split(command)
+    program = command_words[:_program_length(command_words)]
     merged: dict[str, Any] = json.loads(json.dumps(settings))
     hooks = merged.setdefault("hooks", {})
     if not isinstance(hooks, dict):
         raise ValueError("its \"hooks\" is not an object")
-    for event, group in INSTALLED_EVENTS.items():
+    others = [event for event in hooks if event not in INSTALLED_TIMEOUTS]
+    for event in [*INSTALLED_TIMEOUTS, *others]:  # ours wherever the person wired it (PreToolUse too)
         groups = hooks.setdefault(event, [])
         if not isinstance(groups, list):
             raise ValueError(f"its hooks.{event} is not a list")
-        present = any(isinstance(g, dict) and any(isinstance(h, dict) and h.get("command") == HOOK_COMMAND
-                                                  for h in g.get("hooks") or [])
-                      for g in groups)
-        if not present:
-            groups.append(json.loads(json.dumps(group)))
+        present = False
+        for group in groups:
+            for hook in (group.get("hooks") or []) if isinstance(group, dict) else []:
+                words = _ours(hook.get("command")) if isinstance(hook, dict) else None
+                if words is not None:
+                    hook["command"] = shlex.join([*program, *words[_program_length(words):]])
+                    present = True
+        if event not in INSTALLED_TIMEOUTS or present:
+            continue
+        matcher, timeout = INSTALLED_TIMEOUTS[event]
+        added: dict[str, Any] = {} if matcher is None else {"matcher": matcher}
+        added["hooks"] = [{"type": "command", "command": command, "timeout": timeout}]
+        groups.append(added)
     return merged
 
 
@@ -225,7 +306,7 @@ def install(*, project: bool) -> int:
         settings = json.loads(before_text) if before_text.strip() else {}
         if not isinstance(settings, dict):
             raise ValueError("it is not a JSON object")
-        merged = merged_settings(settings)
+        merged = merged_settings(settings, hook_command())
     except (OSError, ValueError) as exc:
         print(f"desktop-approver: cannot update {path}: {exc}", file=sys.stderr)
         return 2

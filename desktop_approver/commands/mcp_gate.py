@@ -3,6 +3,10 @@
 Point an MCP client (Claude Desktop, Cursor, an agent framework) at this command instead of the
 upstream server's own; it serves the upstream's tools unchanged and asks the desktop before every
 call. Needs the ``[mcp]`` extra. The work is in :mod:`desktop_approver.adapters.mcp`.
+
+When either side goes away (the client closes our stdio, the upstream server exits) the gate ends
+with one line on stderr, never a traceback: exit 0 when the client left, 1 when the upstream did.
+A pending question is withdrawn from the desktop (the app logs it as cancelled).
 """
 
 from __future__ import annotations
@@ -58,9 +62,38 @@ def run(args: argparse.Namespace) -> int:
         print(f"desktop-approver: mcp-gate needs the [mcp] extra (pip install 'desktop-approver[mcp]'): {exc}",
               file=sys.stderr)
         return EXTRA_MISSING
+    from ..adapters.mcp import UpstreamGone
+
     try:
         anyio.run(lambda: serve_gate(upstream, approver_from(args), allow_read_only=args.allow_read_only))
+    except UpstreamGone as exc:
+        print(f"desktop-approver: mcp-gate stopped: {exc}", file=sys.stderr)
+        return 1
     except OSError as exc:
+        if client_gone(exc):
+            return client_left("mcp-gate")
         print(f"desktop-approver: cannot start the upstream server {upstream[0]!r}: {exc}", file=sys.stderr)
         return 1
+    except BaseExceptionGroup as group:
+        if not client_gone(group):
+            raise
+        return client_left("mcp-gate")
+    return 0
+
+
+def client_gone(exc: BaseException) -> bool:
+    """Whether ``exc`` (or every error in a group) is the MCP client closing our stdio."""
+    if isinstance(exc, BaseExceptionGroup):
+        return all(client_gone(inner) for inner in exc.exceptions)
+    return isinstance(exc, (BrokenPipeError, ConnectionResetError))
+
+
+def client_left(command: str) -> int:
+    """One line instead of a traceback; stdout points nowhere, so exiting flushes into no broken pipe."""
+    import os
+
+    print(f"desktop-approver: {command} stopped: the MCP client went away", file=sys.stderr)
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
     return 0

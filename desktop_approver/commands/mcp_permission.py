@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from .mcp_gate import EXTRA_MISSING, add_approver_options, approver_from
+from .mcp_gate import EXTRA_MISSING, add_approver_options, approver_from, client_gone, client_left
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -29,5 +29,10 @@ def run(args: argparse.Namespace) -> int:
         print("desktop-approver: mcp-permission needs the [mcp] extra "
               f"(pip install 'desktop-approver[mcp]'): {exc}", file=sys.stderr)
         return EXTRA_MISSING
-    anyio.run(lambda: serve_permission_tool(approver_from(args, default_agent="claude-code")))
+    try:
+        anyio.run(lambda: serve_permission_tool(approver_from(args, default_agent="claude-code")))
+    except (OSError, BaseExceptionGroup) as exc:
+        if not client_gone(exc):
+            raise
+        return client_left("mcp-permission")
     return 0

@@ -2,11 +2,11 @@
 
 The call goes to the app as tool ``Bash`` (or ``--tool``) with the command as an argv list and a
 command preview. When it is allowed this process ``exec``s the command (the arguments the person
-edited, if any), so the command keeps our pid, stdin, stdout and signals. Otherwise nothing runs:
-
-- exit 1, the person's note on stderr, when denied;
-- exit 2 when the app is not reachable (fail closed) or the input is bad;
-- exit 3 when a policy rule blocked the call.
+edited, if any), so the command keeps our pid, stdin, stdout, signals and exit code. Otherwise
+nothing runs, and the exit code says why (:data:`CODES`, ``run --codes``). They are high and
+distinct, so a command's usual 1, 2 or 3 is never mistaken for a deny; but a command may exit with
+any code, so ``--status-file FILE`` is the exact answer: one word (:data:`STATUSES`) written
+before the command starts or ``run`` exits.
 
 Standard library only: a wrapper like this runs once per command.
 """
@@ -18,8 +18,23 @@ import os
 import sys
 from typing import Any
 
-EXIT_DENIED, EXIT_UNAVAILABLE, EXIT_BLOCKED = 1, 2, 3
+EXIT_DENIED, EXIT_UNAVAILABLE, EXIT_BLOCKED, EXIT_BAD_INPUT = 241, 242, 243, 244
 EXIT_NOT_FOUND, EXIT_NOT_EXECUTABLE = 127, 126  # what a shell answers for a missing / unrunnable program
+CODES: dict[int, tuple[str, str]] = {  # exit code: (the --status-file word, what happened)
+    EXIT_DENIED: ("denied", "denied (the person, a rule, the mode or a timeout); the note is on stderr"),
+    EXIT_UNAVAILABLE: ("unavailable", "the app is not reachable or refused the request (fail closed)"),
+    EXIT_BLOCKED: ("blocked", "a policy rule blocked the command"),
+    EXIT_BAD_INPUT: ("bad-input", "no command, a bad option, or edited arguments that cannot run"),
+    EXIT_NOT_EXECUTABLE: ("not-executable", "allowed, but the program cannot be run"),
+    EXIT_NOT_FOUND: ("not-found", "allowed, but the program was not found"),
+}
+ALLOWED = "allowed"
+STATUSES = (ALLOWED, *(word for word, _ in CODES.values()))
+
+
+def codes_table() -> str:
+    lines = [f"  {code:>3}  {word:<15} {meaning}" for code, (word, meaning) in sorted(CODES.items())]
+    return "\n".join(["  any  allowed         the command ran: its own exit code", *lines])
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -31,7 +46,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--timeout", type=float, metavar="SECONDS", help="deny if nobody answers in time")
     parser.add_argument("--agent", metavar="NAME", help="the agent's name shown to the person")
     parser.add_argument("--socket", metavar="PATH", help="the app's socket")
-    parser.add_argument("command", nargs="+", metavar="CMD", help="the command and its arguments, after --")
+    parser.add_argument("--status-file", metavar="FILE",
+                        help="write the outcome there as one word (allowed, denied, blocked, unavailable, bad-input, "
+                             "not-found, not-executable) before the command starts: exact whatever it exits with")
+    parser.add_argument("--codes", action="store_true", help="print the exit codes and exit")
+    parser.add_argument("command", nargs="*", metavar="CMD", help="the command and its arguments, after --")
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    parser.epilog = "exit codes (also --status-file words):\n" + codes_table()
 
 
 def run(args: argparse.Namespace) -> int:
@@ -39,13 +60,17 @@ def run(args: argparse.Namespace) -> int:
     from ..client import Client
     from ..errors import ApproverError, ApproverUnavailable
 
+    if args.codes:
+        print(codes_table())
+        return 0
+    status = StatusFile(args.status_file)
     argv = list(args.command)
     if argv and argv[0] == "--":
         argv = argv[1:]
     if not argv:
-        return _fail("bad input: no command given after --", EXIT_UNAVAILABLE)
+        return status.fail("bad input: no command given after --", EXIT_BAD_INPUT)
     if args.timeout is not None and args.timeout <= 0:
-        return _fail("bad input: --timeout must be positive", EXIT_UNAVAILABLE)
+        return status.fail("bad input: --timeout must be positive", EXIT_BAD_INPUT)
     cwd = os.getcwd()
     client = Client(args.socket, agent=args.agent, session=args.session)
     try:
@@ -53,29 +78,53 @@ def run(args: argparse.Namespace) -> int:
                                   description=args.description, preview=previews.command(argv, cwd),
                                   timeout=args.timeout)
     except ApproverUnavailable as exc:
-        return _fail(f"{exc} (not running the command)", EXIT_UNAVAILABLE)
+        return status.fail(f"{exc} (not running the command)", EXIT_UNAVAILABLE)
     except ApproverError as exc:
-        return _fail(f"the app refused the request: {exc}", EXIT_UNAVAILABLE)
+        return status.fail(f"the app refused the request: {exc}", EXIT_UNAVAILABLE)
     finally:
         client.close()
     if decision.blocked:
-        return _fail("blocked by policy" + (f": {decision.note}" if decision.note else ""), EXIT_BLOCKED)
+        return status.fail("blocked by policy" + (f": {decision.note}" if decision.note else ""), EXIT_BLOCKED)
     if not decision.allowed:
-        return _fail(f"denied ({decision.decided_by})" + (f": {decision.note}" if decision.note else ""),
-                     EXIT_DENIED)
+        return status.fail(f"denied ({decision.decided_by})" + (f": {decision.note}" if decision.note else ""),
+                           EXIT_DENIED)
     try:
         final = command_to_run(decision.updated_args, argv)
     except ValueError as exc:
-        return _fail(f"the edited arguments cannot be run: {exc}", EXIT_DENIED)
+        return status.fail(f"the edited arguments cannot be run: {exc}", EXIT_BAD_INPUT)
+    try:
+        status.write(ALLOWED)
+    except OSError as exc:
+        # Nobody could tell this command's exit code from ours: do not run it.
+        return _fail(f"cannot write --status-file {args.status_file}: {exc.strerror or exc}", EXIT_BAD_INPUT)
     sys.stdout.flush()
     sys.stderr.flush()
     try:
         os.execvp(final[0], final)
     except FileNotFoundError:
-        return _fail(f"{final[0]}: command not found", EXIT_NOT_FOUND)
+        return status.fail(f"{final[0]}: command not found", EXIT_NOT_FOUND)
     except OSError as exc:
-        return _fail(f"{final[0]}: {exc.strerror or exc}", EXIT_NOT_EXECUTABLE)
+        return status.fail(f"{final[0]}: {exc.strerror or exc}", EXIT_NOT_EXECUTABLE)
     return EXIT_NOT_EXECUTABLE  # not reached: execvp returns only by raising
+
+
+class StatusFile:
+    """``--status-file``: the outcome as one word, for a caller that cannot trust an exit code."""
+
+    def __init__(self, path: str | None) -> None:
+        self.path = path
+
+    def write(self, word: str) -> None:
+        if self.path is not None:
+            with open(self.path, "w", encoding="utf-8") as file:
+                file.write(word + "\n")
+
+    def fail(self, message: str, code: int) -> int:
+        try:
+            self.write(CODES[code][0])
+        except OSError as exc:
+            print(f"desktop-approver: cannot write --status-file {self.path}: {exc.strerror or exc}", file=sys.stderr)
+        return _fail(message, code)
 
 
 def command_to_run(updated_args: dict[str, Any] | None, asked: list[str]) -> list[str]:

@@ -447,7 +447,7 @@ class ApprovalDialog(QDialog):
         self.always_allow.setEnabled(offered and self._armed and valid and not self.review.edited_args())
 
     def pause_countdown(self) -> None:
-        if self.ticket is not None and not self.ticket.countdown.paused:
+        if self.ticket is not None and self.ticket.countdown.can_pause:
             self.ticket.countdown.pause()
             self._update_countdown()
 
@@ -455,12 +455,11 @@ class ApprovalDialog(QDialog):
         if self.ticket is None:
             return
         countdown = self.ticket.countdown
-        left = time_left_text(countdown.remaining())
         if countdown.paused:
-            self.countdown.setText(f"Timer paused while you review ({left} left when it resumes; "
-                                   f"denies in {time_left_text(countdown.latest())} at the latest)")
-        else:
-            self.countdown.setText(f"Denies automatically in {left}")
+            self.countdown.setText(f"Timer paused while you review ({time_left_text(countdown.remaining())} left "
+                                   f"when it resumes; denies in {time_left_text(countdown.latest())} at the latest)")
+        else:  # the real deadline: after a pause the hard limit may come before the clock runs out
+            self.countdown.setText(f"Denies automatically in {time_left_text(countdown.latest())}")
         self._update_strip()
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:

@@ -31,8 +31,10 @@ class ScriptedCli(Transport):
     """Plays Claude Code: answers initialize, then asks about each scripted tool call and 'runs' the
     allowed ones (with the input the answer carries), then reports a result."""
 
-    def __init__(self, calls: list[tuple[str, dict[str, Any]]], *, via_hook: bool = False) -> None:
+    def __init__(self, calls: list[tuple[str, dict[str, Any]]], *, via_hook: bool = False,
+                 suggestions: list[dict[str, Any]] | None = None) -> None:
         self.calls = calls
+        self.suggestions = [SUGGESTION] if suggestions is None else suggestions
         self.via_hook = via_hook
         self.out: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue()
         self.answers: dict[str, asyncio.Future[dict[str, Any]]] = {}
@@ -90,7 +92,7 @@ class ScriptedCli(Transport):
             else:
                 reply = await self.ask(f"p{index}", {
                     "subtype": "can_use_tool", "tool_name": tool, "input": tool_input, "tool_use_id": f"tu{index}",
-                    "permission_suggestions": [SUGGESTION], "blocked_path": None})
+                    "permission_suggestions": self.suggestions, "blocked_path": None})
                 self.replies.append(reply)
                 if reply["behavior"] == "allow":
                     self.ran.append((tool, reply["updatedInput"]))
@@ -149,6 +151,18 @@ def test_can_use_tool_allow_edit_deny_and_session_rules(serve: Any) -> None:
     assert cli.replies[2]["updatedPermissions"] == [{**SUGGESTION, "destination": "session"}]
     assert "updatedPermissions" not in cli.replies[0]
     assert {t.identity.agent for t in service.person.seen} == {"claude-agent-sdk"}
+
+
+def test_allow_session_passes_every_granting_suggestion_kind_for_the_session(serve: Any) -> None:
+    service = serve(per_call(lambda call: Verdict("allow_session", "user")))
+    directory = {"type": "addDirectories", "directories": ["/tmp/other"], "destination": "localSettings"}
+    mode = {"type": "setMode", "mode": "acceptEdits", "destination": "localSettings"}
+    removal = {"type": "removeRules", "rules": [{"toolName": "Bash"}], "behavior": "deny", "destination": "session"}
+    cli = ScriptedCli(CALLS[:1], suggestions=[directory, mode, removal])
+    permissions = DesktopPermissions(Approver(socket_path=service.socket_path))
+    run(cli, ClaudeAgentOptions(can_use_tool=permissions.can_use_tool))
+    assert cli.replies[0]["updatedPermissions"] == [{**directory, "destination": "session"},
+                                                    {**mode, "destination": "session"}]
 
 
 def test_can_use_tool_block_interrupts_and_unreachable_denies(serve: Any, tmp_path: Path) -> None:

@@ -129,13 +129,23 @@ def test_allow_session_is_not_asked_again_and_uninstall_removes_the_hook(serve: 
     assert len(ran) == 1 and len(service.person.seen) == 1
 
 
-def test_unreachable_app_and_policy_block_deny(serve: Any, tmp_path: Path) -> None:
+def test_unreachable_app_denies(tmp_path: Path) -> None:
     ran: list[tuple[str, dict[str, Any]]] = []
-    with DesktopApproval(Approver(socket_path=tmp_path / "none.sock")):
-        crew_of(ScriptedLLM([("delete_file", {"path": "c.txt"})]), ran).kickoff()
-    assert ran == []
-    service = serve(per_call(lambda call: Verdict("deny", "policy", note="never", blocked=True)))
     llm = ScriptedLLM([("delete_file", {"path": "c.txt"})])
-    with DesktopApproval(Approver(socket_path=service.socket_path)):
+    with DesktopApproval(Approver(socket_path=tmp_path / "none.sock")):
         crew_of(llm, ran).kickoff()
-    assert ran == [] and "blocked by a policy rule" in all_text(llm) and "never" in all_text(llm)
+    assert ran == [] and "not reachable" in all_text(llm)
+
+
+def test_policy_block_ends_the_run(serve: Any) -> None:
+    """The only way CrewAI lets a hook end a run: the next model call is refused, before the model
+    hears anything; ``with DesktopApproval()`` turns CrewAI's error into ``Blocked``."""
+    from desktop_approver.errors import Blocked
+
+    ran: list[tuple[str, dict[str, Any]]] = []
+    service = serve(per_call(lambda call: Verdict("deny", "policy", note="never", blocked=True)))
+    llm = ScriptedLLM([("delete_file", {"path": "c.txt"}), ("write_file", {"path": "a.txt", "content": "A"})])
+    with pytest.raises(Blocked, match="never"), DesktopApproval(Approver(socket_path=service.socket_path)):
+        crew_of(llm, ran).kickoff()
+    assert ran == [] and len(llm.seen) == 1  # the model was not called again after the block
+    assert [call.tool for ticket in service.person.seen for call in ticket.calls] == ["delete_file"]

@@ -198,6 +198,13 @@ def test_permission_tool_denies_with_the_message(serve: Any) -> None:
     assert answer["behavior"] == "deny" and answer["message"].endswith("Note: use rg instead")
 
 
+def test_permission_tool_block_interrupts_claude(serve: Any) -> None:
+    service = serve(lambda ticket: [Verdict("deny", "policy", note="never in prod", blocked=True)])
+    answer = ask_permission(service.socket_path, "Bash", {"command": "kubectl delete ns prod"})
+    assert answer["behavior"] == "deny" and answer["interrupt"] is True
+    assert "blocked by a policy rule" in answer["message"] and "never in prod" in answer["message"]
+
+
 def test_permission_tool_without_app_denies(tmp_path: Path) -> None:
     answer = ask_permission(tmp_path / "none.sock", "Bash", {"command": "ls"})
     assert answer["behavior"] == "deny" and "not reachable" in answer["message"]
@@ -210,3 +217,73 @@ def test_an_upstream_that_cannot_start_is_named_and_exits_1(tmp_path: Path) -> N
                              "--", "no-such-mcp-server-xyz"], capture_output=True, text=True, timeout=60,
                             stdin=subprocess.DEVNULL, env=dict(os.environ, PYTHONPATH=str(ROOT)))
     assert result.returncode == 1 and "cannot start the upstream server 'no-such-mcp-server-xyz'" in result.stderr
+
+
+def _start_gate_with_a_pending_call(service: Any, folder: Path) -> Any:
+    """A gate over raw pipes, initialised, with a call waiting for the person (who never answers)."""
+    import subprocess
+
+    gate_process = subprocess.Popen(gate(service.socket_path, folder), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                    stderr=subprocess.PIPE, env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    assert gate_process.stdin is not None and gate_process.stdout is not None
+
+    def send(message: dict[str, Any]) -> None:
+        assert gate_process.stdin is not None
+        gate_process.stdin.write((json.dumps({"jsonrpc": "2.0", **message}) + "\n").encode())
+        gate_process.stdin.flush()
+
+    send({"id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                                                      "clientInfo": {"name": "test", "version": "1"}}})
+    assert b'"id":1' in gate_process.stdout.readline()
+    send({"method": "notifications/initialized"})
+    send({"id": 2, "method": "tools/call", "params": {"name": "write_file", "arguments": {"path": "a", "text": "x"}}})
+    wait_for(lambda: service.person.seen)  # the question is on the desktop
+    return gate_process
+
+
+def wait_for(condition: Callable[[], Any]) -> None:
+    import time
+
+    deadline = time.monotonic() + 30
+    while not condition():
+        assert time.monotonic() < deadline, "the condition never held"
+        time.sleep(0.02)
+
+
+def _ends_with_one_line(gate_process: Any) -> tuple[int, str]:
+    returncode = gate_process.wait(30)
+    stderr = gate_process.stderr.read().decode()
+    gate_process.stderr.close()
+    assert "Traceback" not in stderr and len(stderr.strip().splitlines()) == 1, stderr
+    return returncode, stderr
+
+
+def test_the_gate_ends_quietly_when_its_client_goes_away(tmp_path: Path) -> None:
+    from tests.support.deciders import WaitingPerson
+    from tests.support.service import ServiceThread
+
+    with ServiceThread(tmp_path, WaitingPerson()) as service:
+        gate_process = _start_gate_with_a_pending_call(service, tmp_path)
+        gate_process.stdout.close()
+        gate_process.stdin.close()
+        returncode, stderr = _ends_with_one_line(gate_process)
+        wait_for(lambda: service.person.cancelled == 1)  # the desktop's question was withdrawn
+    assert returncode == 0 and "the MCP client went away" in stderr
+
+
+def test_the_gate_ends_quietly_when_the_upstream_goes_away(tmp_path: Path) -> None:
+    import signal
+
+    from tests.support.deciders import WaitingPerson
+    from tests.support.service import ServiceThread
+
+    with ServiceThread(tmp_path, WaitingPerson()) as service:
+        gate_process = _start_gate_with_a_pending_call(service, tmp_path)
+        children = Path(f"/proc/{gate_process.pid}/task/{gate_process.pid}/children").read_text().split()
+        assert len(children) == 1
+        os.kill(int(children[0]), signal.SIGKILL)
+        returncode, stderr = _ends_with_one_line(gate_process)
+        gate_process.stdin.close()
+        gate_process.stdout.close()
+        wait_for(lambda: service.person.cancelled == 1)
+    assert returncode == 1 and "the upstream server" in stderr and "exited" in stderr

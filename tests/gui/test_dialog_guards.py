@@ -94,18 +94,38 @@ def test_interaction_pauses_countdown(approver: Any, run: Any, qtbot: Any) -> No
     dialog = approver.dialog
 
     async def scenario() -> None:
-        answer = ask(approver, "Bash", {"command": "make"}, timeout=1.5)
+        answer = ask(approver, "Bash", {"command": "make"}, timeout=4)
         await wait_for(lambda: dialog.isVisible(), what="the dialog")
         assert "Denies automatically" in dialog.countdown.text()
         qtbot.mouseClick(dialog.review.note, Qt.MouseButton.LeftButton)
         assert dialog.ticket.countdown.paused
         assert "paused" in dialog.countdown.text()
-        await asyncio.sleep(2.0)  # past the timeout: paused, so still waiting for the person
+        await asyncio.sleep(4.2)  # past the timeout (not its hard limit, 6 s): paused, still waiting
         assert not answer.done()
         dialog.review.note.setText("checked by hand")
         dialog.allow_once.click()
         decision = await answer
         assert decision.decision == "allow_once" and decision.note == "checked by hand"
+
+    run(scenario())
+
+
+def test_a_request_pauses_once_and_the_dialog_shows_its_real_deadline(approver: Any, run: Any,
+                                                                     qtbot: Any) -> None:
+    dialog = approver.dialog
+
+    async def scenario() -> None:
+        answer = ask(approver, "Bash", {"command": "make"}, timeout=60)
+        await wait_for(lambda: dialog.isVisible(), what="the dialog")
+        countdown = dialog.ticket.countdown
+        qtbot.mouseClick(dialog.review.note, Qt.MouseButton.LeftButton)
+        assert countdown.paused and "at the latest" in dialog.countdown.text()
+        countdown.resume()  # as when the person moves on to another request and comes back
+        qtbot.mouseClick(dialog.review.note, Qt.MouseButton.LeftButton)
+        assert not countdown.paused  # touched again: the clock keeps running
+        await wait_for(lambda: "Denies automatically in" in dialog.countdown.text(), what="the running clock")
+        dialog.deny.click()
+        assert (await answer).decision == "deny"
 
     run(scenario())
 

@@ -116,13 +116,18 @@ class Verdict:
         return self.decision in ("allow_once", "allow_session")
 
 
-PAUSE_ALLOWANCE = 1.0
-"""Pausing may stretch a request's wait by at most this fraction of its timeout, so an agent
-always knows the latest moment an answer can come (``timeout * 2`` plus its own grace)."""
+PAUSE_ALLOWANCE = 0.5
+"""Pausing may stretch a request's wait by at most this fraction of its timeout: a timeout stays a
+timeout (a touched dialog never doubles it), and an agent knows the latest moment an answer can
+come (``timeout * 1.5``; the clients wait ``timeout * 2`` plus a grace)."""
 
 
 class Countdown:
-    """A deadline that the person can pause by interacting with the dialog, within a hard limit."""
+    """A deadline that the person can pause by interacting with the dialog, within a hard limit.
+
+    One pause per request: once resumed (the person left it for another), touching it again does
+    not stop the clock a second time, so going back and forth never stretches it further.
+    """
 
     def __init__(self, seconds: float, loop: asyncio.AbstractEventLoop | None = None) -> None:
         self._loop = loop or asyncio.get_running_loop()
@@ -130,6 +135,7 @@ class Countdown:
         self._remaining = seconds
         self._started = self._loop.time()
         self.hard_deadline = self._started + seconds * (1 + PAUSE_ALLOWANCE)
+        self.paused_once = False
         self._handle: asyncio.TimerHandle | None = self._loop.call_at(self._started + seconds, self._countdown_due)
         self._hard: asyncio.TimerHandle | None = self._loop.call_at(self.hard_deadline, self._hard_due)
         self.expired: asyncio.Future[None] = self._loop.create_future()
@@ -153,8 +159,15 @@ class Countdown:
         hard_left = max(0.0, self.hard_deadline - self._loop.time())
         return hard_left if self.paused else min(self.remaining(), hard_left)
 
+    @property
+    def can_pause(self) -> bool:
+        """Running and not paused before: the one pause this request has is still there."""
+        return self._handle is not None and not self.paused_once
+
     def pause(self) -> None:
-        if self._handle is not None:
+        """Stop the clock, the first time only (until :meth:`resume` or the hard limit)."""
+        if self._handle is not None and not self.paused_once:
+            self.paused_once = True
             self._remaining = self.remaining()
             self._handle.cancel()
             self._handle = None
