@@ -13,8 +13,9 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
-from ...vocabulary import AskKind, DecidedBy, DecisionName, RiskLevel, RiskReport, Scope
+from ...vocabulary import AskKind, RiskLevel, RiskReport
 from ..store.logsafe import printable
+from .verdict import Verdict as Verdict  # its home is .verdict (no circle with messages.models)
 
 if TYPE_CHECKING:
     from ..calls.risk import RiskAssessment
@@ -96,24 +97,6 @@ class CallInfo:
         if self.risk is None:
             return None
         return {"level": cast("RiskLevel", self.risk.level), "reasons": list(self.risk.reasons)}
-
-
-@dataclass(frozen=True)
-class Verdict:
-    """The outcome for one call. ``blocked`` marks a policy violation, not a person's no."""
-
-    decision: DecisionName
-    decided_by: DecidedBy = "user"
-    note: str | None = None
-    rule: str | None = None
-    blocked: bool = False
-    updated_args: dict[str, Any] | None = None
-    scope: Scope = "exact"        # for allow_session: "exact" arguments or the whole "tool"
-    risk: RiskReport | None = None  # the app's assessment, told to the agent with the answer
-
-    @property
-    def allowed(self) -> bool:
-        return self.decision in ("allow_once", "allow_session")
 
 
 PAUSE_ALLOWANCE = 0.5

@@ -29,7 +29,7 @@ from ...wire import PROTOCOL_VERSION
 if TYPE_CHECKING:
     from typing import Self
 
-    from ..decisions.tickets import Verdict
+    from ..decisions.verdict import Verdict
 
 MAX_BATCH_CALLS = 100
 MAX_TIMEOUT = 24 * 3600.0
@@ -329,7 +329,7 @@ class RiskInfo(BaseModel):
 
 class DecisionFields(BaseModel):
     """What the agent is told about one decided call: the fields a ``decision`` and each call of a
-    ``batch_decision`` share, declared once and filled from a :class:`~desktop_approver.core.decisions.tickets.Verdict`
+    ``batch_decision`` share, declared once and filled from a :class:`~desktop_approver.core.decisions.verdict.Verdict`
     by :meth:`of`, whose attributes carry the same names."""
 
     model_config = ConfigDict(frozen=True)
