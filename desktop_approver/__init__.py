@@ -10,8 +10,6 @@ The app itself (``desktop_approver.core`` and ``desktop_approver.gui``) needs th
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
 from .client import Client
 from .errors import ApproverError, ApproverUnavailable, Blocked, ProtocolError, Unauthorized, UntrustedServer
 from .wire import Decision
@@ -21,7 +19,10 @@ __all__ = ["Client", "AsyncClient", "Decision", "ApproverError", "ApproverUnavai
            "UntrustedServer",
            "ProtocolError", "Unauthorized", "Blocked", "previews", "__version__"]
 
+TYPE_CHECKING = False  # typing's own flag would import typing, which a hook (once per tool call) does not need
 if TYPE_CHECKING:
+    from typing import Any
+
     from . import previews
     from .async_client import AsyncClient
 

@@ -11,12 +11,18 @@ import json
 import os
 import socket
 import sys
-from collections.abc import Iterable, Mapping, Sequence
-from pathlib import Path
-from typing import Any
+from collections.abc import Mapping
 
 from . import wire
 from .errors import ApproverError, ApproverUnavailable, Blocked, ProtocolError, Unauthorized
+
+TYPE_CHECKING = False  # typing's own flag would import typing, which a hook (once per tool call) does not need
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Sequence
+    from typing import Any, TypeAlias
+
+    Call: TypeAlias = Mapping[str, Any] | tuple[str, Mapping[str, Any]]
+    """One call of a batch: ``{"tool": ..., "args": ...}`` or ``(tool, args)``."""
 
 TOKEN_ENV = "DESKTOP_APPROVER_TOKEN"
 AGENT_ENV = "DESKTOP_APPROVER_AGENT"
@@ -26,7 +32,6 @@ REPLY_GRACE = 10.0
 """Seconds we wait past the request's own timeout before giving up on a silent app."""
 DEFAULT_WAIT = 300.0
 
-Call = Mapping[str, Any] | tuple[str, Mapping[str, Any]]
 KEYRING_SERVICE, KEYRING_USERNAME = "desktop-approver", "socket-token"  # core.tokens keeps the token here
 
 
@@ -48,16 +53,27 @@ def keyring_token() -> str | None:
 
 
 def git_branch(cwd: str) -> str | None:
-    """The current branch, read from ``.git/HEAD`` (no subprocess: hooks start once per call)."""
-    path = Path(cwd)
-    for folder in (path, *path.parents):
-        head = folder / ".git"
-        if head.is_file():  # a worktree: "gitdir: <path>"
+    """The current branch, read from ``.git/HEAD`` (no subprocess and no pathlib: hooks start once per call)."""
+    folder = os.path.abspath(cwd)
+    while True:
+        git = os.path.join(folder, ".git")
+        if os.path.isfile(git):  # a worktree: "gitdir: <path>"
             try:
-                target = head.read_text().split(":", 1)[1].strip()
-                head = (folder / target).resolve()
-            except (OSError, IndexError):
+                with open(git, encoding="utf-8") as pointer:
+                    target = pointer.read().split(":", 1)[1].strip()
+            except (OSError, IndexError, UnicodeDecodeError):
                 return None
+            git = os.path.realpath(os.path.join(folder, target))
+        try:
+            with open(os.path.join(git, "HEAD"), encoding="utf-8") as head:
+                text = head.read().strip()
+        except (OSError, UnicodeDecodeError):
+            parent = os.path.dirname(folder)
+            if parent == folder:
+                return None
+            folder = parent
+            continue
+        return text.removeprefix("ref: refs/heads/") if text.startswith("ref:") else text[:12]
         head = head / "HEAD"
         try:
             text = head.read_text().strip()

@@ -9,14 +9,17 @@ from __future__ import annotations
 import asyncio
 import os
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import wire
-from ._client_base import CONNECT_TIMEOUT, Call, ClientProtocol, IdleClosed, unavailable
+from ._client_base import CONNECT_TIMEOUT, ClientProtocol, IdleClosed, unavailable
 from .errors import ApproverError, ApproverUnavailable, Unauthorized
 from .paths import resolve_socket_path
 from .transport import AsyncConnection, AsyncTransport, UnixSocketTransport
 from .vocabulary import NoticeKind
+
+if TYPE_CHECKING:
+    from ._client_base import Call
 
 __all__ = ["AsyncClient"]
 

@@ -9,12 +9,17 @@ input, 3 blocked by a policy rule (``run`` exits with the command's own code onc
 
 from __future__ import annotations
 
-import argparse
 import importlib
 import json
 import sys
-from collections.abc import Callable, Sequence
-from typing import Any
+
+from .commands.argv import Option, add_to, read
+
+TYPE_CHECKING = False  # typing's own flag costs every hook an import of typing; type checkers read this one
+if TYPE_CHECKING:
+    import argparse
+    from collections.abc import Callable, Sequence
+    from typing import Any
 
 APP_DEPENDENCIES = {"PySide6", "qasync", "pydantic", "pygments", "keyring", "jeepney"}
 EXIT_ALLOWED, EXIT_DENIED, EXIT_UNAVAILABLE, EXIT_BLOCKED = 0, 1, 2, 3
@@ -50,6 +55,23 @@ COMMAND_HELP = {
 }
 
 
+SOCKET_HELP = ("the app's socket (default: $DESKTOP_APPROVER_SOCKET, then "
+               "$XDG_RUNTIME_DIR/desktop-approver/approver.sock)")
+REQUEST_OPTIONS = (
+    Option("--tool", required=True, help="the tool's name, e.g. Bash or write_file"),
+    Option("--args", required=True, metavar="JSON", help="the call's arguments, a JSON object ('-' reads stdin)"),
+    Option("--session", metavar="ID", help="the agent's session id (allow_session is remembered per session)"),
+    Option("--description", metavar="TEXT", help="what the call is for, shown to the person"),
+    Option("--timeout", convert=float, metavar="SECONDS",
+           help="deny if nobody answers in time (default: the app's, 300)"),
+    Option("--preview", metavar="JSON", help='a preview object, e.g. {"kind": "command", "command": "ls"}'),
+    Option("--hints", metavar="JSON", help='tool hints, e.g. {"read_only": true} (shown, never trusted)'),
+    Option("--agent", metavar="NAME", help="the agent's name shown to the person"),
+    Option("--socket", metavar="PATH", help=SOCKET_HELP),
+)
+"""``request``'s options, declared once (:mod:`.commands.argv`): it runs once per call a script guards."""
+
+
 def fail(message: str, code: int = EXIT_UNAVAILABLE) -> int:
     print(f"desktop-approver: {message}", file=sys.stderr)
     return code
@@ -66,9 +88,7 @@ def json_object(text: str, what: str) -> dict[str, Any]:
 
 
 def add_socket(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--socket", metavar="PATH",
-                        help="the app's socket (default: $DESKTOP_APPROVER_SOCKET, then "
-                             "$XDG_RUNTIME_DIR/desktop-approver/approver.sock)")
+    parser.add_argument("--socket", metavar="PATH", help=SOCKET_HELP)
 
 
 def add_app_options(parser: argparse.ArgumentParser) -> None:
@@ -104,6 +124,8 @@ def add_app_options(parser: argparse.ArgumentParser) -> None:
 def _positive(unit: str) -> Callable[[str], float]:
     """An argparse type: a number of ``unit`` above zero."""
     def parse(text: str) -> float:
+        import argparse
+
         try:
             value = float(text)
         except ValueError:
@@ -190,6 +212,8 @@ def cmd_tray(args: argparse.Namespace) -> int:
 
 def build_parser(with_module_commands: bool | Sequence[str] = True) -> argparse.ArgumentParser:
     """The whole CLI; ``with_module_commands`` may name the only module commands to load (fast path)."""
+    import argparse
+
     from . import __version__
 
     parser = argparse.ArgumentParser(
@@ -211,19 +235,7 @@ def build_parser(with_module_commands: bool | Sequence[str] = True) -> argparse.
     request = commands.add_parser("request", help="ask for approval of one tool call and wait for the answer",
                                   description="Blocks until decided, prints the decision as JSON. Exit 0 allowed, "
                                               "1 denied, 2 app not reachable or bad input, 3 blocked by policy.")
-    request.add_argument("--tool", required=True, help="the tool's name, e.g. Bash or write_file")
-    request.add_argument("--args", required=True, metavar="JSON",
-                         help="the call's arguments, a JSON object ('-' reads stdin)")
-    request.add_argument("--session", metavar="ID",
-                         help="the agent's session id (allow_session is remembered per session)")
-    request.add_argument("--description", metavar="TEXT", help="what the call is for, shown to the person")
-    request.add_argument("--timeout", type=float, metavar="SECONDS",
-                         help="deny if nobody answers in time (default: the app's, 300)")
-    request.add_argument("--preview", metavar="JSON",
-                         help='a preview object, e.g. {"kind": "command", "command": "ls"}')
-    request.add_argument("--hints", metavar="JSON", help='tool hints, e.g. {"read_only": true} (shown, never trusted)')
-    request.add_argument("--agent", metavar="NAME", help="the agent's name shown to the person")
-    add_socket(request)
+    add_to(request, REQUEST_OPTIONS)
     request.set_defaults(handler=cmd_request)
 
     status = commands.add_parser("status", help="is the app running? its socket, pending count and mode")
@@ -244,6 +256,28 @@ def build_parser(with_module_commands: bool | Sequence[str] = True) -> argparse.
     return parser
 
 
+def _read_quickly(argv: Sequence[str]) -> argparse.Namespace | None:
+    """``hook`` and ``request`` as they run once per tool call, without argparse (``commands.argv``);
+    None when argparse should read ``argv`` (help, an unusual form, an error to report)."""
+    command = argv[0]
+    options: tuple[Option, ...]
+    if command == "request":
+        options, handler = REQUEST_OPTIONS, cmd_request
+    elif command == "hook":
+        from .commands import hook
+
+        options, handler = hook.OPTIONS, hook.run
+    else:
+        return None
+    values = read(options, argv[1:])
+    if values is None:
+        return None
+    from types import SimpleNamespace
+
+    # The handlers read attributes only: a SimpleNamespace is what argparse would have given them.
+    return SimpleNamespace(command=command, handler=handler, **values)  # type: ignore[return-value]
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or (argv[0].startswith("-") and argv[0] not in ("-h", "--help", "--version")):
@@ -255,7 +289,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     alone = ("request", "status", "hook", "run", "mcp-gate", "mcp-permission", "tray", "demo")
     if argv[0] in alone and not {"-h", "--help"} & set(argv):
         wanted = [argv[0]] if argv[0] in COMMANDS_WITH_MODULES else []
-    args = build_parser(with_module_commands=wanted).parse_args(argv)
+    args = _read_quickly(argv) or build_parser(with_module_commands=wanted).parse_args(argv)
     try:
         return int(args.handler(args) or 0)
     except KeyboardInterrupt:

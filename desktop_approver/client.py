@@ -12,19 +12,24 @@ is raised (never an allow, never a hang). Standard library only.
 
 from __future__ import annotations
 
+import _thread
 import os
-import threading
 import time
-import weakref
-from collections.abc import Iterable, Mapping
-from typing import Any
 
 from . import wire
-from ._client_base import CONNECT_TIMEOUT, Call, ClientProtocol, IdleClosed, unavailable
+from ._client_base import CONNECT_TIMEOUT, ClientProtocol, IdleClosed, unavailable
 from .errors import ApproverUnavailable, Unauthorized
 from .paths import resolve_socket_path
-from .transport import Connection, Transport, UnixSocketTransport
-from .vocabulary import NoticeKind
+from .transport import UnixSocketTransport
+
+TYPE_CHECKING = False  # typing's own flag would import typing, which a hook (once per tool call) does not need
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping
+    from typing import Any
+
+    from ._client_base import Call
+    from .transport import Connection, Transport
+    from .vocabulary import NoticeKind
 
 __all__ = ["Client"]
 
@@ -49,8 +54,7 @@ class Client:
         self.protocol = ClientProtocol(agent=agent, session=session, token=token)
         self.connect_timeout = connect_timeout
         self._connection: Connection | None = None
-        self._closes_when_collected: weakref.finalize[[], Client] | None = None
-        self._lock = threading.Lock()
+        self._lock = _thread.allocate_lock()  # threading's Lock, without importing threading
         self._replies: list[dict[str, Any]] = []
 
     @property
@@ -111,6 +115,13 @@ class Client:
         with self._lock:
             self._drop()
 
+    def __del__(self) -> None:
+        # Dropped without close(): give the app its connection slot back (weakref.finalize would do
+        # the same at the cost of importing weakref on every hook's start).
+        connection = self.__dict__.get("_connection")
+        if connection is not None:
+            connection.close()
+
     def __enter__(self) -> Client:
         return self
 
@@ -126,14 +137,10 @@ class Client:
                 return []
             self._drop()  # the app closed it meanwhile (idle timeout, restart): connect afresh
         self._connection = self.transport.connect(self.connect_timeout)
-        self._closes_when_collected = weakref.finalize(self, self._connection.close)
         self.protocol.framer = wire.LineFramer()
         return [wire.encode(self.protocol.hello())]
 
     def _drop(self) -> None:
-        if self._closes_when_collected is not None:
-            self._closes_when_collected.detach()
-            self._closes_when_collected = None
         if self._connection is not None:
             try:
                 self._connection.close()

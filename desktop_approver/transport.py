@@ -20,12 +20,12 @@ from __future__ import annotations
 
 import os
 import socket
-from typing import TYPE_CHECKING
 
 from ._client_base import unavailable
 from .errors import ApproverUnavailable
 from .server_check import check_server, check_socket_path
 
+TYPE_CHECKING = False  # typing's own flag would import typing, which a hook (once per tool call) does not need
 if TYPE_CHECKING:
     import asyncio
     from typing import Protocol

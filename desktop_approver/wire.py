@@ -9,12 +9,18 @@ here. The golden exchanges in ``ipc/examples/`` keep both sides in step.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
-from typing import Any, Final, cast
 
-from .vocabulary import ALLOW_DECISIONS as ALLOW_DECISIONS
-from .vocabulary import DECISIONS as DECISIONS
-from .vocabulary import DecidedBy, DecisionName, RiskReport
+TYPE_CHECKING = False  # typing's own flag would import typing, which a hook (once per tool call) does not need
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from typing import Any, Final
+
+    from .vocabulary import DecidedBy, DecisionName, RiskReport
+
+DECISIONS: tuple[DecisionName, ...] = ("allow_once", "allow_session", "deny")
+"""The three answers: ``vocabulary.DECISIONS``, spelled here so the client needs no ``typing``
+(a test keeps the two equal)."""
+ALLOW_DECISIONS: frozenset[DecisionName] = frozenset(("allow_once", "allow_session"))
 
 PROTOCOL_VERSION: Final = 1
 SUPPORTED_VERSIONS = (1,)
@@ -160,14 +166,15 @@ class Decision:
 
     @classmethod
     def from_wire(cls, data: dict[str, Any]) -> Decision:
-        decision = data.get("decision")
-        if decision not in DECISIONS:
-            raise ValueError(f"unknown decision {decision!r}")
+        try:
+            decision = DECISIONS[DECISIONS.index(data.get("decision"))]
+        except ValueError:
+            raise ValueError(f"unknown decision {data.get('decision')!r}") from None
         updated = data.get("updated_args")
         if updated is not None and not isinstance(updated, dict):
             raise ValueError("updated_args must be an object")
         return cls(
-            decision=cast(DecisionName, decision),
+            decision=decision,
             note=data.get("note"),
             decided_by=str(data.get("decided_by", "user")),
             rule=data.get("rule"),

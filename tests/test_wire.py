@@ -85,3 +85,11 @@ def test_line_framer_oversized_line_in_pieces_then_a_good_one() -> None:
         out += framer.feed(piece)
     assert isinstance(out[0], Oversized) and out[0].size == 15 and out[1:] == [b"ok"]
     assert framer.pending_bytes == 0
+
+
+def test_the_wire_spells_the_decisions_as_the_vocabulary_does() -> None:
+    """``wire`` spells the answers itself (the client imports no typing); they must stay the vocabulary's."""
+    from desktop_approver import vocabulary, wire
+
+    assert wire.DECISIONS == vocabulary.DECISIONS
+    assert wire.ALLOW_DECISIONS == vocabulary.ALLOW_DECISIONS

@@ -31,12 +31,17 @@ the question back to Claude Code's own terminal prompt instead.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import sys
-from pathlib import Path
-from typing import Any
+
+from .argv import Option, add_to
+
+TYPE_CHECKING = False  # typing's own flag costs the hook an import of typing (it runs once per tool call)
+if TYPE_CHECKING:
+    import argparse
+    from pathlib import Path
+    from typing import Any
 
 AGENTS = ("claude-code",)
 AGENT_NAME = "claude-code"
@@ -56,17 +61,23 @@ they answer no "may I?"), rules whose ``behavior`` is not ``allow``, and ``setMo
 ``bypassPermissions`` (that would allow every later call, not this one)."""
 
 
+OPTIONS = (
+    Option("agent", kind="positional", choices=AGENTS, help="which agent's hook format to speak"),
+    Option("--when-unavailable", choices=("deny", "ask"), default="deny",
+           help="what to answer when the app is not reachable (default: deny)"),
+    Option("--timeout", convert=float, metavar="SECONDS", help="deny if nobody answers in time"),
+    Option("--socket", metavar="PATH", help="the app's socket"),
+    Option("--install", kind="flag",
+           help="add the PermissionRequest, Notification and Stop hooks to Claude Code's settings "
+                "(keeps what is there) and print the change"),
+    Option("--project", kind="flag",
+           help="with --install: the project's .claude/settings.json instead of ~/.claude/settings.json"),
+)
+"""Declared once (:mod:`.argv`): argparse for ``--help`` and errors, a plain reader for each tool call."""
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("agent", choices=AGENTS, help="which agent's hook format to speak")
-    parser.add_argument("--when-unavailable", choices=("deny", "ask"), default="deny",
-                        help="what to answer when the app is not reachable (default: deny)")
-    parser.add_argument("--timeout", type=float, metavar="SECONDS", help="deny if nobody answers in time")
-    parser.add_argument("--socket", metavar="PATH", help="the app's socket")
-    parser.add_argument("--install", action="store_true",
-                        help="add the PermissionRequest, Notification and Stop hooks to Claude Code's settings "
-                             "(keeps what is there) and print the change")
-    parser.add_argument("--project", action="store_true",
-                        help="with --install: the project's .claude/settings.json instead of ~/.claude/settings.json")
+    add_to(parser, OPTIONS)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -223,6 +234,8 @@ def announce(kind: str, event: dict[str, Any], socket_path: str | None = None) -
 # -- --install -------------------------------------------------------------------------------------
 
 def settings_path(project: bool) -> Path:
+    from pathlib import Path
+
     if project:
         return Path.cwd() / ".claude" / "settings.json"
     return Path(os.environ.get("CLAUDE_CONFIG_DIR") or Path.home() / ".claude") / "settings.json"

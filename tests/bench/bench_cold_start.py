@@ -2,8 +2,12 @@
 
     python tests/bench/bench_cold_start.py [--rounds 40] [--against OLD_CHECKOUT]
 
-Prints the median of each (the request and the hook answered from session memory by the Qt-free
-core, ``serve.py core``) and the number of modules each loads. With ``--against`` (a checkout of an
+Prints the median CPU time (user + system, from the kernel's accounting of each finished child) of
+each, and its ratio to ``python -c "import json, socket"``, the least a hook written in Python can
+do (the request and the hook are answered from session memory by the Qt-free core, ``serve.py
+core``), and the number of modules each loads. Each tree's bytecode is compiled first, as pip
+does when it installs a wheel: a tree run with ``PYTHONDONTWRITEBYTECODE`` set would otherwise
+compile every module on every start and measure the compiler. With ``--against`` (a checkout of an
 older commit, e.g. ``git archive BASE | tar -x -C /tmp/base``) both trees are run interleaved,
 round by round, so the machine's noise falls on both alike. Used to check that the adapters
 (issue 12) left the commands agents run on every call as fast as they were (BENCHMARKS.md).
@@ -16,7 +20,9 @@ shadows the code measured and the calls are the ones the bench server remembers.
 from __future__ import annotations
 
 import argparse
+import compileall
 import json
+import resource
 import statistics
 import subprocess
 import sys
@@ -43,6 +49,7 @@ def commands(socket: str) -> dict[str, tuple[list[str], str | None]]:
                         "tool_name": BENCH_TOOL, "tool_input": BENCH_ARGS})
     return {
         "python -c pass": ([python, "-c", "pass"], None),
+        "python -c 'import json, socket'": ([python, "-c", "import json, socket"], None),
         "import desktop_approver": ([python, "-c", "import desktop_approver"], None),
         "desktop-approver request": ([python, "-m", "desktop_approver", "request", "--socket", socket, "--tool",
                                       BENCH_TOOL, "--args", json.dumps(BENCH_ARGS), "--session", BENCH_SESSION], None),
@@ -59,15 +66,22 @@ def main() -> int:
     trees = {"this tree": ROOT}
     if options.against:
         trees["--against"] = options.against.resolve()
+    for root in trees.values():
+        compileall.compile_dir(str(root / "desktop_approver"), quiet=1)
     times: dict[tuple[str, str], list[float]] = {}
+    cpu: dict[tuple[str, str], list[float]] = {}
     with server("core") as socket:
         for _ in range(options.rounds):
             for tree, root in trees.items():
                 env = bench_env(root)
                 for name, (command, stdin) in commands(socket).items():
+                    before = resource.getrusage(resource.RUSAGE_CHILDREN)
                     start = time.perf_counter()
                     done = subprocess.run(command, input=stdin, capture_output=True, text=True, env=env, cwd=root)
                     times.setdefault((tree, name), []).append(time.perf_counter() - start)
+                    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+                    cpu.setdefault((tree, name), []).append(after.ru_utime - before.ru_utime
+                                                            + after.ru_stime - before.ru_stime)
                     if done.returncode != 0:
                         raise RuntimeError(f"{name} failed in {root}: {done.stderr}")
     for tree, root in trees.items():
@@ -75,10 +89,12 @@ def main() -> int:
                                 env=bench_env(root), cwd=root, check=True).stdout.split()
         print(f"{tree} ({root}): import desktop_approver loads {loaded[0]} modules, "
               f"the hook's parser and client {loaded[1]}")
-        floor = statistics.median(times[(tree, "python -c pass")])
+        floor = statistics.median(cpu[(tree, "python -c 'import json, socket'")])
         for name in commands("x"):
-            median = statistics.median(times[(tree, name)])
-            print(f"  {name:50s} {median * 1000:6.1f} ms  ({median / floor:.2f}x python -c pass)")
+            used = statistics.median(cpu[(tree, name)])
+            wall = statistics.median(times[(tree, name)])
+            print(f"  {name:50s} cpu {used * 1000:6.1f} ms ({used / floor:.2f}x import json, socket)"
+                  f"  wall {wall * 1000:6.1f} ms")
     return 0
 
 
