@@ -100,6 +100,7 @@ class DesktopApprover(QObject):
         self.events.mode_changed.connect(self.tray.show_mode)
         self.events.mode_changed.connect(self._mode_changed)
         self.events.audit_health.connect(self._audit_health)
+        self.events.socket_health.connect(self._socket_health)
         self.events.agent_notice.connect(self.tray.show_notice)
         if self.notifications is not None:
             self.decider.queue_changed.connect(self.notifications.refresh)
@@ -275,6 +276,9 @@ class DesktopApprover(QObject):
 
     def _audit_health(self, problem: str | None) -> None:
         self.set_trouble("audit", problem)
+
+    def _socket_health(self, problem: str | None) -> None:
+        self.set_trouble("socket", problem)
 
     def set_trouble(self, what: str, problem: str | None) -> None:
         """Record (or clear, with None) a problem; the tray shows degraded while any remains."""

@@ -202,3 +202,67 @@ def test_a_terminating_signal_answers_every_waiting_request_records_it_and_remov
     assert pending_requests(app.audit_path) == 0
     assert not os.path.lexists(socket_path)
     assert "Traceback" not in app.stderr(), app.stderr()[-3000:]
+
+
+# -- item 8: the socket is watched; an app removes only the socket it made -----------------------
+
+def test_a_deleted_socket_is_made_again_and_said_so(tmp_path: Path, apps: list[TrayApp]) -> None:
+    socket_path = tmp_path / "run" / "approver.sock"
+    app = TrayApp(tmp_path, socket_path)
+    apps.append(app)
+    assert serving_pid(socket_path) == app.pid
+    socket_path.unlink()
+
+    wait_for(lambda: inode(socket_path) is not None, "the app to make its socket again")
+    assert serving_pid(socket_path) == app.pid
+    assert stat.S_IMODE(socket_path.lstat().st_mode) == 0o600
+    assert "was deleted" in app.stderr() and "made the socket" in app.stderr(), app.stderr()
+
+    # Its whole directory too.
+    shutil.rmtree(socket_path.parent)
+    wait_for(lambda: inode(socket_path) is not None, "the app to make its directory and socket again")
+    assert serving_pid(socket_path) == app.pid
+    assert app.stop() == 0
+    assert not os.path.lexists(socket_path)
+
+
+@pytest.mark.parametrize("first_to_quit", ["the app that lost the path", "the app that took it"])
+def test_a_second_app_on_a_free_path_keeps_it_and_nobody_removes_anothers_socket(
+        tmp_path: Path, apps: list[TrayApp], first_to_quit: str) -> None:
+    """The first app's socket is deleted while it is stopped (SIGSTOP), so a second app starts on the
+    free path: when the first resumes it must leave the path to the second (and say so), and
+    quitting either app must never remove the other's socket."""
+    socket_path = tmp_path / "run" / "approver.sock"
+    first = TrayApp(tmp_path, socket_path, name="first")
+    apps.append(first)
+
+    # While the first is alive, a second one refuses to start and leaves its socket alone.
+    held = inode(socket_path)
+    refused = TrayApp(tmp_path, socket_path, name="refused", wait=False)
+    apps.append(refused)
+    assert refused.process.wait(WAIT) == 1 and "already running" in refused.stderr()
+    assert inode(socket_path) == held and serving_pid(socket_path) == first.pid
+
+    first.process.send_signal(signal.SIGSTOP)
+    socket_path.unlink()
+    second = TrayApp(tmp_path, socket_path, name="second")
+    apps.append(second)
+    taken = inode(socket_path)
+    first.process.send_signal(signal.SIGCONT)
+    wait_for(lambda: "another process answers on" in first.stderr(), "the first app to notice the other")
+    assert "Another desktop-approver took over the socket" in first.stderr()
+    assert inode(socket_path) == taken and serving_pid(socket_path) == second.pid
+
+    if first_to_quit == "the app that lost the path":
+        assert first.stop() == 0
+        assert inode(socket_path) == taken, "quitting the first app removed the second's socket"
+        assert serving_pid(socket_path) == second.pid
+        assert "not removing" in first.stderr()
+        assert second.stop() == 0
+    else:
+        assert second.stop() == 0
+        # The path is free again: the first app makes its socket there once more.
+        wait_for(lambda: inode(socket_path) is not None and serving_pid(socket_path) == first.pid,
+                 "the first app to take the path back")
+        assert first.stop() == 0
+    assert not os.path.lexists(socket_path)
