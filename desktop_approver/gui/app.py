@@ -108,6 +108,7 @@ class DesktopApprover(QObject):
             self.events.agent_notice.connect(self.notifications.announce)
             self.notifications.review_requested.connect(self.open_review)
             self.notifications.inbox_requested.connect(self.open_inbox)
+            self.notifications.health_changed.connect(self._notifications_health)
         self._quiet_clock.timeout.connect(self.check_quiet_hours)
 
         self._mode_changed(self.service.mode.mode, None)
@@ -156,9 +157,8 @@ class DesktopApprover(QObject):
         self.quit_requested = asyncio.Event()
         await self.service.start()
         self.tray.show()
-        if self.notifications is not None and not await self.notifications.start():
-            self.set_trouble("notifications",
-                             "No desktop notifications: requests show only as dialogs and in the tray.")
+        if self.notifications is not None:
+            await self.notifications.start()  # what is missing arrives as health_changed, now and later
 
     async def close(self) -> None:
         if self.notifications is not None:
@@ -276,6 +276,9 @@ class DesktopApprover(QObject):
 
     def _audit_health(self, problem: str | None) -> None:
         self.set_trouble("audit", problem)
+
+    def _notifications_health(self, problem: str | None) -> None:
+        self.set_trouble("notifications", problem)
 
     def _socket_health(self, problem: str | None) -> None:
         self.set_trouble("socket", problem)

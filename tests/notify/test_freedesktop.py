@@ -153,12 +153,17 @@ def test_server_without_actions_gets_a_plain_notification(start_notification_ser
     assert thread.server.shown and not thread.server.rejected
 
 
-def test_no_server_on_the_bus_falls_back_quietly_then_uses_one_that_appears(
+@pytest.mark.logs("No notification server on the session bus")
+def test_no_server_on_the_bus_is_reported_then_one_that_appears_is_used(
         private_bus: Any, start_notification_server: Callable[..., Any]) -> None:
+    health: list[str | None] = []
+
     async def scenario() -> DesktopNotifier:
         notifier = DesktopNotifier(timeout=SLOW_MACHINE)
+        notifier.health_listeners.append(health.append)
         assert await notifier.start()  # the bus is there, the server is not
         assert notifier.server is None
+        assert notifier.problem is not None and "No notification server" in notifier.problem
         assert await notifier.show("t7", "title", "body", ACTIONS) is None
         await notifier.withdraw("t7")
         return notifier
@@ -167,6 +172,7 @@ def test_no_server_on_the_bus_falls_back_quietly_then_uses_one_that_appears(
         await until(lambda: notifier.server == thread.server.unique_name, "the new server to be noticed")
         nid = await notifier.show("t8", "title", "body", ACTIONS)
         assert nid in thread.server.open
+        assert notifier.problem is None and health[-1] is None
         await notifier.close()
 
     async def both() -> None:
@@ -177,7 +183,8 @@ def test_no_server_on_the_bus_falls_back_quietly_then_uses_one_that_appears(
     run(both())
 
 
-def test_no_bus_at_all_never_raises(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
+@pytest.mark.logs("No D-Bus session bus")
+def test_no_bus_at_all_never_raises_and_is_reported(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
     clicks = Recorder()
 
     async def scenario() -> None:
@@ -188,6 +195,7 @@ def test_no_bus_at_all_never_raises(monkeypatch: pytest.MonkeyPatch, tmp_path: A
                 monkeypatch.setenv("DBUS_SESSION_BUS_ADDRESS", address)
             notifier = DesktopNotifier(on_action=clicks, timeout=SLOW_MACHINE)
             assert await notifier.start() is False
+            assert notifier.problem is not None and "No D-Bus session bus" in notifier.problem
             assert await notifier.show("k", "title", "body", ACTIONS) is None
             await notifier.withdraw("k")
             await notifier.close()
@@ -196,6 +204,7 @@ def test_no_bus_at_all_never_raises(monkeypatch: pytest.MonkeyPatch, tmp_path: A
     assert clicks.actions == []
 
 
+@pytest.mark.logs("No notification server on the session bus")
 def test_a_server_that_never_answers_costs_one_short_timeout(private_bus: Any) -> None:
     async def scenario() -> None:
         silent = await open_dbus_connection("SESSION")  # owns the name but never replies

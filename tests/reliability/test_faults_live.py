@@ -17,6 +17,7 @@ learn what it told the person (the tray's degraded tooltip is the same text).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -51,11 +52,11 @@ class TrayApp:
     """``desktop-approver tray`` in a child process; its stderr goes to a file the test reads."""
 
     def __init__(self, tmp: Path, socket_path: Path, *, env: dict[str, str] | None = None,
-                 notifications: bool = False, name: str = "app", wait: bool = True) -> None:
+                 notifications: bool = False, name: str = "app", wait: bool = True, log_level: str = "info") -> None:
         self.socket_path = socket_path
         self.audit_path = tmp / f"{name}.sqlite3"
         self.stderr_path = tmp / f"{name}.stderr"
-        command = [sys.executable, "-m", "desktop_approver", "tray", "--log-level", "info",
+        command = [sys.executable, "-m", "desktop_approver", "tray", "--log-level", log_level,
                    "--socket", str(socket_path), "--audit-db", str(self.audit_path),
                    "--policy", str(tmp / "no-policy.toml"), "--timeout", "3600"]
         if not notifications:
@@ -266,3 +267,173 @@ def test_a_second_app_on_a_free_path_keeps_it_and_nobody_removes_anothers_socket
                  "the first app to take the path back")
         assert first.stop() == 0
     assert not os.path.lexists(socket_path)
+
+
+# -- on a real desktop: Xvfb, a D-Bus bus of the test's own that it can kill, dunst ---------------
+
+BUS_CONFIG = """<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+ "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+<busconfig>
+  <type>session</type>
+  <listen>unix:path={path}</listen>
+  <auth>EXTERNAL</auth>
+  <policy context="default">
+    <allow send_destination="*" eavesdrop="true"/>
+    <allow eavesdrop="true"/>
+    <allow own="*"/>
+  </policy>
+</busconfig>
+"""
+
+
+class Session:
+    """A display (tests/support/desktop.py, without its notification server) with a session bus at a
+    fixed path, so the test can kill the bus and start it again where the app looks for it, and
+    dunst on that bus, which the test can kill and start again."""
+
+    def __init__(self, desktop: Any) -> None:
+        self.desktop = desktop
+        self.workdir: Path = desktop.workdir
+        self.bus_path = self.workdir / "session-bus"
+        self.bus_config = self.workdir / "session-bus.conf"
+        self.bus_config.write_text(BUS_CONFIG.format(path=self.bus_path))
+        self.env = dict(desktop.env, DBUS_SESSION_BUS_ADDRESS=f"unix:path={self.bus_path}")
+        self.bus: subprocess.Popen[bytes] | None = None
+        self.dunst: subprocess.Popen[bytes] | None = None
+        self.start_bus()
+
+    def start_bus(self) -> None:
+        with contextlib.suppress(FileNotFoundError):
+            self.bus_path.unlink()  # what a killed daemon leaves behind
+        self.bus = subprocess.Popen(["dbus-daemon", f"--config-file={self.bus_config}", "--nofork", "--nopidfile"],
+                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        wait_for(lambda: self.bus_path.exists(), "the session bus")
+
+    def kill_bus(self) -> None:
+        assert self.bus is not None
+        self.bus.kill()
+        self.bus.wait(WAIT)
+        if self.dunst is not None:  # dunst ends with its bus
+            try:
+                self.dunst.wait(WAIT)
+            except subprocess.TimeoutExpired:
+                self.kill_dunst()
+
+    def start_dunst(self) -> None:
+        from tests.support.desktop import DUNSTRC
+
+        config = self.workdir / "dunstrc"
+        config.write_text(DUNSTRC)
+        with (self.workdir / "dunst.log").open("a") as log:
+            self.dunst = subprocess.Popen(["dunst", "-config", str(config)], env=self.env, stdout=log,
+                                          stderr=subprocess.STDOUT)
+        wait_for(lambda: self.count("displayed") is not None, "dunst on the bus")
+
+    def kill_dunst(self) -> None:
+        assert self.dunst is not None
+        self.dunst.kill()
+        self.dunst.wait(WAIT)
+        self.dunst = None
+
+    def count(self, which: str = "displayed") -> int | None:
+        done = subprocess.run(["dunstctl", "count", which], env=self.env, capture_output=True, text=True,
+                              timeout=WAIT)
+        return int(done.stdout.strip()) if done.returncode == 0 else None
+
+    def shown(self) -> int:
+        """Every notification dunst holds: on screen and queued."""
+        return (self.count("displayed") or 0) + (self.count("waiting") or 0)
+
+    def stop(self) -> None:
+        for process in (self.dunst, self.bus):
+            if process is not None and process.poll() is None:
+                process.kill()
+                process.wait(WAIT)
+        self.desktop.stop()
+
+
+@pytest.fixture
+def session() -> Iterator[Session]:
+    from tests.support.desktop import Desktop, Missing
+
+    for program in ("dbus-daemon", "dunst", "dunstctl"):
+        if shutil.which(program) is None:
+            pytest.skip(f"{program} is not installed")
+    try:
+        desktop = Desktop.start(1280, 800, notifications=False)
+    except Missing as exc:
+        pytest.skip(str(exc))
+    started = Session(desktop)
+    try:
+        yield started
+    finally:
+        started.stop()
+
+
+def desktop_app(tmp_path: Path, session: Session, apps: list[TrayApp]) -> TrayApp:
+    app = TrayApp(tmp_path, tmp_path / "run" / "approver.sock", env=session.env, notifications=True, log_level="debug")
+    apps.append(app)
+    return app
+
+
+# -- issue 21 item 9: one notification per agent, whatever the timing ------------------------------
+
+ROUNDS = 20
+AGENTS = ("codex", "claude", "aider")
+EACH = 2
+SLOW_SERVER = 2.5
+"""Seconds the notification server is stopped in every other round: longer than the app's 2 s call timeout."""
+
+
+@pytest.mark.xvfb
+def test_each_agent_has_one_notification_when_its_requests_arrive_within_milliseconds(
+        tmp_path: Path, session: Session, apps: list[TrayApp]) -> None:
+    """Each round: every agent sends its requests within milliseconds. In every other round the
+    server is stopped meanwhile (a server slower than the app's call timeout), and each agent sends
+    one more request while the first notification's id is still unknown."""
+    session.start_dunst()
+    app = desktop_app(tmp_path, session, apps)
+    assert session.dunst is not None
+
+    def notified(start: int, waiting: int) -> bool:
+        """Each agent's last notification says ``waiting`` and the app has nothing left to send for it."""
+        log = app.stderr()[start:]
+        for name in AGENTS:
+            last = log.rsplit(f"notification for {name} shows", 1)
+            if len(last) < 2 or not last[1].split("\n", 1)[0].endswith(f"({waiting} waiting)"):
+                return False
+            if f"notification for {name} is up to date" not in last[1]:
+                return False
+        return True
+
+    def play(round_number: int, slow: bool) -> None:
+        assert session.dunst is not None
+        start = len(app.stderr())
+        agents = [Agent(app.socket_path, name) for name in AGENTS for _ in range(EACH)]
+        try:
+            if slow:
+                session.dunst.send_signal(signal.SIGSTOP)
+            for n, agent in enumerate(agents):  # all within a few milliseconds
+                agent.ask(f"round{round_number}-{n}", f"touch round-{round_number}-{n}")
+            wait_for(lambda: pending_requests(app.audit_path) == len(agents), "every request waiting")
+            waiting = EACH
+            if slow:  # the first Notify of each agent is unanswered: one more request each
+                wait_for(lambda: all(f"notification for {name} shows" in app.stderr()[start:] for name in AGENTS),
+                         "the first notifications sent")
+                agents.extend(Agent(app.socket_path, name) for name in AGENTS)
+                for n, agent in enumerate(agents[-len(AGENTS):]):
+                    agent.ask(f"round{round_number}-late{n}", f"touch round-{round_number}-late-{n}")
+                waiting += 1
+                wait_for(lambda: pending_requests(app.audit_path) == len(agents), "the late requests waiting")
+                time.sleep(SLOW_SERVER)  # the fault's length, not a wait for the app
+                session.dunst.send_signal(signal.SIGCONT)
+            wait_for(lambda: notified(start, waiting), f"round {round_number}'s notifications")
+            assert session.shown() == len(AGENTS), (round_number, session.shown())
+        finally:
+            for agent in agents:
+                agent.close()
+        wait_for(lambda: pending_requests(app.audit_path) == 0, "the requests withdrawn")
+        wait_for(lambda: session.shown() == 0, f"round {round_number}'s notifications withdrawn")
+
+    for round_number in range(ROUNDS):
+        play(round_number, slow=round_number % 2 == 1)
