@@ -285,10 +285,14 @@ class DesktopApprover(QObject):
 
     def set_trouble(self, what: str, problem: str | None) -> None:
         """Record (or clear, with None) a problem; the tray shows degraded while any remains."""
+        if self.troubles.get(what) == problem:
+            return
         if problem is None:
             self.troubles.pop(what, None)
+            log.info("no longer degraded (%s)", what)
         else:
             self.troubles[what] = problem
+            log.info("degraded (%s): %s", what, problem)
         self.tray.set_degraded("\n".join(self.troubles.values()) or None)
 
     def popups_enabled(self) -> bool:

@@ -437,3 +437,47 @@ def test_each_agent_has_one_notification_when_its_requests_arrive_within_millise
 
     for round_number in range(ROUNDS):
         play(round_number, slow=round_number % 2 == 1)
+
+
+# -- item 9: notifications are a health signal ------------------------------------------------------
+
+@pytest.mark.xvfb
+def test_notification_server_and_bus_lost_and_back_degrade_the_tray_and_show_again_what_waits(
+        tmp_path: Path, session: Session, apps: list[TrayApp]) -> None:
+    app = desktop_app(tmp_path, session, apps)  # a bus, but no notification server yet
+    wait_for(lambda: "degraded (notifications): No notification server" in app.stderr(),
+             "the tray degraded: no notification server")
+    agents = [Agent(app.socket_path, name) for name in ("codex", "claude")]
+    try:
+        for n, agent in enumerate(agents):
+            agent.ask(f"r{n}", f"touch waiting-{n}")
+        wait_for(lambda: pending_requests(app.audit_path) == len(agents), "two requests waiting")
+
+        def back(times: int) -> None:
+            wait_for(lambda: session.shown() == len(agents), "what waits shown again")
+            wait_for(lambda: app.stderr().count("no longer degraded (notifications)") == times, "the tray no longer degraded")
+            assert session.shown() == len(agents)
+
+        session.start_dunst()
+        back(1)
+
+        session.kill_dunst()
+        wait_for(lambda: "degraded (notifications): The notification server (dunst) went away" in app.stderr(),
+                 "the tray degraded: the server went away")
+        session.start_dunst()
+        back(2)
+
+        session.kill_bus()
+        wait_for(lambda: "degraded (notifications): The D-Bus session bus went away" in app.stderr(),
+                 "the tray degraded: the bus went away")
+        session.start_bus()
+        session.start_dunst()
+        back(3)
+
+        assert app.stop() == 0
+        replies = [agent.receive() for agent in agents]
+    finally:
+        for agent in agents:
+            agent.close()
+    assert [reply and reply["code"] for reply in replies] == ["shutting_down", "shutting_down"]
+    assert "Traceback" not in app.stderr(), app.stderr()[-3000:]
