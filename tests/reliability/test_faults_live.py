@@ -455,7 +455,8 @@ def test_notification_server_and_bus_lost_and_back_degrade_the_tray_and_show_aga
 
         def back(times: int) -> None:
             wait_for(lambda: session.shown() == len(agents), "what waits shown again")
-            wait_for(lambda: app.stderr().count("no longer degraded (notifications)") == times, "the tray no longer degraded")
+            wait_for(lambda: app.stderr().count("no longer degraded (notifications)") == times,
+                     "the tray no longer degraded")
             assert session.shown() == len(agents)
 
         session.start_dunst()
