@@ -301,6 +301,7 @@ class ApproverServer:
         self.health_listeners: list[Callable[[str | None], None]] = []
         """Called with what keeps agents from reaching this app (its socket deleted, taken), None once fixed."""
         self._own_socket: socket_file.FileIdentity | None = None  # the socket file we bound: the one we may unlink
+        self._anchor: socket_file.Anchor | None = None  # holds the watched file, so its inode is not reused
         self._watch: socket_file.SocketWatch | None = None
         self._connections: set[_Link] = set()
         self._connections_by_peer: Counter[int | None] = Counter()
@@ -362,17 +363,26 @@ class ApproverServer:
         Raises ``OSError`` (EADDRINUSE) when something is at the path: a second app started meanwhile.
         """
         sock, bound = socket_file.bind_listening(self.socket_path)
+        anchor = socket_file.Anchor(self.socket_path)
         try:
             server = await self._loop.create_unix_server(self._new_link, sock=sock)
         except BaseException:
             sock.close()
             with contextlib.suppress(OSError):
                 socket_file.remove_if_ours(self.socket_path, bound)
+            anchor.release()
             raise
         old, self._server, self._own_socket = self._server, server, bound
+        self._anchor_to(anchor)
         if old is not None:  # the socket agents could no longer reach: connections made on it stay
             await self._stop_listening(old)
         return bound
+
+    def _anchor_to(self, anchor: socket_file.Anchor | None) -> None:
+        """Hold this socket file open from now on (and let go of the one before)."""
+        if self._anchor is not None:
+            self._anchor.release()
+        self._anchor = anchor
 
     async def _listen_again(self) -> socket_file.FileIdentity:
         """The watch found our path free again (its file deleted): make the directory and socket again."""
@@ -411,6 +421,7 @@ class ApproverServer:
         self._server = await self._loop.create_unix_server(self._new_link, sock=sock)
         log.info("serving on the socket passed by the service manager: %s", self.socket_path)
         if path is not None:  # deleted, the app makes a socket of its own there (and removes that one on quit)
+            self._anchor_to(socket_file.Anchor(path))
             self._watch_socket(socket_file.identity(path))
         return True
 
@@ -428,6 +439,7 @@ class ApproverServer:
         # Only the file we bound goes: an activated socket stays (the next request starts the app
         # again), and so does another app's that took the path while we ran.
         socket_file.remove_if_ours(self.socket_path, self._own_socket)
+        self._anchor_to(None)
         for link in list(self._links):
             link.hang_up()
         waits: list[asyncio.Future[Any]] = [*withdrawn, *(link.closed for link in self._links)]

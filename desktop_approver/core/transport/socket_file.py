@@ -2,7 +2,11 @@
 
 A path is not an identity: the file at the socket's path may be deleted (a cleanup script, a
 ``rm -rf $XDG_RUNTIME_DIR/...``) or replaced by another app's socket while this app runs. So the
-app remembers the (device, inode) of the socket it bound, and:
+app remembers the (device, inode) of the socket it bound, and holds the file open (``O_PATH``,
+an :class:`Anchor`) so that the inode number cannot be given to another file while it is in
+use: a socket another app binds after ours was deleted always has an identity of its own. Where
+there is no ``O_PATH`` (macOS), a live listener at the path that is not this process also
+proves the file is not ours (its peer credentials). Then the app:
 
 - binds with a bare ``bind(2)``, which fails when anything is at the path, instead of asyncio's
   ``create_unix_server(path=...)``, which first deletes a socket file it finds there: two apps
@@ -30,6 +34,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from ...paths import InsecureDirectory
+from .peercred import peer_credentials
 
 log = logging.getLogger(__name__)
 
@@ -37,11 +42,29 @@ CHECK_INTERVAL = 1.0
 """Seconds between checks that the socket's path is still our socket (one ``lstat``)."""
 PROBE_EVERY = 10
 """While another app holds the path, ask whether it still answers every this many checks."""
-PROBE_TIMEOUT = 1.0
 BACKLOG = 100  # asyncio's default for create_unix_server
 
 FileIdentity = tuple[int, int]
 """(st_dev, st_ino): which file a path names now."""
+
+
+class Anchor:
+    """The socket file held open (``O_PATH``, Linux): its inode number is not reused while we hold it."""
+
+    def __init__(self, path: Path) -> None:
+        self.fd: int | None = None
+        flag = getattr(os, "O_PATH", None)
+        if flag is None:
+            return
+        try:
+            self.fd = os.open(path, flag | os.O_NOFOLLOW | os.O_CLOEXEC)
+        except OSError as exc:  # gone already, or a file system that refuses: the identity check stays
+            log.debug("cannot hold %s open: %s", path, exc)
+
+    def release(self) -> None:
+        fd, self.fd = self.fd, None
+        if fd is not None:
+            os.close(fd)
 
 
 def identity(path: Path) -> FileIdentity | None:
@@ -54,7 +77,8 @@ def identity(path: Path) -> FileIdentity | None:
 
 
 def bind_listening(path: Path) -> tuple[socket.socket, FileIdentity]:
-    """A listening unix socket bound at ``path``, born 0600, and the identity of its file.
+    """A listening unix socket bound at ``path``, born 0600, and the identity of its file
+    (hold an :class:`Anchor` on it right away).
 
     Raises ``OSError`` (EADDRINUSE) when anything is already at the path: nothing is replaced.
     """
@@ -75,32 +99,47 @@ def bind_listening(path: Path) -> tuple[socket.socket, FileIdentity]:
     return sock, (bound.st_dev, bound.st_ino)
 
 
-async def answers(path: Path) -> bool:
-    """Does a live server accept connections at ``path``? (Connecting is the only way to know.)"""
+NOBODY = -1
+""":func:`listener` found no live listener at the path."""
+
+
+def listener(path: Path) -> int | None:
+    """Who listens at ``path``: its pid, :data:`NOBODY` (nothing answers), or None (alive, pid unknown).
+
+    A unix ``connect`` completes at once against a listening socket (no accept is needed), so this
+    never waits; the connection it makes is closed before anyone reads from it.
+    """
     probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     probe.setblocking(False)
     try:
-        await asyncio.wait_for(asyncio.get_running_loop().sock_connect(probe, os.fspath(path)), PROBE_TIMEOUT)
-    except (TimeoutError, ConnectionRefusedError, FileNotFoundError):
-        return False
+        probe.connect(os.fspath(path))
+    except BlockingIOError:
+        return None  # its backlog is full: alive, and we cannot ask who it is
     except OSError as exc:
-        if exc.errno in (errno.ECONNREFUSED, errno.ENOENT, errno.ENOTSOCK):
-            return False
-        raise
+        if exc.errno in (errno.ECONNREFUSED, errno.ENOENT, errno.ENOTSOCK, errno.ENOTDIR):
+            return NOBODY
+        return None
+    else:
+        try:
+            return peer_credentials(probe).pid
+        except OSError:
+            return None
     finally:
         probe.close()
-    return True
 
 
 def remove_if_ours(path: Path, ours: FileIdentity | None) -> bool:
-    """Unlink ``path`` if it is still the file we bound; another app's socket there stays (logged)."""
+    """Unlink ``path`` if it is still the file we bound; another app's socket there stays (logged).
+
+    Call it once this app has stopped listening: a live listener at the path is then someone else.
+    """
     if ours is None:
         return False
     now = identity(path)
     if now is None:
         log.info("socket %s was already gone", path)
         return False
-    if now != ours:
+    if now != ours or listener(path) not in (NOBODY, os.getpid()):
         log.warning("not removing %s: it is no longer the socket this app made (another app's?)", path)
         return False
     with contextlib.suppress(FileNotFoundError):
@@ -168,7 +207,12 @@ class SocketWatch:
             self._checks_since_probe += 1
             return  # still the other app's: no need to knock on its door every second
         self._checks_since_probe = 0
-        if await answers(self.path):
+        who = listener(self.path)
+        if who == os.getpid():  # our own listener after all (its file changed in place): keep watching it
+            self.watched = now
+            self._set_problem(None)
+            return
+        if who != NOBODY:
             if self._foreign != now:
                 log.warning("another process answers on %s now; this app leaves it to it", self.path)
             self._foreign = now
