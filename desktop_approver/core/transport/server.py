@@ -61,6 +61,10 @@ ACCEPT_TURNS = 3
 LINGER = 30.0
 """Seconds a closed connection may take to deliver its last replies to a slow reader before they are dropped."""
 
+KEEP_SOCKET_FILE: dict[str, Any] = {"cleanup_socket": False} if sys.version_info >= (3, 13) else {}
+"""Python 3.13's asyncio unlinks a unix server's path when it closes: the service manager's socket
+among them. Which file goes is ours to decide (``socket_file.remove_if_ours``)."""
+
 
 def _error_line(code: ErrorCode, message: str) -> bytes:
     """A typed ``error`` line. The message models load here at the earliest: an app no agent has
@@ -365,7 +369,7 @@ class ApproverServer:
         sock, bound = socket_file.bind_listening(self.socket_path)
         anchor = socket_file.Anchor(self.socket_path)
         try:
-            server = await self._loop.create_unix_server(self._new_link, sock=sock)
+            server = await self._loop.create_unix_server(self._new_link, sock=sock, **KEEP_SOCKET_FILE)
         except BaseException:
             sock.close()
             with contextlib.suppress(OSError):
@@ -418,7 +422,7 @@ class ApproverServer:
             self.socket_path = path
             self.context.socket_path = os.fspath(path)
         self.activated = True
-        self._server = await self._loop.create_unix_server(self._new_link, sock=sock)
+        self._server = await self._loop.create_unix_server(self._new_link, sock=sock, **KEEP_SOCKET_FILE)
         log.info("serving on the socket passed by the service manager: %s", self.socket_path)
         if path is not None:  # deleted, the app makes a socket of its own there (and removes that one on quit)
             self._anchor_to(socket_file.Anchor(path))
