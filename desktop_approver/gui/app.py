@@ -359,6 +359,7 @@ class DesktopApprover(QObject):
             self.decider.current = None
         self.decider.resume_dialogs()
 
+
 TERMINATING_SIGNALS = tuple(getattr(signal, name) for name in ("SIGHUP", "SIGINT", "SIGQUIT", "SIGTERM")
                             if hasattr(signal, name))
 """Each ends the app the same clean way (:meth:`DesktopApprover.close`): waiting requests are answered

@@ -26,7 +26,7 @@ class ServiceEvents(QObject):
         super().__init__(parent)
         service.mode.listeners.append(self._mode_changed)
         service.audit.health_listeners.append(self._audit_health)
-        service.server.health_listeners.append(self.socket_health.emit)
+        service.server.health_listeners.append(self._socket_health)
         service.broker.notice_listeners.append(self._agent_notice)
 
     def _mode_changed(self, mode: str, reason: str | None) -> None:
@@ -34,6 +34,9 @@ class ServiceEvents(QObject):
 
     def _audit_health(self, problem: str | None) -> None:
         self.audit_health.emit(problem)
+
+    def _socket_health(self, problem: str | None) -> None:
+        self.socket_health.emit(problem)
 
     def _agent_notice(self, identity: Any, kind: str, text: str) -> None:
         self.agent_notice.emit(identity.label, kind, text)

@@ -1,7 +1,10 @@
 """The unix-socket server: the socket file, who is on the other end, and the bytes in and out.
 
 Security: the socket sits in a 0700 directory, is created 0600, and every connection's peer
-credentials are checked (a different uid is refused before a byte is read). Nothing a client
+credentials are checked (a different uid is refused before a byte is read). The socket file is
+bound without replacing anything, watched while the app runs (made again when deleted, left to
+another live app that took it) and removed on quit only while it is the file this app made
+(``core/transport/socket_file.py``); what keeps agents out is reported to ``health_listeners``. Nothing a client
 can send decides anything: requests only ever *ask*. A client that disconnects cancels its
 requests, which makes their dialogs disappear; one that only half-closes (shuts down its
 writing side) still gets its answers, then the connection is closed.
