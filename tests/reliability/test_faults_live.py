@@ -220,14 +220,14 @@ def test_a_deleted_socket_is_made_again_and_said_so(tmp_path: Path, apps: list[T
     began = time.monotonic()
     wait_for(lambda: inode(socket_path) is not None, "the app to make its socket again")
     figures["socket deleted: made again after"] = f"{time.monotonic() - began:.2f} s (checked every 1 s)"
-    assert serving_pid(socket_path) == app.pid
+    wait_for(lambda: serving_pid(socket_path) == app.pid, "the app to answer on its new socket")
     assert stat.S_IMODE(socket_path.lstat().st_mode) == 0o600
     assert "was deleted" in app.stderr() and "made the socket" in app.stderr(), app.stderr()
 
     # Its whole directory too.
     shutil.rmtree(socket_path.parent)
-    wait_for(lambda: inode(socket_path) is not None, "the app to make its directory and socket again")
-    assert serving_pid(socket_path) == app.pid
+    wait_for(lambda: inode(socket_path) is not None and serving_pid(socket_path) == app.pid,
+             "the app to make its directory and socket again")
     assert app.stop() == 0
     assert not os.path.lexists(socket_path)
 
@@ -346,8 +346,14 @@ class Session:
         return int(done.stdout.strip()) if done.returncode == 0 else None
 
     def shown(self) -> int:
-        """Every notification dunst holds: on screen and queued."""
-        return (self.count("displayed") or 0) + (self.count("waiting") or 0)
+        """The notifications on screen once dunst has taken in every ``Notify`` sent before this call.
+
+        dunst handles its D-Bus calls in order, so these ``dunstctl`` calls are answered after the
+        app's earlier ``Notify`` calls; a notification it has not yet moved from its queue to the
+        screen is waited for (read as two counts, it could be missed or counted twice).
+        """
+        wait_for(lambda: self.count("waiting") == 0, "dunst to display what it was sent")
+        return self.count("displayed") or 0
 
     def stop(self) -> None:
         for process in (self.dunst, self.bus):
