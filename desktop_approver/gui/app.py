@@ -100,6 +100,7 @@ class DesktopApprover(QObject):
         self.events.mode_changed.connect(self.tray.show_mode)
         self.events.mode_changed.connect(self._mode_changed)
         self.events.audit_health.connect(self._audit_health)
+        self.events.socket_health.connect(self._socket_health)
         self.events.agent_notice.connect(self.tray.show_notice)
         if self.notifications is not None:
             self.decider.queue_changed.connect(self.notifications.refresh)
@@ -107,6 +108,7 @@ class DesktopApprover(QObject):
             self.events.agent_notice.connect(self.notifications.announce)
             self.notifications.review_requested.connect(self.open_review)
             self.notifications.inbox_requested.connect(self.open_inbox)
+            self.notifications.health_changed.connect(self._notifications_health)
         self._quiet_clock.timeout.connect(self.check_quiet_hours)
 
         self._mode_changed(self.service.mode.mode, None)
@@ -155,9 +157,8 @@ class DesktopApprover(QObject):
         self.quit_requested = asyncio.Event()
         await self.service.start()
         self.tray.show()
-        if self.notifications is not None and not await self.notifications.start():
-            self.set_trouble("notifications",
-                             "No desktop notifications: requests show only as dialogs and in the tray.")
+        if self.notifications is not None:
+            await self.notifications.start()  # what is missing arrives as health_changed, now and later
 
     async def close(self) -> None:
         if self.notifications is not None:
@@ -276,12 +277,22 @@ class DesktopApprover(QObject):
     def _audit_health(self, problem: str | None) -> None:
         self.set_trouble("audit", problem)
 
+    def _notifications_health(self, problem: str | None) -> None:
+        self.set_trouble("notifications", problem)
+
+    def _socket_health(self, problem: str | None) -> None:
+        self.set_trouble("socket", problem)
+
     def set_trouble(self, what: str, problem: str | None) -> None:
         """Record (or clear, with None) a problem; the tray shows degraded while any remains."""
+        if self.troubles.get(what) == problem:
+            return
         if problem is None:
             self.troubles.pop(what, None)
+            log.info("no longer degraded (%s)", what)
         else:
             self.troubles[what] = problem
+            log.info("degraded (%s): %s", what, problem)
         self.tray.set_degraded("\n".join(self.troubles.values()) or None)
 
     def popups_enabled(self) -> bool:
@@ -347,6 +358,13 @@ class DesktopApprover(QObject):
             self.decider.current = None
         self.decider.resume_dialogs()
 
+
+TERMINATING_SIGNALS = tuple(getattr(signal, name) for name in ("SIGHUP", "SIGINT", "SIGQUIT", "SIGTERM")
+                            if hasattr(signal, name))
+"""Each ends the app the same clean way (:meth:`DesktopApprover.close`): waiting requests are answered
+``shutting_down`` and recorded, the socket is removed. SIGHUP is the terminal or the session going away;
+SIGQUIT would otherwise dump core and leave the socket and 20 undecided requests behind (issue 20)."""
+
 EXIT_INSECURE_DIRECTORY = 2
 """The socket's directory is not ours or is a link: someone else may be waiting to impersonate us."""
 
@@ -384,7 +402,7 @@ def run_app(args: Any, demo: bool = False) -> int:
         print(f"desktop-approver: refusing to start: {exc}", file=sys.stderr)
         approver.service.audit.close()
         return EXIT_INSECURE_DIRECTORY
-    for signum in (signal.SIGINT, signal.SIGTERM):
+    for signum in TERMINATING_SIGNALS:
         signal.signal(signum, lambda *_: approver.request_quit())
     wake = QTimer()  # lets Python run its signal handlers while Qt sleeps
     wake.start(300)

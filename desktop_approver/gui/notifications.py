@@ -6,7 +6,9 @@ main"), and carries that request's buttons. It is replaced in place (the spec's 
 as the agent's requests come and go, and withdrawn when none waits. Only a destructive request
 makes it critical; destructive requests get only "Review" and "Deny": approving them needs the
 full review. Nothing is shown in do-not-disturb. Clicking the body opens the review. Without a
-notification server nothing breaks: the dialog, inbox and tray still work. A click that asks
+notification server nothing breaks: the dialog, inbox and tray still work, and the tray says why
+notifications are missing (:attr:`TicketNotifications.health_changed`, from the notifier's health);
+when a server or the bus comes back, every agent's notification is shown again. A click that asks
 for a window leaves as a signal (:attr:`TicketNotifications.review_requested`, ``inbox_requested``).
 """
 
@@ -81,6 +83,7 @@ class TicketNotifications(QObject):
 
     review_requested = Signal(object)  # a notification's body or "Review" was clicked: show this Ticket
     inbox_requested = Signal()         # an agent's notice was clicked
+    health_changed = Signal(object)    # why notifications cannot be shown (for the tray), None when they can
 
     def __init__(self, decider: GuiDecider, mode: modes.ModeState, notifier: Any,
                  parent: QObject | None = None) -> None:
@@ -95,7 +98,12 @@ class TicketNotifications(QObject):
         self._dirty: set[str] = set()
         self._syncing: set[str] = set()
         self._calls: set[asyncio.Future[None]] = set()  # the loop keeps only weak references to tasks
-        notifier.on_action = self._on_action  # the notifier is Qt-free: it takes a plain callback
+        self.problem: str | None = None  # the notifier's, shown only while notifications are turned on
+        notifier.on_action = self._on_action  # the notifier is Qt-free: it takes plain callbacks
+        for listeners, listener in ((getattr(notifier, "health_listeners", None), self._health),
+                                    (getattr(notifier, "ready_listeners", None), self._server_ready)):
+            if listeners is not None:
+                listeners.append(listener)
 
     def __repr__(self) -> str:
         return (f"<TicketNotifications available={self.available} enabled={self.enabled} "
@@ -106,11 +114,14 @@ class TicketNotifications(QObject):
         return f"agent:{agent}"
 
     async def start(self) -> bool:
+        """Start the notifier; False only when it failed outright (no bus is not that: it keeps trying)."""
         try:
-            self.available = bool(await self.notifier.start())
-        except Exception:  # no bus, no server, a broken server: notifications are a nicety
+            await self.notifier.start()
+            self.available = True
+        except Exception as exc:  # a broken notifier: notifications are a nicety, the dialog still works
             log.exception("desktop notifications are unavailable")
             self.available = False
+            self._health(f"Desktop notifications failed ({exc!r}): requests show only as dialogs and in the tray.")
         self.refresh()
         return self.available
 
@@ -125,6 +136,17 @@ class TicketNotifications(QObject):
 
     def set_enabled(self, on: bool) -> None:
         self.enabled = on
+        self.health_changed.emit(self.problem if on else None)  # turned off, a missing server is no trouble
+        self.refresh()
+
+    def _health(self, problem: str | None) -> None:
+        self.problem = problem
+        self.health_changed.emit(problem if self.enabled else None)
+
+    def _server_ready(self) -> None:
+        """A server (new, or on a bus that came back) shows nothing of ours: show every agent's again."""
+        log.debug("a notification server is ready; showing what waits again")
+        self._signatures.clear()
         self.refresh()
 
     def refresh(self) -> None:
@@ -142,6 +164,7 @@ class TicketNotifications(QObject):
             while agent in self._dirty:
                 self._dirty.discard(agent)
                 await self._sync(agent)
+            log.debug("notification for %s is up to date", printable(agent))
         finally:
             self._syncing.discard(agent)
 

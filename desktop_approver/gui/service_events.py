@@ -19,12 +19,14 @@ from ..core.service import ApproverService
 class ServiceEvents(QObject):
     mode_changed = Signal(str, object)      # (mode, reason or None)
     audit_health = Signal(object)           # what is wrong with the audit log; None when it works again
+    socket_health = Signal(object)          # what keeps agents from reaching the app's socket; None when fixed
     agent_notice = Signal(str, str, str)    # (agent label, kind, text): an agent waits for the person or finished
 
     def __init__(self, service: ApproverService, parent: QObject | None = None) -> None:
         super().__init__(parent)
         service.mode.listeners.append(self._mode_changed)
         service.audit.health_listeners.append(self._audit_health)
+        service.server.health_listeners.append(self._socket_health)
         service.broker.notice_listeners.append(self._agent_notice)
 
     def _mode_changed(self, mode: str, reason: str | None) -> None:
@@ -32,6 +34,9 @@ class ServiceEvents(QObject):
 
     def _audit_health(self, problem: str | None) -> None:
         self.audit_health.emit(problem)
+
+    def _socket_health(self, problem: str | None) -> None:
+        self.socket_health.emit(problem)
 
     def _agent_notice(self, identity: Any, kind: str, text: str) -> None:
         self.agent_notice.emit(identity.label, kind, text)

@@ -202,3 +202,44 @@ def test_notification_text_puts_the_worst_reasons_first() -> None:
     title, body = notification_text(ticket)
     assert title == "bot wants to run 3 tool calls"
     assert body.splitlines()[-1].startswith("Risk: destructive (force-pushes")
+
+
+@pytest.mark.logs("No notification server", "The notification server .* went away")
+def test_a_lost_server_degrades_the_tray_and_a_new_one_shows_what_waits(
+        tmp_path: Path, run: Callable[..., Any], start_notification_server: Callable[..., Any]) -> None:
+    from desktop_approver.core.service import ServiceOptions
+    from desktop_approver.gui.app import DesktopApprover
+    from desktop_approver.notify.freedesktop import DesktopNotifier
+
+    options = ServiceOptions(socket_path=tmp_path / "sock" / "approver.sock", audit_path=tmp_path / "audit.sqlite3",
+                             policy_path=None, state_path=tmp_path / "state.json")
+    app = DesktopApprover(options, arming_delay_ms=0, notifier=DesktopNotifier(timeout=10.0))
+
+    async def scenario() -> None:
+        await app.start()  # a bus, no server yet
+        assert "No notification server" in app.troubles.get("notifications", "")
+        answer = ask(app, "write_file", {"path": "c.txt", "content": "hi"})
+        await wait_for(lambda: app.decider.tickets(), what="the ticket")
+        loop = asyncio.get_running_loop()
+        first = await loop.run_in_executor(None, start_notification_server)
+        await wait_for(lambda: first.server.open, what="the waiting request shown", timeout=30)
+        assert "notifications" not in app.troubles
+        await loop.run_in_executor(None, first.stop)
+        await wait_for(lambda: "went away" in app.troubles.get("notifications", ""), what="the tray degraded")
+        second = await loop.run_in_executor(None, start_notification_server)
+        shown = await wait_for(lambda: list(second.server.open.values()), what="shown again", timeout=30)
+        assert shown[0].summary == "test-agent: 1 waiting — write_file c.txt"
+        assert "notifications" not in app.troubles
+        app.notifications.set_enabled(False)  # turned off, nothing is missing
+        app.notifications.set_enabled(True)
+        assert "notifications" not in app.troubles
+        for ticket in app.decider.tickets():
+            from desktop_approver.core.decisions.tickets import Verdict
+
+            app.decider.answer(ticket, [Verdict("deny", "user") for _ in ticket.calls])
+        await answer
+
+    try:
+        run(scenario())
+    finally:
+        run(app.close())

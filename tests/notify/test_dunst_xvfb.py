@@ -160,6 +160,7 @@ async def window(env: dict[str, str]) -> tuple[int, int, int, int]:
     raise AssertionError("dunst's window never appeared")
 
 
+@pytest.mark.logs("No notification server on the session bus")  # when the notifier starts before dunst has the name
 def test_dunst_shows_actions_and_a_click_runs_them(dunst: dict[str, Any], tmp_path: Path) -> None:
     refresh = os.environ.get("DESKTOP_APPROVER_SCREENSHOTS") == "1"
     SCREENSHOT = README_SCREENSHOT if refresh else tmp_path / "notification.png"

@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
+import shutil
+import subprocess
+import time
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
@@ -12,7 +16,9 @@ from jeepney import DBusAddress, HeaderFields, new_signal
 from jeepney.io.asyncio import open_dbus_connection
 
 from desktop_approver.gui.notifications import ACTIONS, DESTRUCTIVE_ACTIONS
+from desktop_approver.notify import freedesktop
 from desktop_approver.notify.freedesktop import DesktopNotifier, escape_markup
+from tests.support.dbus import BUS_CONFIG
 
 T = TypeVar("T")
 SLOW_MACHINE = 10.0  # the per-call bound, generous where a test is not about timeouts
@@ -153,12 +159,17 @@ def test_server_without_actions_gets_a_plain_notification(start_notification_ser
     assert thread.server.shown and not thread.server.rejected
 
 
-def test_no_server_on_the_bus_falls_back_quietly_then_uses_one_that_appears(
+@pytest.mark.logs("No notification server on the session bus")
+def test_no_server_on_the_bus_is_reported_then_one_that_appears_is_used(
         private_bus: Any, start_notification_server: Callable[..., Any]) -> None:
+    health: list[str | None] = []
+
     async def scenario() -> DesktopNotifier:
         notifier = DesktopNotifier(timeout=SLOW_MACHINE)
+        notifier.health_listeners.append(health.append)
         assert await notifier.start()  # the bus is there, the server is not
         assert notifier.server is None
+        assert notifier.problem is not None and "No notification server" in notifier.problem
         assert await notifier.show("t7", "title", "body", ACTIONS) is None
         await notifier.withdraw("t7")
         return notifier
@@ -167,6 +178,7 @@ def test_no_server_on_the_bus_falls_back_quietly_then_uses_one_that_appears(
         await until(lambda: notifier.server == thread.server.unique_name, "the new server to be noticed")
         nid = await notifier.show("t8", "title", "body", ACTIONS)
         assert nid in thread.server.open
+        assert notifier.problem is None and health[-1] is None
         await notifier.close()
 
     async def both() -> None:
@@ -177,7 +189,8 @@ def test_no_server_on_the_bus_falls_back_quietly_then_uses_one_that_appears(
     run(both())
 
 
-def test_no_bus_at_all_never_raises(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
+@pytest.mark.logs("No D-Bus session bus")
+def test_no_bus_at_all_never_raises_and_is_reported(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
     clicks = Recorder()
 
     async def scenario() -> None:
@@ -188,6 +201,7 @@ def test_no_bus_at_all_never_raises(monkeypatch: pytest.MonkeyPatch, tmp_path: A
                 monkeypatch.setenv("DBUS_SESSION_BUS_ADDRESS", address)
             notifier = DesktopNotifier(on_action=clicks, timeout=SLOW_MACHINE)
             assert await notifier.start() is False
+            assert notifier.problem is not None and "No D-Bus session bus" in notifier.problem
             assert await notifier.show("k", "title", "body", ACTIONS) is None
             await notifier.withdraw("k")
             await notifier.close()
@@ -196,6 +210,7 @@ def test_no_bus_at_all_never_raises(monkeypatch: pytest.MonkeyPatch, tmp_path: A
     assert clicks.actions == []
 
 
+@pytest.mark.logs("No notification server on the session bus")
 def test_a_server_that_never_answers_costs_one_short_timeout(private_bus: Any) -> None:
     async def scenario() -> None:
         silent = await open_dbus_connection("SESSION")  # owns the name but never replies
@@ -234,3 +249,119 @@ def test_a_click_that_races_the_notify_reply_is_not_lost(notification_server: An
         await notifier.close()
 
     run(scenario())
+
+
+def test_a_second_show_for_a_key_waits_for_the_first_ones_id_on_a_slow_server(notification_server: Any) -> None:
+    """Issue 21: a server slower than the call timeout must not get a second notification for one key."""
+    server = notification_server.server
+
+    async def scenario() -> None:
+        notifier = DesktopNotifier(timeout=0.3)
+        assert await notifier.start()
+        await until(lambda: notifier.server is not None, "the server")
+        # The server's loop is busy for a while: longer than the notifier's call timeout.
+        notification_server.loop.call_soon_threadsafe(time.sleep, 1.5)
+        assert await notifier.show("agent:codex", "codex: 1 waiting", "one", ACTIONS) is None
+        assert await notifier.show("agent:codex", "codex: 2 waiting", "two", ACTIONS) is None
+        await until(lambda: len(server.shown) == 2, "both texts shown")
+        assert [shown.summary for shown in server.shown] == ["codex: 1 waiting", "codex: 2 waiting"]
+        assert len(server.open) == 1 and server.shown[1].replaced == server.shown[0].id
+        await notifier.withdraw("agent:codex")
+        await until(lambda: not server.open, "the notification withdrawn")
+        await notifier.close()
+
+    run(scenario())
+
+
+def test_a_key_withdrawn_while_its_first_notify_is_unanswered_is_closed_once_the_id_arrives(
+        notification_server: Any) -> None:
+    server = notification_server.server
+
+    async def scenario() -> None:
+        notifier = DesktopNotifier(timeout=0.3)
+        assert await notifier.start()
+        await until(lambda: notifier.server is not None, "the server")
+        notification_server.loop.call_soon_threadsafe(time.sleep, 1.0)
+        assert await notifier.show("agent:codex", "codex: 1 waiting", "one", ACTIONS) is None
+        await notifier.withdraw("agent:codex")
+        await until(lambda: server.shown and not server.open, "the late notification closed")
+        await notifier.close()
+
+    run(scenario())
+
+
+@pytest.mark.logs("The notification server .* went away", "No notification server")
+def test_the_server_gone_is_reported_and_a_new_one_is_announced_ready(
+        start_notification_server: Callable[..., Any]) -> None:
+    health: list[str | None] = []
+    ready: list[str | None] = []
+    first = start_notification_server()
+
+    async def scenario() -> None:
+        notifier = DesktopNotifier(timeout=SLOW_MACHINE)
+        notifier.health_listeners.append(health.append)
+        notifier.ready_listeners.append(lambda: ready.append(notifier.server))
+        assert await notifier.start()
+        assert notifier.problem is None and ready == [first.server.unique_name]
+        assert await notifier.show("agent:codex", "title", "body", ACTIONS) is not None
+        loop = asyncio.get_running_loop()
+        await loop.run_in_executor(None, first.stop)
+        await until(lambda: notifier.problem is not None, "the server's loss reported")
+        assert "The notification server (desktop-approver-testserver) went away" in (notifier.problem or "")
+        second = await loop.run_in_executor(None, start_notification_server)
+        await until(lambda: len(ready) == 2, "the new server announced")
+        assert ready[1] == second.server.unique_name and notifier.problem is None and health[-1] is None
+        # Its ids start afresh: the key gets a new notification there, not a replacement of a stranger's.
+        assert await notifier.show("agent:codex", "title", "body", ACTIONS) in second.server.open
+        assert second.server.shown[0].replaced == 0
+        await notifier.close()
+
+    run(scenario())
+
+
+@pytest.mark.logs("D-Bus session bus went away", "No notification server", "could not")
+def test_the_bus_gone_is_reported_and_reached_again_when_it_is_back(
+        tmp_path: Any, monkeypatch: pytest.MonkeyPatch, start_notification_server: Callable[..., Any]) -> None:
+    """A bus daemon killed and started again at the same address (a fixed path here)."""
+    daemon = shutil.which("dbus-daemon")
+    if daemon is None:
+        pytest.skip("dbus-daemon is not installed")
+    path = f"/tmp/approver-bus-{tmp_path.name[-20:]}-{id(tmp_path)}"
+    config = tmp_path / "bus.conf"
+    config.write_text(BUS_CONFIG.replace("unix:tmpdir={tmpdir}", f"unix:path={path}"))
+    monkeypatch.setenv("DBUS_SESSION_BUS_ADDRESS", f"unix:path={path}")
+    monkeypatch.setattr(freedesktop, "RECONNECT_INTERVAL", 0.1)
+
+    def start_bus() -> subprocess.Popen[bytes]:
+        process = subprocess.Popen([daemon, f"--config-file={config}", "--nofork", "--nopidfile"])
+        deadline = time.monotonic() + 20
+        while not os.path.exists(path):
+            assert time.monotonic() < deadline, "the bus did not start"
+            time.sleep(0.02)
+        return process
+
+    bus = start_bus()
+    health: list[str | None] = []
+
+    async def scenario() -> None:
+        nonlocal bus
+        notifier = DesktopNotifier(timeout=SLOW_MACHINE)
+        notifier.health_listeners.append(health.append)
+        assert await notifier.start()
+        bus.kill()
+        bus.wait(20)
+        os.unlink(path)
+        await until(lambda: notifier.problem is not None and "went away" in notifier.problem, "the loss reported")
+        bus = start_bus()
+        await until(lambda: notifier.connected and "No notification server" in (notifier.problem or ""),
+                    "the bus reached again")
+        await notifier.close()
+
+    try:
+        run(scenario())
+    finally:
+        bus.kill()
+        bus.wait(20)
+        if os.path.exists(path):
+            os.unlink(path)
+    assert any(problem is not None and "D-Bus session bus went away" in problem for problem in health), health

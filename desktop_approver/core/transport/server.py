@@ -1,7 +1,10 @@
 """The unix-socket server: the socket file, who is on the other end, and the bytes in and out.
 
 Security: the socket sits in a 0700 directory, is created 0600, and every connection's peer
-credentials are checked (a different uid is refused before a byte is read). Nothing a client
+credentials are checked (a different uid is refused before a byte is read). The socket file is
+bound without replacing anything, watched while the app runs (made again when deleted, left to
+another live app that took it) and removed on quit only while it is the file this app made
+(``core/transport/socket_file.py``); what keeps agents out is reported to ``health_listeners``. Nothing a client
 can send decides anything: requests only ever *ask*. A client that disconnects cancels its
 requests, which makes their dialogs disappear; one that only half-closes (shuts down its
 writing side) still gets its answers, then the connection is closed.
@@ -30,14 +33,14 @@ import select
 import socket
 import sys
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from ... import wire
 from ...paths import ensure_private_dir
 from ..decisions.broker import Broker
-from . import activation
+from . import activation, socket_file
 from .context import DEFAULT_MAX_PENDING_PER_CLIENT as DEFAULT_MAX_PENDING_PER_CLIENT
 from .context import Context
 from .context import TokenCheck as TokenCheck
@@ -60,6 +63,10 @@ ACCEPT_TURNS = 3
 """Loop turns from asyncio accepting a connection to calling :meth:`_Link.connection_made` (two)."""
 LINGER = 30.0
 """Seconds a closed connection may take to deliver its last replies to a slow reader before they are dropped."""
+
+KEEP_SOCKET_FILE: dict[str, Any] = {"cleanup_socket": False} if sys.version_info >= (3, 13) else {}
+"""Python 3.13's asyncio unlinks a unix server's path when it closes: the service manager's socket
+among them. Which file goes is ours to decide (``socket_file.remove_if_ours``)."""
 
 
 def _error_line(code: ErrorCode, message: str) -> bytes:
@@ -297,7 +304,12 @@ class ApproverServer:
                                socket_path=os.fspath(self.socket_path))
         self._server: asyncio.Server | None = None
         self.activated = False
-        """True when a service manager passed the listening socket: it owns the file, we never unlink it."""
+        """True when a service manager passed the listening socket: it owns that file, we never unlink it."""
+        self.health_listeners: list[Callable[[str | None], None]] = []
+        """Called with what keeps agents from reaching this app (its socket deleted, taken), None once fixed."""
+        self._own_socket: socket_file.FileIdentity | None = None  # the socket file we bound: the one we may unlink
+        self._anchor: socket_file.Anchor | None = None  # holds the watched file, so its inode is not reused
+        self._watch: socket_file.SocketWatch | None = None
         self._connections: set[_Link] = set()
         self._connections_by_peer: Counter[int | None] = Counter()
         self._held_total = 0                                     # bytes of unfinished lines, all clients
@@ -343,13 +355,62 @@ class ApproverServer:
             return
         ensure_private_dir(self.socket_path.parent)
         await self._clear_stale_socket()
-        old_umask = os.umask(0o177)  # the socket is born 0600: no window where others can connect
         try:
-            self._server = await self._loop.create_unix_server(self._new_link, path=os.fspath(self.socket_path))
-        finally:
-            os.umask(old_umask)
-        os.chmod(self.socket_path, 0o600)
+            bound = await self._listen()
+        except OSError as exc:
+            if exc.errno != errno.EADDRINUSE:
+                raise
+            raise AlreadyRunning(f"desktop-approver is already running (socket {self.socket_path})") from exc
+        self._watch_socket(bound)
         log.debug("listening on %s", self.socket_path)
+
+    async def _listen(self) -> socket_file.FileIdentity:
+        """Bind a new listening socket at our path (never over another file) and serve on it; its identity.
+
+        Raises ``OSError`` (EADDRINUSE) when something is at the path: a second app started meanwhile.
+        """
+        sock, bound = socket_file.bind_listening(self.socket_path)
+        anchor = socket_file.Anchor(self.socket_path)
+        try:
+            server = await self._loop.create_unix_server(self._new_link, sock=sock, **KEEP_SOCKET_FILE)
+        except BaseException:
+            sock.close()
+            with contextlib.suppress(OSError):
+                socket_file.remove_if_ours(self.socket_path, bound)
+            anchor.release()
+            raise
+        old, self._server, self._own_socket = self._server, server, bound
+        self._anchor_to(anchor)
+        if old is not None:  # the socket agents could no longer reach: connections made on it stay
+            await self._stop_listening(old)
+        return bound
+
+    def _anchor_to(self, anchor: socket_file.Anchor | None) -> None:
+        """Hold this socket file open from now on (and let go of the one before)."""
+        if self._anchor is not None:
+            self._anchor.release()
+        self._anchor = anchor
+
+    async def _listen_again(self) -> socket_file.FileIdentity:
+        """The watch found our path free again (its file deleted): make the directory and socket again."""
+        ensure_private_dir(self.socket_path.parent)
+        return await self._listen()
+
+    def _watch_socket(self, watched: socket_file.FileIdentity | None) -> None:
+        self._watch = socket_file.SocketWatch(self.socket_path, watched, self._listen_again, self._socket_health)
+        self._watch.start()
+
+    def _socket_health(self, problem: str | None) -> None:
+        for listener in list(self.health_listeners):
+            try:
+                listener(problem)
+            except Exception:  # a listener's failure must not stop the watch or the others
+                log.exception("a socket health listener failed")
+
+    @property
+    def socket_problem(self) -> str | None:
+        """What keeps agents from reaching this app through its socket now, or None."""
+        return self._watch.problem if self._watch is not None else None
 
     async def _serve_activated_socket(self) -> bool:
         """Serve on the socket systemd (or systemd-socket-activate) passed us, if it did."""
@@ -364,22 +425,28 @@ class ApproverServer:
             self.socket_path = path
             self.context.socket_path = os.fspath(path)
         self.activated = True
-        self._server = await self._loop.create_unix_server(self._new_link, sock=sock)
+        self._server = await self._loop.create_unix_server(self._new_link, sock=sock, **KEEP_SOCKET_FILE)
         log.info("serving on the socket passed by the service manager: %s", self.socket_path)
+        if path is not None:  # deleted, the app makes a socket of its own there (and removes that one on quit)
+            self._anchor_to(socket_file.Anchor(path))
+            self._watch_socket(socket_file.identity(path))
         return True
 
     async def close(self) -> None:
         """Stop listening, tell waiting clients ``shutting_down``, close every connection and wait for it."""
         self._closing = True
         self.context.close()
+        if self._watch is not None:
+            await self._watch.stop()
         if self._server is not None:
             await self._stop_listening(self._server)
         withdrawn = [task for link in self._connections for task in link.accepted.tasks.values()]
         for link in list(self._connections):
             link.accepted.shutdown()
-        if not self.activated:  # an activated socket stays: the next request starts the app again
-            with contextlib.suppress(FileNotFoundError):
-                self.socket_path.unlink()
+        # Only the file we bound goes: an activated socket stays (the next request starts the app
+        # again), and so does another app's that took the path while we ran.
+        socket_file.remove_if_ours(self.socket_path, self._own_socket)
+        self._anchor_to(None)
         for link in list(self._links):
             link.hang_up()
         waits: list[asyncio.Future[Any]] = [*withdrawn, *(link.closed for link in self._links)]
@@ -412,7 +479,8 @@ class ApproverServer:
 
     async def _clear_stale_socket(self) -> None:
         """Refuse to start beside a live app; remove a socket left behind by a crash."""
-        if not os.path.lexists(self.socket_path):
+        found = socket_file.identity(self.socket_path)
+        if found is None:
             return
         probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         probe.setblocking(False)
@@ -427,8 +495,11 @@ class ApproverServer:
             raise AlreadyRunning(f"desktop-approver is already running (socket {self.socket_path})")
         finally:
             probe.close()
+        if socket_file.identity(self.socket_path) != found:
+            return  # replaced while we probed: binding tells whether the path is free
         log.info("removing stale socket %s", self.socket_path)
-        self.socket_path.unlink()
+        with contextlib.suppress(FileNotFoundError):
+            self.socket_path.unlink()
 
     # -- connections ------------------------------------------------------------------------
 
