@@ -105,10 +105,13 @@ class RuleEditor(QDialog):
 class SettingsWindow(QWidget):
     settings_chosen = Signal(object)  # valid Settings the person changed (the app saves and applies them)
     popups_toggled = Signal(bool)     # "Pop up a dialog for each request"
+    theme_picked = Signal(str)        # the person picked a theme here: in force now, over --theme
 
     def __init__(self, policy_path: Path | None, audit_path: Path | str, settings: Settings, popups: bool,
-                 parent: QWidget | None = None) -> None:
+                 parent: QWidget | None = None, *, theme_from_cli: str | None = None) -> None:
         super().__init__(parent)
+        self.theme_from_cli = theme_from_cli
+        """``--theme``: in force for this run until the person picks a theme here."""
         self.setObjectName("settingsWindow")
         self.setWindowTitle("desktop-approver — settings and rules")
         self.resize(1000, 520)
@@ -352,6 +355,12 @@ class SettingsWindow(QWidget):
         self.theme.setObjectName("settingTheme")
         for name in THEMES:
             self.theme.addItem(name, name)
+        self.theme_note = QLabel()
+        self.theme_note.setObjectName("themeNote")
+        self.theme_note.setWordWrap(True)
+        theme_row = QHBoxLayout()
+        theme_row.addWidget(self.theme)
+        theme_row.addWidget(self.theme_note, 1)
         self.quiet = QLineEdit()
         self.quiet.setObjectName("settingQuietHours")
         self.quiet.setPlaceholderText("22:00-07:30 (empty: none)")
@@ -361,7 +370,7 @@ class SettingsWindow(QWidget):
         form.addRow("When nobody answers", self.default_on_timeout)
         form.addRow("Dialog", self.popup)
         form.addRow("Notifications", self.notify)
-        form.addRow("Theme", self.theme)
+        form.addRow("Theme", theme_row)
         form.addRow("Do not disturb daily", self.quiet)
         form.addRow(self.settings_status)
         self.show_settings(self.settings)
@@ -377,11 +386,18 @@ class SettingsWindow(QWidget):
             widget.blockSignals(True)
         self.timeout.setValue(settings.timeout)
         self.notify.setChecked(settings.notifications)
-        self.theme.setCurrentIndex(max(0, self.theme.findData(settings.theme)))
+        shown = self._theme_in_force(settings)
+        self.theme.setCurrentIndex(max(0, self.theme.findData(shown)))
+        self.theme_note.setText(f"from --theme for this run; saved: {settings.theme}" if shown != settings.theme
+                                else "")
         self.quiet.setText(settings.quiet_hours)
         self.popup.setChecked(self.popups)
         for widget in (self.timeout, self.notify, self.theme, self.quiet):
             widget.blockSignals(False)
+
+    def _theme_in_force(self, settings: Settings) -> str:
+        """The theme this run uses: ``--theme`` while the person has not picked one here, else the saved one."""
+        return self.theme_from_cli or settings.theme
 
     def show_popups(self, on: bool) -> None:
         """The popups setting changed (here or in the tray menu)."""
@@ -392,15 +408,21 @@ class SettingsWindow(QWidget):
             self.popup.blockSignals(False)
 
     def save_settings(self) -> bool:
+        picked = str(self.theme.currentData())
+        retheme = picked != self._theme_in_force(self.settings)  # the person picked one: saved, and in force
         chosen = Settings(timeout=float(self.timeout.value()), notifications=self.notify.isChecked(),
-                          theme=str(self.theme.currentData()), quiet_hours=self.quiet.text().strip())
+                          theme=picked if retheme else self.settings.theme, quiet_hours=self.quiet.text().strip())
         try:
             chosen.validated()
         except SettingsError as error:
             self.settings_status.setText(f"✖ not saved: {error}")
             return False
-        if chosen == self.settings:
+        if chosen == self.settings and not retheme:
             return True
+        if retheme:
+            self.theme_from_cli = None
+            self.theme_note.setText("")
+            self.theme_picked.emit(picked)
         self.settings = chosen
         self.settings_chosen.emit(chosen)
         self.settings_status.setText("✔ saved and in effect.")

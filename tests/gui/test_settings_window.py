@@ -216,3 +216,27 @@ def test_tab_in_the_rule_editor_moves_the_focus_instead_of_typing_a_tab(ruled: A
     qtbot.keyClick(editor.editor, Qt.Key.Key_Tab)
     assert editor.text() == before and "\t" not in editor.text()
     assert not editor.editor.hasFocus()
+
+
+def test_settings_show_the_theme_in_force_from_the_command_line(tmp_path: Path, run: Any) -> None:
+    from desktop_approver.core.service import ServiceOptions
+    from desktop_approver.gui import theme
+    from desktop_approver.gui.app import DesktopApprover
+
+    theme.apply("light")  # as run_app does for `--theme light`; the settings file says "auto"
+    options = ServiceOptions(socket_path=tmp_path / "s" / "a.sock", audit_path=tmp_path / "audit.sqlite3",
+                             state_path=tmp_path / "state.json")
+    app = DesktopApprover(options, arming_delay_ms=0, theme_from_cli="light")
+    run(app.start())
+    try:
+        window = app.open_settings()
+        assert window.theme.currentData() == "light"
+        assert "--theme" in window.theme_note.text() and "saved: auto" in window.theme_note.text()
+        window.timeout.setValue(99)
+        assert window.save_settings()
+        assert settings.load().theme == "auto" and theme.choice() == "light"  # --theme stays, and is not saved
+        window.theme.setCurrentIndex(window.theme.findData("dark"))  # the person's pick wins, and is saved
+        assert settings.load().theme == "dark" and theme.choice() == "dark" and window.theme_note.text() == ""
+    finally:
+        run(app.close())
+        theme.apply("auto")
