@@ -310,9 +310,9 @@ def identity_html(ticket: Ticket) -> str:
     lines.append(f"session <tt>{escape(ticket.session)}</tt>")
     command = agent_command(who.peer_pid)
     if command is not None:
-        text, via_hook = command
-        lines.append(f"{'agent' if via_hook else 'command'} <tt>{escape(text)}</tt>"
-                     + (" (through desktop-approver's hook)" if via_hook else ""))
+        text, via = command
+        lines.append(f"{'agent' if via else 'command'} <tt>{escape(text)}</tt>"
+                     + (f" (through <tt>{escape(via)}</tt>)" if via else ""))
     elif who.peer_exe:
         lines.append(f"process <tt>{escape(who.peer_exe)}</tt>")
     return "<br>".join(lines)

@@ -140,6 +140,13 @@ def test_statistics_tab(approver: Any, run: Any) -> None:
     agents = history.statistics.agents
     assert agents.topLevelItem(0).text(0) == "codex" and agents.topLevelItem(0).text(2) == "█" * 28
     assert "3 calls asked for" in history.statistics.headline.text()
+    # The log counts calls (a batch of three is three): no column or title calls them requests.
+    from PySide6.QtWidgets import QLabel
+
+    for table in (agents, history.statistics.days):
+        assert table.headerItem().text(1) == "Calls"
+    titles = [label.text() for label in history.statistics.findChildren(QLabel)]
+    assert "<b>Calls per agent</b>" in titles and not any("Requests" in title for title in titles)
 
 
 def _active_editor(window: Any, qtbot: Any) -> Any:
