@@ -9,7 +9,6 @@ and it writes exactly the text shown under "Will be added".
 from __future__ import annotations
 
 import re
-
 import tomllib
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta

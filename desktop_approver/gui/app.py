@@ -400,9 +400,9 @@ class DesktopApprover(QObject):
         if not self.missed:
             return
         names = ", ".join(dict.fromkeys(visible(t.identity.label) for t in self.missed))
+        verb = "was" if len(self.missed) == 1 else "were"
         self.tray.showMessage("desktop-approver", f"While do-not-disturb was on, {count_text(self.missed)} from "
-                              f"{names} timed out and {'was' if len(self.missed) == 1 else 'were'} denied. The tray menu leads to "
-                              "them in the history.",
+                              f"{names} timed out and {verb} denied. The tray menu leads to them in the history.",
                               QSystemTrayIcon.MessageIcon.Warning)
 
     def _mode_changed(self, mode: str, _reason: str | None) -> None:

@@ -42,6 +42,7 @@ from ..core.store.logsafe import printable
 from ..vocabulary import DecisionName, Scope
 from . import batch, placement
 from .badges import risk_text
+from .contrast import MutedLabel
 from .review import ReviewPanel
 from .review_text import summarise_args, visible
 
@@ -152,10 +153,9 @@ class ApprovalDialog(QDialog):
         self.arming.setRange(0, self.arming_delay_ms)
         layout.addWidget(self.arming)
 
-        self.legend = QLabel(LEGEND)
+        self.legend = MutedLabel(LEGEND)  # quieter than the rest, at WCAG AA contrast in every theme
         self.legend.setObjectName("keyLegend")
         self.legend.setWordWrap(True)
-        self.legend.setEnabled(False)  # drawn muted, in every theme
         layout.addWidget(self.legend)
 
         buttons = QHBoxLayout()

@@ -34,6 +34,7 @@ from . import batch, theme
 from .badges import risk_colours, risk_text
 from .decider import GuiDecider
 from .dialog import verdicts_for
+from .keys import close_on_escape
 from .review import ReviewPanel
 from .review_text import summarise_args, visible
 
@@ -79,6 +80,7 @@ class InboxWindow(QWidget):
         super().__init__(parent)
         self.setObjectName("inbox")
         self.setWindowTitle("desktop-approver — inbox")
+        close_on_escape(self)
         self.setAttribute(Qt.WidgetAttribute.WA_ShowWithoutActivating, True)
         self.resize(1200, 720)
         self.decider = decider

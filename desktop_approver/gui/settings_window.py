@@ -39,6 +39,7 @@ from ..core.calls.risk import assess
 from ..core.policy import Policy, PolicyCall, PolicyError
 from ..core.store.statistics import compute, uses_of
 from ..settings import THEMES, Settings, SettingsError
+from .keys import close_on_escape
 from .review_text import visible
 from .rules_file import RuleBlock, RulesFile
 
@@ -114,6 +115,7 @@ class SettingsWindow(QWidget):
         """``--theme``: in force for this run until the person picks a theme here."""
         self.setObjectName("settingsWindow")
         self.setWindowTitle("desktop-approver — settings and rules")
+        close_on_escape(self)
         self.resize(1000, 520)
         self.rules_file = RulesFile(policy_path) if policy_path is not None else None
         self.audit_path = audit_path
@@ -349,8 +351,8 @@ class SettingsWindow(QWidget):
         self.timeout.setDecimals(0)
         self.timeout.setSuffix(" s")
         self.default_on_timeout = QLabel("deny (a request nobody answers is always denied, and nothing is remembered)")
-        self.popup = QCheckBox("Pop up a dialog for each request (else only the inbox and the tray)")
-        self.notify = QCheckBox("Desktop notifications, one per agent")
+        self.popup = QCheckBox("&Pop up a dialog for each request (else only the inbox and the tray)")
+        self.notify = QCheckBox("Desktop &notifications, one per agent")
         self.theme = QComboBox()
         self.theme.setObjectName("settingTheme")
         for name in THEMES:
@@ -366,12 +368,14 @@ class SettingsWindow(QWidget):
         self.quiet.setPlaceholderText("22:00-07:30 (empty: none)")
         self.settings_status = QLabel()
         self.settings_status.setWordWrap(True)
-        form.addRow("Time to answer", self.timeout)
+        form.addRow("&Time to answer", self.timeout)
         form.addRow("When nobody answers", self.default_on_timeout)
         form.addRow("Dialog", self.popup)
         form.addRow("Notifications", self.notify)
-        form.addRow("Theme", theme_row)
-        form.addRow("Do not disturb daily", self.quiet)
+        theme_label = QLabel("T&heme")
+        theme_label.setBuddy(self.theme)
+        form.addRow(theme_label, theme_row)
+        form.addRow("Do not disturb &daily", self.quiet)
         form.addRow(self.settings_status)
         self.show_settings(self.settings)
         self.timeout.editingFinished.connect(self.save_settings)
@@ -438,12 +442,12 @@ class SettingsWindow(QWidget):
         self.explain_args = QLineEdit('{"command": "npm test && rm -rf build"}')
         self.explain_agent = QLineEdit()
         self.explain_cwd = QLineEdit(str(Path.home()))
-        form.addRow("Tool", self.explain_tool)
-        form.addRow("Arguments (JSON)", self.explain_args)
-        form.addRow("Agent", self.explain_agent)
-        form.addRow("Working directory", self.explain_cwd)
+        form.addRow("&Tool", self.explain_tool)
+        form.addRow("&Arguments (JSON)", self.explain_args)
+        form.addRow("A&gent", self.explain_agent)
+        form.addRow("&Working directory", self.explain_cwd)
         layout.addLayout(form)
-        run = QPushButton("E&xplain")
+        run = QPushButton("Ex&plain")
         run.setAutoDefault(False)
         run.clicked.connect(self.explain)
         layout.addWidget(run, 0, Qt.AlignmentFlag.AlignLeft)
