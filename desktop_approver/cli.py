@@ -32,6 +32,7 @@ COMMANDS_WITH_MODULES = {
     "run": "desktop_approver.commands.run",
     "mcp-gate": "desktop_approver.commands.mcp_gate",
     "mcp-permission": "desktop_approver.commands.mcp_permission",
+    "show": "desktop_approver.commands.show",
 }
 COMMAND_HELP = {
     "risk": "classify a tool call as safe, moderate or destructive (no app needed)",
@@ -47,6 +48,8 @@ COMMAND_HELP = {
     "run": "ask before running a command, then run it (`run -- CMD ARGS...`)",
     "mcp-gate": "serve an MCP server's tools over stdio, asking before every call (`mcp-gate -- CMD`)",
     "mcp-permission": "serve Claude Code's --permission-prompt-tool over MCP stdio",
+    "show": "raise the most urgent waiting request, or with --inbox / --history that window, in the running app "
+            "(bind it to a key)",
 }
 
 

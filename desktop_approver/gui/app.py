@@ -13,7 +13,7 @@ import sys
 from typing import TYPE_CHECKING, Any, cast
 
 from PySide6.QtCore import QObject, QSettings, QTimer, Signal
-from PySide6.QtWidgets import QApplication, QMessageBox, QSystemTrayIcon
+from PySide6.QtWidgets import QApplication, QMessageBox, QSystemTrayIcon, QWidget
 
 from .. import logs, paths
 from .. import settings as app_settings
@@ -110,6 +110,7 @@ class DesktopApprover(QObject):
         self.events.mode_changed.connect(self._mode_changed)
         self.events.audit_health.connect(self._audit_health)
         self.events.agent_notice.connect(self.tray.show_notice)
+        self.events.show_requested.connect(self.show_for_key)
         if self.notifications is not None:
             self.decider.queue_changed.connect(self.notifications.refresh)
             self.events.mode_changed.connect(self.notifications.show_mode)
@@ -286,6 +287,21 @@ class DesktopApprover(QObject):
         self.decider.show(ticket)
         window = self.dialog if self.decider.show_dialogs else self.inbox
         window.show()
+        window.raise_()
+        window.activateWindow()
+
+    def show_for_key(self, what: str) -> None:
+        """``desktop-approver show`` (a key the person bound): the most urgent waiting request (or the
+        inbox when nothing waits), the inbox or the history, raised and given the focus."""
+        window: QWidget
+        if what == "history":
+            window = self.open_history()
+        elif what == "request" and (ticket := self.decider.current or self.decider.next_ticket()) is not None:
+            self.open_review(ticket)
+            return
+        else:
+            self.open_inbox()
+            window = self.inbox
         window.raise_()
         window.activateWindow()
 
