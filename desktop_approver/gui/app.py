@@ -36,6 +36,7 @@ from .tray import Tray
 if TYPE_CHECKING:
     from .always_allow import AlwaysAllowDialog
     from .dialog import ApprovalDialog
+    from .global_shortcuts import GlobalShortcuts
     from .history_window import HistoryWindow
     from .inbox import InboxWindow
     from .sessions_window import SessionsWindow
@@ -59,7 +60,7 @@ class DesktopApprover(QObject):
 
     def __init__(self, options: ServiceOptions, *, arming_delay_ms: int | None = None,
                  notifier: Any = None, tray_icons: str = "color", timeout_from_cli: bool = False,
-                 theme_from_cli: str | None = None) -> None:
+                 theme_from_cli: str | None = None, global_shortcuts: bool = False) -> None:
         super().__init__()
         # The person's GUI choices, beside the policy file (read from the environment each time,
         # unlike QSettings' own per-process cache of the config location).
@@ -70,6 +71,10 @@ class DesktopApprover(QObject):
         self.missed: list[Ticket] = []
         """Requests that timed out while do-not-disturb held them: told to the person when they return."""
         self.quit_question: QMessageBox | None = None
+        self.shortcuts: GlobalShortcuts | None = None
+        """Desktop-wide keys through the XDG portal, where the desktop offers it (``start`` finds out)."""
+        self._want_shortcuts = global_shortcuts
+        self._shortcuts_starting: asyncio.Task[bool] | None = None
         self._quiet_by_us = False  # do-not-disturb switched on by the quiet hours, not by the person
         self._was_quiet = False    # do-not-disturb was on at the last mode change
         self.troubles: dict[str, str] = {}
@@ -165,6 +170,12 @@ class DesktopApprover(QObject):
         self.quit_requested = asyncio.Event()
         await self.service.start()
         self.tray.show()
+        if self._want_shortcuts:
+            from .global_shortcuts import GlobalShortcuts
+
+            self.shortcuts = GlobalShortcuts(self.show_for_key)
+            # In the background: a slow portal must not hold up the socket or the tray.
+            self._shortcuts_starting = asyncio.ensure_future(self.shortcuts.start())
         if self.notifications is not None and not await self.notifications.start():
             self.set_trouble("notifications",
                              "No desktop notifications: requests show only as dialogs and in the tray.")
@@ -172,6 +183,11 @@ class DesktopApprover(QObject):
     async def close(self) -> None:
         if self.notifications is not None:
             await self.notifications.close()
+        if self.shortcuts is not None:
+            if self._shortcuts_starting is not None and not self._shortcuts_starting.done():
+                self._shortcuts_starting.cancel()
+                await asyncio.gather(self._shortcuts_starting, return_exceptions=True)
+            await self.shortcuts.close()
         self.tray.hide()
         if self._dialog is not None:
             self._dialog.clear()
@@ -459,7 +475,9 @@ def run_app(args: Any, demo: bool = False) -> int:
     approver = DesktopApprover(options, notifier=None if getattr(args, "no_notifications", False) else _notifier(),
                                tray_icons=getattr(args, "tray_icons", None) or "color",
                                timeout_from_cli=getattr(args, "timeout", None) is not None,
-                               theme_from_cli=getattr(args, "theme", None))
+                               theme_from_cli=getattr(args, "theme", None),
+                               global_shortcuts=sys.platform.startswith("linux")
+                               and importlib.util.find_spec("jeepney") is not None)
     try:
         loop.run_until_complete(approver.start())
     except (AlreadyRunning, ActivationError) as exc:

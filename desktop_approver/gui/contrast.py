@@ -34,9 +34,10 @@ def contrast_ratio(first: QColor, second: QColor) -> float:
 
 def blend(foreground: QColor, background: QColor, weight: float) -> QColor:
     """``weight`` of ``foreground`` over ``background`` (1: the foreground itself)."""
-    mix = [weight * f + (1 - weight) * b for f, b in zip(foreground.getRgbF()[:3], background.getRgbF()[:3],
-                                                          strict=True)]
-    return QColor.fromRgbF(*mix)
+    front = (foreground.redF(), foreground.greenF(), foreground.blueF())
+    back = (background.redF(), background.greenF(), background.blueF())
+    red, green, blue = (weight * f + (1 - weight) * b for f, b in zip(front, back, strict=True))
+    return QColor.fromRgbF(red, green, blue)
 
 
 def muted_text(palette: QPalette, minimum: float = AA_NORMAL_TEXT) -> QColor:
