@@ -131,6 +131,8 @@ class DesktopApprover(QObject):
         except app_settings.SettingsError as error:
             log.warning("%s; using the default settings", error)
             self.preferences = app_settings.Settings()
+        if self.theme_from_cli is None and theme.choice() != self.preferences.theme:
+            self.theme_from_cli = theme.choice()  # applied before us (run_app's --theme): the one in force
         self.apply_settings(self.preferences, save=False)
         self._quiet_clock.start()
 
