@@ -47,8 +47,8 @@ COLUMNS = ("#", "On", "Action", "Matches", "Note", "Expires", "Used")
 NUMBER, ON, ACTION, MATCHES, NOTE, EXPIRES, USED = range(len(COLUMNS))
 
 
-NEW_RULE = """# What the rule matches (tool, command, path, agent, cwd, risk) and what it does
-# (allow, ask, deny, block): see `desktop-approver policy docs`.
+NEW_RULE = """# what it matches (tool, command, path, agent, cwd, risk) and does
+# (allow, ask, deny, block): `desktop-approver policy docs`
 action = "ask"
 tool = "Bash"
 command = "make *"
@@ -96,7 +96,7 @@ class RuleEditor(QDialog):
     def _validate(self) -> None:
         try:
             Policy.parse("[[rule]]\n" + self.text(), "this rule")
-            ok, message = True, "✔ a valid rule"
+            ok, message = True, "✔ a valid rule (Ctrl+S or Ctrl+Enter saves, Escape cancels)"
         except PolicyError as error:
             ok, message = False, f"✖ {error}"
         self.status.setText(message)
