@@ -251,11 +251,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or (argv[0].startswith("-") and argv[0] not in ("-h", "--help", "--version")):
         argv = ["tray", *argv]  # no command: start the tray app, with any app options given
-    # `request`, `status`, `hook` and `run` run once per tool call: import only the command at hand
-    # (and the MCP servers need not load every other command either); the tray app, which stays
+    # `request`, `status`, `hook` and `run` run once per tool call, `show` once per key press: import only
+    # the command at hand (and the MCP servers need not load every other command either); the tray app, which stays
     # resident, loads none of the other commands.
     wanted: bool | list[str] = True
-    alone = ("request", "status", "hook", "run", "mcp-gate", "mcp-permission", "tray", "demo")
+    alone = ("request", "status", "hook", "run", "mcp-gate", "mcp-permission", "tray", "demo", "show")
     if argv[0] in alone and not {"-h", "--help"} & set(argv):
         wanted = [argv[0]] if argv[0] in COMMANDS_WITH_MODULES else []
     args = build_parser(with_module_commands=wanted).parse_args(argv)
