@@ -140,3 +140,17 @@ def test_contrast_ratio_is_wcag_2s() -> None:
     assert round(contrast_ratio(QColor("black"), QColor("white")), 1) == 21.0
     assert round(contrast_ratio(QColor("#777777"), QColor("white")), 2) == 4.48
     assert contrast_ratio(QColor("#123456"), QColor("#123456")) == 1.0
+
+
+def test_the_tray_menu_and_its_mode_menu_take_each_letter_once(approver: Any, run: Any) -> None:
+    async def scenario() -> None:
+        answer = ask_bash(approver, "make build", agent="r&d")  # an agent's "&" must not become a letter
+        await wait_for(lambda: approver.tray._waiting_actions, what="a waiting entry")
+        for menu in (approver.tray.menu, approver.tray.mode_menu):
+            keys = [key for action in menu.actions() if (key := mnemonic(action.text())) is not None]
+            assert len(keys) == len(set(keys)) and len(keys) >= 5, keys
+        for ticket in approver.decider.tickets():
+            approver.decider.answer(ticket, [Verdict("deny", "user") for _ in ticket.calls])
+        await answer
+
+    run(scenario())
