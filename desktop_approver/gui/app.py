@@ -191,6 +191,10 @@ class DesktopApprover(QObject):
                 await asyncio.gather(self._shortcuts_starting, return_exceptions=True)
             await self.shortcuts.close()
         self.tray.hide()
+        if self.quit_question is not None:  # quitting by a signal while the question is open
+            self.quit_question.hide()
+            self.quit_question.deleteLater()
+            self.quit_question = None
         if self._dialog is not None:
             self._dialog.clear()
         self._quiet_clock.stop()
