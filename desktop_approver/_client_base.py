@@ -172,7 +172,7 @@ class ClientProtocol:
         return status_id, {"v": wire.PROTOCOL_VERSION, "type": "status", "id": status_id}
 
     def admin(self, message_type: str, /, **fields: Any) -> tuple[str, dict[str, Any]]:
-        """``sessions``, ``revoke``, ``end_session`` and ``notice``: messages that never approve anything."""
+        """``sessions``, ``revoke``, ``end_session``, ``notice`` and ``show``: messages that never approve anything."""
         message_id = self.new_id("m")
         message = {"v": wire.PROTOCOL_VERSION, "type": message_type, "id": message_id}
         _put_optional(message, **fields)
@@ -261,6 +261,13 @@ class ClientProtocol:
     def read_noticed(self, reply: Mapping[str, Any]) -> None:
         """The app took a ``notice`` (or said why not, as a typed error)."""
         _expect(reply, "noticed")
+
+    def read_shown(self, reply: Mapping[str, Any]) -> bool:
+        """Whether the app raised what ``show`` asked for (False: it shows no windows)."""
+        shown = _expect(reply, "shown").get("shown")
+        if not isinstance(shown, bool):
+            raise ProtocolError("malformed shown: shown is not a boolean", "invalid_message")
+        return shown
 
     def read_count(self, reply: Mapping[str, Any], kind: str, field: str) -> int:
         """A number of forgotten approvals: ``session_ended.forgotten``, ``revoked.count``."""

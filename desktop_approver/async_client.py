@@ -16,7 +16,7 @@ from ._client_base import CONNECT_TIMEOUT, ClientProtocol, IdleClosed, unavailab
 from .errors import ApproverError, ApproverUnavailable, Unauthorized
 from .paths import resolve_socket_path
 from .transport import AsyncConnection, AsyncTransport, UnixSocketTransport
-from .vocabulary import NoticeKind
+from .vocabulary import NoticeKind, ShowWhat
 
 if TYPE_CHECKING:
     from ._client_base import Call
@@ -95,6 +95,12 @@ class AsyncClient:
         message_id, message = self.protocol.admin("notice", kind=kind, text=text, session=session)
         reply = await self._exchange(message_id, message, None, wait=self.connect_timeout + 4.0)
         self.protocol.read_noticed(reply)
+
+    async def show(self, what: ShowWhat = "request") -> bool:
+        """Ask the app to raise the waiting request, the inbox or the history (see :meth:`Client.show`)."""
+        message_id, message = self.protocol.admin("show", what=what)
+        reply = await self._exchange(message_id, message, None, wait=self.connect_timeout + 4.0)
+        return self.protocol.read_shown(reply)
 
     async def aclose(self) -> None:
         if self._reader_task is not None:

@@ -37,6 +37,7 @@ COMMANDS_WITH_MODULES = {
     "run": "desktop_approver.commands.run",
     "mcp-gate": "desktop_approver.commands.mcp_gate",
     "mcp-permission": "desktop_approver.commands.mcp_permission",
+    "show": "desktop_approver.commands.show",
 }
 COMMAND_HELP = {
     "risk": "classify a tool call as safe, moderate or destructive (no app needed)",
@@ -52,6 +53,8 @@ COMMAND_HELP = {
     "run": "ask before running a command, then run it (`run -- CMD ARGS...`)",
     "mcp-gate": "serve an MCP server's tools over stdio, asking before every call (`mcp-gate -- CMD`)",
     "mcp-permission": "serve Claude Code's --permission-prompt-tool over MCP stdio",
+    "show": "raise the most urgent waiting request, or with --inbox / --history that window, in the running app "
+            "(bind it to a key)",
 }
 
 
@@ -282,11 +285,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or (argv[0].startswith("-") and argv[0] not in ("-h", "--help", "--version")):
         argv = ["tray", *argv]  # no command: start the tray app, with any app options given
-    # `request`, `status`, `hook` and `run` run once per tool call: import only the command at hand
-    # (and the MCP servers need not load every other command either); the tray app, which stays
+    # `request`, `status`, `hook` and `run` run once per tool call, `show` once per key press: import only
+    # the command at hand (and the MCP servers need not load every other command either); the tray app, which stays
     # resident, loads none of the other commands.
     wanted: bool | list[str] = True
-    alone = ("request", "status", "hook", "run", "mcp-gate", "mcp-permission", "tray", "demo")
+    alone = ("request", "status", "hook", "run", "mcp-gate", "mcp-permission", "tray", "demo", "show")
     if argv[0] in alone and not {"-h", "--help"} & set(argv):
         wanted = [argv[0]] if argv[0] in COMMANDS_WITH_MODULES else []
     args = _read_quickly(argv) or build_parser(with_module_commands=wanted).parse_args(argv)

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
     from ._client_base import Call
     from .transport import Connection, Transport
-    from .vocabulary import NoticeKind
+    from .vocabulary import NoticeKind, ShowWhat
 
 __all__ = ["Client"]
 
@@ -110,6 +110,12 @@ class Client:
         the tray and as a notification that never takes focus. Decides nothing."""
         message_id, message = self.protocol.admin("notice", kind=kind, text=text, session=session)
         self.protocol.read_noticed(self._exchange(message_id, message, self.connect_timeout + 4.0))
+
+    def show(self, what: ShowWhat = "request") -> bool:
+        """Ask the app to raise the most urgent waiting request (``"request"``), the inbox or the
+        history, for the person; False when the app shows no windows. Decides nothing."""
+        message_id, message = self.protocol.admin("show", what=what)
+        return self.protocol.read_shown(self._exchange(message_id, message, self.connect_timeout + 4.0))
 
     def close(self) -> None:
         with self._lock:

@@ -26,6 +26,8 @@ RuleAction = Literal["allow", "ask", "deny", "block"]
 """What a policy rule does with a call it matches."""
 NoticeKind = Literal["waiting", "finished", "info"]
 """What an agent's notice tells the person."""
+ShowWhat = Literal["request", "inbox", "history"]
+"""What ``desktop-approver show`` raises: the most urgent waiting request, the inbox, the history."""
 AskKind = Literal["request", "batch"]
 """The two messages that ask: one call, or several under one prompt."""
 

@@ -8,6 +8,7 @@ and it writes exactly the text shown under "Will be added".
 
 from __future__ import annotations
 
+import re
 import tomllib
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
@@ -39,7 +40,29 @@ from ..core.policy import (
 
 EXPIRY_CHOICES = (("Never", None), ("In 1 hour", timedelta(hours=1)), ("In 1 day", timedelta(days=1)),
                   ("In 7 days", timedelta(days=7)), ("In 30 days", timedelta(days=30)))
-SCOPE_NAMES = ("Exactly this", "Similar calls", "Wider", "The whole tool")
+
+
+def scope_name(rule: dict[str, Any]) -> str:
+    """What a suggested rule really allows, in words: a path rule allows any change of the file (the
+    policy matches paths and operations, not the edit), so it is never called "exactly this"."""
+    command, path = rule.get("command"), rule.get("path")
+    if command is not None:
+        commands = command if isinstance(command, list) else [command]
+        return "Similar commands" if any(_is_glob(text) for text in commands) else "Exactly this command"
+    if path is not None:
+        paths = path if isinstance(path, list) else [path]
+        operation = rule.get("operation")
+        operations = " or ".join(operation if isinstance(operation, list) else [operation]) if operation else "use"
+        many = len(paths) > 1
+        if any(text.endswith("/**") for text in paths):
+            return f"Any file in {'these folders' if many else 'this folder'}, any {operations}"
+        return f"{'These files' if many else 'This file'}, any {operations} (not only this one)"
+    return "The whole tool, any arguments"
+
+
+def _is_glob(pattern: str) -> bool:
+    """Whether a suggested command pattern has a wildcard (the suggestions write a literal one as ``[*]``)."""
+    return re.search(r"[*?[]", re.sub(r"\[[*?\[]\]", "", pattern)) is not None
 
 
 class AlwaysAllowDialog(QDialog):
@@ -67,10 +90,8 @@ class AlwaysAllowDialog(QDialog):
         form = QFormLayout()
         self.scope = QComboBox()
         self.scope.setObjectName("ruleScope")
-        for number, rule in enumerate(self.alternatives):
-            name = SCOPE_NAMES[min(number, len(SCOPE_NAMES) - 2)] if "tool" not in rule or len(rule) > 2 \
-                else SCOPE_NAMES[-1]
-            self.scope.addItem(f"{name}: {rule_from_dict(rule).summary()}")
+        for rule in self.alternatives:
+            self.scope.addItem(f"{scope_name(rule)}: {rule_from_dict(rule).summary()}")
         self.scope.currentIndexChanged.connect(self._scope_chosen)
         form.addRow("&Scope:", self.scope)
         self.expiry = QComboBox()

@@ -13,11 +13,12 @@ import sys
 from typing import TYPE_CHECKING, Any, cast
 
 from PySide6.QtCore import QObject, QSettings, QTimer, Signal
-from PySide6.QtWidgets import QApplication
+from PySide6.QtWidgets import QApplication, QMessageBox, QSystemTrayIcon, QWidget
 
 from .. import logs, paths
 from .. import settings as app_settings
 from ..core.decisions import modes
+from ..core.decisions.queue import count_text
 from ..core.decisions.tickets import Ticket
 from ..core.service import ApproverService, ServiceOptions
 from ..core.transport.activation import ActivationError
@@ -28,13 +29,14 @@ from . import theme
 from .decider import GuiDecider
 from .icons import app_icon
 from .notifications import TicketNotifications
-from .review_text import summarise_args
+from .review_text import summarise_args, visible
 from .service_events import ServiceEvents
 from .tray import Tray
 
 if TYPE_CHECKING:
     from .always_allow import AlwaysAllowDialog
     from .dialog import ApprovalDialog
+    from .global_shortcuts import GlobalShortcuts
     from .history_window import HistoryWindow
     from .inbox import InboxWindow
     from .sessions_window import SessionsWindow
@@ -57,14 +59,24 @@ class DesktopApprover(QObject):
     """Whether a request pops up the dialog (the tray menu and the settings window show it)."""
 
     def __init__(self, options: ServiceOptions, *, arming_delay_ms: int | None = None,
-                 notifier: Any = None, tray_icons: str = "color", timeout_from_cli: bool = False) -> None:
+                 notifier: Any = None, tray_icons: str = "color", timeout_from_cli: bool = False,
+                 theme_from_cli: str | None = None, global_shortcuts: bool = False) -> None:
         super().__init__()
         # The person's GUI choices, beside the policy file (read from the environment each time,
         # unlike QSettings' own per-process cache of the config location).
         self.settings = QSettings(str(paths.default_settings_path()), QSettings.Format.IniFormat)
         self._popups = bool(self.settings.value("popups", True, type=bool))
         self.timeout_from_cli = timeout_from_cli
+        self.theme_from_cli = theme_from_cli
+        self.missed: list[Ticket] = []
+        """Requests that timed out while do-not-disturb held them: told to the person when they return."""
+        self.quit_question: QMessageBox | None = None
+        self.shortcuts: GlobalShortcuts | None = None
+        """Desktop-wide keys through the XDG portal, where the desktop offers it (``start`` finds out)."""
+        self._want_shortcuts = global_shortcuts
+        self._shortcuts_starting: asyncio.Task[bool] | None = None
         self._quiet_by_us = False  # do-not-disturb switched on by the quiet hours, not by the person
+        self._was_quiet = False    # do-not-disturb was on at the last mode change
         self.troubles: dict[str, str] = {}
         """What the app runs without (notifications, the audit log), shown by the tray as degraded."""
         self.quit_requested: asyncio.Event | None = None
@@ -95,13 +107,16 @@ class DesktopApprover(QObject):
         self.tray.settings_requested.connect(self.open_settings)
         self.tray.popups_toggled.connect(self.set_popups)
         self.tray.mode_chosen.connect(self.choose_mode)
-        self.tray.quit_requested.connect(self.request_quit)
+        self.tray.quit_requested.connect(self.ask_to_quit)
+        self.tray.missed_seen.connect(self.missed.clear)
+        self.decider.ticket_removed.connect(self._ticket_left)
         self.popups_changed.connect(self.tray.show_popups)
         self.events.mode_changed.connect(self.tray.show_mode)
         self.events.mode_changed.connect(self._mode_changed)
         self.events.audit_health.connect(self._audit_health)
         self.events.socket_health.connect(self._socket_health)
         self.events.agent_notice.connect(self.tray.show_notice)
+        self.events.show_requested.connect(self.show_for_key)
         if self.notifications is not None:
             self.decider.queue_changed.connect(self.notifications.refresh)
             self.events.mode_changed.connect(self.notifications.show_mode)
@@ -118,6 +133,8 @@ class DesktopApprover(QObject):
         except app_settings.SettingsError as error:
             log.warning("%s; using the default settings", error)
             self.preferences = app_settings.Settings()
+        if self.theme_from_cli is None and theme.choice() != self.preferences.theme:
+            self.theme_from_cli = theme.choice()  # applied before us (run_app's --theme): the one in force
         self.apply_settings(self.preferences, save=False)
         self._quiet_clock.start()
 
@@ -157,13 +174,28 @@ class DesktopApprover(QObject):
         self.quit_requested = asyncio.Event()
         await self.service.start()
         self.tray.show()
+        if self._want_shortcuts:
+            from .global_shortcuts import GlobalShortcuts
+
+            self.shortcuts = GlobalShortcuts(self.show_for_key)
+            # In the background: a slow portal must not hold up the socket or the tray.
+            self._shortcuts_starting = asyncio.ensure_future(self.shortcuts.start())
         if self.notifications is not None:
             await self.notifications.start()  # what is missing arrives as health_changed, now and later
 
     async def close(self) -> None:
         if self.notifications is not None:
             await self.notifications.close()
+        if self.shortcuts is not None:
+            if self._shortcuts_starting is not None and not self._shortcuts_starting.done():
+                self._shortcuts_starting.cancel()
+                await asyncio.gather(self._shortcuts_starting, return_exceptions=True)
+            await self.shortcuts.close()
         self.tray.hide()
+        if self.quit_question is not None:  # quitting by a signal while the question is open
+            self.quit_question.hide()
+            self.quit_question.deleteLater()
+            self.quit_question = None
         if self._dialog is not None:
             self._dialog.clear()
         self._quiet_clock.stop()
@@ -184,9 +216,15 @@ class DesktopApprover(QObject):
             self.service.broker.default_timeout = chosen.timeout
         if self.notifications is not None:
             self.notifications.set_enabled(chosen.notifications)
-        if save and chosen.theme != theme.choice():
+        if save and self.theme_from_cli is None and chosen.theme != theme.choice():
             theme.apply(chosen.theme)
         self.check_quiet_hours()
+
+    def pick_theme(self, name: str) -> None:
+        """The person picked a theme in the settings window: in force now, over ``--theme``."""
+        self.theme_from_cli = None
+        if name != theme.choice():
+            theme.apply(name)
 
     def check_quiet_hours(self, now: datetime.time | None = None) -> None:
         """Do not disturb during the quiet hours; back to asking after them (unless the person chose a mode)."""
@@ -205,9 +243,10 @@ class DesktopApprover(QObject):
             from .settings_window import SettingsWindow
 
             self.settings_window = SettingsWindow(self.service.options.policy_path, self.service.audit.path,
-                                                  self.preferences, self._popups)
+                                                  self.preferences, self._popups, theme_from_cli=self.theme_from_cli)
             self.settings_window.settings_chosen.connect(self.apply_settings)
             self.settings_window.popups_toggled.connect(self.set_popups)
+            self.settings_window.theme_picked.connect(self.pick_theme)
             self.popups_changed.connect(self.settings_window.show_popups)
         self.settings_window.show_settings(self.preferences)
         self.settings_window.refresh_rules()
@@ -274,6 +313,21 @@ class DesktopApprover(QObject):
         window.raise_()
         window.activateWindow()
 
+    def show_for_key(self, what: str) -> None:
+        """``desktop-approver show`` (a key the person bound): the most urgent waiting request (or the
+        inbox when nothing waits), the inbox or the history, raised and given the focus."""
+        window: QWidget
+        if what == "history":
+            window = self.open_history()
+        elif what == "request" and (ticket := self.decider.current or self.decider.next_ticket()) is not None:
+            self.open_review(ticket)
+            return
+        else:
+            self.open_inbox()
+            window = self.inbox
+        window.raise_()
+        window.activateWindow()
+
     def _audit_health(self, problem: str | None) -> None:
         self.set_trouble("audit", problem)
 
@@ -314,6 +368,36 @@ class DesktopApprover(QObject):
         if self.quit_requested is not None:
             self.quit_requested.set()
 
+    def ask_to_quit(self) -> None:
+        """Quit from the tray: at once when nothing waits, else after the person confirms (and knows
+        what happens to the waiting requests: each agent is refused, never allowed)."""
+        waiting = self.decider.tickets()
+        if not waiting:
+            self.request_quit()
+            return
+        if self.quit_question is not None:
+            self.quit_question.raise_()
+            return
+        box = self.quit_question = QMessageBox(QMessageBox.Icon.Question, "desktop-approver — quit?",
+                                               f"{count_text(waiting)} waiting. Quit anyway?")
+        box.setObjectName("quitQuestion")
+        box.setInformativeText("Quitting refuses every waiting request: each agent is told the app is shutting "
+                               "down, which its client treats as a denial (nothing is allowed). The refusals "
+                               "are in the history.")
+        quit_button = box.addButton("&Quit and refuse them", QMessageBox.ButtonRole.DestructiveRole)
+        box.addButton("&Keep running", QMessageBox.ButtonRole.RejectRole)
+        box.setDefaultButton(cast(Any, box.buttons()[-1]))
+        box.setEscapeButton(box.buttons()[-1])
+
+        def answered(button: Any) -> None:
+            self.quit_question = None
+            box.deleteLater()
+            if button is quit_button:
+                self.request_quit()
+
+        box.buttonClicked.connect(answered)
+        box.open()
+
     # -- glue -------------------------------------------------------------------------------
 
     def _present(self, ticket: Ticket | None) -> None:
@@ -350,8 +434,30 @@ class DesktopApprover(QObject):
             if ticket.key == key:
                 self.decider.show(ticket)
 
+    def _ticket_left(self, ticket: Ticket) -> None:
+        """A request that timed out while do-not-disturb held it is not forgotten: the person is told."""
+        if ticket.countdown.expired.done() and self.service.mode.mode == modes.DO_NOT_DISTURB:
+            self.missed.append(ticket)
+            self.tray.set_missed(self.missed_text())
+
+    def missed_text(self) -> str:
+        return f"{count_text(self.missed)} timed out (denied) during do-not-disturb"
+
+    def _tell_what_was_missed(self) -> None:
+        """Back from do-not-disturb: say what timed out meanwhile (it stays in the tray until looked at)."""
+        if not self.missed:
+            return
+        names = ", ".join(dict.fromkeys(visible(t.identity.label) for t in self.missed))
+        verb = "was" if len(self.missed) == 1 else "were"
+        self.tray.showMessage("desktop-approver", f"While do-not-disturb was on, {count_text(self.missed)} from "
+                              f"{names} timed out and {verb} denied. The tray menu leads to them in the history.",
+                              QSystemTrayIcon.MessageIcon.Warning)
+
     def _mode_changed(self, mode: str, _reason: str | None) -> None:
         """Dialogs pop up unless the person chose inbox-only or do-not-disturb (then one in view goes)."""
+        if mode != modes.DO_NOT_DISTURB and self._was_quiet:
+            self._tell_what_was_missed()
+        self._was_quiet = mode == modes.DO_NOT_DISTURB
         self.decider.show_dialogs = self._popups and mode != modes.DO_NOT_DISTURB
         if not self.decider.show_dialogs and self._shown_ticket() is not None:
             self.dialog.clear()
@@ -391,7 +497,10 @@ def run_app(args: Any, demo: bool = False) -> int:
     options = ServiceOptions.from_args(args)
     approver = DesktopApprover(options, notifier=None if getattr(args, "no_notifications", False) else _notifier(),
                                tray_icons=getattr(args, "tray_icons", None) or "color",
-                               timeout_from_cli=getattr(args, "timeout", None) is not None)
+                               timeout_from_cli=getattr(args, "timeout", None) is not None,
+                               theme_from_cli=getattr(args, "theme", None),
+                               global_shortcuts=sys.platform.startswith("linux")
+                               and importlib.util.find_spec("jeepney") is not None)
     try:
         loop.run_until_complete(approver.start())
     except (AlreadyRunning, ActivationError) as exc:

@@ -44,6 +44,7 @@ from ..render.headline import headline, shorten
 from ..vocabulary import DecisionName, Scope
 from . import batch, placement
 from .badges import risk_text
+from .contrast import MutedLabel
 from .review import ReviewPanel
 from .review_text import visible
 
@@ -161,10 +162,9 @@ class ApprovalDialog(QDialog):
         self.arming.setRange(0, self.arming_delay_ms)
         layout.addWidget(self.arming)
 
-        self.legend = QLabel(LEGEND)
+        self.legend = MutedLabel(LEGEND)  # quieter than the rest, at WCAG AA contrast in every theme
         self.legend.setObjectName("keyLegend")
         self.legend.setWordWrap(True)
-        self.legend.setEnabled(False)  # drawn muted, in every theme
         layout.addWidget(self.legend)
 
         buttons = QBoxLayout(QBoxLayout.Direction.LeftToRight)

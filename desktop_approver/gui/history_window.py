@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (
 
 from ..core.store.audit import AuditLog, HistoryEntry
 from .badges import risk_text
+from .keys import close_on_escape
 from .preview_view import PreviewView
 from .review_text import summarise_args, visible
 from .statistics_view import StatisticsView
@@ -48,6 +49,7 @@ class HistoryWindow(QWidget):
         super().__init__(parent)
         self.setObjectName("historyWindow")
         self.setWindowTitle("desktop-approver — history")
+        close_on_escape(self)
         self.resize(1100, 700)
         self.audit = audit
         self.limit = limit

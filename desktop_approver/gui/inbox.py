@@ -39,6 +39,7 @@ from .badges import risk_colours, risk_text
 from .decider import GuiDecider
 from .dialog import COMPACT_BELOW, arrange_row, verdicts_for
 from .elided import plain_tooltip
+from .keys import close_on_escape
 from .review import ReviewPanel
 from .review_text import summarise_args, visible
 
@@ -90,6 +91,7 @@ class InboxWindow(QWidget):
         super().__init__(parent)
         self.setObjectName("inbox")
         self.setWindowTitle("desktop-approver — inbox")
+        close_on_escape(self)
         self.setAttribute(Qt.WidgetAttribute.WA_ShowWithoutActivating, True)
         self.decider = decider
         self._rows: dict[str, QTreeWidgetItem] = {}

@@ -50,7 +50,9 @@ def notification_text(ticket: Ticket) -> tuple[str, str]:
                  f"{summarise_args(call.args, 100)}" for call in ordered[:3]]
         if len(ordered) > 3:
             lines.append(f"… and {len(ordered) - 3} more")
-    reasons = list(dict.fromkeys(r for call in ordered if call.risk for r in call.risk.reasons))[:3]  # worst first
+    # The reasons for the ticket's level only: a moderate call's "runs pytest" is not why it is destructive.
+    reasons = list(dict.fromkeys(r for call in ordered if call.risk and call.risk.level == ticket.risk_level
+                                 for r in call.risk.reasons))[:3]
     lines.append(f"Risk: {ticket.risk_level}" + (f" ({'; '.join(reasons)})" if reasons else ""))
     return title, "\n".join(lines)
 

@@ -2,7 +2,9 @@
 
 The kernel vouches for the peer's pid; its executable is usually an interpreter (``python3.11``,
 ``node``), which says little. The command line says which agent it is. When the peer is our own
-hook or CLI, the process that started it (Claude Code, a script) is the agent, so that one is named.
+hook or one of its per-call commands (``hook``, ``request``, ``run``...), the process that started it
+(Claude Code, a script) is the agent, so that one is named, with the command it went through. Our own
+demo, or any other of our programs, is the agent itself: nothing came "through" it.
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ from typing import Any
 from ..core.calls.reading import CWD_ARGS, PATH_ARGS
 
 OWN_TOOLS = ("desktop-approver", "desktop_approver")
+RELAYS = ("hook", "request", "run", "mcp-gate", "mcp-permission")
+"""Our commands that ask on another program's behalf: the program that started them is the agent."""
 PATH_KEYS = (*PATH_ARGS, *CWD_ARGS)  # the reading module's names: one vocabulary for every view
 
 
@@ -40,17 +44,28 @@ def parent_pid(pid: int, proc: Path = Path("/proc")) -> int | None:
     return int(fields[1]) if len(fields) > 1 and fields[1].isdigit() else None
 
 
-def agent_command(pid: int | None, proc: Path = Path("/proc")) -> tuple[str, bool] | None:
-    """(the agent's command line for display, whether it is the parent of our own hook or CLI)."""
+def agent_command(pid: int | None, proc: Path = Path("/proc")) -> tuple[str, str | None] | None:
+    """(the agent's command line for display, the command of ours it asked through, e.g.
+    ``"desktop-approver hook"``, or None when the peer is the agent itself)."""
     argv = command_line(pid, proc)
     if argv is None or pid is None:
         return None
-    if any(tool in part for part in argv[:3] for tool in OWN_TOOLS):
+    relay = relay_command(argv)
+    if relay is not None:
         parent = parent_pid(pid, proc)
         parent_argv = command_line(parent, proc) if parent and parent > 1 else None
         if parent_argv:
-            return display_command(parent_argv), True
-    return display_command(argv), False
+            return display_command(parent_argv), f"desktop-approver {relay}"
+    return display_command(argv), None
+
+
+def relay_command(argv: list[str]) -> str | None:
+    """The per-call command ``argv`` runs (``desktop-approver hook ...``, ``python -m desktop_approver
+    request ...``), or None when it is not one of ours that asks on another program's behalf."""
+    for at, part in enumerate(argv[:3]):
+        if os.path.basename(part) in OWN_TOOLS and at + 1 < len(argv):
+            return argv[at + 1] if argv[at + 1] in RELAYS else None
+    return None
 
 
 def display_command(argv: list[str], limit: int = 160) -> str:

@@ -398,9 +398,9 @@ def identity_html(ticket: Ticket, compact: bool = False) -> str:
     lines.append(f"session <tt>{escape(ticket.session)}</tt>")
     command = agent_command(who.peer_pid)
     if command is not None:
-        text, via_hook = command
-        lines.append(f"{'agent' if via_hook else 'command'} <tt>{escape(text, PATH_CHARS)}</tt>"
-                     + (" (through desktop-approver's hook)" if via_hook else ""))
+        text, via = command
+        lines.append(f"{'agent' if via else 'command'} <tt>{escape(text, PATH_CHARS)}</tt>"
+                     + (f" (through <tt>{escape(via)}</tt>)" if via else ""))
     elif who.peer_exe:
         lines.append(f"process <tt>{escape(who.peer_exe, PATH_CHARS)}</tt>")
     return "<br>".join(lines)

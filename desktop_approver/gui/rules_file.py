@@ -109,6 +109,19 @@ class RulesFile:
         lines[block.header + 1:block.end] = _ending(new)
         self._write(lines)
 
+    def append(self, body: str) -> int:
+        """Add a rule (TOML ``key = value`` lines, comments allowed) after the last one; returns its number."""
+        table = tomlkit.parse(body)  # a syntax error is reported before anything is written
+        if "action" not in table:
+            raise PolicyError(self.path, None, "a rule needs an action")
+        lines = self.text().splitlines(keepends=True)
+        new = [line + "\n" for line in body.strip("\n").split("\n")]
+        lines = _ending(lines)
+        if lines and lines[-1].strip():
+            lines.append("\n")
+        self._write([*lines, "[[rule]]\n", *new])
+        return len(self.rules())
+
     def _lines_and(self, number: int) -> tuple[list[str], RuleBlock]:
         blocks = self.rules()
         if not 1 <= number <= len(blocks):

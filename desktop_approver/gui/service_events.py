@@ -21,6 +21,7 @@ class ServiceEvents(QObject):
     audit_health = Signal(object)           # what is wrong with the audit log; None when it works again
     socket_health = Signal(object)          # what keeps agents from reaching the app's socket; None when fixed
     agent_notice = Signal(str, str, str)    # (agent label, kind, text): an agent waits for the person or finished
+    show_requested = Signal(str)            # `desktop-approver show`: "request", "inbox" or "history"
 
     def __init__(self, service: ApproverService, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -28,6 +29,7 @@ class ServiceEvents(QObject):
         service.audit.health_listeners.append(self._audit_health)
         service.server.health_listeners.append(self._socket_health)
         service.broker.notice_listeners.append(self._agent_notice)
+        service.broker.show_listeners.append(self.show_requested.emit)
 
     def _mode_changed(self, mode: str, reason: str | None) -> None:
         self.mode_changed.emit(mode, reason)

@@ -14,6 +14,7 @@ from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget
 
 from ..core.decisions.memory import WHOLE_TOOL, MemoryEntry, SessionMemory
+from .keys import close_on_escape
 from .review_text import visible
 
 COLUMNS = ("Session", "Agent", "Tool", "Covers", "Answered", "Since")
@@ -24,6 +25,7 @@ class SessionsWindow(QWidget):
         super().__init__(parent)
         self.setObjectName("sessionsWindow")
         self.setWindowTitle("desktop-approver — remembered approvals")
+        close_on_escape(self)
         self.resize(900, 420)
         self.memory = memory
         self.shown: list[MemoryEntry] = []

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -38,6 +39,7 @@ from ..core.calls.risk import assess
 from ..core.policy import Policy, PolicyCall, PolicyError
 from ..core.store.statistics import compute, uses_of
 from ..settings import THEMES, Settings, SettingsError
+from .keys import close_on_escape
 from .review_text import visible
 from .rules_file import RuleBlock, RulesFile
 
@@ -45,35 +47,56 @@ COLUMNS = ("#", "On", "Action", "Matches", "Note", "Expires", "Used")
 NUMBER, ON, ACTION, MATCHES, NOTE, EXPIRES, USED = range(len(COLUMNS))
 
 
-class RuleEditor(QDialog):
-    """One rule's keys as TOML, validated as you type by the app's own reader."""
+NEW_RULE = """# what it matches (tool, command, path, agent, cwd, risk) and does
+# (allow, ask, deny, block): `desktop-approver policy docs`
+action = "ask"
+tool = "Bash"
+command = "make *"
+"""
 
-    def __init__(self, block: RuleBlock, parent: QWidget | None = None) -> None:
+
+class RuleEditor(QDialog):
+    """One rule's keys as TOML, validated as you type by the app's own reader.
+
+    Keys, so no mouse is needed: Tab and Shift+Tab move the focus (a rule's TOML never needs a tab
+    character), Ctrl+S and Ctrl+Enter save, Escape cancels.
+    """
+
+    def __init__(self, title: str, body: str, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.setWindowTitle(f"desktop-approver — rule {block.number}")
+        self.setWindowTitle(f"desktop-approver — {title}")
         self.resize(560, 300)
         layout = QVBoxLayout(self)
-        self.editor = QPlainTextEdit(block.body.rstrip("\n") + "\n")
+        self.editor = QPlainTextEdit(body.rstrip("\n") + "\n")
         self.editor.setObjectName("ruleEditor")
         self.editor.setStyleSheet("font-family: monospace;")
+        self.editor.setTabChangesFocus(True)
         self.status = QLabel()
         self.status.setWordWrap(True)
         self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel)
         self.buttons.accepted.connect(self.accept)
         self.buttons.rejected.connect(self.reject)
+        save = self.buttons.button(QDialogButtonBox.StandardButton.Save)
+        save.setToolTip("Save (Ctrl+S or Ctrl+Enter)")
         layout.addWidget(self.editor, 1)
         layout.addWidget(self.status)
         layout.addWidget(self.buttons)
+        for keys in (QKeySequence.StandardKey.Save, QKeySequence("Ctrl+Return"), QKeySequence("Ctrl+Enter")):
+            QShortcut(keys, self, self._save_by_key)
         self.editor.textChanged.connect(self._validate)
         self._validate()
 
     def text(self) -> str:
         return self.editor.toPlainText()
 
+    def _save_by_key(self) -> None:
+        if self.buttons.button(QDialogButtonBox.StandardButton.Save).isEnabled():
+            self.accept()
+
     def _validate(self) -> None:
         try:
             Policy.parse("[[rule]]\n" + self.text(), "this rule")
-            ok, message = True, "✔ a valid rule"
+            ok, message = True, "✔ a valid rule (Ctrl+S or Ctrl+Enter saves, Escape cancels)"
         except PolicyError as error:
             ok, message = False, f"✖ {error}"
         self.status.setText(message)
@@ -83,12 +106,16 @@ class RuleEditor(QDialog):
 class SettingsWindow(QWidget):
     settings_chosen = Signal(object)  # valid Settings the person changed (the app saves and applies them)
     popups_toggled = Signal(bool)     # "Pop up a dialog for each request"
+    theme_picked = Signal(str)        # the person picked a theme here: in force now, over --theme
 
     def __init__(self, policy_path: Path | None, audit_path: Path | str, settings: Settings, popups: bool,
-                 parent: QWidget | None = None) -> None:
+                 parent: QWidget | None = None, *, theme_from_cli: str | None = None) -> None:
         super().__init__(parent)
+        self.theme_from_cli = theme_from_cli
+        """``--theme``: in force for this run until the person picks a theme here."""
         self.setObjectName("settingsWindow")
         self.setWindowTitle("desktop-approver — settings and rules")
+        close_on_escape(self)
         self.resize(1000, 520)
         self.rules_file = RulesFile(policy_path) if policy_path is not None else None
         self.audit_path = audit_path
@@ -97,6 +124,7 @@ class SettingsWindow(QWidget):
         self.blocks: list[RuleBlock] = []
         self._undo: str | None = None
         self._seen_text: str | None = None
+        self.rule_editor: RuleEditor | None = None
 
         self.tabs = QTabWidget()
         self.tabs.addTab(self._rules_page(), "&Rules")
@@ -137,24 +165,27 @@ class SettingsWindow(QWidget):
         self.status.setWordWrap(True)
         layout.addWidget(self.status)
         buttons = QHBoxLayout()
+        self.new_button = QPushButton("&New rule…")
         self.edit_button = QPushButton("&Edit…")
         self.toggle_button = QPushButton("Disa&ble")
         self.delete_button = QPushButton("&Delete")
         self.up_button = QPushButton("Move &up")
         self.down_button = QPushButton("Move do&wn")
-        self.undo_button = QPushButton("U&ndo")
-        for button in (self.edit_button, self.toggle_button, self.delete_button, self.up_button, self.down_button,
-                       self.undo_button):
+        self.undo_button = QPushButton("Und&o")
+        for button in (self.new_button, self.edit_button, self.toggle_button, self.delete_button, self.up_button,
+                       self.down_button, self.undo_button):
             button.setAutoDefault(False)
             buttons.addWidget(button)
         buttons.addStretch(1)
         layout.addLayout(buttons)
-        self.edit_button.clicked.connect(self.edit_selected)
-        self.toggle_button.clicked.connect(self.toggle_selected)
-        self.delete_button.clicked.connect(self.delete_selected)
+        # clicked(bool) would hand its "checked" to a slot's first argument: each is called without it.
+        self.new_button.clicked.connect(lambda: self.new_rule())
+        self.edit_button.clicked.connect(lambda: self.edit_selected())
+        self.toggle_button.clicked.connect(lambda: self.toggle_selected())
+        self.delete_button.clicked.connect(lambda: self.delete_selected())
         self.up_button.clicked.connect(lambda: self.move_selected(-1))
         self.down_button.clicked.connect(lambda: self.move_selected(1))
-        self.undo_button.clicked.connect(self.undo)
+        self.undo_button.clicked.connect(lambda: self.undo())
         return page
 
     def refresh_rules(self, only_if_changed: bool = False) -> None:
@@ -201,6 +232,7 @@ class SettingsWindow(QWidget):
     def _update_buttons(self) -> None:
         number = self.selected_number() if self.rules_file is not None else None
         chosen = number is not None
+        self.new_button.setEnabled(self.rules_file is not None)
         for button in (self.edit_button, self.toggle_button, self.delete_button):
             button.setEnabled(chosen)
         self.up_button.setEnabled(number is not None and number > 1)
@@ -224,18 +256,50 @@ class SettingsWindow(QWidget):
         return True
 
     def edit_selected(self, text: str | None = None) -> bool:
+        """Put ``text`` into the selected rule; without it, open the editor (saved when the person saves)."""
         number = self.selected_number()
         rules_file = self.rules_file
         if number is None or rules_file is None:
             return False
         if text is None:
-            editor = RuleEditor(self.blocks[number - 1], self)
-            if editor.exec() != QDialog.DialogCode.Accepted:
-                return False
-            text = editor.text()
+            block = self.blocks[number - 1]
+            self._open_editor(f"rule {number}", block.body, lambda saved: self.edit_selected_as(number, saved))
+            return True
+        return self.edit_selected_as(number, text)
+
+    def edit_selected_as(self, number: int, text: str) -> bool:
+        rules_file = self.rules_file
+        assert rules_file is not None
         changed = self._change(f"rule {number} saved", lambda: rules_file.replace(number, text))
         self.select(number)
         return changed
+
+    def new_rule(self, text: str | None = None) -> bool:
+        """Add a rule at the end of the file: ``text``, or what the person writes in the editor."""
+        rules_file = self.rules_file
+        if rules_file is None:
+            return False
+        if text is None:
+            self._open_editor("new rule", NEW_RULE, lambda saved: self.new_rule(saved))
+            return True
+        added: list[int] = []
+        changed = self._change("new rule added", lambda: added.append(rules_file.append(text)))
+        if added:
+            self.select(added[0])
+            self.table.setFocus()
+        return changed
+
+    def _open_editor(self, title: str, body: str, save: Callable[[str], bool]) -> None:
+        """The editor as a window of its own (not a nested event loop); ``save`` runs when the person saves."""
+        if self.rule_editor is not None:
+            self.rule_editor.close()
+        editor = self.rule_editor = RuleEditor(title, body, self)
+        editor.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        editor.accepted.connect(lambda: save(editor.text()))
+        editor.finished.connect(lambda _result: setattr(self, "rule_editor", None) if self.rule_editor is editor
+                                else None)
+        editor.open()
+        editor.editor.setFocus()
 
     def toggle_selected(self) -> bool:
         number = self.selected_number()
@@ -287,23 +351,31 @@ class SettingsWindow(QWidget):
         self.timeout.setDecimals(0)
         self.timeout.setSuffix(" s")
         self.default_on_timeout = QLabel("deny (a request nobody answers is always denied, and nothing is remembered)")
-        self.popup = QCheckBox("Pop up a dialog for each request (else only the inbox and the tray)")
-        self.notify = QCheckBox("Desktop notifications, one per agent")
+        self.popup = QCheckBox("&Pop up a dialog for each request (else only the inbox and the tray)")
+        self.notify = QCheckBox("Desktop &notifications, one per agent")
         self.theme = QComboBox()
         self.theme.setObjectName("settingTheme")
         for name in THEMES:
             self.theme.addItem(name, name)
+        self.theme_note = QLabel()
+        self.theme_note.setObjectName("themeNote")
+        self.theme_note.setWordWrap(True)
+        theme_row = QHBoxLayout()
+        theme_row.addWidget(self.theme)
+        theme_row.addWidget(self.theme_note, 1)
         self.quiet = QLineEdit()
         self.quiet.setObjectName("settingQuietHours")
         self.quiet.setPlaceholderText("22:00-07:30 (empty: none)")
         self.settings_status = QLabel()
         self.settings_status.setWordWrap(True)
-        form.addRow("Time to answer", self.timeout)
+        form.addRow("&Time to answer", self.timeout)
         form.addRow("When nobody answers", self.default_on_timeout)
         form.addRow("Dialog", self.popup)
         form.addRow("Notifications", self.notify)
-        form.addRow("Theme", self.theme)
-        form.addRow("Do not disturb daily", self.quiet)
+        theme_label = QLabel("T&heme")
+        theme_label.setBuddy(self.theme)
+        form.addRow(theme_label, theme_row)
+        form.addRow("Do not disturb &daily", self.quiet)
         form.addRow(self.settings_status)
         self.show_settings(self.settings)
         self.timeout.editingFinished.connect(self.save_settings)
@@ -318,11 +390,18 @@ class SettingsWindow(QWidget):
             widget.blockSignals(True)
         self.timeout.setValue(settings.timeout)
         self.notify.setChecked(settings.notifications)
-        self.theme.setCurrentIndex(max(0, self.theme.findData(settings.theme)))
+        shown = self._theme_in_force(settings)
+        self.theme.setCurrentIndex(max(0, self.theme.findData(shown)))
+        self.theme_note.setText(f"from --theme for this run; saved: {settings.theme}" if shown != settings.theme
+                                else "")
         self.quiet.setText(settings.quiet_hours)
         self.popup.setChecked(self.popups)
         for widget in (self.timeout, self.notify, self.theme, self.quiet):
             widget.blockSignals(False)
+
+    def _theme_in_force(self, settings: Settings) -> str:
+        """The theme this run uses: ``--theme`` while the person has not picked one here, else the saved one."""
+        return self.theme_from_cli or settings.theme
 
     def show_popups(self, on: bool) -> None:
         """The popups setting changed (here or in the tray menu)."""
@@ -333,15 +412,21 @@ class SettingsWindow(QWidget):
             self.popup.blockSignals(False)
 
     def save_settings(self) -> bool:
+        picked = str(self.theme.currentData())
+        retheme = picked != self._theme_in_force(self.settings)  # the person picked one: saved, and in force
         chosen = Settings(timeout=float(self.timeout.value()), notifications=self.notify.isChecked(),
-                          theme=str(self.theme.currentData()), quiet_hours=self.quiet.text().strip())
+                          theme=picked if retheme else self.settings.theme, quiet_hours=self.quiet.text().strip())
         try:
             chosen.validated()
         except SettingsError as error:
             self.settings_status.setText(f"✖ not saved: {error}")
             return False
-        if chosen == self.settings:
+        if chosen == self.settings and not retheme:
             return True
+        if retheme:
+            self.theme_from_cli = None
+            self.theme_note.setText("")
+            self.theme_picked.emit(picked)
         self.settings = chosen
         self.settings_chosen.emit(chosen)
         self.settings_status.setText("✔ saved and in effect.")
@@ -357,12 +442,12 @@ class SettingsWindow(QWidget):
         self.explain_args = QLineEdit('{"command": "npm test && rm -rf build"}')
         self.explain_agent = QLineEdit()
         self.explain_cwd = QLineEdit(str(Path.home()))
-        form.addRow("Tool", self.explain_tool)
-        form.addRow("Arguments (JSON)", self.explain_args)
-        form.addRow("Agent", self.explain_agent)
-        form.addRow("Working directory", self.explain_cwd)
+        form.addRow("&Tool", self.explain_tool)
+        form.addRow("&Arguments (JSON)", self.explain_args)
+        form.addRow("A&gent", self.explain_agent)
+        form.addRow("&Working directory", self.explain_cwd)
         layout.addLayout(form)
-        run = QPushButton("E&xplain")
+        run = QPushButton("Ex&plain")
         run.setAutoDefault(False)
         run.clicked.connect(self.explain)
         layout.addWidget(run, 0, Qt.AlignmentFlag.AlignLeft)

@@ -1,4 +1,7 @@
-"""The statistics tab of the history window: requests per agent and per day, who decided, how fast."""
+"""The statistics tab of the history window: calls per agent and per day, who decided, how fast.
+
+The audit log has a row per call (a batch of three is three), so every count here is of calls.
+"""
 
 from __future__ import annotations
 
@@ -27,10 +30,10 @@ class StatisticsView(QWidget):
         self.headline.setObjectName("statisticsHeadline")
         self.headline.setWordWrap(True)
         layout.addWidget(self.headline, 0, 0, 1, 2)
-        self.agents = self._table("statisticsAgents", ("Agent", "Requests", ""))
-        self.days = self._table("statisticsDays", ("Day", "Requests", ""))
+        self.agents = self._table("statisticsAgents", ("Agent", "Calls", ""))
+        self.days = self._table("statisticsDays", ("Day", "Calls", ""))
         self.deciders = self._table("statisticsDeciders", ("Decided by", "Calls", ""))
-        for column, (title, table) in enumerate((("Requests per agent", self.agents), ("Requests per day", self.days))):
+        for column, (title, table) in enumerate((("Calls per agent", self.agents), ("Calls per day", self.days))):
             layout.addWidget(QLabel(f"<b>{title}</b>"), 1, column)
             layout.addWidget(table, 2, column)
         layout.addWidget(QLabel("<b>Who decided</b> (person, rule, session memory, mode, timeout)"), 3, 0, 1, 2)

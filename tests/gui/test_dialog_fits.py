@@ -150,10 +150,10 @@ def fake_proc(root: Path, pid: int, argv: list[str], ppid: int) -> None:
 def test_the_agents_command_line_not_the_interpreter(tmp_path: Path) -> None:
     home = os.path.expanduser("~")
     fake_proc(tmp_path, 10, ["python3.11", f"{home}/agents/coder.py", "--task", "fix it"], 1)
-    assert agent_command(10, tmp_path) == ("python3.11 ~/agents/coder.py --task 'fix it'", False)
+    assert agent_command(10, tmp_path) == ("python3.11 ~/agents/coder.py --task 'fix it'", None)
     fake_proc(tmp_path, 20, ["node", "/usr/bin/claude"], 1)
     fake_proc(tmp_path, 21, ["/usr/bin/python3", "/venv/bin/desktop-approver", "hook", "claude-code"], 20)
-    assert agent_command(21, tmp_path) == ("node /usr/bin/claude", True)
+    assert agent_command(21, tmp_path) == ("node /usr/bin/claude", "desktop-approver hook")
     assert agent_command(99, tmp_path) is None
     assert display_command(["a" * 300]).endswith("…")
 

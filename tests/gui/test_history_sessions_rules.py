@@ -183,3 +183,28 @@ def test_history_window_filters_and_shows_an_entry(approver: Any, run: Any, qtbo
     window.search.setText("npm")
     window.refresh()
     assert window.table.topLevelItemCount() == 1
+
+
+def test_always_allow_names_what_each_scope_really_allows(tmp_path: Path, qtbot: Any) -> None:
+    """A path rule allows any write of the file (the policy matches paths, not edits): never "Exactly this"."""
+    from desktop_approver.core.policy import PolicyCall
+    from desktop_approver.gui.always_allow import AlwaysAllowDialog
+
+    edit = PolicyCall("Edit", {"file_path": str(tmp_path / "src" / "app.py"), "old_string": "a", "new_string": "b"},
+                      cwd=str(tmp_path), risk="moderate")
+    dialog = AlwaysAllowDialog(edit, tmp_path / "policy.toml")
+    qtbot.addWidget(dialog)
+    names = [dialog.scope.itemText(index).split(":")[0] for index in range(dialog.scope.count())]
+    assert not any("Exactly" in name for name in names), names
+    assert names[0] == "This file, any write (not only this one)"
+    assert names[-1] == "The whole tool, any arguments"
+
+    shell = PolicyCall("Bash", {"command": "npm run test"}, cwd=str(tmp_path), risk="safe")
+    dialog = AlwaysAllowDialog(shell, tmp_path / "policy.toml")
+    qtbot.addWidget(dialog)
+    assert [dialog.scope.itemText(index).split(":")[0] for index in range(dialog.scope.count())] == \
+        ["Exactly this command", "Similar commands"]
+    literal = PolicyCall("Bash", {"command": "ls 'a*b'"}, cwd=str(tmp_path), risk="safe")
+    dialog = AlwaysAllowDialog(literal, tmp_path / "policy.toml")
+    qtbot.addWidget(dialog)
+    assert dialog.scope.itemText(0).startswith("Exactly this command")  # an escaped * is a character

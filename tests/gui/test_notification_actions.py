@@ -243,3 +243,20 @@ def test_a_lost_server_degrades_the_tray_and_a_new_one_shows_what_waits(
         run(scenario())
     finally:
         run(app.close())
+
+
+def test_a_batch_notification_gives_only_the_destructive_calls_reasons_under_destructive() -> None:
+    from desktop_approver.core.calls.risk import assess
+    from desktop_approver.core.decisions.tickets import CallInfo, Countdown, Identity, Ticket
+    from desktop_approver.gui.notifications import notification_text
+
+    async def build() -> Ticket:
+        calls = [CallInfo(index=i, tool="Bash", args={"command": c}, risk=assess("Bash", {"command": c}, cwd="/p"))
+                 for i, c in enumerate(["pytest -q", "git push --force origin main"])]
+        return Ticket(request_id="b", kind="batch", calls=calls, session="s", identity=Identity(agent="bot"),
+                      countdown=Countdown(60), batch_size=2)
+
+    _title, body = notification_text(asyncio.run(build()))
+    verdict = body.splitlines()[-1]
+    assert verdict.startswith("Risk: destructive (force-pushes") and "pytest" not in verdict
+    assert "▲ Moderate Bash: pytest -q" in body  # the call itself is still listed, under its own level

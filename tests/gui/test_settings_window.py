@@ -34,7 +34,7 @@ def ruled(tmp_path: Path, run: Any) -> Iterator[Any]:
 def test_the_tray_opens_the_rules_with_times_used(ruled: Any, run: Any) -> None:
     async def scenario() -> None:
         assert (await ask(ruled, "npm run test")).decided_by == "policy"
-        assert "Settings and rules…" in [a.text() for a in ruled.tray.menu.actions()]
+        assert "&Settings and rules…" in [a.text() for a in ruled.tray.menu.actions()]
         window = ruled.open_settings()
         table = window.table
         assert table.topLevelItemCount() == 3
@@ -140,3 +140,110 @@ def test_statistics_tab(approver: Any, run: Any) -> None:
     agents = history.statistics.agents
     assert agents.topLevelItem(0).text(0) == "codex" and agents.topLevelItem(0).text(2) == "█" * 28
     assert "3 calls asked for" in history.statistics.headline.text()
+    # The log counts calls (a batch of three is three): no column or title calls them requests.
+    from PySide6.QtWidgets import QLabel
+
+    for table in (agents, history.statistics.days):
+        assert table.headerItem().text(1) == "Calls"
+    titles = [label.text() for label in history.statistics.findChildren(QLabel)]
+    assert "<b>Calls per agent</b>" in titles and not any("Requests" in title for title in titles)
+
+
+def _active_editor(window: Any, qtbot: Any) -> Any:
+    """The open rule editor, once it is the active window (as it is on a desktop when it opens)."""
+    qtbot.waitUntil(lambda: window.rule_editor is not None)  # a mnemonic clicks its button after a moment
+    editor = window.rule_editor
+    assert editor.isVisible(), "no rule editor open"
+    editor.activateWindow()
+    qtbot.waitUntil(editor.isActiveWindow)
+    return editor
+
+
+def test_edit_from_the_button_and_alt_e_opens_the_editor_and_ctrl_s_saves(ruled: Any, qtbot: Any) -> None:
+    from PySide6.QtCore import Qt
+
+    window = ruled.open_settings()
+    path = ruled.service.options.policy_path
+    window.activateWindow()
+    qtbot.waitUntil(window.isActiveWindow)
+    window.select(3)
+    window.edit_button.click()          # once failed: "not changed: Unexpected character: '\x00'"
+    editor = _active_editor(window, qtbot)
+    assert "not changed" not in window.status.text()
+    assert 'command = ["curl *", "wget *"]' in editor.text()
+    editor.editor.setPlainText('action = "deny"\ncommand = ["curl *", "wget *", "nc *"]\n')
+    qtbot.keyClick(editor.editor, Qt.Key.Key_S, Qt.KeyboardModifier.ControlModifier)
+    assert window.rule_editor is None
+    assert '"nc *"' in path.read_text() and "rule 3 saved" in window.status.text()
+
+    window.select(1)
+    window.activateWindow()  # the window manager's part, when a dialog closes
+    qtbot.waitUntil(window.isActiveWindow)
+    qtbot.keyClick(window.table, Qt.Key.Key_E, Qt.KeyboardModifier.AltModifier)
+    editor = _active_editor(window, qtbot)
+    assert 'command = "npm run test*"' in editor.text()
+    editor.editor.setPlainText('action = "permit"\n')   # invalid: the keys cannot save it
+    qtbot.keyClick(editor.editor, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
+    assert window.rule_editor is editor and "✖" in editor.status.text()
+    qtbot.keyClick(editor.editor, Qt.Key.Key_Escape)
+    assert window.rule_editor is None and 'command = "npm run test*"' in path.read_text()
+
+
+def test_a_new_rule_from_the_keyboard_is_added_last_and_in_force(ruled: Any, run: Any, qtbot: Any) -> None:
+    from PySide6.QtCore import Qt
+
+    window = ruled.open_settings()
+    path = ruled.service.options.policy_path
+    window.activateWindow()
+    qtbot.waitUntil(window.isActiveWindow)
+    qtbot.keyClick(window.table, Qt.Key.Key_N, Qt.KeyboardModifier.AltModifier)
+    editor = _active_editor(window, qtbot)
+    assert editor.windowTitle().endswith("new rule") and editor.editor.hasFocus()
+    editor.editor.setPlainText('action = "allow"\ntool = "Bash"\ncommand = "make lint"\n')
+    qtbot.keyClick(editor.editor, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
+    assert window.table.topLevelItemCount() == 4 and window.selected_number() == 4
+    assert path.read_text().endswith('[[rule]]\naction = "allow"\ntool = "Bash"\ncommand = "make lint"\n')
+    assert "# Never delete git history." in path.read_text()
+    ruled.service.policy_watcher.check()
+
+    async def scenario() -> None:
+        assert (await ask(ruled, "make lint")).decided_by == "policy"
+
+    run(scenario())
+
+
+def test_tab_in_the_rule_editor_moves_the_focus_instead_of_typing_a_tab(ruled: Any, qtbot: Any) -> None:
+    from PySide6.QtCore import Qt
+
+    window = ruled.open_settings()
+    window.select(1)
+    window.edit_selected()
+    editor = _active_editor(window, qtbot)
+    before = editor.text()
+    qtbot.keyClick(editor.editor, Qt.Key.Key_Tab)
+    assert editor.text() == before and "\t" not in editor.text()
+    assert not editor.editor.hasFocus()
+
+
+def test_settings_show_the_theme_in_force_from_the_command_line(tmp_path: Path, run: Any) -> None:
+    from desktop_approver.core.service import ServiceOptions
+    from desktop_approver.gui import theme
+    from desktop_approver.gui.app import DesktopApprover
+
+    theme.apply("light")  # as run_app does for `--theme light`; the settings file says "auto"
+    options = ServiceOptions(socket_path=tmp_path / "s" / "a.sock", audit_path=tmp_path / "audit.sqlite3",
+                             state_path=tmp_path / "state.json")
+    app = DesktopApprover(options, arming_delay_ms=0, theme_from_cli="light")
+    run(app.start())
+    try:
+        window = app.open_settings()
+        assert window.theme.currentData() == "light"
+        assert "--theme" in window.theme_note.text() and "saved: auto" in window.theme_note.text()
+        window.timeout.setValue(99)
+        assert window.save_settings()
+        assert settings.load().theme == "auto" and theme.choice() == "light"  # --theme stays, and is not saved
+        window.theme.setCurrentIndex(window.theme.findData("dark"))  # the person's pick wins, and is saved
+        assert settings.load().theme == "dark" and theme.choice() == "dark" and window.theme_note.text() == ""
+    finally:
+        run(app.close())
+        theme.apply("auto")

@@ -33,7 +33,7 @@ def ruled(tmp_path: Path, run: Any) -> Iterator[Any]:
 
 
 def action(menu: Any, text: str) -> Any:
-    found = [item for item in menu.actions() if item.text() == text]
+    found = [item for item in menu.actions() if item.text().replace("&", "") == text]  # without the mnemonics
     assert found, f"no {text!r} in {[item.text() for item in menu.actions()]}"
     return found[0]
 

@@ -148,6 +148,13 @@ async def shoot(theme_name: str, scale: str, display_shot: Any) -> None:
     await settle(40)
     display_shot(OUT / f"desktop-five-agents{suffix}.png")
     print("wrote", f"docs/screenshots/desktop-five-agents{suffix}.png", flush=True)
+    if scale == "1":
+        approver.choose_mode("approve_all", 15 * 60)  # its time left heads the menu (destructive calls still ask)
+        approver.tray.menu.popup(approver.dialog.geometry().topLeft())
+        await settle()
+        grab(approver.tray.menu, "tray-menu")
+        approver.tray.menu.hide()
+        approver.choose_mode("interactive", None)
     approver.dialog.clear()
     approver.decider.current = None
     approver.open_inbox()

@@ -43,6 +43,7 @@ WITHDRAWN = Verdict("deny", "cancelled", note="cancelled")
 Listener = Callable[[str, Ticket], None]
 """Called with ("added" | "removed", ticket) as tickets start and stop waiting for a person."""
 NoticeListener = Callable[[Identity, str, str], None]   # who, kind ("waiting" / "finished" / "info"), text
+ShowListener = Callable[[str], None]                      # what the person asked to see: request, inbox, history
 
 
 @dataclass(eq=False)
@@ -99,6 +100,7 @@ class Broker:
         self.pending: dict[str, Ticket] = {}
         self.listeners: list[Listener] = []
         self.notice_listeners: list[NoticeListener] = []
+        self.show_listeners: list[ShowListener] = []
 
     def __repr__(self) -> str:
         return (f"<Broker pending={len(self.pending)} mode={self.mode.mode} timeout={self.default_timeout:g}s "
@@ -291,6 +293,17 @@ class Broker:
                 listener(identity, kind, text)
             except Exception:
                 log.exception("notice listener failed")
+
+    def show(self, what: str) -> bool:
+        """The person asked to see the waiting request or a window; False when nobody shows windows."""
+        shown = False
+        for listener in list(self.show_listeners):
+            try:
+                listener(what)
+                shown = True
+            except Exception:
+                log.exception("show listener failed")
+        return shown
 
     def _notify(self, event: str, ticket: Ticket) -> None:
         for listener in list(self.listeners):

@@ -23,7 +23,7 @@ from pydantic import (
 
 from ...vocabulary import DecidedBy as DecidedBy  # re-exported: declared here before the words moved out
 from ...vocabulary import DecisionName as DecisionName
-from ...vocabulary import NoticeKind, RiskLevel, Scope
+from ...vocabulary import NoticeKind, RiskLevel, Scope, ShowWhat
 from ...wire import PROTOCOL_VERSION
 
 if TYPE_CHECKING:
@@ -299,7 +299,16 @@ class Notice(_Message):
     session: ShortText | None = None
 
 
-Incoming = Hello | Request | Batch | Cancel | Status | EndSession | ListSessions | Revoke | Notice
+class Show(_Message):
+    """The person asks (through ``desktop-approver show``, bound to a key) to see the waiting request or
+    a window. It raises a window and decides nothing."""
+
+    type: Literal["show"]
+    id: Id
+    what: ShowWhat = "request"
+
+
+Incoming = Hello | Request | Batch | Cancel | Status | EndSession | ListSessions | Revoke | Notice | Show
 """Any message a client may send; its ``type`` names it."""
 Asking = Request | Batch
 """The two messages that ask for decisions."""
@@ -307,6 +316,7 @@ Asking = Request | Batch
 INCOMING: dict[str, type[Incoming]] = {
     "hello": Hello, "request": Request, "batch": Batch, "cancel": Cancel,
     "status": Status, "end_session": EndSession, "sessions": ListSessions, "revoke": Revoke, "notice": Notice,
+    "show": Show,
 }
 
 
@@ -420,6 +430,15 @@ class Revoked(_Message):
     count: int
 
 
+class Shown(_Message):
+    """What ``show`` raised: ``shown`` is false where the app has no windows (a service without its GUI)."""
+
+    type: Literal["shown"] = "shown"
+    id: Id
+    what: ShowWhat
+    shown: bool
+
+
 class Noticed(_Message):
     """The notice reached the app (it is shown unless do-not-disturb holds it back)."""
 
@@ -435,7 +454,7 @@ ErrorCode = Literal[
 
 
 MessageType = Literal["hello", "request", "batch", "cancel", "status", "end_session", "sessions", "revoke",
-                      "notice"]
+                      "notice", "show"]
 
 
 class ErrorMessage(_Message):
@@ -450,4 +469,4 @@ class ErrorMessage(_Message):
 
 
 OUTGOING: tuple[type[_Message], ...] = (Welcome, DecisionMessage, BatchDecision, StatusReply, SessionEnded,
-                                        SessionsReply, Revoked, ErrorMessage)
+                                        SessionsReply, Revoked, Noticed, Shown, ErrorMessage)

@@ -31,7 +31,7 @@ CLIENT_MESSAGES: dict[str, type[BaseModel]] = dict(models.INCOMING)
 APP_MESSAGES: dict[str, type[BaseModel]] = {
     "welcome": models.Welcome, "decision": models.DecisionMessage, "batch_decision": models.BatchDecision,
     "status_reply": models.StatusReply, "session_ended": models.SessionEnded, "sessions_reply": models.SessionsReply,
-    "revoked": models.Revoked, "noticed": models.Noticed, "error": models.ErrorMessage,
+    "revoked": models.Revoked, "noticed": models.Noticed, "shown": models.Shown, "error": models.ErrorMessage,
 }
 SUMMARIES = {
     "hello": "client to app: optional first message; says who the agent is and carries the token when one is required",
@@ -45,6 +45,8 @@ SUMMARIES = {
     "revoke": "client to app: forget remembered approvals; answered by revoked",
     "notice": "client to app: tell the person the agent waits for them or finished (shown, never decides anything); "
               "answered by noticed",
+    "show": "client to app: the person asks to see the waiting request, the inbox or the history (raises a window, "
+            "never decides anything); answered by shown",
     "welcome": "app to client: the answer to hello",
     "decision": "app to client: the outcome of one request",
     "batch_decision": "app to client: one decision per call of a batch, in the calls' order",
@@ -53,6 +55,7 @@ SUMMARIES = {
     "sessions_reply": "app to client: the answer to sessions",
     "revoked": "app to client: the answer to revoke",
     "noticed": "app to client: the answer to notice",
+    "shown": "app to client: the answer to show",
     "error": "app to client: a typed refusal of a message",
 }
 

@@ -274,6 +274,14 @@ class Connection:
         broker.tell(who, message.kind, message.text)
         self.send(encode(models.Noticed(id=message.id)))
 
+    @handles("show")
+    def _show(self, message: models.Show) -> None:
+        # Raises a window and decides nothing, so any process of the person's uid may ask (the peer
+        # check refused every other uid before this line was read).
+        shown = self.context.broker.show(message.what)
+        log.debug("show %s from %r: %s", message.what, self, "shown" if shown else "no windows")
+        self.send(encode(models.Shown(id=message.id, what=message.what, shown=shown)))
+
     # -- a request's answer -----------------------------------------------------------------------
 
     def _finished(self, message: models.Asking, triage: Triage, waiting: int,
