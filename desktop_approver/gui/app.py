@@ -99,7 +99,7 @@ class DesktopApprover(QObject):
         self.popups_changed.connect(self.tray.show_popups)
         self.events.mode_changed.connect(self.tray.show_mode)
         self.events.mode_changed.connect(self._mode_changed)
-        self.events.audit_health.connect(self._audit_health)
+        self.events.trouble.connect(self.set_trouble)
         self.events.agent_notice.connect(self.tray.show_notice)
         if self.notifications is not None:
             self.decider.queue_changed.connect(self.notifications.refresh)
@@ -110,6 +110,8 @@ class DesktopApprover(QObject):
         self._quiet_clock.timeout.connect(self.check_quiet_hours)
 
         self._mode_changed(self.service.mode.mode, None)
+        for what, problem in self.service.problems.items():  # known before the GUI listened (none yet, today)
+            self.set_trouble(what, problem)
         self.tray.refresh()
         try:
             self.preferences = app_settings.load()
@@ -272,9 +274,6 @@ class DesktopApprover(QObject):
         window.show()
         window.raise_()
         window.activateWindow()
-
-    def _audit_health(self, problem: str | None) -> None:
-        self.set_trouble("audit", problem)
 
     def set_trouble(self, what: str, problem: str | None) -> None:
         """Record (or clear, with None) a problem; the tray shows degraded while any remains."""

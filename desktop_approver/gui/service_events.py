@@ -18,20 +18,20 @@ from ..core.service import ApproverService
 
 class ServiceEvents(QObject):
     mode_changed = Signal(str, object)      # (mode, reason or None)
-    audit_health = Signal(object)           # what is wrong with the audit log; None when it works again
+    trouble = Signal(str, object)           # (what: "audit" | "policy", what is wrong or None when it works again)
     agent_notice = Signal(str, str, str)    # (agent label, kind, text): an agent waits for the person or finished
 
     def __init__(self, service: ApproverService, parent: QObject | None = None) -> None:
         super().__init__(parent)
         service.mode.listeners.append(self._mode_changed)
-        service.audit.health_listeners.append(self._audit_health)
+        service.health_listeners.append(self._trouble)
         service.broker.notice_listeners.append(self._agent_notice)
 
     def _mode_changed(self, mode: str, reason: str | None) -> None:
         self.mode_changed.emit(mode, reason)
 
-    def _audit_health(self, problem: str | None) -> None:
-        self.audit_health.emit(problem)
+    def _trouble(self, what: str, problem: str | None) -> None:
+        self.trouble.emit(what, problem)
 
     def _agent_notice(self, identity: Any, kind: str, text: str) -> None:
         self.agent_notice.emit(identity.label, kind, text)

@@ -98,7 +98,9 @@ def test_a_file_broken_from_the_start_reports_and_asks_everything(tmp_path: Path
     watcher = PolicyWatcher(path)
     assert watcher.check() is True
     assert watcher.last_error is not None and watcher.last_error.line == 1
-    assert watcher.evaluate(DEPLOY) is None
+    verdict = watcher.evaluate(DEPLOY)                    # an ask rule: no mode or memory answers either
+    assert verdict is not None and verdict.action == "ask" and watcher.safe
+    assert watcher.problem is not None and "every call is asked" in watcher.problem
     assert watcher.check() is False                       # unchanged file: not read again
 
 

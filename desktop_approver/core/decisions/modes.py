@@ -15,6 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ...vocabulary import MODES as MODES
+from ..store.files import read_regular_file
 from ...vocabulary import Mode
 
 log = logging.getLogger(__name__)
@@ -22,6 +23,8 @@ INTERACTIVE: Mode = "interactive"
 APPROVE_ALL: Mode = "approve_all"
 DENY_ALL: Mode = "deny_all"
 DO_NOT_DISTURB: Mode = "do_not_disturb"
+STATE_BYTES = 4096
+"""The state file is a line of JSON; anything bigger is not ours (and is not read)."""
 
 
 class ModeState:
@@ -68,7 +71,7 @@ class ModeState:
         if not self.path:
             return
         try:
-            data = json.loads(self.path.read_text())
+            data = json.loads(read_regular_file(self.path, STATE_BYTES))
             mode, until = data.get("mode", INTERACTIVE), data.get("until")
         except (OSError, ValueError, AttributeError):
             return

@@ -336,8 +336,11 @@ class _FileWatch:
         return None
 
     def close(self) -> None:
-        with contextlib.suppress(OSError):
-            os.close(self.fd)
+        """Once: a descriptor number closed twice may by then be another file's."""
+        fd, self.fd = self.fd, -1
+        if fd >= 0:
+            with contextlib.suppress(OSError):
+                os.close(fd)
 
 
 def _healthy_path(path: str) -> bool:
