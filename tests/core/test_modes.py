@@ -33,15 +33,15 @@ def test_mode_survives_a_new_instance(tmp_path: Path) -> None:
     ModeState(path).set(modes.DENY_ALL)
     assert ModeState(path).mode == modes.DENY_ALL
     clock = Clock()
-    ModeState(path, clock=clock).set(modes.APPROVE_ALL, seconds=60)
-    again = ModeState(path, clock=clock)
+    ModeState(path, clock=clock, monotonic=clock).set(modes.APPROVE_ALL, seconds=60)
+    again = ModeState(path, clock=clock, monotonic=clock)
     assert again.mode == modes.APPROVE_ALL and again.until == clock.now + 60
 
 
 def test_approve_all_expires_by_itself_and_says_so(tmp_path: Path) -> None:
     clock = Clock()
     path = tmp_path / "state.json"
-    state = ModeState(path, clock=clock)
+    state = ModeState(path, clock=clock, monotonic=clock)
     heard: list[tuple[str, str | None]] = []
     state.listeners.append(lambda mode, reason: heard.append((mode, reason)))
     state.set(modes.APPROVE_ALL, seconds=30)
@@ -50,15 +50,15 @@ def test_approve_all_expires_by_itself_and_says_so(tmp_path: Path) -> None:
     clock.now += 1
     assert state.mode == modes.INTERACTIVE and state.until is None
     assert heard == [(modes.APPROVE_ALL, None), (modes.INTERACTIVE, "approve-all period ended")]
-    assert ModeState(path, clock=clock).mode == modes.INTERACTIVE
+    assert ModeState(path, clock=clock, monotonic=clock).mode == modes.INTERACTIVE
 
 
 def test_an_expired_approve_all_on_disk_loads_as_interactive(tmp_path: Path) -> None:
     clock = Clock()
     path = tmp_path / "state.json"
-    ModeState(path, clock=clock).set(modes.APPROVE_ALL, seconds=10)
+    ModeState(path, clock=clock, monotonic=clock).set(modes.APPROVE_ALL, seconds=10)
     clock.now += 3600
-    assert ModeState(path, clock=clock).mode == modes.INTERACTIVE
+    assert ModeState(path, clock=clock, monotonic=clock).mode == modes.INTERACTIVE
 
 
 @pytest.mark.parametrize("content", ["not json", "[1, 2]", '{"mode": "weird"}', '{"mode": "approve_all"}'])
@@ -74,16 +74,16 @@ def test_modes_persist_and_approve_all_ends_by_itself(tmp_path: Path) -> None:
     clock = Clock()
     clock.now = 5000.0
     heard: list[tuple[str, str | None]] = []
-    state = modes.ModeState(tmp_path / "state.json", clock=clock)
+    state = modes.ModeState(tmp_path / "state.json", clock=clock, monotonic=clock)
     state.listeners.append(lambda mode, reason: heard.append((mode, reason)))
     assert state.mode == modes.INTERACTIVE and state.until is None
     state.set(modes.APPROVE_ALL, seconds=900, reason="tray menu")
     assert state.until == 5900.0
-    assert modes.ModeState(tmp_path / "state.json", clock=clock).mode == modes.APPROVE_ALL   # a restart
+    assert modes.ModeState(tmp_path / "state.json", clock=clock, monotonic=clock).mode == modes.APPROVE_ALL   # a restart
     clock.now += 901
     assert state.mode == modes.INTERACTIVE
     assert heard == [(modes.APPROVE_ALL, "tray menu"), (modes.INTERACTIVE, "approve-all period ended")]
-    assert modes.ModeState(tmp_path / "state.json", clock=clock).mode == modes.INTERACTIVE
+    assert modes.ModeState(tmp_path / "state.json", clock=clock, monotonic=clock).mode == modes.INTERACTIVE
 
 
 @pytest.mark.parametrize("mode", [modes.DENY_ALL, modes.DO_NOT_DISTURB])
