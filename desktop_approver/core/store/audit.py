@@ -444,9 +444,12 @@ class AuditLog:
         if str(path) != ":memory:":
             Path(path).parent.mkdir(parents=True, exist_ok=True)
         try:
+            if move_broken_aside and not _healthy_path(str(path)):
+                # Before SQLite touches it: it may remove a -wal beside a file it cannot open.
+                raise sqlite3.DatabaseError("the file is not a SQLite database")
             self._open()
         except sqlite3.DatabaseError as exc:
-            if not (move_broken_aside and _is_broken_database(exc)):
+            if not (move_broken_aside and (_is_broken_database(exc) or not _healthy_path(str(path)))):
                 raise
             self.moved_aside = move_aside(Path(path))
             log.error("the audit log %s could not be opened (%s); it was moved to %s and a fresh log started",
@@ -481,8 +484,11 @@ class AuditLog:
             weakref.finalize(self, watch.close)
 
     def _close_connection(self) -> None:
+        """Close every connection to the file, the checkpointer's too (waited for): the last one to
+        close copies the write-ahead log into the file it belongs to and removes it by name, so a
+        file now at the path never reads another file's log."""
         if self._checkpointer is not None:
-            self._checkpointer.stop(wait=False)
+            self._checkpointer.stop()
             self._checkpointer = None
         if self._file is not None:
             self._file.close()
@@ -524,9 +530,10 @@ class AuditLog:
         if self.lost is not None and not _healthy_path(str(self.path)):
             return False
         self.commit_turn()
-        before = self._file.identity if self._file is not None else None
         was = self.problem
         self._close_connection()
+        if self.lost is not None:
+            self._keep_stale_companions()
         try:
             self._open()
         except sqlite3.Error as exc:
@@ -535,8 +542,8 @@ class AuditLog:
         except OSError as exc:
             log.debug("the audit log cannot be reopened yet: %s", exc)
             return False
-        switched = self._file is not None and self._file.identity != before
         lost, self.lost = self.lost, None
+        switched = lost is not None  # another file now (the inode number may well be the same, reused)
         try:
             with self._transaction(0):
                 if switched:
@@ -550,6 +557,21 @@ class AuditLog:
         log.warning("the audit log %s works again%s", self.path, " (a new file)" if switched else "")
         self._report(None)
         return True
+
+    def _keep_stale_companions(self) -> None:
+        """The ``-wal`` and ``-shm`` at the path belong to the file that is gone (SQLite does not
+        remove them when its file was moved or deleted): a database opened there would read them
+        as its own. Moved aside (kept) before the file at the path is opened."""
+        base = Path(self.path)
+        stamp = time.strftime("%Y%m%d-%H%M%S")
+        for suffix in ("-wal", "-shm"):
+            companion = base.with_name(base.name + suffix)
+            if companion.exists():
+                target = base.with_name(f"{base.name}.stale-{stamp}{suffix}")
+                with contextlib.suppress(OSError):
+                    os.rename(companion, target)
+                    log.warning("kept %s, the write-ahead log of the file that was at %s, as %s", companion,
+                                base, target)
 
     def _write_waiting_calls_again(self) -> None:
         """The calls still waiting for the person were in the file that is gone: write them into
