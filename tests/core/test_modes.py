@@ -79,7 +79,8 @@ def test_modes_persist_and_approve_all_ends_by_itself(tmp_path: Path) -> None:
     assert state.mode == modes.INTERACTIVE and state.until is None
     state.set(modes.APPROVE_ALL, seconds=900, reason="tray menu")
     assert state.until == 5900.0
-    assert modes.ModeState(tmp_path / "state.json", clock=clock, monotonic=clock).mode == modes.APPROVE_ALL   # a restart
+    restarted = modes.ModeState(tmp_path / "state.json", clock=clock, monotonic=clock)
+    assert restarted.mode == modes.APPROVE_ALL   # a restart
     clock.now += 901
     assert state.mode == modes.INTERACTIVE
     assert heard == [(modes.APPROVE_ALL, "tray menu"), (modes.INTERACTIVE, "approve-all period ended")]
@@ -103,3 +104,29 @@ def test_bad_modes_and_bad_state_files(tmp_path: Path) -> None:
     assert modes.ModeState(tmp_path / "broken.json").mode == modes.INTERACTIVE
     (tmp_path / "odd.json").write_text('{"mode": "approve_all"}')        # no end time: ignored
     assert modes.ModeState(tmp_path / "odd.json").mode == modes.INTERACTIVE
+
+
+def test_approve_all_ends_by_the_monotonic_clock_whatever_the_wall_clock_does(tmp_path: Path) -> None:
+    """Issue 20, item 11: a clock set back an hour turned a 20-second approve-all into an hour."""
+    wall, steady = Clock(), Clock()
+    state = ModeState(tmp_path / "state.json", clock=wall, monotonic=steady)
+    state.set(modes.APPROVE_ALL, seconds=20)
+    wall.now -= 3600                                    # set back an hour
+    steady.now += 19
+    assert state.mode == modes.APPROVE_ALL and state.until == wall.now + 1   # the wall end follows the clock
+    restarted = ModeState(tmp_path / "state.json", clock=wall, monotonic=steady)
+    assert restarted.mode == modes.APPROVE_ALL                               # same boot: still a second left
+    steady.now += 1
+    assert state.mode == modes.INTERACTIVE and restarted.mode == modes.INTERACTIVE
+
+
+def test_after_a_reboot_approve_all_never_outlasts_the_duration_chosen(tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    wall, steady = Clock(), Clock()
+    ModeState(tmp_path / "state.json", clock=wall, monotonic=steady).set(modes.APPROVE_ALL, seconds=20)
+    monkeypatch.setattr(modes, "_boot_id", lambda: "another boot")
+    wall.now -= 3600                                    # the wall clock, set back, says an hour and 20 s are left
+    after_reboot, booted = ModeState(tmp_path / "state.json", clock=wall, monotonic=Clock()), Clock()
+    assert after_reboot.mode == modes.APPROVE_ALL
+    assert after_reboot.until is not None and after_reboot.until <= wall.now + 20
+    del booted

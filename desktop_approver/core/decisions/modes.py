@@ -15,8 +15,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ...vocabulary import MODES as MODES
-from ..store.files import read_regular_file
 from ...vocabulary import Mode
+from ..store.files import read_regular_file
 
 log = logging.getLogger(__name__)
 INTERACTIVE: Mode = "interactive"

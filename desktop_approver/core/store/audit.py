@@ -576,8 +576,9 @@ class AuditLog:
     def _write_waiting_calls_again(self) -> None:
         """The calls still waiting for the person were in the file that is gone: write them into
         this one, under the same id where it is free, so their decisions have a row to point at."""
-        taken = {row[0] for row in self._db.execute("SELECT id FROM requests WHERE id IN (%s)" % ",".join(
-            "?" * len(self._asked)), list(self._asked))} if self._asked else set()
+        marks = ",".join("?" * len(self._asked))
+        taken = {row[0] for row in self._db.execute(f"SELECT id FROM requests WHERE id IN ({marks})",
+                                                    list(self._asked))} if self._asked else set()
         for handed_out, asked in self._asked.items():
             call, who = asked.call, asked.identity
             values = _request_values(who, asked.session, asked.request_id, call, asked.wall)
@@ -774,11 +775,11 @@ class AuditLog:
             execute(INSERT_DECISION, (audit_id, now, v.decision, v.decided_by, v.note, v.rule, int(v.blocked),
                                       None if updated is None else _encode(updated), None))
 
-    def _insert_waited_decisions(self, decided: Iterable[tuple[int, Verdict, float]]) -> None:
+    def _insert_waited_decisions(self, decisions: Iterable[tuple[int, Verdict, float]]) -> None:
         """Decisions of calls that waited for the person: into the row the call has in this file,
         with the monotonic wait where the wall clock says otherwise (it was set, or jumped)."""
         execute, now = self._cursor.execute, time.monotonic()
-        for handed_out, v, decided in decided:
+        for handed_out, v, decided in decisions:
             asked = self._asked.get(handed_out)
             waited = None
             if asked is not None:
