@@ -490,11 +490,11 @@ class AuditLog:
         if self._checkpointer is not None:
             self._checkpointer.stop()
             self._checkpointer = None
-        if self._file is not None:
-            self._file.close()
-            self._file = None
         with contextlib.suppress(sqlite3.Error):
             self._db.close()
+        if self._file is not None:  # after SQLite's: closing a descriptor drops the process's locks on the file
+            self._file.close()
+            self._file = None
 
     # -- the log watches its own file ----------------------------------------------------------
 
@@ -531,17 +531,17 @@ class AuditLog:
             return False
         self.commit_turn()
         was = self.problem
-        self._close_connection()
-        if self.lost is not None:
-            self._keep_stale_companions()
-        try:
-            self._open()
-        except sqlite3.Error as exc:
-            log.debug("the audit log cannot be reopened yet: %s", exc)
-            return False
-        except OSError as exc:
-            log.debug("the audit log cannot be reopened yet: %s", exc)
-            return False
+        # Reopened only when the file changed or SQLite opened it read-only: a lock or a full disk
+        # goes away on the connection there is.
+        if self.lost is not None or "readonly" in (was or "") or "read-only" in (was or ""):
+            self._close_connection()
+            if self.lost is not None:
+                self._keep_stale_companions()
+            try:
+                self._open()
+            except (sqlite3.Error, OSError) as exc:
+                log.debug("the audit log cannot be reopened yet: %s", exc)
+                return False
         lost, self.lost = self.lost, None
         switched = lost is not None  # another file now (the inode number may well be the same, reused)
         try:
