@@ -86,8 +86,10 @@ class ApproverService:
         self.problems: dict[str, str] = {}
         """What the app runs without, by what it is (``"audit"``, ``"policy"``): the reasons, in words."""
         self.health_listeners: list[HealthListener] = []
-        self.audit = AuditLog(options.audit_path, move_broken_aside=True)
+        self.audit = AuditLog(options.audit_path, move_broken_aside=True, refuse_until_open=True)
         self.audit.health_listeners.append(functools.partial(self.set_problem, "audit"))
+        if self.audit.problem is not None:  # it could not be opened: refused until it can be
+            self.set_problem("audit", self.audit.problem)
         self.memory = SessionMemory(idle_seconds=options.session_idle_seconds)
         self.mode = ModeState(options.state_path)
         self.mode.listeners.append(self._audit_mode)
@@ -113,8 +115,11 @@ class ApproverService:
         if moved is not None:
             text = (f"The audit log could not be opened; it was kept as {moved} and a fresh log was started "
                     f"at {self.audit.path}.")
-            self.audit.record_event("audit", "moved_aside", text)
             self.broker.tell(APP, "info", text)
+            try:
+                self.audit.record_event("audit", "moved_aside", text)
+            except sqlite3.Error:  # told to the person and the health signal already; the start goes on
+                log.exception("the audit log could not record that it was moved aside")
         if self.options.history_days is not None:
             self._prune_daily()
 

@@ -516,3 +516,24 @@ def test_a_decision_records_the_monotonic_wait_when_the_wall_clock_jumped(log: A
     log.record_decisions([(jumped, Verdict("deny", "timeout"))])
     rows = dict(log._db.execute("SELECT request, monotonic_seconds FROM decisions").fetchall())
     assert rows == {steady: None, jumped: 25.0}
+
+
+@pytest.mark.logs("cannot be opened", "works again")
+def test_a_log_that_cannot_be_opened_at_start_refuses_every_write_until_it_can(tmp_path: Path) -> None:
+    """Item 2: a log SQLite cannot open at all (here its directory is a file) does not stop the app:
+    writes are refused until the path can take it, then the log is opened without a restart."""
+    blocker = tmp_path / "logs"
+    blocker.write_text("a file where the log's directory should be")
+    log = AuditLog(blocker / "audit.sqlite3", move_broken_aside=True, refuse_until_open=True)
+    assert log.problem is not None and "cannot be opened" in log.problem and log.history() == []
+    with pytest.raises(audit_module.LogFileLost):
+        record(log, ALICE, "Bash", {"command": "ls"}, Verdict("allow_once", "policy"))
+    log.watch()
+    assert log.problem is not None                       # still impossible
+    blocker.unlink()
+    blocker.mkdir()
+    log.watch()
+    assert log.problem is None
+    record(log, ALICE, "Bash", {"command": "ls"}, Verdict("allow_once", "policy"))
+    assert log.count() == 1 and (blocker / "audit.sqlite3").exists()
+    log.close()

@@ -262,16 +262,18 @@ def _pending(app: AppProcess) -> int:
         return int(client.status()["pending"])
 
 
-@pytest.mark.xfail(strict=True, reason="not done: on a read-only file system with no -shm SQLite cannot open the "
-                   "log in WAL mode at all, and the app does not yet start without its log (item 2 is partly done: a "
-                   "connection SQLite opened read-only is reopened, tests/core/test_audit.py)")
 @pytest.mark.timeout(180)
-def test_a_read_only_start_recovers_without_a_restart(tmp_path: Path) -> None:
-    """Item 2: after a read-only start the app answered "attempt to write a readonly database" until restarted."""
+@pytest.mark.parametrize("before", ["quit", "killed"])
+def test_a_read_only_start_recovers_without_a_restart(tmp_path: Path, before: str) -> None:
+    """Item 2: after a read-only start the app answered "attempt to write a readonly database" until restarted.
+    ``quit``: no -shm is left, SQLite cannot open the log at all; ``killed``: it opens it read-only."""
     with small_disk(tmp_path / "disk", "2m") as disk:
         audit = disk / "audit.sqlite3"
         with AppProcess(tmp_path, "allow", audit_path=audit) as first:
             assert ask(first, "first run") == "user"
+            if before == "killed":
+                first.process.kill()
+                first.process.wait(WAIT)
         subprocess.run(["mount", "-o", "remount,ro", str(disk)], check=True)
         with AppProcess(tmp_path, "allow", audit_path=audit) as app:
             with pytest.raises(ProtocolError) as refused:

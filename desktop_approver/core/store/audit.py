@@ -414,11 +414,15 @@ def _refused_instead(verdict: Verdict, exc: BaseException) -> Verdict:
 
 
 class AuditLog:
-    def __init__(self, path: Path | str, *, read_only: bool = False, move_broken_aside: bool = False) -> None:
+    def __init__(self, path: Path | str, *, read_only: bool = False, move_broken_aside: bool = False,
+                 refuse_until_open: bool = False) -> None:
         """Open (and create) the log; ``read_only`` only reads an existing one, beside a running app.
 
         ``move_broken_aside`` (the app): a file that is not a database is moved aside (see
         :func:`move_aside`, ``moved_aside``) and a fresh log started, instead of raising.
+        ``refuse_until_open`` (the app): a log that cannot be opened at all (a read-only file system,
+        a directory it cannot write) does not stop the start: every write is refused (``lost``) until
+        :meth:`recover` opens it, and meanwhile the log reads as empty.
         """
         self.path = path
         self.read_only = read_only
@@ -434,6 +438,7 @@ class AuditLog:
         self._asked: dict[int, _Asked] = {}        # row id as handed out -> the call waiting for the person
         self._row: dict[int, int] = {}             # row id as handed out -> its row in the file now (after a switch)
         self._owed: list[tuple[int, Verdict, float]] = []  # decisions not written yet (the write failed)
+        self._file_changed = False                 # lost because another file (or none) is at the path now
         if read_only:
             if not Path(path).is_file():
                 raise FileNotFoundError(f"no audit log at {path}")
@@ -441,20 +446,43 @@ class AuditLog:
                                        isolation_level=None, check_same_thread=False)
             self._cursor = self._db.cursor()  # a write through it fails (read-only), as it must
             return
-        if str(path) != ":memory:":
-            Path(path).parent.mkdir(parents=True, exist_ok=True)
         try:
+            if str(path) != ":memory:":
+                Path(path).parent.mkdir(parents=True, exist_ok=True)
             if move_broken_aside and not _healthy_path(str(path)):
                 # Before SQLite touches it: it may remove a -wal beside a file it cannot open.
                 raise sqlite3.DatabaseError("the file is not a SQLite database")
             self._open()
         except sqlite3.DatabaseError as exc:
-            if not (move_broken_aside and (_is_broken_database(exc) or not _healthy_path(str(path)))):
+            if move_broken_aside and (_is_broken_database(exc) or not _healthy_path(str(path))):
+                self.moved_aside = move_aside(Path(path))
+                log.error("the audit log %s could not be opened (%s); it was moved to %s and a fresh log started",
+                          path, exc, self.moved_aside)
+                self._open()
+            elif refuse_until_open:
+                self._start_unopened(exc)
+            else:
                 raise
-            self.moved_aside = move_aside(Path(path))
-            log.error("the audit log %s could not be opened (%s); it was moved to %s and a fresh log started",
-                      path, exc, self.moved_aside)
-            self._open()
+        except OSError as exc:
+            if not refuse_until_open:
+                raise
+            self._start_unopened(exc)
+
+    def _start_unopened(self, exc: BaseException) -> None:
+        """The log cannot be opened now: refuse every write until :meth:`recover` can open it."""
+        self.lost = (f"The audit log {self.path} cannot be opened ({exc}); requests are refused until it can "
+                     "be (a read-only file system made writable again is noticed within a second).")
+        log.error("%s", self.lost)
+        self.problem = self.lost
+        self._stand_in()
+
+    def _stand_in(self) -> None:
+        """An empty log in memory while the file cannot be opened: reads (the history window) find
+        nothing instead of crashing. Never written: ``lost`` is set, so every write fails first."""
+        assert self.lost is not None
+        self._db = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
+        self._db.executescript(SCHEMA)
+        self._cursor = self._db.cursor()
 
     def _open(self) -> None:
         """Connect to the file at the path (creating it), and watch it."""
@@ -490,6 +518,10 @@ class AuditLog:
         if self._checkpointer is not None:
             self._checkpointer.stop()
             self._checkpointer = None
+        # The cursor first: a statement left open (a write that failed) keeps SQLite's connection
+        # alive after close(), and with it the read-only state of the file (a read-only start).
+        with contextlib.suppress(sqlite3.Error, AttributeError):
+            self._cursor.close()
         with contextlib.suppress(sqlite3.Error):
             self._db.close()
         if self._file is not None:  # after SQLite's: closing a descriptor drops the process's locks on the file
@@ -518,6 +550,7 @@ class AuditLog:
             raise LogFileLost(self.lost)
 
     def _lose(self, problem: str) -> None:
+        self._file_changed = True
         self.lost = (f"The audit log {self.path} {problem}; requests are refused until the path holds a "
                      "database again or nothing (then a fresh log is started).")
         log.error("%s", self.lost)
@@ -535,15 +568,19 @@ class AuditLog:
         # goes away on the connection there is.
         if self.lost is not None or "readonly" in (was or "") or "read-only" in (was or ""):
             self._close_connection()
-            if self.lost is not None:
+            if self._file_changed:
                 self._keep_stale_companions()
             try:
                 self._open()
             except (sqlite3.Error, OSError) as exc:
                 log.debug("the audit log cannot be reopened yet: %s", exc)
+                if self.lost is None:
+                    self.lost = f"The audit log {self.path} cannot be opened ({exc}); requests are refused until it can be."
+                    self._report(self.lost)
+                self._stand_in()
                 return False
         lost, self.lost = self.lost, None
-        switched = lost is not None  # another file now (the inode number may well be the same, reused)
+        switched = self._file_changed  # another file now (the inode number may well be the same, reused)
         try:
             with self._transaction(0):
                 if switched:
@@ -554,6 +591,7 @@ class AuditLog:
             self.lost = lost
             log.debug("the audit log cannot be written yet: %s", exc)
             return False
+        self._file_changed = False
         log.warning("the audit log %s works again%s", self.path, " (a new file)" if switched else "")
         self._report(None)
         return True
@@ -611,9 +649,11 @@ class AuditLog:
                       ", ".join(f"{row}: {verdict.decision} by {verdict.decided_by}" for row, verdict, _ in self._owed))
         if self._checkpointer is not None:
             self._checkpointer.stop()
-        if self._file is not None:
-            self._file.close()
+        with contextlib.suppress(sqlite3.Error, AttributeError):
+            self._cursor.close()  # else a statement left open keeps the connection (and its file) alive
         self._db.close()  # the last connection to close checkpoints what is left, and removes the log
+        if self._file is not None:  # after SQLite's: closing a descriptor drops the process's locks on the file
+            self._file.close()
 
     def _report(self, problem: str | None) -> None:
         self.problem = problem
