@@ -575,7 +575,8 @@ class AuditLog:
             except (sqlite3.Error, OSError) as exc:
                 log.debug("the audit log cannot be reopened yet: %s", exc)
                 if self.lost is None:
-                    self.lost = f"The audit log {self.path} cannot be opened ({exc}); requests are refused until it can be."
+                    self.lost = (f"The audit log {self.path} cannot be opened ({exc}); requests are refused "
+                                 "until it can be.")
                     self._report(self.lost)
                 self._stand_in()
                 return False
