@@ -283,3 +283,33 @@ def test_a_read_only_start_recovers_without_a_restart(tmp_path: Path, before: st
             wait_until(lambda: _answers(app, "writable again"), "the log to work again")
             allows_recorded(audit, ["first run", "writable again"])
             assert "works again" in app.stderr()
+
+
+# -- the clock -------------------------------------------------------------------------------------
+
+LIBFAKETIME = next((path for path in (Path("/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1"),
+                                      Path("/usr/lib/aarch64-linux-gnu/faketime/libfaketimeMT.so.1"),
+                                      Path("/usr/lib/faketime/libfaketimeMT.so.1")) if path.exists()), None)
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.skipif(LIBFAKETIME is None, reason="libfaketime is not installed (apt install faketime; .ci/run does)")
+def test_approve_all_ends_on_time_when_the_wall_clock_is_set_back_an_hour(tmp_path: Path,
+                                                                         figures: dict[str, str]) -> None:
+    """Item 11: a clock set back an hour turned a 20-second approve-all into an hour. The app runs under
+    libfaketime, its wall clock moved back an hour while approve-all runs; its monotonic clock is real."""
+    clock_file, state = tmp_path / "faketime", tmp_path / "state.json"
+    clock_file.write_text("+0\n")
+    state.write_text(json.dumps({"mode": "approve_all", "until": time.time() + 4, "seconds": 4}))
+    faked = {"LD_PRELOAD": str(LIBFAKETIME), "FAKETIME_TIMESTAMP_FILE": str(clock_file), "FAKETIME_NO_CACHE": "1",
+             "FAKETIME_DONT_FAKE_MONOTONIC": "1"}
+    with AppProcess(tmp_path, "deny", state=state, env=faked) as app:
+        started = time.monotonic()
+        assert ask(app, "ls") == "mode"                     # approve-all, for 4 s
+        clock_file.write_text("-1h\n")                      # the wall clock goes back an hour
+        with Client(app.socket_path) as client:
+            assert client.status()["mode"] == "approve_all"
+        wait_until(lambda: ask(app, "ls") == "user", "approve-all to end", timeout=30)
+        figures["approve-all of 4 s with the wall clock set back 1 h ended after"] = \
+            f"{time.monotonic() - started:.1f} s"
+    assert rows(app.audit_path)[-1][1:] == ("deny", "user")
