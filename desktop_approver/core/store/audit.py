@@ -438,6 +438,7 @@ class AuditLog:
         self._row: dict[int, int] = {}             # row id as handed out -> its row in the file now (after a switch)
         self._owed: list[tuple[int, Verdict, float]] = []  # decisions not written yet (the write failed)
         self._file_changed = False                 # lost because another file (or none) is at the path now
+        self._stale_companions = False             # the -wal/-shm at the path are the lost file's
         if read_only:
             if not Path(path).is_file():
                 raise FileNotFoundError(f"no audit log at {path}")
@@ -549,7 +550,7 @@ class AuditLog:
             raise LogFileLost(self.lost)
 
     def _lose(self, problem: str) -> None:
-        self._file_changed = True
+        self._file_changed = self._stale_companions = True
         self.lost = (f"The audit log {self.path} {problem}; requests are refused until the path holds a "
                      "database again or nothing (then a fresh log is started).")
         log.error("%s", self.lost)
@@ -567,8 +568,9 @@ class AuditLog:
         # goes away on the connection there is.
         if self.lost is not None or "readonly" in (was or "") or "read-only" in (was or ""):
             self._close_connection()
-            if self._file_changed:
+            if self._stale_companions:
                 self._keep_stale_companions()
+                self._stale_companions = False
             try:
                 self._open()
             except (sqlite3.Error, OSError) as exc:
