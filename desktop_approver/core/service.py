@@ -99,6 +99,7 @@ class ApproverService:
         self.server = ApproverServer(self.broker, options.socket_path,
                                      max_pending_per_client=options.max_pending_per_client,
                                      token_check=options.token_check, limits=options.limits)
+        self.broker.problems = self.problems       # one dict: status reports what the tray shows
         self._prune_handle: asyncio.TimerHandle | None = None
         self._audit_watch: asyncio.TimerHandle | None = None
 

@@ -110,11 +110,15 @@ def test_a_rules_file_unreadable_at_start_means_the_person_is_asked_for_everythi
         figures[f"rules file {fault} at start: app ready in"] = f"{time.monotonic() - started:.2f} s"
         assert ask(app, "ls") == "user"              # not the stored approve-all: the person decided
         assert "every call is asked" in app.stderr()
+        with Client(app.socket_path) as client:
+            assert any("every call is asked" in problem for problem in client.status()["problems"])
         if fault == "FIFO":
             policy.unlink()
         policy.unlink(missing_ok=True)
         policy.write_text('[tools]\nBash = "deny"\n')   # fixed: in force without a restart
         wait_until(lambda: ask(app, "ls") == "policy", "the fixed rules to be in force")
+        with Client(app.socket_path) as client:
+            assert "problems" not in client.status()
         assert "rules works again" in app.stderr() or "policy works again" in app.stderr()
     assert all(decision == "deny" for _, decision, _ in rows(app.audit_path))
 
@@ -203,7 +207,8 @@ def test_a_locked_audit_log_is_a_quick_typed_error_and_status_keeps_answering(tm
                     ask(app, f"locked {n}")
                 assert refused.value.code == "internal" and "locked" in str(refused.value)
             with Client(app.socket_path) as client:
-                assert client.status()["pid"] == app.pid
+                status = client.status()
+                assert status["pid"] == app.pid and "locked" in " ".join(status["problems"])
             figures["audit log locked: six refused requests and a status took"] = \
                 f"{time.monotonic() - started:.2f} s (50 s before)"
         finally:

@@ -249,7 +249,7 @@ class Connection:
         self.send(encode(models.StatusReply(
             id=message.id, version=__version__, pid=os.getpid(), socket=self.context.socket_path,
             pending=state["pending"], mode=state["mode"], mode_until=state["mode_until"], sessions=state["sessions"],
-            uptime=time.monotonic() - self.context.started)))
+            uptime=time.monotonic() - self.context.started, problems=state.get("problems") or None)))
 
     # Session memory over the socket is the asking agent's own: keyed by the agent's name from hello.
 
