@@ -667,3 +667,15 @@ def test_a_decision_that_cannot_be_written_is_owed_as_a_refusal_never_as_an_allo
 
     run(tmp_path, scenario)
     assert "request r1 failed" in caplog.text
+
+
+def test_status_reports_what_the_app_runs_without(tmp_path: Path) -> None:
+    async def scenario(context: Context, person: Person) -> None:
+        line = Line(context)
+        line.feed(HELLO, {"v": 1, "type": "status", "id": "s1"})
+        assert "problems" not in line.replies()[-1]
+        context.broker.problems["policy"] = "The rules file cannot be used: every call is asked."
+        line.feed({"v": 1, "type": "status", "id": "s2"})
+        assert line.replies()[-1]["problems"] == ["The rules file cannot be used: every call is asked."]
+
+    run(tmp_path, scenario)
