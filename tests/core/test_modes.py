@@ -130,3 +130,12 @@ def test_after_a_reboot_approve_all_never_outlasts_the_duration_chosen(tmp_path:
     assert after_reboot.mode == modes.APPROVE_ALL
     assert after_reboot.until is not None and after_reboot.until <= wall.now + 20
     del booted
+
+
+@pytest.mark.logs("could not be saved")
+def test_a_state_file_that_cannot_be_written_never_stops_a_mode_change(tmp_path: Path) -> None:
+    blocker = tmp_path / "state"
+    blocker.write_text("a file where the state's directory should be")
+    state = ModeState(blocker / "state.json")
+    state.set(modes.DENY_ALL, reason="test")
+    assert state.mode == modes.DENY_ALL

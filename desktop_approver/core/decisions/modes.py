@@ -116,10 +116,13 @@ class ModeState:
         if self._deadline is not None:
             left = self._deadline - self._monotonic()
             state.update(until=self._clock() + left, seconds=self._seconds, deadline=self._deadline, boot=_boot_id())
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(state))
-        os.replace(tmp, self.path)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = self.path.with_suffix(".tmp")
+            tmp.write_text(json.dumps(state))
+            os.replace(tmp, self.path)
+        except OSError as exc:  # a read-only or full disk: the mode holds in this run, and the person is told
+            log.warning("the mode %s holds, but it could not be saved for the next start: %s", self._mode, exc)
 
 
 def _number(value: object) -> bool:
