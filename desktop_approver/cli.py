@@ -196,6 +196,8 @@ def cmd_status(args: argparse.Namespace) -> int:
     print(f"desktop-approver {status.get('version')} is running (pid {status.get('pid')})\n"
           f"  socket:  {status.get('socket')}\n  pending: {status.get('pending')}\n  mode:    {mode}\n"
           f"  sessions with remembered approvals: {status.get('sessions', 0)}")
+    for problem in status.get("problems") or ():
+        print(f"  degraded: {problem}")
     return 0
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import threading
 from pathlib import Path
 
 import keyring
@@ -18,6 +19,7 @@ from desktop_approver.cli import build_parser
 from desktop_approver.client import Client
 from desktop_approver.core.service import ServiceOptions
 from desktop_approver.core.store.audit import AuditLog
+from desktop_approver.core.transport import tokens
 from desktop_approver.core.transport.tokens import (
     SERVICE,
     USERNAME,
@@ -70,10 +72,48 @@ def test_reader_picks_up_a_rotation_and_survives_a_keyring_failure(monkeypatch: 
     new = store.rotate()
     assert check(first) and not check(new)  # within max_age the app still holds its copy
     now[0] = 10.0
+    assert check(first)                     # a stale copy is still answered at once: the keyring is read in a thread
+    refreshed()
     assert check(new) and not check(first)
     monkeypatch.setattr(keyring.core, "_keyring_backend", keyring.backends.fail.Keyring())
     now[0] = 20.0
     assert check(new)  # a broken keyring later on does not lock everyone out
+    refreshed()
+    assert check(new)
+
+
+def refreshed() -> None:
+    """Wait for the reader's refresh thread to end (it never runs on the caller's thread)."""
+    for thread in threading.enumerate():
+        if thread.name == "keyring-token":
+            thread.join(30)
+
+
+def test_a_keyring_that_never_answers_fails_the_start_not_the_loop(monkeypatch: pytest.MonkeyPatch) -> None:
+    release = threading.Event()
+    monkeypatch.setattr(tokens, "KEYRING_TIMEOUT", 0.2)
+    monkeypatch.setattr(TokenStore, "get_or_create", lambda self: release.wait() and "never")
+    try:
+        with pytest.raises(TokenStoreUnavailable, match="did not answer"):
+            TokenStore().reader()
+    finally:
+        release.set()
+
+
+def test_a_stale_token_never_waits_for_a_blocked_keyring(monkeypatch: pytest.MonkeyPatch) -> None:
+    now = [0.0]
+    current = TokenStore().reader(max_age=10.0, clock=lambda: now[0])
+    first = current()
+    release = threading.Event()
+    monkeypatch.setattr(TokenStore, "get_or_create", lambda self: release.wait() and "rotated")
+    now[0] = 10.0
+    try:
+        assert current() == first           # before: the loop waited here for the keyring, for good
+        assert current() == first
+    finally:
+        release.set()
+    refreshed()
+    assert current() == "rotated"
 
 
 def test_service_options_build_the_check_only_when_asked(tmp_path: Path) -> None:

@@ -2,13 +2,20 @@
 
 The GUI builds one :class:`ApproverService` with its own decider; tests and benchmarks build
 one with a scripted decider. Nothing here knows about Qt.
+
+What the app runs without is its *health* (:attr:`ApproverService.problems`, told to
+``health_listeners`` as ``(what, problem)`` and to the log): ``"audit"`` while the audit log cannot
+be written (every request is refused), ``"policy"`` while the rules file cannot be used. The
+tray shows the app as degraded with these reasons; ``status`` reports them too.
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import sqlite3
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -17,7 +24,7 @@ from .. import paths
 from .decisions.broker import DEFAULT_TIMEOUT, Broker
 from .decisions.memory import SessionMemory
 from .decisions.modes import ModeState
-from .decisions.tickets import Decider
+from .decisions.tickets import Decider, Identity
 from .store.audit import AuditLog
 from .transport.context import DEFAULT_MAX_PENDING_PER_CLIENT, TokenCheck
 from .transport.limits import Limits
@@ -28,6 +35,12 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 PRUNE_INTERVAL = 24 * 3600.0
+AUDIT_WATCH_INTERVAL = 1.0
+"""Seconds between two looks of the audit log at its own file (and, while it fails, tries to recover)."""
+HealthListener = Callable[[str, "str | None"], None]
+"""Called with (what, problem) when something the app relies on fails, and (what, None) when it works again."""
+APP = Identity(agent="desktop-approver")
+"""Who the app's own notices to the person come from."""
 
 
 @dataclass
@@ -70,7 +83,13 @@ class ServiceOptions:
 class ApproverService:
     def __init__(self, options: ServiceOptions, decider: Decider) -> None:
         self.options = options
-        self.audit = AuditLog(options.audit_path)
+        self.problems: dict[str, str] = {}
+        """What the app runs without, by what it is (``"audit"``, ``"policy"``): the reasons, in words."""
+        self.health_listeners: list[HealthListener] = []
+        self.audit = AuditLog(options.audit_path, move_broken_aside=True, refuse_until_open=True)
+        self.audit.health_listeners.append(functools.partial(self.set_problem, "audit"))
+        if self.audit.problem is not None:  # it could not be opened: refused until it can be
+            self.set_problem("audit", self.audit.problem)
         self.memory = SessionMemory(idle_seconds=options.session_idle_seconds)
         self.mode = ModeState(options.state_path)
         self.mode.listeners.append(self._audit_mode)
@@ -80,12 +99,28 @@ class ApproverService:
         self.server = ApproverServer(self.broker, options.socket_path,
                                      max_pending_per_client=options.max_pending_per_client,
                                      token_check=options.token_check, limits=options.limits)
+        self.broker.problems = self.problems       # one dict: status reports what the tray shows
         self._prune_handle: asyncio.TimerHandle | None = None
+        self._audit_watch: asyncio.TimerHandle | None = None
+
+    def __repr__(self) -> str:
+        return f"<ApproverService problems={sorted(self.problems)} {self.broker!r}>"
 
     async def start(self) -> None:
-        await self.server.start()
+        # The rules are read before the socket listens: no request may be decided without them.
         if self.policy_watcher is not None:
             self.policy_watcher.start()
+        await self.server.start()
+        self._watch_audit()
+        moved = self.audit.moved_aside
+        if moved is not None:
+            text = (f"The audit log could not be opened; it was kept as {moved} and a fresh log was started "
+                    f"at {self.audit.path}.")
+            self.broker.tell(APP, "info", text)
+            try:
+                self.audit.record_event("audit", "moved_aside", text)
+            except sqlite3.Error:  # told to the person and the health signal already; the start goes on
+                log.exception("the audit log could not record that it was moved aside")
         if self.options.history_days is not None:
             self._prune_daily()
 
@@ -94,6 +129,8 @@ class ApproverService:
             self.policy_watcher.stop()
         if self._prune_handle is not None:
             self._prune_handle.cancel()
+        if self._audit_watch is not None:
+            self._audit_watch.cancel()
         await self.server.close()
         await asyncio.sleep(0)
         self.audit.close()
@@ -109,12 +146,39 @@ class ApproverService:
                 log.info("pruned %d audit entries older than %g days", removed, self.options.history_days)
         self._prune_handle = asyncio.get_running_loop().call_later(PRUNE_INTERVAL, self._prune_daily)
 
+    def set_problem(self, what: str, problem: str | None) -> None:
+        """Record (or clear, with None) what the app runs without; tell the log and the listeners."""
+        if self.problems.get(what) == problem:
+            return
+        if problem is None:
+            del self.problems[what]
+            log.warning("%s works again", what)
+        else:
+            self.problems[what] = problem
+            log.error("degraded (%s): %s", what, problem)
+        for listener in list(self.health_listeners):
+            try:
+                listener(what, problem)
+            except Exception:  # the tray's display of the app's health must not fail a write
+                log.exception("a health listener failed")
+
+    def _watch_audit(self) -> None:
+        try:
+            self.audit.watch()
+        except Exception:  # the watch must go on, whatever one look ran into
+            log.exception("watching the audit log failed")
+        self._audit_watch = asyncio.get_running_loop().call_later(AUDIT_WATCH_INTERVAL, self._watch_audit)
+
     def _make_policy_watcher(self, path: Path | None) -> PolicyWatcher | None:
         if path is None:
             return None
         from .policy import PolicyWatcher
 
-        return PolicyWatcher(path)
+        return PolicyWatcher(path, on_change=self._policy_changed)
+
+    def _policy_changed(self, policy: object, error: object) -> None:
+        assert self.policy_watcher is not None
+        self.set_problem("policy", self.policy_watcher.problem)
 
     def _audit_mode(self, mode: str, reason: str | None) -> None:
         self.audit.record_event("mode", mode, reason)

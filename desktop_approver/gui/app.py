@@ -113,7 +113,7 @@ class DesktopApprover(QObject):
         self.popups_changed.connect(self.tray.show_popups)
         self.events.mode_changed.connect(self.tray.show_mode)
         self.events.mode_changed.connect(self._mode_changed)
-        self.events.audit_health.connect(self._audit_health)
+        self.events.trouble.connect(self.set_trouble)
         self.events.socket_health.connect(self._socket_health)
         self.events.agent_notice.connect(self.tray.show_notice)
         self.events.show_requested.connect(self.show_for_key)
@@ -127,6 +127,8 @@ class DesktopApprover(QObject):
         self._quiet_clock.timeout.connect(self.check_quiet_hours)
 
         self._mode_changed(self.service.mode.mode, None)
+        for what, problem in self.service.problems.items():  # known before the GUI listened (none yet, today)
+            self.set_trouble(what, problem)
         self.tray.refresh()
         try:
             self.preferences = app_settings.load()
@@ -327,9 +329,6 @@ class DesktopApprover(QObject):
             window = self.inbox
         window.raise_()
         window.activateWindow()
-
-    def _audit_health(self, problem: str | None) -> None:
-        self.set_trouble("audit", problem)
 
     def _notifications_health(self, problem: str | None) -> None:
         self.set_trouble("notifications", problem)

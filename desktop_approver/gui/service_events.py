@@ -18,7 +18,7 @@ from ..core.service import ApproverService
 
 class ServiceEvents(QObject):
     mode_changed = Signal(str, object)      # (mode, reason or None)
-    audit_health = Signal(object)           # what is wrong with the audit log; None when it works again
+    trouble = Signal(str, object)           # (what: "audit" | "policy", what is wrong or None when it works again)
     socket_health = Signal(object)          # what keeps agents from reaching the app's socket; None when fixed
     agent_notice = Signal(str, str, str)    # (agent label, kind, text): an agent waits for the person or finished
     show_requested = Signal(str)            # `desktop-approver show`: "request", "inbox" or "history"
@@ -26,7 +26,7 @@ class ServiceEvents(QObject):
     def __init__(self, service: ApproverService, parent: QObject | None = None) -> None:
         super().__init__(parent)
         service.mode.listeners.append(self._mode_changed)
-        service.audit.health_listeners.append(self._audit_health)
+        service.health_listeners.append(self._trouble)
         service.server.health_listeners.append(self._socket_health)
         service.broker.notice_listeners.append(self._agent_notice)
         service.broker.show_listeners.append(self.show_requested.emit)
@@ -34,8 +34,8 @@ class ServiceEvents(QObject):
     def _mode_changed(self, mode: str, reason: str | None) -> None:
         self.mode_changed.emit(mode, reason)
 
-    def _audit_health(self, problem: str | None) -> None:
-        self.audit_health.emit(problem)
+    def _trouble(self, what: str, problem: str | None) -> None:
+        self.trouble.emit(what, problem)
 
     def _socket_health(self, problem: str | None) -> None:
         self.socket_health.emit(problem)

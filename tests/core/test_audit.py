@@ -362,3 +362,178 @@ def test_every_kind_of_write_counts_toward_a_checkpoint(tmp_path: Path, monkeypa
         assert checkpointer.written in (2, 10)   # counted (the thread may not have reset the count yet)
     finally:
         log.close()
+
+
+# -- the log knows it is the record (issue 20) ------------------------------------------------------
+
+def _pending_call(log: AuditLog) -> int:
+    return record(log, ALICE, "Bash", {"command": "make deploy"}, None)
+
+
+@pytest.mark.logs("was deleted", "works again", "write-ahead log of the file")
+def test_a_deleted_log_fails_closed_at_once_and_a_fresh_one_is_started_without_a_restart(tmp_path: Path) -> None:
+    """Item 3: 313 decisions went into the unlinked file, silently, and were gone after a restart."""
+    path = tmp_path / "audit.sqlite3"
+    log = AuditLog(path)
+    heard: list[str | None] = []
+    log.health_listeners.append(heard.append)
+    waiting = _pending_call(log)
+    path.unlink()
+    log.watch()                                           # the once-a-second look, no write needed
+    assert log.lost is not None and "was deleted" in log.lost and heard == [log.problem]
+    with pytest.raises(audit_module.LogFileLost):
+        record(log, BOB, "Bash", {"command": "ls"}, Verdict("allow_once", "policy"))
+    log.watch()                                           # the path is free: a fresh log is started there
+    assert log.problem is None and heard[-1] is None and path.exists()
+    log.record_decisions([(waiting, Verdict("deny", "user"))])    # the waiting call was written again
+    (entry,) = log.history()
+    assert (entry.args, entry.decision) == ({"command": "make deploy"}, "deny")
+    assert log.events(kind="audit")[0]["code"] == "recovered"
+    log.close()
+
+
+@pytest.mark.logs("no longer a database", "works again", "write-ahead log of the file")
+def test_a_log_overwritten_in_place_fails_closed_until_the_path_holds_a_database(tmp_path: Path) -> None:
+    """Item 3/4: 310 more allows went into a file overwritten in place."""
+    path = tmp_path / "audit.sqlite3"
+    log = AuditLog(path)
+    record(log, ALICE, "Bash", {"command": "ls"}, Verdict("allow_once", "policy"))
+    with open(path, "r+b") as handle:                     # in place: same inode
+        handle.write(b"this is not a database at all" * 100)
+    with pytest.raises(audit_module.LogFileLost, match="no longer a database"):
+        record(log, ALICE, "Bash", {"command": "ls"}, Verdict("allow_once", "policy"))
+    log.watch()
+    assert log.lost is not None                          # still not a database: still refused
+    os.rename(path, tmp_path / "kept")
+    log.watch()
+    assert log.lost is None and log.problem is None
+    record(log, ALICE, "Bash", {"command": "pwd"}, Verdict("allow_once", "policy"))
+    assert [entry.args for entry in log.history()] == [{"command": "pwd"}]
+    log.close()
+
+
+@pytest.mark.logs("was replaced", "works again", "write-ahead log of the file")
+def test_a_replaced_log_is_noticed_and_the_new_database_is_opened(tmp_path: Path) -> None:
+    path = tmp_path / "audit.sqlite3"
+    log = AuditLog(path)
+    waiting = _pending_call(log)
+    other = AuditLog(tmp_path / "restored.sqlite3")
+    for n in range(3):
+        record(other, BOB, "Bash", {"n": n}, Verdict("deny", "user"))
+    other.close()
+    os.replace(tmp_path / "restored.sqlite3", path)
+    with pytest.raises(audit_module.LogFileLost, match="replaced"):
+        record(log, ALICE, "Bash", {"command": "ls"}, Verdict("allow_once", "policy"))
+    assert log.recover()
+    log.record_decisions([(waiting, Verdict("allow_once", "user"))])
+    decided = {entry.args.get("command", entry.args.get("n")): entry.decision for entry in log.history()}
+    assert decided == {0: "deny", 1: "deny", 2: "deny", "make deploy": "allow_once"}
+    log.close()
+
+
+@pytest.mark.logs("could not be opened")
+def test_a_log_that_is_not_a_database_at_start_is_moved_aside_and_a_fresh_one_started(tmp_path: Path) -> None:
+    """Item 4: the next start died with an uncaught traceback and no socket."""
+    path = tmp_path / "audit.sqlite3"
+    path.write_bytes(b"garbage, not SQLite" * 1000)
+    with pytest.raises(sqlite3.DatabaseError):
+        AuditLog(path).close()                           # the history CLI's prune: never moves anything
+    (tmp_path / "audit.sqlite3-wal").write_bytes(b"old wal")
+    log = AuditLog(path, move_broken_aside=True)
+    assert log.moved_aside is not None and log.moved_aside.read_bytes() == b"garbage, not SQLite" * 1000
+    assert log.moved_aside.with_name(log.moved_aside.name + "-wal").read_bytes() == b"old wal"
+    record(log, ALICE, "Bash", {"command": "ls"}, Verdict("allow_once", "policy"))
+    assert log.count() == 1
+    log.close()
+
+
+@pytest.mark.logs("works again")
+def test_a_log_locked_by_another_process_is_a_quick_failure_not_a_frozen_loop(tmp_path: Path) -> None:
+    """Item 5: each write waited SQLite's 5 s busy timeout on the event loop."""
+    path = tmp_path / "audit.sqlite3"
+    log = AuditLog(path)
+    holder = sqlite3.connect(path, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")                    # another process holds the write lock
+    try:
+        started = time.monotonic()
+        with pytest.raises(sqlite3.OperationalError, match="locked"):
+            record(log, ALICE, "Bash", {"command": "ls"}, Verdict("allow_once", "policy"))
+        assert time.monotonic() - started < 2.5          # a bound against a hang, far above the 0.1 s it waits
+        assert audit_module.BUSY_TIMEOUT <= 0.25 and log.problem is not None
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    log.watch()
+    assert log.problem is None
+    log.close()
+
+
+@pytest.mark.logs("works again")
+def test_a_read_only_start_recovers_once_the_file_can_be_written(tmp_path: Path) -> None:
+    """Item 2: after a read-only start the app answered "attempt to write a readonly database" until restarted.
+    SQLite opens a file it cannot write read-only; here that connection is made by hand (the tests run as root)."""
+    path = tmp_path / "audit.sqlite3"
+    log = AuditLog(path)
+    log._db.close()
+    log._db = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True, isolation_level=None, check_same_thread=False)
+    log._cursor = log._db.cursor()
+    with pytest.raises(sqlite3.OperationalError, match="readonly"):
+        record(log, ALICE, "Bash", {"command": "ls"}, Verdict("allow_once", "policy"))
+    log.watch()                                           # writable now: reopened, without a restart
+    assert log.problem is None
+    record(log, ALICE, "Bash", {"command": "ls"}, Verdict("allow_once", "policy"))
+    assert log.count() == 1
+    log.close()
+
+
+class _Clocks:
+    """Both clocks the log reads, the wall one settable."""
+
+    def __init__(self) -> None:
+        self.wall, self.monotonic_now = 1_000_000.0, 50.0
+
+    def time(self) -> float:
+        return self.wall
+
+    def monotonic(self) -> float:
+        return self.monotonic_now
+
+    def strftime(self, fmt: str) -> str:
+        return time.strftime(fmt)
+
+
+def test_a_decision_records_the_monotonic_wait_when_the_wall_clock_jumped(log: AuditLog,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """Item 11: rows keep wall-clock times, and the monotonic wait where the two disagree."""
+    clocks = _Clocks()
+    monkeypatch.setattr(audit_module, "time", clocks)
+    steady, jumped = _pending_call(log), _pending_call(log)
+    clocks.wall += 20
+    clocks.monotonic_now += 20
+    log.record_decisions([(steady, Verdict("deny", "user"))])
+    clocks.wall -= 3600                                   # the clock is set back an hour
+    clocks.monotonic_now += 5
+    log.record_decisions([(jumped, Verdict("deny", "timeout"))])
+    rows = dict(log._db.execute("SELECT request, monotonic_seconds FROM decisions").fetchall())
+    assert rows == {steady: None, jumped: 25.0}
+
+
+@pytest.mark.logs("cannot be opened", "works again")
+def test_a_log_that_cannot_be_opened_at_start_refuses_every_write_until_it_can(tmp_path: Path) -> None:
+    """Item 2: a log SQLite cannot open at all (here its directory is a file) does not stop the app:
+    writes are refused until the path can take it, then the log is opened without a restart."""
+    blocker = tmp_path / "logs"
+    blocker.write_text("a file where the log's directory should be")
+    log = AuditLog(blocker / "audit.sqlite3", move_broken_aside=True, refuse_until_open=True)
+    assert log.problem is not None and "cannot be opened" in log.problem and log.history() == []
+    with pytest.raises(audit_module.LogFileLost):
+        record(log, ALICE, "Bash", {"command": "ls"}, Verdict("allow_once", "policy"))
+    log.watch()
+    assert log.problem is not None                       # still impossible
+    blocker.unlink()
+    blocker.mkdir()
+    log.watch()
+    assert log.problem is None
+    record(log, ALICE, "Bash", {"command": "ls"}, Verdict("allow_once", "policy"))
+    assert log.count() == 1 and (blocker / "audit.sqlite3").exists()
+    log.close()

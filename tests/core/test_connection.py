@@ -601,3 +601,81 @@ def test_reprs_say_what_the_object_is_doing(tmp_path: Path) -> None:
         assert repr(mode) == "<ModeState interactive path=None>"
 
     run(tmp_path, scenario)
+
+
+class _FullDisk:
+    """The audit log's cursor on a full disk: every write and commit fails."""
+
+    def __init__(self, cursor: Any) -> None:
+        self.cursor = cursor
+
+    def execute(self, sql: str, *args: Any) -> Any:
+        if sql.startswith(("INSERT", "COMMIT")):
+            raise sqlite3.OperationalError("database or disk is full")
+        return self.cursor.execute(sql, *args)
+
+
+def test_a_full_disk_keeps_the_connection_its_waiting_request_and_the_withdrawal_is_recorded_later(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """Issue 20, item 1: a notice or a malformed line on a connection with a request waiting got EOF,
+    the request vanished, and its row stayed "pending" for good."""
+    async def scenario(context: Context, person: Person) -> None:
+        audit = context.broker.audit
+        line = Line(context)
+        line.feed(HELLO, request("r1", "make deploy"))
+        await until(lambda: person.tickets)
+        line.replies()
+        audit._cursor = _FullDisk(audit._cursor)  # type: ignore[assignment]
+        line.feed({"v": 1, "type": "notice", "id": "n1", "kind": "info", "text": "still here"}, b"{not json",
+                  {"v": 1, "type": "revoke", "id": "v1", "session": "s"})
+        replies = line.replies()
+        assert [(reply["type"], reply.get("id"), reply.get("code")) for reply in replies] == [
+            ("error", "n1", "internal"), ("error", None, "invalid_json"), ("revoked", "v1", None)]
+        assert replies[0]["in_reply_to"] == "notice" and "could not be recorded" in replies[0]["message"]
+        assert line.hang_ups == 0 and "r1" in line.connection.tasks and audit.problem is not None
+        line.connection.connection_lost()          # the agent gives up: its request is withdrawn
+        await until(lambda: not line.connection.tasks)
+        assert [entry.decision for entry in audit.history()] == [None]   # not written yet: owed
+        audit._cursor = audit._cursor.cursor       # the disk has room again
+        audit.watch()                              # the app's once-a-second look recovers and writes what it owes
+        (entry,) = audit.history()
+        assert (entry.decision, entry.decided_by) == ("deny", "cancelled") and audit.problem is None
+        assert not audit.history(decision="pending")
+
+    run(tmp_path, scenario)
+    assert "could not record a notice" in caplog.text
+
+
+def test_a_decision_that_cannot_be_written_is_owed_as_a_refusal_never_as_an_allow(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    async def scenario(context: Context, person: Person) -> None:
+        audit = context.broker.audit
+        line = Line(context)
+        line.feed(HELLO, request("r1", "make deploy"))
+        await until(lambda: person.tickets)
+        line.replies()
+        audit._cursor = _FullDisk(audit._cursor)  # type: ignore[assignment]
+        person.answer(0, "allow_once")
+        await until(lambda: line.sent)
+        (reply,) = line.replies()
+        assert (reply["type"], reply["code"]) == ("error", "internal")   # not allowed: it could not be recorded
+        audit._cursor = audit._cursor.cursor
+        audit.record_event("probe")               # the next write that works writes what is owed first
+        (entry,) = audit.history()
+        assert (entry.decision, entry.decided_by) == ("deny", "cancelled")
+        assert entry.note is not None and "allow_once by user" in entry.note
+
+    run(tmp_path, scenario)
+    assert "request r1 failed" in caplog.text
+
+
+def test_status_reports_what_the_app_runs_without(tmp_path: Path) -> None:
+    async def scenario(context: Context, person: Person) -> None:
+        line = Line(context)
+        line.feed(HELLO, {"v": 1, "type": "status", "id": "s1"})
+        assert "problems" not in line.replies()[-1]
+        context.broker.problems["policy"] = "The rules file cannot be used: every call is asked."
+        line.feed({"v": 1, "type": "status", "id": "s2"})
+        assert line.replies()[-1]["problems"] == ["The rules file cannot be used: every call is asked."]
+
+    run(tmp_path, scenario)

@@ -98,7 +98,9 @@ def test_a_file_broken_from_the_start_reports_and_asks_everything(tmp_path: Path
     watcher = PolicyWatcher(path)
     assert watcher.check() is True
     assert watcher.last_error is not None and watcher.last_error.line == 1
-    assert watcher.evaluate(DEPLOY) is None
+    verdict = watcher.evaluate(DEPLOY)                    # an ask rule: no mode or memory answers either
+    assert verdict is not None and verdict.action == "ask" and watcher.safe
+    assert watcher.problem is not None and "every call is asked" in watcher.problem
     assert watcher.check() is False                       # unchanged file: not read again
 
 
@@ -110,3 +112,21 @@ def test_a_deleted_file_is_looked_at_twice_before_dropping_the_rules(tmp_path: P
     path.unlink()
     assert watcher.check() is False and action(watcher, DEPLOY) == "block"
     assert watcher.check() is True and action(watcher, DEPLOY) is None
+
+
+@pytest.mark.timeout(30)
+@pytest.mark.logs("policy file refused")
+@pytest.mark.parametrize("kind", ["FIFO", "device", "directory"])
+def test_only_a_regular_file_is_read_and_never_with_a_wait(tmp_path: Path, kind: str) -> None:
+    """Issue 20, item 7: a FIFO as the rules file hung the event loop in open() for good."""
+    path = tmp_path / "policy.toml"
+    if kind == "FIFO":
+        os.mkfifo(path)
+    elif kind == "device":
+        path.symlink_to("/dev/zero")
+    else:
+        path.mkdir()
+    watcher = PolicyWatcher(path)
+    assert watcher.check() is True
+    assert watcher.last_error is not None and "not a regular file" in str(watcher.last_error)
+    assert watcher.safe and watcher.evaluate(DEPLOY) is not None

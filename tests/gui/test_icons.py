@@ -113,6 +113,7 @@ def test_the_tray_follows_mode_count_and_trouble(approver: Any) -> None:
     assert tray.state.value == "idle"
 
 
+@pytest.mark.logs("degraded", "works again")  # the service says so on stderr, too
 def test_an_audit_log_that_cannot_be_written_shows_degraded_until_it_can(approver: Any) -> None:
     audit = approver.service.audit
     audit._db.execute("CREATE TRIGGER refuse BEFORE INSERT ON events BEGIN SELECT RAISE(ABORT, 'disk says no'); END")

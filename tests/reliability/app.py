@@ -39,14 +39,18 @@ async def main(argv: list[str]) -> None:
     parser.add_argument("--token")
     parser.add_argument("--limits", default="{}")
     parser.add_argument("--max-pending", type=int, default=128)
+    parser.add_argument("--policy")
+    parser.add_argument("--state")
     args = parser.parse_args(argv)
 
     person = {"allow": ScriptedPerson(every("allow_once")), "deny": ScriptedPerson(every("deny")),
               "never": WaitingPerson()}[args.person]
 
     token_check = (lambda token: token == args.token) if args.token else None
-    options = ServiceOptions(socket_path=Path(args.socket), audit_path=Path(args.audit), policy_path=None,
-                             state_path=None, token_check=token_check, max_pending_per_client=args.max_pending,
+    options = ServiceOptions(socket_path=Path(args.socket), audit_path=Path(args.audit),
+                             policy_path=Path(args.policy) if args.policy else None,
+                             state_path=Path(args.state) if args.state else None,
+                             token_check=token_check, max_pending_per_client=args.max_pending,
                              limits=Limits(**json.loads(args.limits)))
     service = ApproverService(options, person)
     await service.start()
@@ -61,17 +65,23 @@ class AppProcess:
     """``with AppProcess(tmp, "deny") as app:`` the app core in a child process, stopped after."""
 
     def __init__(self, tmp: Path, person: str, *, token: str | None = None, limits: dict[str, Any] | None = None,
-                 max_pending: int = 128, socket_path: Path | None = None) -> None:
+                 max_pending: int = 128, socket_path: Path | None = None, audit_path: Path | None = None,
+                 policy: Path | None = None, state: Path | None = None, prefix: list[str] | None = None,
+                 env: dict[str, str] | None = None) -> None:
         self.socket_path = socket_path or tmp / "run" / "approver.sock"
-        self.audit_path = tmp / "audit.sqlite3"
-        command = [sys.executable, str(Path(__file__)), str(self.socket_path), str(self.audit_path), person,
-                   "--limits", json.dumps(limits or {}), "--max-pending", str(max_pending)]
+        self.audit_path = audit_path or tmp / "audit.sqlite3"
+        command = [*(prefix or []), sys.executable, str(Path(__file__)), str(self.socket_path), str(self.audit_path),
+                   person, "--limits", json.dumps(limits or {}), "--max-pending", str(max_pending)]
         if token:
             command += ["--token", token]
+        if policy is not None:
+            command += ["--policy", str(policy)]
+        if state is not None:
+            command += ["--state", str(state)]
         self.stderr_path = tmp / f"app-{time.monotonic_ns()}.stderr"
         with open(self.stderr_path, "w") as stderr:  # a file, not a pipe nobody drains: logging never blocks the app
             self.process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=stderr, text=True,
-                                            env=dict(os.environ, PYTHONPATH=str(ROOT)))
+                                            env=dict(os.environ, PYTHONPATH=str(ROOT), **(env or {})))
         assert self.process.stdout is not None
         first = self.process.stdout.readline().strip()
         if first != "ready":
@@ -81,6 +91,10 @@ class AppProcess:
     @property
     def pid(self) -> int:
         return self.process.pid
+
+    def stderr(self) -> str:
+        """What the app has said so far (its log: warnings and errors on stderr)."""
+        return self.stderr_path.read_text()
 
     def alive(self) -> bool:
         return self.process.poll() is None

@@ -101,6 +101,8 @@ class Broker:
         self.listeners: list[Listener] = []
         self.notice_listeners: list[NoticeListener] = []
         self.show_listeners: list[ShowListener] = []
+        self.problems: dict[str, str] = {}
+        """What the app runs without (the service's health, shared): ``status`` reports it."""
 
     def __repr__(self) -> str:
         return (f"<Broker pending={len(self.pending)} mode={self.mode.mode} timeout={self.default_timeout:g}s "
@@ -205,7 +207,8 @@ class Broker:
 
     def status(self) -> dict[str, Any]:
         return {"pending": sum(len(t.calls) for t in self.pending.values()), "mode": self.mode.mode,
-                "mode_until": self.mode.until, "sessions": len(self.memory.sessions())}
+                "mode_until": self.mode.until, "sessions": len(self.memory.sessions()),
+                "problems": list(self.problems.values())}
 
     # -- steps ------------------------------------------------------------------------------
 

@@ -399,6 +399,8 @@ class StatusReply(_Message):
     mode_until: float | None = None
     sessions: int = 0
     uptime: float = 0.0
+    problems: list[StrictStr] | None = None
+    """What the app runs without now (the audit log, the rules file), in words; absent when nothing."""
 
 
 class SessionEnded(_Message):

@@ -16,20 +16,23 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from ..store.files import FileTooLarge, NotARegularFile, read_regular_file
 from .model import PolicyFile, Problem, RuleTable, file_problem, rule_problem
 from .rules import MAX_POLICY_BYTES, PolicyError, Rule
 
 
 def read_policy_file(path: Path) -> str:
-    """The file's text, refused with a reason when it is missing, unreadable, not UTF-8 or too big."""
+    """The file's text, refused with a reason when it is missing, not a regular file (a FIFO, a
+    device: read without blocking, :mod:`~desktop_approver.core.store.files`), unreadable, not
+    UTF-8 or too big."""
     try:
-        with open(path, "rb") as handle:
-            data = handle.read(MAX_POLICY_BYTES + 1)  # never more: a huge file must not stall the app
-            if len(data) > MAX_POLICY_BYTES:
-                raise PolicyError(path, None, _too_big(os.fstat(handle.fileno()).st_size))
-        return data.decode("utf-8")
+        return read_regular_file(path, MAX_POLICY_BYTES).decode("utf-8")
     except FileNotFoundError:
         raise PolicyError(path, None, "no such file") from None
+    except NotARegularFile as exc:
+        raise PolicyError(path, None, f"{exc}; the rules must be in a file") from None
+    except FileTooLarge as exc:
+        raise PolicyError(path, None, _too_big(exc.size)) from None
     except (OSError, UnicodeDecodeError) as exc:
         raise PolicyError(path, None, f"cannot read: {exc}") from None
 

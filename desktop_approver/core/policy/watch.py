@@ -3,6 +3,12 @@
 :class:`PolicyWatcher` polls the file's stat cheaply on the running asyncio loop, reloads when it
 changes and, when a reload is refused, keeps the rules it had (the error goes to ``on_change``
 and the log, never into the decisions).
+
+A file that cannot be used at start (invalid TOML, a FIFO, a device, too big) leaves no good
+rules to keep: the app then runs in the *safe state* (:attr:`PolicyWatcher.safe`) until the file
+is fixed: one ``ask`` rule that covers every call, so no rule, no ``approve_all`` mode and no
+session memory answers anything (the person does; ``deny_all`` still denies). Running with no rules
+instead would turn the person's deny rules into allows.
 """
 
 from __future__ import annotations
@@ -15,7 +21,7 @@ from pathlib import Path
 
 from .explain import Explanation
 from .match import Policy
-from .rules import PolicyCall, PolicyError, PolicyVerdict
+from .rules import PolicyCall, PolicyError, PolicyVerdict, Rule
 
 log = logging.getLogger(__name__)
 
@@ -40,6 +46,9 @@ class PolicyWatcher:
         self.on_change = on_change
         self.policy: Policy = Policy.empty(self.path)
         self.last_error: PolicyError | None = None
+        self.safe = False
+        """No good rules were ever read: every call is asked of the person until the file is fixed."""
+        self._had_good = False                             # a good policy (or no file) has been in force
         self._signature: tuple[int, ...] | None = None    # the file as last read; None: missing
         self._gone = False                                 # the missing file has been taken as "no rules"
         self._missing_polls = 0
@@ -73,13 +82,28 @@ class PolicyWatcher:
         try:
             policy = Policy.load(self.path)
         except PolicyError as error:
-            log.warning("policy file refused, the last good rules stay in force: %s", error)
             self.last_error = error
+            if self._had_good:
+                log.warning("policy file refused, the last good rules stay in force: %s", error)
+            else:
+                self.policy, self.safe = ask_everything(self.path), True
+                log.error("policy file refused: %s; no good rules were read, so until it is fixed every call "
+                          "is asked of the person (no rule, approve-all mode or session memory answers)", error)
             self._notify(None, error)
         else:
-            self.policy, self.last_error = policy, None
+            self.policy, self.last_error, self.safe, self._had_good = policy, None, False, True
             self._notify(policy, None)
         return True
+
+    @property
+    def problem(self) -> str | None:
+        """What the person should know about the rules file, in words; None when it is in force."""
+        if self.last_error is None:
+            return None
+        if self.safe:
+            return (f"The rules file cannot be used ({self.last_error}): every call is asked of you "
+                    "(no rule and no approve-all mode answers) until it is fixed.")
+        return f"The rules file was refused ({self.last_error}): the last good rules stay in force."
 
     def _missing(self) -> bool:
         if self._gone:
@@ -88,7 +112,7 @@ class PolicyWatcher:
         if self._signature is not None and self._missing_polls < 2:
             return False        # perhaps an editor between delete and write: look once more
         self._signature, self._gone = None, True
-        self.policy, self.last_error = Policy.empty(self.path), None
+        self.policy, self.last_error, self.safe, self._had_good = Policy.empty(self.path), None, False, True
         self._notify(self.policy, None)
         return True
 
@@ -109,6 +133,12 @@ class PolicyWatcher:
         except Exception:      # e.g. a permission error on stat: keep the last policy, try again
             log.exception("checking the policy file failed")
         self._schedule(loop)
+
+
+def ask_everything(path: Path) -> Policy:
+    """The safe state's policy: one rule, ``ask``, that every call matches."""
+    return Policy((Rule(action="ask", index=0, line=None, source=str(path),
+                        label="the rules file cannot be used: every call is asked"),), path)
 
 
 def _stat_signature(path: Path) -> tuple[int, ...] | None:

@@ -19,7 +19,21 @@ commit crossed the threshold, is switched off for the app's connection.
 
 A write that fails (disk full, a locked or damaged file) still raises, so the request fails
 closed; it also tells ``health_listeners`` (the tray shows the app as degraded), and the next
-write that works tells them the problem is gone.
+write that works tells them the problem is gone. A lock held by another process is waited for
+``BUSY_TIMEOUT`` at most: the app's writes run on its event loop, and a frozen loop is a frozen app.
+
+The log knows it is the record (:class:`_FileWatch`): before each transaction, and once a second
+from the app (:meth:`AuditLog.watch`), it checks that the file it writes is still the database at
+its path (same device and inode, still linked, still a SQLite header). When it is not (deleted,
+replaced, overwritten in place) every write fails at once with :class:`LogFileLost` until the path
+is healthy again: missing (a fresh log is started there) or a database (it is opened). The same
+:meth:`AuditLog.recover` reopens the connection after any other failure (a read-only file made
+writable again). Requests still waiting for the person when the file changed are written into the
+new file, so their decisions have a row to point at; a decision that could not be written is kept
+and written with the next write that works (never a row left "pending" while the app runs).
+
+At start, a file that is not a database (or whose header SQLite refuses) is moved aside, kept
+under a ``.broken-<time>`` name, and a fresh log is started (``moved_aside`` says where it went).
 """
 
 from __future__ import annotations
@@ -28,7 +42,9 @@ import contextlib
 import functools
 import json
 import logging
+import os
 import sqlite3
+import stat
 import threading
 import time
 import weakref
@@ -52,13 +68,24 @@ answered call appends about 4 pages to the log, so this is about SQLite's own de
 pages (a log of 4 MiB at most, in the usual case)."""
 CHECKPOINT_IDLE = 5.0
 """Seconds after which the checkpointer also copies a log that has had fewer commits."""
+BUSY_TIMEOUT = 0.1
+"""Seconds a write waits for a lock another process holds before it fails (closed): the writes run
+on the app's event loop, and SQLite's default of 5 s per write froze the whole app."""
+CLOCKS_DISAGREE = 1.0
+"""Seconds by which the wall clock and the monotonic clock may disagree about a request's wait
+before its decision row also records the monotonic wait (``monotonic_seconds``)."""
+SQLITE_HEADER = b"SQLite format 3\x00"
+_BROKEN_CODES = (11, 26)
+"""SQLITE_CORRUPT and SQLITE_NOTADB (primary codes): the file is not a usable database."""
 
 INSERT_REQUEST = (
     "INSERT INTO requests (created, request_id, batch_index, session, agent, pid, peer_pid, peer_uid, cwd, host,"
     " git_branch, tool, args, description, preview, hints, risk_level, risk_reasons)"
     " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)")
-INSERT_DECISION = ("INSERT INTO decisions (request, decided, decision, decided_by, note, rule, blocked, updated_args)"
-                   " VALUES (?,?,?,?,?,?,?,?)")
+INSERT_REQUEST_AT = INSERT_REQUEST.replace("(created,", "(id, created,").replace("VALUES (?,", "VALUES (?,?,")
+"""A request row written again, under a given id, into a log that replaced the one it was in."""
+INSERT_DECISION = ("INSERT INTO decisions (request, decided, decision, decided_by, note, rule, blocked, updated_args,"
+                   " monotonic_seconds) VALUES (?,?,?,?,?,?,?,?,?)")
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS requests (
@@ -74,7 +101,8 @@ CREATE TABLE IF NOT EXISTS decisions (
     request INTEGER NOT NULL REFERENCES requests(id),
     decided REAL NOT NULL,
     decision TEXT NOT NULL, decided_by TEXT NOT NULL,
-    note TEXT, rule TEXT, blocked INTEGER NOT NULL DEFAULT 0, updated_args TEXT
+    note TEXT, rule TEXT, blocked INTEGER NOT NULL DEFAULT 0, updated_args TEXT,
+    monotonic_seconds REAL
 );
 CREATE TABLE IF NOT EXISTS events (
     id INTEGER PRIMARY KEY,
@@ -242,8 +270,20 @@ HealthListener = Callable[[str | None], None]
 Write = TypeVar("Write", bound=Callable[..., Any])
 
 
+class LogFileLost(sqlite3.DatabaseError):
+    """The file the log writes is no longer the database at its path: deleted, replaced or
+    overwritten. Every write fails with it until :meth:`AuditLog.recover` finds the path healthy."""
+
+
 def _cannot_write(exc: BaseException) -> str:
+    if isinstance(exc, LogFileLost):
+        return str(exc)
     return f"The audit log cannot be written ({exc}); requests are refused until it can be."
+
+
+def _is_broken_database(exc: sqlite3.Error) -> bool:
+    code = getattr(exc, "sqlite_errorcode", None)
+    return isinstance(code, int) and code & 0xFF in _BROKEN_CODES
 
 
 def _watched(write: Write) -> Write:
@@ -255,21 +295,150 @@ def _watched(write: Write) -> Write:
         except sqlite3.Error as exc:
             self._report(_cannot_write(exc))
             raise
-        if self.problem is not None:
+        if self.problem is not None and self.lost is None:
             self._report(None)
         return result
     return watched  # type: ignore[return-value]
 
 
+class _FileWatch:
+    """The log's own file as it was opened: device and inode, and a descriptor to read its header.
+
+    Reading the 16-byte header through our own descriptor never blocks (a regular file, opened
+    ``O_NONBLOCK``) and costs one ``stat`` and one ``pread`` per transaction (about 5 % of a commit).
+    The descriptor is only closed after SQLite's connection: closing a descriptor of a file drops
+    every POSIX lock the process holds on it.
+    """
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        info = os.fstat(self.fd)
+        self.identity = (info.st_dev, info.st_ino)
+
+    def problem(self) -> str | None:
+        """What is wrong with the file at the path, as the log sees it; None when it is the log."""
+        try:
+            info = os.stat(self.path)
+        except FileNotFoundError:
+            return "was deleted"
+        except OSError as exc:
+            return f"cannot be looked at ({exc.strerror or exc})"
+        if (info.st_dev, info.st_ino) != self.identity:
+            return "was replaced by another file"
+        try:  # (a deleted file is no longer at the path: the stat above says so)
+            header = os.pread(self.fd, len(SQLITE_HEADER), 0)
+        except OSError as exc:
+            return f"cannot be read ({exc.strerror or exc})"
+        if header and header != SQLITE_HEADER:
+            return "was overwritten: it is no longer a database"
+        return None
+
+    def close(self) -> None:
+        """Once: a descriptor number closed twice may by then be another file's."""
+        fd, self.fd = self.fd, -1
+        if fd >= 0:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+
+
+def _healthy_path(path: str) -> bool:
+    """The path can take the log: nothing there (a fresh log starts), or a regular file that
+    begins as a SQLite database. Opened without blocking: a FIFO put there must not hang the app."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return True
+    except OSError:
+        return False
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            return False
+        return info.st_size == 0 or os.pread(fd, len(SQLITE_HEADER), 0) == SQLITE_HEADER
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+
+
+@dataclass
+class _Asked:
+    """A call waiting for the person: what its row says (to write it again into a log that replaced
+    the one it was in), and when it was asked by both clocks (for the decision's wait)."""
+
+    identity: Identity
+    session: str
+    request_id: str
+    call: CallInfo
+    wall: float
+    monotonic: float
+
+
+def move_aside(path: Path) -> Path:
+    """Move a log SQLite cannot open (and its ``-wal`` and ``-shm``) out of the way; kept, never deleted."""
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    target = path.with_name(f"{path.name}.broken-{stamp}")
+    number = 1
+    while target.exists():
+        number += 1
+        target = path.with_name(f"{path.name}.broken-{stamp}-{number}")
+    os.rename(path, target)
+    for suffix in ("-wal", "-shm"):
+        companion = path.with_name(path.name + suffix)
+        with contextlib.suppress(FileNotFoundError):
+            os.rename(companion, target.with_name(target.name + suffix))
+    return target
+
+
+def _request_values(identity: Identity, session: str, request_id: str, call: CallInfo,
+                    created: float) -> tuple[Any, ...]:
+    """A request row's values, in ``INSERT_REQUEST``'s order."""
+    risk, preview, hints = call.risk, call.preview, call.hints
+    return (created, request_id, call.index, session, identity.agent, identity.pid, identity.peer_pid,
+            identity.peer_uid, identity.cwd, identity.host, identity.git_branch, call.tool, _encode(call.args),
+            call.description, None if preview is None else _encode(preview), _encode(hints) if hints else None,
+            risk.level if risk else None, _reasons_json(tuple(risk.reasons)) if risk else None)
+
+
+def _refused_instead(verdict: Verdict, exc: BaseException) -> Verdict:
+    """What a call whose decision could not be written really got: the agent was refused, so an
+    allow became a deny (the log never says a call was allowed when it was not)."""
+    from ..decisions.tickets import Verdict
+
+    if verdict.decision == "deny":
+        return verdict
+    return Verdict("deny", "cancelled", note=f"the decision ({verdict.decision} by {verdict.decided_by}) could not "
+                   f"be written to the audit log ({exc}), so the agent was refused", risk=verdict.risk)
+
+
 class AuditLog:
-    def __init__(self, path: Path | str, *, read_only: bool = False) -> None:
-        """Open (and create) the log; ``read_only`` only reads an existing one, beside a running app."""
+    def __init__(self, path: Path | str, *, read_only: bool = False, move_broken_aside: bool = False,
+                 refuse_until_open: bool = False) -> None:
+        """Open (and create) the log; ``read_only`` only reads an existing one, beside a running app.
+
+        ``move_broken_aside`` (the app): a file that is not a database is moved aside (see
+        :func:`move_aside`, ``moved_aside``) and a fresh log started, instead of raising.
+        ``refuse_until_open`` (the app): a log that cannot be opened at all (a read-only file system,
+        a directory it cannot write) does not stop the start: every write is refused (``lost``) until
+        :meth:`recover` opens it, and meanwhile the log reads as empty.
+        """
         self.path = path
         self.read_only = read_only
         self.problem: str | None = None
+        self.lost: str | None = None
+        """Why the file at the path is no longer the log (every write fails until it is healthy)."""
+        self.moved_aside: Path | None = None
+        """Where the log found broken at start was moved to (the person is told)."""
         self.health_listeners: list[HealthListener] = []
         self._checkpointer: _Checkpointer | None = None
+        self._file: _FileWatch | None = None
         self._group: GroupCommit | None = None     # this turn's open transaction of answered calls
+        self._asked: dict[int, _Asked] = {}        # row id as handed out -> the call waiting for the person
+        self._row: dict[int, int] = {}             # row id as handed out -> its row in the file now (after a switch)
+        self._owed: list[tuple[int, Verdict, float]] = []  # decisions not written yet (the write failed)
+        self._file_changed = False                 # lost because another file (or none) is at the path now
+        self._stale_companions = False             # the -wal/-shm at the path are the lost file's
         if read_only:
             if not Path(path).is_file():
                 raise FileNotFoundError(f"no audit log at {path}")
@@ -277,19 +446,188 @@ class AuditLog:
                                        isolation_level=None, check_same_thread=False)
             self._cursor = self._db.cursor()  # a write through it fails (read-only), as it must
             return
-        if str(path) != ":memory:":
-            Path(path).parent.mkdir(parents=True, exist_ok=True)
-        self._db = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False)
-        self._db.execute(f"PRAGMA page_size={PAGE_SIZE}")  # a new log only: an existing one keeps its own
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=NORMAL")
+        try:
+            if str(path) != ":memory:":
+                Path(path).parent.mkdir(parents=True, exist_ok=True)
+            if move_broken_aside and not _healthy_path(str(path)):
+                # Before SQLite touches it: it may remove a -wal beside a file it cannot open.
+                raise sqlite3.DatabaseError("the file is not a SQLite database")
+            self._open()
+        except sqlite3.DatabaseError as exc:
+            if move_broken_aside and (_is_broken_database(exc) or not _healthy_path(str(path))):
+                self.moved_aside = move_aside(Path(path))
+                log.error("the audit log %s could not be opened (%s); it was moved to %s and a fresh log started",
+                          path, exc, self.moved_aside)
+                self._open()
+            elif refuse_until_open:
+                self._start_unopened(exc)
+            else:
+                raise
+        except OSError as exc:
+            if not refuse_until_open:
+                raise
+            self._start_unopened(exc)
+
+    def _start_unopened(self, exc: BaseException) -> None:
+        """The log cannot be opened now: refuse every write until :meth:`recover` can open it."""
+        self.lost = (f"The audit log {self.path} cannot be opened ({exc}); requests are refused until it can "
+                     "be (a read-only file system made writable again is noticed within a second).")
+        log.error("%s", self.lost)
+        self.problem = self.lost
+        self._stand_in()
+
+    def _stand_in(self) -> None:
+        """An empty log in memory while the file cannot be opened: reads (the history window) find
+        nothing instead of crashing. Never written: ``lost`` is set, so every write fails first."""
+        assert self.lost is not None
+        self._db = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
         self._db.executescript(SCHEMA)
-        self._cursor = self._db.cursor()  # one for the writes: execute() on the connection makes one each time
-        if str(path) != ":memory:":
-            self._db.execute("PRAGMA wal_autocheckpoint=0")  # _Checkpointer's thread does it
-            self._checkpointer = _Checkpointer(str(path))
-            # A log that is dropped without close() still ends its thread.
+        self._cursor = self._db.cursor()
+
+    def _open(self) -> None:
+        """Connect to the file at the path (creating it), and watch it."""
+        path = str(self.path)
+        db = sqlite3.connect(path, timeout=BUSY_TIMEOUT, isolation_level=None, check_same_thread=False)
+        try:
+            db.execute(f"PRAGMA page_size={PAGE_SIZE}")  # a new log only: an existing one keeps its own
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=NORMAL")
+            db.executescript(SCHEMA)
+            columns = {row[1] for row in db.execute("PRAGMA table_info(decisions)")}
+            if "monotonic_seconds" not in columns:  # a log written by an older version
+                db.execute("ALTER TABLE decisions ADD COLUMN monotonic_seconds REAL")
+            if path != ":memory:":
+                db.execute("PRAGMA wal_autocheckpoint=0")  # _Checkpointer's thread does it
+                watch = _FileWatch(path)
+        except BaseException:
+            db.close()
+            raise
+        self._db = db
+        self._cursor = db.cursor()  # one for the writes: execute() on the connection makes one each time
+        if path != ":memory:":
+            self._file = watch
+            self._checkpointer = _Checkpointer(path)
+            # A log that is dropped without close() still ends its thread and its descriptor.
             weakref.finalize(self, self._checkpointer.stop, False)
+            weakref.finalize(self, watch.close)
+
+    def _close_connection(self) -> None:
+        """Close every connection to the file, the checkpointer's too (waited for): the last one to
+        close copies the write-ahead log into the file it belongs to and removes it by name, so a
+        file now at the path never reads another file's log."""
+        if self._checkpointer is not None:
+            self._checkpointer.stop()
+            self._checkpointer = None
+        # The cursor first: a statement left open (a write that failed) keeps SQLite's connection
+        # alive after close(), and with it the read-only state of the file (a read-only start).
+        with contextlib.suppress(sqlite3.Error, AttributeError):
+            self._cursor.close()
+        with contextlib.suppress(sqlite3.Error):
+            self._db.close()
+        if self._file is not None:  # after SQLite's: closing a descriptor drops the process's locks on the file
+            self._file.close()
+            self._file = None
+
+    # -- the log watches its own file ----------------------------------------------------------
+
+    def watch(self) -> None:
+        """Called about once a second by the app: notice a lost file without waiting for a write,
+        and while a problem lasts, try to recover from it."""
+        if self.read_only:
+            return
+        if self.problem is None and self.lost is None:
+            if self._file is not None and (problem := self._file.problem()) is not None:
+                self._lose(problem)
+                self._report(self.lost)
+            return
+        self.recover()
+
+    def _check_file(self) -> None:
+        """Before a transaction: the file is still the log, or the write fails (closed) at once."""
+        if self.lost is None and self._file is not None and (problem := self._file.problem()) is not None:
+            self._lose(problem)
+        if self.lost is not None:
+            raise LogFileLost(self.lost)
+
+    def _lose(self, problem: str) -> None:
+        self._file_changed = self._stale_companions = True
+        self.lost = (f"The audit log {self.path} {problem}; requests are refused until the path holds a "
+                     "database again or nothing (then a fresh log is started).")
+        log.error("%s", self.lost)
+
+    def recover(self) -> bool:
+        """Try to write again after a failure: reopen the file at the path (a fresh one where there
+        is none), write what is owed, and record the recovery. True when the log works again."""
+        if self.read_only or str(self.path) == ":memory:":
+            return False
+        if self.lost is not None and not _healthy_path(str(self.path)):
+            return False
+        self.commit_turn()
+        was = self.problem
+        # Reopened only when the file changed or SQLite opened it read-only: a lock or a full disk
+        # goes away on the connection there is.
+        if self.lost is not None or "readonly" in (was or "") or "read-only" in (was or ""):
+            self._close_connection()
+            if self._stale_companions:
+                self._keep_stale_companions()
+                self._stale_companions = False
+            try:
+                self._open()
+            except (sqlite3.Error, OSError) as exc:
+                log.debug("the audit log cannot be reopened yet: %s", exc)
+                if self.lost is None:
+                    self.lost = (f"The audit log {self.path} cannot be opened ({exc}); requests are refused "
+                                 "until it can be.")
+                    self._report(self.lost)
+                self._stand_in()
+                return False
+        lost, self.lost = self.lost, None
+        switched = self._file_changed  # another file now (the inode number may well be the same, reused)
+        try:
+            with self._transaction(0):
+                if switched:
+                    self._write_waiting_calls_again()
+                self._cursor.execute("INSERT INTO events (at, kind, code, detail) VALUES (?,?,?,?)",
+                                     (time.time(), "audit", "recovered", (lost or was or "")[:2000]))
+        except sqlite3.Error as exc:
+            self.lost = lost
+            log.debug("the audit log cannot be written yet: %s", exc)
+            return False
+        self._file_changed = False
+        log.warning("the audit log %s works again%s", self.path, " (a new file)" if switched else "")
+        self._report(None)
+        return True
+
+    def _keep_stale_companions(self) -> None:
+        """The ``-wal`` and ``-shm`` at the path belong to the file that is gone (SQLite does not
+        remove them when its file was moved or deleted): a database opened there would read them
+        as its own. Moved aside (kept) before the file at the path is opened."""
+        base = Path(self.path)
+        stamp = time.strftime("%Y%m%d-%H%M%S")
+        for suffix in ("-wal", "-shm"):
+            companion = base.with_name(base.name + suffix)
+            if companion.exists():
+                target = base.with_name(f"{base.name}.stale-{stamp}{suffix}")
+                with contextlib.suppress(OSError):
+                    os.rename(companion, target)
+                    log.warning("kept %s, the write-ahead log of the file that was at %s, as %s", companion,
+                                base, target)
+
+    def _write_waiting_calls_again(self) -> None:
+        """The calls still waiting for the person were in the file that is gone: write them into
+        this one, under the same id where it is free, so their decisions have a row to point at."""
+        marks = ",".join("?" * len(self._asked))
+        taken = {row[0] for row in self._db.execute(f"SELECT id FROM requests WHERE id IN ({marks})",
+                                                    list(self._asked))} if self._asked else set()
+        for handed_out, asked in self._asked.items():
+            call, who = asked.call, asked.identity
+            values = _request_values(who, asked.session, asked.request_id, call, asked.wall)
+            if handed_out in taken:
+                cursor = self._cursor.execute(INSERT_REQUEST, values)
+                self._row[handed_out] = cursor.lastrowid or 0
+            else:
+                self._cursor.execute(INSERT_REQUEST_AT, (handed_out, *values))
+                self._row.pop(handed_out, None)
 
     def commit_turn(self) -> None:
         """Commit this turn's answered calls now, not at the turn's end (a connection closing with
@@ -306,9 +644,18 @@ class AuditLog:
 
     def close(self) -> None:
         self.commit_turn()  # answers waiting for their commit get it (or hear why not)
+        if self._owed and self.problem is not None:
+            self.recover()
+        if self._owed:
+            log.error("the audit log closes with %d decisions it could not write: %s", len(self._owed),
+                      ", ".join(f"{row}: {verdict.decision} by {verdict.decided_by}" for row, verdict, _ in self._owed))
         if self._checkpointer is not None:
             self._checkpointer.stop()
+        with contextlib.suppress(sqlite3.Error, AttributeError):
+            self._cursor.close()  # else a statement left open keeps the connection (and its file) alive
         self._db.close()  # the last connection to close checkpoints what is left, and removes the log
+        if self._file is not None:  # after SQLite's: closing a descriptor drops the process's locks on the file
+            self._file.close()
 
     def _report(self, problem: str | None) -> None:
         self.problem = problem
@@ -321,14 +668,37 @@ class AuditLog:
     @_watched
     def record_calls(self, identity: Identity, session: str, request_id: str,
                      calls: Sequence[CallInfo]) -> list[int]:
-        """One row per call, committed together; returns their ids for the decisions."""
+        """One row per call, committed together; returns their ids for the decisions.
+
+        The calls wait for the person: until their decisions are written the log keeps them (see
+        :meth:`record_decisions`), to write them again into a log that replaced this file and to
+        measure their wait by the monotonic clock."""
+        now, monotonic = time.time(), time.monotonic()
         with self._transaction(len(calls)):
-            return self._insert_calls(identity, session, request_id, calls, time.time())
+            ids = self._insert_calls(identity, session, request_id, calls, now)
+        for row, call in zip(ids, calls, strict=True):
+            self._asked[row] = _Asked(identity, session, request_id, call, now, monotonic)
+        return ids
+
+    def record_decisions(self, pairs: Iterable[tuple[int, Verdict]]) -> None:
+        """The decisions of calls :meth:`record_calls` wrote. If they cannot be written now (the log
+        fails), this raises, so the agent is refused; what the log then owes is the truth: the call
+        was not allowed. It is written with the next write that works, so no row stays "pending"."""
+        now = time.time()
+        decided = [(row, verdict, now) for row, verdict in pairs]
+        try:
+            self._write_decisions(decided)
+        except sqlite3.Error as exc:
+            self._owed += [(row, _refused_instead(verdict, exc), at) for row, verdict, at in decided]
+            raise
 
     @_watched
-    def record_decisions(self, pairs: Iterable[tuple[int, Verdict]]) -> None:
+    def _write_decisions(self, decided: list[tuple[int, Verdict, float]]) -> None:
         with self._transaction(0):
-            self._insert_decisions(pairs, time.time())
+            self._insert_waited_decisions(decided)
+        for row, _, _ in decided:
+            self._asked.pop(row, None)
+            self._row.pop(row, None)
 
     @_watched
     def record_answered(self, identity: Identity, session: str, request_id: str,
@@ -353,6 +723,7 @@ class AuditLog:
         group = self._group
         try:
             if group is None:
+                self._check_file()
                 self._cursor.execute("BEGIN")
                 group = self._group = GroupCommit()
                 _at_turn_end(loop, functools.partial(self._commit_group, group))
@@ -387,9 +758,13 @@ class AuditLog:
         An open group of answered calls is part of it and is committed (or fails) with it, and its
         waiters are told after."""
         group, self._group = self._group, None
-        if group is None:
-            self._cursor.execute("BEGIN")
+        owed = self._owed
         try:
+            if group is None:
+                self._check_file()
+                self._cursor.execute("BEGIN")
+            if owed:
+                self._insert_waited_decisions(owed)
             yield
             self._cursor.execute("COMMIT")
         except BaseException as exc:
@@ -397,6 +772,12 @@ class AuditLog:
             if group is not None:
                 self._abandon_group(group, exc)
             raise
+        if owed:
+            self._owed = [entry for entry in self._owed if entry not in owed]
+            for row, _, _ in owed:
+                self._asked.pop(row, None)
+                self._row.pop(row, None)
+            log.warning("the audit log wrote %d decisions it owed", len(owed))
         try:
             self._committed(max(writes + (group.calls if group is not None else 0), 1))
         finally:
@@ -415,6 +796,7 @@ class AuditLog:
 
     def _insert_calls(self, identity: Identity, session: str, request_id: str,
                       calls: Iterable[CallInfo], now: float) -> list[int]:
+        """The hottest write of the app, hence :func:`_request_values` written out here."""
         execute = self._cursor.execute
         who = (session, identity.agent, identity.pid, identity.peer_pid, identity.peer_uid, identity.cwd,
                identity.host, identity.git_branch)
@@ -433,7 +815,22 @@ class AuditLog:
         for audit_id, v in pairs:
             updated = v.updated_args
             execute(INSERT_DECISION, (audit_id, now, v.decision, v.decided_by, v.note, v.rule, int(v.blocked),
-                                      None if updated is None else _encode(updated)))
+                                      None if updated is None else _encode(updated), None))
+
+    def _insert_waited_decisions(self, decisions: Iterable[tuple[int, Verdict, float]]) -> None:
+        """Decisions of calls that waited for the person: into the row the call has in this file,
+        with the monotonic wait where the wall clock says otherwise (it was set, or jumped)."""
+        execute, now = self._cursor.execute, time.monotonic()
+        for handed_out, v, decided in decisions:
+            asked = self._asked.get(handed_out)
+            waited = None
+            if asked is not None:
+                by_monotonic = now - asked.monotonic
+                if abs((decided - asked.wall) - by_monotonic) > CLOCKS_DISAGREE:
+                    waited = by_monotonic
+            updated = v.updated_args
+            execute(INSERT_DECISION, (self._row.get(handed_out, handed_out), decided, v.decision, v.decided_by, v.note,
+                                      v.rule, int(v.blocked), None if updated is None else _encode(updated), waited))
 
     @_watched
     def record_event(self, kind: str, code: str | None = None, detail: str | None = None,

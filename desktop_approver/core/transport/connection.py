@@ -124,7 +124,13 @@ class Connection:
             if not self.authenticated:  # a client without a token gets one answer, not a conversation
                 self.close()
             return
-        HANDLERS[message.type](self, message)
+        try:
+            HANDLERS[message.type](self, message)
+        except Exception as exc:  # our failure: a typed answer, and the connection (and what waits on it) stays
+            log.exception("handling a %s from %r failed", message.type, self)
+            self.send(encode(models.ErrorMessage(id=getattr(message, "id", None), code="internal",
+                                                 in_reply_to=message.type,
+                                                 message=f"desktop-approver failed: {exc or type(exc).__name__}")))
 
     def _authenticate(self, data: dict[str, Any]) -> dict[str, Any] | Refusal:
         """The token check, between the line's reading (up to its version) and its fields: a client
@@ -177,8 +183,12 @@ class Connection:
         self.connection_lost()
 
     def refuse(self, refusal: Refusal) -> None:
-        """A typed error for a message we will not act on, written to the audit log (within its budget)."""
-        self.context.audit_refusal(refusal.code, refusal.message, self.peer.pid, self.peer.uid, refusal.id)
+        """A typed error for a message we will not act on, written to the audit log (within its budget).
+        The refusal is answered even when the log cannot take it (a full disk): it decides nothing."""
+        try:
+            self.context.audit_refusal(refusal.code, refusal.message, self.peer.pid, self.peer.uid, refusal.id)
+        except Exception:
+            log.exception("the audit log could not record a refusal (%s) for %r", refusal.code, self)
         self.send(encode(refusal.reply()))
 
     # -- handlers ---------------------------------------------------------------------------------
@@ -243,7 +253,7 @@ class Connection:
         self.send(encode(models.StatusReply(
             id=message.id, version=__version__, pid=os.getpid(), socket=self.context.socket_path,
             pending=state["pending"], mode=state["mode"], mode_until=state["mode_until"], sessions=state["sessions"],
-            uptime=time.time() - self.context.started)))
+            uptime=time.monotonic() - self.context.started, problems=state.get("problems") or None)))
 
     # Session memory over the socket is the asking agent's own: keyed by the agent's name from hello.
 
@@ -262,16 +272,25 @@ class Connection:
     def _revoke(self, message: models.Revoke) -> None:
         broker, who = self.context.broker, self.identity
         count = broker.memory.revoke(session=message.session, tool=message.tool, agent=who.agent)
-        broker.audit.record_event("revoke", None, f"agent={who.agent} session={message.session} tool={message.tool} "
-                                  f"count={count}", self.peer.pid, self.peer.uid)
+        try:
+            broker.audit.record_event("revoke", None, f"agent={who.agent} session={message.session} "
+                                      f"tool={message.tool} count={count}", self.peer.pid, self.peer.uid)
+        except Exception:  # the approvals are gone either way: the agent hears the truth
+            log.exception("the audit log could not record a revoke from %r", self)
         self.send(encode(models.Revoked(id=message.id, count=count)))
 
     @handles("notice")
     def _notice(self, message: models.Notice) -> None:
         broker, who = self.context.broker, self.identity
-        broker.audit.record_event("notice", message.kind, f"agent={who.agent} {message.text}", self.peer.pid,
-                                  self.peer.uid)
         broker.tell(who, message.kind, message.text)
+        try:
+            broker.audit.record_event("notice", message.kind, f"agent={who.agent} {message.text}", self.peer.pid,
+                                      self.peer.uid)
+        except Exception as exc:  # shown to the person, not recorded: the agent is told so, and stays connected
+            log.error("the audit log could not record a notice from %r: %s", self, exc)
+            self.send(encode(models.ErrorMessage(id=message.id, code="internal", in_reply_to="notice",
+                                                 message=f"the notice was shown but could not be recorded: {exc}")))
+            return
         self.send(encode(models.Noticed(id=message.id)))
 
     @handles("show")

@@ -39,7 +39,8 @@ class Context:
         self.token_check = token_check
         self.max_pending_per_client = max_pending_per_client
         self.socket_path = socket_path
-        self.started = time.time()
+        self.started = time.monotonic()
+        """When the app began listening, by the monotonic clock: ``status`` uptime must not jump with the wall clock."""
         self.refusals = RefusalBudget()
         self.pending_by_peer: Counter[int | None] = Counter()   # calls waiting for the person, by peer pid
         self._summary_timer: asyncio.TimerHandle | None = None

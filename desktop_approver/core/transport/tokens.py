@@ -12,9 +12,10 @@ from __future__ import annotations
 import hmac
 import logging
 import secrets
+import threading
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 from ..._client_base import KEYRING_SERVICE as SERVICE  # where clients look
 from ..._client_base import KEYRING_USERNAME as USERNAME
@@ -24,6 +25,11 @@ log = logging.getLogger(__name__)
 TOKEN_BYTES = 32
 REFRESH_SECONDS = 10.0
 """How long the app trusts its copy of the token; a rotation takes effect within this time."""
+KEYRING_TIMEOUT = 5.0
+"""Seconds the app waits for the keyring at start. A keyring call can block for good (a locked
+collection waiting for a password prompt, a hung D-Bus service): it runs in a thread of its own,
+and later reads never wait at all (the server checks tokens on its event loop)."""
+T = TypeVar("T")
 
 
 class TokenStoreUnavailable(RuntimeError):
@@ -65,18 +71,29 @@ class TokenStore:
         """A cheap "current token" for the server: re-read from the keyring at most every ``max_age`` s.
 
         Reads the token once now (so a missing keyring fails at start-up, not at the first
-        client); a later keyring failure keeps the last known token rather than locking everyone out.
+        client), waiting ``KEYRING_TIMEOUT`` at most; a later keyring failure keeps the last known
+        token rather than locking everyone out. A stale token is re-read in a thread: the caller
+        (the event loop) gets the last known one at once, never waits for the keyring.
         """
-        token, read_at = self.get_or_create(), clock()
+        token, read_at = within(KEYRING_TIMEOUT, self.get_or_create), clock()
+        refreshing = threading.Lock()
+
+        def refresh() -> None:
+            nonlocal token
+            try:
+                token = self.get_or_create()
+            except TokenStoreUnavailable as exc:
+                log.warning("keeping the last known token: %s", exc)
+            except Exception:  # a keyring backend's own bug: keep the token, say so
+                log.exception("keeping the last known token: the keyring failed")
+            finally:
+                refreshing.release()
 
         def current() -> str:
-            nonlocal token, read_at
-            if clock() - read_at >= max_age:
-                try:
-                    token = self.get_or_create()
-                except TokenStoreUnavailable as exc:
-                    log.warning("keeping the last known token: %s", exc)
+            nonlocal read_at
+            if clock() - read_at >= max_age and refreshing.acquire(blocking=False):
                 read_at = clock()
+                threading.Thread(target=refresh, name="keyring-token", daemon=True).start()
             return token
 
         return current
@@ -88,6 +105,28 @@ class TokenStore:
         except keyring.errors.KeyringError as exc:
             raise _unavailable(exc) from None
         return token
+
+
+def within(seconds: float, call: Callable[[], T]) -> T:
+    """``call()`` in a thread of its own, waited for ``seconds`` at most (then
+    :class:`TokenStoreUnavailable`; the thread is left to finish, or not, on its own)."""
+    outcome: list[T] = []
+    failure: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            outcome.append(call())
+        except BaseException as exc:
+            failure.append(exc)
+
+    worker = threading.Thread(target=run, name="keyring", daemon=True)
+    worker.start()
+    worker.join(seconds)
+    if worker.is_alive():
+        raise TokenStoreUnavailable(f"the system keyring did not answer within {seconds:g} s")
+    if failure:
+        raise failure[0]
+    return outcome[0]
 
 
 def make_token_check(expected: str | Callable[[], str]) -> Callable[[str | None], bool]:

@@ -1,0 +1,320 @@
+"""Faults injected into the running app from outside (issue 20): the audit log's file and disk,
+the rules file, a held lock. Against the real app core in its own process (``app.py``).
+
+Each test asserts what the issue asks of every fault: no allow that is not in the audit log, a
+typed answer for the client, the person told (the app's stderr: its log, where the health signal
+the tray shows is written too), and recovery without a restart where the fault goes away.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import socket
+import sqlite3
+import subprocess
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from desktop_approver import Client
+from desktop_approver.errors import ProtocolError
+from tests.reliability.app import AppProcess
+
+WAIT = 60.0
+
+
+def wait_until(condition: Callable[[], Any], what: str, timeout: float = WAIT) -> Any:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = condition()
+        if value:
+            return value
+        time.sleep(0.02)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def rows(audit: Path) -> list[tuple[str, str | None, str | None]]:
+    """(args, decision, decided_by) of every call in the log at ``audit``."""
+    with contextlib.closing(sqlite3.connect(f"{audit.as_uri()}?mode=ro", uri=True)) as db:
+        return db.execute("SELECT r.args, d.decision, d.decided_by FROM requests r"
+                          " LEFT JOIN decisions d ON d.request = r.id ORDER BY r.id").fetchall()
+
+
+def allows_recorded(audit: Path, allowed: list[str]) -> None:
+    """Every call the client was allowed is in the log with an allow."""
+    recorded = {json.loads(args)["command"] for args, decision, _ in rows(audit)
+                if decision in ("allow_once", "allow_session")}
+    assert set(allowed) <= recorded, set(allowed) - recorded
+
+
+class RawLine:
+    """A client speaking the protocol line by line, to send what the Python client never would."""
+
+    def __init__(self, path: Path) -> None:
+        self.sock = socket.socket(socket.AF_UNIX)
+        self.sock.settimeout(WAIT)
+        self.sock.connect(str(path))
+        self.buffer = b""
+        self.send({"v": 1, "type": "hello", "client": {"agent": "raw", "pid": os.getpid(), "cwd": os.getcwd()}})
+        assert self.read()["type"] == "welcome"
+
+    def send(self, message: dict[str, Any] | bytes) -> None:
+        self.sock.sendall(message + b"\n" if isinstance(message, bytes) else json.dumps(message).encode() + b"\n")
+
+    def read(self) -> dict[str, Any]:
+        while b"\n" not in self.buffer:
+            chunk = self.sock.recv(65536)
+            if not chunk:
+                raise AssertionError("the app hung up")
+            self.buffer += chunk
+        line, self.buffer = self.buffer.split(b"\n", 1)
+        return dict(json.loads(line))
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+def ask(app: AppProcess, command: str, agent: str = "faults") -> str:
+    with Client(app.socket_path, agent=agent) as client:
+        return client.request("Bash", {"command": command}, timeout=30).decided_by
+
+
+# -- the rules file ----------------------------------------------------------------------------------
+
+APPROVE_ALL_FOR_AN_HOUR = {"mode": "approve_all", "until": time.time() + 3600, "seconds": 3600}
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("fault", ["invalid TOML", "FIFO", "device", "too large"])
+def test_a_rules_file_unreadable_at_start_means_the_person_is_asked_for_everything(
+        tmp_path: Path, fault: str, figures: dict[str, str]) -> None:
+    """Items 6 and 7: a deny rule became approve-all's allow; a FIFO hung the app in open() for good."""
+    policy, state = tmp_path / "policy.toml", tmp_path / "state.json"
+    state.write_text(json.dumps({**APPROVE_ALL_FOR_AN_HOUR, "until": time.time() + 3600}))
+    if fault == "invalid TOML":
+        policy.write_text('[tools]\nBash = "deny"\n[[rule]\n')
+    elif fault == "FIFO":
+        os.mkfifo(policy)
+    elif fault == "device":
+        policy.symlink_to("/dev/zero")
+    else:
+        policy.write_text('[tools]\nBash = "deny"\n')
+        os.truncate(policy, 50 * 1024 * 1024)            # 50 MB, as in the issue
+    started = time.monotonic()
+    with AppProcess(tmp_path, "deny", policy=policy, state=state) as app:
+        figures[f"rules file {fault} at start: app ready in"] = f"{time.monotonic() - started:.2f} s"
+        assert ask(app, "ls") == "user"              # not the stored approve-all: the person decided
+        assert "every call is asked" in app.stderr()
+        with Client(app.socket_path) as client:
+            assert any("every call is asked" in problem for problem in client.status()["problems"])
+        if fault == "FIFO":
+            policy.unlink()
+        policy.unlink(missing_ok=True)
+        policy.write_text('[tools]\nBash = "deny"\n')   # fixed: in force without a restart
+        wait_until(lambda: ask(app, "ls") == "policy", "the fixed rules to be in force")
+        with Client(app.socket_path) as client:
+            assert "problems" not in client.status()
+        assert "rules works again" in app.stderr() or "policy works again" in app.stderr()
+    assert all(decision == "deny" for _, decision, _ in rows(app.audit_path))
+
+
+# -- the audit log's file ------------------------------------------------------------------------------
+
+@pytest.mark.timeout(120)
+def test_a_deleted_audit_log_fails_closed_and_a_fresh_one_is_started(tmp_path: Path,
+                                                                       figures: dict[str, str]) -> None:
+    """Item 3: 313 decisions went into the unlinked file; after a restart they were gone."""
+    with AppProcess(tmp_path, "allow") as app:
+        allowed = [f"echo {n}" for n in range(5)]
+        for command in allowed:
+            assert ask(app, command) == "user"
+        app.audit_path.unlink()
+        refused = answered_after = 0
+        started = time.monotonic()
+        while not app.audit_path.exists() or answered_after < 20:
+            command = f"after {refused + answered_after}"
+            try:
+                ask(app, command)
+            except ProtocolError as error:
+                assert error.code == "internal"
+                refused += 1
+            else:
+                allowed.append(command)
+                answered_after += 1
+            assert time.monotonic() - started < WAIT
+        assert "was deleted" in app.stderr()
+        figures["audit log deleted: requests refused before a fresh log"] = str(refused)
+        allows_recorded(app.audit_path, allowed[5:])   # every allow after the fault is in the new file
+        assert app.alive()
+
+
+@pytest.mark.timeout(120)
+def test_an_audit_log_overwritten_in_place_refuses_until_it_is_moved_away(tmp_path: Path) -> None:
+    """Item 3: 310 more allows went into a file overwritten in place."""
+    with AppProcess(tmp_path, "allow") as app:
+        assert ask(app, "before") == "user"
+        with open(app.audit_path, "r+b") as handle:
+            handle.write(b"overwritten " * 1000)
+        for n in range(5):
+            with pytest.raises(ProtocolError) as refused:
+                ask(app, f"during {n}")
+            assert refused.value.code == "internal"
+        assert "no longer a database" in app.stderr()
+        os.rename(app.audit_path, tmp_path / "kept.sqlite3")    # the person moves it away
+        wait_until(lambda: app.audit_path.exists(), "a fresh log")
+        wait_until(lambda: _answers(app, "after"), "the log to work again")
+        allows_recorded(app.audit_path, ["after"])
+
+
+def _answers(app: AppProcess, command: str) -> bool:
+    try:
+        return ask(app, command) == "user"
+    except ProtocolError:
+        return False
+
+
+@pytest.mark.timeout(120)
+def test_an_audit_log_that_is_not_a_database_at_start_is_moved_aside(tmp_path: Path) -> None:
+    """Item 4: the start died with an uncaught traceback (PRAGMA journal_mode=WAL), and no socket."""
+    audit = tmp_path / "audit.sqlite3"
+    audit.write_bytes(b"not a database " * 1000)
+    with AppProcess(tmp_path, "allow") as app:
+        assert ask(app, "ls") == "user"
+        kept = list(tmp_path.glob("audit.sqlite3.broken-*"))
+        assert [path.read_bytes() for path in kept if not path.name.endswith(("-wal", "-shm"))] == [
+            b"not a database " * 1000]
+        assert "moved to" in app.stderr() and "Traceback" not in app.stderr()
+        allows_recorded(audit, ["ls"])
+
+
+@pytest.mark.timeout(120)
+def test_a_locked_audit_log_is_a_quick_typed_error_and_status_keeps_answering(tmp_path: Path,
+                                                                                figures: dict[str, str]) -> None:
+    """Item 5: each write waited 5 s on the event loop; six requests took 50 s and status said "not running"."""
+    with AppProcess(tmp_path, "allow") as app:
+        assert ask(app, "before") == "user"
+        holder = sqlite3.connect(app.audit_path, isolation_level=None)
+        holder.execute("BEGIN IMMEDIATE")
+        try:
+            started = time.monotonic()
+            for n in range(6):
+                with pytest.raises(ProtocolError) as refused:
+                    ask(app, f"locked {n}")
+                assert refused.value.code == "internal" and "locked" in str(refused.value)
+            with Client(app.socket_path) as client:
+                status = client.status()
+                assert status["pid"] == app.pid and "locked" in " ".join(status["problems"])
+            figures["audit log locked: six refused requests and a status took"] = \
+                f"{time.monotonic() - started:.2f} s (50 s before)"
+        finally:
+            holder.execute("ROLLBACK")
+            holder.close()
+        wait_until(lambda: _answers(app, "after"), "the log to work again")
+        allows_recorded(app.audit_path, ["before", "after"])
+
+
+# -- a full disk, a read-only file system --------------------------------------------------------------
+
+@contextlib.contextmanager
+def small_disk(path: Path, size: str = "400k") -> Iterator[Path]:
+    path.mkdir()
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(path)],
+                             capture_output=True, text=True)
+    if mounted.returncode != 0:
+        pytest.skip(f"cannot mount a small file system here: {mounted.stderr.strip()}")
+    try:
+        yield path
+    finally:
+        subprocess.run(["umount", "-l", str(path)], check=False)
+
+
+@pytest.mark.timeout(180)
+def test_a_full_disk_keeps_refusals_notices_and_the_waiting_request(tmp_path: Path) -> None:
+    """Item 1: on a full disk a notice or a malformed line got EOF, the waiting request vanished and its
+    row stayed "pending" for good."""
+    with small_disk(tmp_path / "disk") as disk:
+        with AppProcess(tmp_path, "never", audit_path=disk / "audit.sqlite3") as app:
+            line = RawLine(app.socket_path)
+            line.send({"v": 1, "type": "request", "id": "r1", "tool": "Bash", "args": {"command": "make deploy"},
+                       "timeout": 3600})
+            wait_until(lambda: _pending(app) == 1, "the request to wait for the person")
+            filler = disk / "filler"
+            with contextlib.suppress(OSError), open(filler, "wb", buffering=0) as handle:
+                while True:
+                    handle.write(b"\0" * 4096)
+            line.send({"v": 1, "type": "notice", "id": "n1", "kind": "info", "text": "x" * 1500})
+            line.send(b"{not json")
+            first, second = line.read(), line.read()
+            assert (first["type"], first.get("id"), second["type"], second["code"]) == (
+                "error", "n1", "error", "invalid_json")
+            assert _pending(app) == 1                      # the connection and its request stayed
+            line.close()                                   # withdrawn, on a full disk
+            wait_until(lambda: _pending(app) == 0, "the withdrawal")
+            filler.unlink()                                # room again: what is owed is written
+            wait_until(lambda: all(decision is not None for _, decision, _ in rows(app.audit_path)),
+                       "the withdrawal's row")
+            assert rows(app.audit_path)[-1][1:] == ("deny", "cancelled")
+            assert "cannot be written" in app.stderr()
+
+
+def _pending(app: AppProcess) -> int:
+    with Client(app.socket_path) as client:
+        return int(client.status()["pending"])
+
+
+@pytest.mark.timeout(180)
+@pytest.mark.parametrize("before", ["quit", "killed"])
+def test_a_read_only_start_recovers_without_a_restart(tmp_path: Path, before: str) -> None:
+    """Item 2: after a read-only start the app answered "attempt to write a readonly database" until restarted.
+    ``quit``: no -shm is left, SQLite cannot open the log at all; ``killed``: it opens it read-only."""
+    with small_disk(tmp_path / "disk", "2m") as disk:
+        audit = disk / "audit.sqlite3"
+        with AppProcess(tmp_path, "allow", audit_path=audit) as first:
+            assert ask(first, "first run") == "user"
+            if before == "killed":
+                first.process.kill()
+                first.process.wait(WAIT)
+        subprocess.run(["mount", "-o", "remount,ro", str(disk)], check=True)
+        with AppProcess(tmp_path, "allow", audit_path=audit) as app:
+            with pytest.raises(ProtocolError) as refused:
+                ask(app, "read only")
+            assert refused.value.code == "internal"
+            subprocess.run(["mount", "-o", "remount,rw", str(disk)], check=True)
+            wait_until(lambda: _answers(app, "writable again"), "the log to work again")
+            allows_recorded(audit, ["first run", "writable again"])
+            assert "works again" in app.stderr()
+
+
+# -- the clock -------------------------------------------------------------------------------------
+
+LIBFAKETIME = next((path for path in (Path("/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1"),
+                                      Path("/usr/lib/aarch64-linux-gnu/faketime/libfaketimeMT.so.1"),
+                                      Path("/usr/lib/faketime/libfaketimeMT.so.1")) if path.exists()), None)
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.skipif(LIBFAKETIME is None, reason="libfaketime is not installed (apt install faketime; .ci/run does)")
+def test_approve_all_ends_on_time_when_the_wall_clock_is_set_back_an_hour(tmp_path: Path,
+                                                                         figures: dict[str, str]) -> None:
+    """Item 11: a clock set back an hour turned a 20-second approve-all into an hour. The app runs under
+    libfaketime, its wall clock moved back an hour while approve-all runs; its monotonic clock is real."""
+    clock_file, state = tmp_path / "faketime", tmp_path / "state.json"
+    clock_file.write_text("+0\n")
+    state.write_text(json.dumps({"mode": "approve_all", "until": time.time() + 4, "seconds": 4}))
+    faked = {"LD_PRELOAD": str(LIBFAKETIME), "FAKETIME_TIMESTAMP_FILE": str(clock_file), "FAKETIME_NO_CACHE": "1",
+             "FAKETIME_DONT_FAKE_MONOTONIC": "1"}
+    with AppProcess(tmp_path, "deny", state=state, env=faked) as app:
+        started = time.monotonic()
+        assert ask(app, "ls") == "mode"                     # approve-all, for 4 s
+        clock_file.write_text("-1h\n")                      # the wall clock goes back an hour
+        with Client(app.socket_path) as client:
+            assert client.status()["mode"] == "approve_all"
+        wait_until(lambda: ask(app, "ls") == "user", "approve-all to end", timeout=30)
+        figures["approve-all of 4 s with the wall clock set back 1 h ended after"] = \
+            f"{time.monotonic() - started:.1f} s"
+    assert rows(app.audit_path)[-1][1:] == ("deny", "user")
