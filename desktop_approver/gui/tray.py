@@ -150,8 +150,7 @@ class Tray(QSystemTrayIcon):
 
     def approve_all_left(self) -> float | None:
         """Seconds of approve-all left, or None when the mode is another."""
-        until = self.mode.until
-        return None if until is None else max(0.0, until - time.time())
+        return self.mode.left
 
     def approve_all_text(self) -> str:
         left = self.approve_all_left()

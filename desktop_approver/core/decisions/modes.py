@@ -66,6 +66,13 @@ class ModeState:
             return None
         return self._clock() + (self._deadline - self._monotonic())
 
+    @property
+    def left(self) -> float | None:
+        """Seconds of approve_all left, by the monotonic clock (None in any other mode)."""
+        if self.mode != APPROVE_ALL or self._deadline is None:
+            return None
+        return max(0.0, self._deadline - self._monotonic())
+
     def set(self, mode: Mode, *, seconds: float | None = None, reason: str | None = None) -> None:
         if mode not in MODES:
             raise ValueError(f"unknown mode {mode!r}; one of {', '.join(MODES)}")
