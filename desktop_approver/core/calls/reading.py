@@ -835,3 +835,66 @@ def _compact(value: Any) -> str:
         return json.dumps(value, ensure_ascii=False, sort_keys=True)[:100_000]
     except (TypeError, ValueError):
         return str(value)[:100_000]
+
+
+# -- working directories inside a command line ----------------------------------------------------
+
+UNKNOWN_DIR = "/nonexistent-unknown-directory"   # after ``cd "$X"``: relative paths lead nowhere known
+
+
+def working_dirs(programs: Iterable[SimpleCommand], cwd: str | None) -> list[str | None]:
+    """The directory each program of a command line runs in: ``cd``/``pushd`` at the top level
+    move every later program; a ``cd`` to a path that is not literal (a variable, a glob,
+    ``-``), or one inside a subshell, group or function, leaves later programs in a directory
+    not known, so their relative paths are judged as outside the working directory."""
+    out: list[str | None] = []
+    here = cwd
+    for program in programs:
+        out.append(here)
+        if program.name not in ("cd", "pushd", "popd") or not program.argv:
+            continue
+        targets = [w for w in program.argv[1:] if not w.startswith("-")]
+        nested = program.depth > 0 or program.construct != "" or program.function != ""
+        if program.name == "popd" or nested or len(targets) > 1:
+            here = UNKNOWN_DIR
+        elif not targets:
+            here = os.path.expanduser("~")
+        elif not literal_path(targets[0]):
+            here = UNKNOWN_DIR
+        else:
+            here = resolve_path(targets[0], here) if here or os.path.isabs(os.path.expanduser(targets[0])) \
+                else UNKNOWN_DIR
+    return out
+
+
+_NOT_LITERAL = re.compile(r"[$`*?\[\]{}]|^~[^/]|^[+-]")
+
+
+def literal_path(word: str) -> bool:
+    """Whether a path is written out: no variable (but ``$HOME``), substitution, glob or brace,
+    not ``~user``, not an option-looking word."""
+    text = re.sub(r"^(\$HOME|\$\{HOME\})(?=/|$)", "~", word.strip())
+    return bool(text) and not _NOT_LITERAL.search(text)
+
+
+# -- wrapped calls -----------------------------------------------------------------------------------
+
+WRAPPER_TOOLS = frozenset({"use_mcp_tool"})
+
+
+def unwrap_call(tool: str, args: Any) -> tuple[str, Any]:
+    """Cline's ``use_mcp_tool {server_name, tool_name, arguments}`` is the call it wraps
+    (``mcp__SERVER__TOOL`` with those arguments, given as an object or as JSON text); any other
+    call, or a wrapper whose inner call cannot be read, is returned as it is."""
+    if normalise_tool(tool) not in WRAPPER_TOOLS or not isinstance(args, Mapping):
+        return tool, args
+    server, inner = args.get("server_name"), args.get("tool_name")
+    arguments = args.get("arguments", {})
+    if isinstance(arguments, str):
+        try:
+            arguments = json.loads(arguments) if arguments.strip() else {}
+        except ValueError:
+            return tool, args
+    if not isinstance(server, str) or not isinstance(inner, str) or not inner or not isinstance(arguments, Mapping):
+        return tool, args
+    return f"mcp__{server}__{inner}", arguments

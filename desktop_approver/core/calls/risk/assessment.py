@@ -8,17 +8,17 @@ from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any
 
-from ..reading import CallReading, read_call
+from ..reading import CallReading, read_call, unwrap_call
 from .findings import MODERATE, Findings, RiskAssessment
 from .hidden import judge_hidden
 from .programs import command_findings
 from .tools import hint_findings, tool_findings
+from .understanding import understand
 
 
 def assess_command(command: str | list[str], cwd: str | None = None) -> RiskAssessment:
     """The risk of a shell command line (a string, or an argv list run without a shell)."""
     return assess("Bash", {"command": command}, cwd=cwd)
-
 
 
 def assess(tool: str, args: Mapping[str, Any] | Any, *, cwd: str | None = None,
@@ -50,6 +50,7 @@ def _assess_cached(tool: str, canonical_args: str, cwd: str | None, hints_key: s
 
 def _assess(tool: str, args: Mapping[str, Any] | Any, cwd: str | None,
             hints: Mapping[str, Any] | None) -> RiskAssessment:
+    tool, args = unwrap_call(tool, args)
     reading = read_call(tool, args, cwd)
     findings = Findings()
     if not isinstance(args, Mapping):
@@ -70,7 +71,8 @@ def assess_reading(reading: CallReading, hints: Mapping[str, Any] | None = None,
     else:
         tool_findings(reading, workspace, findings)
     judge_hidden(reading.hidden, reading, findings)
+    gaps = understand(reading, workspace, findings)
     notes = hint_findings(dict(hints or {}), findings)
-    return RiskAssessment(findings.level, findings.reasons(), notes)
+    return RiskAssessment(findings.level, findings.reasons(), notes, understood=not gaps, gaps=gaps)
 
 

@@ -6,7 +6,16 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 
-from ..reading import PathUse, ShellRun, command_paths, hidden_in, read_command, resolve_path, secrets_in
+from ..reading import (
+    PathUse,
+    ShellRun,
+    command_paths,
+    hidden_in,
+    read_command,
+    resolve_path,
+    secrets_in,
+    working_dirs,
+)
 from ..reading import operands as _operands
 from ..reading import option_flags as _flags
 from ..shellparse import SHELLS, SimpleCommand
@@ -60,6 +69,23 @@ PUBLISHERS: dict[str, tuple[str, ...]] = {
     "gh": ("release create", "release upload", "repo create", "gist create", "pr merge", "repo delete",
            "release delete"), "vsce": ("publish",), "ovsx": ("publish",), "pdm": ("publish",), "jf": ("rt upload",),
 }
+_VERSIONED = re.compile(r"(python|pypy|ruby|perl|node|php|lua|julia)(\d+(?:\.\d+)*)?(?:-[\w.]+)?")
+
+
+def interpreter_of(name: str) -> str | None:
+    """The interpreter a program name is, versioned names too (``python3.9``, ``perl5.36``,
+    ``nodejs``), as a key of :data:`INTERPRETERS`; ``None`` for any other program."""
+    if name in INTERPRETERS:
+        return name
+    if name == "nodejs":
+        return "node"
+    found = _VERSIONED.fullmatch(name)
+    if found is None:
+        return None
+    base = found.group(1)
+    return "python3" if base == "python" else base
+
+
 _INLINE_DELETE = re.compile(r"rmtree|os\.remove|os\.unlink|\.unlink\(|os\.rmdir|removedirs|fs\.rm|rmSync|unlinkSync"
                             r"|rimraf|File\.delete|FileUtils\.rm|rm_rf|\bunlink\b|\brmdir\b|\brm\s+-[a-zA-Z]*r"
                             r"|Remove-Item|\.delete\(\)|truncate\(|Deno\.remove|fs\.promises\.rm|\brm\(|rmdirSync"
@@ -132,8 +158,14 @@ def command_findings(run: ShellRun, cwd: str | None, workspace: str | None, find
     pipelines: dict[int, list[SimpleCommand]] = {}
     for simple in run.programs:
         pipelines.setdefault(simple.pipeline, []).append(simple)
-    for simple in run.programs:
-        _simple_findings(simple, line, pipelines.get(simple.pipeline, []))
+    for simple, here in zip(run.programs, working_dirs(run.programs, cwd), strict=True):
+        # cd/pushd earlier in the line move the programs after them (risk and rules agree)
+        _simple_findings(simple, line if here == cwd else replace(line, cwd=here), pipelines.get(simple.pipeline, []))
+
+
+def is_dry_run(cmd: SimpleCommand) -> bool:
+    """Whether the command only simulates (``--dry-run``, ``rsync -n``, ``terraform plan``)."""
+    return _dry_run(cmd)
 
 
 def _dry_run(cmd: SimpleCommand) -> bool:
@@ -229,7 +261,7 @@ def _simple_findings(cmd: SimpleCommand, line: _Line, pipeline: list[SimpleComma
     if handler is not None:
         handler(cmd, line)
         return
-    if name in INTERPRETERS:
+    if interpreter_of(name):
         _interpreter_findings(cmd, line)
         return
     if name in PACKAGE_MANAGERS and _package_findings(cmd, findings):
@@ -266,7 +298,7 @@ def _launched(argv: tuple[str, ...]) -> tuple[str, tuple[str, ...]]:
     upload``, ``npx vsce publish`` is ``vsce publish``, ``./gradlew publish`` is ``gradle publish``."""
     name = argv[0].rsplit("/", 1)[-1]
     words = [w for w in argv[1:] if not w.startswith("-")]
-    if name in INTERPRETERS and "-m" in argv:
+    if interpreter_of(name) and "-m" in argv:
         at = argv.index("-m")
         return (argv[at + 1], argv[at + 1:]) if at + 1 < len(argv) else (name, argv)
     if name in _LAUNCHERS and words:
@@ -676,7 +708,7 @@ def _reverse_shell(cmd: SimpleCommand, line: _Line) -> None:
 
 def _interpreter_findings(cmd: SimpleCommand, line: _Line) -> None:
     findings = line.findings
-    options = INTERPRETERS[cmd.name]
+    options = INTERPRETERS[interpreter_of(cmd.name) or "python"]
     code = next((cmd.argv[i + 1] for i, w in enumerate(cmd.argv[:-1]) if w in options), None)
     if code is None:
         code = next((w.split("=", 1)[1] for w in cmd.argv[1:] if w.startswith("--eval=")), None)
