@@ -164,8 +164,9 @@ def command_findings(run: ShellRun, cwd: str | None, workspace: str | None, find
 
 
 def is_dry_run(cmd: SimpleCommand) -> bool:
-    """Whether the command only simulates (``--dry-run``, ``rsync -n``, ``terraform plan``)."""
-    return _dry_run(cmd)
+    """Whether the command only simulates or reads (``--dry-run``, ``rsync -n``, ``terraform plan``,
+    ``ansible-playbook --syntax-check``, ``gofmt -l``): its catalog effect does not happen."""
+    return _dry_run(cmd) or _only_reads(cmd)
 
 
 def _dry_run(cmd: SimpleCommand) -> bool:
