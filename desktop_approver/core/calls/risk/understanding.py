@@ -29,7 +29,7 @@ from ..reading import (
     working_dirs,
 )
 from ..shellparse import SimpleCommand
-from .findings import DESTRUCTIVE, MODERATE, Findings
+from .findings import DESTRUCTIVE, MODERATE, SAFE, Findings
 from .places import Place, judge_use
 from .programs import interpreter_of, is_dry_run
 
@@ -338,8 +338,15 @@ def _effect(entry: Program, label: str, state: _Reading, cmd: SimpleCommand) -> 
         return
     if is_dry_run(cmd) or any(w in ("--help", "-h", "--version") for w in cmd.argv[1:]):
         return
-    level, reason = _EFFECT_REASONS[entry.effect]
-    state.findings.add(level, reason.format(label))
+    _add_effect(entry.effect, label, state.findings)
+
+
+def _add_effect(effect: str, label: str, findings: Findings) -> None:
+    """A destructive effect always says so; a moderate one (a change, a network read) only when
+    nothing else already made the call moderate, so reasons are not said twice."""
+    level, reason = _EFFECT_REASONS[effect]
+    if level == DESTRUCTIVE or findings.level == SAFE:
+        findings.add(level, reason.format(label))
 
 
 def _path(word: str, role: str, cwd: str | None, state: _Reading, where: str, *, judge: bool,
@@ -390,10 +397,8 @@ def _tool_call(reading: CallReading, state: _Reading) -> None:
         state.gap(f"tool `{reading.tool}`")
         return
     _tool_args(reading, entry, state)
-    if entry.effect:
-        level, reason = _EFFECT_REASONS[entry.effect]
-        if not _dry_run_args(reading.args):
-            state.findings.add(level, reason.format(reading.name))
+    if entry.effect and not _dry_run_args(reading.args):
+        _add_effect(entry.effect, reading.name, state.findings)
     for use in reading.paths:
         if use.via == "patch" or use.via in entry.args and entry.args[use.via] not in ("remote",):
             if not literal_path(use.path):
