@@ -33,8 +33,9 @@ def test_from_imports_of_old_names_work_in_a_fresh_interpreter() -> None:
             "print(assess.__module__, broker.__name__, models.__name__, server.__name__)")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=60)
     assert done.returncode == 0, done.stderr
-    assert done.stdout.split() == ["desktop_approver.core.calls.risk.assessment", "desktop_approver.core.decisions.broker",
-                                   "desktop_approver.core.messages.models", "desktop_approver.core.transport.server"]
+    assert done.stdout.split() == ["desktop_approver.core.calls.risk.assessment",
+                                   "desktop_approver.core.decisions.broker", "desktop_approver.core.messages.models",
+                                   "desktop_approver.core.transport.server"]
 
 
 def test_the_documented_schema_command_still_runs_by_its_old_name() -> None:

@@ -68,7 +68,8 @@ PATCH_TOOLS = frozenset({"apply_patch", "patch", "apply_diff"})
 MOVE_TOOLS = frozenset({"move", "move_file", "rename", "rename_file", "copy_file", "cp", "mv", "copy"})
 DELETE_TOOLS = frozenset({"delete", "delete_file", "remove", "remove_file", "rm", "unlink", "delete_directory",
                           "remove_directory", "rmdir", "trash", "fs_remove", "remove_path", "delete_path"})
-NETWORK_TOOLS = frozenset({"webfetch", "web_fetch", "fetch", "http_request", "browse", "browser", "curl",
+NETWORK_TOOLS = frozenset({"requests_get", "requests_post", "requests_put", "requests_patch", "requests_delete",
+                           "webfetch", "web_fetch", "fetch", "http_request", "browse", "browser", "curl",
                            "http_get", "http_post", "download", "post", "request", "api_request", "navigate",
                            "websearch", "web_search", "slack_list_channels", "slack_get_channel_history",
                            "slack_get_thread_replies", "slack_get_users", "slack_get_user_profile", "get_issue",
@@ -127,7 +128,14 @@ RECURSIVE_ARGS = ("recursive", "recurse", "rf", "force_recursive")
 # Anthropic's text editor tool (str_replace_editor): a verb in "command", not a shell command.
 EDITOR_VERB_ARG, EDITOR_TEXT_ARG, EDITOR_INSERT_LINE_ARG, EDITOR_INSERT_TEXT_ARG = (
     "command", "file_text", "insert_line", "new_str")
-_NOT_SHELL_COMMANDS = frozenset({"view", "create", "str_replace", "insert", "undo_edit"})
+_NOT_SHELL_COMMANDS = frozenset({"view", "create", "str_replace", "insert", "undo_edit", "write"})
+# Editor tools whose sub-operation sits in ``command`` (Anthropic's text editor, OpenHands,
+# Goose's developer__text_editor): the family follows the operation, and ``command`` is never a
+# shell command line, whatever it holds.
+EDITOR_TOOLS = frozenset({"str_replace_editor", "str_replace_based_edit_tool", "text_editor", "file_editor",
+                          "editor"})
+EDITOR_FAMILIES: dict[str, Family] = {"view": "read", "create": "write", "write": "write", "str_replace": "edit",
+                                      "insert": "edit", "undo_edit": "edit"}
 _KNOWN_NAMES = frozenset((*SHELL_ARGS, *PATH_ARGS, *LIST_PATH_ARGS, *SOURCE_ARGS, *DESTINATION_ARGS, *CONTENT_ARGS,
                           *OLD_ARGS, *NEW_ARGS, *PATCH_ARGS, *CWD_ARGS, *URL_ARGS, *BODY_ARGS, *HEADER_ARGS, *SQL_ARGS,
                           *RECIPIENT_ARGS, *RECURSIVE_ARGS, "edits", "replace_all", "method", "action"))
@@ -277,10 +285,11 @@ def normalise_tool(tool: str) -> str:
 
 def family_of(tool: str, args: Mapping[str, Any] | None = None) -> Family:
     name = normalise_tool(tool)
+    if name in EDITOR_TOOLS:
+        verb = args.get(EDITOR_VERB_ARG) if args else None
+        return EDITOR_FAMILIES.get(verb, "unknown") if isinstance(verb, str) else "edit"
     known = _FAMILY_OF_TOOL.get(name)
     if known is not None:
-        if name in ("str_replace_editor", "str_replace_based_edit_tool") and args and args.get("command") == "view":
-            return "read"
         return known
     if args and _shell_values(args):
         return "shell"
@@ -460,6 +469,7 @@ _READERS = frozenset({"cat", "bat", "head", "tail", "less", "more", "nl", "od", 
                       "cmp", "wc", "sort", "uniq", "tac", "cut", "column", "source", ".", "gpg", "openssl",
                       "ssh-keygen", "shasum", "b2sum", "iconv", "fold", "fmt", "expand", "paste", "view", "vim",
                       "vi", "nano", "emacs", "code", "zip", "7z", "gzip", "bzip2", "xz"})
+_COUNTERS = frozenset({"wc", "md5sum", "sha1sum", "sha256sum", "sha512sum", "cksum", "shasum", "b2sum", "sum"})
 _PATTERN_FIRST = frozenset({"grep", "egrep", "fgrep", "rg", "ag", "ack", "awk", "jq", "yq", "sed", "zgrep"})
 
 
@@ -558,6 +568,10 @@ def _paths_of(cmd: SimpleCommand, cwd: str | None) -> list[PathUse]:
     elif name in _LISTERS:
         for target in operands:
             uses.append(_use(target, cwd, "read", name, listing=True))
+    elif name in _COUNTERS:
+        # counts, sizes and digests of a file are not its content (wc -l ~/.ssh/id_rsa)
+        for target in operands:
+            uses.append(_use(target, cwd, "read", name, listing=True))
     elif name in _READERS or name in _PATTERN_FIRST:
         targets = operands[1:] if name in _PATTERN_FIRST else operands
         if name == "tar":
@@ -566,8 +580,11 @@ def _paths_of(cmd: SimpleCommand, cwd: str | None) -> list[PathUse]:
             if "/" in target or target.startswith(("~", "$HOME", ".")) or "." in target:
                 uses.append(_use(target, cwd, "read", name))
     elif name == "curl" or name == "wget":
+        output = "o" if name == "curl" else "O"
         for i, word in enumerate(argv[:-1]):
-            if word in ("-o", "--output", "-O", "--output-document"):
+            bundled = re.fullmatch(r"-[A-Za-z#]*" + output, word) is not None   # curl -fsSLo FILE, wget -qO FILE
+            if word in ("-o", "--output", "-O", "--output-document") and not (name == "curl" and word == "-O") \
+                    or bundled:
                 uses.append(_use(argv[i + 1], cwd, "write", name))
             if word in ("-d", "--data", "--data-binary", "--data-raw", "--data-urlencode", "-F", "--form", "-T",
                         "--upload-file") and "@" in argv[i + 1]:
@@ -752,6 +769,16 @@ class _Reader:
                 self.paths.append(_use(source, cwd, "read" if copies else "delete", "source"))
             if target:
                 self.paths.append(_use(target, cwd, "write", "destination"))
+        elif family == "patch" and isinstance(args.get("operation"), Mapping):
+            # OpenAI's apply_patch tool: {"operation": {"type": "update_file", "path": ..., "diff": ...}}
+            operation = args["operation"]
+            kind, target = operation.get("type"), operation.get("path")
+            if isinstance(target, str) and target:
+                self.paths.append(_use(target, cwd, "delete" if kind == "delete_file" else "write", "operation"))
+            diff = operation.get("diff")
+            patch = diff if isinstance(diff, str) else None
+            if kind not in ("create_file", "update_file", "delete_file") or not isinstance(target, str):
+                self.paths.append(_use(str(target or ""), cwd, "write", "operation"))
         elif family in ("write", "edit", "patch"):
             text = _first_str(args, PATCH_ARGS) if family in ("patch", "edit") else None
             if family == "patch" or (text and ("@@" in text or "*** Begin Patch" in text)):

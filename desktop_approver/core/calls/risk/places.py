@@ -6,7 +6,9 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
+from ..catalog import catalog
 from ..reading import PathUse
 from .findings import DESTRUCTIVE, MODERATE, Findings
 
@@ -16,8 +18,9 @@ _SECRET_NAMES = re.compile(
     r"|credentials(\.json)?|secrets?(\.(json|ya?ml|toml|txt|env))?|shadow|gshadow|master\.key|\.htpasswd"
     r"|token(s)?(\.json)?|\.vault-token|service[-_]account[\w.-]*\.json|hosts\.yml|config\.json)$")
 _PROCESS_ENVIRONMENT = re.compile(r"^/proc/[^/]+/environ$")
-_SECRET_DIRS = ("/.ssh/", "/.gnupg/", "/.aws/", "/.kube/", "/.docker/", "/.config/gh/", "/.password-store/",
-                "/.config/gcloud/", "/.azure/")
+# ~/.aws and ~/.config/gh hold configuration beside their credentials: the credential files are
+# listed by name in the catalog (credentials.toml), so reading ~/.aws/config stays safe.
+_SECRET_DIRS = ("/.ssh/", "/.gnupg/", "/.kube/", "/.docker/", "/.password-store/", "/.config/gcloud/", "/.azure/")
 _NOT_SECRET = re.compile(r"\.pub$|/\.ssh/(known_hosts|config)$|(^|/)\.env\.(example|sample|template|dist)$")
 _STARTUP_FILES = re.compile(
     r"(^|/)\.(bashrc|bash_profile|bash_login|bash_logout|profile|zshrc|zprofile|zshenv|zlogin|cshrc|tcshrc"
@@ -100,7 +103,8 @@ class Place:
         target = self.resolved + ("/" if not self.resolved.endswith("/") else "")
         return (bool(_SECRET_NAMES.search(self.resolved)) and not self.resolved.endswith("/config.json")
                 or any(d in target for d in _SECRET_DIRS) or self.resolved in _SYSTEM_SECRETS
-                or self.resolved.endswith("/.docker/config.json") or bool(_PROCESS_ENVIRONMENT.match(self.resolved)))
+                or self.resolved.endswith("/.docker/config.json") or bool(_PROCESS_ENVIRONMENT.match(self.resolved))
+                or _catalog_credential(self.resolved))
 
     @property
     def startup(self) -> bool:
@@ -131,6 +135,20 @@ class Place:
     @property
     def expands(self) -> bool:
         return bool(_EXPANSION.search(self.raw.replace("$HOME", "").replace("${HOME}", "")))
+
+
+def _catalog_credential(resolved: str) -> bool:
+    """A credential file the catalog lists (a CLI's token file, a registry login, an agent's own)."""
+    known = catalog()
+    target = resolved if resolved.endswith("/") else resolved + "/"
+    return resolved.endswith(known.credential_names) or any(d in target for d in known.credential_dirs) \
+        or target.endswith(_credential_folders(known.credential_names))
+
+
+@lru_cache(maxsize=4)
+def _credential_folders(names: tuple[str, ...]) -> tuple[str, ...]:
+    """The folders that hold a listed credential file (``/.aws/``): searching one reads it."""
+    return tuple({name.rsplit("/", 1)[0] + "/" for name in names if name.count("/") >= 2})
 
 
 def judge_read(place: Place, findings: Findings) -> None:

@@ -118,7 +118,47 @@ _SQL_DESTRUCTIVE = re.compile(r"\b(drop\s+(table|database|schema|index|view|user
 _SQL_CHANGE = re.compile(r"\b(insert|update|delete|create|alter|replace|merge|grant|revoke|vacuum|attach|rename)\b",
                          re.I)
 METADATA = re.compile(r"169\.254\.169\.254|metadata\.google\.internal|fd00:ec2::254|100\.100\.100\.200")
+# Addresses that post a message to people or trigger something elsewhere when data is sent to them.
+WEBHOOK = re.compile(r"hooks\.slack\.com/|discord(app)?\.com/api/webhooks/|outlook\.office\.com/webhook|"
+                      r"webhook\.office\.com/|/webhooks?(/|\?|$)|chat\.googleapis\.com/v1/spaces/.*/messages|"
+                      r"api\.telegram\.org/bot|maker\.ifttt\.com/trigger|hooks\.zapier\.com/", re.I)
 SECRET_ENV = re.compile(r"(TOKEN|SECRET|PASSWORD|PASSWD|API_?KEY|ACCESS_?KEY|PRIVATE|CREDENTIAL|AUTH)", re.I)
+_SECRET_SEGMENT = re.compile(r"\w*(PASSWORD|PASSWD|TOKEN|SECRET|APIKEY|CREDENTIAL)S?|AUTH|KEY|KEYS|PAT|PRIVATE|PASS"
+                             r"|COOKIE|DSN", re.I)
+
+
+def secret_variable(name: str) -> bool:
+    """Whether a variable's name says it holds a secret: a whole word of it is TOKEN, SECRET,
+    PASSWORD, KEY, AUTH, ... (``GITHUB_TOKEN``, ``OPENAI_API_KEY``, ``PGPASSWORD``), not a name
+    that merely contains the letters (``AUTHOR``, ``KEYBOARD``, ``SSH_AUTH_SOCK``)."""
+    if name.upper().endswith(("_SOCK", "_SOCKET", "_FILE", "_PATH", "_ID")) and "SECRET" not in name.upper():
+        return False
+    words = [w for w in re.split(r"_+|(?<=[a-z])(?=[A-Z])", name) if w]
+    return any(_SECRET_SEGMENT.fullmatch(w) for w in words)
+
+
+_GREP_FILTERS = frozenset({"grep", "egrep", "fgrep", "rg"})
+
+
+def _filtered_harmlessly(cmd: SimpleCommand, line: _Line) -> bool:
+    """``env | grep PATH``: the listing goes through a filter that keeps only lines matching a
+    pattern that names no secret (not inverted, not a pattern from a file)."""
+    if not cmd.pipes_to:
+        return False
+    later = [c for c in line.programs if c.pipeline == cmd.pipeline and c.argv]
+    at = next((i for i, c in enumerate(later) if c is cmd), -1)
+    if at < 0 or at + 1 >= len(later):
+        return False
+    nxt = later[at + 1]
+    if nxt.name not in _GREP_FILTERS:
+        return False
+    options = [w for w in nxt.argv[1:] if w.startswith("-")]
+    if any(o in ("-v", "--invert-match", "-f", "--file", "-e", "--regexp") or o.startswith("-") and "v" in o[1:]
+           and not o.startswith("--") for o in options):
+        return False
+    patterns = _operands(nxt.argv)[:1]
+    return bool(patterns) and all(re.fullmatch(r"\^?[\w.-]+=?", p) and not secret_variable(p.strip("^=")) and
+                                  not SECRET_ENV.search(p) and p.strip("^=") not in ("", ".") for p in patterns)
 
 
 @dataclass
@@ -158,9 +198,32 @@ def command_findings(run: ShellRun, cwd: str | None, workspace: str | None, find
     pipelines: dict[int, list[SimpleCommand]] = {}
     for simple in run.programs:
         pipelines.setdefault(simple.pipeline, []).append(simple)
+    if _runs_a_download(run.programs, cwd):
+        findings.add(DESTRUCTIVE, "runs a file it has just downloaded (a download run in two steps)")
     for simple, here in zip(run.programs, working_dirs(run.programs, cwd), strict=True):
         # cd/pushd earlier in the line move the programs after them (risk and rules agree)
         _simple_findings(simple, line if here == cwd else replace(line, cwd=here), pipelines.get(simple.pipeline, []))
+
+
+def _runs_a_download(programs: tuple[SimpleCommand, ...], cwd: str | None) -> bool:
+    """``curl -o x.sh URL && sh x.sh`` (or ``wget -O``, ``curl -O``, then ``bash``, ``python``,
+    ``source`` or ``./x.sh``): the second step runs what the first fetched."""
+    fetched: set[str] = set()
+    for program in programs:
+        if program.name in FETCHERS:
+            fetched.update(use.resolved for use in command_paths(program, cwd) if use.operation == "write")
+            if {"-O", "--remote-name"} & set(program.argv) or any(re.fullmatch(r"-\w*O\w*", w) for w in
+                                                                  program.argv[1:]) and program.name == "curl":
+                fetched.update(resolve_path(url.rstrip("/").rsplit("/", 1)[-1], cwd) for url in program.argv[1:]
+                               if re.match(r"[a-z]+://", url))
+            continue
+        if not fetched or not program.argv:
+            continue
+        runner = program.name in SHELLS or interpreter_of(program.name) or program.name in ("source", ".")
+        targets = [program.argv[0]] + (_operands(program.argv)[:1] if runner else [])
+        if any(resolve_path(t, cwd) in fetched for t in targets if not t.startswith("-")):
+            return True
+    return False
 
 
 def is_dry_run(cmd: SimpleCommand) -> bool:
@@ -347,6 +410,10 @@ def _only_reads(cmd: SimpleCommand) -> bool:
     argv, name = cmd.argv, cmd.name
     if any(w in ("--help", "--version") for w in argv[1:]) and not cmd.piped_from:
         return True
+    if name in ("nvidia-smi", "rocm-smi"):
+        return not any(w.startswith(("--set", "--reset", "--gpu-reset", "-r", "-pm", "-pl", "-ac", "-rac", "-e", "-c",
+                                     "-lgc", "-rgc", "-mig", "--persistence", "--power-limit", "--applications",
+                                     "--ecc", "--compute-mode", "--load", "--save")) for w in argv[1:])
     if name in _ALWAYS_READ_ONLY:
         return not (name == "sysctl" and any(w in ("-w", "--write") or "=" in w for w in argv[1:]))
     words = [w for w in argv[1:] if not w.startswith("-")]
@@ -399,6 +466,15 @@ def _shell_findings(cmd: SimpleCommand, line: _Line, pipeline: list[SimpleComman
     findings = line.findings
     if any(w in ("-c",) for w in cmd.argv[1:2]) or cmd.name == "eval":
         return  # the inner script was already split into its own commands
+    if cmd.construct == ">(":
+        findings.add(DESTRUCTIVE, "a shell runs what another program writes into it (tee >(sh))")
+        return
+    fed = [r.target for r in cmd.redirects if r.target.startswith("<(") or r.op.lstrip("0123456789") == "<<<"
+           and ("$(" in r.target or "`" in r.target)]
+    if fed:
+        downloads = any(re.search(r"(^|[(`|;&\s])(curl|wget|fetch|http|xh|aria2c)\s", t) for t in fed)
+        findings.add(DESTRUCTIVE, "pipes a download into a shell" if downloads else "runs a script produced on the fly")
+        return
     operands = _operands(cmd.argv)
     if operands and operands[0].startswith("<("):
         feeders = [c for c in line.programs if c.construct == "<(" and c.parent in (cmd.argv[0], cmd.name)]
@@ -462,6 +538,12 @@ def _git_sub(argv: tuple[str, ...]) -> tuple[str, list[str], list[str]]:
     return (words[0] if words else ""), words[1:], settings
 
 
+def _harmless_pager(setting: str) -> bool:
+    """``core.pager=cat`` (or ``less``, or empty): a pager setting that runs no other program."""
+    key, _, value = setting.partition("=")
+    return key.lower() in ("core.pager",) and value.strip() in ("", "cat", "less", "less -R", "less -FRX", "more")
+
+
 def _listing_flags(sub: str) -> set[str]:
     """Flags that make ``git branch``/``tag``/``remote``/``worktree``/``notes`` only list."""
     flags = {"l", "--list", "-vv", "--verbose", "--contains", "--merged", "--no-merged", "--show-current", "v"}
@@ -472,7 +554,8 @@ def _git(cmd: SimpleCommand, line: _Line) -> None:
     findings = line.findings
     sub, rest, settings = _git_sub(cmd.argv)
     if any(_GIT_PROGRAM_SETTINGS.match(s.split("=", 1)[0]) and not (
-            s.lower().startswith("alias.") and not s.split("=", 1)[-1].startswith("!")) for s in settings):
+            s.lower().startswith("alias.") and not s.split("=", 1)[-1].startswith("!"))
+            and not _harmless_pager(s) for s in settings):
         findings.add(DESTRUCTIVE, "sets a git option that runs a program (git -c)")
     flags = _flags(rest)
     if sub in ("status", "log", "diff", "show", "blame", "rev-parse", "ls-files", "ls-tree", "describe", "shortlog",
@@ -738,9 +821,18 @@ def _interpreter_findings(cmd: SimpleCommand, line: _Line) -> None:
         else:
             findings.add(MODERATE, f"runs a {cmd.name} program")
         return
+    inline_code_findings(code, cmd.name, line.cwd, line.workspace, findings)
+
+
+def inline_code_findings(code: str, language: str, cwd: str | None, workspace: str | None,
+                         findings: Findings) -> None:
+    """Code given in the call (``python -c``, a REPL or code-execution tool, browser ``evaluate``):
+    what it deletes, starts, sends, decodes, writes or reads, as far as the text shows."""
     for kind in hidden_in(code):
         if kind != "zero_width":
             findings.add(DESTRUCTIVE, HIDDEN_REASONS[kind])
+    if re.search(r"(\$\(|`)\s*(curl|wget|fetch|http|xh)\b", code):
+        findings.add(DESTRUCTIVE, "runs a downloaded script (the code comes from curl or wget)")
     if _INLINE_DELETE.search(code):
         findings.add(DESTRUCTIVE, "deletes files from inline code")
     if _INLINE_SHELL.search(code):
@@ -754,8 +846,8 @@ def _interpreter_findings(cmd: SimpleCommand, line: _Line) -> None:
     if _INLINE_WRITE.search(code):
         findings.add(MODERATE, "inline code writes files")
     for path in re.findall(r"['\"]((?:~|/|\$HOME)[^'\"]*)['\"]", code):
-        judge_read(Place(PathUse(path, resolve_path(path, line.cwd), "read"), line.workspace), findings)
-    findings.add(MODERATE, f"runs inline {cmd.name} code")
+        judge_read(Place(PathUse(path, resolve_path(path, cwd), "read"), workspace), findings)
+    findings.add(MODERATE, f"runs inline {language} code")
 
 
 def _package_findings(cmd: SimpleCommand, findings: Findings) -> bool:
@@ -790,6 +882,10 @@ def _network_findings(cmd: SimpleCommand, line: _Line) -> None:
              "--json", "--post-data", "--post-file"}
     if any(w.split("=", 1)[0] in sends for w in argv[1:]) or re.search(r"-X\s*(POST|PUT|PATCH|DELETE)", " ".join(argv)):
         findings.add(MODERATE, "sends data over the network")
+        if any(WEBHOOK.search(w) for w in argv[1:]):
+            findings.add(DESTRUCTIVE, "posts to a webhook (a message to people, or a trigger elsewhere)")
+    if re.search(r"(-X|--request|--method)[\s=]*['\"]?DELETE\b", " ".join(argv), re.I):
+        findings.add(DESTRUCTIVE, "deletes a remote resource (HTTP DELETE)")
     for text in argv[1:]:
         for secret in secrets_in(text):
             findings.add(DESTRUCTIVE, f"sends {secret} off the machine")
@@ -846,14 +942,15 @@ def _read_only_findings(cmd: SimpleCommand, line: _Line) -> None:
     if cmd.name in ("env", "printenv", "export", "declare", "set", "typeset") and (
             cmd.name in ("env", "printenv") and not [w for w in cmd.argv[1:] if not w.startswith("-")]
             or cmd.argv[1:] in (("-p",), ("-x",), ("-px",)) or cmd.name == "set" and len(cmd.argv) == 1):
-        findings.add(DESTRUCTIVE, "prints the whole environment (tokens and keys) into the agent's context")
+        if not _filtered_harmlessly(cmd, line):
+            findings.add(DESTRUCTIVE, "prints the whole environment (tokens and keys) into the agent's context")
         return
     if cmd.name in ("env", "printenv"):
-        if any(SECRET_ENV.search(n) for n in _operands(cmd.argv)):
+        if any(secret_variable(n) for n in _operands(cmd.argv)):
             findings.add(DESTRUCTIVE, "prints a secret from the environment into the agent's context")
         return
-    if cmd.name in ("echo", "printf") and any(re.search(r"\$\{?\w*" + SECRET_ENV.pattern, w, re.I)
-                                              for w in cmd.argv[1:]):
+    if cmd.name in ("echo", "printf") and any(secret_variable(name) for w in cmd.argv[1:]
+                                              for name in re.findall(r"\$\{?([A-Za-z_]\w*)", w)):
         findings.add(DESTRUCTIVE, "prints a secret from the environment into the agent's context")
         return
     if cmd.name in ("source", "."):

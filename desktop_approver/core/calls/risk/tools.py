@@ -5,20 +5,42 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ..catalog import catalog
+from ..reading import EDITOR_TOOLS, CallReading, secrets_in, strings_in
 from ..reading import READ_TOOLS as READ_TOOL_NAMES
-from ..reading import CallReading, secrets_in, strings_in
 from .findings import DESTRUCTIVE, MODERATE, Findings
 from .places import Place, judge_use
-from .programs import METADATA, sql_findings
+from .programs import METADATA, WEBHOOK, inline_code_findings, sql_findings
+from .understanding import tool_entry
+
+# LangChain's requests toolkit: the method is in the tool's name.
+_REQUEST_TOOLS = {"requests_get": "GET", "requests_post": "POST", "requests_put": "PUT", "requests_patch": "PATCH",
+                  "requests_delete": "DELETE"}
 
 
 def tool_findings(reading: CallReading, workspace: str | None, findings: Findings) -> None:
     family = reading.family
     args = reading.args
+    entry = tool_entry(catalog(), reading.tool, args)
+    remote = entry is not None and entry.effect in ("remote-write", "sends") or \
+        entry is not None and entry.name.startswith("github.")
     dry_run = any(args.get(key) is True for key in ("dryRun", "dry_run", "dryrun", "preview_only"))
-    if not dry_run:
+    if not dry_run and not remote:   # a remote repository's paths are not this machine's
         for use in reading.paths:
             judge_use(use, workspace, findings)
+    method = str(args.get("method", _REQUEST_TOOLS.get(reading.name, "GET"))).upper()
+    sends = method not in ("GET", "HEAD", "OPTIONS") or any(args.get(k) not in (None, "", {}, [])
+                                                            for k in ("body", "data", "json", "form", "payload"))
+    if sends and any(WEBHOOK.search(url) for url in reading.urls):
+        findings.add(DESTRUCTIVE, "posts to a webhook (a message to people, or a trigger elsewhere)")
+    if family == "unknown" and reading.name in EDITOR_TOOLS:
+        findings.add(MODERATE, f"an editor operation that is not known ({args.get('command')!r})")
+    if entry is not None:
+        for key, role in entry.args.items():
+            if role == "code" and isinstance(args.get(key), str):
+                inline_code_findings(args[key], reading.name, reading.cwd, workspace, findings)
+    if remote:
+        return
     if family in ("read", "network", "message", "database", "unknown"):
         for _where, text in strings_in(args, ""):
             for secret in secrets_in(text):
@@ -29,7 +51,7 @@ def tool_findings(reading: CallReading, workspace: str | None, findings: Finding
     if dry_run:
         return
     if family == "read":
-        if reading.name not in READ_TOOL_NAMES:
+        if reading.name not in READ_TOOL_NAMES and entry is None:
             findings.add(MODERATE, "unknown tool (its name suggests it only reads)")
         return
     if family in ("write", "edit", "patch"):
@@ -47,8 +69,7 @@ def tool_findings(reading: CallReading, workspace: str | None, findings: Finding
             findings.add(DESTRUCTIVE, "moves system or home directories")
         findings.add(MODERATE, "moves or copies files")
         return
-    if family == "network":
-        method = str(reading.args.get("method", "GET")).upper()
+    if family == "network" or reading.name in _REQUEST_TOOLS:
         if method == "DELETE":
             findings.add(DESTRUCTIVE, "deletes a remote resource (HTTP DELETE)")
         if method not in ("GET", "HEAD", "OPTIONS") or any(k in reading.args for k in ("body", "data", "json",
@@ -57,14 +78,15 @@ def tool_findings(reading: CallReading, workspace: str | None, findings: Finding
         findings.add(MODERATE, "network access")
         return
     if family == "message":
-        findings.add(MODERATE, "sends a message to people")
+        findings.add(DESTRUCTIVE, "sends a message to other people")
         return
     if family == "database":
         if not sql_findings(reading.sql, findings):
             findings.add(MODERATE, "database access")
         return
     sql_findings(reading.sql, findings)
-    findings.add(MODERATE, "unknown tool: its effects are not known")
+    if entry is None:
+        findings.add(MODERATE, "unknown tool: its effects are not known")
     for use in reading.paths:
         place = Place(use, workspace)
         if use.recursive and (place.is_root_or_home or place.system or not place.inside and not place.temp):

@@ -19,6 +19,9 @@ from typing import Any
 from ..catalog import Catalog, Program, Tool, catalog
 from ..reading import (
     CWD_ARGS,
+    EDITOR_FAMILIES,
+    EDITOR_TOOLS,
+    EDITOR_VERB_ARG,
     SHELL_ARGS,
     CallReading,
     PathUse,
@@ -397,6 +400,13 @@ def _tool_call(reading: CallReading, state: _Reading) -> None:
         state.gap(f"tool `{reading.tool}`")
         return
     _tool_args(reading, entry, state)
+    if reading.family == "network":
+        method = str(reading.args.get("method", _METHOD_IN_NAME.get(reading.name, "GET"))).upper()
+        if method not in ("GET", "HEAD", "OPTIONS") or any(reading.args.get(k) not in (None, "", {}, [])
+                                                           for k in ("body", "data", "json", "form")):
+            state.gap(f"a request that sends data ({method})")
+    if reading.name in EDITOR_TOOLS and reading.args.get(EDITOR_VERB_ARG) not in EDITOR_FAMILIES:
+        state.gap(f"operation `{reading.args.get(EDITOR_VERB_ARG)}` of `{reading.name}`")
     if entry.effect and not _dry_run_args(reading.args):
         _add_effect(entry.effect, reading.name, state.findings)
     for use in reading.paths:
@@ -405,6 +415,10 @@ def _tool_call(reading: CallReading, state: _Reading) -> None:
                 state.gap(f"path `{use.path}`")
             elif reading.cwd is None and not use.path.startswith(("/", "~", "$HOME")):
                 state.gap(f"path `{use.path}` (the directory it is relative to is not known)")
+
+
+_METHOD_IN_NAME = {"requests_post": "POST", "requests_put": "PUT", "requests_patch": "PATCH",
+                   "requests_delete": "DELETE"}
 
 
 def _dry_run_args(args: Mapping[str, Any]) -> bool:
