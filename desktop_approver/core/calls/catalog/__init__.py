@@ -40,7 +40,8 @@ from importlib import resources
 from typing import Any
 
 __all__ = ["ARG_ROLES", "EFFECTS", "OPERAND_ROLES", "OPTION_ROLES", "Catalog", "CatalogError", "Program", "Tool",
-           "catalog", "extend_catalog", "parse_catalog"]
+           "catalog", "catalog_generation", "extend_catalog", "parse_catalog", "shipped_catalog", "use_catalog",
+           "validate_extension"]
 
 OPTION_ROLES = ("flag", "value", "optional", "read", "list", "write", "delete", "cd", "runs", "setting", "help")
 OPERAND_ROLES = (
@@ -252,8 +253,8 @@ def data_files() -> list[str]:
 
 
 @lru_cache(maxsize=1)
-def catalog() -> Catalog:
-    """The shipped catalog (loaded once)."""
+def shipped_catalog() -> Catalog:
+    """The catalog shipped with the package (loaded once)."""
     folder = resources.files(__name__)
     found: Catalog | None = None
     for name in data_files():
@@ -270,12 +271,47 @@ def extend_catalog(extra: Mapping[str, Any] | None, base: Catalog | None = None)
     """The catalog extended by a person's ``[catalog]`` table (same shape as the shipped files).
 
     Entries added this way are the person's declaration: a program they list is understood
-    with the options they list. A subcommand table replaces the shipped one for that name.
+    with the options they list (an entry replaces the shipped one of the same name).
     """
-    base = base or catalog()
+    base = base or shipped_catalog()
     if not extra:
         return base
     return parse_catalog(extra, "policy [catalog]", base)
+
+
+def validate_extension(extra: Any) -> None:
+    """Raise :class:`CatalogError` when a policy's ``[catalog]`` table does not have the shape."""
+    if not isinstance(extra, Mapping):
+        raise CatalogError("policy [catalog]", "expected a table")
+    parse_catalog(extra, "policy [catalog]", Catalog({}, {}))
+
+
+class _Active:
+    """The catalog in use: the shipped one, or the shipped one extended by the policy file. The
+    generation changes with it, so answers cached under the old catalog are not reused."""
+
+    catalog: Catalog | None = None
+    generation = 0
+
+
+def catalog() -> Catalog:
+    """The catalog the reader uses now."""
+    return _Active.catalog or shipped_catalog()
+
+
+def catalog_generation() -> int:
+    return _Active.generation
+
+
+def use_catalog(extra: Mapping[str, Any] | None) -> Catalog:
+    """Use the shipped catalog extended by ``extra`` (a policy's ``[catalog]`` table; None or empty:
+    the shipped catalog alone). Raises :class:`CatalogError` and keeps the catalog in use when
+    ``extra`` is malformed."""
+    extended = extend_catalog(extra) if extra else None
+    if extended is not _Active.catalog:
+        _Active.catalog = extended
+        _Active.generation += 1
+    return catalog()
 
 
 def with_subcommand(program: Program, word: str, sub: Program) -> Program:

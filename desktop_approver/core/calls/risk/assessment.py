@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any
 
+from ..catalog import catalog_generation
 from ..reading import CallReading, read_call, unwrap_call
 from .findings import MODERATE, Findings, RiskAssessment
 from .hidden import judge_hidden
@@ -26,8 +27,8 @@ def assess(tool: str, args: Mapping[str, Any] | Any, *, cwd: str | None = None,
     """Classify one tool call. Never raises on odd input: anything not understood is moderate.
 
     Agents repeat calls (that is what session memory is for), so answers are cached by the call's
-    canonical JSON (``canonical_args`` when the caller has it already), the home and the temp
-    directory; it depends on nothing else (no file is read).
+    canonical JSON (``canonical_args`` when the caller has it already), the home, the temp
+    directory and the catalog in use; it depends on nothing else (no file is read).
     """
     try:
         if canonical_args is None:
@@ -35,7 +36,8 @@ def assess(tool: str, args: Mapping[str, Any] | Any, *, cwd: str | None = None,
         hints_key = _canonical(dict(hints)) if hints else ""
     except (TypeError, ValueError):
         return _assess(tool, args, cwd, hints)
-    return _assess_cached(tool, canonical_args, cwd, hints_key, os.environ.get("HOME"), os.environ.get("TMPDIR", ""))
+    return _assess_cached(tool, canonical_args, cwd, hints_key, os.environ.get("HOME"), os.environ.get("TMPDIR", ""),
+                          catalog_generation())
 
 
 def _canonical(value: Any) -> str:
@@ -44,7 +46,7 @@ def _canonical(value: Any) -> str:
 
 @lru_cache(maxsize=2048)
 def _assess_cached(tool: str, canonical_args: str, cwd: str | None, hints_key: str, _home: str | None,
-                   _tmp: str) -> RiskAssessment:
+                   _tmp: str, _catalog: int) -> RiskAssessment:
     return _assess(tool, json.loads(canonical_args), cwd, json.loads(hints_key) if hints_key else None)
 
 
