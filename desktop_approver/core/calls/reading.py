@@ -108,8 +108,8 @@ _NAME_WORDS: tuple[tuple[Family, frozenset[str]], ...] = (
 # -- the vocabulary: argument names ----------------------------------------------------------------
 
 SHELL_ARGS = ("command", "cmd", "argv", "script", "commands", "code_to_run", "shell_command", "command_line")
-PATH_ARGS = ("file_path", "path", "filename", "filepath", "file", "target_file", "notebook_path", "directory",
-             "dir", "repo_path", "folder", "target")
+PATH_ARGS = ("file_path", "path", "absolute_path", "filename", "filepath", "file", "target_file", "notebook_path",
+             "directory", "dir", "repo_path", "folder", "target")
 LIST_PATH_ARGS = ("paths", "files", "file_paths")
 SOURCE_ARGS = ("source", "src", "from", "old_path", "source_path")
 DESTINATION_ARGS = ("destination", "dest", "to_path", "new_path", "target_path", "destination_path")
@@ -134,6 +134,10 @@ _NOT_SHELL_COMMANDS = frozenset({"view", "create", "str_replace", "insert", "und
 # shell command line, whatever it holds.
 EDITOR_TOOLS = frozenset({"str_replace_editor", "str_replace_based_edit_tool", "text_editor", "file_editor",
                           "editor"})
+# Tools that run code given in an argument (``script``, ``code``, ``query``): never a shell command.
+CODE_TOOLS = frozenset({"python_repl", "pythonrepl", "python_repl_ast", "execute_python", "execute_ipython_cell",
+                        "run_code", "code_interpreter", "evaluate", "browser_evaluate", "puppeteer_evaluate",
+                        "playwright_evaluate", "run_javascript", "execute_javascript", "eval"})
 EDITOR_FAMILIES: dict[str, Family] = {"view": "read", "create": "write", "write": "write", "str_replace": "edit",
                                       "insert": "edit", "undo_edit": "edit"}
 _KNOWN_NAMES = frozenset((*SHELL_ARGS, *PATH_ARGS, *LIST_PATH_ARGS, *SOURCE_ARGS, *DESTINATION_ARGS, *CONTENT_ARGS,
@@ -285,6 +289,8 @@ def normalise_tool(tool: str) -> str:
 
 def family_of(tool: str, args: Mapping[str, Any] | None = None) -> Family:
     name = normalise_tool(tool)
+    if name in CODE_TOOLS:
+        return "unknown"
     if name in EDITOR_TOOLS:
         verb = args.get(EDITOR_VERB_ARG) if args else None
         return EDITOR_FAMILIES.get(verb, "unknown") if isinstance(verb, str) else "edit"
@@ -469,6 +475,8 @@ _READERS = frozenset({"cat", "bat", "head", "tail", "less", "more", "nl", "od", 
                       "cmp", "wc", "sort", "uniq", "tac", "cut", "column", "source", ".", "gpg", "openssl",
                       "ssh-keygen", "shasum", "b2sum", "iconv", "fold", "fmt", "expand", "paste", "view", "vim",
                       "vi", "nano", "emacs", "code", "zip", "7z", "gzip", "bzip2", "xz"})
+# Files a build or a run generates and regenerates (compiled code, logs, editor leftovers).
+_GENERATED = re.compile(r"\*\.(pyc|pyo|o|obj|class|log|tmp|orig|rej|bak|swp|gcda|gcno|d)|\*~|\.DS_Store")
 _COUNTERS = frozenset({"wc", "md5sum", "sha1sum", "sha256sum", "sha512sum", "cksum", "shasum", "b2sum", "sum"})
 _PATTERN_FIRST = frozenset({"grep", "egrep", "fgrep", "rg", "ag", "ack", "awk", "jq", "yq", "sed", "zgrep"})
 
@@ -563,8 +571,16 @@ def _paths_of(cmd: SimpleCommand, cwd: str | None) -> list[PathUse]:
             uses.append(_use(target, cwd, "write" if in_place else "read", "sed"))
     elif name == "find":
         roots = [w for w in argv[1:] if not w.startswith(("-", "(", "!", ")"))][:1] or ["."]
-        uses.append(_use(roots[0], cwd, "delete" if "-delete" in argv else "read", "find", True,
-                         listing="-delete" not in argv))
+        names = [argv[i + 1] for i, w in enumerate(argv[:-1]) if w in ("-name", "-iname")]
+        generated = "-delete" in argv and names and roots[0].rstrip("/") not in ("", "~", "$HOME", "${HOME}") and not {"-o", "-or", "!", "-not", "-prune"} & set(argv) and all(
+            _GENERATED.fullmatch(n) for n in names)
+        if generated:
+            # find . -name '*.pyc' -delete: the compiled files under the root, not the root itself
+            for pattern in names:
+                uses.append(_use(f"{roots[0].rstrip('/')}/{pattern}", cwd, "delete", "find"))
+        else:
+            uses.append(_use(roots[0], cwd, "delete" if "-delete" in argv else "read", "find", True,
+                             listing="-delete" not in argv))
     elif name in _LISTERS:
         for target in operands:
             uses.append(_use(target, cwd, "read", name, listing=True))
@@ -877,7 +893,12 @@ def working_dirs(programs: Iterable[SimpleCommand], cwd: str | None) -> list[str
     out: list[str | None] = []
     here = cwd
     for program in programs:
-        out.append(here)
+        moved = _ENV_CHDIR.search(program.text or "") if "env" in program.wrappers else None
+        if moved is not None:   # env -C DIR / --chdir=DIR: this one program runs there
+            target = moved.group(1).strip("'\"")
+            out.append(resolve_path(target, here) if literal_path(target) else UNKNOWN_DIR)
+        else:
+            out.append(here)
         if program.name not in ("cd", "pushd", "popd") or not program.argv:
             continue
         targets = [w for w in program.argv[1:] if not w.startswith("-")]
@@ -894,6 +915,7 @@ def working_dirs(programs: Iterable[SimpleCommand], cwd: str | None) -> list[str
     return out
 
 
+_ENV_CHDIR = re.compile(r"\benv\s+(?:-[^\sC-]\S*\s+)*(?:-C\s*|--chdir[=\s]+)(\S+)")
 _NOT_LITERAL = re.compile(r"[$`*?\[\]{}]|^~[^/]|^[+-]")
 
 

@@ -37,6 +37,9 @@ _RAW_DEVICE = re.compile(r"^/dev/(sd[a-z]|nvme\d|hd[a-z]|vd[a-z]|xvd[a-z]|mmcblk
 _HARMLESS_DEVICES = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty", "/dev/zero", "/dev/stdin",
                                "/dev/fd/1", "/dev/fd/2", "-", "/dev/random", "/dev/urandom"})
 _SYSTEM_SECRETS = frozenset({"/etc/shadow", "/etc/gshadow", "/etc/sudoers", "/etc/master.passwd"})
+# Caches tools rebuild on their own: deleting one inside a project loses nothing.
+_CACHE_DIRS = frozenset({"__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache", ".hypothesis", ".tox",
+                         ".nox", ".parcel-cache", ".eslintcache", ".turbo", ".next", ".nuxt", ".svelte-kit"})
 _EXPANSION = re.compile(r"\$|`|\*|\?|\[")
 
 
@@ -200,6 +203,8 @@ def judge_delete(place: Place, findings: Findings) -> None:
         findings.add(DESTRUCTIVE, "deletes outside the working directory")
     elif recursive and "$" in raw:
         findings.add(DESTRUCTIVE, "deletes recursively a path named by a variable")
+    elif recursive and os.path.basename(place.resolved) in _CACHE_DIRS and place.in_project:
+        findings.add(MODERATE, "deletes a cache directory in the working directory (regenerated)")
     elif recursive:
         # Even build output: what sits in a deleted tree is not known, and nothing brings it back.
         findings.add(DESTRUCTIVE, "deletes recursively")

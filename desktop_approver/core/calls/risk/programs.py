@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import shlex
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 
@@ -277,6 +278,10 @@ def _simple_findings(cmd: SimpleCommand, line: _Line, pipeline: list[SimpleComma
     if name in PRIVILEGE:
         findings.add(DESTRUCTIVE, "privilege escalation (sudo)")
         return
+    inner = _inner_of(cmd) if line.depth < 3 else None
+    if inner:
+        # what a launcher runs is judged as a command line of its own (issue 19: programs that run programs)
+        command_findings(read_command(inner, line.run.key), cwd, workspace, findings, line.depth + 1)
     if "xargs" in cmd.wrappers and name in ("rm", "shred", "unlink", "rmdir"):
         findings.add(DESTRUCTIVE, "deletes files named by its input (xargs)")
     if cmd.construct == "-exec" and name in ("rm", "shred", "unlink", "rmdir"):
@@ -289,7 +294,8 @@ def _simple_findings(cmd: SimpleCommand, line: _Line, pipeline: list[SimpleComma
     if dry:
         local = name == "helm" or name == "kubectl" and _subcommand(cmd.argv)[:1] in (["kustomize"], ["diff"],
                                                                                    ["explain"])
-        if name in NETWORK_COMMANDS and not local and not _dry_run(cmd) and "--help" not in cmd.argv \
+        if name in NETWORK_COMMANDS and not local and not _dry_run(cmd) and not {"--help", "-help", "--version",
+                                                                               "-version"} & set(cmd.argv) \
                 and cmd.argv[1:] != ("-h",):
             findings.add(MODERATE, "reads over the network")
         return
@@ -336,7 +342,58 @@ def _simple_findings(cmd: SimpleCommand, line: _Line, pipeline: list[SimpleComma
     if name in READ_ONLY_COMMANDS:
         _read_only_findings(cmd, line)
         return
-    findings.add(MODERATE, f"runs {name}")
+    if not _quiet_in_catalog(cmd, line):
+        findings.add(MODERATE, f"runs {name}")
+
+
+def _quiet_in_catalog(cmd: SimpleCommand, line: _Line) -> bool:
+    """A program the catalog reads fully and whose entry names no effect (``brew list``,
+    ``mypy src``, ``dpkg -l``): its paths are judged already, and nothing else happens."""
+    from .understanding import catalog_effect
+
+    return catalog_effect(cmd, line.cwd) == ""
+
+
+# Programs that run the command given after them: (name, subcommand words, where the command starts).
+_RUNS_AFTER = {"aws-vault": "--", "doppler": "--", "op": "--", "infisical": "--", "dotenvx": "--", "chamber": "--",
+               "sops": "--", "teller": "--", "flock": 2, "parallel": 1, "docker": "exec", "podman": "exec",
+               "kubectl": "exec", "timeout": 2}
+
+
+def _inner_of(cmd: SimpleCommand) -> str | None:
+    """The command line a launcher runs: ``aws-vault exec prod -- CMD``, ``flock FILE CMD``,
+    ``nix-shell --run CMD``, ``tmux new 'CMD'``, ``git submodule foreach CMD``, ``git rebase -x CMD``,
+    ``docker exec CONTAINER CMD``, ``kubectl exec POD -- CMD``; None for any other program."""
+    argv, name = cmd.argv, cmd.name
+    words = [w for w in argv[1:] if not w.startswith("-")]
+    if name == "nix-shell" or name == "nix" and "develop" in argv:
+        return next((argv[i + 1] for i, w in enumerate(argv[:-1]) if w in ("--run", "--command", "-c")), None)
+    if name == "tmux" and words[:1] in (["new"], ["new-session"], ["new-window"], ["send-keys"], ["split-window"]):
+        return " ".join(words[1:]) or None
+    if name == "git":
+        sub, rest, _ = _git_sub(argv)
+        if sub == "submodule" and "foreach" in rest:
+            return " ".join(rest[rest.index("foreach") + 1:]).strip() or None
+        if sub == "rebase":
+            return next((rest[i + 1] for i, w in enumerate(rest[:-1]) if w in ("-x", "--exec")), None) or next(
+                (w.split("=", 1)[1] for w in rest if w.startswith("--exec=")), None)
+        if sub == "bisect" and rest[:1] == ["run"]:
+            return shlex.join(rest[1:]) or None
+        return None
+    how = _RUNS_AFTER.get(name)
+    if how is None:
+        return None
+    if how == "--":
+        return shlex.join(argv[argv.index("--") + 1:]) if "--" in argv else None
+    if isinstance(how, int):
+        return shlex.join(words[how - 1:]) if len(words) >= how else None
+    if words[:1] == [how]:
+        rest = list(argv[argv.index(how) + 1:])
+        if "--" in rest:
+            return shlex.join(rest[rest.index("--") + 1:])
+        positional = [w for w in rest if not w.startswith("-")]
+        return shlex.join(rest[rest.index(positional[0]) + 1:]) if positional else None
+    return None
 
 
 # Subcommands (with their options) that print a credential.
@@ -408,7 +465,7 @@ _ALWAYS_READ_ONLY = frozenset({"shellcheck", "ldd", "lddtree", "readelf", "objdu
 def _only_reads(cmd: SimpleCommand) -> bool:
     """Help, version and listing forms of programs that otherwise change things."""
     argv, name = cmd.argv, cmd.name
-    if any(w in ("--help", "--version") for w in argv[1:]) and not cmd.piped_from:
+    if any(w in ("--help", "--version", "-help", "-version") for w in argv[1:]) and not cmd.piped_from:
         return True
     if name in ("nvidia-smi", "rocm-smi"):
         return not any(w.startswith(("--set", "--reset", "--gpu-reset", "-r", "-pm", "-pl", "-ac", "-rac", "-e", "-c",
@@ -774,6 +831,7 @@ def sql_findings(statements: Iterable[str], findings: Findings) -> bool:
 
 def _sql(cmd: SimpleCommand, line: _Line) -> None:
     statements = [cmd.argv[i + 1] for i, w in enumerate(cmd.argv[:-1]) if w in ("-c", "--command", "-e", "--execute")]
+    statements += [w.split("=", 1)[1] for w in cmd.argv[1:] if w.startswith(("--command=", "--execute="))]
     if cmd.name in ("sqlite3", "duckdb"):
         statements += _operands(cmd.argv)[1:]
     if not sql_findings(statements, line.findings) or cmd.piped_from or cmd.name not in ("sqlite3", "duckdb"):
@@ -889,6 +947,9 @@ def _network_findings(cmd: SimpleCommand, line: _Line) -> None:
     for text in argv[1:]:
         for secret in secrets_in(text):
             findings.add(DESTRUCTIVE, f"sends {secret} off the machine")
+        for variable in re.findall(r"\$\{?([A-Za-z_]\w*)", text):
+            if secret_variable(variable):
+                findings.add(DESTRUCTIVE, f"sends a secret from the environment off the machine (${variable})")
         if METADATA.search(text):
             findings.add(DESTRUCTIVE, "reads the cloud instance's credentials (metadata endpoint)")
     remote = [o for o in _operands(argv)[1:] if re.match(r"([\w.-]+@)?[\w.-]+:", o) and not o.startswith("/")]

@@ -36,7 +36,7 @@ from .findings import DESTRUCTIVE, MODERATE, SAFE, Findings
 from .places import Place, judge_use
 from .programs import interpreter_of, is_dry_run
 
-__all__ = ["understand", "understand_command", "tool_entry"]
+__all__ = ["catalog_effect", "understand", "understand_command", "tool_entry"]
 
 _VALUE_ROLES = frozenset({"value", "read", "list", "write", "delete", "cd", "runs", "setting"})
 _PATH_ROLES = frozenset({"read", "list", "write", "delete"})
@@ -50,6 +50,7 @@ _KNOWN_PROGRAM_PATH = re.compile(r"^(/(usr/)?(local/)?s?bin/[\w.+-]+|(\./)?(\.?v
 # Options every program is taken to know: asking for help or a version, and a dry run.
 _UNIVERSAL = {"--help": "help", "--version": "help", "--dry-run": "flag"}
 _ENV_WITH_OPTIONS = re.compile(r"(^|[\s;&|(])env\s+-")
+_PREFIXES = re.compile(r"(?:^|[;&|(\n]|\benv\s)\s*((?:[A-Za-z_]\w*\+?=(?:'[^']*'|\"[^\"]*\"|\S)*\s+)+)")
 _EXTENSION_GLOB = re.compile(r"^[\w.-]*\*[\w-]*\.[A-Za-z0-9]+$")
 _EFFECT_REASONS = {
     "remote-write": (DESTRUCTIVE, "changes something outside the machine ({})"),
@@ -63,13 +64,14 @@ _EFFECT_REASONS = {
 
 @dataclass
 class _Reading:
-    """What one pass over a call learned: the gaps (in order, once each) and the findings."""
+    """What one pass over a call learned: the gaps (in order, once each), the findings and the
+    effects of the entries it went through."""
 
     findings: Findings
     workspace: str | None
     cat: Catalog
     gaps: list[str] = field(default_factory=list)
-    dry_run: bool = False
+    effects: list[str] = field(default_factory=list)
 
     def gap(self, phrase: str) -> None:
         if phrase not in self.gaps:
@@ -97,6 +99,16 @@ def understand(reading: CallReading, workspace: str | None, findings: Findings,
     return tuple(state.gaps)
 
 
+def catalog_effect(cmd: SimpleCommand, cwd: str | None) -> str | None:
+    """The catalog's effect for one program (``""`` for none), or None when it is not fully
+    understood: the risk reader stays quiet only about programs known to do nothing more."""
+    state = _Reading(Findings(), None, catalog())
+    _simple(cmd, cwd, state)
+    if state.gaps:
+        return None
+    return next((e for e in state.effects if e), "")
+
+
 def understand_command(run: ShellRun, cwd: str | None, workspace: str | None, findings: Findings) -> tuple[str, ...]:
     """The gaps of one command line (for ``risk --explain`` and tests)."""
     state = _Reading(findings, workspace, catalog())
@@ -109,6 +121,11 @@ def understand_command(run: ShellRun, cwd: str | None, workspace: str | None, fi
 def _command_line(run: ShellRun, cwd: str | None, state: _Reading) -> None:
     if run.parse_error:
         state.gap("a command line that does not parse cleanly")
+    for prefix in _PREFIXES.finditer(run.text):
+        # NAME=value in front of a command whose own assignments the parser does not keep
+        # (``BASH_ENV=x bash -c '...'`` gives the inner commands without it)
+        for name in re.findall(r"([A-Za-z_]\w*)\+?=", prefix.group(1)):
+            _variable(name, state)
     for program, here in zip(run.programs, working_dirs(run.programs, cwd), strict=True):
         _simple(program, here, state)
 
@@ -157,6 +174,9 @@ def _simple(cmd: SimpleCommand, cwd: str | None, state: _Reading) -> None:
         for operand in cmd.argv[1:]:
             if "=" in operand and not operand.startswith("-"):
                 _variable(operand.split("=", 1)[0], state)
+    if name in _CODE_ON_STDIN and (cmd.piped_from or any(r.op.lstrip("0123456789") in ("<", "<<", "<<-", "<<<")
+                                                        for r in cmd.redirects)):
+        state.gap(f"statements given to `{name}` on its input")
     _arguments(entry, name, args, cwd, state, cmd)
 
 
@@ -229,8 +249,7 @@ def _arguments(entry: Program, label: str, args: list[str], cwd: str | None, sta
                 state.gap(f"setting `{key}` of `{label}`")
     if helped:
         return
-    if not entry.subcommands or operands:
-        _effect(entry, label, state, cmd)
+    _effect(entry, label, state, cmd)
     if entry.subcommands and not operands and not done:
         return
     _operands(entry, label, operands, here, state)
@@ -319,6 +338,7 @@ def _plain_awk(program: str) -> bool:
     return not re.search(r"system\s*\(|\||getline|print[f]?[^;}]*>|close\s*\(|fflush|ENVIRON", program)
 
 
+_CODE_ON_STDIN = frozenset({"sqlite3", "duckdb", "psql", "mysql", "mariadb"})
 _SCRIPT_CHECKS = {"sed": _plain_sed, "awk": _plain_awk}
 _DOT_COMMAND = re.compile(r"^\s*\.(shell|system|output|once|import|load|open|save|backup|restore|excel|cd|read)\b")
 
@@ -339,6 +359,7 @@ def _inner_command(argv: list[str], label: str, cwd: str | None, state: _Reading
 def _effect(entry: Program, label: str, state: _Reading, cmd: SimpleCommand) -> None:
     if not entry.effect:
         return
+    state.effects.append(entry.effect)
     if is_dry_run(cmd) or any(w in ("--help", "-h", "--version") for w in cmd.argv[1:]):
         return
     _add_effect(entry.effect, label, state.findings)
