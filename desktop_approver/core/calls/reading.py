@@ -572,8 +572,8 @@ def _paths_of(cmd: SimpleCommand, cwd: str | None) -> list[PathUse]:
     elif name == "find":
         roots = [w for w in argv[1:] if not w.startswith(("-", "(", "!", ")"))][:1] or ["."]
         names = [argv[i + 1] for i, w in enumerate(argv[:-1]) if w in ("-name", "-iname")]
-        generated = "-delete" in argv and names and roots[0].rstrip("/") not in ("", "~", "$HOME", "${HOME}") and not {"-o", "-or", "!", "-not", "-prune"} & set(argv) and all(
-            _GENERATED.fullmatch(n) for n in names)
+        generated = "-delete" in argv and bool(names) and roots[0].rstrip("/") not in ("", "~", "$HOME", "${HOME}") \
+            and not {"-o", "-or", "!", "-not", "-prune"} & set(argv) and all(_GENERATED.fullmatch(n) for n in names)
         if generated:
             # find . -name '*.pyc' -delete: the compiled files under the root, not the root itself
             for pattern in names:
