@@ -278,10 +278,10 @@ def _simple_findings(cmd: SimpleCommand, line: _Line, pipeline: list[SimpleComma
     if name in PRIVILEGE:
         findings.add(DESTRUCTIVE, "privilege escalation (sudo)")
         return
-    inner = _inner_of(cmd) if line.depth < 3 else None
-    if inner:
+    launched = _inner_of(cmd) if line.depth < 3 else None
+    if launched:
         # what a launcher runs is judged as a command line of its own (issue 19: programs that run programs)
-        command_findings(read_command(inner, line.run.key), cwd, workspace, findings, line.depth + 1)
+        command_findings(read_command(launched, line.run.key), cwd, workspace, findings, line.depth + 1)
     if "xargs" in cmd.wrappers and name in ("rm", "shred", "unlink", "rmdir"):
         findings.add(DESTRUCTIVE, "deletes files named by its input (xargs)")
     if cmd.construct == "-exec" and name in ("rm", "shred", "unlink", "rmdir"):
