@@ -13,6 +13,7 @@ from .places import Place, judge_use
 from .programs import METADATA, WEBHOOK, inline_code_findings, sql_findings
 from .understanding import tool_entry
 
+_PATH_ROLES = frozenset({"read", "list", "write", "delete", "patch", "edits"})
 # LangChain's requests toolkit: the method is in the tool's name.
 _REQUEST_TOOLS = {"requests_get": "GET", "requests_post": "POST", "requests_put": "PUT", "requests_patch": "PATCH",
                   "requests_delete": "DELETE"}
@@ -55,7 +56,7 @@ def tool_findings(reading: CallReading, workspace: str | None, findings: Finding
             findings.add(MODERATE, "unknown tool (its name suggests it only reads)")
         return
     if family in ("write", "edit", "patch"):
-        if not reading.paths:
+        if not reading.paths and not (entry is not None and not _PATH_ROLES & set(entry.args.values())):
             findings.add(MODERATE, "writes files (the call names no path)")
         if reading.name.startswith("git_") and reading.name not in ("git_add", "git_commit", "git_create_branch"):
             findings.add(MODERATE, f"changes the repository ({reading.name})")

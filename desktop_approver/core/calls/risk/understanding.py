@@ -42,7 +42,7 @@ _VALUE_ROLES = frozenset({"value", "read", "list", "write", "delete", "cd", "run
 _PATH_ROLES = frozenset({"read", "list", "write", "delete"})
 # Wrappers shellparse unwraps that change nothing about what runs.
 _PLAIN_WRAPPERS = frozenset({"timeout", "nice", "time", "nohup", "command", "builtin", "exec", "stdbuf", "ionice",
-                             "setsid", "bash -c", "sh -c", "zsh -c", "dash -c", "env"})
+                             "setsid", "bash -c", "sh -c", "zsh -c", "dash -c", "env", "watch"})
 # Where a known program may be named by its path: the system's directories, the project's own
 # virtual environment and node_modules, and the Gradle and Maven wrappers it ships.
 _KNOWN_PROGRAM_PATH = re.compile(r"^(/(usr/)?(local/)?s?bin/[\w.+-]+|(\./)?(\.?venv|env)/bin/[\w.+-]+"
@@ -170,7 +170,7 @@ def _simple(cmd: SimpleCommand, cwd: str | None, state: _Reading) -> None:
         else:
             _arguments(module_entry, f"{name} -m {module}", args[at + 2:], cwd, state, cmd)
         return
-    if name in ("export", "declare", "typeset", "local", "readonly"):
+    if name == "export":
         for operand in cmd.argv[1:]:
             if "=" in operand and not operand.startswith("-"):
                 _variable(operand.split("=", 1)[0], state)
