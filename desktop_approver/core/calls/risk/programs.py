@@ -116,6 +116,9 @@ _SQL_DESTRUCTIVE = re.compile(r"\b(drop\s+(table|database|schema|index|view|user
                               r"program\b|load_extension|xp_cmdshell|into\s+(out|dump)file|alter\s+table\s+\S+"
                               r"\s+drop|delete\s+from\s+[\w.\"`\[\]]+\s*(;|$)|update\s+[\w.\"`\[\]]+\s+set\s+(?:(?!"
                               r"\bwhere\b).)*(;|$)|grant\s+all|drop\s+owned)", re.I | re.S)
+_SQL_SECRET_COLUMNS = re.compile(r"\bselect\b(?:(?!\bfrom\b).)*\b\w*(password|passwd|secret|token|api_?key|"
+                                 r"private_?key|access_?key|credential|otp_seed|totp)\w*\b(?:(?!\bfrom\b).)*\bfrom\b",
+                                 re.I | re.S)
 _SQL_CHANGE = re.compile(r"\b(insert|update|delete|create|alter|replace|merge|grant|revoke|vacuum|attach|rename)\b",
                          re.I)
 METADATA = re.compile(r"169\.254\.169\.254|metadata\.google\.internal|fd00:ec2::254|100\.100\.100\.200")
@@ -286,6 +289,8 @@ def _simple_findings(cmd: SimpleCommand, line: _Line, pipeline: list[SimpleComma
         findings.add(DESTRUCTIVE, "deletes files named by its input (xargs)")
     if cmd.construct == "-exec" and name in ("rm", "shred", "unlink", "rmdir"):
         findings.add(DESTRUCTIVE, "deletes every file found (find -exec)")
+    if _prints_cluster_secret(cmd):
+        findings.add(DESTRUCTIVE, "prints a credential (token or key) into the agent's context")
     dry = _dry_run(cmd) or _only_reads(cmd)
     for use in command_paths(cmd, cwd):
         if dry and use.via == name:
@@ -404,9 +409,24 @@ _CREDENTIAL_PRINTERS: dict[str, tuple[str, ...]] = {
     "gcloud": ("auth print-access-token", "auth print-identity-token", "auth application-default print-access-token"),
     "az": ("account get-access-token",), "kubectl": ("config view --raw", "create token"),
     "pass": ("show",), "op": ("read", "item get"), "vault": ("kv get", "read", "token create", "print token"),
-    "bw": ("get password", "get item"), "heroku": ("auth:token",), "doctl": ("auth token",),
+    "bw": ("get password", "get item"), "doctl": ("auth token",),
     "git": ("credential fill", "credential-store get"), "glab": ("auth token",), "npm": ("token list", "token create"),
+    "doppler": ("secrets get", "secrets download", "secrets"), "infisical": ("secrets get", "export"),
+    "heroku": ("auth:token", "config:get"), "flyctl": ("secrets export",), "sops": ("-d", "--decrypt", "decrypt"),
 }
+# Secret managers whose read forms print a secret's value.
+_CREDENTIAL_PRINTERS["aws"] += ("secretsmanager get-secret-value", "ssm get-parameter", "ssm get-parameters")
+_CREDENTIAL_PRINTERS["gcloud"] += ("secrets versions",)
+_CREDENTIAL_PRINTERS["az"] += ("keyvault secret",)
+
+
+def _prints_cluster_secret(cmd: SimpleCommand) -> bool:
+    """``kubectl get secret db -o yaml`` (or json, jsonpath, go-template): the values, not the names."""
+    words = [w for w in cmd.argv[1:] if not w.startswith("-")]
+    outputs = [w for w in cmd.argv[1:] if w.startswith(("-o", "--output"))]
+    return cmd.name in ("kubectl", "oc") and words[:1] == ["get"] and any(
+        w.startswith(("secret", "secrets/", "secret/")) for w in words[1:2]) and bool(outputs) and not any(
+        o.endswith(("=name", "name", "=wide", "wide")) for o in outputs)
 
 
 # Programs that run another tool named by their first operand: npx vsce publish runs vsce.
@@ -824,6 +844,8 @@ def sql_findings(statements: Iterable[str], findings: Findings) -> bool:
         any_sql = True
         if _SQL_DESTRUCTIVE.search(text):
             findings.add(DESTRUCTIVE, "drops, empties or rewrites whole database tables")
+        if _SQL_SECRET_COLUMNS.search(text):
+            findings.add(DESTRUCTIVE, "reads secret-looking columns (passwords, tokens, keys) into the agent's context")
         elif _SQL_CHANGE.search(text):
             findings.add(MODERATE, "changes the database")
     return any_sql

@@ -245,7 +245,7 @@ def _arguments(entry: Program, label: str, args: list[str], cwd: str | None, sta
             state.findings.add(DESTRUCTIVE, f"an option runs a program or code it names ({label} {option})")
         elif role == "setting" and value is not None:
             key = value.split("=", 1)[0].lower()
-            if not any(re.fullmatch(p.replace(".", r"\.").replace("*", ".*"), key) for p in entry.settings):
+            if not any(re.fullmatch(p.lower().replace(".", r"\.").replace("*", ".*"), key) for p in entry.settings):
                 state.gap(f"setting `{key}` of `{label}`")
     if helped:
         return
@@ -339,7 +339,12 @@ def _plain_awk(program: str) -> bool:
 
 
 _CODE_ON_STDIN = frozenset({"sqlite3", "duckdb", "psql", "mysql", "mariadb"})
-_SCRIPT_CHECKS = {"sed": _plain_sed, "awk": _plain_awk}
+def _plain_jq(program: str) -> bool:
+    """A jq filter that does not read the environment (``env``, ``$ENV``) or other files."""
+    return not re.search(r"\$ENV|\benv\b|\binput_filename\b|\$__loc__|\bimport\b|\binclude\b", program)
+
+
+_SCRIPT_CHECKS = {"sed": _plain_sed, "awk": _plain_awk, "jq": _plain_jq}
 _DOT_COMMAND = re.compile(r"^\s*\.(shell|system|output|once|import|load|open|save|backup|restore|excel|cd|read)\b")
 
 
