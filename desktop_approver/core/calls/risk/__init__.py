@@ -15,8 +15,11 @@ The three levels:
   reads, installs into a project environment, inline code that only computes, and any tool
   whose effect is not known but shows nothing dangerous.
 - **destructive**: irreversible loss (also inside the repository: ``git reset --hard``,
-  ``git clean -x``, any recursive delete), any other write or delete outside the working
-  directory, history rewrites on a remote, privilege escalation, publishing, secrets leaving
+  ``git clean -x``, any recursive delete but a tool's cache), any other write or delete outside
+  the working directory, effects outside the machine (pushes and other remote-repository
+  writes, merges, HTTP DELETE, webhooks, e-mail, chat and comments to other people, database
+  writes not in a file of the working directory, deploys), privilege escalation, publishing,
+  secrets leaving
   the machine or read into the agent's context (private keys, cloud credentials, tokens),
   persistence (startup files, git settings that run programs, cron, systemd units), and
   everything whose effect cannot be seen through: a program named by a variable, ``eval`` of
@@ -26,6 +29,14 @@ The three levels:
 ``~`` and ``$HOME`` are the home directory of the app, which is the agent's (the peer is the
 same user). Hints from the agent (MCP ``readOnlyHint``, ``destructiveHint``, ...) can raise the
 level and are reported in ``hint_notes``, but they never lower it.
+
+Beside the level, every verdict says whether the call was **understood** (issue 19): every
+program, option, ``NAME=value`` prefix, path, tool and argument was found in the catalog
+(:mod:`..catalog`, data). Only an understood call at safe or moderate may be answered without the
+person; ``gaps`` names what was not understood. The package, by concern: :mod:`.findings` (levels
+and the verdict), :mod:`.places` (what a path is), :mod:`.hidden` (characters that hide code),
+:mod:`.programs` (shell command lines), :mod:`.tools` (other tools), :mod:`.understanding` (the
+engine over the catalog) and :mod:`.assessment` (the cached entry points).
 """
 
 from __future__ import annotations
