@@ -474,9 +474,10 @@ _READERS = frozenset({"cat", "bat", "head", "tail", "less", "more", "nl", "od", 
                       "md5sum", "sha1sum", "sha256sum", "sha512sum", "cksum", "base64", "zcat", "zless", "diff",
                       "cmp", "wc", "sort", "uniq", "tac", "cut", "column", "source", ".", "gpg", "openssl",
                       "ssh-keygen", "shasum", "b2sum", "iconv", "fold", "fmt", "expand", "paste", "view", "vim",
-                      "vi", "nano", "emacs", "code", "zip", "7z", "gzip", "bzip2", "xz"})
+                      "vi", "nano", "emacs", "code", "zip", "7z"})
 # Files a build or a run generates and regenerates (compiled code, logs, editor leftovers).
 _GENERATED = re.compile(r"\*\.(pyc|pyo|o|obj|class|log|tmp|orig|rej|bak|swp|gcda|gcno|d)|\*~|\.DS_Store")
+_COMPRESSORS = frozenset({"gzip", "gunzip", "xz", "unxz", "bzip2", "bunzip2", "zstd", "unzstd", "lzma"})
 _COUNTERS = frozenset({"wc", "md5sum", "sha1sum", "sha256sum", "sha512sum", "cksum", "shasum", "b2sum", "sum"})
 _PATTERN_FIRST = frozenset({"grep", "egrep", "fgrep", "rg", "ag", "ack", "awk", "jq", "yq", "sed", "zgrep"})
 
@@ -584,6 +585,14 @@ def _paths_of(cmd: SimpleCommand, cwd: str | None) -> list[PathUse]:
     elif name in _LISTERS:
         for target in operands:
             uses.append(_use(target, cwd, "read", name, listing=True))
+    elif name in _COMPRESSORS:
+        # gzip FILE replaces FILE by FILE.gz; gzip -d FILE.gz writes FILE (outside, if FILE is)
+        decompress = name.startswith(("gun", "unxz", "bun", "unzst")) or bool(flags & {"d", "--decompress"})
+        for target in operands:
+            written = re.sub(r"\.(gz|xz|bz2|zst|lzma|Z)$", "", target) if decompress else target
+            uses.append(_use(target, cwd, "read", name))
+            if not flags & {"c", "--stdout", "l", "--list", "t", "--test"}:
+                uses.append(_use(written, cwd, "write", name))
     elif name in _COUNTERS:
         # counts, sizes and digests of a file are not its content (wc -l ~/.ssh/id_rsa)
         for target in operands:

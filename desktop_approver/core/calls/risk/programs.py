@@ -108,7 +108,7 @@ _DRY_RUN_FLAGS = frozenset({"--dry-run", "--dry_run", "--dryrun", "--simulate", 
 _DRY_RUN_SHORT = {"rsync": "n", "make": "n", "apt-get": "s", "apt": "s", "git clean": "n", "git push": "n",
                   "git add": "n", "git rm": "n", "git mv": "n", "ansible-playbook": "C"}
 _GIT_PROGRAM_SETTINGS = re.compile(
-    r"^(core\.(sshcommand|fsmonitor|pager|editor|hookspath|askpass|gitproxy|alternaterefscommand)"
+    r"^(core\.(sshcommand|fsmonitor|pager|editor|hookspath|askpass|gitproxy|alternaterefscommand)|pager\..*"
     r"|alias\..*|(diff|merge|filter)\..*\.(command|driver|textconv|clean|smudge|process)|credential\.helper"
     r"|sequence\.editor|gpg\.program|gpg\..*\.program|uploadpack\.packobjectshook|protocol\..*|url\..*|include\.path"
     r"|includeif\..*)$", re.I)
@@ -618,7 +618,8 @@ def _git_sub(argv: tuple[str, ...]) -> tuple[str, list[str], list[str]]:
 def _harmless_pager(setting: str) -> bool:
     """``core.pager=cat`` (or ``less``, or empty): a pager setting that runs no other program."""
     key, _, value = setting.partition("=")
-    return key.lower() in ("core.pager",) and value.strip() in ("", "cat", "less", "less -R", "less -FRX", "more")
+    harmless = ("", "cat", "less", "less -R", "less -FRX", "more")
+    return (key.lower() == "core.pager" or key.lower().startswith("pager.")) and value.strip() in harmless
 
 
 def _listing_flags(sub: str) -> set[str]:

@@ -26,6 +26,7 @@ from ..reading import (
     CallReading,
     PathUse,
     ShellRun,
+    command_paths,
     literal_path,
     normalise_tool,
     resolve_path,
@@ -72,6 +73,8 @@ class _Reading:
     cat: Catalog
     gaps: list[str] = field(default_factory=list)
     effects: list[str] = field(default_factory=list)
+    judged: frozenset[str] = frozenset()     # paths the reading already gave the risk reader
+    simulated: bool = False                  # a dry run or a read-only form: operands are not written
 
     def gap(self, phrase: str) -> None:
         if phrase not in self.gaps:
@@ -170,6 +173,8 @@ def _simple(cmd: SimpleCommand, cwd: str | None, state: _Reading) -> None:
         else:
             _arguments(module_entry, f"{name} -m {module}", args[at + 2:], cwd, state, cmd)
         return
+    state.judged = frozenset(use.path for use in command_paths(cmd, cwd))
+    state.simulated = is_dry_run(cmd)
     if name == "export":
         for operand in cmd.argv[1:]:
             if "=" in operand and not operand.startswith("-"):
@@ -237,6 +242,10 @@ def _arguments(entry: Program, label: str, args: list[str], cwd: str | None, sta
         elif role == "cd" and value is not None:
             if literal_path(value):
                 here = resolve_path(value, here) if here or value.startswith(("/", "~", "$HOME")) else None
+                outside = here is None or state.workspace is not None and not Place(
+                    PathUse(value, here, "read"), state.workspace).inside
+                if outside and entry.effect:
+                    state.gap(f"directory `{value}` of `{label}` (outside the working directory)")
             else:
                 state.gap(f"directory `{value}` of `{label}`")
                 here = None
@@ -301,7 +310,10 @@ def _operands(entry: Program, label: str, operands: list[str], cwd: str | None, 
     elif role == "script":
         state.gap(f"the script or program `{operands[0]}` that `{label}` runs")
     elif role in ("text", "url"):
-        return
+        if entry.effect == "changes":
+            for word in operands:
+                if _DEPLOY_NAME.search(word):
+                    state.gap(f"a project script named like a deploy (`{word}` of `{label}`)")
     elif role == "any":
         for word in operands:
             if re.search(r"[$`]", word) and not word.startswith("$(") or _DOT_COMMAND.match(word):
@@ -311,10 +323,13 @@ def _operands(entry: Program, label: str, operands: list[str], cwd: str | None, 
         if script is not None and not script(operands[0]):
             state.gap(f"the {label} program `{operands[0][:40]}`")
         for word in operands[1:]:
-            _path(word, "read", cwd, state, f"operand of `{label}`", judge=False)
+            _path(word, "read", cwd, state, f"operand of `{label}`", judge=word not in state.judged)
     else:
         for word in operands:
-            _path(word, role, cwd, state, f"operand of `{label}`", judge=False)
+            # what the reading did not already give the risk reader is judged here (git init DIR,
+            # gzip -d FILE, black DIR); a dry run or read-only form writes nothing
+            _path(word, role, cwd, state, f"operand of `{label}`",
+                  judge=word not in state.judged and not (state.simulated and role in ("write", "delete")))
 
 
 def _plain_sed(script: str) -> bool:
@@ -338,7 +353,10 @@ def _plain_awk(program: str) -> bool:
     return not re.search(r"system\s*\(|\||getline|print[f]?[^;}]*>|close\s*\(|fflush|ENVIRON", program)
 
 
-_CODE_ON_STDIN = frozenset({"sqlite3", "duckdb", "psql", "mysql", "mariadb"})
+_CODE_ON_STDIN = frozenset({"sqlite3", "duckdb", "psql", "mysql", "mariadb", "patch"})
+# Targets and scripts of a project (npm run X, make X, tox -e X) whose name says they reach outside.
+_DEPLOY_NAME = re.compile(r"deploy|publish|release|upload|push|prod|ship|rollout|migrat|infra|terraform|helm|k8s",
+                          re.I)
 def _plain_jq(program: str) -> bool:
     """A jq filter that does not read the environment (``env``, ``$ENV``) or other files."""
     return not re.search(r"\$ENV|\benv\b|\binput_filename\b|\$__loc__|\bimport\b|\binclude\b", program)
