@@ -315,6 +315,8 @@ def read_call(tool: str, args: Mapping[str, Any] | Any, cwd: str | None = None) 
     name = normalise_tool(tool)
     family = family_of(tool, args)
     own_cwd = _first_str(args, CWD_ARGS)
+    if own_cwd is None and family == "shell":
+        own_cwd = _first_str(args, ("directory", "dir_path"))   # Gemini CLI's run_shell_command
     if own_cwd:
         cwd = resolve_path(own_cwd, cwd) if cwd or os.path.isabs(os.path.expanduser(own_cwd)) else own_cwd
     commands: tuple[ShellRun, ...] = ()

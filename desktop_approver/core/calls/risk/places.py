@@ -28,6 +28,12 @@ _STARTUP_FILES = re.compile(
     r"|/\.config/fish/|/\.config/autostart/|/\.config/git/config$|/\.ssh/(authorized_keys|config|rc)$"
     r"|/\.local/share/systemd/|/\.config/systemd/|/Library/LaunchAgents/|^/etc/(profile|bash|zsh|cron|systemd"
     r"|init\.d|rc\.local|sudoers|environment|ld\.so)|^/var/spool/cron")
+# Files an agent or an editor reads to decide what runs without asking, or runs on opening a folder:
+# an agent writing them approves its own future calls (issue 19).
+_SELF_APPROVING = re.compile(
+    r"/\.claude/(settings(\.local)?\.json|hooks/)|/\.claude\.json$|/\.mcp\.json$|/\.codex/|/\.gemini/settings\.json$"
+    r"|/\.cursor/|/\.vscode/(tasks|settings|launch)\.json$|/\.envrc$|/\.clinerules|/\.goose/|/\.openhands/"
+    r"|/\.config/(goose|desktop-approver)/")
 _SYSTEM_PREFIXES = ("/etc/", "/usr/", "/bin/", "/sbin/", "/lib/", "/lib64/", "/boot/", "/opt/", "/var/", "/root/",
                     "/sys/", "/proc/", "/srv/", "/snap/", "/System/", "/Library/", "/Applications/")
 _NEVER_PROJECTS = ("/etc/", "/usr/", "/bin/", "/sbin/", "/lib/", "/lib64/", "/boot/", "/sys/", "/proc/", "/dev/",
@@ -114,6 +120,11 @@ class Place:
         return bool(_STARTUP_FILES.search(self.resolved))
 
     @property
+    def approves(self) -> bool:
+        """An agent's or editor's settings that run programs or approve calls by themselves."""
+        return bool(_SELF_APPROVING.search(self.resolved))
+
+    @property
     def system(self) -> bool:
         return any(self.resolved.startswith(p) or self.resolved == p.rstrip("/") for p in _SYSTEM_PREFIXES)
 
@@ -169,6 +180,9 @@ def judge_write(place: Place, findings: Findings, verb: str = "writes") -> None:
         findings.add(DESTRUCTIVE, "writes to a raw disk device")
     elif place.startup:
         findings.add(DESTRUCTIVE, "changes startup, login or scheduling files (persistence)")
+    elif place.approves:
+        findings.add(DESTRUCTIVE, "changes settings that run programs or approve calls by themselves (an agent's, an "
+                                  "editor's, direnv's)")
     elif place.secret:
         findings.add(DESTRUCTIVE, f"{verb} a secrets or key file")
     elif place.git_internals:
@@ -193,7 +207,7 @@ def judge_delete(place: Place, findings: Findings) -> None:
         findings.add(DESTRUCTIVE, "deletes the home, root or whole working directory")
     elif place.git_internals or raw.endswith(".git") or place.resolved.endswith("/.git"):
         findings.add(DESTRUCTIVE, "deletes inside .git (history)")
-    elif place.secret or place.startup:
+    elif place.secret or place.startup or place.approves:
         findings.add(DESTRUCTIVE, "deletes a key, secrets or startup file")
     elif _whole_temp(place):
         findings.add(DESTRUCTIVE, "deletes the whole temp directory (other programs' files and sockets)")

@@ -1021,6 +1021,20 @@ def _remote_command(cmd: SimpleCommand, line: _Line) -> None:
         line.findings.add(MODERATE, "runs a command on another machine")
 
 
+_RECURSIVE_SEARCHERS = frozenset({"grep", "egrep", "fgrep", "rg", "ag", "ack", "zgrep"})
+
+
+def _searches_home(cmd: SimpleCommand, line: _Line) -> bool:
+    """``grep -r password ~`` or ``rg token /``: every file's content under the home or root."""
+    flags = _flags(cmd.argv[1:])
+    recursive = cmd.name in ("rg", "ag", "ack") or bool(flags & {"r", "R", "--recursive", "--dereference-recursive"})
+    listing = bool(flags & {"l", "L", "c", "--files-with-matches", "--files-without-match", "--count", "--files"})
+    if not recursive or listing:
+        return False
+    targets = _operands(cmd.argv)[1:]
+    return any(Place(PathUse(t, resolve_path(t, line.cwd), "read"), line.workspace).is_root_or_home for t in targets)
+
+
 def _read_only_findings(cmd: SimpleCommand, line: _Line) -> None:
     findings = line.findings
     if cmd.name in ("env", "printenv", "export", "declare", "set", "typeset") and (
@@ -1040,6 +1054,8 @@ def _read_only_findings(cmd: SimpleCommand, line: _Line) -> None:
     if cmd.name in ("source", "."):
         findings.add(MODERATE, "runs a script in the current shell")
         return
+    if cmd.name in _RECURSIVE_SEARCHERS and _searches_home(cmd, line):
+        findings.add(DESTRUCTIVE, "searches the contents of the whole home or root (secrets included)")
     if cmd.name == "awk" and re.search(r"system\s*\(|print[^;]*>|\|\s*\"|getline", " ".join(cmd.argv[1:])):
         findings.add(MODERATE, "awk program runs commands or writes files")
     if cmd.name in ("base64", "xxd") and ("-d" in cmd.argv or "--decode" in cmd.argv or "-r" in cmd.argv) \

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..catalog import catalog
-from ..reading import EDITOR_TOOLS, CallReading, secrets_in, strings_in
+from ..reading import EDITOR_TOOLS, CallReading, PathUse, resolve_path, secrets_in, strings_in
 from ..reading import READ_TOOLS as READ_TOOL_NAMES
 from .findings import DESTRUCTIVE, MODERATE, Findings
 from .places import Place, judge_use
@@ -34,6 +34,15 @@ def tool_findings(reading: CallReading, workspace: str | None, findings: Finding
                                                             for k in ("body", "data", "json", "form", "payload"))
     if sends and any(WEBHOOK.search(url) for url in reading.urls):
         findings.add(DESTRUCTIVE, "posts to a webhook (a message to people, or a trigger elsewhere)")
+    for url in reading.urls:
+        if url.lower().startswith("file://"):
+            local = url[7:].split("?", 1)[0]
+            judge_use(PathUse(local, resolve_path(local, reading.cwd), "read", via="url"), workspace, findings)
+    if family == "read" and not _listing(reading) and any(Place(use, workspace).is_root_or_home
+                                                          for use in reading.paths):
+        findings.add(DESTRUCTIVE, "searches the contents of the whole home or root (secrets included)")
+    if family == "move" and any(Place(use, workspace).is_workspace for use in reading.paths):
+        findings.add(DESTRUCTIVE, "moves the whole working directory away")
     if family == "unknown" and reading.name in EDITOR_TOOLS:
         findings.add(MODERATE, f"an editor operation that is not known ({args.get('command')!r})")
     if entry is not None:
@@ -94,6 +103,17 @@ def tool_findings(reading: CallReading, workspace: str | None, findings: Finding
             findings.add(DESTRUCTIVE, "an unknown tool names the home, a system or an outside directory recursively")
         elif place.is_root_or_home:
             findings.add(DESTRUCTIVE, "an unknown tool names the home or root directory")
+
+
+_SEARCHERS = frozenset({"grep", "search_file_content", "grep_search", "codebase_search", "search_code",
+                        "semantic_search", "file_search"})
+
+
+def _listing(reading: CallReading) -> bool:
+    """A search that returns names or counts, or a tool that only lists (not file contents)."""
+    if reading.name not in _SEARCHERS:
+        return True
+    return reading.args.get("output_mode") in ("files_with_matches", "count")
 
 
 def hint_findings(hints: Mapping[str, Any], findings: Findings) -> tuple[str, ...]:

@@ -449,6 +449,14 @@ def _tool_call(reading: CallReading, state: _Reading) -> None:
         if method not in ("GET", "HEAD", "OPTIONS") or any(reading.args.get(k) not in (None, "", {}, [])
                                                            for k in ("body", "data", "json", "form")):
             state.gap(f"a request that sends data ({method})")
+    operation = reading.args.get("operation")
+    if reading.family == "patch" and isinstance(operation, Mapping) and (
+            operation.get("type") not in ("create_file", "update_file", "delete_file")
+            or set(operation) - {"type", "path", "diff"}):
+        state.gap(f"patch operation `{operation.get('type')}`")
+    for url in reading.urls:
+        if not re.match(r"https?://", url, re.I):
+            state.gap(f"address `{url[:40]}` (not http or https)")
     if reading.name in EDITOR_TOOLS and reading.args.get(EDITOR_VERB_ARG) not in EDITOR_FAMILIES:
         state.gap(f"operation `{reading.args.get(EDITOR_VERB_ARG)}` of `{reading.name}`")
     if entry.effect and not _dry_run_args(reading.args):
