@@ -179,8 +179,8 @@ def _simple(cmd: SimpleCommand, cwd: str | None, state: _Reading) -> None:
         for operand in cmd.argv[1:]:
             if "=" in operand and not operand.startswith("-"):
                 _variable(operand.split("=", 1)[0], state)
-    if name in _CODE_ON_STDIN and (cmd.piped_from or any(r.op.lstrip("0123456789") in ("<", "<<", "<<-", "<<<")
-                                                        for r in cmd.redirects)):
+    fed = cmd.piped_from or any(r.op.lstrip("0123456789") in ("<", "<<", "<<-", "<<<") for r in cmd.redirects)
+    if name in _CODE_ON_STDIN and fed and not is_dry_run(cmd):
         state.gap(f"statements given to `{name}` on its input")
     _arguments(entry, name, args, cwd, state, cmd)
 
@@ -310,7 +310,7 @@ def _operands(entry: Program, label: str, operands: list[str], cwd: str | None, 
     elif role == "script":
         state.gap(f"the script or program `{operands[0]}` that `{label}` runs")
     elif role in ("text", "url"):
-        if entry.effect == "changes":
+        if entry.effect == "changes" and not state.simulated:
             for word in operands:
                 if _DEPLOY_NAME.search(word):
                     state.gap(f"a project script named like a deploy (`{word}` of `{label}`)")
@@ -405,8 +405,10 @@ def _path(word: str, role: str, cwd: str | None, state: _Reading, where: str, *,
         return
     if not literal_path(text):
         head, _, last = text.rpartition("/")
-        globbed_ok = (role in ("read", "list", "delete") and _EXTENSION_GLOB.match(last) is not None
-                      and literal_path(head or ".") and not text.startswith(("-", "+")))
+        folders = [part for part in head.split("/") if part != "**"] if head else []
+        literal_head = literal_path("/".join(folders) or ".") and not text.startswith(("-", "+", "/**"))
+        in_subfolder = bool(folders) and last == "*" and role in ("read", "list")   # dist/*: what a folder holds
+        globbed_ok = literal_head and (_EXTENSION_GLOB.match(last) is not None or in_subfolder)
         if globbed_ok:
             place = Place(PathUse(text, resolve_path(text, cwd), role if role != "list" else "read"), state.workspace)  # type: ignore[arg-type]
             if state.workspace is not None and place.inside and not place.secret:
