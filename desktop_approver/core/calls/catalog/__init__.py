@@ -92,9 +92,6 @@ class Program:
     options_as_text: bool = False
     inherit: bool = True
 
-    def short_option(self, letter: str) -> str | None:
-        return self.options.get("-" + letter)
-
 
 @dataclass(frozen=True)
 class Tool:
@@ -313,7 +310,3 @@ def use_catalog(extra: Mapping[str, Any] | None) -> Catalog:
         _Active.generation += 1
     return catalog()
 
-
-def with_subcommand(program: Program, word: str, sub: Program) -> Program:
-    """``program`` with one more subcommand (used by extensions that add to a shipped entry)."""
-    return replace(program, subcommands={**program.subcommands, word: sub})

@@ -24,6 +24,7 @@ from ..reading import (
     EDITOR_VERB_ARG,
     SHELL_ARGS,
     CallReading,
+    Operation,
     PathUse,
     ShellRun,
     command_paths,
@@ -37,7 +38,7 @@ from .findings import DESTRUCTIVE, MODERATE, SAFE, Findings
 from .places import Place, judge_use
 from .programs import interpreter_of, is_dry_run
 
-__all__ = ["catalog_effect", "understand", "understand_command", "tool_entry"]
+__all__ = ["catalog_effect", "understand", "tool_entry"]
 
 _VALUE_ROLES = frozenset({"value", "read", "list", "write", "delete", "cd", "runs", "setting"})
 _PATH_ROLES = frozenset({"read", "list", "write", "delete"})
@@ -110,13 +111,6 @@ def catalog_effect(cmd: SimpleCommand, cwd: str | None) -> str | None:
     if state.gaps:
         return None
     return next((e for e in state.effects if e), "")
-
-
-def understand_command(run: ShellRun, cwd: str | None, workspace: str | None, findings: Findings) -> tuple[str, ...]:
-    """The gaps of one command line (for ``risk --explain`` and tests)."""
-    state = _Reading(findings, workspace, catalog())
-    _command_line(run, cwd, state)
-    return tuple(state.gaps)
 
 
 # -- shell command lines ---------------------------------------------------------------------------
@@ -398,8 +392,9 @@ def _add_effect(effect: str, label: str, findings: Findings) -> None:
 
 def _path(word: str, role: str, cwd: str | None, state: _Reading, where: str, *, judge: bool,
           via: str = "") -> None:
-    """A path the call names: understood when literal and resolved (a glob only as ``dir/*.ext``,
-    read, listed or deleted inside the working directory)."""
+    """A path the call names: understood when literal and resolved; a glob only inside the working
+    directory, as ``dir/*.ext`` or ``src/**/*.ext`` (or ``dir/*`` read), never one that may match
+    a secret."""
     text = word.strip()
     if text in ("-", "/dev/null", "/dev/stdout", "/dev/stderr", "/dev/stdin", "/dev/tty"):
         return
@@ -410,7 +405,8 @@ def _path(word: str, role: str, cwd: str | None, state: _Reading, where: str, *,
         in_subfolder = bool(folders) and last == "*" and role in ("read", "list")   # dist/*: what a folder holds
         globbed_ok = literal_head and (_EXTENSION_GLOB.match(last) is not None or in_subfolder)
         if globbed_ok:
-            place = Place(PathUse(text, resolve_path(text, cwd), role if role != "list" else "read"), state.workspace)  # type: ignore[arg-type]
+            operation: Operation = "delete" if role == "delete" else "write" if role == "write" else "read"
+            place = Place(PathUse(text, resolve_path(text, cwd), operation), state.workspace)
             if state.workspace is not None and place.inside and not place.secret:
                 return
         state.gap(f"path `{word}` ({where})")
@@ -419,8 +415,8 @@ def _path(word: str, role: str, cwd: str | None, state: _Reading, where: str, *,
         state.gap(f"path `{word}` (the directory it is relative to is not known)")
         return
     if judge:
-        operation = "read" if role == "list" else role
-        judge_use(PathUse(text, resolve_path(text, cwd), operation, False, via, role == "list"),  # type: ignore[arg-type]
+        judged: Operation = "delete" if role == "delete" else "write" if role == "write" else "read"
+        judge_use(PathUse(text, resolve_path(text, cwd), judged, False, via, role == "list"),
                   state.workspace, state.findings)
 
 
