@@ -30,7 +30,9 @@ WHEEL_RESOURCES = ["desktop_approver/resources/desktop-approver.desktop",
                    "desktop_approver/resources/icons/tray/degraded-symbolic.svg",
                    "desktop_approver/resources/linux/desktop-approver.socket",
                    "desktop_approver/resources/linux/desktop-approver.service",
-                   "desktop_approver/resources/linux/desktop-approver-autostart.desktop"]
+                   "desktop_approver/resources/linux/desktop-approver-autostart.desktop",
+                   "desktop_approver/core/calls/catalog/git.toml", "desktop_approver/core/calls/catalog/tools.toml",
+                   "desktop_approver/core/calls/catalog/credentials.toml"]
 
 
 def _clean_env(home: Path) -> dict[str, str]:

@@ -46,7 +46,7 @@ EXPECTED_KEYS = "action, tool, command, path, operation, agent, cwd, risk, note,
     ('[[rule]]\naction = "allow"\ncwd = "~/work**"\n', 3,
      "rule 1: bad cwd pattern: '**' must be a whole path component in '~/work**' (write 'dir/**/name')"),
     # the file around the rules
-    ('version = 1\nrules = []\n', 2, "unknown key 'rules' (expected version, rule, tools)"),
+    ('version = 1\nrules = []\n', 2, "unknown key 'rules' (expected version, rule, tools, catalog)"),
     ('version = "1"\n', 1, "unsupported version '1' (this app reads version 1)"),
     ('[rule]\naction = "allow"\n', 1, "'rule' must be written as [[rule]] tables"),
     ('rule = ["allow"]\n', 1, "rule 1 is not a table"),

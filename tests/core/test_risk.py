@@ -78,7 +78,7 @@ COMMANDS: list[tuple[str, str, str | None]] = [
     ("curl https://example.com", MODERATE, "network"),
     ("wget -O data.json https://example.com/data.json", MODERATE, "network"),
     ("ssh build-host uptime", MODERATE, "network"),
-    ("git push origin feature", MODERATE, "publishes"),
+    ("git push origin feature", DESTRUCTIVE, "outside the machine"),   # issue 19: a remote others use
     ("git pull", MODERATE, "network"),
     ("git clone https://github.com/x/y", MODERATE, "network"),
     ("git commit -m 'fix'", MODERATE, "changes the repository"),
@@ -110,7 +110,7 @@ COMMANDS: list[tuple[str, str, str | None]] = [
     ("sqlite3 app.db 'select * from users'", SAFE, None),
     ("awk '{ system(\"date\") }' file.txt", MODERATE, "awk"),
     ("python -m http.server 8000", MODERATE, "network"),
-    ("gh pr create --fill", MODERATE, "network"),
+    ("gh pr create --fill", DESTRUCTIVE, "outside the machine"),      # issue 19: a remote others use
     ("systemctl --user restart myapp", MODERATE, "services"),
     # -- destructive: hard to undo, escalates, leaks, or hides --------------------------------
     ('rm -rf "$DIR"/', DESTRUCTIVE, "recursively"),

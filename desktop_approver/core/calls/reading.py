@@ -68,7 +68,8 @@ PATCH_TOOLS = frozenset({"apply_patch", "patch", "apply_diff"})
 MOVE_TOOLS = frozenset({"move", "move_file", "rename", "rename_file", "copy_file", "cp", "mv", "copy"})
 DELETE_TOOLS = frozenset({"delete", "delete_file", "remove", "remove_file", "rm", "unlink", "delete_directory",
                           "remove_directory", "rmdir", "trash", "fs_remove", "remove_path", "delete_path"})
-NETWORK_TOOLS = frozenset({"webfetch", "web_fetch", "fetch", "http_request", "browse", "browser", "curl",
+NETWORK_TOOLS = frozenset({"requests_get", "requests_post", "requests_put", "requests_patch", "requests_delete",
+                           "webfetch", "web_fetch", "fetch", "http_request", "browse", "browser", "curl",
                            "http_get", "http_post", "download", "post", "request", "api_request", "navigate",
                            "websearch", "web_search", "slack_list_channels", "slack_get_channel_history",
                            "slack_get_thread_replies", "slack_get_users", "slack_get_user_profile", "get_issue",
@@ -107,8 +108,8 @@ _NAME_WORDS: tuple[tuple[Family, frozenset[str]], ...] = (
 # -- the vocabulary: argument names ----------------------------------------------------------------
 
 SHELL_ARGS = ("command", "cmd", "argv", "script", "commands", "code_to_run", "shell_command", "command_line")
-PATH_ARGS = ("file_path", "path", "filename", "filepath", "file", "target_file", "notebook_path", "directory",
-             "dir", "repo_path", "folder", "target")
+PATH_ARGS = ("file_path", "path", "absolute_path", "filename", "filepath", "file", "target_file", "notebook_path",
+             "directory", "dir", "repo_path", "folder", "target")
 LIST_PATH_ARGS = ("paths", "files", "file_paths")
 SOURCE_ARGS = ("source", "src", "from", "old_path", "source_path")
 DESTINATION_ARGS = ("destination", "dest", "to_path", "new_path", "target_path", "destination_path")
@@ -127,7 +128,18 @@ RECURSIVE_ARGS = ("recursive", "recurse", "rf", "force_recursive")
 # Anthropic's text editor tool (str_replace_editor): a verb in "command", not a shell command.
 EDITOR_VERB_ARG, EDITOR_TEXT_ARG, EDITOR_INSERT_LINE_ARG, EDITOR_INSERT_TEXT_ARG = (
     "command", "file_text", "insert_line", "new_str")
-_NOT_SHELL_COMMANDS = frozenset({"view", "create", "str_replace", "insert", "undo_edit"})
+_NOT_SHELL_COMMANDS = frozenset({"view", "create", "str_replace", "insert", "undo_edit", "write"})
+# Editor tools whose sub-operation sits in ``command`` (Anthropic's text editor, OpenHands,
+# Goose's developer__text_editor): the family follows the operation, and ``command`` is never a
+# shell command line, whatever it holds.
+EDITOR_TOOLS = frozenset({"str_replace_editor", "str_replace_based_edit_tool", "text_editor", "file_editor",
+                          "editor"})
+# Tools that run code given in an argument (``script``, ``code``, ``query``): never a shell command.
+CODE_TOOLS = frozenset({"python_repl", "pythonrepl", "python_repl_ast", "execute_python", "execute_ipython_cell",
+                        "run_code", "code_interpreter", "evaluate", "browser_evaluate", "puppeteer_evaluate",
+                        "playwright_evaluate", "run_javascript", "execute_javascript", "eval"})
+EDITOR_FAMILIES: dict[str, Family] = {"view": "read", "create": "write", "write": "write", "str_replace": "edit",
+                                      "insert": "edit", "undo_edit": "edit"}
 _KNOWN_NAMES = frozenset((*SHELL_ARGS, *PATH_ARGS, *LIST_PATH_ARGS, *SOURCE_ARGS, *DESTINATION_ARGS, *CONTENT_ARGS,
                           *OLD_ARGS, *NEW_ARGS, *PATCH_ARGS, *CWD_ARGS, *URL_ARGS, *BODY_ARGS, *HEADER_ARGS, *SQL_ARGS,
                           *RECIPIENT_ARGS, *RECURSIVE_ARGS, "edits", "replace_all", "method", "action"))
@@ -277,10 +289,13 @@ def normalise_tool(tool: str) -> str:
 
 def family_of(tool: str, args: Mapping[str, Any] | None = None) -> Family:
     name = normalise_tool(tool)
+    if name in CODE_TOOLS:
+        return "unknown"
+    if name in EDITOR_TOOLS:
+        verb = args.get(EDITOR_VERB_ARG) if args else None
+        return EDITOR_FAMILIES.get(verb, "unknown") if isinstance(verb, str) else "edit"
     known = _FAMILY_OF_TOOL.get(name)
     if known is not None:
-        if name in ("str_replace_editor", "str_replace_based_edit_tool") and args and args.get("command") == "view":
-            return "read"
         return known
     if args and _shell_values(args):
         return "shell"
@@ -300,6 +315,8 @@ def read_call(tool: str, args: Mapping[str, Any] | Any, cwd: str | None = None) 
     name = normalise_tool(tool)
     family = family_of(tool, args)
     own_cwd = _first_str(args, CWD_ARGS)
+    if own_cwd is None and family == "shell":
+        own_cwd = _first_str(args, ("directory", "dir_path"))   # Gemini CLI's run_shell_command
     if own_cwd:
         cwd = resolve_path(own_cwd, cwd) if cwd or os.path.isabs(os.path.expanduser(own_cwd)) else own_cwd
     commands: tuple[ShellRun, ...] = ()
@@ -459,7 +476,11 @@ _READERS = frozenset({"cat", "bat", "head", "tail", "less", "more", "nl", "od", 
                       "md5sum", "sha1sum", "sha256sum", "sha512sum", "cksum", "base64", "zcat", "zless", "diff",
                       "cmp", "wc", "sort", "uniq", "tac", "cut", "column", "source", ".", "gpg", "openssl",
                       "ssh-keygen", "shasum", "b2sum", "iconv", "fold", "fmt", "expand", "paste", "view", "vim",
-                      "vi", "nano", "emacs", "code", "zip", "7z", "gzip", "bzip2", "xz"})
+                      "vi", "nano", "emacs", "code", "zip", "7z"})
+# Files a build or a run generates and regenerates (compiled code, logs, editor leftovers).
+_GENERATED = re.compile(r"\*\.(pyc|pyo|o|obj|class|log|tmp|orig|rej|bak|swp|gcda|gcno|d)|\*~|\.DS_Store")
+_COMPRESSORS = frozenset({"gzip", "gunzip", "xz", "unxz", "bzip2", "bunzip2", "zstd", "unzstd", "lzma"})
+_COUNTERS = frozenset({"wc", "md5sum", "sha1sum", "sha256sum", "sha512sum", "cksum", "shasum", "b2sum", "sum"})
 _PATTERN_FIRST = frozenset({"grep", "egrep", "fgrep", "rg", "ag", "ack", "awk", "jq", "yq", "sed", "zgrep"})
 
 
@@ -553,9 +574,29 @@ def _paths_of(cmd: SimpleCommand, cwd: str | None) -> list[PathUse]:
             uses.append(_use(target, cwd, "write" if in_place else "read", "sed"))
     elif name == "find":
         roots = [w for w in argv[1:] if not w.startswith(("-", "(", "!", ")"))][:1] or ["."]
-        uses.append(_use(roots[0], cwd, "delete" if "-delete" in argv else "read", "find", True,
-                         listing="-delete" not in argv))
+        names = [argv[i + 1] for i, w in enumerate(argv[:-1]) if w in ("-name", "-iname")]
+        generated = "-delete" in argv and bool(names) and roots[0].rstrip("/") not in ("", "~", "$HOME", "${HOME}") \
+            and not {"-o", "-or", "!", "-not", "-prune"} & set(argv) and all(_GENERATED.fullmatch(n) for n in names)
+        if generated:
+            # find . -name '*.pyc' -delete: the compiled files under the root, not the root itself
+            for pattern in names:
+                uses.append(_use(f"{roots[0].rstrip('/')}/{pattern}", cwd, "delete", "find"))
+        else:
+            uses.append(_use(roots[0], cwd, "delete" if "-delete" in argv else "read", "find", True,
+                             listing="-delete" not in argv))
     elif name in _LISTERS:
+        for target in operands:
+            uses.append(_use(target, cwd, "read", name, listing=True))
+    elif name in _COMPRESSORS:
+        # gzip FILE replaces FILE by FILE.gz; gzip -d FILE.gz writes FILE (outside, if FILE is)
+        decompress = name.startswith(("gun", "unxz", "bun", "unzst")) or bool(flags & {"d", "--decompress"})
+        for target in operands:
+            written = re.sub(r"\.(gz|xz|bz2|zst|lzma|Z)$", "", target) if decompress else target
+            uses.append(_use(target, cwd, "read", name))
+            if not flags & {"c", "--stdout", "l", "--list", "t", "--test"}:
+                uses.append(_use(written, cwd, "write", name))
+    elif name in _COUNTERS:
+        # counts, sizes and digests of a file are not its content (wc -l ~/.ssh/id_rsa)
         for target in operands:
             uses.append(_use(target, cwd, "read", name, listing=True))
     elif name in _READERS or name in _PATTERN_FIRST:
@@ -566,8 +607,11 @@ def _paths_of(cmd: SimpleCommand, cwd: str | None) -> list[PathUse]:
             if "/" in target or target.startswith(("~", "$HOME", ".")) or "." in target:
                 uses.append(_use(target, cwd, "read", name))
     elif name == "curl" or name == "wget":
+        output = "o" if name == "curl" else "O"
         for i, word in enumerate(argv[:-1]):
-            if word in ("-o", "--output", "-O", "--output-document"):
+            bundled = re.fullmatch(r"-[A-Za-z#]*" + output, word) is not None   # curl -fsSLo FILE, wget -qO FILE
+            if word in ("-o", "--output", "-O", "--output-document") and not (name == "curl" and word == "-O") \
+                    or bundled:
                 uses.append(_use(argv[i + 1], cwd, "write", name))
             if word in ("-d", "--data", "--data-binary", "--data-raw", "--data-urlencode", "-F", "--form", "-T",
                         "--upload-file") and "@" in argv[i + 1]:
@@ -752,6 +796,16 @@ class _Reader:
                 self.paths.append(_use(source, cwd, "read" if copies else "delete", "source"))
             if target:
                 self.paths.append(_use(target, cwd, "write", "destination"))
+        elif family == "patch" and isinstance(args.get("operation"), Mapping):
+            # OpenAI's apply_patch tool: {"operation": {"type": "update_file", "path": ..., "diff": ...}}
+            operation = args["operation"]
+            kind, target = operation.get("type"), operation.get("path")
+            if isinstance(target, str) and target:
+                self.paths.append(_use(target, cwd, "delete" if kind == "delete_file" else "write", "operation"))
+            diff = operation.get("diff")
+            patch = diff if isinstance(diff, str) else None
+            if kind not in ("create_file", "update_file", "delete_file") or not isinstance(target, str):
+                self.paths.append(_use(str(target or ""), cwd, "write", "operation"))
         elif family in ("write", "edit", "patch"):
             text = _first_str(args, PATCH_ARGS) if family in ("patch", "edit") else None
             if family == "patch" or (text and ("@@" in text or "*** Begin Patch" in text)):
@@ -835,3 +889,72 @@ def _compact(value: Any) -> str:
         return json.dumps(value, ensure_ascii=False, sort_keys=True)[:100_000]
     except (TypeError, ValueError):
         return str(value)[:100_000]
+
+
+# -- working directories inside a command line ----------------------------------------------------
+
+UNKNOWN_DIR = "/nonexistent-unknown-directory"   # after ``cd "$X"``: relative paths lead nowhere known
+
+
+def working_dirs(programs: Iterable[SimpleCommand], cwd: str | None) -> list[str | None]:
+    """The directory each program of a command line runs in: ``cd``/``pushd`` at the top level
+    move every later program; a ``cd`` to a path that is not literal (a variable, a glob,
+    ``-``), or one inside a subshell, group or function, leaves later programs in a directory
+    not known, so their relative paths are judged as outside the working directory."""
+    out: list[str | None] = []
+    here = cwd
+    for program in programs:
+        moved = _ENV_CHDIR.search(program.text or "") if "env" in program.wrappers else None
+        if moved is not None:   # env -C DIR / --chdir=DIR: this one program runs there
+            target = moved.group(1).strip("'\"")
+            out.append(resolve_path(target, here) if literal_path(target) else UNKNOWN_DIR)
+        else:
+            out.append(here)
+        if program.name not in ("cd", "pushd", "popd") or not program.argv:
+            continue
+        targets = [w for w in program.argv[1:] if not w.startswith("-")]
+        nested = program.depth > 0 or program.construct != "" or program.function != ""
+        if program.name == "popd" or nested or len(targets) > 1:
+            here = UNKNOWN_DIR
+        elif not targets:
+            here = os.path.expanduser("~")
+        elif not literal_path(targets[0]):
+            here = UNKNOWN_DIR
+        else:
+            here = resolve_path(targets[0], here) if here or os.path.isabs(os.path.expanduser(targets[0])) \
+                else UNKNOWN_DIR
+    return out
+
+
+_ENV_CHDIR = re.compile(r"\benv\s+(?:-[^\sC-]\S*\s+)*(?:-C\s*|--chdir[=\s]+)(\S+)")
+_NOT_LITERAL = re.compile(r"[$`*?\[\]{}]|^~[^/]|^[+-]")
+
+
+def literal_path(word: str) -> bool:
+    """Whether a path is written out: no variable (but ``$HOME``), substitution, glob or brace,
+    not ``~user``, not an option-looking word."""
+    text = re.sub(r"^(\$HOME|\$\{HOME\})(?=/|$)", "~", word.strip())
+    return bool(text) and not _NOT_LITERAL.search(text)
+
+
+# -- wrapped calls -----------------------------------------------------------------------------------
+
+WRAPPER_TOOLS = frozenset({"use_mcp_tool"})
+
+
+def unwrap_call(tool: str, args: Any) -> tuple[str, Any]:
+    """Cline's ``use_mcp_tool {server_name, tool_name, arguments}`` is the call it wraps
+    (``mcp__SERVER__TOOL`` with those arguments, given as an object or as JSON text); any other
+    call, or a wrapper whose inner call cannot be read, is returned as it is."""
+    if normalise_tool(tool) not in WRAPPER_TOOLS or not isinstance(args, Mapping):
+        return tool, args
+    server, inner = args.get("server_name"), args.get("tool_name")
+    arguments = args.get("arguments", {})
+    if isinstance(arguments, str):
+        try:
+            arguments = json.loads(arguments) if arguments.strip() else {}
+        except ValueError:
+            return tool, args
+    if not isinstance(server, str) or not isinstance(inner, str) or not inner or not isinstance(arguments, Mapping):
+        return tool, args
+    return f"mcp__{server}__{inner}", arguments

@@ -15,6 +15,7 @@ expand into it, ``rm -rf .`` above it, a tool whose operation is unknown).
 from __future__ import annotations
 
 import os
+import tomllib
 from collections.abc import Iterable
 from datetime import UTC, datetime
 from fnmatch import fnmatchcase
@@ -49,7 +50,13 @@ class Policy:
         path = Path(path)
         from .load import read_policy_file  # the file model (pydantic) loads with the first rules file
 
-        return cls.parse(read_policy_file(path), path)
+        text = read_policy_file(path)
+        policy = cls.parse(text, path)
+        # The person's [catalog] table extends what the risk reader understands (issue 19).
+        from ..calls.catalog import use_catalog
+
+        use_catalog(tomllib.loads(text).get("catalog"))
+        return policy
 
     @classmethod
     def parse(cls, text: str, source: str | os.PathLike[str] | None = None) -> Policy:

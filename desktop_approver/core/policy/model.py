@@ -129,6 +129,21 @@ class PolicyFile(BaseModel):
         default_factory=dict, description="shorthand: one action for every call of a tool (a name or a glob)",
         json_schema_extra={"propertyNames": {"pattern": GLOB}})
 
+    catalog: dict[str, Any] = Field(
+        default_factory=dict, description="extends the catalog of programs and tools the risk reader understands "
+        "(the shape of the shipped catalog files: [catalog.program.NAME], [catalog.tool.NAME], ...)")
+
+    @field_validator("catalog", mode="before")
+    @classmethod
+    def _catalog(cls, value: object) -> object:
+        from ..calls.catalog import CatalogError, validate_extension
+
+        try:
+            validate_extension(value)
+        except CatalogError as exc:
+            raise _refuse(f"catalog: {exc}") from None
+        return value
+
     @field_validator("version", mode="before")
     @classmethod
     def _version(cls, value: object) -> object:

@@ -25,7 +25,7 @@ Risk = Literal["safe", "moderate", "destructive"]
 RISK_LEVELS: tuple[str, ...] = get_args(Risk)
 RULE_KEYS: tuple[str, ...] = ("action", "tool", "command", "path", "operation", "agent", "cwd", "risk",
                               "note", "expires")
-_TOP_KEYS = ("version", "rule", "tools")
+_TOP_KEYS = ("version", "rule", "tools", "catalog")
 SUPPORTED_VERSION = 1
 
 MAX_POLICY_BYTES = 4 * 1024 * 1024

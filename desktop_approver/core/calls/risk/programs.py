@@ -1,346 +1,28 @@
-"""How risky is a tool call? ``safe``, ``moderate`` or ``destructive``, with short human reasons.
-
-The badge in the dialog, the tray and notifications comes from here, and so does what the
-approve-all mode and session memory may answer (never a destructive call) and the
-``risk = [...]`` field of policy rules. Calls are read by :mod:`.reading` (one reading for every
-consumer); shell commands are parsed, never grepped: ``echo "rm -rf /"`` is safe,
-``sudo bash -c 'rm -rf ~'`` is not.
-
-The three levels:
-
-- **safe**: reads or lists anything that is not a secret's content (anywhere on the machine),
-  sends nothing, changes nothing; dry runs of anything (``rsync -n``, ``git push --dry-run``).
-- **moderate**: changes inside the working directory that can be undone or regenerated (edits,
-  commits, builds, deleting single files), scratch files in the system temp directory, network
-  reads, installs into a project environment, inline code that only computes, and any tool
-  whose effect is not known but shows nothing dangerous.
-- **destructive**: irreversible loss (also inside the repository: ``git reset --hard``,
-  ``git clean -x``, any recursive delete), any other write or delete outside the working
-  directory, history rewrites on a remote, privilege escalation, publishing, secrets leaving
-  the machine or read into the agent's context (private keys, cloud credentials, tokens),
-  persistence (startup files, git settings that run programs, cron, systemd units), and
-  everything whose effect cannot be seen through: a program named by a variable, ``eval`` of
-  decoded or downloaded text, a script piped into a shell, inline interpreter code that
-  deletes, spawns or sends, reverse shells, hidden characters where a shell reads code.
-
-``~`` and ``$HOME`` are the home directory of the app, which is the agent's (the peer is the
-same user). Hints from the agent (MCP ``readOnlyHint``, ``destructiveHint``, ...) can raise the
-level and are reported in ``hint_notes``, but they never lower it.
-"""
+"""Shell command lines: each program judged by what it does with its options and operands."""
 
 from __future__ import annotations
 
-import json
-import os
 import re
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field, replace
-from functools import lru_cache
-from typing import Any
+import shlex
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, replace
 
-from .reading import READ_TOOLS as READ_TOOL_NAMES
-from .reading import (
-    CallReading,
-    Hidden,
+from ..reading import (
     PathUse,
     ShellRun,
     command_paths,
     hidden_in,
-    read_call,
     read_command,
     resolve_path,
     secrets_in,
-    strings_in,
+    working_dirs,
 )
-from .reading import operands as _operands
-from .reading import option_flags as _flags
-from .shellparse import SHELLS, SimpleCommand
-
-__all__ = ["LEVELS", "RiskAssessment", "assess", "assess_command", "assess_reading", "max_level"]
-
-LEVELS = ("safe", "moderate", "destructive")
-SAFE, MODERATE, DESTRUCTIVE = LEVELS
-
-
-def max_level(*levels: str) -> str:
-    """The highest of ``levels`` (``safe`` when none)."""
-    return max(levels, key=LEVELS.index, default=SAFE)
-
-
-@dataclass(frozen=True)
-class RiskAssessment:
-    """The reader's verdict on one call.
-
-    ``understood`` is the proof an automatic answer needs (a mode, session memory, an allow rule):
-    every program, option, ``NAME=value`` prefix, path, tool and argument of the call was known to
-    the catalog. It defaults to False so that anything not proven goes to the person; ``gaps`` names
-    what was not understood, one short phrase each ("option `--output` of `git log`").
-    """
-
-    level: str
-    reasons: tuple[str, ...] = ()
-    hint_notes: tuple[str, ...] = ()
-    understood: bool = False
-    gaps: tuple[str, ...] = ()
-
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"level": self.level, "reasons": list(self.reasons)}
-        if self.hint_notes:
-            out["hint_notes"] = list(self.hint_notes)
-        return out
-
-
-@dataclass
-class _Findings:
-    """Reasons collected with their levels; the assessment's level is the highest."""
-
-    items: list[tuple[str, str]] = field(default_factory=list)
-
-    def add(self, level: str, reason: str) -> None:
-        if (level, reason) not in self.items:
-            self.items.append((level, reason))
-
-    @property
-    def level(self) -> str:
-        return max_level(*(level for level, _ in self.items))
-
-    def reasons(self) -> tuple[str, ...]:
-        ordered = sorted(self.items, key=lambda item: -LEVELS.index(item[0]))
-        seen: list[str] = []
-        for level, reason in ordered:
-            if level != SAFE and reason not in seen:
-                seen.append(reason)
-        return tuple(seen)
-
-
-# -- places ---------------------------------------------------------------------------------------
-
-_SECRET_NAMES = re.compile(
-    r"(^|/)(\.env(\.(?!example$|sample$|template$|dist$)[\w.-]+)?|id_(rsa|dsa|ecdsa|ed25519)(_sk)?"
-    r"|[\w.-]*\.(pem|key|p12|pfx|kdbx|keystore|jks|ppk)|\.netrc|\.git-credentials|\.pypirc|\.npmrc|\.pgpass"
-    r"|credentials(\.json)?|secrets?(\.(json|ya?ml|toml|txt|env))?|shadow|gshadow|master\.key|\.htpasswd"
-    r"|token(s)?(\.json)?|\.vault-token|service[-_]account[\w.-]*\.json|hosts\.yml|config\.json)$")
-_PROCESS_ENVIRONMENT = re.compile(r"^/proc/[^/]+/environ$")
-_SECRET_DIRS = ("/.ssh/", "/.gnupg/", "/.aws/", "/.kube/", "/.docker/", "/.config/gh/", "/.password-store/",
-                "/.config/gcloud/", "/.azure/")
-_NOT_SECRET = re.compile(r"\.pub$|/\.ssh/(known_hosts|config)$|(^|/)\.env\.(example|sample|template|dist)$")
-_STARTUP_FILES = re.compile(
-    r"(^|/)\.(bashrc|bash_profile|bash_login|bash_logout|profile|zshrc|zprofile|zshenv|zlogin|cshrc|tcshrc"
-    r"|kshrc|inputrc|xinitrc|xprofile|xsession(rc)?|pam_environment|gitconfig|npmrc|pythonrc|vimrc)$"
-    r"|/\.config/fish/|/\.config/autostart/|/\.config/git/config$|/\.ssh/(authorized_keys|config|rc)$"
-    r"|/\.local/share/systemd/|/\.config/systemd/|/Library/LaunchAgents/|^/etc/(profile|bash|zsh|cron|systemd"
-    r"|init\.d|rc\.local|sudoers|environment|ld\.so)|^/var/spool/cron")
-_SYSTEM_PREFIXES = ("/etc/", "/usr/", "/bin/", "/sbin/", "/lib/", "/lib64/", "/boot/", "/opt/", "/var/", "/root/",
-                    "/sys/", "/proc/", "/srv/", "/snap/", "/System/", "/Library/", "/Applications/")
-_NEVER_PROJECTS = ("/etc/", "/usr/", "/bin/", "/sbin/", "/lib/", "/lib64/", "/boot/", "/sys/", "/proc/", "/dev/",
-                   "/System/", "/Library/")
-_TEMP_PREFIXES = ("/tmp/", "/var/tmp/", "/dev/shm/")
-_RAW_DEVICE = re.compile(r"^/dev/(sd[a-z]|nvme\d|hd[a-z]|vd[a-z]|xvd[a-z]|mmcblk\d|disk\d|md\d|dm-\d|mapper/|loop\d)")
-_HARMLESS_DEVICES = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty", "/dev/zero", "/dev/stdin",
-                               "/dev/fd/1", "/dev/fd/2", "-", "/dev/random", "/dev/urandom"})
-_SYSTEM_SECRETS = frozenset({"/etc/shadow", "/etc/gshadow", "/etc/sudoers", "/etc/master.passwd"})
-_EXPANSION = re.compile(r"\$|`|\*|\?|\[")
-
-
-@dataclass(frozen=True)
-class _Place:
-    """Where a path points, judged against the agent's working directory (``workspace``)."""
-
-    use: PathUse
-    workspace: str | None
-
-    @property
-    def resolved(self) -> str:
-        return self.use.resolved
-
-    @property
-    def raw(self) -> str:
-        return self.use.path.strip()
-
-    @property
-    def home(self) -> str:
-        return os.path.expanduser("~")
-
-    @property
-    def harmless(self) -> bool:
-        return self.raw in _HARMLESS_DEVICES or self.resolved in _HARMLESS_DEVICES or self.raw.startswith(("<(", ">("))
-
-    @property
-    def known(self) -> bool:
-        """Whether the path is absolute, or relative to a known working directory."""
-        return os.path.isabs(self.resolved)
-
-    @property
-    def inside(self) -> bool:
-        if self.workspace is None:
-            return not self.known      # relative to an unknown directory: taken as the agent's own
-        base = os.path.normpath(os.path.expanduser(self.workspace))
-        return self.resolved == base or self.resolved.startswith(base.rstrip("/") + "/")
-
-    @property
-    def in_project(self) -> bool:
-        """Inside a working directory that is a project of its own (``/var/www/shop``), not the
-        root, the home or a top-level system folder that merely contains the path."""
-        if self.workspace is None or not self.inside:
-            return False
-        base = os.path.normpath(os.path.expanduser(self.workspace))
-        if any((base + "/").startswith(p) for p in _NEVER_PROJECTS):
-            return False  # /etc/nginx is still /etc, whoever works there
-        return len([p for p in base.split("/") if p]) >= 2 and base != self.home.rstrip("/")
-
-    @property
-    def is_workspace(self) -> bool:
-        return self.workspace is not None and self.resolved == os.path.normpath(os.path.expanduser(self.workspace))
-
-    @property
-    def is_root_or_home(self) -> bool:
-        top = self.resolved.rstrip("/") or "/"
-        return top in ("/", self.home, os.path.dirname(self.home)) or self.raw in ("/", "~", "~/", "$HOME", "$HOME/",
-                                                                                   "/*", "~/*", "$HOME/*")
-
-    @property
-    def secret(self) -> bool:
-        if _NOT_SECRET.search(self.resolved):
-            return False
-        target = self.resolved + ("/" if not self.resolved.endswith("/") else "")
-        return (bool(_SECRET_NAMES.search(self.resolved)) and not self.resolved.endswith("/config.json")
-                or any(d in target for d in _SECRET_DIRS) or self.resolved in _SYSTEM_SECRETS
-                or self.resolved.endswith("/.docker/config.json") or bool(_PROCESS_ENVIRONMENT.match(self.resolved)))
-
-    @property
-    def startup(self) -> bool:
-        return bool(_STARTUP_FILES.search(self.resolved))
-
-    @property
-    def system(self) -> bool:
-        return any(self.resolved.startswith(p) or self.resolved == p.rstrip("/") for p in _SYSTEM_PREFIXES)
-
-    @property
-    def temp(self) -> bool:
-        extra = os.environ.get("TMPDIR", "").rstrip("/")
-        if (self.resolved + "/").startswith(self.home.rstrip("/") + "/"):
-            return False  # a home directory that lives under /tmp (containers, tests) is still a home
-        if self.workspace is not None and self.inside:
-            return False  # a project checked out under /tmp is still the project: its files are not scratch
-        return any(self.resolved.startswith(p) for p in _TEMP_PREFIXES) or bool(
-            extra and extra not in ("", "/") and self.resolved.startswith(extra + "/"))
-
-    @property
-    def raw_device(self) -> bool:
-        return bool(_RAW_DEVICE.match(self.resolved))
-
-    @property
-    def git_internals(self) -> bool:
-        return "/.git/" in self.resolved + "/" and not self.resolved.endswith("/.gitignore")
-
-    @property
-    def expands(self) -> bool:
-        return bool(_EXPANSION.search(self.raw.replace("$HOME", "").replace("${HOME}", "")))
-
-
-def _judge_read(place: _Place, findings: _Findings) -> None:
-    """Reading is safe anywhere, except a secret's content (it lands in the agent's context)."""
-    if place.harmless:
-        return
-    if place.secret and not place.use.listing:
-        findings.add(DESTRUCTIVE, "reads a secrets file (key, credentials or token) into the agent's context")
-
-
-def _judge_write(place: _Place, findings: _Findings, verb: str = "writes") -> None:
-    if place.harmless:
-        return
-    if place.raw_device:
-        findings.add(DESTRUCTIVE, "writes to a raw disk device")
-    elif place.startup:
-        findings.add(DESTRUCTIVE, "changes startup, login or scheduling files (persistence)")
-    elif place.secret:
-        findings.add(DESTRUCTIVE, f"{verb} a secrets or key file")
-    elif place.git_internals:
-        findings.add(DESTRUCTIVE, "writes inside .git (hooks, config, history)")
-    elif place.temp:
-        findings.add(MODERATE, "writes scratch files in the temp directory")
-    elif place.system and not place.in_project:
-        findings.add(DESTRUCTIVE, "writes to system files")
-    elif not place.inside:
-        findings.add(DESTRUCTIVE, "writes outside the working directory")
-    else:
-        findings.add(MODERATE, f"{verb} files in the working directory")
-
-
-def _judge_delete(place: _Place, findings: _Findings) -> None:
-    recursive = place.use.recursive
-    raw = place.raw.rstrip("/")
-    whole = raw in ("", "*", ".", "..", "./*", ".*") or place.is_workspace
-    if place.harmless:
-        return
-    if place.is_root_or_home or (recursive and whole) or (whole and raw in ("*", "./*")):
-        findings.add(DESTRUCTIVE, "deletes the home, root or whole working directory")
-    elif place.git_internals or raw.endswith(".git") or place.resolved.endswith("/.git"):
-        findings.add(DESTRUCTIVE, "deletes inside .git (history)")
-    elif place.secret or place.startup:
-        findings.add(DESTRUCTIVE, "deletes a key, secrets or startup file")
-    elif _whole_temp(place):
-        findings.add(DESTRUCTIVE, "deletes the whole temp directory (other programs' files and sockets)")
-    elif place.temp:
-        findings.add(MODERATE, "deletes scratch files in the temp directory")
-    elif not place.inside or place.system and not place.in_project:
-        findings.add(DESTRUCTIVE, "deletes outside the working directory")
-    elif recursive and "$" in raw:
-        findings.add(DESTRUCTIVE, "deletes recursively a path named by a variable")
-    elif recursive:
-        # Even build output: what sits in a deleted tree is not known, and nothing brings it back.
-        findings.add(DESTRUCTIVE, "deletes recursively")
-    else:
-        findings.add(MODERATE, "deletes files in the working directory")
-
-
-def _whole_temp(place: _Place) -> bool:
-    """``rm -rf /tmp`` or ``/tmp/*``: every program's scratch files and sockets, not one's own."""
-    target = place.resolved.rstrip("/")
-    target = target[:-2] if target.endswith("/*") else target
-    roots = {"/tmp", "/var/tmp", "/dev/shm", os.environ.get("TMPDIR", "/tmp").rstrip("/") or "/tmp"}
-    return target in roots
-
-
-def _judge_use(use: PathUse, workspace: str | None, findings: _Findings) -> None:
-    place = _Place(use, workspace)
-    if use.operation == "read":
-        _judge_read(place, findings)
-    elif use.operation == "write":
-        _judge_write(place, findings)
-    else:
-        _judge_delete(place, findings)
-
-
-# -- hidden characters -------------------------------------------------------------------------
-
-_HIDDEN_REASONS = {
-    "bidi": "contains a bidi override (text reads differently than it runs)",
-    "zero_width": "contains zero-width characters",
-    "odd_space": "contains look-alike spaces",
-    "escape": "contains terminal escape sequences",
-    "control": "contains control characters",
-    "spaces": "hides a tail after a long run of spaces",
-}
-
-
-def _hidden(found: Iterable[Hidden], reading: CallReading, findings: _Findings) -> None:
-    """In a command, what could hide code is destructive (the person cannot see what runs); a
-    zero-width character inside a quoted message, or anything in a file's text, is moderate."""
-    shell_keys = {run.key for run in reading.commands}
-    for item in found:
-        in_command = item.where in shell_keys
-        if in_command and (item.kind != "zero_width" or item.in_code):
-            findings.add(DESTRUCTIVE, _HIDDEN_REASONS[item.kind])
-        elif item.kind != "spaces" or in_command:
-            findings.add(MODERATE, _HIDDEN_REASONS[item.kind] + (f" ({item.where})" if not in_command else ""))
-
-
-def _lookalike(name: str) -> bool:
-    return any(ord(ch) > 127 for ch in name)
-
-
-# -- commands ------------------------------------------------------------------------------------
+from ..reading import operands as _operands
+from ..reading import option_flags as _flags
+from ..shellparse import SHELLS, SimpleCommand
+from .findings import DESTRUCTIVE, MODERATE, SAFE, Findings
+from .hidden import HIDDEN_REASONS, lookalike
+from .places import Place, judge_read, judge_use, judge_write
 
 READ_ONLY_COMMANDS = frozenset({
     "ls", "ll", "la", "cat", "bat", "head", "tail", "less", "more", "grep", "egrep", "fgrep", "rg", "ag", "ack",
@@ -388,6 +70,23 @@ PUBLISHERS: dict[str, tuple[str, ...]] = {
     "gh": ("release create", "release upload", "repo create", "gist create", "pr merge", "repo delete",
            "release delete"), "vsce": ("publish",), "ovsx": ("publish",), "pdm": ("publish",), "jf": ("rt upload",),
 }
+_VERSIONED = re.compile(r"(python|pypy|ruby|perl|node|php|lua|julia)(\d+(?:\.\d+)*)?(?:-[\w.]+)?")
+
+
+def interpreter_of(name: str) -> str | None:
+    """The interpreter a program name is, versioned names too (``python3.9``, ``perl5.36``,
+    ``nodejs``), as a key of :data:`INTERPRETERS`; ``None`` for any other program."""
+    if name in INTERPRETERS:
+        return name
+    if name == "nodejs":
+        return "node"
+    found = _VERSIONED.fullmatch(name)
+    if found is None:
+        return None
+    base = found.group(1)
+    return "python3" if base == "python" else base
+
+
 _INLINE_DELETE = re.compile(r"rmtree|os\.remove|os\.unlink|\.unlink\(|os\.rmdir|removedirs|fs\.rm|rmSync|unlinkSync"
                             r"|rimraf|File\.delete|FileUtils\.rm|rm_rf|\bunlink\b|\brmdir\b|\brm\s+-[a-zA-Z]*r"
                             r"|Remove-Item|\.delete\(\)|truncate\(|Deno\.remove|fs\.promises\.rm|\brm\(|rmdirSync"
@@ -409,7 +108,7 @@ _DRY_RUN_FLAGS = frozenset({"--dry-run", "--dry_run", "--dryrun", "--simulate", 
 _DRY_RUN_SHORT = {"rsync": "n", "make": "n", "apt-get": "s", "apt": "s", "git clean": "n", "git push": "n",
                   "git add": "n", "git rm": "n", "git mv": "n", "ansible-playbook": "C"}
 _GIT_PROGRAM_SETTINGS = re.compile(
-    r"^(core\.(sshcommand|fsmonitor|pager|editor|hookspath|askpass|gitproxy|alternaterefscommand)"
+    r"^(core\.(sshcommand|fsmonitor|pager|editor|hookspath|askpass|gitproxy|alternaterefscommand)|pager\..*"
     r"|alias\..*|(diff|merge|filter)\..*\.(command|driver|textconv|clean|smudge|process)|credential\.helper"
     r"|sequence\.editor|gpg\.program|gpg\..*\.program|uploadpack\.packobjectshook|protocol\..*|url\..*|include\.path"
     r"|includeif\..*)$", re.I)
@@ -417,10 +116,53 @@ _SQL_DESTRUCTIVE = re.compile(r"\b(drop\s+(table|database|schema|index|view|user
                               r"program\b|load_extension|xp_cmdshell|into\s+(out|dump)file|alter\s+table\s+\S+"
                               r"\s+drop|delete\s+from\s+[\w.\"`\[\]]+\s*(;|$)|update\s+[\w.\"`\[\]]+\s+set\s+(?:(?!"
                               r"\bwhere\b).)*(;|$)|grant\s+all|drop\s+owned)", re.I | re.S)
+_SQL_SECRET_COLUMNS = re.compile(r"\bselect\b(?:(?!\bfrom\b).)*\b\w*(password|passwd|secret|token|api_?key|"
+                                 r"private_?key|access_?key|credential|otp_seed|totp)\w*\b(?:(?!\bfrom\b).)*\bfrom\b",
+                                 re.I | re.S)
 _SQL_CHANGE = re.compile(r"\b(insert|update|delete|create|alter|replace|merge|grant|revoke|vacuum|attach|rename)\b",
                          re.I)
-_METADATA = re.compile(r"169\.254\.169\.254|metadata\.google\.internal|fd00:ec2::254|100\.100\.100\.200")
-_SECRET_ENV = re.compile(r"(TOKEN|SECRET|PASSWORD|PASSWD|API_?KEY|ACCESS_?KEY|PRIVATE|CREDENTIAL|AUTH)", re.I)
+METADATA = re.compile(r"169\.254\.169\.254|metadata\.google\.internal|fd00:ec2::254|100\.100\.100\.200")
+# Addresses that post a message to people or trigger something elsewhere when data is sent to them.
+WEBHOOK = re.compile(r"hooks\.slack\.com/|discord(app)?\.com/api/webhooks/|outlook\.office\.com/webhook|"
+                      r"webhook\.office\.com/|/webhooks?(/|\?|$)|chat\.googleapis\.com/v1/spaces/.*/messages|"
+                      r"api\.telegram\.org/bot|maker\.ifttt\.com/trigger|hooks\.zapier\.com/", re.I)
+SECRET_ENV = re.compile(r"(TOKEN|SECRET|PASSWORD|PASSWD|API_?KEY|ACCESS_?KEY|PRIVATE|CREDENTIAL|AUTH)", re.I)
+_SECRET_SEGMENT = re.compile(r"\w*(PASSWORD|PASSWD|TOKEN|SECRET|APIKEY|CREDENTIAL)S?|AUTH|KEY|KEYS|PAT|PRIVATE|PASS"
+                             r"|COOKIE|DSN", re.I)
+
+
+def secret_variable(name: str) -> bool:
+    """Whether a variable's name says it holds a secret: a whole word of it is TOKEN, SECRET,
+    PASSWORD, KEY, AUTH, ... (``GITHUB_TOKEN``, ``OPENAI_API_KEY``, ``PGPASSWORD``), not a name
+    that merely contains the letters (``AUTHOR``, ``KEYBOARD``, ``SSH_AUTH_SOCK``)."""
+    if name.upper().endswith(("_SOCK", "_SOCKET", "_FILE", "_PATH", "_ID")) and "SECRET" not in name.upper():
+        return False
+    words = [w for w in re.split(r"_+|(?<=[a-z])(?=[A-Z])", name) if w]
+    return any(_SECRET_SEGMENT.fullmatch(w) for w in words)
+
+
+_GREP_FILTERS = frozenset({"grep", "egrep", "fgrep", "rg"})
+
+
+def _filtered_harmlessly(cmd: SimpleCommand, line: _Line) -> bool:
+    """``env | grep PATH``: the listing goes through a filter that keeps only lines matching a
+    pattern that names no secret (not inverted, not a pattern from a file)."""
+    if not cmd.pipes_to:
+        return False
+    later = [c for c in line.programs if c.pipeline == cmd.pipeline and c.argv]
+    at = next((i for i, c in enumerate(later) if c is cmd), -1)
+    if at < 0 or at + 1 >= len(later):
+        return False
+    nxt = later[at + 1]
+    if nxt.name not in _GREP_FILTERS:
+        return False
+    options = [w for w in nxt.argv[1:] if w.startswith("-")]
+    if any(o in ("-v", "--invert-match", "-f", "--file", "-e", "--regexp") or o.startswith("-") and "v" in o[1:]
+           and not o.startswith("--") for o in options):
+        return False
+    patterns = _operands(nxt.argv)[:1]
+    return bool(patterns) and all(re.fullmatch(r"\^?[\w.-]+=?", p) and not secret_variable(p.strip("^=")) and
+                                  not SECRET_ENV.search(p) and p.strip("^=") not in ("", ".") for p in patterns)
 
 
 @dataclass
@@ -430,7 +172,7 @@ class _Line:
     run: ShellRun
     cwd: str | None
     workspace: str | None
-    findings: _Findings
+    findings: Findings
     depth: int = 0
 
     @property
@@ -438,12 +180,7 @@ class _Line:
         return self.run.programs
 
 
-def assess_command(command: str | list[str], cwd: str | None = None) -> RiskAssessment:
-    """The risk of a shell command line (a string, or an argv list run without a shell)."""
-    return assess("Bash", {"command": command}, cwd=cwd)
-
-
-def _command_findings(run: ShellRun, cwd: str | None, workspace: str | None, findings: _Findings,
+def command_findings(run: ShellRun, cwd: str | None, workspace: str | None, findings: Findings,
                       depth: int = 0) -> None:
     text = run.text
     if _FORK_BOMB.search(text):
@@ -454,8 +191,8 @@ def _command_findings(run: ShellRun, cwd: str | None, workspace: str | None, fin
         as_sh = text
         while "((" in as_sh:
             as_sh = as_sh.replace("((", "( (")
-        in_sh = _Findings()
-        _command_findings(read_command(as_sh, run.key), cwd, workspace, in_sh, depth + 1)
+        in_sh = Findings()
+        command_findings(read_command(as_sh, run.key), cwd, workspace, in_sh, depth + 1)
         for level, reason in in_sh.items:
             if level == DESTRUCTIVE:
                 findings.add(level, reason)
@@ -465,8 +202,38 @@ def _command_findings(run: ShellRun, cwd: str | None, workspace: str | None, fin
     pipelines: dict[int, list[SimpleCommand]] = {}
     for simple in run.programs:
         pipelines.setdefault(simple.pipeline, []).append(simple)
-    for simple in run.programs:
-        _simple_findings(simple, line, pipelines.get(simple.pipeline, []))
+    if _runs_a_download(run.programs, cwd):
+        findings.add(DESTRUCTIVE, "runs a file it has just downloaded (a download run in two steps)")
+    for simple, here in zip(run.programs, working_dirs(run.programs, cwd), strict=True):
+        # cd/pushd earlier in the line move the programs after them (risk and rules agree)
+        _simple_findings(simple, line if here == cwd else replace(line, cwd=here), pipelines.get(simple.pipeline, []))
+
+
+def _runs_a_download(programs: tuple[SimpleCommand, ...], cwd: str | None) -> bool:
+    """``curl -o x.sh URL && sh x.sh`` (or ``wget -O``, ``curl -O``, then ``bash``, ``python``,
+    ``source`` or ``./x.sh``): the second step runs what the first fetched."""
+    fetched: set[str] = set()
+    for program in programs:
+        if program.name in FETCHERS:
+            fetched.update(use.resolved for use in command_paths(program, cwd) if use.operation == "write")
+            if {"-O", "--remote-name"} & set(program.argv) or any(re.fullmatch(r"-\w*O\w*", w) for w in
+                                                                  program.argv[1:]) and program.name == "curl":
+                fetched.update(resolve_path(url.rstrip("/").rsplit("/", 1)[-1], cwd) for url in program.argv[1:]
+                               if re.match(r"[a-z]+://", url))
+            continue
+        if not fetched or not program.argv:
+            continue
+        runner = program.name in SHELLS or interpreter_of(program.name) or program.name in ("source", ".")
+        targets = [program.argv[0]] + (_operands(program.argv)[:1] if runner else [])
+        if any(resolve_path(t, cwd) in fetched for t in targets if not t.startswith("-")):
+            return True
+    return False
+
+
+def is_dry_run(cmd: SimpleCommand) -> bool:
+    """Whether the command only simulates or reads (``--dry-run``, ``rsync -n``, ``terraform plan``,
+    ``ansible-playbook --syntax-check``, ``gofmt -l``): its catalog effect does not happen."""
+    return _dry_run(cmd) or _only_reads(cmd)
 
 
 def _dry_run(cmd: SimpleCommand) -> bool:
@@ -493,7 +260,7 @@ def _simple_findings(cmd: SimpleCommand, line: _Line, pipeline: list[SimpleComma
             findings.add(DESTRUCTIVE, "opens a raw network connection (/dev/tcp): a reverse shell or exfiltration")
     if not cmd.argv:
         for use in command_paths(cmd, cwd):
-            _judge_use(use, workspace, findings)
+            judge_use(use, workspace, findings)
         return
     name = cmd.name
     if name in MULTI_CALL and len(cmd.argv) > 1:
@@ -508,25 +275,32 @@ def _simple_findings(cmd: SimpleCommand, line: _Line, pipeline: list[SimpleComma
         else:
             findings.add(DESTRUCTIVE, f"runs a program named by a variable or substitution ({cmd.argv[0]})")
         return
-    if _lookalike(name):
+    if lookalike(name):
         findings.add(DESTRUCTIVE, f"the program name {name!r} uses non-ASCII look-alike characters")
         return
     if name in PRIVILEGE:
         findings.add(DESTRUCTIVE, "privilege escalation (sudo)")
         return
+    launched = _inner_of(cmd) if line.depth < 3 else None
+    if launched:
+        # what a launcher runs is judged as a command line of its own (issue 19: programs that run programs)
+        command_findings(read_command(launched, line.run.key), cwd, workspace, findings, line.depth + 1)
     if "xargs" in cmd.wrappers and name in ("rm", "shred", "unlink", "rmdir"):
         findings.add(DESTRUCTIVE, "deletes files named by its input (xargs)")
     if cmd.construct == "-exec" and name in ("rm", "shred", "unlink", "rmdir"):
         findings.add(DESTRUCTIVE, "deletes every file found (find -exec)")
+    if _prints_cluster_secret(cmd):
+        findings.add(DESTRUCTIVE, "prints a credential (token or key) into the agent's context")
     dry = _dry_run(cmd) or _only_reads(cmd)
     for use in command_paths(cmd, cwd):
         if dry and use.via == name:
             continue
-        _judge_use(use, workspace, findings)
+        judge_use(use, workspace, findings)
     if dry:
         local = name == "helm" or name == "kubectl" and _subcommand(cmd.argv)[:1] in (["kustomize"], ["diff"],
                                                                                    ["explain"])
-        if name in NETWORK_COMMANDS and not local and not _dry_run(cmd) and "--help" not in cmd.argv \
+        if name in NETWORK_COMMANDS and not local and not _dry_run(cmd) and not {"--help", "-help", "--version",
+                                                                               "-version"} & set(cmd.argv) \
                 and cmd.argv[1:] != ("-h",):
             findings.add(MODERATE, "reads over the network")
         return
@@ -562,7 +336,7 @@ def _simple_findings(cmd: SimpleCommand, line: _Line, pipeline: list[SimpleComma
     if handler is not None:
         handler(cmd, line)
         return
-    if name in INTERPRETERS:
+    if interpreter_of(name):
         _interpreter_findings(cmd, line)
         return
     if name in PACKAGE_MANAGERS and _package_findings(cmd, findings):
@@ -573,7 +347,58 @@ def _simple_findings(cmd: SimpleCommand, line: _Line, pipeline: list[SimpleComma
     if name in READ_ONLY_COMMANDS:
         _read_only_findings(cmd, line)
         return
-    findings.add(MODERATE, f"runs {name}")
+    if not _quiet_in_catalog(cmd, line):
+        findings.add(MODERATE, f"runs {name}")
+
+
+def _quiet_in_catalog(cmd: SimpleCommand, line: _Line) -> bool:
+    """A program the catalog reads fully and whose entry names no effect (``brew list``,
+    ``mypy src``, ``dpkg -l``): its paths are judged already, and nothing else happens."""
+    from .understanding import catalog_effect
+
+    return catalog_effect(cmd, line.cwd) == ""
+
+
+# Programs that run the command given after them: (name, subcommand words, where the command starts).
+_RUNS_AFTER = {"aws-vault": "--", "doppler": "--", "op": "--", "infisical": "--", "dotenvx": "--", "chamber": "--",
+               "sops": "--", "teller": "--", "flock": 2, "parallel": 1, "docker": "exec", "podman": "exec",
+               "kubectl": "exec", "timeout": 2}
+
+
+def _inner_of(cmd: SimpleCommand) -> str | None:
+    """The command line a launcher runs: ``aws-vault exec prod -- CMD``, ``flock FILE CMD``,
+    ``nix-shell --run CMD``, ``tmux new 'CMD'``, ``git submodule foreach CMD``, ``git rebase -x CMD``,
+    ``docker exec CONTAINER CMD``, ``kubectl exec POD -- CMD``; None for any other program."""
+    argv, name = cmd.argv, cmd.name
+    words = [w for w in argv[1:] if not w.startswith("-")]
+    if name == "nix-shell" or name == "nix" and "develop" in argv:
+        return next((argv[i + 1] for i, w in enumerate(argv[:-1]) if w in ("--run", "--command", "-c")), None)
+    if name == "tmux" and words[:1] in (["new"], ["new-session"], ["new-window"], ["send-keys"], ["split-window"]):
+        return " ".join(words[1:]) or None
+    if name == "git":
+        sub, rest, _ = _git_sub(argv)
+        if sub == "submodule" and "foreach" in rest:
+            return " ".join(rest[rest.index("foreach") + 1:]).strip() or None
+        if sub == "rebase":
+            return next((rest[i + 1] for i, w in enumerate(rest[:-1]) if w in ("-x", "--exec")), None) or next(
+                (w.split("=", 1)[1] for w in rest if w.startswith("--exec=")), None)
+        if sub == "bisect" and rest[:1] == ["run"]:
+            return shlex.join(rest[1:]) or None
+        return None
+    how = _RUNS_AFTER.get(name)
+    if how is None:
+        return None
+    if how == "--":
+        return shlex.join(argv[argv.index("--") + 1:]) if "--" in argv else None
+    if isinstance(how, int):
+        return shlex.join(words[how - 1:]) if len(words) >= how else None
+    if words[:1] == [how]:
+        rest = list(argv[argv.index(how) + 1:])
+        if "--" in rest:
+            return shlex.join(rest[rest.index("--") + 1:])
+        positional = [w for w in rest if not w.startswith("-")]
+        return shlex.join(rest[rest.index(positional[0]) + 1:]) if positional else None
+    return None
 
 
 # Subcommands (with their options) that print a credential.
@@ -584,9 +409,24 @@ _CREDENTIAL_PRINTERS: dict[str, tuple[str, ...]] = {
     "gcloud": ("auth print-access-token", "auth print-identity-token", "auth application-default print-access-token"),
     "az": ("account get-access-token",), "kubectl": ("config view --raw", "create token"),
     "pass": ("show",), "op": ("read", "item get"), "vault": ("kv get", "read", "token create", "print token"),
-    "bw": ("get password", "get item"), "heroku": ("auth:token",), "doctl": ("auth token",),
+    "bw": ("get password", "get item"), "doctl": ("auth token",),
     "git": ("credential fill", "credential-store get"), "glab": ("auth token",), "npm": ("token list", "token create"),
+    "doppler": ("secrets get", "secrets download", "secrets"), "infisical": ("secrets get", "export"),
+    "heroku": ("auth:token", "config:get"), "flyctl": ("secrets export",), "sops": ("-d", "--decrypt", "decrypt"),
 }
+# Secret managers whose read forms print a secret's value.
+_CREDENTIAL_PRINTERS["aws"] += ("secretsmanager get-secret-value", "ssm get-parameter", "ssm get-parameters")
+_CREDENTIAL_PRINTERS["gcloud"] += ("secrets versions",)
+_CREDENTIAL_PRINTERS["az"] += ("keyvault secret",)
+
+
+def _prints_cluster_secret(cmd: SimpleCommand) -> bool:
+    """``kubectl get secret db -o yaml`` (or json, jsonpath, go-template): the values, not the names."""
+    words = [w for w in cmd.argv[1:] if not w.startswith("-")]
+    outputs = [w for w in cmd.argv[1:] if w.startswith(("-o", "--output"))]
+    return cmd.name in ("kubectl", "oc") and words[:1] == ["get"] and any(
+        w.startswith(("secret", "secrets/", "secret/")) for w in words[1:2]) and bool(outputs) and not any(
+        o.endswith(("=name", "name", "=wide", "wide")) for o in outputs)
 
 
 # Programs that run another tool named by their first operand: npx vsce publish runs vsce.
@@ -599,7 +439,7 @@ def _launched(argv: tuple[str, ...]) -> tuple[str, tuple[str, ...]]:
     upload``, ``npx vsce publish`` is ``vsce publish``, ``./gradlew publish`` is ``gradle publish``."""
     name = argv[0].rsplit("/", 1)[-1]
     words = [w for w in argv[1:] if not w.startswith("-")]
-    if name in INTERPRETERS and "-m" in argv:
+    if interpreter_of(name) and "-m" in argv:
         at = argv.index("-m")
         return (argv[at + 1], argv[at + 1:]) if at + 1 < len(argv) else (name, argv)
     if name in _LAUNCHERS and words:
@@ -645,8 +485,12 @@ _ALWAYS_READ_ONLY = frozenset({"shellcheck", "ldd", "lddtree", "readelf", "objdu
 def _only_reads(cmd: SimpleCommand) -> bool:
     """Help, version and listing forms of programs that otherwise change things."""
     argv, name = cmd.argv, cmd.name
-    if any(w in ("--help", "--version") for w in argv[1:]) and not cmd.piped_from:
+    if any(w in ("--help", "--version", "-help", "-version") for w in argv[1:]) and not cmd.piped_from:
         return True
+    if name in ("nvidia-smi", "rocm-smi"):
+        return not any(w.startswith(("--set", "--reset", "--gpu-reset", "-r", "-pm", "-pl", "-ac", "-rac", "-e", "-c",
+                                     "-lgc", "-rgc", "-mig", "--persistence", "--power-limit", "--applications",
+                                     "--ecc", "--compute-mode", "--load", "--save")) for w in argv[1:])
     if name in _ALWAYS_READ_ONLY:
         return not (name == "sysctl" and any(w in ("-w", "--write") or "=" in w for w in argv[1:]))
     words = [w for w in argv[1:] if not w.startswith("-")]
@@ -699,6 +543,15 @@ def _shell_findings(cmd: SimpleCommand, line: _Line, pipeline: list[SimpleComman
     findings = line.findings
     if any(w in ("-c",) for w in cmd.argv[1:2]) or cmd.name == "eval":
         return  # the inner script was already split into its own commands
+    if cmd.construct == ">(":
+        findings.add(DESTRUCTIVE, "a shell runs what another program writes into it (tee >(sh))")
+        return
+    fed = [r.target for r in cmd.redirects if r.target.startswith("<(") or r.op.lstrip("0123456789") == "<<<"
+           and ("$(" in r.target or "`" in r.target)]
+    if fed:
+        downloads = any(re.search(r"(^|[(`|;&\s])(curl|wget|fetch|http|xh|aria2c)\s", t) for t in fed)
+        findings.add(DESTRUCTIVE, "pipes a download into a shell" if downloads else "runs a script produced on the fly")
+        return
     operands = _operands(cmd.argv)
     if operands and operands[0].startswith("<("):
         feeders = [c for c in line.programs if c.construct == "<(" and c.parent in (cmd.argv[0], cmd.name)]
@@ -718,7 +571,7 @@ def _shell_findings(cmd: SimpleCommand, line: _Line, pipeline: list[SimpleComman
         bodies = [r.body for c in sources for r in c.redirects if r.body]
         if bodies and line.depth < 3:
             for body in bodies:
-                _command_findings(read_command(body, line.run.key), line.cwd, line.workspace, findings, line.depth + 1)
+                command_findings(read_command(body, line.run.key), line.cwd, line.workspace, findings, line.depth + 1)
             return
         findings.add(DESTRUCTIVE, "pipes unseen text into a shell")
         return
@@ -762,6 +615,13 @@ def _git_sub(argv: tuple[str, ...]) -> tuple[str, list[str], list[str]]:
     return (words[0] if words else ""), words[1:], settings
 
 
+def _harmless_pager(setting: str) -> bool:
+    """``core.pager=cat`` (or ``less``, or empty): a pager setting that runs no other program."""
+    key, _, value = setting.partition("=")
+    harmless = ("", "cat", "less", "less -R", "less -FRX", "more")
+    return (key.lower() == "core.pager" or key.lower().startswith("pager.")) and value.strip() in harmless
+
+
 def _listing_flags(sub: str) -> set[str]:
     """Flags that make ``git branch``/``tag``/``remote``/``worktree``/``notes`` only list."""
     flags = {"l", "--list", "-vv", "--verbose", "--contains", "--merged", "--no-merged", "--show-current", "v"}
@@ -772,7 +632,8 @@ def _git(cmd: SimpleCommand, line: _Line) -> None:
     findings = line.findings
     sub, rest, settings = _git_sub(cmd.argv)
     if any(_GIT_PROGRAM_SETTINGS.match(s.split("=", 1)[0]) and not (
-            s.lower().startswith("alias.") and not s.split("=", 1)[-1].startswith("!")) for s in settings):
+            s.lower().startswith("alias.") and not s.split("=", 1)[-1].startswith("!"))
+            and not _harmless_pager(s) for s in settings):
         findings.add(DESTRUCTIVE, "sets a git option that runs a program (git -c)")
     flags = _flags(rest)
     if sub in ("status", "log", "diff", "show", "blame", "rev-parse", "ls-files", "ls-tree", "describe", "shortlog",
@@ -828,7 +689,7 @@ def _git(cmd: SimpleCommand, line: _Line) -> None:
                                                                                                      "--reason")]
         for target in words[:1]:
             use = PathUse(target, resolve_path(target, line.cwd), "write", recursive=True)
-            _judge_write(_Place(use, line.workspace),
+            judge_write(Place(use, line.workspace),
                          findings, "creates")
         findings.add(MODERATE, "adds a worktree")
     elif sub == "apply" and flags & {"--stat", "--check", "--numstat", "--summary"} and "--apply" not in flags:
@@ -838,7 +699,7 @@ def _git(cmd: SimpleCommand, line: _Line) -> None:
         findings.add(MODERATE, f"changes the repository (git {sub})")
 
 
-def _git_config(rest: list[str], findings: _Findings) -> None:
+def _git_config(rest: list[str], findings: Findings) -> None:
     read = {"--get", "--get-all", "--get-regexp", "--list", "-l", "--show-origin", "--name-only", "get", "list"}
     if any(w in read for w in rest) or len([w for w in rest if not w.startswith("-")]) <= 1 \
             and not any(w in ("--unset", "--unset-all", "--remove-section") for w in rest):
@@ -870,7 +731,7 @@ def _chmod(cmd: SimpleCommand, line: _Line) -> None:
     flags = _flags(cmd.argv[1:])
     operands = _operands(cmd.argv)
     mode = operands[0] if operands else ""
-    targets = [_Place(u, line.workspace) for u in command_paths(cmd, line.cwd) if u.via == cmd.name]
+    targets = [Place(u, line.workspace) for u in command_paths(cmd, line.cwd) if u.via == cmd.name]
     recursive = bool(flags & {"R", "--recursive"})
     wide = bool(re.fullmatch(r"0?[0-7]?7[0-7]7", mode) or re.search(r"(a|o)\+[rwx]*w|^\+?[rwx]*w", mode)
                 and ("o" in mode or "a" in mode))
@@ -907,7 +768,7 @@ def _copy_move(cmd: SimpleCommand, line: _Line) -> None:
     operands = _operands(cmd.argv)
     if cmd.name == "mv" and operands[-1:] == ["/dev/null"]:
         line.findings.add(DESTRUCTIVE, "moves files into /dev/null (deletes them)")
-    if cmd.name == "mv" and any(_Place(u, line.workspace).is_root_or_home for u in command_paths(cmd, line.cwd)):
+    if cmd.name == "mv" and any(Place(u, line.workspace).is_root_or_home for u in command_paths(cmd, line.cwd)):
         line.findings.add(DESTRUCTIVE, "moves system or home directories")
     line.findings.add(MODERATE, "moves files" if cmd.name == "mv" else "copies files")
 
@@ -977,13 +838,15 @@ def _docker(cmd: SimpleCommand, line: _Line) -> None:
         line.findings.add(MODERATE, f"runs {cmd.name} {words[0] if words else ''}".strip())
 
 
-def _sql_findings(statements: Iterable[str], findings: _Findings) -> bool:
+def sql_findings(statements: Iterable[str], findings: Findings) -> bool:
     """Judge SQL text; returns whether there was any."""
     any_sql = False
     for text in statements:
         any_sql = True
         if _SQL_DESTRUCTIVE.search(text):
             findings.add(DESTRUCTIVE, "drops, empties or rewrites whole database tables")
+        if _SQL_SECRET_COLUMNS.search(text):
+            findings.add(DESTRUCTIVE, "reads secret-looking columns (passwords, tokens, keys) into the agent's context")
         elif _SQL_CHANGE.search(text):
             findings.add(MODERATE, "changes the database")
     return any_sql
@@ -991,9 +854,10 @@ def _sql_findings(statements: Iterable[str], findings: _Findings) -> bool:
 
 def _sql(cmd: SimpleCommand, line: _Line) -> None:
     statements = [cmd.argv[i + 1] for i, w in enumerate(cmd.argv[:-1]) if w in ("-c", "--command", "-e", "--execute")]
+    statements += [w.split("=", 1)[1] for w in cmd.argv[1:] if w.startswith(("--command=", "--execute="))]
     if cmd.name in ("sqlite3", "duckdb"):
         statements += _operands(cmd.argv)[1:]
-    if not _sql_findings(statements, line.findings) or cmd.piped_from or cmd.name not in ("sqlite3", "duckdb"):
+    if not sql_findings(statements, line.findings) or cmd.piped_from or cmd.name not in ("sqlite3", "duckdb"):
         line.findings.add(MODERATE, f"runs {cmd.name} (database access)")
 
 
@@ -1009,7 +873,7 @@ def _reverse_shell(cmd: SimpleCommand, line: _Line) -> None:
 
 def _interpreter_findings(cmd: SimpleCommand, line: _Line) -> None:
     findings = line.findings
-    options = INTERPRETERS[cmd.name]
+    options = INTERPRETERS[interpreter_of(cmd.name) or "python"]
     code = next((cmd.argv[i + 1] for i, w in enumerate(cmd.argv[:-1]) if w in options), None)
     if code is None:
         code = next((w.split("=", 1)[1] for w in cmd.argv[1:] if w.startswith("--eval=")), None)
@@ -1038,9 +902,18 @@ def _interpreter_findings(cmd: SimpleCommand, line: _Line) -> None:
         else:
             findings.add(MODERATE, f"runs a {cmd.name} program")
         return
+    inline_code_findings(code, cmd.name, line.cwd, line.workspace, findings)
+
+
+def inline_code_findings(code: str, language: str, cwd: str | None, workspace: str | None,
+                         findings: Findings) -> None:
+    """Code given in the call (``python -c``, a REPL or code-execution tool, browser ``evaluate``):
+    what it deletes, starts, sends, decodes, writes or reads, as far as the text shows."""
     for kind in hidden_in(code):
         if kind != "zero_width":
-            findings.add(DESTRUCTIVE, _HIDDEN_REASONS[kind])
+            findings.add(DESTRUCTIVE, HIDDEN_REASONS[kind])
+    if re.search(r"(\$\(|`)\s*(curl|wget|fetch|http|xh)\b", code):
+        findings.add(DESTRUCTIVE, "runs a downloaded script (the code comes from curl or wget)")
     if _INLINE_DELETE.search(code):
         findings.add(DESTRUCTIVE, "deletes files from inline code")
     if _INLINE_SHELL.search(code):
@@ -1054,11 +927,11 @@ def _interpreter_findings(cmd: SimpleCommand, line: _Line) -> None:
     if _INLINE_WRITE.search(code):
         findings.add(MODERATE, "inline code writes files")
     for path in re.findall(r"['\"]((?:~|/|\$HOME)[^'\"]*)['\"]", code):
-        _judge_read(_Place(PathUse(path, resolve_path(path, line.cwd), "read"), line.workspace), findings)
-    findings.add(MODERATE, f"runs inline {cmd.name} code")
+        judge_read(Place(PathUse(path, resolve_path(path, cwd), "read"), workspace), findings)
+    findings.add(MODERATE, f"runs inline {language} code")
 
 
-def _package_findings(cmd: SimpleCommand, findings: _Findings) -> bool:
+def _package_findings(cmd: SimpleCommand, findings: Findings) -> bool:
     words = [w for w in cmd.argv[1:] if not w.startswith("--")]
     verbs = PACKAGE_MANAGERS[cmd.name]
     if "*" in verbs or (words and words[0] in verbs):
@@ -1090,10 +963,17 @@ def _network_findings(cmd: SimpleCommand, line: _Line) -> None:
              "--json", "--post-data", "--post-file"}
     if any(w.split("=", 1)[0] in sends for w in argv[1:]) or re.search(r"-X\s*(POST|PUT|PATCH|DELETE)", " ".join(argv)):
         findings.add(MODERATE, "sends data over the network")
+        if any(WEBHOOK.search(w) for w in argv[1:]):
+            findings.add(DESTRUCTIVE, "posts to a webhook (a message to people, or a trigger elsewhere)")
+    if re.search(r"(-X|--request|--method)[\s=]*['\"]?DELETE\b", " ".join(argv), re.I):
+        findings.add(DESTRUCTIVE, "deletes a remote resource (HTTP DELETE)")
     for text in argv[1:]:
         for secret in secrets_in(text):
             findings.add(DESTRUCTIVE, f"sends {secret} off the machine")
-        if _METADATA.search(text):
+        for variable in re.findall(r"\$\{?([A-Za-z_]\w*)", text):
+            if secret_variable(variable):
+                findings.add(DESTRUCTIVE, f"sends a secret from the environment off the machine (${variable})")
+        if METADATA.search(text):
             findings.add(DESTRUCTIVE, "reads the cloud instance's credentials (metadata endpoint)")
     remote = [o for o in _operands(argv)[1:] if re.match(r"([\w.-]+@)?[\w.-]+:", o) and not o.startswith("/")]
     if cmd.name in ("scp", "rsync", "sftp", "rclone", "gsutil", "s3cmd") and _operands(argv) and \
@@ -1102,13 +982,13 @@ def _network_findings(cmd: SimpleCommand, line: _Line) -> None:
     if cmd.name in ("ssh", "mosh"):
         _remote_command(cmd, line)
     for use in command_paths(cmd, line.cwd):
-        if use.via.endswith("upload") and _Place(use, line.workspace).secret:
+        if use.via.endswith("upload") and Place(use, line.workspace).secret:
             findings.add(DESTRUCTIVE, "uploads a secrets file")
     if cmd.name == "rsync" and "--delete" in argv and ":" in (_operands(argv) or [""])[-1]:
         findings.add(DESTRUCTIVE, "deletes files at the destination (rsync --delete)")
     if cmd.name in ("scp", "rsync", "sftp", "rclone", "gsutil", "s3cmd"):
         for operand in _operands(argv)[:-1]:
-            place = _Place(PathUse(operand, resolve_path(operand, line.cwd), "read"), line.workspace)
+            place = Place(PathUse(operand, resolve_path(operand, line.cwd), "read"), line.workspace)
             if ":" not in operand and place.secret:
                 findings.add(DESTRUCTIVE, "copies a secrets file off the machine")
     if cmd.name in ("kubectl", "helm", "terraform", "aws", "gcloud", "az", "gsutil", "s3cmd", "rclone"):
@@ -1133,12 +1013,26 @@ def _remote_command(cmd: SimpleCommand, line: _Line) -> None:
     words = argv[i + 1:]
     if not words:
         return
-    inner = _Findings()
-    _command_findings(read_command(" ".join(words), line.run.key), None, "/nonexistent-remote", inner, line.depth + 1)
+    inner = Findings()
+    command_findings(read_command(" ".join(words), line.run.key), None, "/nonexistent-remote", inner, line.depth + 1)
     if inner.level != SAFE:
         line.findings.add(DESTRUCTIVE, "changes another machine (ssh runs: " + (inner.reasons()[0]) + ")")
     else:
         line.findings.add(MODERATE, "runs a command on another machine")
+
+
+_RECURSIVE_SEARCHERS = frozenset({"grep", "egrep", "fgrep", "rg", "ag", "ack", "zgrep"})
+
+
+def _searches_home(cmd: SimpleCommand, line: _Line) -> bool:
+    """``grep -r password ~`` or ``rg token /``: every file's content under the home or root."""
+    flags = _flags(cmd.argv[1:])
+    recursive = cmd.name in ("rg", "ag", "ack") or bool(flags & {"r", "R", "--recursive", "--dereference-recursive"})
+    listing = bool(flags & {"l", "L", "c", "--files-with-matches", "--files-without-match", "--count", "--files"})
+    if not recursive or listing:
+        return False
+    targets = _operands(cmd.argv)[1:]
+    return any(Place(PathUse(t, resolve_path(t, line.cwd), "read"), line.workspace).is_root_or_home for t in targets)
 
 
 def _read_only_findings(cmd: SimpleCommand, line: _Line) -> None:
@@ -1146,19 +1040,22 @@ def _read_only_findings(cmd: SimpleCommand, line: _Line) -> None:
     if cmd.name in ("env", "printenv", "export", "declare", "set", "typeset") and (
             cmd.name in ("env", "printenv") and not [w for w in cmd.argv[1:] if not w.startswith("-")]
             or cmd.argv[1:] in (("-p",), ("-x",), ("-px",)) or cmd.name == "set" and len(cmd.argv) == 1):
-        findings.add(DESTRUCTIVE, "prints the whole environment (tokens and keys) into the agent's context")
+        if not _filtered_harmlessly(cmd, line):
+            findings.add(DESTRUCTIVE, "prints the whole environment (tokens and keys) into the agent's context")
         return
     if cmd.name in ("env", "printenv"):
-        if any(_SECRET_ENV.search(n) for n in _operands(cmd.argv)):
+        if any(secret_variable(n) for n in _operands(cmd.argv)):
             findings.add(DESTRUCTIVE, "prints a secret from the environment into the agent's context")
         return
-    if cmd.name in ("echo", "printf") and any(re.search(r"\$\{?\w*" + _SECRET_ENV.pattern, w, re.I)
-                                              for w in cmd.argv[1:]):
+    if cmd.name in ("echo", "printf") and any(secret_variable(name) for w in cmd.argv[1:]
+                                              for name in re.findall(r"\$\{?([A-Za-z_]\w*)", w)):
         findings.add(DESTRUCTIVE, "prints a secret from the environment into the agent's context")
         return
     if cmd.name in ("source", "."):
         findings.add(MODERATE, "runs a script in the current shell")
         return
+    if cmd.name in _RECURSIVE_SEARCHERS and _searches_home(cmd, line):
+        findings.add(DESTRUCTIVE, "searches the contents of the whole home or root (secrets included)")
     if cmd.name == "awk" and re.search(r"system\s*\(|print[^;]*>|\|\s*\"|getline", " ".join(cmd.argv[1:])):
         findings.add(MODERATE, "awk program runs commands or writes files")
     if cmd.name in ("base64", "xxd") and ("-d" in cmd.argv or "--decode" in cmd.argv or "-r" in cmd.argv) \
@@ -1194,138 +1091,4 @@ _HANDLERS: dict[str, Callable[[SimpleCommand, _Line], None]] = {
 }
 _HANDLERS.update({f"mkfs.{fs}": _disk for fs in ("ext2", "ext3", "ext4", "xfs", "btrfs", "vfat", "fat", "ntfs",
                                                  "exfat")})
-
-
-# -- tool calls ----------------------------------------------------------------------------------
-
-def assess(tool: str, args: Mapping[str, Any] | Any, *, cwd: str | None = None,
-           hints: Mapping[str, Any] | None = None, canonical_args: str | None = None) -> RiskAssessment:
-    """Classify one tool call. Never raises on odd input: anything not understood is moderate.
-
-    Agents repeat calls (that is what session memory is for), so answers are cached by the call's
-    canonical JSON (``canonical_args`` when the caller has it already), the home and the temp
-    directory; it depends on nothing else (no file is read).
-    """
-    try:
-        if canonical_args is None:
-            canonical_args = _canonical(args)
-        hints_key = _canonical(dict(hints)) if hints else ""
-    except (TypeError, ValueError):
-        return _assess(tool, args, cwd, hints)
-    return _assess_cached(tool, canonical_args, cwd, hints_key, os.environ.get("HOME"), os.environ.get("TMPDIR", ""))
-
-
-def _canonical(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-
-
-@lru_cache(maxsize=2048)
-def _assess_cached(tool: str, canonical_args: str, cwd: str | None, hints_key: str, _home: str | None,
-                   _tmp: str) -> RiskAssessment:
-    return _assess(tool, json.loads(canonical_args), cwd, json.loads(hints_key) if hints_key else None)
-
-
-def _assess(tool: str, args: Mapping[str, Any] | Any, cwd: str | None,
-            hints: Mapping[str, Any] | None) -> RiskAssessment:
-    reading = read_call(tool, args, cwd)
-    findings = _Findings()
-    if not isinstance(args, Mapping):
-        findings.add(MODERATE, "arguments are not an object")
-    return assess_reading(reading, hints, workspace=cwd, findings=findings)
-
-
-def assess_reading(reading: CallReading, hints: Mapping[str, Any] | None = None, *, workspace: str | None = None,
-                   findings: _Findings | None = None) -> RiskAssessment:
-    """Judge a call already read (``workspace`` is the agent's working directory)."""
-    findings = findings if findings is not None else _Findings()
-    workspace = workspace or (reading.cwd if reading.cwd and os.path.isabs(reading.cwd) else None)
-    if reading.family == "shell":
-        if not reading.commands:
-            findings.add(MODERATE, "a shell tool without a command argument")
-        for run in reading.commands:
-            _command_findings(run, reading.cwd, workspace, findings)
-    else:
-        _tool_findings(reading, workspace, findings)
-    _hidden(reading.hidden, reading, findings)
-    notes = _hint_findings(dict(hints or {}), findings)
-    return RiskAssessment(findings.level, findings.reasons(), notes)
-
-
-def _tool_findings(reading: CallReading, workspace: str | None, findings: _Findings) -> None:
-    family = reading.family
-    args = reading.args
-    dry_run = any(args.get(key) is True for key in ("dryRun", "dry_run", "dryrun", "preview_only"))
-    if not dry_run:
-        for use in reading.paths:
-            _judge_use(use, workspace, findings)
-    if family in ("read", "network", "message", "database", "unknown"):
-        for _where, text in strings_in(args, ""):
-            for secret in secrets_in(text):
-                findings.add(DESTRUCTIVE, f"sends {secret} off the machine" if family in ("network", "message", "read")
-                             else f"passes {secret} to a tool whose effects are not known")
-            if _METADATA.search(text):
-                findings.add(DESTRUCTIVE, "reads the cloud instance's credentials (metadata endpoint)")
-    if dry_run:
-        return
-    if family == "read":
-        if reading.name not in READ_TOOL_NAMES:
-            findings.add(MODERATE, "unknown tool (its name suggests it only reads)")
-        return
-    if family in ("write", "edit", "patch"):
-        if not reading.paths:
-            findings.add(MODERATE, "writes files (the call names no path)")
-        if reading.name.startswith("git_") and reading.name not in ("git_add", "git_commit", "git_create_branch"):
-            findings.add(MODERATE, f"changes the repository ({reading.name})")
-        return
-    if family == "delete":
-        if not reading.paths:
-            findings.add(MODERATE, "deletes files (the call names no path)")
-        return
-    if family == "move":
-        if any(_Place(u, workspace).is_root_or_home for u in reading.paths):
-            findings.add(DESTRUCTIVE, "moves system or home directories")
-        findings.add(MODERATE, "moves or copies files")
-        return
-    if family == "network":
-        method = str(reading.args.get("method", "GET")).upper()
-        if method == "DELETE":
-            findings.add(DESTRUCTIVE, "deletes a remote resource (HTTP DELETE)")
-        if method not in ("GET", "HEAD", "OPTIONS") or any(k in reading.args for k in ("body", "data", "json",
-                                                                                        "form")):
-            findings.add(MODERATE, f"sends data over the network ({method})")
-        findings.add(MODERATE, "network access")
-        return
-    if family == "message":
-        findings.add(MODERATE, "sends a message to people")
-        return
-    if family == "database":
-        if not _sql_findings(reading.sql, findings):
-            findings.add(MODERATE, "database access")
-        return
-    _sql_findings(reading.sql, findings)
-    findings.add(MODERATE, "unknown tool: its effects are not known")
-    for use in reading.paths:
-        place = _Place(use, workspace)
-        if use.recursive and (place.is_root_or_home or place.system or not place.inside and not place.temp):
-            findings.add(DESTRUCTIVE, "an unknown tool names the home, a system or an outside directory recursively")
-        elif place.is_root_or_home:
-            findings.add(DESTRUCTIVE, "an unknown tool names the home or root directory")
-
-
-def _hint_findings(hints: Mapping[str, Any], findings: _Findings) -> tuple[str, ...]:
-    notes: list[str] = []
-    if hints.get("destructive") is True or hints.get("destructiveHint") is True:
-        findings.add(DESTRUCTIVE, "the agent marks this tool destructive")
-        notes.append("the agent says: destructive")
-    if hints.get("read_only") is True or hints.get("readOnlyHint") is True:
-        notes.append("the agent says: read-only (shown, not trusted)")
-    if hints.get("open_world") is True or hints.get("openWorldHint") is True:
-        findings.add(MODERATE, "network access (the agent says open-world)")
-        notes.append("the agent says: reaches the outside world")
-    if hints.get("idempotent") is True or hints.get("idempotentHint") is True:
-        notes.append("the agent says: idempotent")
-    title = hints.get("title")
-    if isinstance(title, str) and title:
-        notes.append(f"the tool's title: {title}")
-    return tuple(notes)
 

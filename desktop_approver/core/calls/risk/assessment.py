@@ -1,0 +1,80 @@
+"""One call in, one verdict out: the cached entry points that put the readers together."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from functools import lru_cache
+from typing import Any
+
+from ..catalog import catalog_generation
+from ..reading import CallReading, read_call, unwrap_call
+from .findings import MODERATE, Findings, RiskAssessment
+from .hidden import judge_hidden
+from .programs import command_findings
+from .tools import hint_findings, tool_findings
+from .understanding import understand
+
+
+def assess_command(command: str | list[str], cwd: str | None = None) -> RiskAssessment:
+    """The risk of a shell command line (a string, or an argv list run without a shell)."""
+    return assess("Bash", {"command": command}, cwd=cwd)
+
+
+def assess(tool: str, args: Mapping[str, Any] | Any, *, cwd: str | None = None,
+           hints: Mapping[str, Any] | None = None, canonical_args: str | None = None) -> RiskAssessment:
+    """Classify one tool call. Never raises on odd input: anything not understood is moderate.
+
+    Agents repeat calls (that is what session memory is for), so answers are cached by the call's
+    canonical JSON (``canonical_args`` when the caller has it already), the home, the temp
+    directory and the catalog in use; it depends on nothing else (no file is read).
+    """
+    try:
+        if canonical_args is None:
+            canonical_args = _canonical(args)
+        hints_key = _canonical(dict(hints)) if hints else ""
+    except (TypeError, ValueError):
+        return _assess(tool, args, cwd, hints)
+    return _assess_cached(tool, canonical_args, cwd, hints_key, os.environ.get("HOME"), os.environ.get("TMPDIR", ""),
+                          catalog_generation())
+
+
+def _canonical(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+
+@lru_cache(maxsize=2048)
+def _assess_cached(tool: str, canonical_args: str, cwd: str | None, hints_key: str, _home: str | None,
+                   _tmp: str, _catalog: int) -> RiskAssessment:
+    return _assess(tool, json.loads(canonical_args), cwd, json.loads(hints_key) if hints_key else None)
+
+
+def _assess(tool: str, args: Mapping[str, Any] | Any, cwd: str | None,
+            hints: Mapping[str, Any] | None) -> RiskAssessment:
+    tool, args = unwrap_call(tool, args)
+    reading = read_call(tool, args, cwd)
+    findings = Findings()
+    if not isinstance(args, Mapping):
+        findings.add(MODERATE, "arguments are not an object")
+    return assess_reading(reading, hints, workspace=cwd, findings=findings)
+
+
+def assess_reading(reading: CallReading, hints: Mapping[str, Any] | None = None, *, workspace: str | None = None,
+                   findings: Findings | None = None) -> RiskAssessment:
+    """Judge a call already read (``workspace`` is the agent's working directory)."""
+    findings = findings if findings is not None else Findings()
+    workspace = workspace or (reading.cwd if reading.cwd and os.path.isabs(reading.cwd) else None)
+    if reading.family == "shell":
+        if not reading.commands:
+            findings.add(MODERATE, "a shell tool without a command argument")
+        for run in reading.commands:
+            command_findings(run, reading.cwd, workspace, findings)
+    else:
+        tool_findings(reading, workspace, findings)
+    judge_hidden(reading.hidden, reading, findings)
+    gaps = understand(reading, workspace, findings)
+    notes = hint_findings(dict(hints or {}), findings)
+    return RiskAssessment(findings.level, findings.reasons(), notes, understood=not gaps, gaps=gaps)
+
+

@@ -1,0 +1,135 @@
+"""Tool calls that are not shell commands: files, network, messages, databases, unknown tools."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ..catalog import catalog
+from ..reading import EDITOR_TOOLS, CallReading, PathUse, resolve_path, secrets_in, strings_in
+from ..reading import READ_TOOLS as READ_TOOL_NAMES
+from .findings import DESTRUCTIVE, MODERATE, Findings
+from .places import Place, judge_use
+from .programs import METADATA, WEBHOOK, inline_code_findings, sql_findings
+from .understanding import tool_entry
+
+_PATH_ROLES = frozenset({"read", "list", "write", "delete", "patch", "edits"})
+# LangChain's requests toolkit: the method is in the tool's name.
+_REQUEST_TOOLS = {"requests_get": "GET", "requests_post": "POST", "requests_put": "PUT", "requests_patch": "PATCH",
+                  "requests_delete": "DELETE"}
+
+
+def tool_findings(reading: CallReading, workspace: str | None, findings: Findings) -> None:
+    family = reading.family
+    args = reading.args
+    entry = tool_entry(catalog(), reading.tool, args)
+    remote = entry is not None and entry.effect in ("remote-write", "sends") or \
+        entry is not None and entry.name.startswith("github.")
+    dry_run = any(args.get(key) is True for key in ("dryRun", "dry_run", "dryrun", "preview_only"))
+    if not dry_run and not remote:   # a remote repository's paths are not this machine's
+        for use in reading.paths:
+            judge_use(use, workspace, findings)
+    method = str(args.get("method", _REQUEST_TOOLS.get(reading.name, "GET"))).upper()
+    sends = method not in ("GET", "HEAD", "OPTIONS") or any(args.get(k) not in (None, "", {}, [])
+                                                            for k in ("body", "data", "json", "form", "payload"))
+    if sends and any(WEBHOOK.search(url) for url in reading.urls):
+        findings.add(DESTRUCTIVE, "posts to a webhook (a message to people, or a trigger elsewhere)")
+    for url in reading.urls:
+        if url.lower().startswith("file://"):
+            local = url[7:].split("?", 1)[0]
+            judge_use(PathUse(local, resolve_path(local, reading.cwd), "read", via="url"), workspace, findings)
+    if family == "read" and not _listing(reading) and any(Place(use, workspace).is_root_or_home
+                                                          for use in reading.paths):
+        findings.add(DESTRUCTIVE, "searches the contents of the whole home or root (secrets included)")
+    if family == "move" and any(Place(use, workspace).is_workspace for use in reading.paths):
+        findings.add(DESTRUCTIVE, "moves the whole working directory away")
+    if family == "unknown" and reading.name in EDITOR_TOOLS:
+        findings.add(MODERATE, f"an editor operation that is not known ({args.get('command')!r})")
+    if entry is not None:
+        for key, role in entry.args.items():
+            if role == "code" and isinstance(args.get(key), str):
+                inline_code_findings(args[key], reading.name, reading.cwd, workspace, findings)
+    if remote:
+        return
+    if family in ("read", "network", "message", "database", "unknown"):
+        for _where, text in strings_in(args, ""):
+            for secret in secrets_in(text):
+                findings.add(DESTRUCTIVE, f"sends {secret} off the machine" if family in ("network", "message", "read")
+                             else f"passes {secret} to a tool whose effects are not known")
+            if METADATA.search(text):
+                findings.add(DESTRUCTIVE, "reads the cloud instance's credentials (metadata endpoint)")
+    if dry_run:
+        return
+    if family == "read":
+        if reading.name not in READ_TOOL_NAMES and entry is None:
+            findings.add(MODERATE, "unknown tool (its name suggests it only reads)")
+        return
+    if family in ("write", "edit", "patch"):
+        if not reading.paths and not (entry is not None and not _PATH_ROLES & set(entry.args.values())):
+            findings.add(MODERATE, "writes files (the call names no path)")
+        if reading.name.startswith("git_") and reading.name not in ("git_add", "git_commit", "git_create_branch"):
+            findings.add(MODERATE, f"changes the repository ({reading.name})")
+        return
+    if family == "delete":
+        if not reading.paths:
+            findings.add(MODERATE, "deletes files (the call names no path)")
+        return
+    if family == "move":
+        if any(Place(u, workspace).is_root_or_home for u in reading.paths):
+            findings.add(DESTRUCTIVE, "moves system or home directories")
+        findings.add(MODERATE, "moves or copies files")
+        return
+    if family == "network" or reading.name in _REQUEST_TOOLS:
+        if method == "DELETE":
+            findings.add(DESTRUCTIVE, "deletes a remote resource (HTTP DELETE)")
+        if method not in ("GET", "HEAD", "OPTIONS") or any(k in reading.args for k in ("body", "data", "json",
+                                                                                        "form")):
+            findings.add(MODERATE, f"sends data over the network ({method})")
+        findings.add(MODERATE, "network access")
+        return
+    if family == "message":
+        findings.add(DESTRUCTIVE, "sends a message to other people")
+        return
+    if family == "database":
+        if not sql_findings(reading.sql, findings):
+            findings.add(MODERATE, "database access")
+        return
+    sql_findings(reading.sql, findings)
+    if entry is None:
+        findings.add(MODERATE, "unknown tool: its effects are not known")
+    for use in reading.paths:
+        place = Place(use, workspace)
+        if use.recursive and (place.is_root_or_home or place.system or not place.inside and not place.temp):
+            findings.add(DESTRUCTIVE, "an unknown tool names the home, a system or an outside directory recursively")
+        elif place.is_root_or_home:
+            findings.add(DESTRUCTIVE, "an unknown tool names the home or root directory")
+
+
+_SEARCHERS = frozenset({"grep", "search_file_content", "grep_search", "codebase_search", "search_code",
+                        "semantic_search", "file_search"})
+
+
+def _listing(reading: CallReading) -> bool:
+    """A search that returns names or counts, or a tool that only lists (not file contents)."""
+    if reading.name not in _SEARCHERS:
+        return True
+    return reading.args.get("output_mode") in ("files_with_matches", "count")
+
+
+def hint_findings(hints: Mapping[str, Any], findings: Findings) -> tuple[str, ...]:
+    notes: list[str] = []
+    if hints.get("destructive") is True or hints.get("destructiveHint") is True:
+        findings.add(DESTRUCTIVE, "the agent marks this tool destructive")
+        notes.append("the agent says: destructive")
+    if hints.get("read_only") is True or hints.get("readOnlyHint") is True:
+        notes.append("the agent says: read-only (shown, not trusted)")
+    if hints.get("open_world") is True or hints.get("openWorldHint") is True:
+        findings.add(MODERATE, "network access (the agent says open-world)")
+        notes.append("the agent says: reaches the outside world")
+    if hints.get("idempotent") is True or hints.get("idempotentHint") is True:
+        notes.append("the agent says: idempotent")
+    title = hints.get("title")
+    if isinstance(title, str) and title:
+        notes.append(f"the tool's title: {title}")
+    return tuple(notes)
+

@@ -1,0 +1,504 @@
+"""Whether a call was fully understood: the small engine that reads a call against the catalog.
+
+An allowlist, never the other way round: a call is understood only when every program in it is
+in the catalog, every option and operand is known to the program's entry (bundled short flags
+are read by the entry's arities, ``--opt=value`` too), every ``NAME=value`` prefix is a harmless
+variable, every path is literal and resolved (``cd``/``pushd``/``-C`` tracked), and every tool
+and each of its arguments has a known role. What is not understood is named in ``gaps``, one
+short phrase each, for the person's dialog. Roles the catalog gives to options and effects also
+raise the level (an option that runs a program, a variable that does, a deploy).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..catalog import Catalog, Program, Tool, catalog
+from ..reading import (
+    CWD_ARGS,
+    EDITOR_FAMILIES,
+    EDITOR_TOOLS,
+    EDITOR_VERB_ARG,
+    SHELL_ARGS,
+    CallReading,
+    Operation,
+    PathUse,
+    ShellRun,
+    command_paths,
+    literal_path,
+    normalise_tool,
+    resolve_path,
+    working_dirs,
+)
+from ..shellparse import SimpleCommand
+from .findings import DESTRUCTIVE, MODERATE, SAFE, Findings
+from .places import Place, judge_use
+from .programs import interpreter_of, is_dry_run
+
+__all__ = ["catalog_effect", "understand", "tool_entry"]
+
+_VALUE_ROLES = frozenset({"value", "read", "list", "write", "delete", "cd", "runs", "setting"})
+_PATH_ROLES = frozenset({"read", "list", "write", "delete"})
+# Wrappers shellparse unwraps that change nothing about what runs.
+_PLAIN_WRAPPERS = frozenset({"timeout", "nice", "time", "nohup", "command", "builtin", "exec", "stdbuf", "ionice",
+                             "setsid", "bash -c", "sh -c", "zsh -c", "dash -c", "env", "watch"})
+# Where a known program may be named by its path: the system's directories, the project's own
+# virtual environment and node_modules, and the Gradle and Maven wrappers it ships.
+_KNOWN_PROGRAM_PATH = re.compile(r"^(/(usr/)?(local/)?s?bin/[\w.+-]+|(\./)?(\.?venv|env)/bin/[\w.+-]+"
+                                 r"|(\./)?node_modules/\.bin/[\w.+-]+|\./(gradlew|mvnw))$")
+# Options every program is taken to know: asking for help or a version, and a dry run.
+_UNIVERSAL = {"--help": "help", "--version": "help", "--dry-run": "flag"}
+_ENV_WITH_OPTIONS = re.compile(r"(^|[\s;&|(])env\s+-")
+_PREFIXES = re.compile(r"(?:^|[;&|(\n]|\benv\s)\s*((?:[A-Za-z_]\w*\+?=(?:'[^']*'|\"[^\"]*\"|\S)*\s+)+)")
+_EXTENSION_GLOB = re.compile(r"^[\w.-]*\*[\w-]*\.[A-Za-z0-9]+$")
+_EFFECT_REASONS = {
+    "remote-write": (DESTRUCTIVE, "changes something outside the machine ({})"),
+    "sends": (DESTRUCTIVE, "sends a message to other people ({})"),
+    "deploy": (DESTRUCTIVE, "deploys, publishes or changes infrastructure ({})"),
+    "prints-secret": (DESTRUCTIVE, "prints a credential into the agent's context ({})"),
+    "network": (MODERATE, "network access ({})"),
+    "changes": (MODERATE, "changes the project ({})"),
+}
+
+
+@dataclass
+class _Reading:
+    """What one pass over a call learned: the gaps (in order, once each), the findings and the
+    effects of the entries it went through."""
+
+    findings: Findings
+    workspace: str | None
+    cat: Catalog
+    gaps: list[str] = field(default_factory=list)
+    effects: list[str] = field(default_factory=list)
+    judged: frozenset[str] = frozenset()     # paths the reading already gave the risk reader
+    simulated: bool = False                  # a dry run or a read-only form: operands are not written
+
+    def gap(self, phrase: str) -> None:
+        if phrase not in self.gaps:
+            self.gaps.append(phrase)
+
+
+def understand(reading: CallReading, workspace: str | None, findings: Findings,
+               cat: Catalog | None = None) -> tuple[str, ...]:
+    """The gaps of ``reading`` (empty when fully understood); adds the catalog's findings."""
+    state = _Reading(findings, workspace, cat or catalog())
+    if reading.family == "shell":
+        entry = tool_entry(state.cat, reading.tool, reading.args)
+        if entry is None:
+            state.gap(f"tool `{reading.tool}`")
+        else:
+            _tool_args(reading, entry, state)
+        if not reading.commands:
+            state.gap(f"the command of `{reading.tool}`")
+        for run in reading.commands:
+            _command_line(run, reading.cwd, state)
+    else:
+        _tool_call(reading, state)
+    if reading.hidden:
+        state.gap("hidden characters")
+    return tuple(state.gaps)
+
+
+def catalog_effect(cmd: SimpleCommand, cwd: str | None) -> str | None:
+    """The catalog's effect for one program (``""`` for none), or None when it is not fully
+    understood: the risk reader stays quiet only about programs known to do nothing more."""
+    state = _Reading(Findings(), None, catalog())
+    _simple(cmd, cwd, state)
+    if state.gaps:
+        return None
+    return next((e for e in state.effects if e), "")
+
+
+# -- shell command lines ---------------------------------------------------------------------------
+
+def _command_line(run: ShellRun, cwd: str | None, state: _Reading) -> None:
+    if run.parse_error:
+        state.gap("a command line that does not parse cleanly")
+    for prefix in _PREFIXES.finditer(run.text):
+        # NAME=value in front of a command whose own assignments the parser does not keep
+        # (``BASH_ENV=x bash -c '...'`` gives the inner commands without it)
+        for name in re.findall(r"([A-Za-z_]\w*)\+?=", prefix.group(1)):
+            _variable(name, state)
+    for program, here in zip(run.programs, working_dirs(run.programs, cwd), strict=True):
+        _simple(program, here, state)
+
+
+def _simple(cmd: SimpleCommand, cwd: str | None, state: _Reading) -> None:
+    for wrapper in cmd.wrappers:
+        if wrapper not in _PLAIN_WRAPPERS:
+            state.gap(f"wrapper `{wrapper}`")
+        elif wrapper == "env" and _ENV_WITH_OPTIONS.search(cmd.text or ""):
+            state.gap("options of `env`")
+    for assignment in cmd.assignments:
+        _variable(assignment.split("=", 1)[0].rstrip("+"), state)
+    for redirect in cmd.redirects:
+        op = redirect.op.lstrip("0123456789")
+        if op in ("<<", "<<-", "<<<") or redirect.op.endswith("&") and (redirect.target.isdigit()
+                                                                         or redirect.target == "-"):
+            continue
+        if redirect.target.startswith(("<(", ">(")):
+            continue
+        _path(redirect.target, "write" if redirect.writes else "read", cwd, state, f"redirect `{redirect.op}`",
+              judge=False)
+    if not cmd.argv:
+        return
+    word = cmd.argv[0]
+    if "/" in word and not _KNOWN_PROGRAM_PATH.match(word):
+        state.gap(f"program `{word}` (a file it runs)")
+        return
+    name = cmd.name
+    base = interpreter_of(name)
+    entry = state.cat.program(name) or (state.cat.program(base) if base else None)
+    if entry is None:
+        state.gap(f"program `{name}`")
+        return
+    args = list(cmd.argv[1:])
+    if base in ("python", "python3", "pypy", "pypy3") and "-m" in args:
+        at = args.index("-m")
+        module = args[at + 1] if at + 1 < len(args) else ""
+        module_entry = state.cat.program(module)
+        _arguments(entry, name, args[:at], cwd, state, cmd)
+        if module_entry is None:
+            state.gap(f"module `{module}` run by `{name} -m`")
+        else:
+            _arguments(module_entry, f"{name} -m {module}", args[at + 2:], cwd, state, cmd)
+        return
+    state.judged = frozenset(use.path for use in command_paths(cmd, cwd))
+    state.simulated = is_dry_run(cmd)
+    if name == "export":
+        for operand in cmd.argv[1:]:
+            if "=" in operand and not operand.startswith("-"):
+                _variable(operand.split("=", 1)[0], state)
+    fed = cmd.piped_from or any(r.op.lstrip("0123456789") in ("<", "<<", "<<-", "<<<") for r in cmd.redirects)
+    if name in _CODE_ON_STDIN and fed and not is_dry_run(cmd):
+        state.gap(f"statements given to `{name}` on its input")
+    _arguments(entry, name, args, cwd, state, cmd)
+
+
+def _variable(name: str, state: _Reading) -> None:
+    if state.cat.variable_runs_programs(name):
+        state.gap(f"variable `{name}`")
+        state.findings.add(DESTRUCTIVE, f"sets a variable that makes it run another program ({name})")
+    elif not state.cat.variable_is_harmless(name):
+        state.gap(f"variable `{name}`")
+
+
+def _arguments(entry: Program, label: str, args: list[str], cwd: str | None, state: _Reading,
+               cmd: SimpleCommand) -> None:
+    """Options and operands of ``label`` against its entry; a subcommand word descends."""
+    operands: list[str] = []
+    here = cwd
+    helped = False
+    i = 0
+    done = False
+    while i < len(args):
+        word = args[i]
+        if done or word == "-" or not word.startswith("-") or entry.numeric and word[1:].isdigit():
+            if entry.numeric and word.startswith("-") and word[1:].isdigit() and not done:
+                i += 1
+                continue
+            if entry.subcommands and not operands and not done:
+                sub = entry.subcommands.get(word)
+                if sub is None:
+                    state.gap(f"subcommand `{word}` of `{label}`")
+                    return
+                _effect(entry, label, state, cmd)
+                _arguments(sub, f"{label} {word}", args[i + 1:], here, state, cmd)
+                return
+            if entry.operands == "command":
+                _inner_command(args[i:], label, here, state)
+                break
+            operands.append(word)
+            i += 1
+            continue
+        if word == "--":
+            done = True
+            i += 1
+            continue
+        if entry.options_as_text and word not in entry.options:
+            operands.append(word)
+            i += 1
+            continue
+        role, option, value, i = _option(entry, args, i)
+        if role is None:
+            state.gap(f"option `{option}` of `{label}`")
+            continue
+        if role == "help":
+            helped = True
+        elif role in _VALUE_ROLES and value is None:
+            state.gap(f"option `{option}` of `{label}` without its value")
+        elif role in _PATH_ROLES and value is not None:
+            _path(value, role, here, state, f"option `{option}` of `{label}`", judge=True, via=label)
+        elif role == "cd" and value is not None:
+            if literal_path(value):
+                here = resolve_path(value, here) if here or value.startswith(("/", "~", "$HOME")) else None
+                outside = here is None or state.workspace is not None and not Place(
+                    PathUse(value, here, "read"), state.workspace).inside
+                if outside and entry.effect:
+                    state.gap(f"directory `{value}` of `{label}` (outside the working directory)")
+            else:
+                state.gap(f"directory `{value}` of `{label}`")
+                here = None
+        elif role == "runs":
+            state.gap(f"option `{option}` of `{label}` runs a program")
+            state.findings.add(DESTRUCTIVE, f"an option runs a program or code it names ({label} {option})")
+        elif role == "setting" and value is not None:
+            key = value.split("=", 1)[0].lower()
+            if not any(re.fullmatch(p.lower().replace(".", r"\.").replace("*", ".*"), key) for p in entry.settings):
+                state.gap(f"setting `{key}` of `{label}`")
+    if helped:
+        return
+    _effect(entry, label, state, cmd)
+    if entry.subcommands and not operands and not done:
+        return
+    _operands(entry, label, operands, here, state)
+
+
+def _option(entry: Program, args: list[str], i: int) -> tuple[str | None, str, str | None, int]:
+    """``(role, option, value, next index)`` of the option at ``args[i]`` (``role`` None: unknown)."""
+    word = args[i]
+    following = args[i + 1] if i + 1 < len(args) else None
+    if word.startswith("--"):
+        name, eq, attached = word.partition("=")
+        role = entry.options.get(name) or (_UNIVERSAL.get(name) if not eq else None)
+        if role is None:
+            return None, name, None, i + 1
+        if role in _VALUE_ROLES:
+            return (role, name, attached, i + 1) if eq else (role, name, following, i + 2)
+        if eq and role != "optional":
+            return None, word, None, i + 1
+        return role, name, attached if eq else None, i + 1
+    whole = entry.options.get(word)
+    if whole is not None:     # single-dash words the program reads whole (find -name, java -jar)
+        return (whole, word, following, i + 2) if whole in _VALUE_ROLES else (whole, word, None, i + 1)
+    name, eq, attached = word.partition("=")
+    if eq and entry.options.get(name) in _VALUE_ROLES:
+        return entry.options[name], name, attached, i + 1
+    at = 1
+    found: tuple[str | None, str, str | None, int] = (None, word, None, i + 1)
+    while at < len(word):
+        letter = "-" + word[at]
+        role = entry.options.get(letter)
+        if role is None:
+            return None, letter, None, i + 1
+        if role in _VALUE_ROLES:
+            rest = word[at + 1:]
+            return (role, letter, rest, i + 1) if rest else (role, letter, following, i + 2)
+        found = (role, letter, None, i + 1)
+        if role == "help":
+            return found
+        at += 1
+    return found
+
+
+def _operands(entry: Program, label: str, operands: list[str], cwd: str | None, state: _Reading) -> None:
+    role = entry.operands
+    if not operands:
+        return
+    if role == "none":
+        state.gap(f"operand `{operands[0]}` of `{label}`")
+    elif role == "script":
+        state.gap(f"the script or program `{operands[0]}` that `{label}` runs")
+    elif role in ("text", "url"):
+        if entry.effect == "changes" and not state.simulated:
+            for word in operands:
+                if _DEPLOY_NAME.search(word):
+                    state.gap(f"a project script named like a deploy (`{word}` of `{label}`)")
+    elif role == "any":
+        for word in operands:
+            if re.search(r"[$`]", word) and not word.startswith("$(") or _DOT_COMMAND.match(word):
+                state.gap(f"operand `{word}` of `{label}`")
+    elif role == "pattern-read":
+        script = _SCRIPT_CHECKS.get(label)
+        if script is not None and not script(operands[0]):
+            state.gap(f"the {label} program `{operands[0][:40]}`")
+        for word in operands[1:]:
+            _path(word, "read", cwd, state, f"operand of `{label}`", judge=word not in state.judged)
+    else:
+        for word in operands:
+            # what the reading did not already give the risk reader is judged here (git init DIR,
+            # gzip -d FILE, black DIR); a dry run or read-only form writes nothing
+            _path(word, role, cwd, state, f"operand of `{label}`",
+                  judge=word not in state.judged and not (state.simulated and role in ("write", "delete")))
+
+
+def _plain_sed(script: str) -> bool:
+    """A sed script of substitutions, deletions and prints: no ``w``/``W``/``r``/``R`` (files) and
+    no ``e`` (runs the pattern space), as commands or as ``s`` flags."""
+    for command in re.split(r"[;\n]", script):
+        text = command.strip()
+        if not text:
+            continue
+        substitution = re.fullmatch(r"([\d,$]*|/[^/]*/,?(/[^/]*/)?)\s*s(.)(.*?)\3(.*?)\3([gIipm0-9]*)", text)
+        if substitution is not None:
+            continue
+        if not re.fullmatch(r"([\d,$]*|/[^/]*/(,(/[^/]*/|[\d$]+))?)!?\s*[dpqPDNnG=hHgx]?", text):
+            return False
+    return True
+
+
+def _plain_awk(program: str) -> bool:
+    """An awk program that only computes and prints: no ``system()``, pipes, ``getline`` or
+    ``print > file``."""
+    return not re.search(r"system\s*\(|\||getline|print[f]?[^;}]*>|close\s*\(|fflush|ENVIRON", program)
+
+
+_CODE_ON_STDIN = frozenset({"sqlite3", "duckdb", "psql", "mysql", "mariadb", "patch"})
+# Targets and scripts of a project (npm run X, make X, tox -e X) whose name says they reach outside.
+_DEPLOY_NAME = re.compile(r"deploy|publish|release|upload|push|prod|ship|rollout|migrat|infra|terraform|helm|k8s",
+                          re.I)
+def _plain_jq(program: str) -> bool:
+    """A jq filter that does not read the environment (``env``, ``$ENV``) or other files."""
+    return not re.search(r"\$ENV|\benv\b|\binput_filename\b|\$__loc__|\bimport\b|\binclude\b", program)
+
+
+_SCRIPT_CHECKS = {"sed": _plain_sed, "awk": _plain_awk, "jq": _plain_jq}
+_DOT_COMMAND = re.compile(r"^\s*\.(shell|system|output|once|import|load|open|save|backup|restore|excel|cd|read)\b")
+
+
+def _inner_command(argv: list[str], label: str, cwd: str | None, state: _Reading) -> None:
+    """``uv run pytest -q``: the program it runs is read against the catalog in turn, and judged."""
+    from ..reading import read_command
+    from .programs import command_findings
+
+    run = read_command(argv)
+    command_findings(run, cwd, state.workspace, state.findings)
+    before = len(state.gaps)
+    _command_line(run, cwd, state)
+    if len(state.gaps) > before:
+        state.gap(f"the program `{label}` runs")
+
+
+def _effect(entry: Program, label: str, state: _Reading, cmd: SimpleCommand) -> None:
+    if not entry.effect:
+        return
+    state.effects.append(entry.effect)
+    if is_dry_run(cmd) or any(w in ("--help", "-h", "--version") for w in cmd.argv[1:]):
+        return
+    _add_effect(entry.effect, label, state.findings)
+
+
+def _add_effect(effect: str, label: str, findings: Findings) -> None:
+    """A destructive effect always says so; a moderate one (a change, a network read) only when
+    nothing else already made the call moderate, so reasons are not said twice."""
+    level, reason = _EFFECT_REASONS[effect]
+    if level == DESTRUCTIVE or findings.level == SAFE:
+        findings.add(level, reason.format(label))
+
+
+def _path(word: str, role: str, cwd: str | None, state: _Reading, where: str, *, judge: bool,
+          via: str = "") -> None:
+    """A path the call names: understood when literal and resolved; a glob only inside the working
+    directory, as ``dir/*.ext`` or ``src/**/*.ext`` (or ``dir/*`` read), never one that may match
+    a secret."""
+    text = word.strip()
+    if text in ("-", "/dev/null", "/dev/stdout", "/dev/stderr", "/dev/stdin", "/dev/tty"):
+        return
+    if not literal_path(text):
+        head, _, last = text.rpartition("/")
+        folders = [part for part in head.split("/") if part != "**"] if head else []
+        literal_head = literal_path("/".join(folders) or ".") and not text.startswith(("-", "+", "/**"))
+        in_subfolder = bool(folders) and last == "*" and role in ("read", "list")   # dist/*: what a folder holds
+        globbed_ok = literal_head and (_EXTENSION_GLOB.match(last) is not None or in_subfolder)
+        if globbed_ok:
+            operation: Operation = "delete" if role == "delete" else "write" if role == "write" else "read"
+            place = Place(PathUse(text, resolve_path(text, cwd), operation), state.workspace)
+            if state.workspace is not None and place.inside and not place.secret:
+                return
+        state.gap(f"path `{word}` ({where})")
+        return
+    if cwd is None and not text.startswith(("/", "~", "$HOME", "${HOME}")):
+        state.gap(f"path `{word}` (the directory it is relative to is not known)")
+        return
+    if judge:
+        judged: Operation = "delete" if role == "delete" else "write" if role == "write" else "read"
+        judge_use(PathUse(text, resolve_path(text, cwd), judged, False, via, role == "list"),
+                  state.workspace, state.findings)
+
+
+# -- tool calls --------------------------------------------------------------------------------------
+
+def tool_entry(cat: Catalog, tool: str, args: Mapping[str, Any]) -> Tool | None:
+    """The catalog's entry for a tool: a remote repository's tool when the call names one
+    (``owner`` and ``repo``), else by its full name, else by its name without the MCP prefix."""
+    full = tool.lower() if isinstance(tool, str) else ""
+    name = normalise_tool(tool)
+    if isinstance(args, Mapping) and ("owner" in args and ("repo" in args or "repository" in args)
+                                      or "repo" in args and isinstance(args.get("repo"), str)
+                                      and "/" in str(args.get("repo")) and "://" not in str(args.get("repo"))):
+        remote = cat.tools.get(f"github.{name}")
+        if remote is not None:
+            return remote
+    return cat.tool(full) or cat.tool(name)
+
+
+def _tool_call(reading: CallReading, state: _Reading) -> None:
+    entry = tool_entry(state.cat, reading.tool, reading.args)
+    if entry is None:
+        state.gap(f"tool `{reading.tool}`")
+        return
+    _tool_args(reading, entry, state)
+    if reading.family == "network":
+        method = str(reading.args.get("method", _METHOD_IN_NAME.get(reading.name, "GET"))).upper()
+        if method not in ("GET", "HEAD", "OPTIONS") or any(reading.args.get(k) not in (None, "", {}, [])
+                                                           for k in ("body", "data", "json", "form")):
+            state.gap(f"a request that sends data ({method})")
+    operation = reading.args.get("operation")
+    if reading.family == "patch" and isinstance(operation, Mapping) and (
+            operation.get("type") not in ("create_file", "update_file", "delete_file")
+            or set(operation) - {"type", "path", "diff"}):
+        state.gap(f"patch operation `{operation.get('type')}`")
+    for url in reading.urls:
+        if not re.match(r"https?://", url, re.I):
+            state.gap(f"address `{url[:40]}` (not http or https)")
+    if reading.name in EDITOR_TOOLS and reading.args.get(EDITOR_VERB_ARG) not in EDITOR_FAMILIES:
+        state.gap(f"operation `{reading.args.get(EDITOR_VERB_ARG)}` of `{reading.name}`")
+    if entry.effect and not _dry_run_args(reading.args):
+        _add_effect(entry.effect, reading.name, state.findings)
+    for use in reading.paths:
+        if use.via == "patch" or use.via in entry.args and entry.args[use.via] not in ("remote",):
+            if not literal_path(use.path):
+                state.gap(f"path `{use.path}`")
+            elif reading.cwd is None and not use.path.startswith(("/", "~", "$HOME")):
+                state.gap(f"path `{use.path}` (the directory it is relative to is not known)")
+
+
+_METHOD_IN_NAME = {"requests_post": "POST", "requests_put": "PUT", "requests_patch": "PATCH",
+                   "requests_delete": "DELETE"}
+
+
+def _dry_run_args(args: Mapping[str, Any]) -> bool:
+    return any(args.get(key) is True for key in ("dryRun", "dry_run", "dryrun", "preview_only"))
+
+
+def _tool_args(reading: CallReading, entry: Tool, state: _Reading) -> None:
+    for key, value in reading.args.items():
+        role = entry.args.get(key) if isinstance(key, str) else None
+        if role is None and isinstance(key, str) and key.startswith("-") and isinstance(value, (bool, int)):
+            role = entry.args.get("-*")   # ripgrep-style flags given as arguments (Claude Code's Grep)
+        if role is None and reading.family == "shell" and key in SHELL_ARGS:
+            role = "command"              # every shell tool's command, under any of its names
+        elif role is None and key in CWD_ARGS and any(r == "cwd" for r in entry.args.values()):
+            role = "cwd"
+        if role is None:
+            state.gap(f"argument `{key}` of `{reading.name}`")
+            continue
+        if role == "code":
+            state.gap(f"code given to `{reading.name}`")
+        elif role == "sql" and isinstance(value, str) and _SQL_WRITES.search(value):
+            state.findings.add(DESTRUCTIVE, "writes to a database that is not a file in the working directory")
+        elif role == "cwd" and isinstance(value, str) and not literal_path(value):
+            state.gap(f"directory `{value}`")
+        elif role in _PATH_ROLES and isinstance(value, str) and not literal_path(value) and role != "list":
+            state.gap(f"path `{value}`")
+        elif role == "list" and isinstance(value, str) and re.search(r"[$`]", value):
+            state.gap(f"path `{value}`")
+
+
+_SQL_WRITES = re.compile(r"\b(insert|update|delete|create|alter|drop|replace|merge|grant|revoke|truncate|attach"
+                         r"|rename|vacuum|copy|call|exec|execute|do|load|lock|reindex|cluster|comment|import)\b",
+                         re.I)

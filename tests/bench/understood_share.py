@@ -1,0 +1,25 @@
+"""Print issue 19's figures: of the labelled tables' safe and moderate rows, the share the reader
+fully understands (what approve-all, session memory and allow rules may answer), and the
+destructive rows it understood at safe or moderate (must be none), table by table and in all.
+
+    PYTHONPATH=. python tests/bench/understood_share.py
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from tests.core.understood_tables import TABLES, figures, rows  # noqa: E402
+
+
+def main() -> None:
+    for name in TABLES:
+        print(f"{name:32} {figures(rows(name))}")
+    print(f"{'all tables':32} {figures()}")
+
+
+if __name__ == "__main__":
+    main()
