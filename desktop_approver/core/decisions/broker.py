@@ -239,7 +239,7 @@ class Broker:
         if action == "allow":
             return verdict, None
         unproven_why = _unproven(info)
-        passed_over = [f"allow {rule}" for rule in withheld]
+        passed_over = list(withheld)
         if mode == modes.APPROVE_ALL:
             if unproven_why is None:
                 return Verdict("allow_once", "mode", risk=risk), None  # no note: nobody wrote one (decided_by says why)
