@@ -4,8 +4,10 @@ and print its format.
 ``check`` prints ``ok: N rules in FILE`` or ``FILE:LINE: reason`` (exit 1), so an editor or a
 pre-commit hook can point at the line; below ``ok`` it warns, ``FILE:LINE: warning: ...``, about
 allow rules whose match is broader than it looks (a whole tool, a trailing ``*`` after a program
-whose options run programs or write files, ``risk = "destructive"``), without failing. ``explain`` shows which rule would decide a call and why
-the others do not, part by part for a compound shell command. Both read the file the app reads
+whose options run programs or write files, ``risk = "destructive"``), without failing. ``explain``
+shows which rule would decide a call and why the others do not (an allow rule withheld from a call
+the app did not fully understand, or read as destructive, says so), part by part for a compound
+shell command. Both read the file the app reads
 (``--file``, else the global ``--policy`` when given, else the default path). ``docs`` prints
 ``docs/policy.md`` as the installed package carries it.
 """

@@ -28,7 +28,7 @@ from desktop_approver.core.calls.risk import assess
 from desktop_approver.core.decisions import modes
 from desktop_approver.core.decisions.broker import Broker
 from desktop_approver.core.decisions.memory import SessionMemory
-from desktop_approver.core.decisions.tickets import Identity, Ticket, Verdict
+from desktop_approver.core.decisions.tickets import Identity, Verdict
 from desktop_approver.core.messages.models import ToolCall
 from desktop_approver.core.policy import Policy, PolicyCall
 from desktop_approver.core.store.audit import AuditLog

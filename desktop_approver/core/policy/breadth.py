@@ -117,4 +117,5 @@ def _command_warning(pattern: str) -> str | None:
     options = RUNS_OR_WRITES.get(program) or RUNS_OR_WRITES.get(re.sub(r"[\d.]+$", "", program))
     if options is None:
         return None
-    return f"command {pattern!r}: the * after {program} also matches its options that run programs or write files ({options})"
+    return (f"command {pattern!r}: the * after {program} also matches its options that run programs or write "
+            f"files ({options})")

@@ -75,15 +75,15 @@ class Policy:
         explained = []
         for part in context.parts:
             checks = []
-            for number, rule in enumerate(self.rules):
-                why = _mismatch(rule, call, part, context, now)
-                if why is not None or rule.action != "allow":
-                    checks.append(RuleCheck(rule, why is None, why or ""))
+            for number, candidate in enumerate(self.rules):
+                why = _mismatch(candidate, call, part, context, now)
+                if why is not None or candidate.action != "allow":
+                    checks.append(RuleCheck(candidate, why is None, why or ""))
                     continue
                 if number not in gates:
-                    gates[number] = _allow_gate(rule, call)
+                    gates[number] = _allow_gate(candidate, call)
                 withheld, declared = gates[number]
-                checks.append(RuleCheck(rule, not withheld, withheld, declared=declared, withheld=bool(withheld)))
+                checks.append(RuleCheck(candidate, not withheld, withheld, declared=declared, withheld=bool(withheld)))
             rule = _decisive([check.rule for check in checks if check.matched])
             declared = next((c.declared for c in checks if c.rule is rule and c.declared), "")
             explained.append(PartExplanation(part.text, rule.action if rule else None, rule, tuple(checks), declared))
