@@ -255,7 +255,10 @@ class Broker:
                                + ("the whole tool" if held.scope == WHOLE_TOOL else "this exact call"))
         if not passed_over:
             return None, None
-        return None, f"{unproven_why or 'not proven harmless'}; not answered by {' or '.join(passed_over)}"
+        because = f"{unproven_why or 'not proven harmless'}; not answered by {' or '.join(passed_over)}"
+        log.debug("an automatic answer was withheld from %s of agent %s: %s", printable(info.tool, 80),
+                  printable(identity.label, 80), printable(because, 400))
+        return None, because
 
     def _policy_verdict(self, info: CallInfo, risk: RiskReport | None,
                         identity: Identity) -> tuple[RuleAction | None, Verdict | None, tuple[str, ...]]:
@@ -266,12 +269,12 @@ class Broker:
         try:
             explanation = self.policy.explain(info.policy_call(identity))
             found = explanation.verdict
-            withheld = tuple(rule.describe() for rule, _ in explanation.withheld)
+            if found is None or found.action == "ask":
+                return (found.action if found else None), None, tuple(rule.describe()
+                                                                      for rule, _ in explanation.withheld)
         except Exception:  # a broken rule must never take the app down: fall back to asking
             log.exception("policy evaluation failed; asking the person")
             return None, None, ()
-        if found is None or found.action == "ask":
-            return (found.action if found else None), None, withheld
         rule, note = found.rule.describe(), found.rule.note or None  # the rule's own words, never invented ones
         if found.action == "allow":
             return "allow", Verdict("allow_once", "policy", rule=rule, note=note, risk=risk), ()
