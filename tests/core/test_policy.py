@@ -568,3 +568,59 @@ def test_a_policy_file_over_the_size_cap_is_refused_without_reading_it_all(tmp_p
     assert caught.value.line is None and f"{path.stat().st_size:,} bytes" in str(caught.value)
     with pytest.raises(PolicyError, match="may be at most"):
         Policy.parse(path.read_text(), path)
+
+
+# -- what an allow rule may answer (issue 19) -----------------------------------------------------
+
+GATED = """\
+version = 1
+[tools]
+read_file = "allow"
+"acme_*" = "allow"
+acme_sync = "allow"
+
+[[rule]]
+action = "allow"
+tool = "Bash"
+command = "git *"
+
+[[rule]]
+action = "allow"
+tool = "Bash"
+command = "rm -rf ./build"
+risk = "destructive"
+"""
+
+
+@pytest.mark.parametrize(("tool", "args", "reading", "expected"), [
+    ("Bash", {"command": "git status"}, {"risk": "safe", "understood": True}, "allow"),
+    ("Bash", {"command": "git log --output=x"}, {"risk": "safe", "gaps": ("option `--output` of `git log`",)}, None),
+    ("Bash", {"command": "git push --force"}, {"risk": "destructive", "understood": True}, None),
+    ("Bash", {"command": "git status"}, {"understood": True}, None),             # risk not read: no proof
+    ("read_file", {"path": "/home/me/.ssh/id_rsa"}, {"risk": "destructive", "understood": True}, None),
+    ("read_file", {"path": "README.md"}, {"risk": "safe", "understood": True}, "allow"),
+    ("Bash", {"command": "rm -rf ./build"}, {"risk": "destructive", "understood": True}, "allow"),
+    ("Bash", {"command": "rm -rf ./build"}, {"risk": "destructive", "gaps": ("tool `Bash`",)}, "allow"),
+    ("acme_sync", {"target": "x"}, {"risk": "moderate", "gaps": ("tool `acme_sync`",)}, "allow"),
+    ("acme_push", {"target": "x"}, {"risk": "moderate", "gaps": ("tool `acme_push`",)}, None),  # only a glob names it
+    ("acme_sync", {"target": "x"}, {"risk": "destructive", "gaps": ("tool `acme_sync`",)}, None),
+    ("acme_sync", {"target": "x"}, {"risk": "moderate", "gaps": ("tool `acme_sync`", "argument `x`")}, None),
+])
+def test_an_allow_rule_answers_only_what_it_can_prove(tool: str, args: dict[str, Any], reading: dict[str, Any],
+                                                     expected: str | None) -> None:
+    verdict = Policy.parse(GATED).evaluate(PolicyCall(tool, args, **reading))
+    assert (verdict.action if verdict else None) == expected
+
+
+def test_explain_names_a_withheld_rule_and_a_declaration() -> None:
+    policy = Policy.parse(GATED, "policy.toml")
+    withheld = policy.explain(PolicyCall("read_file", {"path": "/k"}, risk="destructive", understood=True))
+    assert [(rule.label, why) for rule, why in withheld.withheld] == [
+        ("tools.read_file",
+         'read as destructive: an allow rule covers a destructive call only with risk = "destructive"')]
+    assert "  tools.read_file (line 3): withheld: read as destructive" in withheld.render()
+    declared = policy.explain(PolicyCall("acme_sync", {}, risk="moderate", gaps=("tool `acme_sync`",)))
+    assert declared.verdict is not None and declared.verdict.rule.label == "tools.acme_sync"
+    assert "your declaration" in declared.verdict.reason and "  declared: the catalog does not know tool" in \
+        declared.render()
+    assert [rule.label for rule, _ in declared.withheld] == ["tools.acme_*"]
