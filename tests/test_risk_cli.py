@@ -24,7 +24,19 @@ def test_one_call_prints_level_and_reasons() -> None:
 
 def test_safe_call_has_no_reasons() -> None:
     result = json.loads(run("--tool", "Bash", "--args", '{"command": "git status"}').stdout)
-    assert result == {"level": "safe", "reasons": []}
+    assert {key: result[key] for key in ("level", "reasons")} == {"level": "safe", "reasons": []}
+    assert set(result) == {"level", "reasons", "understood", "gaps"}  # whether the reader knew every part
+
+
+def test_the_result_says_whether_the_call_was_understood_and_what_was_not() -> None:
+    """The reader's proof (understood) and its gaps, as the broker reads them, for every call."""
+    from desktop_approver.core.calls.risk import assess
+
+    for tool, args in (("Bash", {"command": "git log --output=/home/me/.bashrc"}), ("acme_sync", {"x": 1})):
+        result = json.loads(run("--tool", tool, "--args", json.dumps(args), "--cwd", "/tmp").stdout)
+        found = assess(tool, args, cwd="/tmp")
+        assert (result["understood"], result["gaps"]) == (found.understood, list(found.gaps))
+        assert result["understood"] is False  # an option that writes a file; a tool nobody catalogued
 
 
 def test_hints_are_reported_but_never_lower_the_level() -> None:
@@ -94,3 +106,35 @@ def test_mcp_annotations_are_accepted_as_sent() -> None:
     assert result["level"] == "safe" and "the tool's title: List files" in result["hint_notes"]
     refused = run("--tool", "x", "--hints", '{"readOnlyHint": "yes"}')
     assert refused.returncode == 2 and "readOnlyHint" in refused.stderr
+
+
+def test_explain_says_understood_or_which_parts_were_not() -> None:
+    done = run("--explain", "--tool", "Bash", "--cwd", "/home/dev/proj", "--args", '{"command": "rm -rf /home/dev/x"}')
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert any(line.startswith(("understood: ", "not understood")) for line in lines)
+    assert lines[-1] == 'automatic answers: none; the person decides (or an allow rule that says risk = "destructive")'
+
+
+def _reading(tool: str) -> dict[str, object]:
+    return {"tool": tool, "family": "shell", "commands": [], "paths": []}
+
+
+@pytest.mark.parametrize(("tool", "result", "expected"), [
+    ("Bash", {"level": "safe", "reasons": [], "understood": True, "gaps": []},
+     ["understood: every program, option, path, tool and argument is in the catalog",
+      "automatic answers: approve-all, a session approval and allow rules may answer it"]),
+    ("Bash", {"level": "moderate", "reasons": ["runs git"], "understood": False,
+              "gaps": ["option `--output` of `git log`", "variable `PAGER`"]},
+     ["not understood:", "  part    option `--output` of `git log`", "  part    variable `PAGER`",
+      'automatic answers: only an exact session approval, or an allow rule that says risk = "destructive"']),
+    ("acme_sync", {"level": "moderate", "reasons": [], "understood": False, "gaps": ["tool `acme_sync`"]},
+     ["not understood:", "  part    tool `acme_sync`",
+      "automatic answers: only an allow rule naming the tool exactly (your declaration), an exact session "
+      'approval, or a rule that says risk = "destructive"']),
+])
+def test_explain_lists_the_parts_not_understood(tool: str, result: dict[str, object], expected: list[str]) -> None:
+    from desktop_approver.commands.risk import _explanation
+
+    text = _explanation({**result, "reading": _reading(tool)})
+    assert text.splitlines()[-len(expected):] == expected

@@ -2,8 +2,12 @@
 and print its format.
 
 ``check`` prints ``ok: N rules in FILE`` or ``FILE:LINE: reason`` (exit 1), so an editor or a
-pre-commit hook can point at the line. ``explain`` shows which rule would decide a call and why
-the others do not, part by part for a compound shell command. Both read the file the app reads
+pre-commit hook can point at the line; below ``ok`` it warns, ``FILE:LINE: warning: ...``, about
+allow rules whose match is broader than it looks (a whole tool, a trailing ``*`` after a program
+whose options run programs or write files, ``risk = "destructive"``), without failing. ``explain``
+shows which rule would decide a call and why the others do not (an allow rule withheld from a call
+the app did not fully understand, or read as destructive, says so), part by part for a compound
+shell command. Both read the file the app reads
 (``--file``, else the global ``--policy`` when given, else the default path). ``docs`` prints
 ``docs/policy.md`` as the installed package carries it.
 """
@@ -15,14 +19,14 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Any
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     commands = parser.add_subparsers(dest="policy_command", metavar="{check,explain,docs}", required=True)
 
     check = commands.add_parser("check", help="validate the policy file",
-                                description="Validate the policy file; print the file, line and reason of an error.")
+                                description="Validate the policy file; print the file, line and reason of an error, "
+                                            "and warn about allow rules whose match is broader than it looks.")
     check.add_argument("--file", type=Path, help="the policy file (default: the one the app reads)")
 
     explain = commands.add_parser("explain", help="say which rule would decide a call, and why",
@@ -78,6 +82,10 @@ def _check(args: argparse.Namespace) -> int:
         print(error, file=sys.stderr)
         return 1
     print(f"ok: {len(policy)} rule{'' if len(policy) == 1 else 's'} in {path}")
+    from ..core.policy.breadth import broad_rules
+
+    for broad in broad_rules(policy.rules):
+        print(broad.line(str(path)))
     return 0
 
 
@@ -106,21 +114,16 @@ def _explain(args: argparse.Namespace) -> int:
             return 1
         header = f"policy: {path} ({len(policy)} rule{'' if len(policy) == 1 else 's'})"
 
-    risk = args.risk or _assess_risk(args.tool, call_args, cwd)
-    explanation = policy.explain(PolicyCall(tool=args.tool, args=call_args, agent=args.agent, cwd=cwd, risk=risk))
+    from ..core.calls.risk import assess
+
+    reading = assess(args.tool, call_args, cwd=cwd, hints={})  # as the app reads it: level, understood, gaps
+    risk = args.risk or reading.level
+    explanation = policy.explain(PolicyCall(tool=args.tool, args=call_args, agent=args.agent, cwd=cwd, risk=risk,
+                                            understood=reading.understood, gaps=reading.gaps))
     if args.json:
         print(json.dumps(explanation.as_dict(), indent=2, default=str))
     else:
         print(header)
-        if risk:
-            print(f"risk: {risk}")
+        print(f"risk: {risk}")
         print(explanation.render())
     return 0
-
-
-def _assess_risk(tool: str, call_args: dict[str, Any], cwd: str) -> str | None:
-    """The level the app would give the call, so rules with ``risk = [...]`` explain as in the app."""
-    from ..core.calls.risk import assess
-
-    found = assess(tool, call_args, cwd=cwd, hints={})
-    return getattr(found, "level", None) if found is not None else None

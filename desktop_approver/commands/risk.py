@@ -1,11 +1,14 @@
 """``desktop-approver risk``: run the risk classifier on its own, no app needed.
 
 One call: ``risk --tool Bash --args '{"command": "rm -rf build"}'`` prints
-``{"level": "destructive", "reasons": [...]}``. With ``--jsonl`` it reads one
+``{"level": "destructive", "reasons": [...], "understood": true, "gaps": []}``: ``understood`` says
+whether every part of the call was known to the catalog (only such a call, at safe or moderate, may
+be answered without the person), ``gaps`` what was not, one phrase each. With ``--jsonl`` it reads one
 ``{"tool", "args", "cwd", "hints"}`` object per line on stdin and prints one result per line
 (a line that cannot be read gets ``{"error": ...}``), so a reviewer can check a whole table.
 ``--explain`` shows how the call was read (its family, the commands and programs it runs, the
-paths it touches and how, URLs, SQL, hidden characters) above the level and its reasons, so a
+paths it touches and how, URLs, SQL, hidden characters) above the level and its reasons, and
+below them ``understood`` or ``not understood:`` with the parts the reader did not know, so a
 person can see why; with ``--jsonl`` each result gets the reading as a ``"reading"`` object.
 Exit code: 0, or 2 for bad input on the command line (or any bad line with ``--jsonl``).
 """
@@ -27,8 +30,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--jsonl", action="store_true",
                         help='read {"tool", "args", "cwd", "hints"} objects from stdin, one per line')
     parser.add_argument("--explain", action="store_true",
-                        help="show how the call was read (family, commands, programs, paths, URLs, findings) "
-                             "and why it got its level")
+                        help="show how the call was read (family, commands, programs, paths, URLs, findings), "
+                             "why it got its level, and whether it was fully understood (and if not, which parts)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -91,7 +94,8 @@ def _assess(tool: str, call_args: dict[str, Any], cwd: str, hints: dict[str, Any
         known = Hints.model_validate(hints).as_dict()
     except ValidationError as exc:
         raise ValueError(f"bad hints: {describe_errors(exc)}") from None
-    result = assess(tool, call_args, cwd=cwd, hints=known).to_json()
+    found = assess(tool, call_args, cwd=cwd, hints=known)
+    result = {**found.to_json(), "understood": found.understood, "gaps": list(found.gaps)}
     if explain:
         result["reading"] = read_call(tool, call_args, cwd).to_json()
     return result
@@ -99,6 +103,7 @@ def _assess(tool: str, call_args: dict[str, Any], cwd: str, hints: dict[str, Any
 
 def _explanation(result: dict[str, Any]) -> str:
     """The reading and the verdict as lines a person reads top to bottom."""
+    from ..core.policy.automatic import not_understood
     from ..render.reveal import reveal
 
     def shown(text: str) -> str:
@@ -127,7 +132,28 @@ def _explanation(result: dict[str, Any]) -> str:
         lines.append(f"  because {reason}")
     for note in result.get("hint_notes", []):
         lines.append(f"  hint    {note}")
+    if result["understood"]:
+        lines.append("understood: every program, option, path, tool and argument is in the catalog")
+    else:
+        lines.append("not understood:" if result["gaps"] else f"{not_understood(())}")
+        for gap in result["gaps"]:
+            lines.append(f"  part    {shown(gap)}")
+    lines.append(f"automatic answers: {_automatic(reading['tool'], result)}")
     return "\n".join(lines)
+
+
+def _automatic(tool: str, result: dict[str, Any]) -> str:
+    """What may answer the call without the person, as the broker decides it (core/policy/automatic.py)."""
+    from ..core.policy.automatic import MILD_LEVELS, only_the_tool_is_unknown
+
+    if result["level"] not in MILD_LEVELS:
+        return 'none; the person decides (or an allow rule that says risk = "destructive")'
+    if result["understood"]:
+        return "approve-all, a session approval and allow rules may answer it"
+    if only_the_tool_is_unknown(tool, False, result["gaps"]):
+        return ("only an allow rule naming the tool exactly (your declaration), an exact session approval, "
+                'or a rule that says risk = "destructive"')
+    return 'only an exact session approval, or an allow rule that says risk = "destructive"'
 
 
 def _object(text: str, what: str) -> dict[str, Any]:

@@ -282,6 +282,7 @@ class DesktopApprover(QObject):
 
     def always_allow(self, ticket: Ticket) -> None:
         """Open the rule editor for this call; adding the rule allows the call (see ApprovalDialog.rule_added)."""
+        from ..core.calls.risk import assess
         from ..core.policy import PolicyCall
         from .always_allow import AlwaysAllowDialog
 
@@ -291,10 +292,16 @@ class DesktopApprover(QObject):
         call = ticket.calls[0]
         who = ticket.identity
         current = PolicyCall(call.tool, call.args, agent=who.agent, cwd=who.cwd,
-                             risk=call.risk.level if call.risk else None)
-        recent = [(f"{e.agent or '?'}: {e.tool} {summarise_args(e.args)}",
-                   PolicyCall(e.tool, e.args, agent=e.agent, cwd=e.cwd, risk=e.risk_level))
-                  for e in self.service.audit.history(limit=200) if e.decision is not None]
+                             risk=call.risk.level if call.risk else None,
+                             understood=call.risk is not None and call.risk.understood,
+                             gaps=call.risk.gaps if call.risk else ())
+        recent = []
+        for e in self.service.audit.history(limit=200):
+            if e.decision is not None:  # read again: the log does not say whether it was understood
+                reading = assess(e.tool, e.args, cwd=e.cwd)
+                recent.append((f"{e.agent or '?'}: {e.tool} {summarise_args(e.args)}",
+                               PolicyCall(e.tool, e.args, agent=e.agent, cwd=e.cwd, risk=e.risk_level,
+                                          understood=reading.understood, gaps=reading.gaps)))
         dialog = AlwaysAllowDialog(current, policy_path, recent, parent=self.dialog)
         dialog.accepted.connect(lambda: self._rule_added(ticket, dialog))
         self.rule_dialog = dialog

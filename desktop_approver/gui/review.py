@@ -39,7 +39,7 @@ from .batch import initial_ticks
 from .elided import ElidedLabel, plain_tooltip
 from .preview_view import PreviewView
 from .processes import agent_command, tilde, tilde_paths
-from .review_text import summarise_args, visible
+from .review_text import reading_line, summarise_args, visible
 
 RISK_ROLE = Qt.ItemDataRole.UserRole + 2
 NAME_CHARS = 60   # an agent, tool or session name in a line of text is cut to this (the tooltip has it all)
@@ -321,6 +321,7 @@ class ReviewPanel(QWidget):
         commands = [run.text for run in read_call(call.tool, call.args).commands]
         for typed, resolved in tilde_paths(call.args, commands)[:4]:
             text += f"\n{visible(typed)} is {visible(resolved)}"
+        text += f"\n{reading_line(call)}"
         self.reasons.setText(text)
         self.description.setText(f"“{visible(call.description or '', multiline=True)}”")
         self.description.setVisible(bool(call.description))

@@ -1,15 +1,21 @@
 """Short, safe texts about a call for labels, menus and notifications (Qt-free).
 
 Every short label goes through :func:`visible`, so a bidi override or a zero-width character in
-an agent's name or a command cannot reorder or hide what the person reads.
+an agent's name or a command cannot reorder or hide what the person reads. :func:`reading_line`
+is the review text's word on how far the app read the call: "fully read", or what it did not
+understand, or why an automatic answer left the call to the person.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..core.calls.reading import summary_of
+from ..core.policy.automatic import not_understood
 from ..render.reveal import reveal
+
+if TYPE_CHECKING:
+    from ..core.decisions.tickets import CallInfo
 
 
 def visible(text: str, multiline: bool = False) -> str:
@@ -25,3 +31,19 @@ def summarise_args(args: dict[str, Any], limit: int = 90) -> str:
     """One line for a call, as the reading module sees it (its command, path, URL...)."""
     text = visible(summary_of(args))
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def reading_line(call: CallInfo) -> str:
+    """How far the app read the call, in one line for the review text.
+
+    Why an automatic answer (approve-all, a session approval, an allow rule) was withheld when one
+    was (it names what was not understood, or the destructive reading, and what did not answer);
+    else "fully read", or what the reader did not understand. Gaps quote the agent's words, so they
+    go through :func:`visible` like every other label.
+    """
+    if call.asked_because:
+        return visible(call.asked_because)
+    risk = call.risk
+    if risk is None:
+        return "not read"
+    return "fully read" if risk.understood else visible(not_understood(risk.gaps))

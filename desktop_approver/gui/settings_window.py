@@ -471,9 +471,10 @@ class SettingsWindow(QWidget):
             return self.explanation.toPlainText()
         tool = self.explain_tool.text().strip()
         cwd = self.explain_cwd.text().strip() or None
-        risk = assess(tool, args, cwd=cwd).level
+        reading = assess(tool, args, cwd=cwd)
+        risk = reading.level
         explanation = policy.explain(PolicyCall(tool=tool, args=args, agent=self.explain_agent.text().strip() or None,
-                                                cwd=cwd, risk=risk))
+                                                cwd=cwd, risk=risk, understood=reading.understood, gaps=reading.gaps))
         self.explanation.setPlainText(f"risk: {risk}\n{explanation.render()}")
         return self.explanation.toPlainText()
 

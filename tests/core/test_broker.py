@@ -5,10 +5,12 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
+from desktop_approver.core.decisions import broker as broker_module
 from desktop_approver.core.decisions import modes
 from desktop_approver.core.decisions.broker import Broker
 from desktop_approver.core.decisions.memory import SessionMemory
@@ -19,6 +21,19 @@ from desktop_approver.core.store.audit import AuditLog
 from tests.support.deciders import ScriptedPerson, WaitingPerson, every
 
 WHO = Identity(agent="agent", cwd="/home/me/project", peer_pid=7)
+
+
+@pytest.fixture
+def understood(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every call read as fully understood, at the level and with the reasons the reader gives it.
+
+    These tests are about the broker's order of decisions, not about the catalog: their calls
+    (``ls``, ``echo hi``, ``npm test``) are everyday commands the catalog reads in full. What an
+    automatic answer needs, call by call, is tested through the real reader in
+    tests/core/test_automatic_answers.py.
+    """
+    real = broker_module.assess
+    monkeypatch.setattr(broker_module, "assess", lambda *a, **k: replace(real(*a, **k), understood=True))
 
 
 def allow_all(decision: str = "allow_once", scope: str = "exact") -> Callable[[Ticket], list[Verdict]]:
@@ -79,6 +94,7 @@ def test_deny_all_mode_wins_over_policy_allow_and_memory(tmp_path: Path) -> None
     assert decider.seen == []
 
 
+@pytest.mark.usefixtures("understood")
 def test_policy_allow_answers_before_approve_all_and_memory(tmp_path: Path) -> None:
     decider = ScriptedPerson(allow_all())
     broker = broker_for(tmp_path, decider, policy_toml=POLICY)
@@ -97,6 +113,7 @@ def test_policy_ask_reaches_the_person_despite_approve_all_and_memory(tmp_path: 
     assert verdict.decided_by == "user" and len(decider.seen) == 1
 
 
+@pytest.mark.usefixtures("understood")
 def test_approve_all_allows_ordinary_calls_but_never_destructive_ones(tmp_path: Path) -> None:
     decider = ScriptedPerson(lambda t: [Verdict("deny", "user") for _ in t.calls])
     broker = broker_for(tmp_path, decider)
@@ -109,6 +126,7 @@ def test_approve_all_allows_ordinary_calls_but_never_destructive_ones(tmp_path: 
     assert len(decider.seen) == 1
 
 
+@pytest.mark.usefixtures("understood")
 def test_approve_all_comes_before_session_memory(tmp_path: Path) -> None:
     broker = broker_for(tmp_path, ScriptedPerson(allow_all()))
     broker.memory.remember("s", "Bash", {"command": "echo hi"}, agent=WHO.agent)
@@ -172,6 +190,7 @@ def test_allow_session_exact_remembers_only_the_same_arguments(tmp_path: Path) -
     assert submit(broker, call("echo a"), session="other")[0].decided_by == "user"
 
 
+@pytest.mark.usefixtures("understood")
 def test_allow_session_tool_scope_covers_every_call_of_the_tool_in_that_session(tmp_path: Path) -> None:
     decider = ScriptedPerson(allow_all("allow_session", scope="tool"))
     broker = broker_for(tmp_path, decider)
@@ -181,6 +200,7 @@ def test_allow_session_tool_scope_covers_every_call_of_the_tool_in_that_session(
     assert submit(broker, call("echo b"), session="other")[0].decided_by == "user"
 
 
+@pytest.mark.usefixtures("understood")
 def test_batch_partial_approval_in_order(tmp_path: Path) -> None:
     decider = ScriptedPerson(lambda t: [Verdict("allow_once" if i % 2 == 0 else "deny", "user", note=None if i % 2 == 0
                                           else "not that one") for i in range(len(t.calls))])
@@ -194,6 +214,7 @@ def test_batch_partial_approval_in_order(tmp_path: Path) -> None:
     assert [c.index for c in ticket.calls] == [0, 2, 3] and ticket.batch_size == 4
 
 
+@pytest.mark.usefixtures("understood")
 def test_every_request_and_decision_reaches_the_audit_log(tmp_path: Path) -> None:
     broker = broker_for(tmp_path, ScriptedPerson(allow_all()), policy_toml=POLICY)
     submit(broker, call("ls"), request_id="a")            # policy, answered at once
@@ -228,7 +249,7 @@ def test_a_broken_decider_denies_and_the_broker_survives(tmp_path: Path, failure
 
 def test_a_failing_policy_falls_back_to_asking(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     class Broken:
-        def evaluate(self, call: object) -> object:
+        def explain(self, call: object) -> object:
             raise ValueError("bad rule")
 
     decider = ScriptedPerson(allow_all())
@@ -258,6 +279,7 @@ def test_timeout_denies_and_remembers_nothing(tmp_path: Path) -> None:
     assert entry.decided_by == "timeout" and entry.tool == "Bash"
 
 
+@pytest.mark.usefixtures("understood")
 def test_allow_session_is_remembered_per_session_and_scope(tmp_path: Path) -> None:
     person = ScriptedPerson(lambda t: [Verdict("allow_session", "user", scope="tool") for _ in t.calls])
     broker = make(tmp_path, person)
@@ -329,6 +351,7 @@ def ask(b: Broker, command: str, session: str = "s") -> Verdict:
     return asyncio.run(b.submit(WHO, session, "r", "request", [call]))[0]
 
 
+@pytest.mark.usefixtures("understood")
 def test_ask_rule_beats_approve_all_and_session_memory(tmp_path: Path) -> None:
     person = ScriptedPerson(every("deny", note="asked"))
     b = broker_with_policy(tmp_path, '[[rule]]\naction = "ask"\ntool = "Bash"\ncommand = "git push *"\n', person)
@@ -357,6 +380,7 @@ def test_every_answer_carries_the_risk_the_app_found(tmp_path: Path) -> None:
     assert "deletes recursively" in denied.risk["reasons"]
 
 
+@pytest.mark.usefixtures("understood")
 @pytest.mark.parametrize("scope", ["tool", "exact"])
 def test_session_memory_never_answers_a_destructive_call(tmp_path: Path, scope: str) -> None:
     destructive = "rm -rf /home/me/important"
@@ -389,6 +413,7 @@ def test_another_agent_naming_the_same_session_gets_nothing_from_it(tmp_path: Pa
     assert verdict.decided_by == "user" and len(decider.seen) == 2
 
 
+@pytest.mark.usefixtures("understood")
 def test_notes_only_where_a_person_or_a_rule_wrote_one(tmp_path: Path) -> None:
     quiet = 'version = 1\n[[rule]]\naction = "allow"\ntool = "Bash"\ncommand = "ls*"\n'
     broker = broker_for(tmp_path, ScriptedPerson(allow_all()), policy_toml=quiet)
@@ -416,6 +441,7 @@ def test_risk_is_judged_where_the_kernel_says_the_agent_is_and_a_claim_never_low
     assert _assess_where(*write, relayed, {}).level == "moderate"
 
 
+@pytest.mark.usefixtures("understood")
 def test_take_answers_at_once_admits_or_refuses_then_asks_in_one_step(tmp_path: Path) -> None:
     """The server's way in: triage, the transport's admission, and the person asked, without coming back."""
     broker = broker_for(tmp_path, ScriptedPerson(allow_all()), policy_toml=POLICY)

@@ -33,6 +33,31 @@ def test_whole_tool_entry_covers_any_arguments_in_its_session() -> None:
     assert entry.hits == 1
 
 
+def test_only_the_scopes_given_may_answer_and_the_exact_entry_comes_first() -> None:
+    """The broker lets a whole-tool entry answer only a fully understood call: it passes the scopes."""
+    memory = SessionMemory()
+    whole = memory.remember("s", "Bash", {}, scope=WHOLE_TOOL, agent="bot")
+    exact = memory.remember("s", "Bash", {"command": "make x"}, agent="bot")
+    assert memory.lookup("s", "Bash", {"command": "make x"}, agent="bot") is exact
+    assert memory.lookup("s", "Bash", {"command": "make y"}, agent="bot", scopes=(EXACT,)) is None
+    assert memory.lookup("s", "Bash", {"command": "make y"}, agent="bot", scopes=(WHOLE_TOOL,)) is whole
+    assert memory.lookup("s", "Bash", {"command": "make x"}, agent="bot", scopes=()) is None
+    assert (whole.hits, exact.hits) == (1, 1)
+
+
+def test_covering_names_the_entry_without_using_it() -> None:
+    clock = Clock()
+    memory = SessionMemory(idle_seconds=10, clock=clock)
+    exact = memory.remember("s", "Bash", {"command": "make x"}, agent="bot")
+    assert memory.covering("s", "Bash", {"command": "make x"}, agent="bot") is exact
+    assert memory.covering("s", "Bash", {"command": "make y"}, agent="bot") is None
+    whole = memory.remember("s", "Bash", {}, scope=WHOLE_TOOL, agent="bot")
+    assert memory.covering("s", "Bash", {"command": "make y"}, agent="bot") is whole
+    assert (exact.hits, whole.hits) == (0, 0)
+    clock.now += 11
+    assert memory.covering("s", "Bash", {"command": "make y"}, agent="bot") is None  # a lapsed session covers nothing
+
+
 def test_unknown_scope_is_refused() -> None:
     with pytest.raises(ValueError):
         SessionMemory().remember("s", "Bash", {}, scope="forever")

@@ -56,6 +56,13 @@ note = "hands off git"
 """
 
 
+def understood_call(tool: str, args: dict[str, Any], **given: Any) -> PolicyCall:
+    """A call as the reader hands it to the rules when it understood every part, at moderate unless
+    ``risk`` says otherwise: these tests are about matching (the allow rules' proof of understanding
+    is tested in tests/core/test_automatic_answers.py)."""
+    return PolicyCall(tool, args, **{"risk": "moderate", "understood": True, **given})
+
+
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
     root = tmp_path / "repo"
@@ -70,7 +77,7 @@ def policy() -> Policy:
 
 
 def decide(policy: Policy, tool: str, args: dict, **identity) -> str | None:
-    verdict = policy.evaluate(PolicyCall(tool=tool, args=args, **identity))
+    verdict = policy.evaluate(understood_call(tool=tool, args=args, **identity))
     return verdict.action if verdict else None
 
 
@@ -216,7 +223,7 @@ def test_symlinks_cannot_escape_an_allow_zone(policy: Policy, tmp_path: Path, re
     os.symlink(repo / ".git", repo / "scratch" / "git")
     assert decide(policy, "write_file", {"path": "scratch/out/x"}, cwd=str(repo)) is None
     assert decide(policy, "write_file", {"path": "scratch/git/config"}, cwd=str(repo)) == "block"
-    explanation = policy.explain(PolicyCall("write_file", {"path": "scratch/out/x"}, cwd=str(repo)))
+    explanation = policy.explain(understood_call("write_file", {"path": "scratch/out/x"}, cwd=str(repo)))
     assert any("resolves to" in check.why for check in explanation.parts[0].checks)
 
 
@@ -281,13 +288,13 @@ def test_agent_cwd_and_risk(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, age
 def test_expiry(expires: str, expected: str | None) -> None:
     policy = Policy.parse(f'[[rule]]\naction = "allow"\ntool = "search"\nexpires = {expires}\n')
     now = datetime(2025, 6, 1, tzinfo=UTC)
-    verdict = policy.evaluate(PolicyCall("search", {}), now=now)
+    verdict = policy.evaluate(understood_call("search", {}), now=now)
     assert (verdict.action if verdict else None) == expected
 
 
 def test_an_expired_rule_says_so() -> None:
     policy = Policy.parse('[[rule]]\naction = "allow"\ntool = "search"\nexpires = 2020-01-01T00:00:00Z\n')
-    assert policy.explain(PolicyCall("search", {})).parts[0].checks[0].why.startswith("expired")
+    assert policy.explain(understood_call("search", {})).parts[0].checks[0].why.startswith("expired")
 
 
 # -- precedence -------------------------------------------------------------------------------
@@ -337,7 +344,7 @@ def test_ask_overrides_allow_for_the_calls_it_names() -> None:
     (['action = "allow"\ntool = "Bash"', 'action = "allow"\ntool = "Bash"'], 1),                  # then the earlier
 ])
 def test_the_most_specific_rule_explains(bodies: list[str], expected_index: int) -> None:
-    verdict = rules(*bodies).evaluate(PolicyCall("Bash", {"command": "ls"}))
+    verdict = rules(*bodies).evaluate(understood_call("Bash", {"command": "ls"}))
     assert verdict is not None and verdict.rule.index == expected_index
 
 
@@ -345,16 +352,16 @@ def test_a_compound_command_reports_its_strongest_part() -> None:
     policy = rules('action = "deny"\ncommand = "curl *"\nnote = "no downloads"',
                    'action = "block"\ncommand = "rm -rf /*"\nnote = "never"',
                    'action = "allow"\ncommand = "ls"')
-    verdict = policy.evaluate(PolicyCall("Bash", {"command": "ls && curl x; rm -rf /home"}))
+    verdict = policy.evaluate(understood_call("Bash", {"command": "ls && curl x; rm -rf /home"}))
     assert verdict is not None and verdict.action == "block"
     assert verdict.reason.startswith("never") and "rm -rf /home" in verdict.reason
     assert verdict.rule.describe() == 'rule 2 (line 5) of p.toml: block command="rm -rf /*"'
-    denied = policy.evaluate(PolicyCall("Bash", {"command": "ls && curl x"}))
+    denied = policy.evaluate(understood_call("Bash", {"command": "ls && curl x"}))
     assert denied is not None and denied.action == "deny" and denied.reason.startswith("no downloads")
 
 
 def test_explain_names_every_part_and_the_rules_that_did_not_match(policy: Policy, repo: Path) -> None:
-    explanation = policy.explain(PolicyCall("Bash", {"command": "npm run test && curl x"}, cwd=str(repo)))
+    explanation = policy.explain(understood_call("Bash", {"command": "npm run test && curl x"}, cwd=str(repo)))
     assert explanation.verdict is None and explanation.outcome == "ask"
     first, second = explanation.parts
     assert (first.text, first.action, first.rule.index) == ("npm run test", "allow", 1)
@@ -368,7 +375,7 @@ def test_explain_names_every_part_and_the_rules_that_did_not_match(policy: Polic
 
 
 def test_an_empty_policy_decides_nothing() -> None:
-    assert Policy.empty().evaluate(PolicyCall("Bash", {"command": "rm -rf /"})) is None
+    assert Policy.empty().evaluate(understood_call("Bash", {"command": "rm -rf /"})) is None
 
 
 # -- file errors ------------------------------------------------------------------------------
@@ -431,45 +438,45 @@ def test_rules_know_where_they_are_written(tmp_path: Path) -> None:
     ("Bash", {"command": 'echo "a \\"quoted\\" word" \'back\\slash\''}, 'echo a "quoted" word back\\slash'),
 ])
 def test_suggested_shell_rules_are_the_exact_command(tool: str, args: dict, command: object) -> None:
-    call = PolicyCall(tool, args, cwd="/repo")
+    call = understood_call(tool, args, cwd="/repo")
     suggestion = suggest_rule(call)
     assert suggestion == {"action": "allow", "tool": tool, "command": command}
     assert rule_matches(suggestion, call)
 
 
 def test_suggested_shell_alternatives(repo: Path) -> None:
-    call = PolicyCall("Bash", {"command": "npm run test --watch"}, cwd=str(repo))
+    call = understood_call("Bash", {"command": "npm run test --watch"}, cwd=str(repo))
     exact, prefix = suggest_rule_alternatives(call)
     assert prefix["command"] == "npm run *"
     recent = ["npm run test --watch", "npm run test", "npm run build", "npm install", "npm run test; curl x"]
-    matched = [c for c in recent if rule_matches(exact, PolicyCall("Bash", {"command": c}, cwd=str(repo)))]
+    matched = [c for c in recent if rule_matches(exact, understood_call("Bash", {"command": c}, cwd=str(repo)))]
     assert matched == ["npm run test --watch"]
-    matched = [c for c in recent if rule_matches(prefix, PolicyCall("Bash", {"command": c}, cwd=str(repo)))]
+    matched = [c for c in recent if rule_matches(prefix, understood_call("Bash", {"command": c}, cwd=str(repo)))]
     assert matched == ["npm run test --watch", "npm run test", "npm run build"]
-    literal = suggest_rule(PolicyCall("Bash", {"command": "ls *.py"}))
-    assert not rule_matches(literal, PolicyCall("Bash", {"command": "ls secret.py"}))
+    literal = suggest_rule(understood_call("Bash", {"command": "ls *.py"}))
+    assert not rule_matches(literal, understood_call("Bash", {"command": "ls secret.py"}))
 
 
 def test_suggested_file_rules_are_the_exact_path(repo: Path) -> None:
-    call = PolicyCall("write_file", {"path": "src/../src/app.py", "content": "x"}, cwd=str(repo))
+    call = understood_call("write_file", {"path": "src/../src/app.py", "content": "x"}, cwd=str(repo))
     exact, folder, tool = suggest_rule_alternatives(call)
     assert exact == {"action": "allow", "tool": "write_file", "path": f"{repo}/src/app.py", "operation": "write"}
     assert folder["path"] == f"{repo}/src/**"
     assert tool == {"action": "allow", "tool": "write_file"}
-    other = PolicyCall("write_file", {"path": "src/other.py"}, cwd=str(repo))
+    other = understood_call("write_file", {"path": "src/other.py"}, cwd=str(repo))
     assert not rule_matches(exact, other) and rule_matches(folder, other)
-    assert not rule_matches(exact, PolicyCall("delete_file", {"path": "src/app.py"}, cwd=str(repo)))
+    assert not rule_matches(exact, understood_call("delete_file", {"path": "src/app.py"}, cwd=str(repo)))
 
 
 def test_other_tools_get_a_tool_rule() -> None:
-    assert suggest_rule(PolicyCall("search", {"q": "x"})) == {"action": "allow", "tool": "search"}
+    assert suggest_rule(understood_call("search", {"q": "x"})) == {"action": "allow", "tool": "search"}
 
 
 def test_append_rule_keeps_the_file_and_writes_what_was_shown(tmp_path: Path, repo: Path) -> None:
     path = tmp_path / "policy.toml"
     original = POLICY.replace("[tools]", "# my tools, keep this comment\n[tools]  # inline too") + "# the end"
     path.write_text(original)
-    call = PolicyCall("Bash", {"command": 'grep -n "a\\tb" *.py && git diff'}, cwd=str(repo))
+    call = understood_call("Bash", {"command": 'grep -n "a\\tb" *.py && git diff'}, cwd=str(repo))
     shown = {**suggest_rule(call), "note": 'said "yes"\non Monday', "expires": datetime(2030, 1, 2, 3, 4, 5,
                                                                                       tzinfo=UTC)}
     append_rule(path, shown)
@@ -485,7 +492,7 @@ def test_append_rule_keeps_the_file_and_writes_what_was_shown(tmp_path: Path, re
 
 def test_append_rule_creates_a_new_file(tmp_path: Path) -> None:
     path = tmp_path / "config" / "policy.toml"
-    call = PolicyCall("search", {"q": "x"})
+    call = understood_call("search", {"q": "x"})
     append_rule(path, suggest_rule(call))
     policy = Policy.load(path)
     assert len(policy) == 1 and policy.evaluate(call) is not None
@@ -506,7 +513,7 @@ def test_append_rule_refuses_a_bad_rule_or_a_broken_file(tmp_path: Path) -> None
 
 def test_rule_matches_previews_recent_requests(repo: Path) -> None:
     proposed = {"action": "allow", "tool": "write_file", "path": "./scratch/**", "operation": "write"}
-    recent = [PolicyCall("write_file", {"path": p}, cwd=str(repo)) for p in
+    recent = [understood_call("write_file", {"path": p}, cwd=str(repo)) for p in
               ("scratch/a", "scratch/../src/b", "src/c", "scratch/d/e")]
     assert [rule_matches(proposed, call) for call in recent] == [True, False, False, True]
     expired = {**proposed, "expires": date(2020, 1, 1)}
@@ -527,7 +534,7 @@ def test_append_rule_through_a_symlinked_file_keeps_the_link(tmp_path: Path) -> 
 
 
 def test_an_unparseable_command_is_never_suggested_as_the_whole_tool() -> None:
-    call = PolicyCall("Bash", {"command": "echo 'open quote"})
+    call = understood_call("Bash", {"command": "echo 'open quote"})
     assert suggest_rule_alternatives(call) == [{"action": "allow", "tool": "Bash", "command": "echo 'open quote"}]
     assert not rule_matches(suggest_rule(call), call)
 
@@ -574,3 +581,59 @@ def test_a_policy_file_over_the_size_cap_is_refused_without_reading_it_all(tmp_p
     assert caught.value.line is None and f"{path.stat().st_size:,} bytes" in str(caught.value)
     with pytest.raises(PolicyError, match="may be at most"):
         Policy.parse(path.read_text(), path)
+
+
+# -- what an allow rule may answer (issue 19) -----------------------------------------------------
+
+GATED = """\
+version = 1
+[tools]
+read_file = "allow"
+"acme_*" = "allow"
+acme_sync = "allow"
+
+[[rule]]
+action = "allow"
+tool = "Bash"
+command = "git *"
+
+[[rule]]
+action = "allow"
+tool = "Bash"
+command = "rm -rf ./build"
+risk = "destructive"
+"""
+
+
+@pytest.mark.parametrize(("tool", "args", "reading", "expected"), [
+    ("Bash", {"command": "git status"}, {"risk": "safe", "understood": True}, "allow"),
+    ("Bash", {"command": "git log --output=x"}, {"risk": "safe", "gaps": ("option `--output` of `git log`",)}, None),
+    ("Bash", {"command": "git push --force"}, {"risk": "destructive", "understood": True}, None),
+    ("Bash", {"command": "git status"}, {"understood": True}, None),             # risk not read: no proof
+    ("read_file", {"path": "/home/me/.ssh/id_rsa"}, {"risk": "destructive", "understood": True}, None),
+    ("read_file", {"path": "README.md"}, {"risk": "safe", "understood": True}, "allow"),
+    ("Bash", {"command": "rm -rf ./build"}, {"risk": "destructive", "understood": True}, "allow"),
+    ("Bash", {"command": "rm -rf ./build"}, {"risk": "destructive", "gaps": ("tool `Bash`",)}, "allow"),
+    ("acme_sync", {"target": "x"}, {"risk": "moderate", "gaps": ("tool `acme_sync`",)}, "allow"),
+    ("acme_push", {"target": "x"}, {"risk": "moderate", "gaps": ("tool `acme_push`",)}, None),  # only a glob names it
+    ("acme_sync", {"target": "x"}, {"risk": "destructive", "gaps": ("tool `acme_sync`",)}, None),
+    ("acme_sync", {"target": "x"}, {"risk": "moderate", "gaps": ("tool `acme_sync`", "argument `x`")}, None),
+])
+def test_an_allow_rule_answers_only_what_it_can_prove(tool: str, args: dict[str, Any], reading: dict[str, Any],
+                                                     expected: str | None) -> None:
+    verdict = Policy.parse(GATED).evaluate(PolicyCall(tool, args, **reading))
+    assert (verdict.action if verdict else None) == expected
+
+
+def test_explain_names_a_withheld_rule_and_a_declaration() -> None:
+    policy = Policy.parse(GATED, "policy.toml")
+    withheld = policy.explain(PolicyCall("read_file", {"path": "/k"}, risk="destructive", understood=True))
+    assert [(rule.label, why) for rule, why in withheld.withheld] == [
+        ("tools.read_file",
+         'read as destructive: an allow rule covers a destructive call only with risk = "destructive"')]
+    assert "  tools.read_file (line 3): withheld: read as destructive" in withheld.render()
+    declared = policy.explain(PolicyCall("acme_sync", {}, risk="moderate", gaps=("tool `acme_sync`",)))
+    assert declared.verdict is not None and declared.verdict.rule.label == "tools.acme_sync"
+    assert "your declaration" in declared.verdict.reason and "  declared: the catalog does not know tool" in \
+        declared.render()
+    assert [rule.label for rule, _ in declared.withheld] == ["tools.acme_*"]

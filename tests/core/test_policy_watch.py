@@ -12,8 +12,10 @@ import pytest
 from desktop_approver.core.policy import Policy, PolicyCall, PolicyError, PolicyWatcher
 
 DEADLINE = 20.0
-SEARCH = PolicyCall("search", {"q": "x"})
-DEPLOY = PolicyCall("deploy", {"env": "prod"})
+# Read as the app reads them once the catalog knows the tools: fully understood, moderate.
+SEARCH = PolicyCall("search", {"q": "x"}, risk="moderate", understood=True)
+DEPLOY = PolicyCall("deploy", {"env": "prod"}, risk="moderate", understood=True)
+
 
 
 async def eventually(condition: Callable[[], bool]) -> None:

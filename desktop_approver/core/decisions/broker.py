@@ -2,8 +2,13 @@
 
 :meth:`Broker.triage` reads each call (its risk) and decides what needs no person, in this
 order: a policy ``block`` or ``deny`` rule; the ``deny_all`` mode; a policy ``ask`` rule (straight
-to the person) or ``allow`` rule; the ``approve_all`` mode (never for destructive calls); session
-memory (never for destructive calls either, whatever the scope the person chose). When that
+to the person) or ``allow`` rule; the ``approve_all`` mode; session memory. Whatever allows without
+the person needs proof (:mod:`..policy.automatic`): an allow rule, approve-all and a session
+approval of the whole tool answer only a fully understood call read as safe or moderate (a rule
+naming an unknown tool exactly, or accepting ``risk = "destructive"``, is the person's own word);
+an exact-call session approval answers the identical call again, never a destructive one. A call
+an automatic answer was withheld from goes to the person with the reason in one line
+(``CallInfo.asked_because``: the ticket and the audit log carry it). When that
 decides every call, the answer is recorded and ready at once; on the server's way in
 (:meth:`Broker.take`) its record shares the commit of the loop turn that read the line
 (:class:`~desktop_approver.core.store.audit.GroupCommit`), and the agent is answered when that
@@ -22,13 +27,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
-from ...vocabulary import AskKind, RiskReport, RuleAction
+from ...vocabulary import AskKind, RiskReport, RuleAction, Scope
 from ...wire import canonical_json
 from ..calls.risk import LEVELS, RiskAssessment, assess
+from ..policy.automatic import unproven
 from ..store.audit import AuditLog, GroupCommit
 from ..store.logsafe import printable
 from . import modes
-from .memory import SessionMemory
+from .memory import EXACT, WHOLE_TOOL, SessionMemory
 from .tickets import CallInfo, Countdown, Decider, Identity, Ticket, Verdict
 
 if TYPE_CHECKING:
@@ -84,7 +90,7 @@ class Triage:
 
 
 class PolicyLike(Protocol):
-    def evaluate(self, call: PolicyCall) -> Any: ...
+    def explain(self, call: PolicyCall) -> Any: ...
 
 
 class Broker:
@@ -122,16 +128,19 @@ class Broker:
         infos = [_read(index, call, identity) for index, call in enumerate(calls)]
         risks = [info.risk_report() for info in infos]
         self.memory.seen(session, agent=identity.agent)
-        verdicts = [self._decide_without_person(info, risk, identity, session)
-                    for info, risk in zip(infos, risks, strict=True)]
+        decided = [self._decide_without_person(info, risk, identity, session)
+                   for info, risk in zip(infos, risks, strict=True)]
+        verdicts = [verdict for verdict, _ in decided]
+        infos = [info if because is None else replace(info, asked_because=because)
+                 for info, (_, because) in zip(infos, decided, strict=True)]
         triage = Triage(identity, session, request_id, kind, infos, verdicts, risks)
-        decided = [verdict for verdict in verdicts if verdict is not None]
-        if len(decided) == len(verdicts):  # each verdict made with its risk: the answer as it is sent
-            triage.answered = decided
+        answered = [verdict for verdict in verdicts if verdict is not None]
+        if len(answered) == len(verdicts):  # each verdict made with its risk: the answer as it is sent
+            triage.answered = answered
             if loop is None:
-                self.audit.record_answered(identity, session, request_id, infos, decided)
+                self.audit.record_answered(identity, session, request_id, infos, answered)
             else:
-                triage.commit = self.audit.record_answered_in_turn(identity, session, request_id, infos, decided,
+                triage.commit = self.audit.record_answered_in_turn(identity, session, request_id, infos, answered,
                                                                    loop=loop)
             triage.recorded = True
             log.debug("answered at once: %r", triage)
@@ -213,43 +222,69 @@ class Broker:
     # -- steps ------------------------------------------------------------------------------
 
     def _decide_without_person(self, info: CallInfo, risk: RiskReport | None, identity: Identity,
-                                session: str) -> Verdict | None:
-        """The verdict (told with ``risk``) that needs no person, or None: the person decides."""
-        action, verdict = self._policy_verdict(info, risk, identity)
+                                session: str) -> tuple[Verdict | None, str | None]:
+        """The verdict (told with ``risk``) that needs no person, or None: the person decides. With
+        None, the one line saying why an automatic answer that would have applied was withheld
+        (``CallInfo.asked_because``), or None when nothing would have answered the call by itself.
+
+        A block or deny rule, deny-all and an ask rule need no proof; everything that *allows*
+        without the person does (:mod:`..policy.automatic`): allow rules hold themselves to it,
+        approve-all and a session approval of the whole tool answer only a fully understood call
+        read as safe or moderate, and an exact-call session approval only a call not read as
+        destructive (the person saw exactly it).
+        """
+        action, verdict, withheld = self._policy_verdict(info, risk, identity)
         if action in ("block", "deny"):
-            return verdict
+            return verdict, None
         mode = self.mode.mode
         if mode == modes.DENY_ALL:
-            return Verdict("deny", "mode", note="desktop-approver is in deny-all mode", risk=risk)
+            return Verdict("deny", "mode", note="desktop-approver is in deny-all mode", risk=risk), None
         if action == "ask":
-            return None  # the person decides, whatever the mode or session memory would say
+            return None, None  # the person decides, whatever the mode or session memory would say
         if action == "allow":
-            return verdict
-        if mode == modes.APPROVE_ALL and not _destructive(info):
-            return Verdict("allow_once", "mode", risk=risk)  # no note: nobody wrote one (decided_by says why)
-        if _destructive(info):
-            return None  # "for this session" never covers a destructive call: the person sees each one
-        if self.memory.lookup(session, info.tool, info.args, agent=identity.agent,
-                              canonical=info.canonical_args) is not None:
-            return Verdict("allow_session", "session", risk=risk)
-        return None
+            return verdict, None
+        unproven_why = _unproven(info)
+        passed_over = list(withheld)
+        if mode == modes.APPROVE_ALL:
+            if unproven_why is None:
+                return Verdict("allow_once", "mode", risk=risk), None  # no note: nobody wrote one (decided_by says why)
+            passed_over.append("approve-all mode")
+        scopes: tuple[Scope, ...] = () if _destructive(info) else (EXACT,) if unproven_why else (EXACT, WHOLE_TOOL)
+        if scopes and self.memory.lookup(session, info.tool, info.args, agent=identity.agent,
+                                         canonical=info.canonical_args, scopes=scopes) is not None:
+            return Verdict("allow_session", "session", risk=risk), None
+        held = self.memory.covering(session, info.tool, info.args, agent=identity.agent,
+                                    canonical=info.canonical_args)
+        if held is not None:
+            passed_over.append("the session approval of "
+                               + ("the whole tool" if held.scope == WHOLE_TOOL else "this exact call"))
+        if not passed_over:
+            return None, None
+        because = f"{unproven_why or 'not proven harmless'}; not answered by {' or '.join(passed_over)}"
+        log.debug("an automatic answer was withheld from %s of agent %s: %s", printable(info.tool, 80),
+                  printable(identity.label, 80), printable(because, 400))
+        return None, because
 
     def _policy_verdict(self, info: CallInfo, risk: RiskReport | None,
-                        identity: Identity) -> tuple[RuleAction | None, Verdict | None]:
-        """The deciding rule's action (None: no rule) and, for allow / deny / block, its verdict."""
+                        identity: Identity) -> tuple[RuleAction | None, Verdict | None, tuple[str, ...]]:
+        """The deciding rule's action (None: no rule), for allow / deny / block its verdict, and the
+        allow rules that matched but were withheld (the call is not proven harmless enough)."""
         if self.policy is None:
-            return None, None
+            return None, None, ()
         try:
-            found = self.policy.evaluate(info.policy_call(identity))
+            explanation = self.policy.explain(info.policy_call(identity))
+            found = explanation.verdict
+            if found is None or found.action == "ask":
+                return (found.action if found else None), None, tuple(rule.describe()
+                                                                      for rule, _ in explanation.withheld)
         except Exception:  # a broken rule must never take the app down: fall back to asking
             log.exception("policy evaluation failed; asking the person")
-            return None, None
-        if found is None or found.action == "ask":
-            return (found.action if found else None), None
+            return None, None, ()
         rule, note = found.rule.describe(), found.rule.note or None  # the rule's own words, never invented ones
         if found.action == "allow":
-            return "allow", Verdict("allow_once", "policy", rule=rule, note=note, risk=risk)
-        return found.action, Verdict("deny", "policy", rule=rule, note=note, blocked=found.action == "block", risk=risk)
+            return "allow", Verdict("allow_once", "policy", rule=rule, note=note, risk=risk), ()
+        return (found.action, Verdict("deny", "policy", rule=rule, note=note, blocked=found.action == "block",
+                                      risk=risk), ())
 
     async def _ask_person(self, triage: Triage, calls: list[CallInfo], timeout: float | None) -> list[Verdict]:
         countdown = Countdown(timeout or self.default_timeout)
@@ -336,6 +371,14 @@ def _read(index: int, call: AskedCall, identity: Identity) -> CallInfo:
                     preview=call.preview.model_dump(exclude_none=True) if call.preview is not None else None,
                     hints=hints, risk=_assess_where(call.tool, call.args, identity, hints, canonical),
                     canonical_args=canonical)
+
+
+def _unproven(info: CallInfo) -> str | None:
+    """Why approve-all or a whole-tool session approval may not answer the call; None when they may."""
+    risk = info.risk
+    if risk is None:
+        return unproven(None, False, ())
+    return unproven(risk.level, risk.understood, risk.gaps)
 
 
 def _destructive(info: CallInfo) -> bool:

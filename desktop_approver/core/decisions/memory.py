@@ -4,7 +4,9 @@ An entry belongs to one *agent's* session (the pair of the agent's name and its 
 agents that pick the same session id share nothing), one tool, and by default the exact
 arguments (canonical JSON); the person may widen it to the whole tool for that session. Only the
 same agent sees, uses or ends its sessions over the socket; the tray's window sees them all.
-Sessions are forgotten when the agent ends them or after an idle time. Memory lives only in the
+A whole-tool entry answers only a call the reader fully understood and read as safe or moderate,
+an exact one only the identical call not read as destructive (the broker passes the ``scopes``
+that may answer). Sessions are forgotten when the agent ends them or after an idle time. Memory lives only in the
 running app: a restart forgets it, like the agent's own session would.
 
 Tool names are compared exactly as the agent sent them, case included: "allow ``Bash`` for this
@@ -16,7 +18,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -100,16 +102,22 @@ class SessionMemory:
         return entry
 
     def lookup(self, session: str, tool: str, args: dict[str, Any], *, agent: str | None = None,
-               canonical: str | None = None) -> MemoryEntry | None:
+               canonical: str | None = None, scopes: Collection[Scope] = SCOPES) -> MemoryEntry | None:
         """The entry of this agent's session that covers this call, if the session is still alive
-        (``canonical``: the arguments' :func:`canonical_json`, when the caller has it already)."""
+        (``canonical``: the arguments' :func:`canonical_json`, when the caller has it already).
+
+        ``scopes``: the kinds of entry that may answer it. The broker lets a whole-tool entry answer
+        only a fully understood call (:mod:`..policy.automatic`); the exact call is looked up first.
+        """
         owner = (agent, session)
         if self._expired(owner):
             self._forget(owner)
             return None
-        entry = self._entries.get((agent, session, tool, None))
-        if entry is None:
+        entry = None
+        if EXACT in scopes:
             entry = self._entries.get((agent, session, tool, canonical_json(args) if canonical is None else canonical))
+        if entry is None and WHOLE_TOOL in scopes:
+            entry = self._entries.get((agent, session, tool, None))
         if entry is not None:
             entry.hits += 1
             self._touch(owner)
@@ -117,6 +125,16 @@ class SessionMemory:
                 log.debug("session memory: %s covers the call of agent %s, session %s (hit %d)",
                           printable(entry.describe()), printable(agent), printable(session), entry.hits)
         return entry
+
+    def covering(self, session: str, tool: str, args: dict[str, Any], *, agent: str | None = None,
+                 canonical: str | None = None) -> MemoryEntry | None:
+        """The entry that would cover the call if it were allowed to, without using it (no hit counted):
+        the broker names it when it was withheld from a call it may not answer."""
+        if self._expired((agent, session)):
+            return None
+        whole = self._entries.get((agent, session, tool, None))
+        return whole or self._entries.get((agent, session, tool,
+                                           canonical_json(args) if canonical is None else canonical))
 
     def seen(self, session: str, *, agent: str | None = None) -> None:
         """Any request in the session keeps it alive."""

@@ -74,6 +74,10 @@ class CallInfo:
     canonical_args: str | None = field(default=None, repr=False, compare=False)
     """The arguments' canonical JSON (``wire.canonical_json``), made once: the risk cache's key and
     session memory's both use it."""
+    asked_because: str | None = None
+    """Why an automatic answer (approve-all, a session approval, an allow rule) was withheld and the
+    person is asked, in one line ("not understood: option `--output` of `git log`"); None when
+    nothing would have answered the call by itself."""
 
     @classmethod
     def of(cls, index: int, call: ToolCall, risk: RiskAssessment | None) -> CallInfo:
@@ -89,8 +93,10 @@ class CallInfo:
         """
         from ..policy import PolicyCall  # the policy loads only with a rules file (or the rule editor)
 
+        risk = self.risk
         return PolicyCall(tool=self.tool, args=self.args, agent=identity.agent, cwd=identity.policy_cwd,
-                          risk=self.risk.level if self.risk is not None else None)
+                          risk=risk.level if risk is not None else None,
+                          understood=risk is not None and risk.understood, gaps=risk.gaps if risk is not None else ())
 
     def risk_report(self) -> RiskReport | None:
         """The app's assessment as the agent is told it with the answer."""

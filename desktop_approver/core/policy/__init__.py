@@ -17,6 +17,8 @@ One module per concern, everything importable from here:
 - :mod:`.parts`: a call cut into parts, and the files each part touches
 - :mod:`.match`: :class:`Policy`, and how a rule matches a part
 - :mod:`.explain`: :class:`Explanation`, what ``policy explain`` prints
+- :mod:`.automatic`: what an automatic answer needs (a fully understood call at safe or moderate)
+- :mod:`.breadth`: allow rules broader than they look, for ``policy check`` to warn about
 - :mod:`.suggest`: "Always allow...": suggesting, checking and writing a rule
 - :mod:`.watch`: :class:`PolicyWatcher`, reloading on change
 - :mod:`.docs`: the format's reference, from the installed package

@@ -10,6 +10,12 @@ Two directions of caution run through the matching: an ``allow`` rule must be *s
 path inside the zone, lexically and after resolving symlinks; no path it cannot resolve), while
 ``ask`` / ``deny`` / ``block`` rules match whatever *might* touch their zone (a glob that could
 expand into it, ``rm -rf .`` above it, a tool whose operation is unknown).
+
+An ``allow`` rule whose conditions all hold still answers only what an automatic answer may cover
+(:mod:`.automatic`): a call read as safe or moderate and fully understood, or a call of a tool the
+catalog does not know when the rule names that tool exactly (the person's declaration). Only a
+rule whose ``risk`` names ``destructive`` accepts more. The explain view says which rule was
+withheld and why, and which one answers by declaration.
 """
 
 from __future__ import annotations
@@ -21,6 +27,7 @@ from datetime import UTC, datetime
 from fnmatch import fnmatchcase
 from pathlib import Path
 
+from .automatic import MILD_LEVELS, only_the_tool_is_unknown, unproven
 from .explain import Explanation, PartExplanation, RuleCheck
 from .globs import _has_glob
 from .parts import _components, _Context, _normalise, _Part, _Touch
@@ -71,13 +78,44 @@ class Policy:
     def explain(self, call: PolicyCall, *, now: datetime | None = None) -> Explanation:
         now = now or datetime.now(UTC)
         context = _Context(call)
+        gates: dict[int, tuple[str, str]] = {}  # per allow rule: the call is the same in every part
         explained = []
         for part in context.parts:
-            whys = [(rule, _mismatch(rule, call, part, context, now)) for rule in self.rules]
-            checks = tuple(RuleCheck(rule, why is None, why or "") for rule, why in whys)
+            checks = []
+            for number, candidate in enumerate(self.rules):
+                why = _mismatch(candidate, call, part, context, now)
+                if why is not None or candidate.action != "allow":
+                    checks.append(RuleCheck(candidate, why is None, why or ""))
+                    continue
+                if number not in gates:
+                    gates[number] = _allow_gate(candidate, call)
+                withheld, declared = gates[number]
+                checks.append(RuleCheck(candidate, not withheld, withheld, declared=declared, withheld=bool(withheld)))
             rule = _decisive([check.rule for check in checks if check.matched])
-            explained.append(PartExplanation(part.text, rule.action if rule else None, rule, checks))
+            declared = next((c.declared for c in checks if c.rule is rule and c.declared), "")
+            explained.append(PartExplanation(part.text, rule.action if rule else None, rule, tuple(checks), declared))
         return Explanation(call, _verdict(explained), tuple(explained), self.source)
+
+
+def _allow_gate(rule: Rule, call: PolicyCall) -> tuple[str, str]:
+    """For an allow rule whose conditions hold: why it may still not answer the call ("" when it
+    may), and the person's declaration it answers by ("" when the call needed none)."""
+    if rule.risks is not None and "destructive" in rule.risks:
+        return "", ""  # the person accepted destructive calls in so many words: the worst case is covered
+    why = unproven(call.risk, call.understood, call.gaps)
+    if why is None:
+        return "", ""
+    if call.risk in MILD_LEVELS and only_the_tool_is_unknown(call.tool, call.understood, call.gaps) \
+            and any(pattern == call.tool and not _has_glob(pattern) for pattern in rule.tools or ()):
+        return "", (f"the catalog does not know tool `{call.tool}`; the rule names it exactly, "
+                    "so it answers by your declaration")
+    if call.risk == "destructive":
+        return f'{why}: an allow rule covers a destructive call only with risk = "destructive"', ""
+    if call.risk not in MILD_LEVELS:
+        return f"{why}: an allow rule answers only calls read as safe or moderate", ""
+    if only_the_tool_is_unknown(call.tool, call.understood, call.gaps):
+        return f"{why}: a tool the catalog does not know is allowed only by a rule naming it exactly", ""
+    return f"{why}: an allow rule answers only fully understood calls", ""
 
 
 def _decisive(matched: list[Rule]) -> Rule | None:
@@ -100,6 +138,9 @@ def _verdict(parts: list[PartExplanation]) -> PolicyVerdict | None:
         return None
     rules = tuple(dict.fromkeys(p.rule for p in parts if p.rule))
     reason = "; ".join(rule.note or rule.summary() for rule in rules)
+    declared = next((p.declared for p in parts if p.declared), "")
+    if declared:
+        reason += f" ({declared})"
     return PolicyVerdict("allow", rules[0], reason, rules)
 
 

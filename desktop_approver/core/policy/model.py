@@ -56,7 +56,9 @@ class RuleTable(BaseModel):
     cwd: PathGlobs | None = Field(default=None, description="a path glob on the agent's working directory "
                                                             "(~/work/**); a relative one matches its end")
     risk: Risk | Annotated[list[Risk], Field(min_length=1)] | None = Field(
-        default=None, description="the app's own risk assessment of the call")
+        default=None, description="the app's own risk assessment of the call; on an allow rule, naming "
+                                  "destructive is the explicit key that lets it allow destructive calls "
+                                  "(without it an allow rule answers only fully understood safe or moderate calls)")
     note: str | None = Field(default=None, description="shown to the person, and the reason the agent reads "
                                                        "with a deny or block")
     expires: datetime | date | None = Field(default=None, description="after this date or date-time (local "

@@ -48,13 +48,21 @@ class PolicyError(ValueError):
 
 @dataclass(frozen=True)
 class PolicyCall:
-    """What a rule sees of a call: the tool, its arguments, and who asks from where."""
+    """What a rule sees of a call: the tool, its arguments, who asks from where, and the app's reading.
+
+    ``risk``, ``understood`` and ``gaps`` are the reader's verdict (``RiskAssessment``): an ``allow``
+    rule answers only a call read as safe or moderate and fully understood (:mod:`.automatic`), so
+    a call built without them (risk unknown, not understood) is never allowed by a rule that does
+    not accept destructive calls explicitly.
+    """
 
     tool: str
     args: dict[str, Any]
     agent: str | None = None
     cwd: str | None = None
     risk: str | None = None
+    understood: bool = False
+    gaps: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

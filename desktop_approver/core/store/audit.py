@@ -155,6 +155,11 @@ def _reasons_json(reasons: tuple[str, ...]) -> str:
     return _encode(list(reasons))
 
 
+def _stored_reasons(reasons: tuple[str, ...], asked_because: str | None) -> str:
+    """The reasons as the history shows them: the risk's, then why an automatic answer was withheld."""
+    return _reasons_json(tuple(reasons) + ((asked_because,) if asked_because else ()))
+
+
 class _Checkpointer:
     """Copies the write-ahead log back into the database file, in a thread of its own.
 
@@ -806,7 +811,7 @@ class AuditLog:
             cursor = execute(INSERT_REQUEST, (now, request_id, call.index, *who, call.tool, _encode(call.args),
                                               call.description, None if preview is None else _encode(preview),
                                               _encode(hints) if hints else None, risk.level if risk else None,
-                                              _reasons_json(tuple(risk.reasons)) if risk else None))
+                                              _stored_reasons(risk.reasons, call.asked_because) if risk else None))
             ids.append(cursor.lastrowid or 0)
         return ids
 
