@@ -32,11 +32,11 @@ def test_the_result_says_whether_the_call_was_understood_and_what_was_not() -> N
     """The reader's proof (understood) and its gaps, as the broker reads them, for every call."""
     from desktop_approver.core.calls.risk import assess
 
-    for tool, args in (("Bash", {"command": "git log --output=/home/me/.bashrc"}), ("acme_sync", {"x": 1})):
+    for tool, args in (("Bash", {"command": "git log --ext-diff"}), ("acme_sync", {"x": 1})):
         result = json.loads(run("--tool", tool, "--args", json.dumps(args), "--cwd", "/tmp").stdout)
         found = assess(tool, args, cwd="/tmp")
         assert (result["understood"], result["gaps"]) == (found.understood, list(found.gaps))
-        assert result["understood"] is False  # an option that writes a file; a tool nobody catalogued
+        assert result["understood"] is False  # an option that runs a program; a tool nobody catalogued
 
 
 def test_hints_are_reported_but_never_lower_the_level() -> None:

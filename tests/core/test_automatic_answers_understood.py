@@ -3,11 +3,6 @@
 The other side of tests/core/test_automatic_answers.py: approve-all, a session approval of the
 whole tool and an allow rule still save the person work, for everyday calls the catalog reads in
 full, in the agents' argument shapes.
-
-LEAD, AFTER MERGING THE CATALOG ENGINE (issue 19, branch i19e): until the engine lands the reader
-proves nothing (``understood`` is False for every call), so these fail, and ``pytestmark`` below
-expects that strictly. Once the engine reads these calls in full, every test here passes and the
-strict marker turns each into a failure: delete ``pytestmark`` then, and these run as plain tests.
 """
 
 from __future__ import annotations
@@ -27,9 +22,6 @@ from desktop_approver.core.messages.models import ToolCall
 from desktop_approver.core.policy import Policy
 from desktop_approver.core.store.audit import AuditLog
 from tests.support.deciders import FailingPerson
-
-pytestmark = pytest.mark.xfail(strict=True, reason="no call is understood until the catalog engine (i19e) is merged; "
-                                                   "remove this marker then")
 
 PROJECT = "/home/me/project"
 WHO = Identity(agent="agent", cwd=PROJECT, peer_pid=7, peer_cwd=PROJECT)

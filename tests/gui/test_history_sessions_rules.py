@@ -191,7 +191,7 @@ def test_always_allow_names_what_each_scope_really_allows(tmp_path: Path, qtbot:
     from desktop_approver.gui.always_allow import AlwaysAllowDialog
 
     edit = PolicyCall("Edit", {"file_path": str(tmp_path / "src" / "app.py"), "old_string": "a", "new_string": "b"},
-                      cwd=str(tmp_path), risk="moderate")
+                      cwd=str(tmp_path), risk="moderate", understood=True)
     dialog = AlwaysAllowDialog(edit, tmp_path / "policy.toml")
     qtbot.addWidget(dialog)
     names = [dialog.scope.itemText(index).split(":")[0] for index in range(dialog.scope.count())]
@@ -199,7 +199,7 @@ def test_always_allow_names_what_each_scope_really_allows(tmp_path: Path, qtbot:
     assert names[0] == "This file, any write (not only this one)"
     assert names[-1] == "The whole tool, any arguments"
 
-    shell = PolicyCall("Bash", {"command": "npm run test"}, cwd=str(tmp_path), risk="safe")
+    shell = PolicyCall("Bash", {"command": "npm run test"}, cwd=str(tmp_path), risk="safe", understood=True)
     dialog = AlwaysAllowDialog(shell, tmp_path / "policy.toml")
     qtbot.addWidget(dialog)
     assert [dialog.scope.itemText(index).split(":")[0] for index in range(dialog.scope.count())] == \
