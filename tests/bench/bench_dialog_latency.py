@@ -84,6 +84,9 @@ async def measure(rounds: int) -> dict[str, list[float]]:
             await asyncio.sleep(0.005)
         raise RuntimeError(f"timed out waiting for {what}")
 
+    async def all_waiting(count: int) -> None:
+        await until(lambda: len(approver.decider.tickets()) == count, "every request waiting")
+
     async def answer_all() -> None:
         for ticket in approver.decider.tickets():
             approver.decider.answer(ticket, [Verdict("deny", "user") for _ in ticket.calls])
@@ -113,8 +116,7 @@ async def measure(rounds: int) -> dict[str, list[float]]:
                 results["five agents, most urgent painted"].append(
                     next(t for t, ticket in paints if ticket is not None and ticket.risk_level == "destructive")
                     - first)
-            expected = len(calls)
-            await until(lambda: len(approver.decider.tickets()) == expected, "every request waiting")
+            await all_waiting(len(calls))
             await answer_all()
     await approver.close()
     return results
