@@ -46,6 +46,15 @@ def run_sync(client: Client, step: dict[str, Any]) -> Any:
 
 async def run_async(url: str, step: dict[str, Any]) -> Any:
     async with AsyncClient(url=url, agent="async-agent") as client:
+        if "give_up_after" in step:  # the agent's own task is cancelled while it waits
+            asking = asyncio.ensure_future(client.request(step["tool"], step.get("args", {})))
+            await asyncio.sleep(step["give_up_after"])
+            asking.cancel()
+            await asyncio.sleep(0.5)  # the cancel is published before the client closes
+            try:
+                return await asking
+            except asyncio.CancelledError:
+                return {"error": "CancelledError", "message": ""}
         if step["op"] == "request":
             return await client.request(step["tool"], step.get("args", {}), session=step.get("session"),
                                         timeout=step.get("timeout"))
@@ -59,7 +68,7 @@ def main() -> None:
         for step in plan:
             try:
                 value = asyncio.run(run_async(url, step)) if step.get("async") else run_sync(client, step)
-                out = result(value)
+                out = value if isinstance(value, dict) and "error" in value else result(value)
             except ApproverError as exc:
                 out = {"error": type(exc).__name__, "message": str(exc)}
             print(json.dumps(out), flush=True)

@@ -6,7 +6,8 @@ socket, audit log, broker) with a :class:`RelayApprover` and a scripted person.
 Prints ``ready`` once the relay reads the stream; ``asked <request id> <agent> <host> <tools>`` for
 each ticket the person sees; ``withdrawn <request id>`` when a ticket goes away unanswered. The
 person answers by tool name: ``allow``, ``deny`` (with a note), ``edit`` (allowed with edited
-arguments), ``session`` (allow for the session), ``race`` (``--race``), ``wait`` (never).
+arguments), ``session`` (allow for the session), ``race`` (``--race``), ``slow`` (allow, 3 s
+later), ``wait`` (never).
 """
 
 from __future__ import annotations
@@ -32,6 +33,8 @@ class Person:
         print(f"asked {ticket.request_id} {who.agent} {who.host} {','.join(c.tool for c in ticket.calls)}",
               flush=True)
         try:
+            if any(call.tool == "slow" for call in ticket.calls):
+                await asyncio.sleep(3.0)
             verdicts = [self.answer(call.tool) for call in ticket.calls]
             if any(verdict is None for verdict in verdicts):
                 await asyncio.Event().wait()
@@ -43,7 +46,7 @@ class Person:
     def answer(self, tool: str) -> Verdict | None:
         if tool == "race":
             tool = self.race
-        if tool == "allow":
+        if tool in ("allow", "slow"):
             return Verdict("allow_once")
         if tool == "deny":
             return Verdict("deny", note="not on a Friday")

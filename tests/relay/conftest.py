@@ -114,10 +114,11 @@ class Approver:
         self.lines: list[str] = []
         self.expect("ready")
 
-    def expect(self, prefix: str, timeout: float = WAIT) -> str:
-        """The next line the approver prints that starts with ``prefix`` (other lines are kept)."""
+    def expect(self, prefix: str, timeout: float = WAIT, suffix: str = "") -> str:
+        """The next line the approver prints that starts with ``prefix`` and ends with ``suffix``
+        (other lines are kept for later)."""
         for line in self.lines:
-            if line.startswith(prefix):
+            if line.startswith(prefix) and line.endswith(suffix):
                 self.lines.remove(line)
                 return line
         assert self.process.stdout is not None
@@ -127,7 +128,7 @@ class Approver:
             if not line:
                 raise AssertionError(f"approver {self.name} exited: {(self.folder / 'stderr').read_text()[-3000:]}")
             line = line.rstrip("\n")
-            if line.startswith(prefix):
+            if line.startswith(prefix) and line.endswith(suffix):
                 return line
             self.lines.append(line)
         raise AssertionError(f"approver {self.name} never printed {prefix!r}; got {self.lines}")
