@@ -56,6 +56,8 @@ ACK_WAIT = 30.0
 """Seconds the server waits for our ack before redelivering; a request still open is kept alive
 with ``in_progress`` every third of that, so only a dead approver's requests come again."""
 RECONNECT_WAIT = 1.0
+CLOSE_WAIT = 5.0
+"""Seconds a closing approver gives the decisions it made to reach the server."""
 DEFAULT_AGENT_SILENCE = 20.0
 """Seconds without an agent's heartbeat (``agent.HEARTBEAT_SECONDS``) after which its requests are
 withdrawn: it died without a word."""
@@ -152,11 +154,14 @@ class RelayApprover:
         self._runner = asyncio.get_running_loop().create_task(self._run())
 
     async def close(self) -> None:
+        """Stop reading; decisions already made are written first (within a few seconds)."""
         self.closing = True
         if self._runner is not None:
             self._runner.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await self._runner
+        if self._tasks:
+            await asyncio.wait(list(self._tasks), timeout=CLOSE_WAIT)
         for request in list(self.requests.values()):
             request.connection.connection_lost()  # prompts disappear; the stream keeps the request for later
         for task in list(self._tasks):
@@ -182,8 +187,11 @@ class RelayApprover:
                     warned = True
                 await asyncio.sleep(RECONNECT_WAIT)
         log.info("relay: answering requests from %s as %s", self.address.shown, self.name)
-        self._spawn(self._keep_alive())
-        await self._read_requests()
+        keeping = asyncio.get_running_loop().create_task(self._keep_alive())
+        try:
+            await self._read_requests()
+        finally:
+            keeping.cancel()
 
     async def _connect(self) -> None:
         import nats
@@ -272,20 +280,19 @@ class RelayApprover:
                 await msg.term()
             return  # a redelivery of what we have open: it is answered when decided
         existing = await self._decision(key)
-        if existing is not None:
-            if existing.get("seq") not in (None, sequence):
-                self._refuse("replayed_id", f"from NATS user {user}: request id {envelope['id']} was already "
-                                            f"decided (stream sequence {existing.get('seq')})", envelope["id"])
-            else:
-                self._answered_elsewhere(key, existing)
-            await msg.ack()
+        if existing is not None and existing.get("seq") not in (None, sequence):
+            self._refuse("replayed_id", f"from NATS user {user}: request id {envelope['id']} was already "
+                                        f"decided (stream sequence {existing.get('seq')})", envelope["id"])
+            await msg.term()
             return
         message = dict(envelope["message"])
         deadline = envelope.get("deadline")
         left = (deadline - time.time()) if deadline is not None else None
-        if left is not None and left <= 0:
+        if existing is None and left is not None and left <= 0:
             await self._expire(msg, user, envelope, key)
             return
+        if left is not None and left <= 0:
+            left = None  # decided elsewhere already: recorded below with that answer, nobody is asked
         if left is not None:  # the person's pause allowance included, it ends by the agent's deadline
             message["timeout"] = min(float(message.get("timeout") or left), left / (1 + PAUSE_ALLOWANCE))
         request = RelayedRequest(key=key, user=user, unique=envelope["id"], sequence=sequence, msg=msg,
@@ -295,6 +302,8 @@ class RelayApprover:
             await msg.term()
             return
         request.connection = connection
+        if existing is not None:  # answered while we were away: recorded here with that answer, no prompt
+            request.elsewhere.set_result(existing)
         self.requests[key] = request
         log.debug("relay: %r from %s", request, user)
         connection.received(_line(message))
@@ -318,7 +327,7 @@ class RelayApprover:
 
     def _answer(self, request: RelayedRequest, payload: bytes) -> None:
         """The connection's answer (decision, batch_decision or error): written, once."""
-        if self.closing or request.answered:
+        if request.answered or request.connection.closed:
             return
         request.answered = True
         self._spawn(self._write(request.key, json.loads(payload), request))
@@ -343,7 +352,7 @@ class RelayApprover:
                         self._answered_elsewhere(key, existing, ours=reply)
                     break
                 except (TimeoutError, nats.errors.Error, OSError) as exc:
-                    if time.time() > stop or self.closing:
+                    if time.time() > stop:
                         log.error("relay: the decision for %s could not be written: %s", key, exc)
                         return
                     await asyncio.sleep(RECONNECT_WAIT / 4)
