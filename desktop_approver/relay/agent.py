@@ -243,7 +243,7 @@ class AgentLink:
             try:
                 await self.js.publish(subject, payload, headers={names.MSG_ID_HEADER: message_id})
                 return
-            except nats.errors.NoRespondersError:
+            except (nats.errors.NoRespondersError, nats.js.errors.NoStreamResponseError):
                 raise ApproverUnavailable(f"no approver has set up the relay on {self.address.shown} "
                                           f"(no stream takes {subject})") from None
             except (TimeoutError, nats.errors.Error, OSError) as exc:

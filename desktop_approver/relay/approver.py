@@ -35,7 +35,7 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
-from ..core.decisions.tickets import PAUSE_ALLOWANCE, Identity, Ticket, Verdict
+from ..core.decisions.tickets import PAUSE_ALLOWANCE, CallInfo, Identity, Ticket, Verdict
 from ..core.messages import models
 from ..core.messages.protocol import Refusal, decode, encode, encode_decision
 from ..core.store.logsafe import printable
@@ -364,23 +364,38 @@ class RelayApprover:
                 del self.requests[key]
 
     async def _expire(self, msg: Any, user: str, envelope: dict[str, Any], key: str) -> None:
-        """Past its deadline on arrival (the approvers were away): a deny by ``timeout``, recorded."""
-        message = envelope["message"]
-        checked = decode(_line(message))
+        """Past its deadline on arrival (the approvers were away): a deny by ``timeout``, recorded,
+        nobody asked: the agent has stopped waiting and denied it the same way."""
+        checked = decode(_line(envelope["message"]))
+        connection = self._connection(user, envelope, lambda payload: None)
+        if connection is None:
+            await msg.term()
+            return
         if isinstance(checked, Refusal):
+            connection.refuse(checked)
             reply = json.loads(encode(checked.reply()))
         else:
-            verdict = Verdict("deny", "timeout", note="nobody answered before the request's deadline")
-            if isinstance(checked, models.Request):
-                reply = json.loads(encode_decision(checked.id, verdict))
-            else:
-                batch = cast("models.Batch", checked)
-                reply = json.loads(encode(models.BatchDecision(id=batch.id, decisions=[
-                    models.CallDecision.of(verdict, index=index) for index in range(len(batch.calls))])))
-        self.broker.audit.record_event("relay", "expired", f"{key}: past its deadline when it arrived; denied "
-                                                           "by timeout")
+            reply = self._expired_reply(connection.identity, cast("models.Asking", checked))
+        self.broker.audit.record_event("relay", "expired", f"{key}: past its deadline when it arrived; denied by "
+                                                           "timeout")
         await self._write(key, reply, None)
         await msg.ack()
+
+    def _expired_reply(self, identity: Identity, message: models.Asking) -> dict[str, Any]:
+        from ..core.calls.risk import assess
+
+        calls: list[Any] = message.calls() if isinstance(message, models.Request) else list(message.calls)
+        infos = [CallInfo.of(index, call, assess(call.tool, call.args, cwd=None,
+                                                 hints=call.hints.as_dict() if call.hints is not None else None))
+                 for index, call in enumerate(calls)]
+        verdicts = [Verdict("deny", "timeout", note="nobody answered before the request's deadline",
+                            risk=info.risk_report()) for info in infos]
+        session = message.session or f"{identity.label}-relay"
+        self.broker.audit.record_answered(identity, session, message.id, infos, verdicts)
+        if isinstance(message, models.Request):
+            return dict(json.loads(encode_decision(message.id, verdicts[0])))
+        return dict(json.loads(encode(models.BatchDecision(id=message.id, decisions=[
+            models.CallDecision.of(verdict, index=index) for index, verdict in enumerate(verdicts)]))))
 
     # -- other approvers, agents' heartbeats, withdrawals ------------------------------------------
 
