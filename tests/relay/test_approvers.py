@@ -12,14 +12,17 @@ import pytest
 from tests.relay.conftest import WAIT, Approver, NatsServer, run_agent, start_agent
 
 
-def stored_decisions(server: NatsServer) -> int:
+def stored_decisions(server: NatsServer, user: str = "inspector", password: str = "x") -> int:
     """How many values the decision bucket's stream ever took (history 1: one per key written)."""
     import nats
 
     async def count() -> int:
-        nc = await nats.connect(server.user_url("inspector", "x"))
+        nc = await nats.connect(server.user_url(user, password))
         try:
-            info = await nc.jetstream().stream_info("KV_approver_decisions")
+            try:
+                info = await nc.jetstream().stream_info("KV_approver_decisions")
+            except nats.js.errors.NotFoundError:
+                return 0
             return int(info.state.last_seq)
         finally:
             await nc.close()

@@ -1,0 +1,121 @@
+"""Nothing gets in: the sample server configuration (packaging/nats/approver.conf) on a real
+server. Agents publish only on their own subject and read only their own decisions; only
+approvers write decisions; wrong credentials are refused. Whatever the server lets through that
+does not fit is refused by the app, and audited."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.relay.conftest import ROOT, Approver, NatsServer, run_agent, start_agent
+from tests.relay.test_approvers import stored_decisions
+
+SAMPLE = ROOT / "packaging" / "nats" / "approver.conf"
+
+
+@pytest.fixture
+def sample_server(tmp_path: Path) -> Iterator[NatsServer]:
+    server = NatsServer(tmp_path, config=SAMPLE).start()
+    yield server
+    server.stop()
+
+
+def raw(server: NatsServer, user: str, password: str, work: Any) -> list[str]:
+    """Run ``work(nc)`` as ``user`` with a plain nats-py connection; the server's complaints."""
+    import nats
+
+    complaints: list[str] = []
+
+    async def complain(error: Exception) -> None:
+        complaints.append(str(error))
+
+    async def go() -> None:
+        nc = await nats.connect(server.url, user=user, password=password, error_cb=complain,
+                                inbox_prefix=f"_INBOX_{user}", allow_reconnect=False)
+        try:
+            await work(nc)
+            await nc.flush()
+            await asyncio.sleep(0.2)  # a permission error comes back after the flush's PONG at the latest
+        finally:
+            await nc.close()
+
+    asyncio.run(go())
+    return complaints
+
+
+def test_agents_and_approvers_of_the_sample_configuration_work(tmp_path: Path, sample_server: NatsServer,
+                                                               approvers: list[Approver]) -> None:
+    approvers.append(Approver(tmp_path, sample_server.user_url("desk", "change-me-desk"), "desk"))
+    creds = tmp_path / "ci.creds"
+    creds.write_text("ci:change-me-ci\n")
+    single, batch, status = run_agent(sample_server.url, [
+        {"op": "request", "tool": "allow", "args": {}},
+        {"op": "batch", "calls": [["deny", {}], ["allow", {}]]},
+        {"op": "status"},
+    ], env={"DESKTOP_APPROVER_NATS_CREDS": str(creds)})
+    assert single["decision"]["decision"] == "allow_once"
+    assert [d["decision"] for d in batch["decisions"]] == ["deny", "allow_once"]
+    assert status["status"]["user"] == "ci"
+    assert "ci.creds" not in (sample_server.log.read_text())
+
+
+def test_wrong_credentials_are_refused(tmp_path: Path, sample_server: NatsServer, approvers: list[Approver]) -> None:
+    approvers.append(Approver(tmp_path, sample_server.user_url("desk", "change-me-desk"), "desk"))
+    (result,) = run_agent(sample_server.user_url("ci", "guess"), [{"op": "request", "tool": "allow", "args": {}}])
+    assert result["error"] == "ApproverUnavailable" and "refused or did not answer" in result["message"]
+    assert "guess" not in result["message"]
+    assert stored_decisions(sample_server, "desk", "change-me-desk") == 0
+
+
+def test_an_agent_cannot_publish_as_another_read_anothers_decisions_or_write_any(
+        tmp_path: Path, sample_server: NatsServer, approvers: list[Approver]) -> None:
+    approver = Approver(tmp_path, sample_server.user_url("desk", "change-me-desk"), "desk")
+    approvers.append(approver)
+    envelope = {"relay": 1, "id": "forged1", "client": {"agent": "x"},
+                "message": {"v": 1, "type": "request", "id": "forged1", "tool": "allow", "args": {}}}
+    forged = {"relay": 1, "approver": "ci", "reply": {"v": 1, "type": "decision", "id": "r1", "decision": "allow_once",
+                                                      "decided_by": "user"}}
+    # buildbox waits for a decision; ci tries to ask in its name, read its key and answer it.
+    waiting = start_agent(sample_server.user_url("buildbox", "change-me-buildbox"),
+                          [{"op": "request", "tool": "wait", "args": {}, "timeout": 2}])
+    unique = approver.expect("asked").split()[1]
+
+    async def attempts(nc: Any) -> None:
+        await nc.publish("approver.req.buildbox.x", json.dumps(envelope).encode())
+        await nc.publish(f"$KV.approver_decisions.buildbox.{unique}", json.dumps(forged).encode())
+        await nc.publish(f"$KV.approver_decisions.ci.{unique}", json.dumps(forged).encode())
+        await nc.publish("$JS.API.STREAM.DELETE.APPROVER_REQUESTS", b"")
+        await nc.subscribe(f"$KV.approver_decisions.buildbox.{unique}")
+        with pytest.raises(Exception):  # noqa: B017 - refused: nats-py sees no reply (a timeout)
+            await nc.request(f"$JS.API.DIRECT.GET.KV_approver_decisions.$KV.approver_decisions.buildbox.{unique}",
+                             b"", timeout=0.5)
+
+    complaints = raw(sample_server, "ci", "change-me-ci", attempts)
+    refused = " ".join(complaints).lower()
+    for subject in ("approver.req.buildbox.x", f"approver_decisions.buildbox.{unique}",
+                    f"approver_decisions.ci.{unique}", "stream.delete", "direct.get"):
+        assert f"{subject}".lower() in refused, (subject, complaints)
+    out, _ = waiting.communicate(timeout=30)
+    decision = json.loads(out)["decision"]
+    assert (decision["decision"], decision["decided_by"]) == ("deny", "timeout")  # the app's answer, not ci's
+    assert stored_decisions(sample_server, "desk", "change-me-desk") == 1
+    assert approver.lines == []  # the forged request never reached the person
+
+
+def test_a_permission_the_server_refuses_fails_the_agent_closed(tmp_path: Path, approvers: list[Approver]) -> None:
+    config = tmp_path / "narrow.conf"  # an operator forgot the agent's subscription to its decisions
+    config.write_text(SAMPLE.read_text().replace('"$KV.approver_decisions.ci.>"', '"nothing.here"'))
+    server = NatsServer(tmp_path, config=config).start()
+    try:
+        approvers.append(Approver(tmp_path, server.user_url("desk", "change-me-desk"), "desk"))
+        (result,) = run_agent(server.user_url("ci", "change-me-ci"), [{"op": "request", "tool": "allow", "args": {}}])
+        assert result["error"] == "ApproverUnavailable"
+        assert "refused user 'ci'" in result["message"] and "permissions violation" in result["message"].lower()
+    finally:
+        server.stop()
