@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -119,3 +120,39 @@ def test_a_permission_the_server_refuses_fails_the_agent_closed(tmp_path: Path, 
         assert "refused user 'ci'" in result["message"] and "permissions violation" in result["message"].lower()
     finally:
         server.stop()
+
+
+def test_what_does_not_fit_is_refused_and_audited(tmp_path: Path, nats_server: NatsServer,
+                                                  approvers: list[Approver]) -> None:
+    approver = Approver(tmp_path, nats_server.user_url("desk", "x"), "desk")
+    approvers.append(approver)
+
+    def envelope(unique: str, **message: Any) -> bytes:
+        return json.dumps({"relay": 1, "id": unique, "client": {"agent": "raw"}, "message": {
+            "v": 1, "type": "request", "id": unique, "tool": "allow", "args": {}, **message}}).encode()
+
+    async def send(nc: Any) -> None:
+        js = nc.jetstream()
+        await js.publish("approver.req.alice", envelope("short1"))           # no agent token
+        await js.publish("approver.req.alice.raw", b"{not json")               # malformed
+        await js.publish("approver.req.alice.raw", envelope("bad1", tool=""))  # fails the app's ladder
+        await js.publish("approver.req.alice.raw", envelope("once1"), headers={"Nats-Msg-Id": "once1"})
+        await js.publish("approver.req.alice.raw", envelope("once1"), headers={"Nats-Msg-Id": "once1"})  # dropped
+        await js.publish("approver.req.alice.raw", envelope("once1"), headers={"Nats-Msg-Id": "once1-again"})
+
+    raw(nats_server, "alice", "pw", send)
+    approver.expect("asked", suffix=" allow")
+    until = time.monotonic() + 30
+    while time.monotonic() < until and not (stored_decisions(nats_server) >= 2 and any(
+            event["code"] == "replayed_id" for event in approver.events("refused"))):
+        time.sleep(0.1)
+    approver.stop()
+    refused = {event["code"]: event["detail"] for event in approver.events("refused")}
+    assert "approver.req.alice" in refused["relay_subject"]
+    assert "not JSON" in refused["relay_envelope"]
+    assert "invalid_message" in refused and "bad1" in refused["invalid_message"]
+    assert "once1 again" in refused["replayed_id"]
+    rows = approver.decisions()
+    assert [(row["request_id"], row["decision"]) for row in rows] == [("once1", "allow_once")]  # answered once
+    assert stored_decisions(nats_server) == 2  # once1's answer and bad1's error: nothing else was written
+    assert approver.lines == []
