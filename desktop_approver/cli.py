@@ -89,6 +89,12 @@ def add_app_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--require-token", action="store_true",
                         help="refuse clients that do not present the token kept in the keyring "
                              "(for forwarded sockets; see `desktop-approver token`)")
+    parser.add_argument("--relay", metavar="URL",
+                        help="also answer agents on other machines through a NATS server with JetStream, "
+                             "e.g. nats://host:4222 or tls://host:4222 (needs the relay extra; see README, "
+                             "\"Agents on other machines\")")
+    parser.add_argument("--relay-creds", metavar="FILE",
+                        help="the approver's NATS credentials for --relay: a .creds file, or one line user:password")
     parser.add_argument("--history-days", type=_positive_days, metavar="DAYS",
                         help="delete audit entries older than this, at start and daily (default: keep all)")
     parser.add_argument("--session-idle", type=_positive_hours, metavar="HOURS",
@@ -182,10 +188,14 @@ def cmd_tray(args: argparse.Namespace) -> int:
         if (exc.name or "").split(".")[0] not in APP_DEPENDENCIES:
             raise
         return fail(f"the tray app needs the [app] extra (pip install 'desktop-approver[app]'): {exc}", 1)
+    from .relay.address import AddressError
+
     try:
         return run_app(args, demo=args.command == "demo")
     except TokenStoreUnavailable as exc:
         return fail(f"--require-token: {exc}", 1)
+    except AddressError as exc:
+        return fail(f"--relay: {exc}", 1)
 
 
 def build_parser(with_module_commands: bool | Sequence[str] = True) -> argparse.ArgumentParser:

@@ -56,6 +56,7 @@ ACK_WAIT = 30.0
 """Seconds the server waits for our ack before redelivering; a request still open is kept alive
 with ``in_progress`` every third of that, so only a dead approver's requests come again."""
 RECONNECT_WAIT = 1.0
+START_DELAY = 0.05
 CLOSE_WAIT = 5.0
 """Seconds a closing approver gives the decisions it made to reach the server."""
 DEFAULT_AGENT_SILENCE = 20.0
@@ -151,7 +152,21 @@ class RelayApprover:
         self.context.loop = asyncio.get_running_loop()
         if not isinstance(self.broker.decider, RelayDecider):
             self.broker.decider = RelayDecider(self.broker.decider, self)
-        self._runner = asyncio.get_running_loop().create_task(self._run())
+        self.context.loop.call_later(START_DELAY, self._begin)
+
+    def _begin(self) -> None:
+        """Start the runner in a turn of a running loop, not in the app's start-up: qasync's
+        ``run_until_complete`` drains Qt's events after its loop stopped, with no running loop set,
+        and nats-py's connect (``asyncio.wait_for``) fails if its first steps run in that drain."""
+        if self.closing:
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            assert self.context.loop is not None
+            self.context.loop.call_later(START_DELAY, self._begin)
+            return
+        self._runner = loop.create_task(self._run())
 
     async def close(self) -> None:
         """Stop reading; decisions already made are written first (within a few seconds)."""
@@ -182,6 +197,7 @@ class RelayApprover:
                 await self._connect()
                 break
             except (TimeoutError, OSError, nats.errors.Error) as exc:
+                log.debug("relay: connecting to %s failed: %r", self.address.shown, exc)
                 if not warned:
                     log.warning("relay: cannot reach NATS at %s yet (%s); trying again", self.address.shown, exc)
                     warned = True
