@@ -21,19 +21,27 @@ keep, since a prompt still open when another approver's answer arrives is answer
 A request past its deadline is denied by ``timeout``; a cancel, or an agent whose heartbeat stops,
 withdraws it everywhere (``deny`` by ``cancelled``). Requests that do not fit (a wrong subject, a
 malformed envelope, an id replayed under another stream sequence) are refused and audited.
+
+Two loops, one owner each: nats-py runs on a loop of its own in a thread (the connection, the
+stream, the bucket, the stream's messages), so the app's loop (qasync's, under Qt) never runs
+NATS I/O and a slow server never stalls a window; the broker, the connections, the audit log and
+the open requests belong to the app's loop. They hand work to each other with ``call_soon_threadsafe``
+(:meth:`RelayApprover._app`, :meth:`RelayApprover._nats`) and nothing else.
 """
 
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
-import functools
 import json
 import logging
 import socket
+import threading
 import time
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from ..core.decisions.tickets import PAUSE_ALLOWANCE, CallInfo, Identity, Ticket, Verdict
 from ..core.messages import models
@@ -51,12 +59,12 @@ if TYPE_CHECKING:
     from ..core.decisions.tickets import Decider
 
 log = logging.getLogger(__name__)
+_T = TypeVar("_T")
 
 ACK_WAIT = 30.0
 """Seconds the server waits for our ack before redelivering; a request still open is kept alive
 with ``in_progress`` every third of that, so only a dead approver's requests come again."""
 RECONNECT_WAIT = 1.0
-START_DELAY = 0.05
 CLOSE_WAIT = 5.0
 """Seconds a closing approver gives the decisions it made to reach the server."""
 DEFAULT_AGENT_SILENCE = 20.0
@@ -67,22 +75,27 @@ DEFAULT_MAX_PENDING = 1024
 NO_UID = cast("int", None)
 """A remote peer has no uid on this machine; the audit log records none."""
 
+Action = tuple[str, dict[str, Any] | None]
+"""What the NATS side does with a stream message after the app took it: ``("open", None)`` (answered
+later), ``("term", None)`` (refused, never again), ``("ack", None)``, ``("write", reply)`` (write
+this answer, then ack)."""
+
 
 @dataclass(eq=False)
 class RelayedRequest:
-    """One request from the stream while this approver has it open."""
+    """One request from the stream while this approver has it open (owned by the app's loop)."""
 
     key: str
     user: str
     unique: str
     sequence: int
     msg: Any
+    """The stream message (the NATS loop's: only acked there)."""
     connection: Connection
     deadline: float | None
-    last_seen: float = field(default_factory=time.monotonic)
-    elsewhere: asyncio.Future[dict[str, Any]] = field(
-        default_factory=lambda: asyncio.get_running_loop().create_future())
+    elsewhere: asyncio.Future[dict[str, Any]]
     """Set when another approver's answer for this key is seen first."""
+    last_seen: float = field(default_factory=time.monotonic)
     answered: bool = False
 
     def __repr__(self) -> str:
@@ -104,6 +117,8 @@ class RelayDecider:
         request = self.relay.requests.get(names.decision_key(user, ticket.request_id)) if user else None
         if request is None:
             return await self.inner.decide(ticket)
+        if request.elsewhere.done():  # answered before we got to it: nobody is asked
+            return self._theirs(request, ticket)
         deciding = asyncio.ensure_future(self.inner.decide(ticket))
         try:
             either: tuple[asyncio.Future[Any], ...] = (deciding, request.elsewhere)
@@ -116,6 +131,10 @@ class RelayDecider:
         deciding.cancel()  # the prompt disappears: another approver answered first
         with contextlib.suppress(asyncio.CancelledError):
             await deciding
+        return self._theirs(request, ticket)
+
+    @staticmethod
+    def _theirs(request: RelayedRequest, ticket: Ticket) -> list[Verdict]:
         value = request.elsewhere.result()
         log.debug("%s answered elsewhere first, by %s", request.key, printable(str(value.get("approver")), 80))
         return [_verdict_of(value, call.index) for call in ticket.calls]
@@ -133,66 +152,108 @@ class RelayApprover:
         self.agent_silence = agent_silence
         self.context = Context(broker, max_pending_per_client=max_pending, socket_path=address.shown)
         self.requests: dict[str, RelayedRequest] = {}
-        self.nc: Any = None
-        self.js: Any = None
-        self.kv: Any = None
-        self.connected_at: float | None = None
-        self.closing = False
-        self._tasks: set[asyncio.Task[Any]] = set()
-        self._runner: asyncio.Task[None] | None = None
         self.ready = asyncio.Event()
         """Set once the stream, the bucket and our consumer are there (tests wait for it)."""
+        self.closing = False
+        self.connected_at: float | None = None
+        self._app_loop: asyncio.AbstractEventLoop | None = None
+        self._checking: asyncio.TimerHandle | None = None
+        self._writing: set[concurrent.futures.Future[None]] = set()
+        """Decisions handed to the NATS loop and not written yet (a closing app waits for them)."""
+        # the NATS loop's
+        self.nats_loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._thread_main, name="desktop-approver-relay", daemon=True)
+        self.nc: Any = None
+        self.kv: Any = None
+        self._subscription: Any = None
+        self._runner: asyncio.Task[None] | None = None
 
     def __repr__(self) -> str:
         state = "connected" if self.nc is not None and self.nc.is_connected else "disconnected"
         return f"<RelayApprover {self.name!r} {self.address.shown} {state} open={len(self.requests)}>"
 
+    @property
+    def app_loop(self) -> asyncio.AbstractEventLoop:
+        assert self._app_loop is not None, "start() first"
+        return self._app_loop
+
+    # -- the app's loop: start, close ---------------------------------------------------------------
+
     async def start(self) -> None:
         """Begin answering; connecting goes on in the background until the server is reachable."""
-        self.context.loop = asyncio.get_running_loop()
+        self._app_loop = self.context.loop = asyncio.get_running_loop()
         if not isinstance(self.broker.decider, RelayDecider):
             self.broker.decider = RelayDecider(self.broker.decider, self)
-        self.context.loop.call_later(START_DELAY, self._begin)
-
-    def _begin(self) -> None:
-        """Start the runner in a turn of a running loop, not in the app's start-up: qasync's
-        ``run_until_complete`` drains Qt's events after its loop stopped, with no running loop set,
-        and nats-py's connect (``asyncio.wait_for``) fails if its first steps run in that drain."""
-        if self.closing:
-            return
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:
-            assert self.context.loop is not None
-            self.context.loop.call_later(START_DELAY, self._begin)
-            return
-        self._runner = loop.create_task(self._run())
+        self._thread.start()
+        self._checking = self.app_loop.call_later(self._check_interval, self._check_open_requests)
 
     async def close(self) -> None:
         """Stop reading; decisions already made are written first (within a few seconds)."""
         self.closing = True
-        if self._runner is not None:
-            self._runner.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await self._runner
-        if self._tasks:
-            await asyncio.wait(list(self._tasks), timeout=CLOSE_WAIT)
+        if self._checking is not None:
+            self._checking.cancel()
+        if self._thread.is_alive():
+            with contextlib.suppress(Exception):
+                await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(self._stop_reading(), self.nats_loop))
+            if self._writing:
+                await asyncio.wait([asyncio.wrap_future(write) for write in self._writing], timeout=CLOSE_WAIT)
         for request in list(self.requests.values()):
             request.connection.connection_lost()  # prompts disappear; the stream keeps the request for later
-        for task in list(self._tasks):
-            task.cancel()
-        if self.nc is not None:
+        if self._thread.is_alive():
             with contextlib.suppress(Exception):
-                await self.nc.close()
+                await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(self._disconnect(), self.nats_loop))
+            self.nats_loop.call_soon_threadsafe(self.nats_loop.stop)
+            self._thread.join(CLOSE_WAIT)
         self.context.close()
 
-    # -- connecting and reading ----------------------------------------------------------------
+    # -- handing work over --------------------------------------------------------------------------
+
+    def _app(self, function: Callable[..., Any], *args: Any) -> None:
+        """Run ``function(*args)`` on the app's loop (from the NATS loop)."""
+        self.app_loop.call_soon_threadsafe(function, *args)
+
+    def _app_result(self, function: Callable[..., _T], *args: Any) -> asyncio.Future[_T]:
+        """``function(*args)`` on the app's loop, awaited on the NATS loop."""
+        done: concurrent.futures.Future[_T] = concurrent.futures.Future()
+
+        def run() -> None:
+            try:
+                done.set_result(function(*args))
+            except BaseException as exc:
+                done.set_exception(exc)
+
+        self.app_loop.call_soon_threadsafe(run)
+        return asyncio.wrap_future(done, loop=self.nats_loop)
+
+    def _nats(self, work: Coroutine[Any, Any, None]) -> concurrent.futures.Future[None] | None:
+        """Run ``work`` on the NATS loop (from the app's loop); its failure is logged."""
+        if not self._thread.is_alive():
+            work.close()
+            return None
+        future = asyncio.run_coroutine_threadsafe(work, self.nats_loop)
+        future.add_done_callback(_log_failure)
+        return future
+
+    # -- the NATS loop: connecting and reading ------------------------------------------------------
+
+    def _thread_main(self) -> None:
+        asyncio.set_event_loop(self.nats_loop)
+        self._runner = self.nats_loop.create_task(self._run())
+        try:
+            self.nats_loop.run_forever()
+        finally:
+            pending = [task for task in asyncio.all_tasks(self.nats_loop) if not task.done()]
+            for task in pending:
+                task.cancel()
+            if pending:
+                self.nats_loop.run_until_complete(asyncio.wait(pending, timeout=CLOSE_WAIT))
+            self.nats_loop.close()
 
     async def _run(self) -> None:
         import nats
 
         warned = False
-        while True:
+        while not self.closing:
             try:
                 await self._connect()
                 break
@@ -203,11 +264,7 @@ class RelayApprover:
                     warned = True
                 await asyncio.sleep(RECONNECT_WAIT)
         log.info("relay: answering requests from %s as %s", self.address.shown, self.name)
-        keeping = asyncio.get_running_loop().create_task(self._keep_alive())
-        try:
-            await self._read_requests()
-        finally:
-            keeping.cancel()
+        await self._read_requests()
 
     async def _connect(self) -> None:
         import nats
@@ -219,30 +276,30 @@ class RelayApprover:
             reconnected_cb=self._reconnected, disconnected_cb=self._disconnected), 5)
         self.nc.options["max_reconnect_attempts"] = -1  # connected: reconnect without end from now on
         self.connected_at = time.monotonic()
-        self.js = self.nc.jetstream(timeout=5)
-        await self.js.add_stream(api.StreamConfig(
+        js = self.nc.jetstream(timeout=5)
+        await js.add_stream(api.StreamConfig(
             name=names.STREAM, subjects=[f"{names.SUBJECT_ROOT}.>"], storage=api.StorageType.FILE,
             max_age=names.RETENTION_SECONDS, duplicate_window=120.0))
-        self.kv = await self.js.create_key_value(api.KeyValueConfig(
+        self.kv = await js.create_key_value(api.KeyValueConfig(
             bucket=names.BUCKET, history=1, storage=api.StorageType.FILE, ttl=names.RETENTION_SECONDS, direct=True))
         await self.nc.subscribe(f"{names.KV_SUBJECT_ROOT}.>", cb=self._decision_seen)
         await self.nc.subscribe(f"{names.ALIVE_ROOT}.>", cb=self._heartbeat)
-        self.subscription = await self.js.pull_subscribe(
+        self._subscription = await js.pull_subscribe(
             f"{names.SUBJECT_ROOT}.>", durable=self.durable, stream=names.STREAM,
             config=api.ConsumerConfig(ack_wait=ACK_WAIT, deliver_policy=api.DeliverPolicy.ALL,
                                       max_ack_pending=4 * DEFAULT_MAX_PENDING))
-        self.ready.set()
+        self._app(self.ready.set)
 
     async def _read_requests(self) -> None:
         import nats
 
         while not self.closing:
             try:
-                batch = await self.subscription.fetch(64, timeout=1.0)
+                batch = await self._subscription.fetch(64, timeout=1.0)
             except nats.errors.TimeoutError:
                 continue
             except (nats.errors.Error, OSError) as exc:
-                log.debug("relay: fetch failed (%s); again", exc)
+                log.debug("relay: fetch failed (%r); again", exc)
                 await asyncio.sleep(RECONNECT_WAIT / 4)
                 continue
             for msg in batch:
@@ -253,100 +310,56 @@ class RelayApprover:
                     with contextlib.suppress(Exception):
                         await msg.term()
 
-    # -- one message from the stream -----------------------------------------------------------
+    async def _stop_reading(self) -> None:
+        if self._runner is not None:
+            self._runner.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self._runner
+
+    async def _disconnect(self) -> None:
+        if self.nc is not None:
+            with contextlib.suppress(Exception):
+                await self.nc.close()
+
+    # -- the NATS loop: one message from the stream ----------------------------------------------------
 
     async def _take(self, msg: Any) -> None:
         user = names.user_of_subject(msg.subject)
         if user is None:
-            self._refuse("relay_subject", f"a message on {msg.subject!r}, not approver.req.<user>.<agent>")
+            self._app(self._refuse, "relay_subject", f"a message on {msg.subject!r}, not approver.req.<user>.<agent>")
             await msg.term()
             return
         try:
             envelope = names.decode_envelope(msg.data)
         except names.EnvelopeError as exc:
-            self._refuse("relay_envelope", f"from NATS user {user}: {exc}")
+            self._app(self._refuse, "relay_envelope", f"from NATS user {user}: {exc}")
             await msg.term()
             return
         unique, message = envelope["id"], envelope["message"]
-        kind, key = message.get("type"), names.decision_key(user, envelope["id"])
+        kind, key = message.get("type"), names.decision_key(user, unique)
         if message.get("id") != unique:
-            self._refuse("relay_envelope", f"from NATS user {user}: the message's id is not the envelope's", unique)
+            self._app(self._refuse, "relay_envelope", f"from NATS user {user}: the message's id is not the "
+                                                      "envelope's", unique)
             await msg.term()
         elif kind == "cancel":
-            self._withdraw(key, "cancel")
+            self._app(self._withdraw, key, "cancel")
             await msg.ack()
         elif kind in ("request", "batch"):
-            await self._ask(msg, user, envelope, key)
+            existing = await self._decision(key)
+            action, reply = await self._app_result(self._ask, msg, user, envelope, key, existing)
+            if action == "term":
+                await msg.term()
+            elif action == "write":
+                assert reply is not None
+                await self._write(key, reply, None)
+                await msg.ack()
         elif kind in ("notice", "end_session"):
-            connection = self._connection(user, envelope, lambda payload: None)
-            if connection is not None:
-                connection.received(_line(message))
+            self._app(self._tell, user, envelope)
             await msg.ack()
         else:
-            self._refuse("relay_type", f"from NATS user {user}: {printable(str(kind), 40)} is not relayed", unique)
+            self._app(self._refuse, "relay_type", f"from NATS user {user}: {printable(str(kind), 40)} is not "
+                                                  "relayed", unique)
             await msg.term()
-
-    async def _ask(self, msg: Any, user: str, envelope: dict[str, Any], key: str) -> None:
-        sequence = msg.metadata.sequence.stream
-        mine = self.requests.get(key)
-        if mine is not None:
-            if mine.sequence != sequence:
-                self._refuse("replayed_id", f"from NATS user {user}: request id {envelope['id']} again "
-                                            f"(stream sequence {sequence}, first {mine.sequence})", envelope["id"])
-                await msg.term()
-            return  # a redelivery of what we have open: it is answered when decided
-        existing = await self._decision(key)
-        if existing is not None and existing.get("seq") not in (None, sequence):
-            self._refuse("replayed_id", f"from NATS user {user}: request id {envelope['id']} was already "
-                                        f"decided (stream sequence {existing.get('seq')})", envelope["id"])
-            await msg.term()
-            return
-        message = dict(envelope["message"])
-        deadline = envelope.get("deadline")
-        left = (deadline - time.time()) if deadline is not None else None
-        if existing is None and left is not None and left <= 0:
-            await self._expire(msg, user, envelope, key)
-            return
-        if left is not None and left <= 0:
-            left = None  # decided elsewhere already: recorded below with that answer, nobody is asked
-        if left is not None:  # the person's pause allowance included, it ends by the agent's deadline
-            message["timeout"] = min(float(message.get("timeout") or left), left / (1 + PAUSE_ALLOWANCE))
-        request = RelayedRequest(key=key, user=user, unique=envelope["id"], sequence=sequence, msg=msg,
-                                 connection=cast("Connection", None), deadline=deadline)
-        connection = self._connection(user, envelope, functools.partial(self._answer, request))
-        if connection is None:
-            await msg.term()
-            return
-        request.connection = connection
-        if existing is not None:  # answered while we were away: recorded here with that answer, no prompt
-            request.elsewhere.set_result(existing)
-        self.requests[key] = request
-        log.debug("relay: %r from %s", request, user)
-        connection.received(_line(message))
-
-    def _connection(self, user: str, envelope: dict[str, Any], send: Any) -> Connection | None:
-        """A core connection for one relayed message, with the remote identity; None if the hello is refused."""
-        hello = decode(_line({"v": envelope["message"].get("v", 1), "type": "hello",
-                              "client": envelope.get("client", {})}))
-        if isinstance(hello, Refusal) or not isinstance(hello, models.Hello):
-            reason = hello.message if isinstance(hello, Refusal) else "not a hello"
-            self._refuse("relay_envelope", f"from NATS user {user}: its client information: {reason}",
-                         envelope["id"])
-            self._spawn(self._write(names.decision_key(user, envelope["id"]), _error_reply(
-                envelope["id"], envelope["message"].get("type"), "invalid_message", reason), None))
-            return None
-        connection = Connection(self.context, PeerCredentials(None, NO_UID, None), send, lambda: None)
-        info = hello.client
-        connection.identity = Identity(agent=f"{user}/{info.agent or 'agent'}", pid=info.pid, cwd=info.cwd,
-                                       host=info.host, git_branch=info.git_branch, relay_user=user)
-        return connection
-
-    def _answer(self, request: RelayedRequest, payload: bytes) -> None:
-        """The connection's answer (decision, batch_decision or error): written, once."""
-        if request.answered or request.connection.closed:
-            return
-        request.answered = True
-        self._spawn(self._write(request.key, json.loads(payload), request))
 
     async def _write(self, key: str, reply: dict[str, Any], request: RelayedRequest | None) -> None:
         """Create the decision's key (exactly once, whoever writes); retried through a reconnect."""
@@ -365,7 +378,7 @@ class RelayApprover:
                 except KeyWrongLastSequenceError:
                     existing = await self._decision(key)
                     if existing is not None and existing.get("approver") != self.name:
-                        self._answered_elsewhere(key, existing, ours=reply)
+                        self._app(self._answered_elsewhere, key, existing, True)
                     break
                 except (TimeoutError, nats.errors.Error, OSError) as exc:
                     if time.time() > stop:
@@ -376,26 +389,140 @@ class RelayApprover:
                 with contextlib.suppress(Exception):
                     await request.msg.ack()
         finally:
-            if request is not None and self.requests.get(key) is request:
-                del self.requests[key]
+            if request is not None:
+                self._app(self._forget, request)
 
-    async def _expire(self, msg: Any, user: str, envelope: dict[str, Any], key: str) -> None:
+    async def _decision(self, key: str) -> dict[str, Any] | None:
+        from nats.js.errors import KeyNotFoundError
+
+        try:
+            entry = await self.kv.get(key)
+        except KeyNotFoundError:
+            return None
+        try:
+            return names.decode_decision(entry.value or b"")
+        except ValueError:
+            return {"approver": "?", "reply": {}}
+
+    async def _decision_seen(self, msg: Any) -> None:
+        try:
+            value = names.decode_decision(msg.data)
+        except ValueError:
+            return
+        if value.get("approver") != self.name:
+            self._app(self._seen_elsewhere, msg.subject.removeprefix(f"{names.KV_SUBJECT_ROOT}."), value)
+
+    async def _heartbeat(self, msg: Any) -> None:
+        user = names.user_of_subject(msg.subject, names.ALIVE_ROOT)
+        try:
+            ids = json.loads(msg.data).get("ids", [])
+        except (ValueError, AttributeError):
+            return
+        if user is not None and isinstance(ids, list):
+            self._app(self._alive, [names.decision_key(user, str(unique)) for unique in ids])
+
+    async def _in_progress(self, messages: list[Any]) -> None:
+        for msg in messages:
+            with contextlib.suppress(Exception):
+                await msg.in_progress()
+
+    async def _error(self, error: Exception) -> None:
+        log.warning("relay: NATS: %s", error)
+
+    async def _reconnected(self) -> None:
+        self.connected_at = time.monotonic()
+        log.info("relay: reconnected to %s", self.address.shown)
+
+    async def _disconnected(self) -> None:
+        if not self.closing:
+            log.info("relay: disconnected from %s", self.address.shown)
+
+    # -- the app's loop: requests through the core ----------------------------------------------------
+
+    def _ask(self, msg: Any, user: str, envelope: dict[str, Any], key: str,
+             existing: dict[str, Any] | None) -> Action:
+        sequence = msg.metadata.sequence.stream
+        mine = self.requests.get(key)
+        if mine is not None:
+            if mine.sequence == sequence:
+                return ("open", None)  # a redelivery of what we have open: answered when decided
+            self._refuse("replayed_id", f"from NATS user {user}: request id {envelope['id']} again "
+                                        f"(stream sequence {sequence}, first {mine.sequence})", envelope["id"])
+            return ("term", None)
+        if existing is not None and existing.get("seq") not in (None, sequence):
+            self._refuse("replayed_id", f"from NATS user {user}: request id {envelope['id']} was already "
+                                        f"decided (stream sequence {existing.get('seq')})", envelope["id"])
+            return ("term", None)
+        message = dict(envelope["message"])
+        deadline = envelope.get("deadline")
+        left = (deadline - time.time()) if deadline is not None else None
+        if existing is None and left is not None and left <= 0:
+            return self._expire(user, envelope, key)
+        opened: list[RelayedRequest] = []  # the request the connection's answer belongs to, once made
+        connection = self._connection(user, envelope, lambda payload: self._answer(opened[0], payload))
+        if connection is None:
+            return ("write", _error_reply(envelope["id"], message.get("type"), "invalid_message",
+                                          "the client information is not valid"))
+        if left is not None and left > 0:  # the person's pause allowance included, it ends by the agent's deadline
+            message["timeout"] = min(float(message.get("timeout") or left), left / (1 + PAUSE_ALLOWANCE))
+        request = RelayedRequest(key=key, user=user, unique=envelope["id"], sequence=sequence, msg=msg,
+                                 connection=connection, deadline=deadline,
+                                 elsewhere=self.app_loop.create_future())
+        opened.append(request)
+        if existing is not None:  # answered while we were away: recorded here with that answer, no prompt
+            request.elsewhere.set_result(existing)
+        self.requests[key] = request
+        log.debug("relay: %r from %s", request, user)
+        connection.received(_line(message))
+        return ("open", None)
+
+    def _connection(self, user: str, envelope: dict[str, Any], send: Callable[[bytes], None]) -> Connection | None:
+        """A core connection for one relayed message, with the remote identity; None if the hello is refused."""
+        hello = decode(_line({"v": envelope["message"].get("v", 1), "type": "hello",
+                              "client": envelope.get("client", {})}))
+        if isinstance(hello, Refusal) or not isinstance(hello, models.Hello):
+            reason = hello.message if isinstance(hello, Refusal) else "not a hello"
+            self._refuse("relay_envelope", f"from NATS user {user}: its client information: {reason}",
+                         envelope["id"])
+            return None
+        connection = Connection(self.context, PeerCredentials(None, NO_UID, None), send, lambda: None)
+        info = hello.client
+        connection.identity = Identity(agent=f"{user}/{info.agent or 'agent'}", pid=info.pid, cwd=info.cwd,
+                                       host=info.host, git_branch=info.git_branch, relay_user=user)
+        return connection
+
+    def _answer(self, request: RelayedRequest, payload: bytes) -> None:
+        """The connection's answer (decision, batch_decision or error): written, once."""
+        if request.answered or request.connection.closed:
+            return
+        request.answered = True
+        writing = self._nats(self._write(request.key, json.loads(payload), request))
+        if writing is not None:
+            self._writing.add(writing)
+            writing.add_done_callback(lambda done: self._app(self._writing.discard, done))  # in the NATS thread
+
+    def _forget(self, request: RelayedRequest) -> None:
+        if self.requests.get(request.key) is request:
+            del self.requests[request.key]
+
+    def _tell(self, user: str, envelope: dict[str, Any]) -> None:
+        """A notice or end of session: the core's own handlers (audit, the tray; session memory)."""
+        connection = self._connection(user, envelope, lambda payload: None)
+        if connection is not None:
+            connection.received(_line(envelope["message"]))
+
+    def _expire(self, user: str, envelope: dict[str, Any], key: str) -> Action:
         """Past its deadline on arrival (the approvers were away): a deny by ``timeout``, recorded,
         nobody asked: the agent has stopped waiting and denied it the same way."""
-        checked = decode(_line(envelope["message"]))
         connection = self._connection(user, envelope, lambda payload: None)
-        if connection is None:
-            await msg.term()
-            return
-        if isinstance(checked, Refusal):
-            connection.refuse(checked)
-            reply = json.loads(encode(checked.reply()))
-        else:
-            reply = self._expired_reply(connection.identity, cast("models.Asking", checked))
+        checked = decode(_line(envelope["message"]))
+        if connection is None or isinstance(checked, Refusal):
+            if isinstance(checked, Refusal) and connection is not None:
+                connection.refuse(checked)
+            return ("term", None)
         self.broker.audit.record_event("relay", "expired", f"{key}: past its deadline when it arrived; denied by "
                                                            "timeout")
-        await self._write(key, reply, None)
-        await msg.ack()
+        return ("write", self._expired_reply(connection.identity, cast("models.Asking", checked)))
 
     def _expired_reply(self, identity: Identity, message: models.Asking) -> dict[str, Any]:
         from ..core.calls.risk import assess
@@ -413,71 +540,45 @@ class RelayApprover:
         return dict(json.loads(encode(models.BatchDecision(id=message.id, decisions=[
             models.CallDecision.of(verdict, index=index) for index, verdict in enumerate(verdicts)]))))
 
-    # -- other approvers, agents' heartbeats, withdrawals ------------------------------------------
-
-    async def _decision(self, key: str) -> dict[str, Any] | None:
-        from nats.js.errors import KeyNotFoundError
-
-        try:
-            entry = await self.kv.get(key)
-        except KeyNotFoundError:
-            return None
-        try:
-            return names.decode_decision(entry.value or b"")
-        except ValueError:
-            return {"approver": "?", "reply": {}}
-
-    async def _decision_seen(self, msg: Any) -> None:
-        key = msg.subject.removeprefix(f"{names.KV_SUBJECT_ROOT}.")
+    def _seen_elsewhere(self, key: str, value: dict[str, Any]) -> None:
         request = self.requests.get(key)
-        if request is None or request.elsewhere.done():
-            return
-        try:
-            value = names.decode_decision(msg.data)
-        except ValueError:
-            return
-        if value.get("approver") != self.name:
+        if request is not None and not request.elsewhere.done():
             request.elsewhere.set_result(value)
 
-    def _answered_elsewhere(self, key: str, value: dict[str, Any], ours: dict[str, Any] | None = None) -> None:
+    def _answered_elsewhere(self, key: str, value: dict[str, Any], ours_came_second: bool = False) -> None:
         """Another approver's answer stands: recorded, so both audit logs say who decided."""
         reply = value.get("reply", {})
         decisions = [reply] if reply.get("type") == "decision" else list(reply.get("decisions", []))
         summary = ", ".join(f"{d.get('decision')} by {d.get('decided_by')}" for d in decisions) or reply.get("code")
         detail = f"{key}: answered by approver {value.get('approver')}: {summary}"
-        if ours is not None:
+        if ours_came_second:
             detail += " (this app's answer came second and was not used)"
         self.broker.audit.record_event("relay", "answered_elsewhere", detail)
 
-    async def _heartbeat(self, msg: Any) -> None:
-        user = names.user_of_subject(msg.subject, names.ALIVE_ROOT)
-        if user is None:
-            return
-        try:
-            ids = json.loads(msg.data).get("ids", [])
-        except (ValueError, AttributeError):
-            return
+    def _alive(self, keys: list[str]) -> None:
         now = time.monotonic()
-        for unique in ids if isinstance(ids, list) else ():
-            request = self.requests.get(names.decision_key(user, str(unique)))
+        for key in keys:
+            request = self.requests.get(key)
             if request is not None:
                 request.last_seen = now
 
-    async def _keep_alive(self) -> None:
+    @property
+    def _check_interval(self) -> float:
+        return min(ACK_WAIT / 3, self.agent_silence / 4)
+
+    def _check_open_requests(self) -> None:
         """Our open requests stay ours (``in_progress``); a silent agent's are withdrawn."""
-        while True:
-            await asyncio.sleep(min(ACK_WAIT / 3, self.agent_silence / 4))
-            now = time.monotonic()
-            connected_long = (self.nc.is_connected and self.connected_at is not None
-                              and now - self.connected_at > self.agent_silence)
-            for request in list(self.requests.values()):
-                if request.answered:
-                    continue
-                with contextlib.suppress(Exception):
-                    await request.msg.in_progress()
-                if connected_long and now - request.last_seen > self.agent_silence:
-                    log.debug("relay: no heartbeat for %s: the agent is gone", request.key)
-                    self._withdraw(request.key, "agent gone")
+        now = time.monotonic()
+        connected = self.nc is not None and self.nc.is_connected and self.connected_at is not None
+        connected_long = connected and now - cast("float", self.connected_at) > self.agent_silence
+        open_requests = [request for request in self.requests.values() if not request.answered]
+        if open_requests and connected:
+            self._nats(self._in_progress([request.msg for request in open_requests]))
+        for request in open_requests:
+            if connected_long and now - request.last_seen > self.agent_silence:
+                log.debug("relay: no heartbeat for %s: the agent is gone", request.key)
+                self._withdraw(request.key, "agent gone")
+        self._checking = self.app_loop.call_later(self._check_interval, self._check_open_requests)
 
     def _withdraw(self, key: str, why: str) -> None:
         """Withdraw an open request (its prompt disappears; the answer is a deny by ``cancelled``)."""
@@ -491,23 +592,10 @@ class RelayApprover:
         log.warning("relay: refused (%s): %s", code, printable(detail, 200))
         self.context.audit_refusal(code, detail, None, None, message_id)
 
-    # -- NATS callbacks ------------------------------------------------------------------------
 
-    async def _error(self, error: Exception) -> None:
-        log.warning("relay: NATS: %s", error)
-
-    async def _reconnected(self) -> None:
-        self.connected_at = time.monotonic()
-        log.info("relay: reconnected to %s", self.address.shown)
-
-    async def _disconnected(self) -> None:
-        if not self.closing:
-            log.info("relay: disconnected from %s", self.address.shown)
-
-    def _spawn(self, work: Any) -> None:
-        task = asyncio.get_running_loop().create_task(work)
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+def _log_failure(done: concurrent.futures.Future[None]) -> None:
+    if not done.cancelled() and (exc := done.exception()) is not None:
+        log.error("relay: %s", exc, exc_info=exc)
 
 
 def _line(message: dict[str, Any]) -> bytes:

@@ -39,7 +39,14 @@ def test_two_approvers_racing_write_one_decision_and_agree_who_made_it(
                                                                for n in range(6)])
     assert stored_decisions(nats_server) == 6  # one value per request, whoever answered first
     got = [result["decision"]["decision"] for result in results]
-    yes.stop()  # each writes the decisions it made before it goes
+
+    def heard_of_the_other() -> int:
+        return sum(event["code"] == "answered_elsewhere" for approver in (yes, no) for event in approver.events("relay"))
+
+    deadline = time.monotonic() + WAIT  # the agent has its answers; the second approver may still be writing
+    while heard_of_the_other() < 6 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    yes.stop()
     no.stop()
     by_request: dict[str, list[str]] = {}
     for approver in (yes, no):
