@@ -108,7 +108,7 @@ def round_trips(url: str, socket_path: str, rounds: int) -> dict[str, list[float
                "nats": Client(url=relay_url, agent=BENCH_AGENT, session=BENCH_SESSION)}
     times: dict[str, list[float]] = {name: [] for name in clients}
     try:
-        for name, client in clients.items():  # warm up: connect, first import, first JIT of everything
+        for client in clients.values():  # warm up: connect, first import, first JIT of everything
             for _ in range(5):
                 client.request(BENCH_TOOL, BENCH_ARGS)
         for _ in range(rounds):

@@ -68,8 +68,8 @@ async def main() -> None:
     parser.add_argument("--race", default="allow")
     parser.add_argument("--silence", type=float, default=20.0)
     args = parser.parse_args()
-    options = ServiceOptions(socket_path=args.folder / "sock" / "approver.sock", audit_path=args.folder / "audit.sqlite3",
-                             policy_path=None, state_path=None)
+    options = ServiceOptions(socket_path=args.folder / "sock" / "approver.sock",
+                             audit_path=args.folder / "audit.sqlite3", policy_path=None, state_path=None)
     service = ApproverService(options, Person(args.race))
     await service.start()
     relay = RelayApprover(service.broker, parse(args.url, args.creds), name=args.name, agent_silence=args.silence)

@@ -47,9 +47,9 @@ def test_the_tray_answers_relayed_requests_with_its_policy(tmp_path: Path, nats_
         assert (first["decision"]["decision"], first["decision"]["decided_by"]) == ("allow_once", "policy")
         (denied,) = run_agent(url, [{"op": "request", "tool": "deploy", "args": {"env": "prod"}}])
         assert (denied["decision"]["decision"], denied["decision"]["note"]) == ("deny", "not from CI")
-        local = subprocess.run([sys.executable, "-m", "desktop_approver", "request", "--socket", str(tmp_path / "s.sock"),
-                                "--tool", "deploy", "--args", "{}"], env=child_env(), capture_output=True, text=True,
-                               timeout=WAIT)
+        local = subprocess.run([sys.executable, "-m", "desktop_approver", "request", "--socket",
+                                str(tmp_path / "s.sock"), "--tool", "deploy", "--args", "{}"], env=child_env(),
+                               capture_output=True, text=True, timeout=WAIT)
         assert local.returncode == 1 and "not from CI" in local.stdout  # local agents keep the socket
     finally:
         tray.terminate()
