@@ -71,6 +71,12 @@ def add_socket(parser: argparse.ArgumentParser) -> None:
                              "$XDG_RUNTIME_DIR/desktop-approver/approver.sock)")
 
 
+def add_nats_creds(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--nats-creds", metavar="FILE",
+                        help="with DESKTOP_APPROVER_URL=nats://...: the agent's NATS credentials, a .creds file or "
+                             "one line user:password (default: $DESKTOP_APPROVER_NATS_CREDS)")
+
+
 def add_app_options(parser: argparse.ArgumentParser) -> None:
     add_socket(parser)
     parser.add_argument("--policy", metavar="PATH",
@@ -234,11 +240,13 @@ def build_parser(with_module_commands: bool | Sequence[str] = True) -> argparse.
     request.add_argument("--hints", metavar="JSON", help='tool hints, e.g. {"read_only": true} (shown, never trusted)')
     request.add_argument("--agent", metavar="NAME", help="the agent's name shown to the person")
     add_socket(request)
+    add_nats_creds(request)
     request.set_defaults(handler=cmd_request)
 
     status = commands.add_parser("status", help="is the app running? its socket, pending count and mode")
     status.add_argument("--json", action="store_true", help="print one JSON object")
     add_socket(status)
+    add_nats_creds(status)
     status.set_defaults(handler=cmd_status)
 
     for name, module_name in COMMANDS_WITH_MODULES.items():
@@ -266,6 +274,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if argv[0] in alone and not {"-h", "--help"} & set(argv):
         wanted = [argv[0]] if argv[0] in COMMANDS_WITH_MODULES else []
     args = build_parser(with_module_commands=wanted).parse_args(argv)
+    if getattr(args, "nats_creds", None):  # where every client of this process looks (desktop_approver.urls)
+        import os
+
+        os.environ["DESKTOP_APPROVER_NATS_CREDS"] = args.nats_creds
     try:
         return int(args.handler(args) or 0)
     except KeyboardInterrupt:

@@ -93,3 +93,7 @@ def test_the_cli_reaches_the_relay_through_the_environment(tmp_path: Path, nats_
     denied = subprocess.run([sys.executable, "-m", "desktop_approver", "request", "--tool", "deny", "--args", "{}"],
                             capture_output=True, text=True, env=env, timeout=30)
     assert denied.returncode == 1 and '"not on a Friday"' in denied.stdout
+    del env["DESKTOP_APPROVER_NATS_CREDS"]  # the same credentials as an option
+    status = subprocess.run([sys.executable, "-m", "desktop_approver", "status", "--json", "--nats-creds", str(creds)],
+                            capture_output=True, text=True, env=env, timeout=30)
+    assert status.returncode == 0 and '"user": "alice"' in status.stdout, status.stderr
