@@ -106,3 +106,11 @@ def test_a_relayed_identity_never_gets_its_claimed_directory_trusted(tmp_path: P
         assert claimed.answered is None  # the person decides
     finally:
         audit.close()
+
+
+def test_the_relay_imports_no_qt() -> None:
+    code = ("import sys, desktop_approver.relay.approver, desktop_approver.relay.agent\n"
+            "print(sorted({m.split('.')[0] for m in sys.modules} & {'PySide6', 'qasync', 'shiboken6'}))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=ROOT,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert done.stdout.strip() == "[]", done.stderr
