@@ -97,3 +97,27 @@ def test_the_cli_reaches_the_relay_through_the_environment(tmp_path: Path, nats_
     status = subprocess.run([sys.executable, "-m", "desktop_approver", "status", "--json", "--nats-creds", str(creds)],
                             capture_output=True, text=True, env=env, timeout=30)
     assert status.returncode == 0 and '"user": "alice"' in status.stdout, status.stderr
+
+
+def test_the_hook_and_run_go_through_the_relay_unchanged(tmp_path: Path, nats_server: NatsServer,
+                                                         approvers: list[Approver]) -> None:
+    import json
+    import subprocess
+    import sys
+
+    from tests.relay.conftest import child_env
+
+    approver = Approver(tmp_path, nats_server.user_url("desk", "x"), "desk")
+    approvers.append(approver)
+    env = child_env(DESKTOP_APPROVER_URL=nats_server.user_url("alice", "pw"))
+    event = {"session_id": "cc-7", "cwd": str(tmp_path), "hook_event_name": "PreToolUse", "tool_name": "Bash",
+             "tool_input": {"command": "npm test"}}
+    hook = subprocess.run([sys.executable, "-m", "desktop_approver", "hook", "claude-code"], input=json.dumps(event),
+                          capture_output=True, text=True, env=env, timeout=30)
+    assert "the test person does not know Bash" in hook.stdout, (hook.stdout, hook.stderr)
+    assert approver.expect("asked", suffix=" Bash").split()[2].startswith("alice/")
+    marker = tmp_path / "ran"
+    run = subprocess.run([sys.executable, "-m", "desktop_approver", "run", "--", "touch", str(marker)],
+                         capture_output=True, text=True, env=env, timeout=30)
+    assert run.returncode == 1 and not marker.exists(), run.stderr  # denied: never ran
+    approver.expect("asked", suffix=" Bash")
