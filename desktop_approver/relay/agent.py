@@ -84,6 +84,8 @@ class AgentLink:
         self.reconnected = asyncio.Event()
         self.connected_once = False
         self.failed: ApproverError | None = None
+        self.last_error: str | None = None
+        """What nats-py last reported (a refused certificate, a refused password): said when connecting fails."""
         self.closed = False
         self._buffer = b""
         self._heartbeat: asyncio.Task[None] | None = None
@@ -106,8 +108,9 @@ class AgentLink:
                 max_reconnect_attempts=1, reconnect_time_wait=0.25, error_cb=self._error,
                 reconnected_cb=self._reconnected, disconnected_cb=self._disconnected), timeout)
         except (TimeoutError, OSError, nats.errors.Error) as exc:
+            reason = _reason(exc) if self.last_error is None else f"{_reason(exc)} ({self.last_error})"
             raise ApproverUnavailable(f"desktop-approver's NATS server at {self.address.shown} refused or did not "
-                                      f"answer: {_reason(exc)}") from None
+                                      f"answer: {reason}") from None
         # Connected: from now on reconnect without end; each request's deadline bounds the wait.
         self.nc.options["max_reconnect_attempts"] = -1
         self.js = self.nc.jetstream(timeout=PUBLISH_TIMEOUT)
@@ -327,7 +330,7 @@ class AgentLink:
     # -- NATS callbacks --------------------------------------------------------------------------
 
     async def _error(self, error: Exception) -> None:
-        text = _reason(error)
+        text = self.last_error = _reason(error)
         if "permissions violation" in text.lower() or "authorization" in text.lower():
             self._fail(ApproverUnavailable(f"the NATS server at {self.address.shown} refused user "
                                            f"{self.address.user!r}: {text}"))

@@ -204,6 +204,8 @@ class RelayApprover:
                 await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(self._disconnect(), self.nats_loop))
             self.nats_loop.call_soon_threadsafe(self.nats_loop.stop)
             self._thread.join(CLOSE_WAIT)
+        elif self._thread.ident is None:  # never started: its loop never ran
+            self.nats_loop.close()
         self.context.close()
 
     # -- handing work over --------------------------------------------------------------------------

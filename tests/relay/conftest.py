@@ -100,7 +100,7 @@ class Approver:
     """``approver_proc.py`` in a process: the app's core service with a relay and a scripted person."""
 
     def __init__(self, tmp: Path, url: str, name: str, *, creds: Path | None = None, race: str = "allow",
-                 silence: float = 20.0) -> None:
+                 silence: float = 20.0, env: dict[str, str] | None = None) -> None:
         self.name = name
         self.folder = tmp / f"approver-{name}"
         self.folder.mkdir()
@@ -110,8 +110,8 @@ class Approver:
         if creds is not None:
             command += ["--creds", str(creds)]
         with open(self.folder / "stderr", "wb") as stderr:
-            self.process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=stderr, env=child_env(),
-                                            text=True, bufsize=1)
+            self.process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=stderr,
+                                            env=child_env(**(env or {})), text=True, bufsize=1)
         self.lines: list[str] = []
         self.expect("ready")
 

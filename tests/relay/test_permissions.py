@@ -156,3 +156,31 @@ def test_what_does_not_fit_is_refused_and_audited(tmp_path: Path, nats_server: N
     assert [(row["request_id"], row["decision"]) for row in rows] == [("once1", "allow_once")]  # answered once
     assert stored_decisions(nats_server) == 2  # once1's answer and bad1's error: nothing else was written
     assert approver.lines == []
+
+
+def test_over_tls_with_a_private_ca(tmp_path: Path, approvers: list[Approver]) -> None:
+    """``tls://`` verifies the server's certificate: with ``SSL_CERT_FILE`` naming the private CA it
+    works; without it the agent is refused (fail closed), never talks in the clear."""
+    import shutil
+    import subprocess
+
+    if shutil.which("openssl") is None:
+        pytest.skip("no openssl to make a certificate")
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=127.0.0.1",
+                    "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", str(tmp_path / "key.pem"),
+                    "-out", str(tmp_path / "cert.pem")], check=True, capture_output=True)
+    config = tmp_path / "tls.conf"
+    config.write_text(SAMPLE.read_text().replace("# tls {", "tls {").replace(
+        '#   cert_file: "/etc/nats/server-cert.pem"', f'  cert_file: "{tmp_path / "cert.pem"}"').replace(
+        '#   key_file:  "/etc/nats/server-key.pem"', f'  key_file: "{tmp_path / "key.pem"}"').replace("# }", "}"))
+    server = NatsServer(tmp_path, config=config).start()
+    trust = {"SSL_CERT_FILE": str(tmp_path / "cert.pem")}
+    try:
+        approvers.append(Approver(tmp_path, f"tls://desk:change-me-desk@127.0.0.1:{server.port}", "desk", env=trust))
+        url = f"tls://ci:change-me-ci@127.0.0.1:{server.port}"
+        (allowed,) = run_agent(url, [{"op": "request", "tool": "allow", "args": {}}], env=trust)
+        assert allowed["decision"]["decision"] == "allow_once"
+        (untrusted,) = run_agent(url, [{"op": "request", "tool": "allow", "args": {}}])
+        assert untrusted["error"] == "ApproverUnavailable" and "certificate verify failed" in untrusted["message"]
+    finally:
+        server.stop()
