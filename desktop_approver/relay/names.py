@@ -28,8 +28,11 @@ BUCKET = "approver_decisions"
 KV_STREAM = f"KV_{BUCKET}"
 KV_SUBJECT_ROOT = f"$KV.{BUCKET}"
 MSG_ID_HEADER = "Nats-Msg-Id"
-RETENTION_SECONDS = 24 * 3600.0
-"""How long requests and decisions stay on the server (the stream's and the bucket's max age)."""
+RETENTION_SECONDS = 49 * 3600.0
+"""How long requests and decisions stay on the server (the stream's and the bucket's max age): past
+the latest deadline a request can have (the protocol's longest timeout, 24 h, doubled by the pause
+allowance), so a request is never dropped while it may still be answered. An approver that joins
+reads what is still there, and records the requests already answered with their answers."""
 
 _TOKEN = re.compile(r"[A-Za-z0-9_-]{1,64}")
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]+")
