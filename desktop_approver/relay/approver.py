@@ -271,6 +271,7 @@ class RelayApprover:
     async def _connect(self) -> None:
         import nats
         from nats.js import api
+        from nats.js.errors import BadRequestError
 
         self.nc = await asyncio.wait_for(nats.connect(
             **self.address.connect_options(), name=f"desktop-approver {self.name}", connect_timeout=2,
@@ -279,11 +280,19 @@ class RelayApprover:
         self.nc.options["max_reconnect_attempts"] = -1  # connected: reconnect without end from now on
         self.connected_at = time.monotonic()
         js = self.nc.jetstream(timeout=5)
-        await js.add_stream(api.StreamConfig(
-            name=names.STREAM, subjects=[f"{names.SUBJECT_ROOT}.>"], storage=api.StorageType.FILE,
-            max_age=names.RETENTION_SECONDS, duplicate_window=120.0))
-        self.kv = await js.create_key_value(api.KeyValueConfig(
-            bucket=names.BUCKET, history=1, storage=api.StorageType.FILE, ttl=names.RETENTION_SECONDS, direct=True))
+        try:
+            await js.add_stream(api.StreamConfig(
+                name=names.STREAM, subjects=[f"{names.SUBJECT_ROOT}.>"], storage=api.StorageType.FILE,
+                max_age=names.RETENTION_SECONDS, duplicate_window=120.0))
+        except BadRequestError as exc:  # there already, set up otherwise (an operator's, an older version's)
+            log.warning("relay: using the stream %s as it is: %s", names.STREAM, exc)
+        try:
+            self.kv = await js.create_key_value(api.KeyValueConfig(
+                bucket=names.BUCKET, history=1, storage=api.StorageType.FILE, ttl=names.RETENTION_SECONDS,
+                direct=True))
+        except BadRequestError as exc:
+            log.warning("relay: using the bucket %s as it is: %s", names.BUCKET, exc)
+            self.kv = await js.key_value(names.BUCKET)
         await self.nc.subscribe(f"{names.KV_SUBJECT_ROOT}.>", cb=self._decision_seen)
         await self.nc.subscribe(f"{names.ALIVE_ROOT}.>", cb=self._heartbeat)
         self._subscription = await js.pull_subscribe(
