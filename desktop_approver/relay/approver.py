@@ -313,13 +313,20 @@ class RelayApprover:
                 log.debug("relay: fetch failed (%r); again", exc)
                 await asyncio.sleep(RECONNECT_WAIT / 4)
                 continue
-            for msg in batch:
-                try:
-                    await self._take(msg)
-                except Exception:  # one bad message never stops the others
-                    log.exception("relay: handling %s failed", printable(msg.subject, 120))
-                    with contextlib.suppress(Exception):
-                        await msg.term()
+            keys = [_key_of(msg) for msg in batch]
+            if len(set(keys)) == len(keys):  # no two about one request (a cancel after its request): at once
+                await asyncio.gather(*(self._take_safely(msg) for msg in batch))
+            else:
+                for msg in batch:
+                    await self._take_safely(msg)
+
+    async def _take_safely(self, msg: Any) -> None:
+        try:
+            await self._take(msg)
+        except Exception:  # one bad message never stops the others
+            log.exception("relay: handling %s failed", printable(msg.subject, 120))
+            with contextlib.suppress(Exception):
+                await msg.term()
 
     async def _stop_reading(self) -> None:
         if self._runner is not None:
@@ -602,6 +609,17 @@ class RelayApprover:
     def _refuse(self, code: str, detail: str, message_id: str | None = None) -> None:
         log.warning("relay: refused (%s): %s", code, printable(detail, 200))
         self.context.audit_refusal(code, detail, None, None, message_id)
+
+
+def _key_of(msg: Any) -> object:
+    """The decision key a stream message is about, to keep two messages about one request in order;
+    a message that names none is about nothing else (an object of its own)."""
+    user = names.user_of_subject(msg.subject)
+    try:
+        unique = names.decode_envelope(msg.data)["id"]
+    except names.EnvelopeError:
+        return object()
+    return names.decision_key(user, unique) if user is not None else object()
 
 
 def _log_failure(done: concurrent.futures.Future[None]) -> None:
