@@ -9,7 +9,9 @@ a relay (``serve``). One request is remembered for the session (session memory a
 
 1. Round trip: the blocking ``Client``, one request at a time, alternating the socket and
    ``url="nats://..."`` (each client keeps its connection), ``--rounds`` of each.
-2. Throughput: ``--agents`` asyncio clients (each its own NATS connection) send ``--requests`` in
+2. Cold start: ``desktop-approver request`` in a fresh process each time (as a hook runs), the same
+   remembered call, through the socket and with ``DESKTOP_APPROVER_URL=nats://...``, alternating.
+3. Throughput: ``--agents`` asyncio clients (each its own NATS connection) send ``--requests`` in
    all at once, across two approver processes that answer them with a policy rule; every request
    is answered once (the bucket holds exactly one decision each).
 """
@@ -123,6 +125,25 @@ def round_trips(url: str, socket_path: str, rounds: int) -> dict[str, list[float
     return times
 
 
+def cold_starts(url: str, socket_path: str, rounds: int) -> dict[str, list[float]]:
+    import json
+
+    base = {k: v for k, v in os.environ.items() if not k.startswith("DESKTOP_APPROVER_")}
+    base.update(PYTHONPATH=str(ROOT), DESKTOP_APPROVER_AGENT=BENCH_AGENT)
+    ways = {"socket": {**base, "DESKTOP_APPROVER_SOCKET": socket_path},
+            "nats": {**base, "DESKTOP_APPROVER_URL": url.replace("://", f"://{NATS_USER}:x@")}}
+    command = [sys.executable, "-m", "desktop_approver", "request", "--session", BENCH_SESSION, "--tool", BENCH_TOOL,
+               "--args", json.dumps(BENCH_ARGS)]
+    times: dict[str, list[float]] = {name: [] for name in ways}
+    for _ in range(rounds):
+        for name, env in ways.items():
+            started = time.perf_counter()
+            done = subprocess.run(command, env=env, capture_output=True, text=True, cwd="/")
+            times[name].append(time.perf_counter() - started)
+            assert done.returncode == 0 and '"session"' in done.stdout, done.stderr
+    return times
+
+
 async def throughput(url: str, requests: int, agents: int) -> float:
     from desktop_approver import AsyncClient
 
@@ -166,6 +187,7 @@ def main() -> None:
         return
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=300)
+    parser.add_argument("--cold", type=int, default=15, help="cold starts of `request` each way")
     parser.add_argument("--requests", type=int, default=1000)
     parser.add_argument("--agents", type=int, default=50)
     args = parser.parse_args()
@@ -182,6 +204,10 @@ def main() -> None:
             print(f"  {name:6}  median {ms(values, 50):6.2f}   p90 {ms(values, 90):6.2f}   p99 {ms(values, 99):6.2f}")
         added = ms(times["nats"], 50) - ms(times["socket"], 50)
         print(f"  NATS adds {added:.2f} ms at the median ({ms(times['nats'], 50) / ms(times['socket'], 50):.1f}x)")
+        starts = cold_starts(url, str(folder / "one.sock"), args.cold)
+        print(f"cold start of `desktop-approver request`, {args.cold} each, interleaved (ms):")
+        for name, values in starts.items():
+            print(f"  {name:6}  median {ms(values, 50):6.1f}   min {min(values) * 1000:6.1f}")
         approvers.append(start_approver(url, folder, "two", policy))
         before = asyncio.run(stored(url))
         seconds = asyncio.run(throughput(url, args.requests, args.agents))

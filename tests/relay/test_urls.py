@@ -114,3 +114,12 @@ def test_the_relay_imports_no_qt() -> None:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=ROOT,
                           env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert done.stdout.strip() == "[]", done.stderr
+
+
+def test_nats_loads_without_aiohttp_and_the_agent_may_still_import_it() -> None:
+    pytest.importorskip("aiohttp")  # only then is there something to keep out
+    code = ("import sys\nfrom desktop_approver.relay.agent import import_nats\nimport_nats()\n"
+            "print('aiohttp' in sys.modules)\nimport aiohttp\nprint(aiohttp.__name__)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=ROOT,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert done.stdout.split() == ["False", "aiohttp"], done.stderr
