@@ -82,3 +82,20 @@ def test_a_server_restart_loses_nothing_and_answers_each_request_once(
     assert stored_decisions(nats_server) == 3
     approver.stop()
     assert [(r["decision"], r["decided_by"]) for r in approver.decisions()] == [("allow_once", "user")] * 3
+
+
+def test_an_approver_started_before_its_server_connects_when_it_comes(tmp_path: Path,
+                                                                      approvers: list[Approver]) -> None:
+    import threading
+
+    server = NatsServer(tmp_path)  # not started yet
+    later = threading.Timer(1.0, server.start)
+    later.start()
+    try:
+        approvers.append(Approver(tmp_path, server.user_url("desk", "x"), "desk"))  # waits until ready
+        later.join()
+        (result,) = run_agent(server.user_url("alice", "pw"), [{"op": "request", "tool": "allow", "args": {}}])
+        assert result["decision"]["decision"] == "allow_once"
+    finally:
+        later.join()
+        server.stop()
