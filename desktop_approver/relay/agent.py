@@ -103,7 +103,6 @@ class AgentLink:
         self.waiting: dict[str, str] = {}            # client's id -> unique id
         self.tasks: set[asyncio.Task[None]] = set()
         self.reconnected = asyncio.Event()
-        self.connected_once = False
         self.failed: ApproverError | None = None
         self.last_error: str | None = None
         """What nats-py last reported (a refused certificate, a refused password): said when connecting fails."""
