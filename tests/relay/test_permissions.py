@@ -72,6 +72,7 @@ def test_wrong_credentials_are_refused(tmp_path: Path, sample_server: NatsServer
     assert result["error"] == "ApproverUnavailable" and "refused or did not answer" in result["message"]
     assert "guess" not in result["message"]
     assert stored_decisions(sample_server, "desk", "change-me-desk") == 0
+    assert 'authentication error - User "ci"' in sample_server.log.read_text()  # the server's record of it
 
 
 def test_an_agent_cannot_publish_as_another_read_anothers_decisions_or_write_any(
@@ -107,6 +108,9 @@ def test_an_agent_cannot_publish_as_another_read_anothers_decisions_or_write_any
     assert (decision["decision"], decision["decided_by"]) == ("deny", "timeout")  # the app's answer, not ci's
     assert stored_decisions(sample_server, "desk", "change-me-desk") == 1
     assert approver.lines == []  # the forged request never reached the person
+    # The server records each refusal with the user; none of them reached the app to be audited there.
+    violations = [line for line in sample_server.log.read_text().splitlines() if '"APPROVALS/user:ci"' in line]
+    assert len([line for line in violations if "Violation" in line]) >= 5, violations
 
 
 def test_a_permission_the_server_refuses_fails_the_agent_closed(tmp_path: Path, approvers: list[Approver]) -> None:
