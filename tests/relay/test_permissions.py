@@ -27,8 +27,9 @@ def sample_server(tmp_path: Path) -> Iterator[NatsServer]:
     server.stop()
 
 
-def raw(server: NatsServer, user: str, password: str, work: Any) -> list[str]:
-    """Run ``work(nc)`` as ``user`` with a plain nats-py connection; the server's complaints."""
+def raw(server: NatsServer, user: str, password: str, work: Any, complaints_expected: int = 0) -> list[str]:
+    """Run ``work(nc)`` as ``user`` with a plain nats-py connection; the server's complaints (waited
+    for until there are ``complaints_expected``)."""
     import nats
 
     complaints: list[str] = []
@@ -42,7 +43,9 @@ def raw(server: NatsServer, user: str, password: str, work: Any) -> list[str]:
         try:
             await work(nc)
             await nc.flush()
-            await asyncio.sleep(0.2)  # a permission error comes back after the flush's PONG at the latest
+            deadline = time.monotonic() + 10
+            while len(complaints) < complaints_expected and time.monotonic() < deadline:
+                await asyncio.sleep(0.01)  # the error callbacks run as tasks of their own
         finally:
             await nc.close()
 
@@ -98,7 +101,7 @@ def test_an_agent_cannot_publish_as_another_read_anothers_decisions_or_write_any
             await nc.request(f"$JS.API.DIRECT.GET.KV_approver_decisions.$KV.approver_decisions.buildbox.{unique}",
                              b"", timeout=0.5)
 
-    complaints = raw(sample_server, "ci", "change-me-ci", attempts)
+    complaints = raw(sample_server, "ci", "change-me-ci", attempts, complaints_expected=6)
     refused = " ".join(complaints).lower()
     for subject in ("approver.req.buildbox.x", f"approver_decisions.buildbox.{unique}",
                     f"approver_decisions.ci.{unique}", "stream.delete", "direct.get"):
