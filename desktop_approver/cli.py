@@ -175,6 +175,10 @@ def cmd_status(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps({"running": True, **{k: v for k, v in status.items() if k not in ("v", "type", "id")}}))
         return 0
+    if status.get("relay"):  # answered by the NATS relay transport itself (desktop_approver.relay.agent)
+        print(f"desktop-approver's NATS relay at {status['relay']} as user {status.get('user')}: "
+              f"{'connected' if status.get('connected') else 'reconnecting'}, {status.get('pending', 0)} waiting")
+        return 0
     mode = status.get("mode", "?")
     if status.get("mode_until"):
         import time

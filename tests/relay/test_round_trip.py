@@ -97,6 +97,10 @@ def test_the_cli_reaches_the_relay_through_the_environment(tmp_path: Path, nats_
     status = subprocess.run([sys.executable, "-m", "desktop_approver", "status", "--json", "--nats-creds", str(creds)],
                             capture_output=True, text=True, env=env, timeout=30)
     assert status.returncode == 0 and '"user": "alice"' in status.stdout, status.stderr
+    plain = subprocess.run([sys.executable, "-m", "desktop_approver", "status", "--nats-creds", str(creds)],
+                           capture_output=True, text=True, env=env, timeout=30)
+    assert plain.stdout.strip() == f"desktop-approver's NATS relay at {nats_server.url} as user alice: connected, " \
+                                   "0 waiting", plain.stderr
 
 
 def test_the_hook_and_run_go_through_the_relay_unchanged(tmp_path: Path, nats_server: NatsServer,
