@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Any
 from . import wire
 from ._client_base import CONNECT_TIMEOUT, ClientProtocol, IdleClosed, unavailable
 from .errors import ApproverError, ApproverUnavailable, Unauthorized
-from .paths import resolve_socket_path
-from .transport import AsyncConnection, AsyncTransport, UnixSocketTransport
+from .transport import AsyncConnection, AsyncTransport
+from .urls import open_transport
 from .vocabulary import NoticeKind, ShowWhat
 
 if TYPE_CHECKING:
@@ -27,15 +27,18 @@ __all__ = ["AsyncClient"]
 class AsyncClient:
     """``await AsyncClient().request(tool, args)``: never blocks the agent's event loop.
 
+    ``url`` (or ``DESKTOP_APPROVER_URL``) may name the app elsewhere: ``nats://host:4222`` goes
+    through the NATS relay (:mod:`desktop_approver.urls`, the ``relay`` extra).
     ``transport`` replaces the unix socket (e.g. :class:`desktop_approver.testing.FakeApprover`).
     """
 
     def __init__(self, socket_path: str | os.PathLike[str] | None = None, *, agent: str | None = None,
                  session: str | None = None, token: str | None = None,
-                 connect_timeout: float = CONNECT_TIMEOUT, transport: AsyncTransport | None = None) -> None:
-        if transport is not None and socket_path is not None:
-            raise TypeError("give a socket_path or a transport, not both")
-        self.transport: AsyncTransport = transport or UnixSocketTransport(resolve_socket_path(socket_path))
+                 connect_timeout: float = CONNECT_TIMEOUT, transport: AsyncTransport | None = None,
+                 url: str | None = None) -> None:
+        if transport is not None and (socket_path is not None or url is not None):
+            raise TypeError("give a socket_path, a url or a transport, not more than one")
+        self.transport: AsyncTransport = transport or open_transport(socket_path, url)
         self.protocol = ClientProtocol(agent=agent, session=session, token=token)
         self.connect_timeout = connect_timeout
         self._connection: AsyncConnection | None = None

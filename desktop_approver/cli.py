@@ -60,6 +60,8 @@ COMMAND_HELP = {
 
 SOCKET_HELP = ("the app's socket (default: $DESKTOP_APPROVER_SOCKET, then "
                "$XDG_RUNTIME_DIR/desktop-approver/approver.sock)")
+NATS_CREDS_HELP = ("with DESKTOP_APPROVER_URL=nats://...: the agent's NATS credentials, a .creds file or "
+                   "one line user:password (default: $DESKTOP_APPROVER_NATS_CREDS)")
 REQUEST_OPTIONS = (
     Option("--tool", required=True, help="the tool's name, e.g. Bash or write_file"),
     Option("--args", required=True, metavar="JSON", help="the call's arguments, a JSON object ('-' reads stdin)"),
@@ -71,6 +73,7 @@ REQUEST_OPTIONS = (
     Option("--hints", metavar="JSON", help='tool hints, e.g. {"read_only": true} (shown, never trusted)'),
     Option("--agent", metavar="NAME", help="the agent's name shown to the person"),
     Option("--socket", metavar="PATH", help=SOCKET_HELP),
+    Option("--nats-creds", metavar="FILE", help=NATS_CREDS_HELP),
 )
 """``request``'s options, declared once (:mod:`.commands.argv`): it runs once per call a script guards."""
 
@@ -94,6 +97,10 @@ def add_socket(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--socket", metavar="PATH", help=SOCKET_HELP)
 
 
+def add_nats_creds(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--nats-creds", metavar="FILE", help=NATS_CREDS_HELP)
+
+
 def add_app_options(parser: argparse.ArgumentParser) -> None:
     add_socket(parser)
     parser.add_argument("--policy", metavar="PATH",
@@ -112,6 +119,12 @@ def add_app_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--require-token", action="store_true",
                         help="refuse clients that do not present the token kept in the keyring "
                              "(for forwarded sockets; see `desktop-approver token`)")
+    parser.add_argument("--relay", metavar="URL",
+                        help="also answer agents on other machines through a NATS server with JetStream, "
+                             "e.g. nats://host:4222 or tls://host:4222 (needs the relay extra; see README, "
+                             "\"Agents on other machines\")")
+    parser.add_argument("--relay-creds", metavar="FILE",
+                        help="the approver's NATS credentials for --relay: a .creds file, or one line user:password")
     parser.add_argument("--history-days", type=_positive_days, metavar="DAYS",
                         help="delete audit entries older than this, at start and daily (default: keep all)")
     parser.add_argument("--session-idle", type=_positive_hours, metavar="HOURS",
@@ -188,6 +201,10 @@ def cmd_status(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps({"running": True, **{k: v for k, v in status.items() if k not in ("v", "type", "id")}}))
         return 0
+    if status.get("relay"):  # answered by the NATS relay transport itself (desktop_approver.relay.agent)
+        print(f"desktop-approver's NATS relay at {status['relay']} as user {status.get('user')}: "
+              f"{'connected' if status.get('connected') else 'reconnecting'}, {status.get('pending', 0)} waiting")
+        return 0
     mode = status.get("mode", "?")
     if status.get("mode_until"):
         import time
@@ -209,10 +226,14 @@ def cmd_tray(args: argparse.Namespace) -> int:
         if (exc.name or "").split(".")[0] not in APP_DEPENDENCIES:
             raise
         return fail(f"the tray app needs the [app] extra (pip install 'desktop-approver[app]'): {exc}", 1)
+    from .relay.address import AddressError
+
     try:
         return run_app(args, demo=args.command == "demo")
     except TokenStoreUnavailable as exc:
         return fail(f"--require-token: {exc}", 1)
+    except AddressError as exc:
+        return fail(f"--relay: {exc}", 1)
 
 
 def build_parser(with_module_commands: bool | Sequence[str] = True) -> argparse.ArgumentParser:
@@ -246,6 +267,7 @@ def build_parser(with_module_commands: bool | Sequence[str] = True) -> argparse.
     status = commands.add_parser("status", help="is the app running? its socket, pending count and mode")
     status.add_argument("--json", action="store_true", help="print one JSON object")
     add_socket(status)
+    add_nats_creds(status)
     status.set_defaults(handler=cmd_status)
 
     for name, module_name in COMMANDS_WITH_MODULES.items():
@@ -295,6 +317,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if argv[0] in alone and not {"-h", "--help"} & set(argv):
         wanted = [argv[0]] if argv[0] in COMMANDS_WITH_MODULES else []
     args = _read_quickly(argv) or build_parser(with_module_commands=wanted).parse_args(argv)
+    if getattr(args, "nats_creds", None):  # where every client of this process looks (desktop_approver.urls)
+        import os
+
+        os.environ["DESKTOP_APPROVER_NATS_CREDS"] = args.nats_creds
     try:
         return int(args.handler(args) or 0)
     except KeyboardInterrupt:

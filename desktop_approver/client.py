@@ -19,8 +19,7 @@ import time
 from . import wire
 from ._client_base import CONNECT_TIMEOUT, ClientProtocol, IdleClosed, unavailable
 from .errors import ApproverUnavailable, Unauthorized
-from .paths import resolve_socket_path
-from .transport import UnixSocketTransport
+from .urls import open_transport
 
 TYPE_CHECKING = False  # typing's own flag would import typing, which a hook (once per tool call) does not need
 if TYPE_CHECKING:
@@ -41,16 +40,19 @@ class Client:
     closing closes its connection when it is garbage collected, so it never keeps one of the
     app's connection slots for nothing.
 
+    ``url`` (or ``DESKTOP_APPROVER_URL``) may name the app elsewhere: ``nats://host:4222`` goes
+    through the NATS relay (:mod:`desktop_approver.urls`, the ``relay`` extra).
     ``transport`` replaces the unix socket (e.g. :class:`desktop_approver.testing.FakeApprover`
     in an agent's tests); everything above the bytes is the same code either way.
     """
 
     def __init__(self, socket_path: str | os.PathLike[str] | None = None, *, agent: str | None = None,
                  session: str | None = None, token: str | None = None,
-                 connect_timeout: float = CONNECT_TIMEOUT, transport: Transport | None = None) -> None:
-        if transport is not None and socket_path is not None:
-            raise TypeError("give a socket_path or a transport, not both")
-        self.transport: Transport = transport or UnixSocketTransport(resolve_socket_path(socket_path))
+                 connect_timeout: float = CONNECT_TIMEOUT, transport: Transport | None = None,
+                 url: str | None = None) -> None:
+        if transport is not None and (socket_path is not None or url is not None):
+            raise TypeError("give a socket_path, a url or a transport, not more than one")
+        self.transport: Transport = transport or open_transport(socket_path, url)
         self.protocol = ClientProtocol(agent=agent, session=session, token=token)
         self.connect_timeout = connect_timeout
         self._connection: Connection | None = None

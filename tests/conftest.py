@@ -34,7 +34,7 @@ def private_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.M
     runtime.mkdir(mode=0o700)
     monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
     for name in ("DESKTOP_APPROVER_SOCKET", "DESKTOP_APPROVER_TOKEN", "DESKTOP_APPROVER_SESSION",
-                 "DESKTOP_APPROVER_AGENT"):
+                 "DESKTOP_APPROVER_AGENT", "DESKTOP_APPROVER_URL", "DESKTOP_APPROVER_NATS_CREDS"):
         monkeypatch.delenv(name, raising=False)
     return home
 

@@ -31,6 +31,8 @@ from .transport.limits import Limits
 from .transport.server import ApproverServer
 
 if TYPE_CHECKING:
+    from ..relay.address import RelayAddress
+    from ..relay.approver import RelayApprover
     from .policy import PolicyWatcher
 
 log = logging.getLogger(__name__)
@@ -57,6 +59,8 @@ class ServiceOptions:
     """Prune the audit log of entries older than this, at start and daily; None keeps everything."""
     limits: Limits = field(default_factory=Limits)
     """Connections, unread replies, idle time and unfinished lines (``core/transport/limits.py``)."""
+    relay: RelayAddress | None = None
+    """Also answer requests relayed over NATS (``--relay``, ``desktop_approver/relay/``); None: the socket only."""
 
     @classmethod
     def from_args(cls, args: Any) -> ServiceOptions:
@@ -71,7 +75,7 @@ class ServiceOptions:
             from .transport.tokens import TokenStore, make_token_check
 
             token_check = make_token_check(TokenStore().reader())
-        return cls(socket_path=paths.resolve_socket_path(getattr(args, "socket", None)),
+        return cls(relay=_relay_address(args), socket_path=paths.resolve_socket_path(getattr(args, "socket", None)),
                    audit_path=Path(args.audit_db) if getattr(args, "audit_db", None) else paths.default_audit_path(),
                    policy_path=Path(args.policy) if getattr(args, "policy", None) else paths.default_policy_path(),
                    state_path=paths.default_state_path(),
@@ -102,6 +106,7 @@ class ApproverService:
         self.broker.problems = self.problems       # one dict: status reports what the tray shows
         self._prune_handle: asyncio.TimerHandle | None = None
         self._audit_watch: asyncio.TimerHandle | None = None
+        self.relay: RelayApprover | None = None
 
     def __repr__(self) -> str:
         return f"<ApproverService problems={sorted(self.problems)} {self.broker!r}>"
@@ -111,6 +116,11 @@ class ApproverService:
         if self.policy_watcher is not None:
             self.policy_watcher.start()
         await self.server.start()
+        if self.options.relay is not None:  # the relay (nats-py) loads only when asked for
+            from ..relay.approver import RelayApprover
+
+            self.relay = RelayApprover(self.broker, self.options.relay)
+            await self.relay.start()
         self._watch_audit()
         moved = self.audit.moved_aside
         if moved is not None:
@@ -125,6 +135,8 @@ class ApproverService:
             self._prune_daily()
 
     async def close(self) -> None:
+        if self.relay is not None:
+            await self.relay.close()
         if self.policy_watcher is not None:
             self.policy_watcher.stop()
         if self._prune_handle is not None:
@@ -182,3 +194,18 @@ class ApproverService:
 
     def _audit_mode(self, mode: str, reason: str | None) -> None:
         self.audit.record_event("mode", mode, reason)
+
+
+def _relay_address(args: Any) -> RelayAddress | None:
+    """``--relay URL`` with ``--relay-creds FILE``; raises ``relay.address.AddressError`` when they
+    cannot be used or the relay extra is missing (the tray says so and does not start)."""
+    url = getattr(args, "relay", None)
+    if not url:
+        return None
+    import importlib.util
+
+    from ..relay.address import AddressError, parse
+
+    if importlib.util.find_spec("nats") is None:
+        raise AddressError("--relay needs the relay extra: pip install 'desktop-approver[relay]'")
+    return parse(url, getattr(args, "relay_creds", None))

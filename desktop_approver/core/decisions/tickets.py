@@ -39,6 +39,7 @@ class Identity:
     peer_exe: str | None = None       # /proc/<peer_pid>/exe, where readable
     peer_cwd: str | None = None       # /proc/<peer_pid>/cwd, where readable and the peer is no relay
     cwd_agrees: bool | None = None    # the claimed cwd is the real one (None: nothing to compare)
+    relay_user: str | None = None     # the NATS user a relayed request came from (the server vouches for it)
 
     @property
     def pid_verified(self) -> bool:
@@ -46,7 +47,12 @@ class Identity:
 
     @property
     def policy_cwd(self) -> str | None:
-        """The cwd rules match: the kernel's where it tells, else (forwarded sockets) the claim."""
+        """The cwd rules match: the kernel's where it tells, else (forwarded sockets) the claim.
+
+        A request relayed over NATS has no kernel to tell, and its claim must never lower a level
+        or satisfy a rule's directory: none (the risk is read from the claim too, the worse kept)."""
+        if self.relay_user is not None:
+            return self.peer_cwd
         return self.peer_cwd or self.cwd
 
     @property
@@ -56,7 +62,8 @@ class Identity:
     def as_dict(self) -> dict[str, Any]:
         return {"agent": self.agent, "pid": self.pid, "cwd": self.cwd, "host": self.host,
                 "git_branch": self.git_branch, "peer_pid": self.peer_pid, "peer_uid": self.peer_uid,
-                "peer_exe": self.peer_exe, "peer_cwd": self.peer_cwd, "cwd_agrees": self.cwd_agrees}
+                "peer_exe": self.peer_exe, "peer_cwd": self.peer_cwd, "cwd_agrees": self.cwd_agrees,
+                "relay_user": self.relay_user}
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,506 @@
+"""The agent's side of the relay: a transport that speaks the protocol's lines over NATS.
+
+:class:`RelayTransport` plugs into the clients' transport seam (:mod:`desktop_approver.transport`),
+so :class:`~desktop_approver.client.Client`, :class:`~desktop_approver.async_client.AsyncClient`,
+the CLI, the hook and every adapter run their own code unchanged. Each line the client writes is
+translated here:
+
+- ``hello`` is kept (its client information travels with each request) and answered ``welcome``;
+- ``request`` and ``batch`` are published to the stream on ``approver.req.<user>.<agent>`` under a
+  new, globally unique id (the client's ids are per process) with ``Nats-Msg-Id`` set to it, so a
+  publish retried after a reconnect is stored once; the answer is the decision key's first value,
+  seen by a subscription as it is written, and read with a direct get after each reconnect;
+- ``cancel`` publishes a cancel (the approvers withdraw the prompt and answer ``deny``); closing the
+  connection cancels what is still waiting, and a heartbeat on ``approver.alive.<user>.<agent>``
+  lets the approvers withdraw the requests of an agent that died without a word;
+- ``notice`` and ``end_session`` are published for every approver; ``status`` is answered here
+  (connected, and what this agent waits for); ``sessions`` and ``revoke`` are refused
+  (``unknown_type``): session memory lives in each approver's app, ask it there.
+
+Fails closed, within the request's time: an unreachable server or refused credentials raise
+:class:`~desktop_approver.errors.ApproverUnavailable` at connect; a permission the server refuses
+fails the connection the same way; past the request's deadline (``timeout`` stretched by the pause
+allowance, as the app counts it) the answer is a ``deny`` by ``timeout``, or ``ApproverUnavailable``
+when the server was not reachable to ask.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import os
+import queue
+import sys
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from types import ModuleType
+from typing import Any
+
+from .. import __version__, wire
+from ..errors import ApproverError, ApproverUnavailable
+from . import names
+from .address import RelayAddress
+
+log = logging.getLogger(__name__)
+
+DEFAULT_TIMEOUT = 300.0
+"""A request without its own ``timeout`` gets the app's default, written into the envelope so
+approver and agent count the same deadline."""
+PAUSE_ALLOWANCE = 1.0
+"""As ``core.decisions.tickets.PAUSE_ALLOWANCE``: the person may stretch a wait to twice its timeout."""
+DEADLINE_GRACE = 3.0
+"""Seconds past the approver's latest moment before the agent stops waiting for its decision."""
+HEARTBEAT_SECONDS = 5.0
+"""How often an agent with requests waiting says it is still there (``approver.alive``)."""
+RECHECK_SECONDS = 30.0
+"""How often a waiting request reads its key anyway (a decision missed while reconnecting)."""
+PUBLISH_TIMEOUT = 2.0
+CONNECT_TIMEOUT = 5.0
+"""At least this long to reach the server: the clients' default (1 s) is for a local socket."""
+
+
+def import_nats() -> ModuleType:
+    """nats-py, without the aiohttp it would bring along.
+
+    nats-py imports aiohttp, when installed, for its WebSocket transport alone (``ws://``; added
+    in nats-io/nats.py#356 with aiohttp optional), which the relay never uses. In an agent that has
+    not imported aiohttp itself that doubles the import (0.9 s against 0.4 s on the test machine,
+    paid by every hook call), so nats-py is imported with aiohttp hidden, and unhidden after: the
+    agent can still import aiohttp. Only nats-py's WebSocket transport goes without it.
+    """
+    if "nats" in sys.modules or "aiohttp" in sys.modules:
+        import nats
+
+        return nats
+    sys.modules["aiohttp"] = None  # type: ignore[assignment]  # None: "import aiohttp" raises ImportError
+    try:
+        import nats
+        import nats.js
+    finally:
+        if "aiohttp" in sys.modules and sys.modules["aiohttp"] is None:
+            del sys.modules["aiohttp"]
+    return nats
+
+
+class AgentLink:
+    """One client connection over NATS, on an asyncio loop: lines in (:meth:`feed`), lines out (``emit``).
+
+    ``emit(data)`` hands reply bytes to the client; ``emit(exc)`` (an :class:`ApproverError`) fails
+    the connection with that reason.
+    """
+
+    def __init__(self, address: RelayAddress, emit: Callable[[bytes | ApproverError], None]) -> None:
+        self.address = address
+        self._emit = emit
+        self.nc: Any = None
+        self.js: Any = None
+        self.client: dict[str, Any] = {}
+        self.agent = "agent"
+        self.waiting: dict[str, str] = {}            # client's id -> unique id
+        self.tasks: set[asyncio.Task[None]] = set()
+        self.reconnected = asyncio.Event()
+        self.failed: ApproverError | None = None
+        self.last_error: str | None = None
+        """What nats-py last reported (a refused certificate, a refused password): said when connecting fails."""
+        self.closed = False
+        self._buffer = b""
+        self._heartbeat: asyncio.Task[None] | None = None
+
+    def __repr__(self) -> str:
+        return (f"<AgentLink {self.address.shown} user={self.address.user} agent={self.agent!r} "
+                f"waiting={len(self.waiting)}{' failed' if self.failed else ''}{' closed' if self.closed else ''}>")
+
+    async def open(self, timeout: float) -> None:
+        try:
+            nats = import_nats()
+        except ModuleNotFoundError as exc:
+            raise ApproverUnavailable(f"a NATS URL needs the relay extra (pip install 'desktop-approver[relay]'): "
+                                      f"{exc}") from None
+        timeout = max(timeout, CONNECT_TIMEOUT)
+        try:
+            self.nc = await asyncio.wait_for(nats.connect(
+                **self.address.connect_options(), name=f"desktop-approver agent {os.getpid()}",
+                inbox_prefix=names.inbox_prefix(self.address.user), connect_timeout=max(1, round(timeout)),
+                max_reconnect_attempts=1, reconnect_time_wait=0.25, error_cb=self._error,
+                reconnected_cb=self._reconnected, disconnected_cb=self._disconnected), timeout)
+        except (TimeoutError, OSError, nats.errors.Error) as exc:
+            reason = _reason(exc) if self.last_error is None else f"{_reason(exc)} ({self.last_error})"
+            raise ApproverUnavailable(f"desktop-approver's NATS server at {self.address.shown} refused or did not "
+                                      f"answer: {reason}") from None
+        # Connected: from now on reconnect without end; each request's deadline bounds the wait.
+        self.nc.options["max_reconnect_attempts"] = -1
+        self.js = self.nc.jetstream(timeout=PUBLISH_TIMEOUT)
+        self._heartbeat = asyncio.get_running_loop().create_task(self._beat())
+        log.debug("opened %r", self)
+
+    async def close(self) -> None:
+        """The client hung up: what it still waits for is cancelled for every approver."""
+        if self.closed:
+            return
+        self.closed = True
+        if self._heartbeat is not None:
+            self._heartbeat.cancel()
+        if self.nc is not None and self.nc.is_connected:
+            for unique in list(self.waiting.values()):
+                with contextlib.suppress(Exception):
+                    await self._publish_cancel(unique)
+        for task in list(self.tasks):
+            task.cancel()
+        if self.nc is not None:
+            with contextlib.suppress(Exception):
+                await self.nc.close()
+        log.debug("closed %r", self)
+
+    # -- lines from the client ----------------------------------------------------------------
+
+    def feed(self, data: bytes) -> None:
+        self._buffer += data
+        *lines, self._buffer = self._buffer.split(b"\n")
+        for line in lines:
+            if line.strip():
+                self._line(line)
+
+    def _line(self, line: bytes) -> None:
+        try:
+            message = json.loads(line)
+        except (UnicodeDecodeError, json.JSONDecodeError):
+            self._reply({"type": "error", "code": "invalid_json", "message": "the relay could not read a line"})
+            return
+        if not isinstance(message, dict):
+            return
+        kind, message_id = message.get("type"), message.get("id")
+        if kind == "hello":
+            self.client = dict(message.get("client") or {})
+            self.agent = str(self.client.get("agent") or "agent")
+            self._reply({"type": "welcome", "server": "desktop-approver", "version": __version__,
+                         "default_timeout": DEFAULT_TIMEOUT, "max_line_bytes": wire.MAX_LINE_BYTES,
+                         "peer": {"pid": None, "uid": None}, "relay": self.address.shown})
+        elif kind in ("request", "batch"):
+            self._start(self._ask(message))
+        elif kind == "cancel":
+            unique = self.waiting.get(str(message_id))
+            if unique is None:
+                self._reply({"type": "error", "id": message_id, "in_reply_to": "cancel", "code": "unknown_id",
+                             "message": f"no pending request {message_id!r}"})
+            else:
+                self._start(self._publish_cancel(unique))
+        elif kind in ("notice", "end_session"):
+            self._start(self._tell(message))
+        elif kind == "status":
+            self._reply({"type": "status_reply", "id": message_id, "version": __version__, "pid": None,
+                         "socket": self.address.shown, "relay": self.address.shown, "user": self.address.user,
+                         "pending": len(self.waiting), "mode": "relay", "connected": bool(self.nc.is_connected)})
+        else:
+            self._reply({"type": "error", "id": message_id, "in_reply_to": kind, "code": "unknown_type",
+                         "message": f"{kind} is not available over the NATS relay: session memory lives in each "
+                                    "approver's app (use its Sessions window)"})
+
+    def _start(self, work: Any) -> None:
+        task = asyncio.get_running_loop().create_task(work)
+        self.tasks.add(task)
+        task.add_done_callback(self._task_done)
+
+    def _task_done(self, task: asyncio.Task[None]) -> None:
+        self.tasks.discard(task)
+        if not task.cancelled() and (exc := task.exception()) is not None:
+            self._fail(exc if isinstance(exc, ApproverError) else
+                       ApproverUnavailable(f"the NATS relay failed: {_reason(exc)}"))
+
+    def _reply(self, message: dict[str, Any]) -> None:
+        if not self.closed:
+            self._emit(wire.encode({"v": wire.PROTOCOL_VERSION, **message}))
+
+    def _fail(self, failure: ApproverError) -> None:
+        if self.failed is None and not self.closed:
+            self.failed = failure
+            log.debug("failed %r: %s", self, failure)
+            self._emit(failure)
+
+    # -- a request's way -----------------------------------------------------------------------
+
+    async def _ask(self, message: dict[str, Any]) -> None:
+        local_id = str(message.get("id"))
+        unique = uuid.uuid4().hex
+        timeout = message.get("timeout")
+        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0:
+            timeout = DEFAULT_TIMEOUT
+        sent_at = time.time()
+        deadline = time.monotonic() + timeout * (1 + PAUSE_ALLOWANCE) + DEADLINE_GRACE
+        envelope = {"relay": names.RELAY_VERSION, "id": unique, "client": self.client, "sent_at": sent_at,
+                    "deadline": sent_at + timeout * (1 + PAUSE_ALLOWANCE),
+                    "message": {**message, "id": unique, "timeout": timeout}}
+        user = self.address.user
+        decided: asyncio.Future[bytes] = asyncio.get_running_loop().create_future()
+
+        async def seen(msg: Any) -> None:
+            if msg.data and not decided.done():
+                decided.set_result(msg.data)
+
+        self.waiting[local_id] = unique
+        subscription = await self.nc.subscribe(names.decision_subject(user, unique), cb=seen)
+        try:
+            await self._publish(names.request_subject(user, self.agent), names.encode(envelope), unique, deadline)
+            value = await self._await_decision(unique, decided, deadline)
+        finally:
+            self.waiting.pop(local_id, None)
+            with contextlib.suppress(Exception):
+                await subscription.unsubscribe()
+        if value is None:
+            note = "no approver answered before the deadline (NATS relay)"
+            count = len(message.get("calls") or ()) if message.get("type") == "batch" else 1
+            self._reply(_timeout_reply(message, local_id, note, count))
+            return
+        reply = dict(value["reply"])
+        reply["id"] = local_id
+        self._reply(reply)
+
+    async def _publish(self, subject: str, payload: bytes, message_id: str, deadline: float) -> None:
+        """Publish to the stream until it is stored (the same ``Nats-Msg-Id``: stored once), or the deadline."""
+        import nats
+
+        while True:
+            try:
+                await self.js.publish(subject, payload, headers={names.MSG_ID_HEADER: message_id})
+                return
+            except (nats.errors.NoRespondersError, nats.js.errors.NoStreamResponseError):
+                raise ApproverUnavailable(f"no approver has set up the relay on {self.address.shown} "
+                                          f"(no stream takes {subject})") from None
+            except (TimeoutError, nats.errors.Error, OSError) as exc:
+                if time.monotonic() >= deadline:
+                    raise ApproverUnavailable(f"the NATS server at {self.address.shown} did not store the request "
+                                              f"before its deadline: {_reason(exc)}") from None
+                log.debug("publish of %s not stored yet (%s): again", message_id, _reason(exc))
+                await asyncio.sleep(0.25)
+
+    async def _await_decision(self, unique: str, decided: asyncio.Future[bytes],
+                              deadline: float) -> dict[str, Any] | None:
+        """The decision's value; None at the deadline (no approver wrote one in time)."""
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                break
+            self.reconnected.clear()
+            recheck: asyncio.Future[Any] = asyncio.ensure_future(self.reconnected.wait())
+            try:
+                await asyncio.wait((decided, recheck), timeout=min(left, RECHECK_SECONDS),
+                                   return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                recheck.cancel()
+            if decided.done():
+                return names.decode_decision(decided.result())
+            if (value := await self._get(unique)) is not None:
+                return value
+        value = await self._get(unique)  # the last word: it may have come while we were away
+        if value is not None:
+            return value
+        if not self.nc.is_connected:
+            raise ApproverUnavailable(f"the NATS server at {self.address.shown} was not reachable before the "
+                                      "request's deadline")
+        return None
+
+    async def _get(self, unique: str) -> dict[str, Any] | None:
+        """The decision by direct get (None: none yet, or the server is not reachable now)."""
+        import nats
+
+        try:
+            msg = await self.nc.request(names.direct_get_subject(self.address.user, unique), b"",
+                                        timeout=PUBLISH_TIMEOUT)
+        except (TimeoutError, nats.errors.Error, OSError) as exc:
+            log.debug("direct get of %s failed: %s", unique, _reason(exc))
+            return None
+        if not msg.data:  # a status message: 404, no such key yet
+            return None
+        try:
+            return names.decode_decision(msg.data)
+        except ValueError:
+            log.warning("ignored a malformed relay decision for %s", unique)
+            return None
+
+    async def _publish_cancel(self, unique: str) -> None:
+        envelope = {"relay": names.RELAY_VERSION, "id": unique, "client": self.client, "sent_at": time.time(),
+                    "message": {"v": wire.PROTOCOL_VERSION, "type": "cancel", "id": unique}}
+        await self._publish(names.request_subject(self.address.user, self.agent), names.encode(envelope),
+                            f"{unique}-cancel", time.monotonic() + PUBLISH_TIMEOUT * 2)
+
+    async def _tell(self, message: dict[str, Any]) -> None:
+        """A notice or end of session, for every approver; answered once the stream stored it."""
+        unique = uuid.uuid4().hex
+        envelope = {"relay": names.RELAY_VERSION, "id": unique, "client": self.client, "sent_at": time.time(),
+                    "message": {**message, "id": unique}}
+        await self._publish(names.request_subject(self.address.user, self.agent), names.encode(envelope), unique,
+                            time.monotonic() + PUBLISH_TIMEOUT * 3)
+        if message.get("type") == "notice":
+            self._reply({"type": "noticed", "id": message.get("id")})
+        else:  # each approver forgets on its own; none answers for the others
+            self._reply({"type": "session_ended", "id": message.get("id"), "forgotten": 0})
+
+    async def _beat(self) -> None:
+        """While requests wait: say so, so the approvers can tell a live agent from a dead one."""
+        while True:
+            if self.waiting and self.nc.is_connected:
+                payload = names.encode({"relay": names.RELAY_VERSION, "ids": sorted(self.waiting.values())})
+                with contextlib.suppress(Exception):
+                    await self.nc.publish(names.alive_subject(self.address.user, self.agent), payload)
+            await asyncio.sleep(HEARTBEAT_SECONDS)
+
+    # -- NATS callbacks --------------------------------------------------------------------------
+
+    async def _error(self, error: Exception) -> None:
+        text = self.last_error = _reason(error)
+        if "permissions violation" in text.lower() or "authorization" in text.lower():
+            self._fail(ApproverUnavailable(f"the NATS server at {self.address.shown} refused user "
+                                           f"{self.address.user!r}: {text}"))
+        else:
+            log.debug("NATS: %s", text)
+
+    async def _reconnected(self) -> None:
+        log.debug("reconnected %r", self)
+        self.reconnected.set()
+
+    async def _disconnected(self) -> None:
+        log.debug("disconnected %r", self)
+
+
+def _timeout_reply(message: dict[str, Any], local_id: str, note: str, count: int) -> dict[str, Any]:
+    """The deny by ``timeout`` the approver writes at the same deadline."""
+    decision = {"decision": "deny", "decided_by": "timeout", "note": note}
+    if message.get("type") == "batch":
+        return {"type": "batch_decision", "id": local_id,
+                "decisions": [{**decision, "index": index} for index in range(count)]}
+    return {"type": "decision", "id": local_id, **decision}
+
+
+def _reason(exc: BaseException) -> str:
+    return str(exc) or type(exc).__name__
+
+
+# -- the transport the clients use ------------------------------------------------------------------
+
+
+class RelayTransport:
+    """``Client(url="nats://host:4222")``: the app's protocol over NATS (see the module docstring)."""
+
+    def __init__(self, address: RelayAddress) -> None:
+        self.relay = address
+
+    @property
+    def address(self) -> str:
+        return self.relay.shown
+
+    def __repr__(self) -> str:
+        return f"RelayTransport({self.relay.shown!r}, user={self.relay.user!r})"
+
+    def connect(self, timeout: float) -> ThreadedConnection:
+        connection = ThreadedConnection(self.relay)
+        connection.open(timeout)
+        return connection
+
+    async def connect_async(self, timeout: float) -> LoopConnection:
+        connection = LoopConnection(self.relay)
+        await connection.link.open(timeout)
+        return connection
+
+
+class LoopConnection:
+    """For :class:`~desktop_approver.async_client.AsyncClient`: the link on the caller's loop."""
+
+    def __init__(self, address: RelayAddress) -> None:
+        self._incoming: asyncio.Queue[bytes | ApproverError] = asyncio.Queue()
+        self.link = AgentLink(address, self._incoming.put_nowait)
+        self._closing = False
+
+    def write(self, data: bytes) -> None:
+        self.link.feed(data)
+
+    async def drain(self) -> None:
+        return None
+
+    async def read(self) -> bytes:
+        if self._closing:
+            return b""
+        item = await self._incoming.get()
+        if isinstance(item, ApproverError):
+            raise item
+        return item
+
+    def is_closing(self) -> bool:
+        return self._closing
+
+    def close(self) -> None:
+        if not self._closing:
+            self._closing = True
+            self._incoming.put_nowait(b"")
+            task = asyncio.get_running_loop().create_task(self.link.close())
+            _keep(task)
+
+
+_kept: set[asyncio.Task[None]] = set()
+
+
+def _keep(task: asyncio.Task[None]) -> None:
+    """Hold a fire-and-forget task until it ends (the loop keeps only weak references)."""
+    _kept.add(task)
+    task.add_done_callback(_kept.discard)
+
+
+class ThreadedConnection:
+    """For the blocking :class:`~desktop_approver.client.Client`: the link on a loop of its own, in a thread."""
+
+    def __init__(self, address: RelayAddress) -> None:
+        self._incoming: queue.Queue[bytes | ApproverError] = queue.Queue()
+        self.loop = asyncio.new_event_loop()
+        self.link = AgentLink(address, self._incoming.put)
+        self._thread = threading.Thread(target=self._run, name="desktop-approver-relay", daemon=True)
+        self._closed = False
+        self._ended = False
+
+    def _run(self) -> None:
+        asyncio.set_event_loop(self.loop)
+        self.loop.run_forever()
+
+    def open(self, timeout: float) -> None:
+        self._thread.start()
+        try:
+            opening = asyncio.run_coroutine_threadsafe(self.link.open(timeout), self.loop)
+            opening.result(max(timeout, CONNECT_TIMEOUT) + 1)
+        except BaseException as exc:
+            self.close()
+            if isinstance(exc, ApproverError):
+                raise
+            raise ApproverUnavailable(f"desktop-approver's NATS server did not answer: {_reason(exc)}") from None
+
+    def send(self, data: bytes) -> None:
+        if self._closed:
+            raise ApproverUnavailable("the NATS relay connection is closed")
+        self.loop.call_soon_threadsafe(self.link.feed, data)
+
+    def receive(self, timeout: float) -> bytes:
+        if self._ended:
+            return b""
+        try:
+            item = self._incoming.get(timeout=timeout)
+        except queue.Empty:
+            raise TimeoutError from None
+        if isinstance(item, ApproverError):
+            self._ended = True
+            raise item
+        return item
+
+    def finished(self) -> bool:
+        return self._closed or self._ended or self.link.failed is not None
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        if self._thread.is_alive():
+            with contextlib.suppress(Exception):
+                asyncio.run_coroutine_threadsafe(self.link.close(), self.loop).result(PUBLISH_TIMEOUT * 3)
+            self.loop.call_soon_threadsafe(self.loop.stop)
+            self._thread.join(PUBLISH_TIMEOUT)
+        if not self._thread.is_alive():
+            self.loop.close()

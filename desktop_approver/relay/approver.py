@@ -1,0 +1,653 @@
+"""The approver's side of the relay: requests from the stream, through the app's own broker.
+
+:class:`RelayApprover` (``desktop-approver tray --relay nats://...``) connects with an approver's
+credentials, sets up the stream and the decision bucket when they are missing, and reads every
+request through a durable consumer of its own (each approver sees every request; the first answer
+wins). Qt-free: it talks to the app only through the broker it is given.
+
+Each request goes the way a local one goes, through the same code: the envelope's hello and
+message are fed to a core :class:`~desktop_approver.core.transport.connection.Connection` (the
+validation ladder, the broker's triage, policy, modes, session memory per agent and session, the
+audit log, the person through the decider). Its identity is the remote one: the NATS user taken
+from the subject (the server's permissions let only that user publish there) and what the agent
+claims (agent, host, directory), marked as claims; the agent's name is kept as ``<user>/<agent>``
+so session memory and rules never mix two users' agents, and a claimed directory never lowers a
+level (:attr:`~desktop_approver.core.decisions.tickets.Identity.policy_cwd`).
+
+The answer is written with a create-only put to ``<user>.<id>`` in the bucket: exactly one
+decision exists, whoever sends it. An approver that finds the key taken withdraws its own prompt
+(the dialog closes) and records who answered; the answer seen first is the one both audit logs
+keep, since a prompt still open when another approver's answer arrives is answered with it.
+A request past its deadline is denied by ``timeout``; a cancel, or an agent whose heartbeat stops,
+withdraws it everywhere (``deny`` by ``cancelled``). Requests that do not fit (a wrong subject, a
+malformed envelope, an id replayed under another stream sequence) are refused and audited.
+
+Two loops, one owner each: nats-py runs on a loop of its own in a thread (the connection, the
+stream, the bucket, the stream's messages), so the app's loop (qasync's, under Qt) never runs
+NATS I/O and a slow server never stalls a window; the broker, the connections, the audit log and
+the open requests belong to the app's loop. They hand work to each other with ``call_soon_threadsafe``
+(:meth:`RelayApprover._app`, :meth:`RelayApprover._nats`) and nothing else.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import contextlib
+import json
+import logging
+import socket
+import threading
+import time
+from collections.abc import Callable, Coroutine
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, TypeVar, cast
+
+from ..core.decisions.tickets import PAUSE_ALLOWANCE, CallInfo, Identity, Ticket, Verdict
+from ..core.messages import models
+from ..core.messages.protocol import Refusal, decode, encode, encode_decision
+from ..core.store.logsafe import printable
+from ..core.transport.connection import Connection
+from ..core.transport.context import Context
+from ..core.transport.peercred import PeerCredentials
+from ..vocabulary import DECIDED_BY, DECISIONS, SCOPES, DecidedBy
+from . import names
+from .address import RelayAddress
+
+if TYPE_CHECKING:
+    from ..core.decisions.broker import Broker
+    from ..core.decisions.tickets import Decider
+
+log = logging.getLogger(__name__)
+_T = TypeVar("_T")
+
+ACK_WAIT = 30.0
+"""Seconds the server waits for our ack before redelivering; a request still open is kept alive
+with ``in_progress`` every third of that, so only a dead approver's requests come again."""
+RECONNECT_WAIT = 1.0
+CLOSE_WAIT = 5.0
+"""Seconds a closing approver gives the decisions it made to reach the server."""
+DEFAULT_AGENT_SILENCE = 20.0
+"""Seconds without an agent's heartbeat (``agent.HEARTBEAT_SECONDS``) after which its requests are
+withdrawn: it died without a word."""
+DEFAULT_MAX_PENDING = 1024
+"""Relayed calls that may wait for the person at once (all remote agents together)."""
+NO_UID = cast("int", None)
+"""A remote peer has no uid on this machine; the audit log records none."""
+
+Action = tuple[str, dict[str, Any] | None]
+"""What the NATS side does with a stream message after the app took it: ``("open", None)`` (answered
+later), ``("term", None)`` (refused, never again), ``("ack", None)``, ``("write", reply)`` (write
+this answer, then ack)."""
+
+
+@dataclass(eq=False)
+class RelayedRequest:
+    """One request from the stream while this approver has it open (owned by the app's loop)."""
+
+    key: str
+    user: str
+    unique: str
+    sequence: int
+    msg: Any
+    """The stream message (the NATS loop's: only acked there)."""
+    connection: Connection
+    deadline: float | None
+    elsewhere: asyncio.Future[dict[str, Any]]
+    """Set when another approver's answer for this key is seen first."""
+    last_seen: float = field(default_factory=time.monotonic)
+    answered: bool = False
+
+    def __repr__(self) -> str:
+        return f"<RelayedRequest {self.key} seq={self.sequence}{' answered' if self.answered else ''}>"
+
+
+class RelayDecider:
+    """The app's decider, with relayed tickets raced against the other approvers' answers."""
+
+    def __init__(self, inner: Decider, relay: RelayApprover) -> None:
+        self.inner = inner
+        self.relay = relay
+
+    def __repr__(self) -> str:
+        return f"<RelayDecider over {self.inner!r}>"
+
+    async def decide(self, ticket: Ticket) -> list[Verdict]:
+        user = ticket.identity.relay_user
+        request = self.relay.requests.get(names.decision_key(user, ticket.request_id)) if user else None
+        if request is None:
+            return await self.inner.decide(ticket)
+        if request.elsewhere.done():  # answered before we got to it: nobody is asked
+            return self._theirs(request, ticket)
+        deciding = asyncio.ensure_future(self.inner.decide(ticket))
+        try:
+            either: tuple[asyncio.Future[Any], ...] = (deciding, request.elsewhere)
+            await asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED)
+        except asyncio.CancelledError:
+            deciding.cancel()
+            raise
+        if deciding.done():
+            return deciding.result()
+        deciding.cancel()  # the prompt disappears: another approver answered first
+        with contextlib.suppress(asyncio.CancelledError):
+            await deciding
+        return self._theirs(request, ticket)
+
+    @staticmethod
+    def _theirs(request: RelayedRequest, ticket: Ticket) -> list[Verdict]:
+        value = request.elsewhere.result()
+        log.debug("%s answered elsewhere first, by %s", request.key, printable(str(value.get("approver")), 80))
+        return [_verdict_of(value, call.index) for call in ticket.calls]
+
+
+class RelayApprover:
+    """Answers relayed requests with ``broker``; ``start`` and ``close`` on the app's loop."""
+
+    def __init__(self, broker: Broker, address: RelayAddress, *, name: str | None = None,
+                 agent_silence: float = DEFAULT_AGENT_SILENCE, max_pending: int = DEFAULT_MAX_PENDING) -> None:
+        self.broker = broker
+        self.address = address
+        self.name = name or f"{address.user}@{socket.gethostname()}"
+        self.durable = f"approver-{names.subject_token(self.name)}"
+        self.agent_silence = agent_silence
+        self.context = Context(broker, max_pending_per_client=max_pending, socket_path=address.shown)
+        self.requests: dict[str, RelayedRequest] = {}
+        self.ready = asyncio.Event()
+        """Set once the stream, the bucket and our consumer are there (tests wait for it)."""
+        self.closing = False
+        self.connected_at: float | None = None
+        self._app_loop: asyncio.AbstractEventLoop | None = None
+        self._checking: asyncio.TimerHandle | None = None
+        self._writing: set[concurrent.futures.Future[None]] = set()
+        """Decisions handed to the NATS loop and not written yet (a closing app waits for them)."""
+        # the NATS loop's
+        self.nats_loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._thread_main, name="desktop-approver-relay", daemon=True)
+        self.nc: Any = None
+        self.kv: Any = None
+        self._subscription: Any = None
+        self._runner: asyncio.Task[None] | None = None
+
+    def __repr__(self) -> str:
+        state = "connected" if self.nc is not None and self.nc.is_connected else "disconnected"
+        return f"<RelayApprover {self.name!r} {self.address.shown} {state} open={len(self.requests)}>"
+
+    @property
+    def app_loop(self) -> asyncio.AbstractEventLoop:
+        assert self._app_loop is not None, "start() first"
+        return self._app_loop
+
+    # -- the app's loop: start, close ---------------------------------------------------------------
+
+    async def start(self) -> None:
+        """Begin answering; connecting goes on in the background until the server is reachable."""
+        self._app_loop = self.context.loop = asyncio.get_running_loop()
+        if not isinstance(self.broker.decider, RelayDecider):
+            self.broker.decider = RelayDecider(self.broker.decider, self)
+        self._thread.start()
+        self._checking = self.app_loop.call_later(self._check_interval, self._check_open_requests)
+
+    async def close(self) -> None:
+        """Stop reading; decisions already made are written first (within a few seconds)."""
+        self.closing = True
+        if self._checking is not None:
+            self._checking.cancel()
+        if self._thread.is_alive():
+            with contextlib.suppress(Exception):
+                await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(self._stop_reading(), self.nats_loop))
+            if self._writing:
+                await asyncio.wait([asyncio.wrap_future(write) for write in self._writing], timeout=CLOSE_WAIT)
+        for request in list(self.requests.values()):
+            request.connection.connection_lost()  # prompts disappear; the stream keeps the request for later
+        if self._thread.is_alive():
+            with contextlib.suppress(Exception):
+                await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(self._disconnect(), self.nats_loop))
+            self.nats_loop.call_soon_threadsafe(self.nats_loop.stop)
+            self._thread.join(CLOSE_WAIT)
+        elif self._thread.ident is None:  # never started: its loop never ran
+            self.nats_loop.close()
+        self.context.close()
+
+    # -- handing work over --------------------------------------------------------------------------
+
+    def _app(self, function: Callable[..., Any], *args: Any) -> None:
+        """Run ``function(*args)`` on the app's loop (from the NATS loop)."""
+        self.app_loop.call_soon_threadsafe(function, *args)
+
+    def _app_result(self, function: Callable[..., _T], *args: Any) -> asyncio.Future[_T]:
+        """``function(*args)`` on the app's loop, awaited on the NATS loop."""
+        done: concurrent.futures.Future[_T] = concurrent.futures.Future()
+
+        def run() -> None:
+            try:
+                done.set_result(function(*args))
+            except BaseException as exc:
+                done.set_exception(exc)
+
+        self.app_loop.call_soon_threadsafe(run)
+        return asyncio.wrap_future(done, loop=self.nats_loop)
+
+    def _nats(self, work: Coroutine[Any, Any, None]) -> concurrent.futures.Future[None] | None:
+        """Run ``work`` on the NATS loop (from the app's loop); its failure is logged."""
+        if not self._thread.is_alive():
+            work.close()
+            return None
+        future = asyncio.run_coroutine_threadsafe(work, self.nats_loop)
+        future.add_done_callback(_log_failure)
+        return future
+
+    # -- the NATS loop: connecting and reading ------------------------------------------------------
+
+    def _thread_main(self) -> None:
+        asyncio.set_event_loop(self.nats_loop)
+        self._runner = self.nats_loop.create_task(self._run())
+        try:
+            self.nats_loop.run_forever()
+        finally:
+            pending = [task for task in asyncio.all_tasks(self.nats_loop) if not task.done()]
+            for task in pending:
+                task.cancel()
+            if pending:
+                self.nats_loop.run_until_complete(asyncio.wait(pending, timeout=CLOSE_WAIT))
+            self.nats_loop.close()
+
+    async def _run(self) -> None:
+        import nats
+
+        warned = False
+        while not self.closing:
+            try:
+                await self._connect()
+                break
+            except (TimeoutError, OSError, nats.errors.Error) as exc:
+                log.debug("relay: connecting to %s failed: %r", self.address.shown, exc)
+                if not warned:
+                    log.warning("relay: cannot reach NATS at %s yet (%s); trying again", self.address.shown, exc)
+                    warned = True
+                await asyncio.sleep(RECONNECT_WAIT)
+        log.info("relay: answering requests from %s as %s", self.address.shown, self.name)
+        await self._read_requests()
+
+    async def _connect(self) -> None:
+        import nats
+        from nats.js import api
+        from nats.js.errors import BadRequestError
+
+        self.nc = await asyncio.wait_for(nats.connect(
+            **self.address.connect_options(), name=f"desktop-approver {self.name}", connect_timeout=2,
+            max_reconnect_attempts=1, reconnect_time_wait=0.25, error_cb=self._error,
+            reconnected_cb=self._reconnected, disconnected_cb=self._disconnected), 5)
+        self.nc.options["max_reconnect_attempts"] = -1  # connected: reconnect without end from now on
+        self.connected_at = time.monotonic()
+        js = self.nc.jetstream(timeout=5)
+        try:
+            await js.add_stream(api.StreamConfig(
+                name=names.STREAM, subjects=[f"{names.SUBJECT_ROOT}.>"], storage=api.StorageType.FILE,
+                max_age=names.RETENTION_SECONDS, duplicate_window=120.0))
+        except BadRequestError as exc:  # there already, set up otherwise (an operator's, an older version's)
+            log.warning("relay: using the stream %s as it is: %s", names.STREAM, exc)
+        try:
+            self.kv = await js.create_key_value(api.KeyValueConfig(
+                bucket=names.BUCKET, history=1, storage=api.StorageType.FILE, ttl=names.RETENTION_SECONDS,
+                direct=True))
+        except BadRequestError as exc:
+            log.warning("relay: using the bucket %s as it is: %s", names.BUCKET, exc)
+            self.kv = await js.key_value(names.BUCKET)
+        await self.nc.subscribe(f"{names.KV_SUBJECT_ROOT}.>", cb=self._decision_seen)
+        await self.nc.subscribe(f"{names.ALIVE_ROOT}.>", cb=self._heartbeat)
+        self._subscription = await js.pull_subscribe(
+            f"{names.SUBJECT_ROOT}.>", durable=self.durable, stream=names.STREAM,
+            config=api.ConsumerConfig(ack_wait=ACK_WAIT, deliver_policy=api.DeliverPolicy.ALL,
+                                      max_ack_pending=4 * DEFAULT_MAX_PENDING))
+        self._app(self.ready.set)
+
+    async def _read_requests(self) -> None:
+        import nats
+
+        while not self.closing:
+            try:
+                batch = await self._subscription.fetch(64, timeout=1.0)
+            except nats.errors.TimeoutError:
+                continue
+            except (nats.errors.Error, OSError) as exc:
+                log.debug("relay: fetch failed (%r); again", exc)
+                await asyncio.sleep(RECONNECT_WAIT / 4)
+                continue
+            keys = [_key_of(msg) for msg in batch]
+            if len(set(keys)) == len(keys):  # no two about one request (a cancel after its request): at once
+                await asyncio.gather(*(self._take_safely(msg) for msg in batch))
+            else:
+                for msg in batch:
+                    await self._take_safely(msg)
+
+    async def _take_safely(self, msg: Any) -> None:
+        try:
+            await self._take(msg)
+        except Exception:  # one bad message never stops the others
+            log.exception("relay: handling %s failed", printable(msg.subject, 120))
+            with contextlib.suppress(Exception):
+                await msg.term()
+
+    async def _stop_reading(self) -> None:
+        if self._runner is not None:
+            self._runner.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self._runner
+
+    async def _disconnect(self) -> None:
+        if self.nc is not None:
+            with contextlib.suppress(Exception):
+                await self.nc.close()
+
+    # -- the NATS loop: one message from the stream ----------------------------------------------------
+
+    async def _take(self, msg: Any) -> None:
+        user = names.user_of_subject(msg.subject)
+        if user is None:
+            self._app(self._refuse, "relay_subject", f"a message on {msg.subject!r}, not approver.req.<user>.<agent>")
+            await msg.term()
+            return
+        try:
+            envelope = names.decode_envelope(msg.data)
+        except names.EnvelopeError as exc:
+            self._app(self._refuse, "relay_envelope", f"from NATS user {user}: {exc}")
+            await msg.term()
+            return
+        unique, message = envelope["id"], envelope["message"]
+        kind, key = message.get("type"), names.decision_key(user, unique)
+        if message.get("id") != unique:
+            self._app(self._refuse, "relay_envelope", f"from NATS user {user}: the message's id is not the "
+                                                      "envelope's", unique)
+            await msg.term()
+        elif kind == "cancel":
+            self._app(self._withdraw, key, "cancel")
+            await msg.ack()
+        elif kind in ("request", "batch"):
+            existing = await self._decision(key)
+            action, reply = await self._app_result(self._ask, msg, user, envelope, key, existing)
+            if action == "term":
+                await msg.term()
+            elif action == "write":
+                assert reply is not None
+                await self._write(key, reply, None)
+                await msg.ack()
+        elif kind in ("notice", "end_session"):
+            self._app(self._tell, user, envelope)
+            await msg.ack()
+        else:
+            self._app(self._refuse, "relay_type", f"from NATS user {user}: {printable(str(kind), 40)} is not "
+                                                  "relayed", unique)
+            await msg.term()
+
+    async def _write(self, key: str, reply: dict[str, Any], request: RelayedRequest | None) -> None:
+        """Create the decision's key (exactly once, whoever writes); retried through a reconnect."""
+        import nats
+        from nats.js.errors import KeyWrongLastSequenceError
+
+        value = {"relay": names.RELAY_VERSION, "approver": self.name, "reply": reply,
+                 "seq": request.sequence if request is not None else None}
+        stop = (request.deadline if request is not None and request.deadline is not None else time.time()) + 60.0
+        try:
+            while True:
+                try:
+                    await self.kv.create(key, names.encode(value))
+                    log.debug("relay: %s decided here", key)
+                    break
+                except KeyWrongLastSequenceError:
+                    existing = await self._decision(key)
+                    if existing is not None and existing.get("approver") != self.name:
+                        self._app(self._answered_elsewhere, key, existing, True)
+                    break
+                except (TimeoutError, nats.errors.Error, OSError) as exc:
+                    if time.time() > stop:
+                        log.error("relay: the decision for %s could not be written: %s", key, exc)
+                        return
+                    await asyncio.sleep(RECONNECT_WAIT / 4)
+            if request is not None:
+                with contextlib.suppress(Exception):
+                    await request.msg.ack()
+        finally:
+            if request is not None:
+                self._app(self._forget, request)
+
+    async def _decision(self, key: str) -> dict[str, Any] | None:
+        from nats.js.errors import KeyNotFoundError
+
+        try:
+            entry = await self.kv.get(key)
+        except KeyNotFoundError:
+            return None
+        try:
+            return names.decode_decision(entry.value or b"")
+        except ValueError:
+            return {"approver": "?", "reply": {}}
+
+    async def _decision_seen(self, msg: Any) -> None:
+        try:
+            value = names.decode_decision(msg.data)
+        except ValueError:
+            return
+        if value.get("approver") != self.name:
+            self._app(self._seen_elsewhere, msg.subject.removeprefix(f"{names.KV_SUBJECT_ROOT}."), value)
+
+    async def _heartbeat(self, msg: Any) -> None:
+        user = names.user_of_subject(msg.subject, names.ALIVE_ROOT)
+        try:
+            ids = json.loads(msg.data).get("ids", [])
+        except (ValueError, AttributeError):
+            return
+        if user is not None and isinstance(ids, list):
+            self._app(self._alive, [names.decision_key(user, str(unique)) for unique in ids])
+
+    async def _in_progress(self, messages: list[Any]) -> None:
+        for msg in messages:
+            with contextlib.suppress(Exception):
+                await msg.in_progress()
+
+    async def _error(self, error: Exception) -> None:
+        log.warning("relay: NATS: %s", error)
+
+    async def _reconnected(self) -> None:
+        self.connected_at = time.monotonic()
+        log.info("relay: reconnected to %s", self.address.shown)
+
+    async def _disconnected(self) -> None:
+        if not self.closing:
+            log.info("relay: disconnected from %s", self.address.shown)
+
+    # -- the app's loop: requests through the core ----------------------------------------------------
+
+    def _ask(self, msg: Any, user: str, envelope: dict[str, Any], key: str,
+             existing: dict[str, Any] | None) -> Action:
+        sequence = msg.metadata.sequence.stream
+        mine = self.requests.get(key)
+        if mine is not None:
+            if mine.sequence == sequence:
+                return ("open", None)  # a redelivery of what we have open: answered when decided
+            self._refuse("replayed_id", f"from NATS user {user}: request id {envelope['id']} again "
+                                        f"(stream sequence {sequence}, first {mine.sequence})", envelope["id"])
+            return ("term", None)
+        if existing is not None and existing.get("seq") not in (None, sequence):
+            self._refuse("replayed_id", f"from NATS user {user}: request id {envelope['id']} was already "
+                                        f"decided (stream sequence {existing.get('seq')})", envelope["id"])
+            return ("term", None)
+        message = dict(envelope["message"])
+        deadline = envelope.get("deadline")
+        left = (deadline - time.time()) if deadline is not None else None
+        if existing is None and left is not None and left <= 0:
+            return self._expire(user, envelope, key)
+        opened: list[RelayedRequest] = []  # the request the connection's answer belongs to, once made
+        connection = self._connection(user, envelope, lambda payload: self._answer(opened[0], payload))
+        if connection is None:
+            return ("write", _error_reply(envelope["id"], message.get("type"), "invalid_message",
+                                          "the client information is not valid"))
+        if left is not None and left > 0:  # the person's pause allowance included, it ends by the agent's deadline
+            message["timeout"] = min(float(message.get("timeout") or left), left / (1 + PAUSE_ALLOWANCE))
+        request = RelayedRequest(key=key, user=user, unique=envelope["id"], sequence=sequence, msg=msg,
+                                 connection=connection, deadline=deadline,
+                                 elsewhere=self.app_loop.create_future())
+        opened.append(request)
+        if existing is not None:  # answered while we were away: recorded here with that answer, no prompt
+            request.elsewhere.set_result(existing)
+        self.requests[key] = request
+        log.debug("relay: %r from %s", request, user)
+        connection.received(_line(message))
+        return ("open", None)
+
+    def _connection(self, user: str, envelope: dict[str, Any], send: Callable[[bytes], None]) -> Connection | None:
+        """A core connection for one relayed message, with the remote identity; None if the hello is refused."""
+        hello = decode(_line({"v": envelope["message"].get("v", 1), "type": "hello",
+                              "client": envelope.get("client", {})}))
+        if isinstance(hello, Refusal) or not isinstance(hello, models.Hello):
+            reason = hello.message if isinstance(hello, Refusal) else "not a hello"
+            self._refuse("relay_envelope", f"from NATS user {user}: its client information: {reason}",
+                         envelope["id"])
+            return None
+        connection = Connection(self.context, PeerCredentials(None, NO_UID, None), send, lambda: None)
+        info = hello.client
+        connection.identity = Identity(agent=f"{user}/{info.agent or 'agent'}", pid=info.pid, cwd=info.cwd,
+                                       host=info.host, git_branch=info.git_branch, relay_user=user)
+        return connection
+
+    def _answer(self, request: RelayedRequest, payload: bytes) -> None:
+        """The connection's answer (decision, batch_decision or error): written, once."""
+        if request.answered or request.connection.closed:
+            return
+        request.answered = True
+        writing = self._nats(self._write(request.key, json.loads(payload), request))
+        if writing is not None:
+            self._writing.add(writing)
+            writing.add_done_callback(lambda done: self._app(self._writing.discard, done))  # in the NATS thread
+
+    def _forget(self, request: RelayedRequest) -> None:
+        if self.requests.get(request.key) is request:
+            del self.requests[request.key]
+
+    def _tell(self, user: str, envelope: dict[str, Any]) -> None:
+        """A notice or end of session: the core's own handlers (audit, the tray; session memory)."""
+        connection = self._connection(user, envelope, lambda payload: None)
+        if connection is not None:
+            connection.received(_line(envelope["message"]))
+
+    def _expire(self, user: str, envelope: dict[str, Any], key: str) -> Action:
+        """Past its deadline on arrival (the approvers were away): a deny by ``timeout``, recorded,
+        nobody asked: the agent has stopped waiting and denied it the same way."""
+        connection = self._connection(user, envelope, lambda payload: None)
+        checked = decode(_line(envelope["message"]))
+        if connection is None or isinstance(checked, Refusal):
+            if isinstance(checked, Refusal) and connection is not None:
+                connection.refuse(checked)
+            return ("term", None)
+        self.broker.audit.record_event("relay", "expired", f"{key}: past its deadline when it arrived; denied by "
+                                                           "timeout")
+        return ("write", self._expired_reply(connection.identity, cast("models.Asking", checked)))
+
+    def _expired_reply(self, identity: Identity, message: models.Asking) -> dict[str, Any]:
+        from ..core.calls.risk import assess
+
+        calls: list[Any] = message.calls() if isinstance(message, models.Request) else list(message.calls)
+        infos = [CallInfo.of(index, call, assess(call.tool, call.args, cwd=None,
+                                                 hints=call.hints.as_dict() if call.hints is not None else None))
+                 for index, call in enumerate(calls)]
+        verdicts = [Verdict("deny", "timeout", note="nobody answered before the request's deadline",
+                            risk=info.risk_report()) for info in infos]
+        session = message.session or f"{identity.label}-relay"
+        self.broker.audit.record_answered(identity, session, message.id, infos, verdicts)
+        if isinstance(message, models.Request):
+            return dict(json.loads(encode_decision(message.id, verdicts[0])))
+        return dict(json.loads(encode(models.BatchDecision(id=message.id, decisions=[
+            models.CallDecision.of(verdict, index=index) for index, verdict in enumerate(verdicts)]))))
+
+    def _seen_elsewhere(self, key: str, value: dict[str, Any]) -> None:
+        request = self.requests.get(key)
+        if request is not None and not request.elsewhere.done():
+            request.elsewhere.set_result(value)
+
+    def _answered_elsewhere(self, key: str, value: dict[str, Any], ours_came_second: bool = False) -> None:
+        """Another approver's answer stands: recorded, so both audit logs say who decided."""
+        reply = value.get("reply", {})
+        decisions = [reply] if reply.get("type") == "decision" else list(reply.get("decisions", []))
+        summary = ", ".join(f"{d.get('decision')} by {d.get('decided_by')}" for d in decisions) or reply.get("code")
+        detail = f"{key}: answered by approver {value.get('approver')}: {summary}"
+        if ours_came_second:
+            detail += " (this app's answer came second and was not used)"
+        self.broker.audit.record_event("relay", "answered_elsewhere", detail)
+
+    def _alive(self, keys: list[str]) -> None:
+        now = time.monotonic()
+        for key in keys:
+            request = self.requests.get(key)
+            if request is not None:
+                request.last_seen = now
+
+    @property
+    def _check_interval(self) -> float:
+        return min(ACK_WAIT / 3, self.agent_silence / 4)
+
+    def _check_open_requests(self) -> None:
+        """Our open requests stay ours (``in_progress``); a silent agent's are withdrawn."""
+        now = time.monotonic()
+        connected = self.nc is not None and self.nc.is_connected and self.connected_at is not None
+        connected_long = connected and now - cast("float", self.connected_at) > self.agent_silence
+        open_requests = [request for request in self.requests.values() if not request.answered]
+        if open_requests and connected:
+            self._nats(self._in_progress([request.msg for request in open_requests]))
+        for request in open_requests:
+            if connected_long and now - request.last_seen > self.agent_silence:
+                log.debug("relay: no heartbeat for %s: the agent is gone", request.key)
+                self._withdraw(request.key, "agent gone")
+        self._checking = self.app_loop.call_later(self._check_interval, self._check_open_requests)
+
+    def _withdraw(self, key: str, why: str) -> None:
+        """Withdraw an open request (its prompt disappears; the answer is a deny by ``cancelled``)."""
+        request = self.requests.get(key)
+        if request is None or request.answered:
+            return
+        self.broker.audit.record_event("relay", "withdrawn", f"{key}: {why}")
+        request.connection.received(_line({"v": 1, "type": "cancel", "id": request.unique}))
+
+    def _refuse(self, code: str, detail: str, message_id: str | None = None) -> None:
+        log.warning("relay: refused (%s): %s", code, printable(detail, 200))
+        self.context.audit_refusal(code, detail, None, None, message_id)
+
+
+def _key_of(msg: Any) -> object:
+    """The decision key a stream message is about, to keep two messages about one request in order;
+    a message that names none is about nothing else (an object of its own)."""
+    user = names.user_of_subject(msg.subject)
+    try:
+        unique = names.decode_envelope(msg.data)["id"]
+    except names.EnvelopeError:
+        return object()
+    return names.decision_key(user, unique) if user is not None else object()
+
+
+def _log_failure(done: concurrent.futures.Future[None]) -> None:
+    if not done.cancelled() and (exc := done.exception()) is not None:
+        log.error("relay: %s", exc, exc_info=exc)
+
+
+def _line(message: dict[str, Any]) -> bytes:
+    return json.dumps(message, ensure_ascii=False).encode("utf-8")
+
+
+def _error_reply(message_id: str, kind: object, code: str, text: str) -> dict[str, Any]:
+    return {"v": 1, "type": "error", "id": message_id, "in_reply_to": kind if isinstance(kind, str) else None,
+            "code": code, "message": text}
+
+
+def _verdict_of(value: dict[str, Any], index: int) -> Verdict:
+    """Another approver's answer for call ``index``, as this app records it (a deny if unreadable)."""
+    reply = value.get("reply", {})
+    decisions = [reply] if reply.get("type") == "decision" else list(reply.get("decisions", []))
+    found = next((d for d in decisions if d.get("index", 0) == index), None) if decisions else None
+    approver = printable(str(value.get("approver")), 80)
+    if not isinstance(found, dict) or found.get("decision") not in DECISIONS:
+        return Verdict("deny", "cancelled", note=f"answered by approver {approver} (unreadable: denied)")
+    decided_by: DecidedBy = found["decided_by"] if found.get("decided_by") in DECIDED_BY else "user"
+    note, updated = found.get("note"), found.get("updated_args")
+    said = f"answered by approver {approver}" + (f": {note}" if note else "")
+    return Verdict(found["decision"], decided_by, note=said,
+                   rule=found.get("rule"), blocked=bool(found.get("blocked")),
+                   updated_args=updated if isinstance(updated, dict) else None,
+                   scope=found["scope"] if found.get("scope") in SCOPES else "exact")

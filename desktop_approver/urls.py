@@ -1,0 +1,83 @@
+"""Which transport a client uses: the unix socket, or the NATS relay for a ``nats://`` URL.
+
+``Client(url=...)``, ``AsyncClient(url=...)``, or ``DESKTOP_APPROVER_URL`` in the environment (for
+every command, the hook and the adapters, which build their clients without a URL):
+
+- ``nats://host:4222`` or ``tls://host:4222``: the relay (:mod:`desktop_approver.relay.agent`), with
+  the credentials file in ``DESKTOP_APPROVER_NATS_CREDS`` (or ``user:password@`` in the URL); the
+  ``relay`` extra (``nats-py``) is imported only then;
+- ``unix:///path/to/approver.sock`` or a bare path: that socket.
+
+A URL or credentials the client cannot use make a transport whose every connect raises
+:class:`~desktop_approver.errors.ApproverUnavailable` with the reason: every caller already treats
+that as "denied" (fail closed), so a broken setting can never crash a hook into an allow.
+Standard library only: an agent that uses the socket never imports the relay.
+"""
+
+from __future__ import annotations
+
+import os
+
+from .errors import ApproverUnavailable
+from .paths import resolve_socket_path
+from .transport import UnixSocketTransport
+
+TYPE_CHECKING = False  # typing's own flag would import typing, which a hook (once per tool call) does not need
+if TYPE_CHECKING:
+    from typing import Any
+
+URL_ENV = "DESKTOP_APPROVER_URL"
+CREDS_ENV = "DESKTOP_APPROVER_NATS_CREDS"
+RELAY_SCHEMES = ("nats", "tls")
+
+
+def open_transport(socket_path: str | os.PathLike[str] | None, url: str | None, *,
+                   creds: str | None = None) -> Any:
+    """The transport for an explicit ``socket_path`` or ``url``, else ``DESKTOP_APPROVER_URL``, else
+    the default socket."""
+    if socket_path is not None and url is not None:
+        raise TypeError("give a socket_path or a url, not both")
+    if socket_path is None and url is None:
+        url = os.environ.get(URL_ENV) or None
+    if url is None:
+        return UnixSocketTransport(resolve_socket_path(socket_path))
+    from urllib.parse import unquote, urlsplit  # only with a URL: the common path (the socket) never pays for it
+
+    scheme = urlsplit(url).scheme
+    if scheme in RELAY_SCHEMES:
+        from .relay.address import AddressError, parse
+        from .relay.agent import RelayTransport
+
+        try:
+            return RelayTransport(parse(url, creds if creds is not None else os.environ.get(CREDS_ENV) or None))
+        except AddressError as exc:
+            return UnusableTransport(_without_password(url), str(exc))
+    if scheme == "unix":
+        return UnixSocketTransport(unquote(urlsplit(url).path))
+    if scheme == "":
+        return UnixSocketTransport(resolve_socket_path(url))
+    return UnusableTransport(_without_password(url), "expected a nats://, tls:// or unix:// URL")
+
+
+class UnusableTransport:
+    """A setting that cannot work: each connect says why, as :class:`ApproverUnavailable`."""
+
+    def __init__(self, address: str, reason: str) -> None:
+        self.address = address
+        self.reason = reason
+
+    def __repr__(self) -> str:
+        return f"UnusableTransport({self.address!r}, {self.reason!r})"
+
+    def connect(self, timeout: float) -> object:
+        raise ApproverUnavailable(f"desktop-approver at {self.address}: {self.reason}")
+
+    async def connect_async(self, timeout: float) -> object:
+        raise ApproverUnavailable(f"desktop-approver at {self.address}: {self.reason}")
+
+
+def _without_password(url: str) -> str:
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    return parts._replace(netloc=parts.netloc.rsplit("@", 1)[-1]).geturl()
