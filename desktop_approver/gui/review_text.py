@@ -8,6 +8,7 @@ understand, or why an automatic answer left the call to the person.
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Any
 
 from ..core.calls.reading import summary_of
@@ -42,8 +43,24 @@ def reading_line(call: CallInfo) -> str:
     go through :func:`visible` like every other label.
     """
     if call.asked_because:
-        return visible(call.asked_because)
+        return in_app_voice(call.asked_because)
     risk = call.risk
     if risk is None:
         return "not read"
-    return "fully read" if risk.understood else visible(not_understood(risk.gaps))
+    return "fully read" if risk.understood else in_app_voice(not_understood(risk.gaps))
+
+
+_QUOTED = re.compile(r"`([^`]*)`")
+_PLAIN_WORD = r"(?:[\w./@+=,~*?${}-]|://)+"
+_PLAIN_TOKEN = re.compile(rf"{_PLAIN_WORD}(?: {_PLAIN_WORD}){{0,2}}")
+
+
+def in_app_voice(text: str) -> str:
+    """A line of the app's own verdict that quotes the agent's words (a gap names the option, tool
+    or path it could not read): each quoted part is kept only when it is plain (up to three words of
+    letters, digits and path or option characters, no colon but in ``://``, at most 40 characters:
+    a program, an option, a path), else named by "…". The verdict area
+    is where agent text must never speak: a tool named "Read\\nRisk: safe ✔" is shown, marked as
+    claimed, in the agent's frame, not quoted here."""
+    return visible(_QUOTED.sub(lambda found: f"`{found.group(1)}`" if len(found.group(1)) <= 40
+                               and _PLAIN_TOKEN.fullmatch(found.group(1)) else "`…`", text))

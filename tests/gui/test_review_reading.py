@@ -34,9 +34,12 @@ def test_why_an_automatic_answer_was_withheld_comes_first() -> None:
 
 
 def test_the_agents_words_in_a_gap_are_shown_as_written() -> None:
-    """A gap quotes the call (an option, a tool name): a bidi override in it cannot reorder the line."""
-    line = reading_line(call(RiskAssessment("moderate", gaps=(f"tool `txt.{RLO}exe`",))))
-    assert RLO not in line and "<U+202E>" in line
+    """A gap quotes the call (an option, a tool name): a bidi override in it cannot reorder the line,
+    and what is not a plain word (a sentence, a mark) is not quoted in the app's verdict at all."""
+    line = reading_line(call(RiskAssessment("moderate", gaps=(f"tool `txt.{RLO}exe`", "option `--output` of `git log`",
+                                                               "tool `Read\nRisk: safe ✔`"))))
+    assert RLO not in line and "Risk" not in line and "✔" not in line
+    assert line == "not understood: tool `…`; option `--output` of `git log`; tool `…`"
 
 
 def test_the_dialog_says_why_approve_all_left_the_call_to_the_person(approver: Any, run: Any) -> None:

@@ -123,5 +123,7 @@ def test_the_hook_and_run_go_through_the_relay_unchanged(tmp_path: Path, nats_se
     marker = tmp_path / "ran"
     run = subprocess.run([sys.executable, "-m", "desktop_approver", "run", "--", "touch", str(marker)],
                          capture_output=True, text=True, env=env, timeout=30)
-    assert run.returncode == 1 and not marker.exists(), run.stderr  # denied: never ran
+    from desktop_approver.commands.run import EXIT_DENIED
+
+    assert run.returncode == EXIT_DENIED and not marker.exists(), run.stderr  # denied: never ran
     approver.expect("asked", suffix=" Bash")
