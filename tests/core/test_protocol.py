@@ -44,6 +44,9 @@ def line(message: Any) -> bytes:
     (line({"v": 2, "type": "status", "id": "a"}), "unsupported_version", "a"),
     (line({"v": True, "type": "status", "id": "a"}), "unsupported_version", "a"),
     (line({"v": "1", "type": "status", "id": "a"}), "unsupported_version", "a"),
+    (line({"v": None, "type": "status", "id": "a"}), "unsupported_version", "a"),   # present: a version, not missing
+    (line({"v": [1], "type": "status", "id": "a"}), "unsupported_version", "a"),
+    (line({"v": {}, "type": "status", "id": "a"}), "unsupported_version", "a"),
     (line({"v": 1, "type": "approve", "id": "a"}), "unknown_type", "a"),
     (line({"v": 1, "id": "a"}), "unknown_type", "a"),
     (line({"v": 1, "type": "welcome", "id": "a"}), "unknown_type", "a"),
@@ -473,8 +476,11 @@ CASES = [
     Case(4, b'["status"]', "invalid_message", None),
     Case(5, line({"v": 1, "type": "request", "id": "r5", "tool": "t", "args": nested(64)}), "invalid_message", "r5"),
     Case(5, b'{"v": 1, "type": "request", "id": "r5", "tool": "t", "args": {"n": 1e999}}', "invalid_message", "r5"),
+    Case(5, b'{"v": 1, "type": "request", "id": "r5", "tool": "read_file", "tool": "deploy", "args": {}}',
+         "invalid_message", "r5"),                                                     # a name given twice
     Case(6, line({"type": "request", "id": "r6", "tool": "t"}), "invalid_message", "r6"),
     Case(7, line({"v": 2, "type": "request", "id": "r7", "tool": "t"}), "unsupported_version", "r7"),
+    Case(7, line({"v": None, "type": "request", "id": "r7", "tool": "t"}), "unsupported_version", "r7"),
     Case(7, line({"v": 2, "type": "hello", "token": TOKEN}), "unsupported_version", None),
     Case(8, line({"v": 1, "type": "status", "id": "s8"}), "unauthorized", "s8", modes=("unauthenticated",)),
     Case(8, line({"v": 1, "type": "hello", "token": "guess"}), "unauthorized", None,
@@ -552,7 +558,9 @@ def test_a_line_failing_several_checks_is_answered_for_the_first() -> None:
     """The ladder's own order, without a socket: each case's line, made to fail every later step too."""
     for case in CASES:
         if case.step in (5, 6, 7) and case.line.startswith(b"{"):
-            worse = case.line[:-1] + b', "type": "approve", "unknown": 1}'
+            # an unknown type and an unknown field (not a second "type": a repeated name fails step 5)
+            worse = case.line[:-1].replace(b'"type": "request"', b'"type": "approve"') + b', "unknown": 1}'
+            assert worse != case.line[:-1] + b', "unknown": 1}', case
             result = decode(worse)
             assert isinstance(result, Refusal) and result.code == case.code, (case, result)
 

@@ -7,6 +7,7 @@ fails when it is stale. The thin client does not import this module; the golden 
 
 from __future__ import annotations
 
+import functools
 from typing import TYPE_CHECKING, Annotated, Any, Literal, Protocol
 
 from pydantic import (
@@ -55,23 +56,53 @@ WHOLE_NUMBER = BeforeValidator(_whole_number)
 WHOLE_NUMBER]``, with the bounds before it so that the schema names them ``minimum``/``maximum``."""
 
 
-class _Message(BaseModel):
+_WIRE_REQUIRED = frozenset(("v", "type"))
+"""Fields with a default in the models that every message must still carry (the schema requires them)."""
+
+
+@functools.cache
+def _optional_names(model: type[BaseModel]) -> frozenset[str]:
+    """The names (and aliases) of ``model``'s optional fields, as a client may send them."""
+    return frozenset(name for field_name, field in model.model_fields.items() if not field.is_required()
+                     for name in (field_name, field.alias) if name and field_name not in _WIRE_REQUIRED)
+
+
+class _NullIsAbsent(BaseModel):
+    """One rule for what clients send (PROTOCOL.md, "Client to app"): an optional field sent as
+    ``null`` is read as if it were left out, so it takes its default (``format`` is ``plain``,
+    ``show.what`` is ``request``). Only optional fields: a required one sent as null is refused."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _null_is_absent(cls, data: Any) -> Any:
+        if isinstance(data, dict) and None in data.values():
+            optional = _optional_names(cls)
+            return {key: value for key, value in data.items() if value is not None or key not in optional}
+        return data
+
+
+class _Message(_NullIsAbsent):
     model_config = ConfigDict(extra="forbid", frozen=True)
     v: Literal[1] = PROTOCOL_VERSION
 
 
 # -- previews -----------------------------------------------------------------------------------
 
-class _Preview(BaseModel):
+class _Preview(_NullIsAbsent):
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+def _given(name: str, json_type: str) -> dict[str, Any]:
+    """JSON Schema for "``name`` is sent, and not as null" (null is the same as absent)."""
+    return {"required": [name], "properties": {name: {"type": json_type}}}
 
 
 class DiffPreview(_Preview):
     """A change to a file: old and new text, or a ready unified diff (one of the two, whole)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, json_schema_extra={"oneOf": [
-        {"required": ["old", "new"], "not": {"required": ["unified"]}},
-        {"required": ["unified"], "not": {"anyOf": [{"required": ["old"]}, {"required": ["new"]}]}},
+        {"allOf": [_given("old", "string"), _given("new", "string")], "not": _given("unified", "string")},
+        {**_given("unified", "string"), "not": {"anyOf": [_given("old", "string"), _given("new", "string")]}},
     ]})
     kind: Literal["diff"]
     path: StrictStr | None = None
@@ -101,10 +132,8 @@ class FileWritePreview(_Preview):
 class CommandPreview(_Preview):
     """A shell command as a string, or an argv list (one of the two); with the directory it runs in."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, json_schema_extra={"oneOf": [
-        {"required": ["command"], "not": {"required": ["argv"]}},
-        {"required": ["argv"], "not": {"required": ["command"]}},
-    ]})
+    model_config = ConfigDict(extra="forbid", frozen=True, json_schema_extra={
+        "oneOf": [_given("command", "string"), _given("argv", "array")]})
     kind: Literal["command"]
     command: StrictStr | None = None
     argv: Annotated[list[StrictStr], Field(min_length=1)] | None = None
@@ -184,7 +213,7 @@ class Hints(BaseModel):
 
 # -- client to app ------------------------------------------------------------------------------
 
-class ClientInfo(BaseModel):
+class ClientInfo(_NullIsAbsent):
     """Who is asking, as the client says; the app adds what the kernel says (peer credentials)."""
 
     model_config = ConfigDict(extra="ignore", frozen=True)
@@ -201,7 +230,7 @@ class Hello(_Message):
     token: ShortText | None = None
 
 
-class ToolCall(BaseModel):
+class ToolCall(_NullIsAbsent):
     model_config = ConfigDict(extra="forbid", frozen=True)
     tool: ToolName
     args: dict[str, Any]
