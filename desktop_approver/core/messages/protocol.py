@@ -188,6 +188,8 @@ def read(line: bytes | wire.Oversized) -> dict[str, Any] | Refusal:
             data = json.loads(text, parse_int=numbers.integer, parse_float=numbers.real,
                               parse_constant=numbers.constant, object_pairs_hook=numbers.members)
     except json.JSONDecodeError as exc:
+        if text.startswith("\ufeff"):  # Python's own words ("decode using utf-8-sig") advise the reader, not the client
+            return Refusal("invalid_json", "not JSON: a byte order mark (U+FEFF) at column 1")
         return Refusal("invalid_json", f"not JSON: {exc.msg} at column {exc.colno}")
     except _NotJSON as exc:
         return Refusal("invalid_json", f"not JSON: {exc}")
