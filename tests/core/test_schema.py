@@ -205,3 +205,9 @@ def test_every_optional_field_of_a_client_message_may_be_null() -> None:
                 continue
             allowed = jsonschema.Draft202012Validator({**prop, "$defs": document.get("$defs", {})}).is_valid(None)
             assert allowed, f"{kind}.json{where} refuses null"
+
+
+def test_the_null_rule_is_stated_once_without_exceptions() -> None:
+    text = (IPC / "PROTOCOL.md").read_text(encoding="utf-8")
+    assert text.count("**Optional fields and `null`.**") == 1
+    assert "except `hello.client`" not in text

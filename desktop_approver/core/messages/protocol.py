@@ -214,7 +214,8 @@ def read(line: bytes | wire.Oversized) -> dict[str, Any] | Refusal:
     version = data["v"]
     if version not in wire.SUPPORTED_VERSIONS or isinstance(version, bool):
         supported = ", ".join(map(str, wire.SUPPORTED_VERSIONS))
-        return Refusal("unsupported_version", f"protocol version {shorten(version)} is not supported (supported: {supported})",
+        return Refusal("unsupported_version",
+                       f"protocol version {shorten(version)} is not supported (supported: {supported})",
                        message_id, in_reply_to)
     return data
 
