@@ -154,7 +154,9 @@ NULLS = [  # (message, accepted): null is the same as absent for an optional fie
     ({"v": 1, "type": "notice", "id": "m", "kind": "info", "text": "hi", "session": None}, True),
     ({"v": 1, "type": "end_session", "id": "m", "session": None}, False),           # required
     ({"v": 1, "type": "status", "id": None}, False),
-    ({**REQUEST, "hints": {"title": None, "readOnlyHint": None, "read_only": None}}, False),  # both spellings named
+    ({**REQUEST, "hints": {"title": None, "readOnlyHint": None, "read_only": None}}, True),  # neither given
+    ({**REQUEST, "hints": {"readOnlyHint": True, "read_only": None}}, True),        # one spelling given
+    ({**REQUEST, "hints": {"readOnlyHint": True, "read_only": False}}, False),      # both given
     ({**REQUEST, "hints": {"title": None, "readOnlyHint": None, "x-vendor": None}}, True),
     ({**REQUEST, "hints": {"title": "Deploy"}}, True),
     ({**REQUEST, "hints": {"title": 5}}, False),      # title is text; other annotations may be numbers
@@ -211,3 +213,15 @@ def test_the_null_rule_is_stated_once_without_exceptions() -> None:
     text = (IPC / "PROTOCOL.md").read_text(encoding="utf-8")
     assert text.count("**Optional fields and `null`.**") == 1
     assert "except `hello.client`" not in text
+
+
+@pytest.mark.parametrize("name, alias", models.HINT_SPELLINGS)
+def test_a_hint_spelled_twice_with_one_null_keeps_the_other(name: str, alias: str) -> None:
+    """Null is absent: the spelling sent as null never hides the other's value (a destructive hint
+    that vanished would leave the risk lower than the agent said)."""
+    for given, null in ((name, alias), (alias, name)):
+        for order in ((given, null), (null, given)):
+            hints = {key: (True if key == given else None) for key in order}
+            message = decode(wire.encode({**REQUEST, "hints": hints})[:-1])
+            assert isinstance(message, models.Request) and message.hints is not None, message
+            assert message.hints.as_dict() == {name: True}, (order, message.hints.as_dict())

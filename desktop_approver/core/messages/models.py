@@ -92,17 +92,17 @@ class _Preview(_NullIsAbsent):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
-def _given(name: str, json_type: str) -> dict[str, Any]:
-    """JSON Schema for "``name`` is sent, and not as null" (null is the same as absent)."""
-    return {"required": [name], "properties": {name: {"type": json_type}}}
+def _given(*names: str) -> dict[str, Any]:
+    """JSON Schema for "each of ``names`` is sent, and not as null" (null is the same as absent)."""
+    return {"required": list(names), "properties": {name: {"not": {"type": "null"}} for name in names}}
 
 
 class DiffPreview(_Preview):
     """A change to a file: old and new text, or a ready unified diff (one of the two, whole)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, json_schema_extra={"oneOf": [
-        {"allOf": [_given("old", "string"), _given("new", "string")], "not": _given("unified", "string")},
-        {**_given("unified", "string"), "not": {"anyOf": [_given("old", "string"), _given("new", "string")]}},
+        {**_given("old", "new"), "not": _given("unified")},
+        {**_given("unified"), "not": {"anyOf": [_given("old"), _given("new")]}},
     ]})
     kind: Literal["diff"]
     path: StrictStr | None = None
@@ -133,7 +133,7 @@ class CommandPreview(_Preview):
     """A shell command as a string, or an argv list (one of the two); with the directory it runs in."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, json_schema_extra={
-        "oneOf": [_given("command", "string"), _given("argv", "array")]})
+        "oneOf": [_given("command"), _given("argv")]})
     kind: Literal["command"]
     command: StrictStr | None = None
     argv: Annotated[list[StrictStr], Field(min_length=1)] | None = None
@@ -176,7 +176,7 @@ class Hints(BaseModel):
         "propertyNames": {"maxLength": MAX_HINT_NAME},
         "additionalProperties": {"anyOf": [{"type": "string", "maxLength": MAX_HINT_TEXT}, {"type": "number"},
                                            {"type": "boolean"}, {"type": "null"}]},
-        "allOf": [{"not": {"required": list(pair)}} for pair in HINT_SPELLINGS],
+        "allOf": [{"not": _given(*pair)} for pair in HINT_SPELLINGS],
     })
     read_only: StrictBool | None = Field(None, alias="readOnlyHint")
     destructive: StrictBool | None = Field(None, alias="destructiveHint")
@@ -190,7 +190,7 @@ class Hints(BaseModel):
         if not isinstance(data, dict):
             return data
         for name, field in cls.model_fields.items():
-            if field.alias and name in data and field.alias in data:
+            if field.alias and data.get(name) is not None and data.get(field.alias) is not None:  # null: absent
                 raise ValueError(f"{name} is given twice (as {name} and {field.alias})")
         if len(data) > MAX_HINT_MEMBERS:
             raise ValueError(f"at most {MAX_HINT_MEMBERS} members (the four hints, title and 32 other annotations)")
@@ -203,7 +203,11 @@ class Hints(BaseModel):
             short_text = isinstance(value, str) and len(value) <= MAX_HINT_TEXT
             if not (value is None or isinstance(value, (bool, int, float)) or short_text):
                 raise ValueError(f"{key}: other annotations must be a string, number, boolean or null")
-        return data
+        # A spelling sent as null is absent, and must not hide the other one's value (pydantic would
+        # take either when both are there): ``{"destructiveHint": true, "destructive": null}`` is destructive.
+        spelled_null = [spelling for pair in HINT_SPELLINGS for spelling in pair if spelling in data
+                        and data[spelling] is None]
+        return {key: value for key, value in data.items() if key not in spelled_null} if spelled_null else data
 
     def as_dict(self) -> dict[str, Any]:
         """The hints by our names, then ``title`` and the other annotations as sent."""
