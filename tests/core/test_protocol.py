@@ -168,6 +168,7 @@ def test_a_blank_line_is_empty_or_space_tab_and_cr_only() -> None:
      b'"command":"ls"}}', "q", "request", "kind"),
     (b'{"v":1,"type":"request","id":"q","tool":"t","args":{},"hints":{"readOnlyHint":true,"readOnlyHint":false}}',
      "q", "request", "readOnlyHint"),
+    (b'{"v":1,"type":"status","id":"s","\\ud800":1,"\\ud800":2}', "s", "status", "\\ud800"),  # named as ASCII
 ], ids=lambda value: None)
 def test_a_name_given_twice_in_one_object_is_refused(raw: bytes, message_id: str | None, in_reply_to: str | None,
                                                      name: str) -> None:
@@ -178,6 +179,7 @@ def test_a_name_given_twice_in_one_object_is_refused(raw: bytes, message_id: str
     assert isinstance(result, Refusal), result
     assert (result.code, result.id, result.in_reply_to) == ("invalid_message", message_id, in_reply_to), result
     assert f'"{name}" is given twice' in result.message
+    encode(result.reply())                                  # the error itself always encodes
 
 
 def test_the_same_name_in_different_objects_is_no_repetition() -> None:
