@@ -443,3 +443,8 @@ def test_async_client_reads_recorded_replies(example: Example, tmp_path: Path) -
         asyncio.run(asyncio.wait_for(replay(), WAIT))
     finally:
         app.close()
+
+
+def test_every_example_is_listed_in_the_examples_readme() -> None:
+    listed = (EXAMPLES_DIR / "README.md").read_text(encoding="utf-8")
+    assert [example.name for example in EXAMPLES if f"`{example.name}.jsonl`" not in listed] == []
