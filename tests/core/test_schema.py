@@ -225,3 +225,30 @@ def test_a_hint_spelled_twice_with_one_null_keeps_the_other(name: str, alias: st
             message = decode(wire.encode({**REQUEST, "hints": hints})[:-1])
             assert isinstance(message, models.Request) and message.hints is not None, message
             assert message.hints.as_dict() == {name: True}, (order, message.hints.as_dict())
+
+
+def client_models() -> set[type[BaseModel]]:
+    """Every model a client message is read with, nested ones included."""
+    found: set[type[BaseModel]] = set()
+    todo: list[Any] = list(models.INCOMING.values())
+    while todo:
+        item = todo.pop()
+        if isinstance(item, type) and issubclass(item, BaseModel):
+            if item not in found:
+                found.add(item)
+                todo.extend(field.annotation for field in item.model_fields.values())
+        else:
+            todo.extend(typing.get_args(item))
+    return found
+
+
+def test_every_client_model_reads_a_null_optional_field_as_absent() -> None:
+    """Where an optional field's default is not null, the model reads null as absent itself
+    (``_NullIsAbsent``); everywhere else null is the default, which comes to the same."""
+    needing = set()
+    for model in client_models():
+        for name, field in model.model_fields.items():
+            if name not in ("v", "type") and not field.is_required() and field.get_default() is not None:
+                needing.add(model)
+                assert issubclass(model, models._NullIsAbsent), f"{model.__name__}.{name} would refuse null"
+    assert {model.__name__ for model in needing} == {"Hello", "Show", "TextPreview"}

@@ -70,7 +70,11 @@ def _optional_names(model: type[BaseModel]) -> frozenset[str]:
 class _NullIsAbsent(BaseModel):
     """One rule for what clients send (PROTOCOL.md, "Client to app"): an optional field sent as
     ``null`` is read as if it were left out, so it takes its default (``format`` is ``plain``,
-    ``show.what`` is ``request``). Only optional fields: a required one sent as null is refused."""
+    ``show.what`` is ``request``). Only optional fields: a required one sent as null is refused.
+
+    Mixed into the client models with an optional field whose default is not null; in the others
+    null *is* the default, so pydantic reads null as absent already, without this validator's cost
+    on every message (``tests/core/test_schema.py`` checks every client model keeps to this)."""
 
     @model_validator(mode="before")
     @classmethod
@@ -81,14 +85,14 @@ class _NullIsAbsent(BaseModel):
         return data
 
 
-class _Message(_NullIsAbsent):
+class _Message(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
     v: Literal[1] = PROTOCOL_VERSION
 
 
 # -- previews -----------------------------------------------------------------------------------
 
-class _Preview(_NullIsAbsent):
+class _Preview(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
@@ -146,7 +150,7 @@ class CommandPreview(_Preview):
         return self
 
 
-class TextPreview(_Preview):
+class TextPreview(_Preview, _NullIsAbsent):
     kind: Literal["text"]
     text: StrictStr
     format: Literal["plain", "markdown"] = "plain"
@@ -217,7 +221,7 @@ class Hints(BaseModel):
 
 # -- client to app ------------------------------------------------------------------------------
 
-class ClientInfo(_NullIsAbsent):
+class ClientInfo(BaseModel):
     """Who is asking, as the client says; the app adds what the kernel says (peer credentials)."""
 
     model_config = ConfigDict(extra="ignore", frozen=True)
@@ -228,13 +232,13 @@ class ClientInfo(_NullIsAbsent):
     git_branch: ShortText | None = None
 
 
-class Hello(_Message):
+class Hello(_Message, _NullIsAbsent):
     type: Literal["hello"]
     client: ClientInfo = ClientInfo()
     token: ShortText | None = None
 
 
-class ToolCall(_NullIsAbsent):
+class ToolCall(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
     tool: ToolName
     args: dict[str, Any]
@@ -332,7 +336,7 @@ class Notice(_Message):
     session: ShortText | None = None
 
 
-class Show(_Message):
+class Show(_Message, _NullIsAbsent):
     """The person asks (through ``desktop-approver show``, bound to a key) to see the waiting request or
     a window. It raises a window and decides nothing."""
 
