@@ -26,6 +26,10 @@ PROTOCOL_VERSION: Final = 1
 SUPPORTED_VERSIONS = (1,)
 MAX_LINE_BYTES = 1024 * 1024
 """A line longer than this (newline excluded) is refused with ``line_too_long``."""
+BLANK = b" \t\r"
+r"""What a blank line holds, if anything: JSON's own whitespace but the newline that ends the line.
+A line of these alone is skipped; any other line (``\f``, ``\v``, a no-break space, a byte order
+mark) is read as JSON and refused when it is not, so "blank" means one thing to the framer and the reader."""
 
 
 class Oversized:
@@ -83,7 +87,7 @@ class LineFramer:
                 continue
             line = bytes(self._buffer[:newline])
             del self._buffer[: newline + 1]
-            if line.strip():
+            if line.strip(BLANK):
                 yield line
 
     @property

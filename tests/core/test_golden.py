@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import socket
 import threading
 from collections.abc import Callable
@@ -53,10 +54,25 @@ class Example:
         return next((step["token"] for step in self.steps if step["dir"] == "app"), None)
 
 
+SENT_AS_WRITTEN = re.compile(r'\{"dir": "send", "msg": (?P<text>.*)\}')
+"""The one layout of a ``send``/``msg`` line: the message's text is what goes on the wire, as written
+(ipc/examples/README.md), so ``4242.0`` stays ``4242.0`` for a client whose JSON reader makes it ``4242``."""
+
+
 def load_examples() -> list[Example]:
     examples = []
     for path in sorted(EXAMPLES_DIR.glob("*.jsonl")):
-        steps = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+        steps = []
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            if not line.strip():
+                continue
+            step = json.loads(line)
+            if step["dir"] == "send" and "msg" in step:
+                written = SENT_AS_WRITTEN.fullmatch(line)
+                assert written, f"{path.name}:{number}: a send line is written {{\"dir\": \"send\", \"msg\": ...}}"
+                assert json.loads(written["text"]) == step["msg"], f"{path.name}:{number}"
+                step["_text"] = written["text"]
+            steps.append(step)
         examples.append(Example(path.stem, steps))
     return examples
 
@@ -65,9 +81,9 @@ EXAMPLES = load_examples()
 
 
 def step_bytes(step: dict[str, Any]) -> bytes:
-    """What a ``send`` line puts on the socket."""
+    """What a ``send`` line puts on the socket: a ``msg`` as written in the file, not re-serialised."""
     if "msg" in step:
-        return wire.encode(step["msg"])
+        return str(step["_text"]).encode("utf-8") + b"\n"
     if "raw_hex" in step:
         return bytes.fromhex(step["raw_hex"]) + b"\n"
     return (step["raw"] * step.get("repeat", 1) + step.get("suffix", "")).encode("utf-8") + b"\n"
@@ -298,7 +314,21 @@ class RecordedApp:
             raise self.failure
         assert not self.steps, f"the client never sent {[recorded for recorded, _ in self.steps]}"
         for recorded, message in self.received:
-            assert message == {**recorded, "id": message["id"]}, "the client sent something else than recorded"
+            assert message == {**without_null_fields(recorded), "id": message["id"]}, \
+                "the client sent something else than recorded"
+
+
+def without_null_fields(message: dict[str, Any]) -> dict[str, Any]:
+    """A message as the Python clients send it: an optional field recorded as null (the same as
+    absent, PROTOCOL.md "Client to app") left out, in the message and in each call of a batch;
+    previews and hints are sent as given."""
+    def kept(fields: dict[str, Any]) -> dict[str, Any]:
+        return {key: value for key, value in fields.items() if value is not None}
+
+    message = kept(message)
+    if isinstance(message.get("calls"), list):
+        message["calls"] = [kept(call) for call in message["calls"]]
+    return message
 
 
 def expected_outcome(reply: dict[str, Any]) -> Any:
@@ -413,3 +443,8 @@ def test_async_client_reads_recorded_replies(example: Example, tmp_path: Path) -
         asyncio.run(asyncio.wait_for(replay(), WAIT))
     finally:
         app.close()
+
+
+def test_every_example_is_listed_in_the_examples_readme() -> None:
+    listed = (EXAMPLES_DIR / "README.md").read_text(encoding="utf-8")
+    assert [example.name for example in EXAMPLES if f"`{example.name}.jsonl`" not in listed] == []

@@ -44,6 +44,9 @@ def line(message: Any) -> bytes:
     (line({"v": 2, "type": "status", "id": "a"}), "unsupported_version", "a"),
     (line({"v": True, "type": "status", "id": "a"}), "unsupported_version", "a"),
     (line({"v": "1", "type": "status", "id": "a"}), "unsupported_version", "a"),
+    (line({"v": None, "type": "status", "id": "a"}), "unsupported_version", "a"),   # present: a version, not missing
+    (line({"v": [1], "type": "status", "id": "a"}), "unsupported_version", "a"),
+    (line({"v": {}, "type": "status", "id": "a"}), "unsupported_version", "a"),
     (line({"v": 1, "type": "approve", "id": "a"}), "unknown_type", "a"),
     (line({"v": 1, "id": "a"}), "unknown_type", "a"),
     (line({"v": 1, "type": "welcome", "id": "a"}), "unknown_type", "a"),
@@ -137,6 +140,52 @@ def test_framer_splits_joins_and_skips_an_oversized_line() -> None:
     assert [type(item).__name__ for item in out] == ["Oversized", "bytes"]
     assert out[0].size == 1 + 30 and out[1] == b'{"c":3}'  # type: ignore[union-attr]
     assert framer.pending_bytes == 0
+
+
+def test_a_blank_line_is_empty_or_space_tab_and_cr_only() -> None:
+    """Skipped: nothing, spaces, tabs, carriage returns. Any other line is read (and refused when
+    it is not JSON): a form feed, a vertical tab, a no-break space, a byte order mark."""
+    framer = wire.LineFramer()
+    lines = list(framer.feed(b"\n \t\r\n\r\n\x0c\n\x0b\n\xc2\xa0\n\xef\xbb\xbf{}\n\x0c{}\n \t{} \r\n"))
+    assert lines == [b"\x0c", b"\x0b", b"\xc2\xa0", b"\xef\xbb\xbf{}", b"\x0c{}", b" \t{} \r"]
+    for refused in lines[:-1]:
+        result = decode(refused)
+        assert isinstance(result, Refusal) and result.code == "invalid_json", (refused, result)
+    bom = decode(b'\xef\xbb\xbf{"v": 1, "type": "status", "id": "s"}')
+    assert isinstance(bom, Refusal) and "byte order mark" in bom.message and "utf-8-sig" not in bom.message
+
+
+@pytest.mark.parametrize("raw, message_id, in_reply_to, name", [
+    (b'{"v":1,"type":"hello","token":"wrong","token":"sesame"}', None, "hello", "token"),
+    (b'{"v":1,"type":"request","id":"q","tool":"read_file","tool":"deploy","args":{}}', "q", "request", "tool"),
+    (b'{"v":1,"type":"request","id":"q","id":"q2","tool":"deploy","args":{}}', None, "request", "id"),
+    (b'{"v":1,"type":"request","id":"q","\\u0069d":"q","tool":"deploy","args":{}}', None, "request", "id"),
+    (b'{"v":1,"type":"status","type":"request","id":"q","tool":"deploy","args":{}}', "q", None, "type"),
+    (b'{"v":2,"v":1,"type":"status","id":"s"}', "s", "status", "v"),
+    (b'{"v":1,"type":"request","id":"q","tool":"t","args":{"a":{"b":1,"b":2}}}', "q", "request", "b"),
+    (b'{"v":1,"type":"request","id":"q","tool":"t","args":{"n":12345678901234567,"n":1}}', "q", "request", "n"),
+    (b'{"v":1,"type":"request","id":"q","tool":"t","args":{},"preview":{"kind":"text","kind":"command",'
+     b'"command":"ls"}}', "q", "request", "kind"),
+    (b'{"v":1,"type":"request","id":"q","tool":"t","args":{},"hints":{"readOnlyHint":true,"readOnlyHint":false}}',
+     "q", "request", "readOnlyHint"),
+    (b'{"v":1,"type":"status","id":"s","\\ud800":1,"\\ud800":2}', "s", "status", "\\ud800"),  # named as ASCII
+], ids=lambda value: None)
+def test_a_name_given_twice_in_one_object_is_refused(raw: bytes, message_id: str | None, in_reply_to: str | None,
+                                                     name: str) -> None:
+    """Readers disagree on which of two same-named members counts, so a filter in front of the app
+    could see another call: the line is refused, naming the member, its id echoed unless it is the
+    name given twice (and ``in_reply_to`` likewise for ``type``)."""
+    result = decode(raw)
+    assert isinstance(result, Refusal), result
+    assert (result.code, result.id, result.in_reply_to) == ("invalid_message", message_id, in_reply_to), result
+    assert f'"{name}" is given twice' in result.message
+    encode(result.reply())                                  # the error itself always encodes
+
+
+def test_the_same_name_in_different_objects_is_no_repetition() -> None:
+    message = decode(line({**REQUEST, "args": {"command": "ls", "inner": {"command": "ls", "tool": "x"}},
+                           "preview": {"kind": "command", "command": "ls"}}))
+    assert isinstance(message, models.Request)
 
 
 # -- the same over a real socket ------------------------------------------------------------------
@@ -473,8 +522,11 @@ CASES = [
     Case(4, b'["status"]', "invalid_message", None),
     Case(5, line({"v": 1, "type": "request", "id": "r5", "tool": "t", "args": nested(64)}), "invalid_message", "r5"),
     Case(5, b'{"v": 1, "type": "request", "id": "r5", "tool": "t", "args": {"n": 1e999}}', "invalid_message", "r5"),
+    Case(5, b'{"v": 1, "type": "request", "id": "r5", "tool": "read_file", "tool": "deploy", "args": {}}',
+         "invalid_message", "r5"),                                                     # a name given twice
     Case(6, line({"type": "request", "id": "r6", "tool": "t"}), "invalid_message", "r6"),
     Case(7, line({"v": 2, "type": "request", "id": "r7", "tool": "t"}), "unsupported_version", "r7"),
+    Case(7, line({"v": None, "type": "request", "id": "r7", "tool": "t"}), "unsupported_version", "r7"),
     Case(7, line({"v": 2, "type": "hello", "token": TOKEN}), "unsupported_version", None),
     Case(8, line({"v": 1, "type": "status", "id": "s8"}), "unauthorized", "s8", modes=("unauthenticated",)),
     Case(8, line({"v": 1, "type": "hello", "token": "guess"}), "unauthorized", None,
@@ -552,7 +604,9 @@ def test_a_line_failing_several_checks_is_answered_for_the_first() -> None:
     """The ladder's own order, without a socket: each case's line, made to fail every later step too."""
     for case in CASES:
         if case.step in (5, 6, 7) and case.line.startswith(b"{"):
-            worse = case.line[:-1] + b', "type": "approve", "unknown": 1}'
+            # an unknown type and an unknown field (not a second "type": a repeated name fails step 5)
+            worse = re.sub(rb'"type": "[a-z_]+"', b'"type": "approve"', case.line[:-1]) + b', "unknown": 1}'
+            assert b'"type": "approve"' in worse, case
             result = decode(worse)
             assert isinstance(result, Refusal) and result.code == case.code, (case, result)
 

@@ -7,6 +7,7 @@ fails when it is stale. The thin client does not import this module; the golden 
 
 from __future__ import annotations
 
+import functools
 from typing import TYPE_CHECKING, Annotated, Any, Literal, Protocol
 
 from pydantic import (
@@ -55,6 +56,35 @@ WHOLE_NUMBER = BeforeValidator(_whole_number)
 WHOLE_NUMBER]``, with the bounds before it so that the schema names them ``minimum``/``maximum``."""
 
 
+_WIRE_REQUIRED = frozenset(("v", "type"))
+"""Fields with a default in the models that every message must still carry (the schema requires them)."""
+
+
+@functools.cache
+def _optional_names(model: type[BaseModel]) -> frozenset[str]:
+    """The names (and aliases) of ``model``'s optional fields, as a client may send them."""
+    return frozenset(name for field_name, field in model.model_fields.items() if not field.is_required()
+                     for name in (field_name, field.alias) if name and field_name not in _WIRE_REQUIRED)
+
+
+class _NullIsAbsent(BaseModel):
+    """One rule for what clients send (PROTOCOL.md, "Client to app"): an optional field sent as
+    ``null`` is read as if it were left out, so it takes its default (``format`` is ``plain``,
+    ``show.what`` is ``request``). Only optional fields: a required one sent as null is refused.
+
+    Mixed into the client models with an optional field whose default is not null; in the others
+    null *is* the default, so pydantic reads null as absent already, without this validator's cost
+    on every message (``tests/core/test_schema.py`` checks every client model keeps to this)."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _null_is_absent(cls, data: Any) -> Any:
+        if isinstance(data, dict) and None in data.values():
+            optional = _optional_names(cls)
+            return {key: value for key, value in data.items() if value is not None or key not in optional}
+        return data
+
+
 class _Message(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
     v: Literal[1] = PROTOCOL_VERSION
@@ -66,12 +96,17 @@ class _Preview(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+def _given(*names: str) -> dict[str, Any]:
+    """JSON Schema for "each of ``names`` is sent, and not as null" (null is the same as absent)."""
+    return {"required": list(names), "properties": {name: {"not": {"type": "null"}} for name in names}}
+
+
 class DiffPreview(_Preview):
     """A change to a file: old and new text, or a ready unified diff (one of the two, whole)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, json_schema_extra={"oneOf": [
-        {"required": ["old", "new"], "not": {"required": ["unified"]}},
-        {"required": ["unified"], "not": {"anyOf": [{"required": ["old"]}, {"required": ["new"]}]}},
+        {**_given("old", "new"), "not": _given("unified")},
+        {**_given("unified"), "not": {"anyOf": [_given("old"), _given("new")]}},
     ]})
     kind: Literal["diff"]
     path: StrictStr | None = None
@@ -101,10 +136,8 @@ class FileWritePreview(_Preview):
 class CommandPreview(_Preview):
     """A shell command as a string, or an argv list (one of the two); with the directory it runs in."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, json_schema_extra={"oneOf": [
-        {"required": ["command"], "not": {"required": ["argv"]}},
-        {"required": ["argv"], "not": {"required": ["command"]}},
-    ]})
+    model_config = ConfigDict(extra="forbid", frozen=True, json_schema_extra={
+        "oneOf": [_given("command"), _given("argv")]})
     kind: Literal["command"]
     command: StrictStr | None = None
     argv: Annotated[list[StrictStr], Field(min_length=1)] | None = None
@@ -117,7 +150,7 @@ class CommandPreview(_Preview):
         return self
 
 
-class TextPreview(_Preview):
+class TextPreview(_Preview, _NullIsAbsent):
     kind: Literal["text"]
     text: StrictStr
     format: Literal["plain", "markdown"] = "plain"
@@ -147,7 +180,7 @@ class Hints(BaseModel):
         "propertyNames": {"maxLength": MAX_HINT_NAME},
         "additionalProperties": {"anyOf": [{"type": "string", "maxLength": MAX_HINT_TEXT}, {"type": "number"},
                                            {"type": "boolean"}, {"type": "null"}]},
-        "allOf": [{"not": {"required": list(pair)}} for pair in HINT_SPELLINGS],
+        "allOf": [{"not": _given(*pair)} for pair in HINT_SPELLINGS],
     })
     read_only: StrictBool | None = Field(None, alias="readOnlyHint")
     destructive: StrictBool | None = Field(None, alias="destructiveHint")
@@ -161,7 +194,7 @@ class Hints(BaseModel):
         if not isinstance(data, dict):
             return data
         for name, field in cls.model_fields.items():
-            if field.alias and name in data and field.alias in data:
+            if field.alias and data.get(name) is not None and data.get(field.alias) is not None:  # null: absent
                 raise ValueError(f"{name} is given twice (as {name} and {field.alias})")
         if len(data) > MAX_HINT_MEMBERS:
             raise ValueError(f"at most {MAX_HINT_MEMBERS} members (the four hints, title and 32 other annotations)")
@@ -174,7 +207,11 @@ class Hints(BaseModel):
             short_text = isinstance(value, str) and len(value) <= MAX_HINT_TEXT
             if not (value is None or isinstance(value, (bool, int, float)) or short_text):
                 raise ValueError(f"{key}: other annotations must be a string, number, boolean or null")
-        return data
+        # A spelling sent as null is absent, and must not hide the other one's value (pydantic would
+        # take either when both are there): ``{"destructiveHint": true, "destructive": null}`` is destructive.
+        spelled_null = [spelling for pair in HINT_SPELLINGS for spelling in pair if spelling in data
+                        and data[spelling] is None]
+        return {key: value for key, value in data.items() if key not in spelled_null} if spelled_null else data
 
     def as_dict(self) -> dict[str, Any]:
         """The hints by our names, then ``title`` and the other annotations as sent."""
@@ -195,7 +232,7 @@ class ClientInfo(BaseModel):
     git_branch: ShortText | None = None
 
 
-class Hello(_Message):
+class Hello(_Message, _NullIsAbsent):
     type: Literal["hello"]
     client: ClientInfo = ClientInfo()
     token: ShortText | None = None
@@ -299,7 +336,7 @@ class Notice(_Message):
     session: ShortText | None = None
 
 
-class Show(_Message):
+class Show(_Message, _NullIsAbsent):
     """The person asks (through ``desktop-approver show``, bound to a key) to see the waiting request or
     a window. It raises a window and decides nothing."""
 

@@ -60,11 +60,28 @@ class _NotJSON(ValueError):
 
 
 class _Numbers:
-    """json.loads hooks that read strictly: non-JSON constants fail the line, numbers out of range
-    are noted (the message is refused, but its ``id`` can still be read for the error)."""
+    """json.loads hooks that read strictly: non-JSON constants fail the line; numbers out of range
+    and member names given twice are noted (the message is refused, but its ``id`` can still be
+    read for the error)."""
 
     def __init__(self) -> None:
         self.problem: str | None = None
+        self.repeated: set[str] = set()
+
+    def members(self, pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        """An object's members, noting any name given twice: JSON readers disagree on which one
+        counts (Python's and JavaScript's take the last, others the first or refuse), so a filter
+        in front of the app could read another call than the app would. Refused, not resolved."""
+        members = dict(pairs)
+        if len(members) != len(pairs):
+            seen: set[str] = set()
+            for name, _ in pairs:
+                if name in seen:
+                    self.repeated.add(name)
+                seen.add(name)
+            if self.problem is None:
+                self.problem = f"member {shorten(sorted(self.repeated)[0])} is given twice in one object"
+        return members
 
     def integer(self, text: str) -> int:
         digits = text.lstrip("-")
@@ -147,6 +164,12 @@ def readable_id(data: dict[str, Any]) -> str | None:
 TOO_DEEP = f"objects and arrays nest deeper than {MAX_DEPTH} levels"
 
 
+def shorten(value: Any, limit: int = 40) -> str:
+    """A value as JSON spells it (``null``, ``"1"``, ``true``), cut to ``limit`` characters for an error message."""
+    shown = json.dumps(value)  # ASCII: a name may hold a lone surrogate, which the reply could not carry
+    return shown if len(shown) <= limit else shown[:limit - 1] + "…"
+
+
 def read(line: bytes | wire.Oversized) -> dict[str, Any] | Refusal:
     """The ladder's first half: framing, UTF-8, strict JSON, an object, values the app holds, and a
     supported version. What passes is a JSON object whose ``v`` the app speaks (not a message yet)."""
@@ -159,11 +182,14 @@ def read(line: bytes | wire.Oversized) -> dict[str, Any] | Refusal:
     numbers = _Numbers()
     try:
         if _NEEDS_STRICT_NUMBERS.search(text) is None:
-            data = json.loads(text)  # nothing the hooks could object to: the same values, faster
+            # nothing the number hooks could object to: the same values, faster
+            data = json.loads(text, object_pairs_hook=numbers.members)
         else:
             data = json.loads(text, parse_int=numbers.integer, parse_float=numbers.real,
-                              parse_constant=numbers.constant)
+                              parse_constant=numbers.constant, object_pairs_hook=numbers.members)
     except json.JSONDecodeError as exc:
+        if text.startswith("\ufeff"):  # Python's own words ("decode using utf-8-sig") advise the reader, not the client
+            return Refusal("invalid_json", "not JSON: a byte order mark (U+FEFF) at column 1")
         return Refusal("invalid_json", f"not JSON: {exc.msg} at column {exc.colno}")
     except _NotJSON as exc:
         return Refusal("invalid_json", f"not JSON: {exc}")
@@ -173,8 +199,8 @@ def read(line: bytes | wire.Oversized) -> dict[str, Any] | Refusal:
         return Refusal("invalid_json", f"not JSON: {exc}")
     if not isinstance(data, dict):
         return Refusal("invalid_message", f"a message is a JSON object, not {type(data).__name__}")
-    message_id = readable_id(data)
-    in_reply_to = message_type(data)
+    message_id = readable_id(data) if "id" not in numbers.repeated else None
+    in_reply_to = message_type(data) if "type" not in numbers.repeated else None
     if numbers.problem:
         return Refusal("invalid_message", numbers.problem, message_id, in_reply_to)
     if _SURROGATE_ESCAPE.search(text) and _lone_surrogate(data):
@@ -183,12 +209,13 @@ def read(line: bytes | wire.Oversized) -> dict[str, Any] | Refusal:
                        message_id, in_reply_to)
     if _too_deep(text, data):
         return Refusal("invalid_message", TOO_DEEP, message_id, in_reply_to)
-    version = data.get("v")
-    if version is None:
+    if "v" not in data:  # absent only: any value present, null included, is a version (unsupported unless 1)
         return Refusal("invalid_message", 'missing protocol version "v"', message_id, in_reply_to)
+    version = data["v"]
     if version not in wire.SUPPORTED_VERSIONS or isinstance(version, bool):
         supported = ", ".join(map(str, wire.SUPPORTED_VERSIONS))
-        return Refusal("unsupported_version", f"protocol version {version!r} is not supported (supported: {supported})",
+        return Refusal("unsupported_version",
+                       f"protocol version {shorten(version)} is not supported (supported: {supported})",
                        message_id, in_reply_to)
     return data
 

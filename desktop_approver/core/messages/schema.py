@@ -71,6 +71,8 @@ def message_schema(kind: str, model: type[BaseModel]) -> dict[str, Any]:
     schema["$schema"] = DRAFT
     schema["$id"] = f"{kind}.json"
     _accept_field_names(schema, model)
+    if kind in CLIENT_MESSAGES:
+        _null_is_absent(schema)
     _drop_property_titles(schema)
     _translate_constraints(schema)
     return schema
@@ -103,6 +105,29 @@ def _accept_field_names(schema: dict[str, Any], model: type[BaseModel]) -> None:
         for name, field in found.model_fields.items():
             if field.alias and field.alias != name and field.alias in definition["properties"]:
                 definition["properties"][name] = dict(definition["properties"][field.alias])
+
+
+def _null_is_absent(schema: dict[str, Any]) -> None:
+    """Every optional field of a client message may be sent as null, read as left out (the models'
+    ``_NullIsAbsent``): pydantic says so only for fields whose default is null, so say it for the
+    others too (``format``, ``show.what``, ``hello.client``)."""
+    for definition in [schema, *schema.get("$defs", {}).values()]:
+        required = set(definition.get("required", []))
+        properties = definition.get("properties", {})
+        for name, prop in properties.items():
+            if name in required or _allows_null(prop):
+                continue
+            widened: dict[str, Any] = {"anyOf": [prop, {"type": "null"}]}
+            for kept in ("default", "description", "title"):
+                if kept in prop:
+                    widened[kept] = prop.pop(kept)
+            properties[name] = widened
+
+
+def _allows_null(prop: dict[str, Any]) -> bool:
+    kinds = prop.get("type")
+    return kinds == "null" or (isinstance(kinds, list) and "null" in kinds) or any(
+        _allows_null(option) for option in prop.get("anyOf", []))
 
 
 def _model_named(root: type[BaseModel], title: object) -> type[BaseModel] | None:
