@@ -34,10 +34,23 @@ def add_approver_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--agent", metavar="NAME", help="the agent's name shown to the person "
                                                         "(default: mcp:<server name>)")
     parser.add_argument("--session", metavar="ID", help="session id for allow_session (default: one per process)")
-    parser.add_argument("--timeout", type=float, metavar="SECONDS", help="deny if nobody answers in time")
+    parser.add_argument("--timeout", type=seconds, metavar="SECONDS", help="deny if nobody answers in time")
     parser.add_argument("--on-unavailable", choices=("deny", "allow"), default="deny",
                         help="what to do when the app is not reachable (default: deny)")
     parser.add_argument("--socket", metavar="PATH", help="the app's socket")
+
+
+def seconds(text: str) -> float:
+    """An argparse type: a finite number of seconds above 0 (NaN or 0 would make every wait end at
+    once, which reads as "the app is not reachable": an allow with --on-unavailable allow)."""
+    from .._client_base import check_timeout
+
+    try:
+        value = check_timeout(float(text))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a finite number of seconds above 0: {text!r}") from None
+    assert value is not None
+    return value
 
 
 def approver_from(args: argparse.Namespace, default_agent: str | None = None) -> Approver:
