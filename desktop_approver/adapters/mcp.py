@@ -26,6 +26,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import signal
 from collections.abc import Callable, Sequence
 from contextlib import AsyncExitStack
 from typing import TYPE_CHECKING, Any
@@ -153,8 +154,6 @@ class StoppedBySignal(Exception):
     """SIGTERM, SIGINT or SIGHUP stopped the gate (after the upstream server was stopped too)."""
 
     def __init__(self, signum: int) -> None:
-        import signal
-
         super().__init__(f"stopped by {signal.Signals(signum).name}")
         self.signum = signum
 
@@ -264,15 +263,13 @@ async def serve_gate(upstream_argv: Sequence[str], approver: Approver, *, allow_
     :class:`StoppedBySignal` after SIGTERM, SIGINT or SIGHUP. Whichever way it ends, the upstream
     server is stopped first (the SDK closes its stdin, then terminates it): never left running.
     """
-    import signal
-
     stdin = StdinLines() if _pollable(0) else None
     stopped: list[int] = []
     failures: list[Exception] = []
     try:
         async with anyio.create_task_group() as group:
             group.start_soon(_stop_on_signal, group.cancel_scope, stopped,
-                             [getattr(signal, name) for name in STOP_SIGNALS])
+                             [signal.Signals[name] for name in STOP_SIGNALS])
             try:
                 await _serve_gate(upstream_argv, approver, allow_read_only, name, stdin)
             except Exception as exc:  # noqa: BLE001 - raised below, outside the task group's ExceptionGroup
@@ -288,7 +285,7 @@ async def serve_gate(upstream_argv: Sequence[str], approver: Approver, *, allow_
         raise failures[0]
 
 
-async def _stop_on_signal(scope: anyio.CancelScope, stopped: list[int], signals: list[int]) -> None:
+async def _stop_on_signal(scope: anyio.CancelScope, stopped: list[int], signals: list[signal.Signals]) -> None:
     with anyio.open_signal_receiver(*signals) as received:
         async for signum in received:
             stopped.append(signum)
