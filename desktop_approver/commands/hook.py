@@ -47,6 +47,8 @@ if TYPE_CHECKING:
     from pathlib import Path
     from typing import Any
 
+    from ..wire import Decision
+
 AGENTS = ("claude-code",)
 AGENT_NAME = "claude-code"
 HOOK_ARGUMENTS = ("hook", "claude-code")
@@ -137,43 +139,21 @@ def answer_within(deadline: float | None) -> float:
 
 
 def ask(kind: str, event: dict[str, Any], tool_input: dict[str, Any], args: argparse.Namespace) -> int:
-    import signal
-
-    answer = _permission_request_answer if kind == "PermissionRequest" else _pre_tool_use_answer
-    deadline = args.deadline if args.deadline is not None else DEFAULT_DEADLINE
-
-    def expire(signum: int, frame: object) -> None:
-        raise HookDeadline
-
-    # The app may answer later than Claude Code waits for the hook (its timeout stretched by a
-    # pause, up to 1.5 times): the alarm ends the wait first. The client closes its connection as
-    # it unwinds, so the app withdraws the question (logged as cancelled) and nobody answers a
-    # call that was already denied.
-    previous = signal.signal(signal.SIGALRM, expire)
-    try:
-        signal.setitimer(signal.ITIMER_REAL, answer_within(args.deadline))
-        try:
-            return _ask(kind, event, tool_input, args, answer)
-        finally:
-            signal.setitimer(signal.ITIMER_REAL, 0)
-    except HookDeadline:
-        answer("deny", f"desktop-approver: nobody answered within this hook's {deadline:g} s timeout "
-                       "(Claude Code's); denied. Raise the hook's timeout and --deadline, or lower the app's --timeout")
-        return 0
-    finally:
-        signal.signal(signal.SIGALRM, previous)
-
-
-def _ask(kind: str, event: dict[str, Any], tool_input: dict[str, Any], args: argparse.Namespace,
-         answer: Callable[..., None]) -> int:
     from ..client import Client
     from ..errors import ApproverError, ApproverUnavailable
 
+    answer = _permission_request_answer if kind == "PermissionRequest" else _pre_tool_use_answer
     session = event.get("session_id") or None
     client = Client(args.socket, agent=AGENT_NAME, session=session)
     client.protocol.cwd = event.get("cwd") or client.protocol.cwd
     try:
-        decision = client.request(event["tool_name"], tool_input, session=session, timeout=args.timeout)
+        decision = _within_deadline(args.deadline, lambda: client.request(
+            event["tool_name"], tool_input, session=session, timeout=args.timeout))
+    except HookDeadline:
+        deadline = args.deadline if args.deadline is not None else DEFAULT_DEADLINE
+        answer("deny", f"desktop-approver: nobody answered within this hook's {deadline:g} s timeout "
+                       "(Claude Code's); denied. Raise the hook's timeout and --deadline, or lower the app's --timeout")
+        return 0
     except ApproverUnavailable as exc:
         reason = str(exc) or "desktop-approver is not reachable"
         if args.when_unavailable == "ask":
@@ -199,6 +179,33 @@ def _ask(kind: str, event: dict[str, Any], tool_input: dict[str, Any], args: arg
         who = "blocked by policy" if decision.blocked else f"denied on the desktop ({decision.decided_by})"
         answer("deny", who + (f": {decision.note}" if decision.note else ""), interrupt=decision.blocked)
     return 0
+
+
+def _within_deadline(deadline: float | None, request: Callable[[], Decision]) -> Decision:
+    """``request()``, or :class:`HookDeadline` when Claude Code's hook timeout is near.
+
+    The app may answer later than Claude Code waits for the hook (its timeout stretched by a pause,
+    up to 1.5 times): an alarm ends the wait first. The client closes its connection as it unwinds,
+    so the app withdraws the question (logged as cancelled). The alarm is off again before anything
+    is printed, so the hook never answers twice.
+    """
+    import signal
+
+    def expire(signum: int, frame: object) -> None:
+        raise HookDeadline
+
+    try:
+        previous = signal.signal(signal.SIGALRM, expire)
+    except ValueError:  # not the main thread (an embedding caller): no alarm to set
+        return request()
+    try:
+        signal.setitimer(signal.ITIMER_REAL, answer_within(deadline))
+        try:
+            return request()
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+    finally:
+        signal.signal(signal.SIGALRM, previous)
 
 
 def exact_rule(rule: Any, tool: str, tool_input: Mapping[str, Any]) -> bool:
