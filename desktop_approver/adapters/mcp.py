@@ -337,14 +337,20 @@ async def _initialize(upstream: ClientSession, stdin: StdinLines | None) -> type
     if stdin is None:  # a file or /dev/null: nothing to watch
         return await upstream.initialize()
     result: list[types.InitializeResult] = []
+    failure: list[Exception] = []
     async with anyio.create_task_group() as group:
         async def client_left() -> None:
             await stdin.until_end()
             group.cancel_scope.cancel()
 
         group.start_soon(client_left)
-        result.append(await upstream.initialize())
+        try:
+            result.append(await upstream.initialize())
+        except Exception as exc:  # noqa: BLE001 - raised below, not wrapped in the group's ExceptionGroup
+            failure.append(exc)
         group.cancel_scope.cancel()
+    if failure:
+        raise failure[0]
     return result[0] if result else None
 
 

@@ -331,12 +331,18 @@ def _stop(process: Any, pid_file: Path) -> None:
             stream.close()
 
 
-def test_an_upstream_that_dies_during_its_start_up_is_one_line(tmp_path: Path) -> None:
+@pytest.mark.parametrize("stdin_kind", ["file", "pipe"])
+def test_an_upstream_that_dies_during_its_start_up_is_one_line(tmp_path: Path, stdin_kind: str) -> None:
+    import subprocess
+
     requests = tmp_path / "init.jsonl"
     requests.write_text(INITIALIZE)
-    with requests.open("rb") as stdin:
-        process = _gate_over(["false"], tmp_path, stdin=stdin)
+    with requests.open("rb") as file:
+        process = _gate_over(["false"], tmp_path, stdin=file if stdin_kind == "file" else subprocess.PIPE)
         try:
+            if stdin_kind == "pipe":  # the client stays: only the upstream is gone
+                process.stdin.write(INITIALIZE.encode())
+                process.stdin.flush()
             returncode, stderr = _ends_with_one_line(process)
         finally:
             _stop(process, tmp_path / "none")
