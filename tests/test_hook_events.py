@@ -284,9 +284,10 @@ def test_notification_and_stop_reach_the_running_app_and_its_tray_word(serve: An
 def test_the_hook_denies_before_claude_codes_hook_timeout(tmp_path: Path) -> None:
     # The app (default timeout 300 s) could answer as late as 450 s; Claude Code kills the hook at its
     # timeout and then runs a PreToolUse call. Nobody answers here: the hook must deny by itself.
+    from tests.support.deciders import WaitingPerson
     from tests.support.service import ServiceThread
 
-    with ServiceThread(tmp_path) as service:
+    with ServiceThread(tmp_path, WaitingPerson()) as service:
         event = json.loads(permission_request(hook_event_name="PreToolUse"))
         result = cli("hook", "claude-code", "--socket", str(service.socket_path), "--deadline", "2",
                      stdin=json.dumps(event))
@@ -296,6 +297,16 @@ def test_the_hook_denies_before_claude_codes_hook_timeout(tmp_path: Path) -> Non
         denied = decision_of(cli("hook", "claude-code", "--socket", str(service.socket_path), "--deadline=1.5",
                                  stdin=permission_request()).stdout)
         assert denied["behavior"] == "deny" and "1.5 s timeout" in denied["message"]
+        wait_for(lambda: service.person.cancelled == 2)  # both questions were withdrawn from the desktop
+
+
+def wait_for(condition: Any) -> None:
+    import time
+
+    deadline = time.monotonic() + 30  # only there so a broken hook fails the test instead of hanging it
+    while not condition():
+        assert time.monotonic() < deadline, "the condition never held"
+        time.sleep(0.02)
 
 
 def test_install_writes_the_hook_timeout_as_its_deadline() -> None:
