@@ -91,6 +91,26 @@ def default_agent_name() -> str:
     return argv0 if argv0 and argv0 not in ("-c", "-") else "python"
 
 
+def _positive_finite(value: float) -> bool:
+    return 0 < value < float("inf")  # False for NaN too (every comparison with NaN is)
+
+
+def check_timeout(timeout: object, name: str = "timeout") -> float | None:
+    """``timeout`` if it is None or a finite number of seconds above zero; else ValueError.
+
+    NaN, infinities, zero and negative numbers would make a wait that is over before it starts,
+    which reads as "the app is not reachable": for a caller who chose ``on_unavailable="allow"``
+    that would be an allow nobody gave. They are refused where they are given, never sent.
+    """
+    if timeout is None:
+        return None
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)):
+        raise TypeError(f"{name} must be a number of seconds, not {type(timeout).__name__}")
+    if not _positive_finite(timeout):
+        raise ValueError(f"{name} must be a finite number of seconds above 0, not {timeout!r}")
+    return float(timeout)
+
+
 def normalise_call(call: Call) -> dict[str, Any]:
     """A batch entry as a ``(tool, args)`` pair or a dict with tool, args, description, preview."""
     if isinstance(call, tuple):
@@ -147,6 +167,7 @@ class ClientProtocol:
             raise TypeError("tool must be a non-empty str")
         if not isinstance(args, Mapping):
             raise TypeError(f"args must be a dict, not {type(args).__name__}")
+        check_timeout(timeout)
         request_id = self.new_id()
         message: dict[str, Any] = {
             "v": wire.PROTOCOL_VERSION, "type": "request", "id": request_id,
@@ -158,6 +179,7 @@ class ClientProtocol:
 
     def batch(self, calls: Iterable[Call], *, session: str | None,
               timeout: float | None) -> tuple[str, dict[str, Any]]:
+        check_timeout(timeout)
         entries = [normalise_call(call) for call in calls]
         if not entries:
             raise ValueError("a batch needs at least one call")
@@ -197,13 +219,23 @@ class ClientProtocol:
         return reply.get("type") != "error" or in_reply_to is None or in_reply_to == kind
 
     def reply_wait(self, timeout: float | None) -> float:
-        """How long to wait for a reply before calling the app unavailable (never forever)."""
+        """How long to wait for a reply before calling the app unavailable (never forever).
+
+        Both clients compute it once the ``welcome`` is known (the async client waits for it; the
+        blocking one pipelines its hello and extends its deadline when the welcome arrives): before
+        that the app's own ``default_timeout`` is unknown, and a wait made from our guess could end
+        before the app's answer, which would turn into an unavailable (an allow, for a caller who
+        chose ``on_unavailable="allow"``) while the person could still deny.
+        """
         default = DEFAULT_WAIT
-        if self.welcome and isinstance(self.welcome.get("default_timeout"), (int, float)):
-            default = float(self.welcome["default_timeout"])
+        if self.welcome is not None:
+            announced = self.welcome.get("default_timeout")
+            if isinstance(announced, (int, float)) and not isinstance(announced, bool) and _positive_finite(announced):
+                default = float(announced)
         # The person may pause the countdown; the app still answers within the timeout stretched by
-        # its pause allowance (core.decisions.tickets.PAUSE_ALLOWANCE = 0.5); twice the timeout is
-        # what ipc/PROTOCOL.md promises a client may wait, whichever app version answers.
+        # its pause allowance (core.decisions.tickets.PAUSE_ALLOWANCE: at most 1.5 times the
+        # timeout); twice the timeout is what ipc/PROTOCOL.md promises a client may wait, whichever
+        # app version answers.
         return (timeout if timeout is not None else default) * 2 + REPLY_GRACE
 
     def parse(self, data: bytes) -> list[dict[str, Any]]:

@@ -163,6 +163,7 @@ class AsyncClient:
         try:
             connection.write(wire.encode(message))
             await connection.drain()
+            # The welcome is in (``_ensure_connected`` waits for it): the wait covers the app's latest answer.
             return await asyncio.wait_for(future, wait if wait is not None else self.protocol.reply_wait(timeout))
         except TimeoutError:
             self._drop(ApproverUnavailable("desktop-approver did not answer within its timeout"))

@@ -156,6 +156,7 @@ _positive_hours, _positive_days = _positive("hours"), _positive("days")
 
 
 def cmd_request(args: argparse.Namespace) -> int:
+    from ._client_base import check_timeout
     from .client import Client
     from .errors import ApproverError, ApproverUnavailable
 
@@ -165,8 +166,10 @@ def cmd_request(args: argparse.Namespace) -> int:
         hints = json_object(args.hints, "--hints") if args.hints else None
     except ValueError as exc:
         return fail(f"bad input: {exc}")
-    if args.timeout is not None and args.timeout <= 0:
-        return fail("bad input: --timeout must be positive")
+    try:
+        check_timeout(args.timeout, "--timeout")  # NaN or inf would be sent as JSON no app reads
+    except ValueError as exc:
+        return fail(f"bad input: {exc}")
     client = Client(args.socket, agent=args.agent, session=args.session)
     try:
         decision = client.request(args.tool, call_args, session=args.session, description=args.description,

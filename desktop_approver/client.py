@@ -23,7 +23,7 @@ from .urls import open_transport
 
 TYPE_CHECKING = False  # typing's own flag would import typing, which a hook (once per tool call) does not need
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Mapping
+    from collections.abc import Callable, Iterable, Mapping
     from typing import Any
 
     from ._client_base import Call
@@ -75,14 +75,14 @@ class Client:
         """Block until the call is decided; ``timeout`` (seconds) ends in a deny by the app."""
         request_id, message = self.protocol.request(tool, args, session=session, description=description,
                                                     preview=preview, timeout=timeout, hints=hints)
-        reply = self._exchange(request_id, message, self.protocol.reply_wait(timeout))
+        reply = self._exchange(request_id, message, self._reply_wait(timeout))
         return self.protocol.read_decision(reply, raise_on_block=raise_on_block)
 
     def request_batch(self, calls: Iterable[Call], *, session: str | None = None,
                       timeout: float | None = None) -> list[wire.Decision]:
         """One prompt for several calls; one decision per call, in order (partial approval)."""
         batch_id, message = self.protocol.batch(calls, session=session, timeout=timeout)
-        reply = self._exchange(batch_id, message, self.protocol.reply_wait(timeout))
+        reply = self._exchange(batch_id, message, self._reply_wait(timeout))
         return self.protocol.read_decisions(reply, len(message["calls"]))
 
     def status(self) -> dict[str, Any]:
@@ -119,6 +119,11 @@ class Client:
         message_id, message = self.protocol.admin("show", what=what)
         return self.protocol.read_shown(self._exchange(message_id, message, self.connect_timeout + 4.0))
 
+    def _reply_wait(self, timeout: float | None) -> Callable[[], float]:
+        """The wait for a decision, asked again as the reply is awaited: the welcome (pipelined with
+        the request) carries the app's default timeout, which only then decides the wait."""
+        return lambda: self.protocol.reply_wait(timeout)
+
     def close(self) -> None:
         with self._lock:
             self._drop()
@@ -146,6 +151,7 @@ class Client:
             self._drop()  # the app closed it meanwhile (idle timeout, restart): connect afresh
         self._connection = self.transport.connect(self.connect_timeout)
         self.protocol.framer = wire.LineFramer()
+        self.protocol.welcome = None  # this app (perhaps restarted with another --timeout) says its own
         return [wire.encode(self.protocol.hello())]
 
     def _drop(self) -> None:
@@ -155,7 +161,7 @@ class Client:
             finally:
                 self._connection = None
 
-    def _exchange(self, reply_id: str, message: dict[str, Any], wait: float) -> dict[str, Any]:
+    def _exchange(self, reply_id: str, message: dict[str, Any], wait: float | Callable[[], float]) -> dict[str, Any]:
         try:
             return self._exchange_once(reply_id, message, wait)
         except IdleClosed:  # closed as idle just as we sent: it was never read, send it again
@@ -166,13 +172,14 @@ class Client:
                 raise
             return self._exchange_once(reply_id, message, wait)
 
-    def _exchange_once(self, reply_id: str, message: dict[str, Any], wait: float) -> dict[str, Any]:
+    def _exchange_once(self, reply_id: str, message: dict[str, Any],
+                       wait: float | Callable[[], float]) -> dict[str, Any]:
         with self._lock:
             try:
                 out = self._connect()
                 assert self._connection is not None
                 self._connection.send(b"".join([*out, wire.encode(message)]))
-                return self._read_reply(reply_id, message["type"], time.monotonic() + wait)
+                return self._read_reply(reply_id, message["type"], time.monotonic(), wait)
             except (OSError, ApproverUnavailable) as exc:
                 self._drop()
                 if isinstance(exc, ApproverUnavailable):
@@ -184,13 +191,16 @@ class Client:
                 self._drop()
                 raise
 
-    def _read_reply(self, reply_id: str, kind: str, deadline: float) -> dict[str, Any]:
+    def _read_reply(self, reply_id: str, kind: str, started: float,
+                    wait: float | Callable[[], float]) -> dict[str, Any]:
+        """The reply to ``reply_id``; ``wait`` seconds after ``started`` the app counts as gone. A
+        callable ``wait`` is asked again after every read, so the welcome can extend it."""
         assert self._connection is not None
         while True:
             for index, reply in enumerate(self._replies):
                 if reply.get("id") == reply_id and self.protocol.answers(reply, kind):
                     return self._replies.pop(index)
-            remaining = deadline - time.monotonic()
+            remaining = started + (wait() if callable(wait) else wait) - time.monotonic()
             if remaining <= 0:
                 raise ApproverUnavailable(f"desktop-approver did not answer within its timeout ({self.socket_path})")
             try:

@@ -145,3 +145,19 @@ def test_app_commands_on_a_client_only_install_name_the_extra(command: list[str]
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
     assert done.returncode == 2, done.stderr
     assert "needs the [app] extra" in done.stderr and "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "0", "-7"])
+def test_request_with_a_timeout_that_cannot_be_waited_is_bad_input(tmp_path: Path, value: str) -> None:
+    result = cli("request", "--socket", str(tmp_path / "none.sock"), "--tool", "write_file",
+                 "--args", '{"path": "a"}', f"--timeout={value}")
+    assert result.returncode == 2 and "bad input" in result.stderr and "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize("command", ["mcp-gate", "mcp-permission"])
+@pytest.mark.parametrize("value", ["nan", "inf", "0", "-7"])
+def test_mcp_servers_refuse_a_timeout_that_cannot_be_waited(tmp_path: Path, command: str, value: str) -> None:
+    upstream = ["--", sys.executable, "-c", "pass"] if command == "mcp-gate" else []
+    result = cli(command, "--socket", str(tmp_path / "none.sock"), "--on-unavailable", "allow",
+                 f"--timeout={value}", *upstream, stdin="")
+    assert result.returncode == 2 and "finite number of seconds above 0" in result.stderr

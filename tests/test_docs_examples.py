@@ -251,7 +251,7 @@ def test_the_hooks_json_is_what_install_writes() -> None:
     from desktop_approver.commands.hook import merged_settings
 
     shown = next(json.loads(e.code) for e in examples("json") if '"PermissionRequest"' in e.code)
-    command = shown["hooks"]["PermissionRequest"][0]["hooks"][0]["command"]
+    command = shown["hooks"]["Stop"][0]["hooks"][0]["command"]
     assert command.startswith("/") and command.endswith(" hook claude-code")
     assert merged_settings({}, command) == shown
 

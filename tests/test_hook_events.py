@@ -8,6 +8,8 @@ import stat
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from desktop_approver.commands.hook import HOOK_COMMAND, merged_settings, session_rules
 from desktop_approver.core.decisions.tickets import Ticket, Verdict
 from tests.test_cli import ROOT, cli, every
@@ -86,20 +88,34 @@ REMOVE_RULES = {"type": "removeRules", "rules": [{"toolName": "Bash"}], "behavio
 REMOVE_DIRECTORY = {"type": "removeDirectories", "directories": ["/tmp"], "destination": "session"}
 
 
-def test_session_rules_pass_every_granting_kind_for_the_session_only() -> None:
+ROOT_DIRECTORY = {"type": "addDirectories", "directories": ["/"], "destination": "session"}
+AUTO = {"type": "setMode", "mode": "auto", "destination": "session"}
+PLAN = {"type": "setMode", "mode": "plan", "destination": "localSettings"}
+NPM_PREFIX = {"type": "addRules", "rules": [{"toolName": "Bash", "ruleContent": "npm:*"}], "behavior": "allow",
+              "destination": "session"}
+WHOLE_TOOL = {"type": "addRules", "rules": [{"toolName": "Bash"}], "behavior": "allow", "destination": "session"}
+NPM_TEST = {"command": "npm test"}
+
+
+def test_session_rules_pass_only_what_is_no_wider_than_the_approved_call() -> None:
     deny_rule = {**SUGGESTION, "behavior": "deny"}
-    kept = session_rules([SUGGESTION, deny_rule, ADD_DIRECTORY, ACCEPT_EDITS, REPLACE, BYPASS, REMOVE_RULES,
-                          REMOVE_DIRECTORY, "junk"])
-    assert kept == [{**item, "destination": "session"} for item in (SUGGESTION, ADD_DIRECTORY, ACCEPT_EDITS, REPLACE)]
-    assert session_rules(None) is None and session_rules([BYPASS, REMOVE_RULES]) is None
+    kept = session_rules([SUGGESTION, deny_rule, ADD_DIRECTORY, ROOT_DIRECTORY, ACCEPT_EDITS, AUTO, PLAN, REPLACE,
+                          BYPASS, NPM_PREFIX, WHOLE_TOOL, REMOVE_RULES, REMOVE_DIRECTORY, "junk"], "Bash", NPM_TEST)
+    assert kept == [{**SUGGESTION, "destination": "session"}, {**PLAN, "destination": "session"}]
+    mixed = {**SUGGESTION, "rules": [{"toolName": "Bash", "ruleContent": "npm test"}, {"toolName": "Bash"}]}
+    assert session_rules([mixed], "Bash", NPM_TEST) == [{**SUGGESTION, "destination": "session"}]
+    # The rule for the call as suggested does not cover the call the person edited and approved.
+    assert session_rules([SUGGESTION], "Bash", {"command": "npm test -- --bail"}) is None
+    assert session_rules([SUGGESTION], "Read", NPM_TEST) is None
+    assert session_rules(None, "Bash", NPM_TEST) is None and session_rules([BYPASS, AUTO], "Bash", NPM_TEST) is None
 
 
-def test_permission_request_allow_session_passes_an_add_directories_suggestion(serve: Any) -> None:
+def test_permission_request_allow_session_passes_no_directory_and_no_widening_mode(serve: Any) -> None:
     service = serve(every("allow_session"))
-    result = cli("hook", "claude-code", "--socket", str(service.socket_path),
-                 stdin=permission_request(permission_suggestions=[ADD_DIRECTORY, ACCEPT_EDITS]))
-    assert decision_of(result.stdout) == {"behavior": "allow", "updatedPermissions": [
-        {**ADD_DIRECTORY, "destination": "session"}, {**ACCEPT_EDITS, "destination": "session"}]}
+    result = cli("hook", "claude-code", "--socket", str(service.socket_path), stdin=permission_request(
+        permission_suggestions=[ADD_DIRECTORY, ROOT_DIRECTORY, ACCEPT_EDITS, AUTO, NPM_PREFIX, SUGGESTION]))
+    assert decision_of(result.stdout) == {"behavior": "allow",
+                                          "updatedPermissions": [{**SUGGESTION, "destination": "session"}]}
 
 
 def test_pre_tool_use_block_ends_the_run_with_the_stop_reason(serve: Any) -> None:
@@ -172,10 +188,10 @@ def test_install_merges_keeps_what_is_there_and_prints_the_diff(tmp_path: Path) 
     written = json.loads(settings.read_text())
     assert written["model"] == "opus"
     assert written["hooks"]["Stop"][0] == existing["hooks"]["Stop"][0]
-    installed = written["hooks"]["PermissionRequest"][0]["hooks"][0]["command"]
-    for event in ("PermissionRequest", "Notification", "Stop"):
+    installed = written["hooks"]["Stop"][1]["hooks"][0]["command"]
+    for event, extra in (("PermissionRequest", " --deadline 600"), ("Notification", ""), ("Stop", "")):
         commands = [h["command"] for g in written["hooks"][event] for h in g["hooks"]]
-        assert commands.count(installed) == 1 and HOOK_COMMAND not in commands
+        assert commands.count(installed + extra) == 1 and HOOK_COMMAND not in commands
     second = install()
     assert second.returncode == 0 and "nothing changed" in second.stdout
     assert json.loads(settings.read_text()) == written
@@ -195,7 +211,8 @@ def test_install_writes_an_absolute_command_that_runs_without_the_venv_on_path(s
                              "--project"], cwd=project, capture_output=True, text=True, env=env, timeout=30)
     assert result.returncode == 0, result.stderr
     written = json.loads((project / ".claude" / "settings.json").read_text())
-    commands = {h["command"] for event in written["hooks"].values() for g in event for h in g["hooks"]}
+    commands = {h["command"].removesuffix(" --deadline 600")
+                for event in written["hooks"].values() for g in event for h in g["hooks"]}
     assert len(commands) == 1, commands  # the bare command of an earlier install now has the path too
     words = shlex.split(commands.pop())
     assert os.path.isabs(words[0]) and words[-2:] == ["hook", "claude-code"]
@@ -259,3 +276,64 @@ def test_notification_and_stop_reach_the_running_app_and_its_tray_word(serve: An
                     ("Claude Code (shop)", "finished", "Claude Code (shop) finished")]
     notices = service.service.audit.events(kind="notice")      # newest first
     assert [e["code"] for e in reversed(notices)] == ["waiting", "finished"]
+
+
+# -- Claude Code's hook timeout, and input that is not a call -----------------------------------------------
+
+
+def test_the_hook_denies_before_claude_codes_hook_timeout(tmp_path: Path) -> None:
+    # The app (default timeout 300 s) could answer as late as 450 s; Claude Code kills the hook at its
+    # timeout and then runs a PreToolUse call. Nobody answers here: the hook must deny by itself.
+    from tests.support.deciders import WaitingPerson
+    from tests.support.service import ServiceThread
+
+    with ServiceThread(tmp_path, WaitingPerson()) as service:
+        event = json.loads(permission_request(hook_event_name="PreToolUse"))
+        result = cli("hook", "claude-code", "--socket", str(service.socket_path), "--deadline", "2",
+                     stdin=json.dumps(event))
+        output = json.loads(result.stdout)["hookSpecificOutput"]
+        assert result.returncode == 0, result.stderr
+        assert output["permissionDecision"] == "deny" and "2 s timeout" in output["permissionDecisionReason"]
+        denied = decision_of(cli("hook", "claude-code", "--socket", str(service.socket_path), "--deadline=1.5",
+                                 stdin=permission_request()).stdout)
+        assert denied["behavior"] == "deny" and "1.5 s timeout" in denied["message"]
+        wait_for(lambda: service.person.cancelled == 2)  # both questions were withdrawn from the desktop
+
+
+def wait_for(condition: Any) -> None:
+    import time
+
+    deadline = time.monotonic() + 30  # only there so a broken hook fails the test instead of hanging it
+    while not condition():
+        assert time.monotonic() < deadline, "the condition never held"
+        time.sleep(0.02)
+
+
+def test_install_writes_the_hook_timeout_as_its_deadline() -> None:
+    merged = merged_settings({"hooks": {"PreToolUse": [{"hooks": [
+        {"type": "command", "command": "desktop-approver hook claude-code --deadline 30", "timeout": 900}]}]}},
+        "/opt/venv/bin/desktop-approver hook claude-code")
+    assert merged["hooks"]["PreToolUse"][0]["hooks"][0]["command"] == \
+        "/opt/venv/bin/desktop-approver hook claude-code --deadline 900"
+    assert merged["hooks"]["PermissionRequest"][0]["hooks"][0] == {
+        "type": "command", "command": "/opt/venv/bin/desktop-approver hook claude-code --deadline 600", "timeout": 600}
+    assert merged["hooks"]["Stop"][0]["hooks"][0]["command"] == "/opt/venv/bin/desktop-approver hook claude-code"
+
+
+@pytest.mark.parametrize("option", ["--timeout", "--deadline"])
+@pytest.mark.parametrize("value", ["nan", "inf", "0", "-7"])
+def test_a_timeout_that_cannot_be_waited_is_bad_input(tmp_path: Path, option: str, value: str) -> None:
+    event = json.loads(permission_request(hook_event_name="PreToolUse"))
+    result = cli("hook", "claude-code", "--socket", str(tmp_path / "none.sock"), f"{option}={value}",
+                 stdin=json.dumps(event))
+    assert result.returncode == 2 and "Traceback" not in result.stderr  # exit 2: Claude Code blocks the call
+    assert "bad hook input" in result.stderr and option in result.stderr
+
+
+@pytest.mark.parametrize("change", [{"tool_name": ""}, {"tool_name": None}, {"tool_input": None},
+                                    {"tool_input": []}, {"tool_input": "rm -rf /"}, {"tool_input": 3}])
+@pytest.mark.parametrize("kind", ["PreToolUse", "PermissionRequest"])
+def test_an_event_that_is_not_a_call_is_bad_input(tmp_path: Path, change: dict[str, Any], kind: str) -> None:
+    event = {**json.loads(permission_request(hook_event_name=kind)), **change}
+    result = cli("hook", "claude-code", "--socket", str(tmp_path / "none.sock"), stdin=json.dumps(event))
+    assert result.returncode == 2 and "bad hook input" in result.stderr and "Traceback" not in result.stderr

@@ -6,6 +6,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from desktop_approver.commands.run import (
     CODES,
     EXIT_BAD_INPUT,
@@ -125,3 +127,53 @@ def test_codes_are_listed_by_codes_and_in_help() -> None:
     helped = cli("run", "--help").stdout
     for code, (word, _) in CODES.items():
         assert f"{code:>3}  {word}" in listed.stdout and f"{code:>3}  {word}" in helped
+
+
+def test_the_status_file_says_waiting_while_the_person_decides_not_an_earlier_word(tmp_path: Path) -> None:
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from tests.support.service import ServiceThread
+    from tests.test_cli import ROOT
+
+    status = tmp_path / "status"
+    status.write_text("allowed\n")  # an earlier run's word
+    with ServiceThread(tmp_path) as service:  # nobody answers
+        run = subprocess.Popen([sys.executable, "-m", "desktop_approver", "run", "--socket", str(service.socket_path),
+                                "--status-file", str(status), "--", "true"], env=dict(os.environ, PYTHONPATH=str(ROOT)),
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            for _ in range(400):  # until the question reaches the app (bounded: 20 s)
+                if service.service.broker.pending:
+                    break
+                time.sleep(0.05)
+            assert service.service.broker.pending, "the request never reached the app"
+            run.send_signal(signal.SIGKILL)  # killed while waiting: nothing more gets written
+        finally:
+            run.wait(20)
+    assert status.read_text() == "waiting\n"
+    assert [path.name for path in tmp_path.iterdir() if path.name.endswith(".tmp")] == []
+
+
+def test_a_status_file_that_is_a_symbolic_link_is_refused_and_nothing_runs(serve: Any, tmp_path: Path) -> None:
+    target = tmp_path / "elsewhere"
+    target.write_text("precious\n")
+    link = tmp_path / "status"
+    link.symlink_to(target)
+    marker = tmp_path / "ran"
+    service = serve(every("allow_once"))
+    result = cli("run", "--socket", str(service.socket_path), "--status-file", str(link), "--", "touch", str(marker))
+    assert result.returncode == EXIT_BAD_INPUT and "symbolic link" in result.stderr
+    assert target.read_text() == "precious\n" and link.is_symlink() and not marker.exists()
+    assert service.person.seen == []  # refused before asking
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "0", "-7"])
+def test_a_timeout_that_cannot_be_waited_is_bad_input(tmp_path: Path, value: str) -> None:
+    status = tmp_path / "status"
+    result = cli("run", "--socket", str(tmp_path / "none.sock"), f"--timeout={value}", "--status-file", str(status),
+                 "--", "true")
+    assert result.returncode == EXIT_BAD_INPUT and "Traceback" not in result.stderr, result.stderr
+    assert "--timeout" in result.stderr and status.read_text() == "bad-input\n"

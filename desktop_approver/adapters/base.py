@@ -7,7 +7,9 @@
 - a policy ``block`` raises :class:`~desktop_approver.errors.Blocked` (it ends the run) unless the
   adapter was built with ``stop_on_block=False``, when it is a deny like any other;
 - edited arguments replace the call's arguments (:attr:`Answer.args`);
-- the app not being reachable denies (fail closed) unless ``on_unavailable="allow"``;
+- the app not being reachable denies (fail closed) unless ``on_unavailable="allow"``; a
+  ``timeout`` that is not a finite number of seconds above 0 is a ValueError here, at construction,
+  never a wait that ends at once and reads as "not reachable";
 - a protocol error (flood guard, malformed hints) denies, with the reason;
 - ``transport=`` (e.g. :class:`desktop_approver.testing.FakeApprover`) replaces the app's socket,
   so an agent built on any adapter is tested end to end with no app running;
@@ -27,6 +29,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
+from .._client_base import check_timeout
 from ..client import Client
 from ..errors import ApproverError, ApproverUnavailable, Blocked
 from ..wire import Decision
@@ -153,7 +156,7 @@ class Approver:
         self.agent = agent
         self.session = session or f"{agent or 'agent'}-{os.getpid()}-{os.urandom(4).hex()}"
         self.socket_path = socket_path
-        self.timeout = timeout
+        self.timeout = check_timeout(timeout)  # NaN or <= 0 would read as "unreachable": an allow, with "allow"
         self.on_unavailable = on_unavailable
         self.stop_on_block = stop_on_block
         self.token = token

@@ -22,13 +22,12 @@ adapter has the blocking style only.
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
 from claude_agent_sdk import PermissionResultAllow, PermissionResultDeny, ToolPermissionContext
 from claude_agent_sdk.types import PermissionUpdate
 
-from ..commands.hook import kept_for_session
+from ..commands import hook
 from ..errors import Blocked
 from .base import Answer, Approver
 
@@ -54,7 +53,7 @@ class DesktopPermissions:
             return PermissionResultDeny(message=str(exc), interrupt=True)
         if not answer.allowed:
             return PermissionResultDeny(message=answer.message)
-        updates = session_rules(context.suggestions) if answer.for_session else None
+        updates = session_rules(context.suggestions, tool_name, answer.args) if answer.for_session else None
         return PermissionResultAllow(updated_input=answer.args if answer.edited else None,
                                      updated_permissions=updates)
 
@@ -87,12 +86,16 @@ def _hook_output(answer: Answer) -> dict[str, Any]:
     return output
 
 
-def session_rules(suggestions: list[PermissionUpdate]) -> list[PermissionUpdate] | None:
-    """Claude Code's suggested updates, kept to this session (never written to a settings file).
-
-    The same kinds as the hook passes on (:data:`desktop_approver.commands.hook.SESSION_UPDATES`):
-    allow rules, directories and a mode other than ``bypassPermissions``; never a removal.
-    """
-    rules = [dataclasses.replace(s, destination="session")
-             for s in suggestions if kept_for_session(s.type, s.behavior, s.mode)]
-    return rules or None
+def session_rules(suggestions: list[PermissionUpdate], tool: str,
+                  tool_input: dict[str, Any]) -> list[PermissionUpdate] | None:
+    """Claude Code's suggested updates no wider than the approved call, kept to this session
+    (never written to a settings file): the same as the hook passes on
+    (:func:`desktop_approver.commands.hook.session_rules`)."""
+    wire = []
+    for suggestion in suggestions:
+        try:
+            wire.append(suggestion.to_dict())
+        except ValueError:  # incomplete: Claude Code would reject it with every other update
+            continue
+    kept = hook.session_rules(wire, tool, tool_input)
+    return [PermissionUpdate.from_dict(update) for update in kept] if kept else None

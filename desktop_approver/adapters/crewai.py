@@ -14,9 +14,13 @@ CrewAI logs and ignores an exception raised by a hook and then runs the tool, so
 raises: an unreachable app is a deny like any other (fail closed). A policy ``block`` denies the
 call and then ends the run the one way CrewAI gives a hook: our before-LLM-call hook answers
 ``False`` for that crew, so CrewAI stops before its next model call ("LLM call blocked by
-before_llm_call hook"; it retries the task, blocked again at once, then gives up). Inside
-``with DesktopApproval():`` the error that leaves ``kickoff()`` is
-:class:`~desktop_approver.errors.Blocked`.
+before_llm_call hook"; it retries the task, blocked again at once, then gives up). The block
+ends that run only: the crew's next ``kickoff()`` asks again (a before-kickoff callback of ours,
+added to the blocked crew, forgets the block as the next run starts; without a crew, the block
+holds for the agent's executor that met it). Inside ``with DesktopApproval():`` the error that
+leaves ``kickoff()`` is :class:`~desktop_approver.errors.Blocked`; after ``install()`` it is
+CrewAI's own ``ValueError`` (CrewAI logs and drops whatever a hook raises, so no hook can raise
+``Blocked`` through it).
 ``allow_session`` is kept per crew (its id), else per task; the agent's name is its ``role``.
 CrewAI asks one tool call at a time, so there is no batch.
 """
@@ -48,7 +52,9 @@ class DesktopApproval:
     def __init__(self, approver: Approver | None = None) -> None:
         self.approver = approver or Approver(agent="crewai")
         self._notes: dict[int, list[str]] = {}  # id(agent) -> notes not yet shown to its model
-        self._blocked: dict[str | None, Blocked] = {}  # session (crew, else task) -> the block that ends it
+        # session (crew, else task) -> the block that ends its run, and, without a crew, the agent
+        # executor it ends (a crew's next kickoff forgets the block: see _forget_at_next_kickoff)
+        self._blocked: dict[str | None, tuple[Blocked, object]] = {}
         self._lock = threading.Lock()
         self.installed = False
 
@@ -74,7 +80,7 @@ class DesktopApproval:
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: object) -> None:
         self.uninstall()
-        blocked = next(iter(self._blocked.values()), None)
+        blocked = next((block for block, _ in self._blocked.values()), None)
         self._blocked.clear()
         if blocked is not None and isinstance(exc, Exception):
             raise blocked from exc  # CrewAI's "LLM call blocked" is our block: say so
@@ -88,8 +94,7 @@ class DesktopApproval:
         except Blocked as exc:
             answer = Answer(False, dict(context.tool_input or {}), deny_message(exc.decision)
                             if isinstance(exc.decision, Decision) else str(exc))
-            with self._lock:
-                self._blocked.setdefault(_session_of(context), exc)
+            self._block(context, exc)
         except Exception as exc:  # noqa: BLE001 - CrewAI would run the tool after a hook's exception
             log.exception("asking desktop-approver failed; denying %s", context.tool_name)
             answer = Answer(False, dict(context.tool_input or {}), f"The tool call was not run: {exc}")
@@ -104,12 +109,41 @@ class DesktopApproval:
     def before_llm_call(self, context: Any) -> bool | None:
         """Hands the model the notes of refused calls; ``False`` (ends the run) after a block."""
         with self._lock:
-            if _session_of(context) in self._blocked:
+            blocked = self._blocked.get(_session_of(context))
+            if blocked is not None and (blocked[1] is None or blocked[1] is getattr(context, "executor", None)):
                 return False
             notes = self._notes.pop(id(context.agent), None)
         if notes:
             context.messages.append({"role": "user", "content": "desktop-approver: " + "\n".join(notes)})
         return None
+
+    def _block(self, context: Any, block: Blocked) -> None:
+        """End the run this call belongs to, and only that run."""
+        session, crew = _session_of(context), context.crew
+        executor = None if crew is not None else getattr(context.agent, "agent_executor", None)
+        with self._lock:
+            known = self._blocked.get(session)
+            if known is not None and known[1] is executor:
+                return  # this run is already ending
+            self._blocked[session] = (block, executor)
+        if crew is not None:
+            self._forget_at_next_kickoff(crew, session)
+
+    def _forget_at_next_kickoff(self, crew: Any, session: str | None) -> None:
+        """CrewAI calls a crew's ``before_kickoff_callbacks`` as each kickoff starts, in its thread:
+        the next run of the blocked crew starts unblocked (and asks again)."""
+        callbacks = getattr(crew, "before_kickoff_callbacks", None)
+        if not isinstance(callbacks, list):
+            return
+
+        def forget(inputs: Any) -> Any:
+            with self._lock:
+                self._blocked.pop(session, None)
+            if forget in callbacks:
+                callbacks.remove(forget)
+            return inputs
+
+        callbacks.append(forget)
 
     def _remember(self, agent: Any, note: str) -> None:
         with self._lock:

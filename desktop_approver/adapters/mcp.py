@@ -26,6 +26,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import signal
 from collections.abc import Callable, Sequence
 from contextlib import AsyncExitStack
 from typing import TYPE_CHECKING, Any
@@ -145,6 +146,18 @@ class UpstreamGone(Exception):
     """The upstream server closed its side (it exited or crashed): the gate has nothing left to serve."""
 
 
+class ClientGone(Exception):
+    """The MCP client closed our stdin before the upstream server had started: nobody to serve."""
+
+
+class StoppedBySignal(Exception):
+    """SIGTERM, SIGINT or SIGHUP stopped the gate (after the upstream server was stopped too)."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(f"stopped by {signal.Signals(signum).name}")
+        self.signum = signum
+
+
 class _EndWatcher:
     """The upstream's read stream, telling ``on_end`` when it ends (the server process is gone)."""
 
@@ -197,6 +210,18 @@ class StdinLines:
     def restore(self) -> None:
         os.set_blocking(self._fd, self._was_blocking)
 
+    async def until_end(self) -> None:
+        """Read ahead (kept for the server) until the client closes its side; returns then. For
+        the start-up, when nothing reads our stdin yet but a client that leaves must be noticed."""
+        while not self._ended:
+            await anyio.wait_readable(self._fd)
+            try:
+                chunk = os.read(self._fd, 1 << 16)
+            except BlockingIOError:
+                continue
+            self._ended = not chunk
+            self._buffer += chunk
+
     def __aiter__(self) -> StdinLines:
         return self
 
@@ -226,12 +251,52 @@ def _pollable(fd: int) -> bool:
     return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or os.isatty(fd)
 
 
+STOP_SIGNALS = ("SIGTERM", "SIGINT", "SIGHUP")
+
+
 async def serve_gate(upstream_argv: Sequence[str], approver: Approver, *, allow_read_only: bool = False,
                      name: str = "desktop-approver-gate") -> None:
     """Run the upstream server and serve it, gated, on this process's stdio until the client leaves.
 
-    Raises :class:`UpstreamGone` when the upstream server goes away first.
+    Raises :class:`UpstreamGone` when the upstream server goes away first (also during its
+    start-up), :class:`ClientGone` when the client leaves before the upstream has started, and
+    :class:`StoppedBySignal` after SIGTERM, SIGINT or SIGHUP. Whichever way it ends, the upstream
+    server is stopped first (the SDK closes its stdin, then terminates it): never left running.
     """
+    stdin = StdinLines() if _pollable(0) else None
+    stopped: list[int] = []
+    failures: list[Exception] = []
+    try:
+        async with anyio.create_task_group() as group:
+            group.start_soon(_stop_on_signal, group.cancel_scope, stopped,
+                             [signal.Signals[name] for name in STOP_SIGNALS])
+            try:
+                await _serve_gate(upstream_argv, approver, allow_read_only, name, stdin)
+            except Exception as exc:  # noqa: BLE001 - raised below, outside the task group's ExceptionGroup
+                failures.append(exc)
+            finally:
+                group.cancel_scope.cancel()
+    finally:
+        if stdin is not None:
+            stdin.restore()
+    if stopped:
+        raise StoppedBySignal(stopped[0])
+    if failures:
+        raise failures[0]
+
+
+async def _stop_on_signal(scope: anyio.CancelScope, stopped: list[int], signals: list[signal.Signals]) -> None:
+    with anyio.open_signal_receiver(*signals) as received:
+        async for signum in received:
+            stopped.append(signum)
+            scope.cancel()  # unwinding stops the upstream server
+            return
+
+
+async def _serve_gate(upstream_argv: Sequence[str], approver: Approver, allow_read_only: bool, name: str,
+                      stdin: StdinLines | None) -> None:
+    from mcp.shared.exceptions import MCPError
+
     serving = anyio.CancelScope()
     upstream_gone = False
 
@@ -245,7 +310,12 @@ async def serve_gate(upstream_argv: Sequence[str], approver: Approver, *, allow_
         read, write = await stack.enter_async_context(stdio_client(StdioServerParameters(
             command=upstream_argv[0], args=list(upstream_argv[1:]), env=dict(os.environ), cwd=os.getcwd())))
         upstream = await stack.enter_async_context(ClientSession(_EndWatcher(read, on_upstream_end), write))
-        initialized = await upstream.initialize()
+        try:
+            initialized = await _initialize(upstream, stdin)
+        except MCPError as exc:  # "Connection closed": it exited before answering
+            raise UpstreamGone(f"the upstream server {upstream_argv[0]!r} ended during its start-up ({exc})") from None
+        if initialized is None:
+            raise ClientGone("the MCP client went away before the upstream server had started")
         if approver.agent is None:
             approver.agent = f"mcp:{initialized.server_info.name}"
         gate = Gate(upstream, approver, allow_read_only=allow_read_only)
@@ -253,17 +323,35 @@ async def serve_gate(upstream_argv: Sequence[str], approver: Approver, *, allow_
                                      instructions=initialized.instructions,
                                      on_list_tools=gate.list_tools, on_call_tool=gate.call_tool,
                                      **passed_through(upstream, initialized.capabilities))
-        stdin = StdinLines() if _pollable(0) else None
-        try:
-            with serving:
-                async with stdio_server(stdin=stdin) as (ours_in, ours_out):  # type: ignore[arg-type]  # only iterated
-                    await server.run(ours_in, ours_out, server.create_initialization_options())
-                serving.cancel()  # the client left: the upstream's end from here on is our doing
-        finally:
-            if stdin is not None:
-                stdin.restore()
+        with serving:
+            async with stdio_server(stdin=stdin) as (ours_in, ours_out):  # type: ignore[arg-type]  # only iterated
+                await server.run(ours_in, ours_out, server.create_initialization_options())
+            serving.cancel()  # the client left: the upstream's end from here on is our doing
     if upstream_gone:
         raise UpstreamGone(f"the upstream server {upstream_argv[0]!r} exited")
+
+
+async def _initialize(upstream: ClientSession, stdin: StdinLines | None) -> types.InitializeResult | None:
+    """The upstream's ``initialize`` answer; None when our client closed its side meanwhile (an
+    upstream that never answers must not keep the gate, and it, running for nobody)."""
+    if stdin is None:  # a file or /dev/null: nothing to watch
+        return await upstream.initialize()
+    result: list[types.InitializeResult] = []
+    failure: list[Exception] = []
+    async with anyio.create_task_group() as group:
+        async def client_left() -> None:
+            await stdin.until_end()
+            group.cancel_scope.cancel()
+
+        group.start_soon(client_left)
+        try:
+            result.append(await upstream.initialize())
+        except Exception as exc:  # noqa: BLE001 - raised below, not wrapped in the group's ExceptionGroup
+            failure.append(exc)
+        group.cancel_scope.cancel()
+    if failure:
+        raise failure[0]
+    return result[0] if result else None
 
 
 # -- Claude Code's --permission-prompt-tool ------------------------------------------------------

@@ -7,8 +7,9 @@ Claude Code runs the hook with one JSON event on stdin (``hook_event_name``, ``s
   ``{"hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": {"behavior":
   "allow", "updatedInput": {...}, "updatedPermissions": [...]}}}`` or ``{"behavior": "deny",
   "message": "...", "interrupt": false}``. "Allow for session" passes on the permission updates
-  Claude Code suggested (``permission_suggestions``, kept to the session: see :func:`session_rules`
-  for which kinds), so it stops asking too; a ``block`` rule denies with ``interrupt`` so Claude stops.
+  Claude Code suggested (``permission_suggestions``) that are no wider than the call the person
+  approved, kept to the session (:func:`session_rules`), so it stops asking about that call too; a
+  ``block`` rule denies with ``interrupt`` so Claude stops.
 - ``PreToolUse``: fires before every call; answers ``permissionDecision`` allow / deny with the
   note as the reason and edited arguments as ``updatedInput``; a ``block`` rule adds
   ``"continue": false`` with the reason as ``stopReason``, which ends Claude's run.
@@ -26,7 +27,9 @@ absolute path of the ``desktop-approver`` that ran ``--install`` (as ``install -
 it): Claude Code runs hooks with its own PATH, where a venv's command may be missing.
 
 When the app is unreachable the call is denied (fail closed); ``--when-unavailable ask`` hands
-the question back to Claude Code's own terminal prompt instead.
+the question back to Claude Code's own terminal prompt instead. Claude Code kills a hook after its
+``timeout`` and then runs a ``PreToolUse`` call, so the hook denies shortly before its
+``--deadline`` (that timeout, which ``--install`` writes into the command).
 """
 
 from __future__ import annotations
@@ -40,8 +43,11 @@ from .argv import Option, add_to
 TYPE_CHECKING = False  # typing's own flag costs the hook an import of typing (it runs once per tool call)
 if TYPE_CHECKING:
     import argparse
+    from collections.abc import Callable, Mapping
     from pathlib import Path
     from typing import Any
+
+    from ..wire import Decision
 
 AGENTS = ("claude-code",)
 AGENT_NAME = "claude-code"
@@ -54,18 +60,26 @@ INSTALLED_TIMEOUTS: dict[str, tuple[str | None, int]] = {
     "Notification": ("", 10),
     "Stop": (None, 10),
 }
-SESSION_UPDATES = ("addRules", "replaceRules", "addDirectories", "setMode")
-"""The kinds of Claude Code's ``permission_suggestions`` that "Allow for session" passes on (kept
-to the session). Never passed on: ``removeRules`` and ``removeDirectories`` (they take away, so
-they answer no "may I?"), rules whose ``behavior`` is not ``allow``, and ``setMode`` to
-``bypassPermissions`` (that would allow every later call, not this one)."""
+DECISION_EVENTS = ("PermissionRequest", "PreToolUse")
+"""The events the hook answers with a person's decision; their hooks carry ``--deadline``."""
+DEFAULT_DEADLINE = 600.0
+"""Claude Code's own timeout for a command hook that sets none (and what ``--install`` writes)."""
+SESSION_MODES = ("default", "plan", "dontAsk")
+"""``setMode`` targets "Allow for session" passes on: modes that ask as much as before or more.
+Never ``acceptEdits`` (every later edit approved without asking), ``auto`` (Claude Code decides
+itself) or ``bypassPermissions`` (everything allowed): the person approved one call, not those."""
+WILDCARDS = ("*", "?", "[")
 
 
 OPTIONS = (
     Option("agent", kind="positional", choices=AGENTS, help="which agent's hook format to speak"),
     Option("--when-unavailable", choices=("deny", "ask"), default="deny",
            help="what to answer when the app is not reachable (default: deny)"),
-    Option("--timeout", convert=float, metavar="SECONDS", help="deny if nobody answers in time"),
+    Option("--timeout", convert=float, metavar="SECONDS",
+           help="the app denies if nobody answers in time (default: the app's own)"),
+    Option("--deadline", convert=float, metavar="SECONDS",
+           help="Claude Code's timeout for this hook (its `timeout`; default 600, Claude Code's own): the hook "
+                "denies shortly before it, because Claude Code runs the call when it kills a hook"),
     Option("--socket", metavar="PATH", help="the app's socket"),
     Option("--install", kind="flag",
            help="add the PermissionRequest, Notification and Stop hooks to Claude Code's settings "
@@ -87,6 +101,10 @@ def run(args: argparse.Namespace) -> int:
         print("desktop-approver: --project only goes with --install", file=sys.stderr)
         return 2
     try:
+        from .._client_base import check_timeout
+
+        check_timeout(args.timeout, "--timeout")
+        check_timeout(args.deadline, "--deadline")
         event = json.loads(sys.stdin.read() or "{}")
         if not isinstance(event, dict):
             raise ValueError("expected a JSON object")
@@ -98,15 +116,26 @@ def run(args: argparse.Namespace) -> int:
             print(f"desktop-approver: ignoring hook event {str(kind)[:80]!r} (it answers PreToolUse, "
                   "PermissionRequest, Notification and Stop)", file=sys.stderr)
             return 0
-        if not isinstance(event.get("tool_name"), str):
-            raise ValueError(f"expected a {kind} event with tool_name")
-        tool_input = event.get("tool_input") or {}
-        if not isinstance(tool_input, dict):
-            raise ValueError("tool_input must be an object")
-    except ValueError as exc:
+        if not isinstance(event.get("tool_name"), str) or not event["tool_name"]:
+            raise ValueError(f"expected a {kind} event with a tool_name")
+        tool_input = event.get("tool_input")
+        if not isinstance(tool_input, dict):  # null, [], a string: not a call anyone could approve
+            raise ValueError(f"tool_input must be an object, not {type(tool_input).__name__}")
+    except (TypeError, ValueError) as exc:
         print(f"desktop-approver: bad hook input: {exc}", file=sys.stderr)
         return 2  # Claude Code treats exit 2 as "block", with stderr shown to the model
     return ask(kind, event, tool_input, args)
+
+
+class HookDeadline(Exception):
+    """Claude Code's timeout for the hook is near: answer now, or Claude Code kills the hook and,
+    for ``PreToolUse``, runs the call."""
+
+
+def answer_within(deadline: float | None) -> float:
+    """Seconds the hook may wait: ``deadline`` less a margin for its own start and its answer."""
+    seconds = deadline if deadline is not None else DEFAULT_DEADLINE
+    return seconds - min(5.0, seconds * 0.1)
 
 
 def ask(kind: str, event: dict[str, Any], tool_input: dict[str, Any], args: argparse.Namespace) -> int:
@@ -118,7 +147,13 @@ def ask(kind: str, event: dict[str, Any], tool_input: dict[str, Any], args: argp
     client = Client(args.socket, agent=AGENT_NAME, session=session)
     client.protocol.cwd = event.get("cwd") or client.protocol.cwd
     try:
-        decision = client.request(event["tool_name"], tool_input, session=session, timeout=args.timeout)
+        decision = _within_deadline(args.deadline, lambda: client.request(
+            event["tool_name"], tool_input, session=session, timeout=args.timeout))
+    except HookDeadline:
+        deadline = args.deadline if args.deadline is not None else DEFAULT_DEADLINE
+        answer("deny", f"desktop-approver: nobody answered within this hook's {deadline:g} s timeout "
+                       "(Claude Code's); denied. Raise the hook's timeout and --deadline, or lower the app's --timeout")
+        return 0
     except ApproverUnavailable as exc:
         reason = str(exc) or "desktop-approver is not reachable"
         if args.when_unavailable == "ask":
@@ -137,7 +172,8 @@ def ask(kind: str, event: dict[str, Any], tool_input: dict[str, Any], args: argp
         reason = f"approved on the desktop ({decision.decided_by})" + (f": {decision.note}" if decision.note else "")
         rules = None
         if decision.decision == "allow_session":
-            rules = session_rules(event.get("permission_suggestions"))
+            approved = decision.updated_args if decision.updated_args is not None else tool_input
+            rules = session_rules(event.get("permission_suggestions"), event["tool_name"], approved)
         answer("allow", reason, decision.updated_args, rules)
     else:
         who = "blocked by policy" if decision.blocked else f"denied on the desktop ({decision.decided_by})"
@@ -145,23 +181,67 @@ def ask(kind: str, event: dict[str, Any], tool_input: dict[str, Any], args: argp
     return 0
 
 
-def kept_for_session(kind: Any, behavior: Any = None, mode: Any = None) -> bool:
-    """Whether "Allow for session" passes on a suggested update of this kind (:data:`SESSION_UPDATES`)."""
-    if kind not in SESSION_UPDATES:
+def _within_deadline(deadline: float | None, request: Callable[[], Decision]) -> Decision:
+    """``request()``, or :class:`HookDeadline` when Claude Code's hook timeout is near.
+
+    The app may answer later than Claude Code waits for the hook (its timeout stretched by a pause,
+    up to 1.5 times): an alarm ends the wait first. The client closes its connection as it unwinds,
+    so the app withdraws the question (logged as cancelled). The alarm is off again before anything
+    is printed, so the hook never answers twice.
+    """
+    import signal
+
+    def expire(signum: int, frame: object) -> None:
+        raise HookDeadline
+
+    try:
+        previous = signal.signal(signal.SIGALRM, expire)
+    except ValueError:  # not the main thread (an embedding caller): no alarm to set
+        return request()
+    try:
+        signal.setitimer(signal.ITIMER_REAL, answer_within(deadline))
+        try:
+            return request()
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+    finally:
+        signal.signal(signal.SIGALRM, previous)
+
+
+def exact_rule(rule: Any, tool: str, tool_input: Mapping[str, Any]) -> bool:
+    """Whether an allow ``rule`` ({toolName, ruleContent}) allows no more than this very call.
+
+    Only a ``Bash`` rule whose content is the approved command itself, without a wildcard, can be
+    shown to: a rule without content allows the whole tool, ``Bash(npm:*)`` every npm command, and
+    a path or domain pattern of another tool more than the one file or address approved.
+    """
+    if not isinstance(rule, dict) or rule.get("toolName") != tool or tool != "Bash":
         return False
-    if kind in ("addRules", "replaceRules"):
-        return (behavior or "allow") == "allow"
-    if kind == "setMode":
-        return isinstance(mode, str) and mode != "bypassPermissions"
-    return True
+    content = rule.get("ruleContent")
+    return (isinstance(content, str) and content == tool_input.get("command")
+            and not any(mark in content for mark in WILDCARDS))
 
 
-def session_rules(suggestions: Any) -> list[dict[str, Any]] | None:
-    """Claude Code's suggested permission updates, kept to this session (never written to a file)."""
+def narrowed(update: Any, tool: str, tool_input: Mapping[str, Any]) -> dict[str, Any] | None:
+    """A suggested update cut to what the person approved (kept to the session), or None."""
+    if not isinstance(update, dict):
+        return None
+    kind = update.get("type")
+    if kind in ("addRules", "replaceRules") and (update.get("behavior") or "allow") == "allow":
+        rules = update.get("rules")
+        exact = [rule for rule in rules if exact_rule(rule, tool, tool_input)] if isinstance(rules, list) else []
+        return {**update, "rules": exact, "destination": "session"} if exact else None
+    if kind == "setMode" and update.get("mode") in SESSION_MODES:
+        return {**update, "destination": "session"}
+    return None  # addDirectories (a whole folder), removals, deny / ask rules, unknown kinds
+
+
+def session_rules(suggestions: Any, tool: str, tool_input: Mapping[str, Any]) -> list[dict[str, Any]] | None:
+    """Claude Code's suggested permission updates no wider than the approved call (``tool`` with
+    ``tool_input``), kept to this session (never written to a file)."""
     if not isinstance(suggestions, list):
         return None
-    rules = [{**item, "destination": "session"} for item in suggestions
-             if isinstance(item, dict) and kept_for_session(item.get("type"), item.get("behavior"), item.get("mode"))]
+    rules = [kept for item in suggestions if (kept := narrowed(item, tool, tool_input)) is not None]
     return rules or None
 
 
@@ -299,15 +379,34 @@ def merged_settings(settings: dict[str, Any], command: str = HOOK_COMMAND) -> di
             for hook in (group.get("hooks") or []) if isinstance(group, dict) else []:
                 words = _ours(hook.get("command")) if isinstance(hook, dict) else None
                 if words is not None:
-                    hook["command"] = shlex.join([*program, *words[_program_length(words):]])
+                    words = [*program, *words[_program_length(words):]]
+                    timeout = hook.get("timeout")
+                    if event in DECISION_EVENTS and isinstance(timeout, (int, float)) and not isinstance(timeout, bool):
+                        words = with_deadline(words, timeout)
+                    hook["command"] = shlex.join(words)
                     present = True
         if event not in INSTALLED_TIMEOUTS or present:
             continue
         matcher, timeout = INSTALLED_TIMEOUTS[event]
         added: dict[str, Any] = {} if matcher is None else {"matcher": matcher}
-        added["hooks"] = [{"type": "command", "command": command, "timeout": timeout}]
+        words = with_deadline(command_words, timeout) if event in DECISION_EVENTS else command_words
+        added["hooks"] = [{"type": "command", "command": shlex.join(words), "timeout": timeout}]
         groups.append(added)
     return merged
+
+
+def with_deadline(words: list[str], timeout: float) -> list[str]:
+    """The hook's words with ``--deadline`` set to its Claude Code ``timeout`` (replacing any)."""
+    kept: list[str] = []
+    skip = False
+    for word in words:
+        if skip:
+            skip = False
+        elif word == "--deadline":
+            skip = True
+        elif not word.startswith("--deadline="):
+            kept.append(word)
+    return [*kept, "--deadline", f"{timeout:g}"]
 
 
 def install(*, project: bool) -> int:

@@ -6,7 +6,8 @@ edited, if any), so the command keeps our pid, stdin, stdout, signals and exit c
 nothing runs, and the exit code says why (:data:`CODES`, ``run --codes``). They are high and
 distinct, so a command's usual 1, 2 or 3 is never mistaken for a deny; but a command may exit with
 any code, so ``--status-file FILE`` is the exact answer: one word (:data:`STATUSES`) written
-before the command starts or ``run`` exits.
+before the command starts or ``run`` exits (``waiting`` while the person decides; the file is
+replaced atomically and never through a symbolic link).
 
 Standard library only: a wrapper like this runs once per command.
 """
@@ -14,7 +15,9 @@ Standard library only: a wrapper like this runs once per command.
 from __future__ import annotations
 
 import argparse
+import errno
 import os
+import stat
 import sys
 from typing import Any
 
@@ -29,7 +32,10 @@ CODES: dict[int, tuple[str, str]] = {  # exit code: (the --status-file word, wha
     EXIT_NOT_FOUND: ("not-found", "allowed, but the program was not found"),
 }
 ALLOWED = "allowed"
-STATUSES = (ALLOWED, *(word for word, _ in CODES.values()))
+WAITING = "waiting"
+"""Written before asking: if ``run`` is killed while the person decides, the file says so, never
+the word of an earlier run."""
+STATUSES = (WAITING, ALLOWED, *(word for word, _ in CODES.values()))
 
 
 def codes_table() -> str:
@@ -48,7 +54,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--socket", metavar="PATH", help="the app's socket")
     parser.add_argument("--status-file", metavar="FILE",
                         help="write the outcome there as one word (allowed, denied, blocked, unavailable, bad-input, "
-                             "not-found, not-executable) before the command starts: exact whatever it exits with")
+                             "not-found, not-executable) before the command starts: exact whatever it exits with; "
+                             "'waiting' while the person decides. Replaced atomically; a symbolic link is refused")
     parser.add_argument("--codes", action="store_true", help="print the exit codes and exit")
     parser.add_argument("command", nargs="*", metavar="CMD", help="the command and its arguments, after --")
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
@@ -57,6 +64,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from .. import previews
+    from .._client_base import check_timeout
     from ..client import Client
     from ..errors import ApproverError, ApproverUnavailable
 
@@ -69,8 +77,15 @@ def run(args: argparse.Namespace) -> int:
         argv = argv[1:]
     if not argv:
         return status.fail("bad input: no command given after --", EXIT_BAD_INPUT)
-    if args.timeout is not None and args.timeout <= 0:
-        return status.fail("bad input: --timeout must be positive", EXIT_BAD_INPUT)
+    try:
+        check_timeout(args.timeout, "--timeout")
+    except ValueError as exc:
+        return status.fail(f"bad input: {exc}", EXIT_BAD_INPUT)
+    try:
+        status.write(WAITING)  # a run killed while waiting must not leave an earlier run's word
+    except OSError as exc:
+        return _fail(f"cannot write --status-file {args.status_file}: {exc.strerror or exc} (not asking)",
+                     EXIT_BAD_INPUT)
     cwd = os.getcwd()
     client = Client(args.socket, agent=args.agent, session=args.session)
     try:
@@ -115,9 +130,32 @@ class StatusFile:
         self.path = path
 
     def write(self, word: str) -> None:
-        if self.path is not None:
-            with open(self.path, "w", encoding="utf-8") as file:
+        """Replace the file with ``word``: written to a new file beside it, then renamed over it, so
+        a reader sees the old word or the new one, never half of one. A symbolic link (or anything
+        but a regular file) at the path is refused: another user's link in a shared directory must
+        not make us write wherever it points."""
+        if self.path is None:
+            return
+        try:
+            existing = os.lstat(self.path)
+        except FileNotFoundError:
+            existing = None
+        if existing is not None and not stat.S_ISREG(existing.st_mode):
+            kind = "a symbolic link" if stat.S_ISLNK(existing.st_mode) else "not a regular file"
+            raise OSError(errno.EPERM, f"refusing it: it is {kind}")
+        folder, name = os.path.split(os.path.abspath(self.path))
+        temporary = os.path.join(folder, f".{name}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
+        descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+        try:
+            with os.fdopen(descriptor, "w", encoding="utf-8") as file:
                 file.write(word + "\n")
+            os.replace(temporary, self.path)
+        except BaseException:
+            try:
+                os.unlink(temporary)
+            except OSError:
+                pass
+            raise
 
     def fail(self, message: str, code: int) -> int:
         try:

@@ -86,3 +86,10 @@ def test_block_raises_unless_stop_on_block_is_off(serve: Any) -> None:
     answers = Approver(socket_path=service.socket_path, stop_on_block=False).ask_batch(
         [Call("Bash", {"command": "ls"}), Call("Bash", {"command": "pwd"})])
     assert [a.allowed for a in answers] == [False, False] and "blocked by a policy rule" in answers[0].message
+
+
+@pytest.mark.parametrize("timeout", [float("nan"), float("inf"), 0.0, -1.0, -6.0, -1e9])
+def test_a_timeout_that_cannot_be_waited_is_refused_at_construction(tmp_path: Path, timeout: float) -> None:
+    # Before: a wait <= 0 read as "not reachable", and on_unavailable="allow" allowed the call.
+    with pytest.raises(ValueError, match="finite number of seconds above 0"):
+        Approver(timeout=timeout, on_unavailable="allow", socket_path=tmp_path / "none.sock")

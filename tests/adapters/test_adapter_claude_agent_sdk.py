@@ -153,16 +153,23 @@ def test_can_use_tool_allow_edit_deny_and_session_rules(serve: Any) -> None:
     assert {t.identity.agent for t in service.person.seen} == {"claude-agent-sdk"}
 
 
-def test_allow_session_passes_every_granting_suggestion_kind_for_the_session(serve: Any) -> None:
+def test_allow_session_passes_only_suggestions_no_wider_than_the_approved_call(serve: Any) -> None:
     service = serve(per_call(lambda call: Verdict("allow_session", "user")))
-    directory = {"type": "addDirectories", "directories": ["/tmp/other"], "destination": "localSettings"}
-    mode = {"type": "setMode", "mode": "acceptEdits", "destination": "localSettings"}
+    directory = {"type": "addDirectories", "directories": ["/"], "destination": "localSettings"}
+    widening = [{"type": "setMode", "mode": mode, "destination": "session"}
+                for mode in ("acceptEdits", "auto", "bypassPermissions")]
+    plan = {"type": "setMode", "mode": "plan", "destination": "localSettings"}
+    prefix = {"type": "addRules", "rules": [{"toolName": "Bash", "ruleContent": "ls:*"}], "behavior": "allow",
+              "destination": "session"}
+    exact = {"type": "addRules", "rules": [{"toolName": "Bash", "ruleContent": "ls"}, {"toolName": "Bash"}],
+             "behavior": "allow", "destination": "projectSettings"}
     removal = {"type": "removeRules", "rules": [{"toolName": "Bash"}], "behavior": "deny", "destination": "session"}
-    cli = ScriptedCli(CALLS[:1], suggestions=[directory, mode, removal])
+    cli = ScriptedCli(CALLS[:1], suggestions=[directory, *widening, plan, prefix, exact, removal])
     permissions = DesktopPermissions(Approver(socket_path=service.socket_path))
     run(cli, ClaudeAgentOptions(can_use_tool=permissions.can_use_tool))
-    assert cli.replies[0]["updatedPermissions"] == [{**directory, "destination": "session"},
-                                                    {**mode, "destination": "session"}]
+    assert cli.replies[0]["updatedPermissions"] == [
+        {**plan, "destination": "session"},
+        {**exact, "rules": [{"toolName": "Bash", "ruleContent": "ls"}], "destination": "session"}]
 
 
 def test_can_use_tool_block_interrupts_and_unreachable_denies(serve: Any, tmp_path: Path) -> None:

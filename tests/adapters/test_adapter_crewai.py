@@ -149,3 +149,26 @@ def test_policy_block_ends_the_run(serve: Any) -> None:
         crew_of(llm, ran).kickoff()
     assert ran == [] and len(llm.seen) == 1  # the model was not called again after the block
     assert [call.tool for ticket in service.person.seen for call in ticket.calls] == ["delete_file"]
+
+
+def test_a_block_ends_that_run_only_and_the_next_kickoff_asks_again(serve: Any) -> None:
+    """``install()`` without ``with``: the block must not outlive the run it ended."""
+    def block_deletes(call: Any) -> Verdict:
+        if call.tool == "delete_file":
+            return Verdict("deny", "policy", note="never", blocked=True)
+        return Verdict("allow_once", "user")
+
+    ran: list[tuple[str, dict[str, Any]]] = []
+    service = serve(per_call(block_deletes))
+    llm = ScriptedLLM([("delete_file", {"path": "c.txt"}), ("write_file", {"path": "a.txt", "content": "A"})])
+    crew = crew_of(llm, ran)
+    approval = DesktopApproval(Approver(socket_path=service.socket_path)).install()
+    try:
+        with pytest.raises(ValueError, match="blocked by before_llm_call hook"):  # CrewAI's error: see the module
+            crew.kickoff()
+        assert ran == [] and len(llm.seen) == 1
+        assert str(crew.kickoff()) == "done"  # the next run: the model is called, the write is asked and runs
+    finally:
+        approval.uninstall()
+    assert ran == [("write_file", {"path": "a.txt", "content": "A"})]
+    assert [call.tool for ticket in service.person.seen for call in ticket.calls] == ["delete_file", "write_file"]

@@ -287,3 +287,108 @@ def test_the_gate_ends_quietly_when_the_upstream_goes_away(tmp_path: Path) -> No
         gate_process.stdout.close()
         wait_for(lambda: service.person.cancelled == 1)
     assert returncode == 1 and "the upstream server" in stderr and "exited" in stderr
+
+
+# -- however the gate ends: one line, and the upstream server stopped ------------------------------------------
+
+INITIALIZE = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+    "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}}) + "\n"
+
+
+def _silent_upstream(pid_file: Path) -> list[str]:
+    """An upstream that starts, notes its pid, and never answers (not even ``initialize``)."""
+    return [sys.executable, "-c", f"import os, time; open({str(pid_file)!r}, 'w').write(str(os.getpid())); "
+                                  "time.sleep(1000)"]
+
+
+def _running(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+    return state != "Z"
+
+
+def _gate_over(upstream: list[str], tmp_path: Path, **popen: Any) -> Any:
+    import subprocess
+
+    return subprocess.Popen([sys.executable, "-m", "desktop_approver", "mcp-gate", "--socket",
+                             str(tmp_path / "none.sock"), "--", *upstream], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, env=dict(os.environ, PYTHONPATH=str(ROOT)), **popen)
+
+
+def _stop(process: Any, pid_file: Path) -> None:
+    """Whatever the test found, leave no process of it behind."""
+    import signal
+
+    if process.poll() is None:
+        process.kill()
+        process.wait(30)
+    if pid_file.exists() and _running(int(pid_file.read_text())):
+        os.kill(int(pid_file.read_text()), signal.SIGKILL)
+    for stream in (process.stdin, process.stdout, process.stderr):
+        if stream is not None:
+            stream.close()
+
+
+@pytest.mark.parametrize("stdin_kind", ["file", "pipe"])
+def test_an_upstream_that_dies_during_its_start_up_is_one_line(tmp_path: Path, stdin_kind: str) -> None:
+    import subprocess
+
+    requests = tmp_path / "init.jsonl"
+    requests.write_text(INITIALIZE)
+    with requests.open("rb") as file:
+        process = _gate_over(["false"], tmp_path, stdin=file if stdin_kind == "file" else subprocess.PIPE)
+        try:
+            if stdin_kind == "pipe":  # the client stays: only the upstream is gone
+                process.stdin.write(INITIALIZE.encode())
+                process.stdin.flush()
+            returncode, stderr = _ends_with_one_line(process)
+        finally:
+            _stop(process, tmp_path / "none")
+    assert returncode == 1 and "'false' ended during its start-up" in stderr
+
+
+def test_a_client_that_leaves_during_the_start_up_ends_the_gate_and_its_upstream(tmp_path: Path) -> None:
+    import subprocess
+
+    pid_file = tmp_path / "upstream.pid"
+    process = _gate_over(_silent_upstream(pid_file), tmp_path, stdin=subprocess.PIPE)
+    try:
+        wait_for(lambda: pid_file.exists() and pid_file.read_text())
+        process.stdin.write(INITIALIZE.encode())
+        process.stdin.close()  # the client gives up before the upstream ever answered
+        returncode, stderr = _ends_with_one_line(process)
+        wait_for(lambda: not _running(int(pid_file.read_text())))
+    finally:
+        _stop(process, pid_file)
+    assert returncode == 0 and "the MCP client went away" in stderr
+
+
+def test_a_client_that_closes_stdin_while_serving_gets_the_one_line(tmp_path: Path) -> None:
+    from tests.support.deciders import WaitingPerson
+    from tests.support.service import ServiceThread
+
+    with ServiceThread(tmp_path, WaitingPerson()) as service:
+        gate_process = _start_gate_with_a_pending_call(service, tmp_path)
+        gate_process.stdin.close()  # stdout stays open: nothing breaks, the client just says no more
+        returncode, stderr = _ends_with_one_line(gate_process)
+        gate_process.stdout.close()
+        wait_for(lambda: service.person.cancelled == 1)
+    assert returncode == 0 and "the MCP client went away" in stderr
+
+
+def test_sigterm_stops_the_upstream_too_with_one_line(tmp_path: Path) -> None:
+    import signal
+    import subprocess
+
+    pid_file = tmp_path / "upstream.pid"
+    process = _gate_over(_silent_upstream(pid_file), tmp_path, stdin=subprocess.PIPE)
+    try:
+        wait_for(lambda: pid_file.exists() and pid_file.read_text())
+        process.send_signal(signal.SIGTERM)
+        returncode, stderr = _ends_with_one_line(process)
+        wait_for(lambda: not _running(int(pid_file.read_text())))
+    finally:
+        _stop(process, pid_file)
+    assert returncode == 128 + signal.SIGTERM and "stopped by SIGTERM" in stderr
