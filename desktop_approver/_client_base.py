@@ -74,13 +74,6 @@ def git_branch(cwd: str) -> str | None:
             folder = parent
             continue
         return text.removeprefix("ref: refs/heads/") if text.startswith("ref:") else text[:12]
-        head = head / "HEAD"
-        try:
-            text = head.read_text().strip()
-        except OSError:
-            continue
-        return text.removeprefix("ref: refs/heads/") if text.startswith("ref:") else text[:12]
-    return None
 
 
 def default_agent_name() -> str:
