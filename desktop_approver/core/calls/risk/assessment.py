@@ -73,7 +73,7 @@ def assess_reading(reading: CallReading, hints: Mapping[str, Any] | None = None,
     else:
         tool_findings(reading, workspace, findings)
     judge_hidden(reading.hidden, reading, findings)
-    gaps = understand(reading, workspace, findings)
+    gaps = understand(reading, workspace, findings, judge_command=command_findings)
     notes = hint_findings(dict(hints or {}), findings)
     return RiskAssessment(findings.level, findings.reasons(), notes, understood=not gaps, gaps=gaps)
 

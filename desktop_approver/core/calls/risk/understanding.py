@@ -12,7 +12,7 @@ raise the level (an option that runs a program, a variable that does, a deploy).
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,15 +30,22 @@ from ..reading import (
     command_paths,
     literal_path,
     normalise_tool,
+    read_command,
     resolve_path,
     working_dirs,
 )
 from ..shellparse import SimpleCommand
 from .findings import DESTRUCTIVE, MODERATE, SAFE, Findings
 from .places import Place, judge_use
-from .programs import interpreter_of, is_dry_run
+from .forms import interpreter_of, is_dry_run
 
-__all__ = ["catalog_effect", "understand", "tool_entry"]
+__all__ = ["CommandJudge", "catalog_effect", "understand", "tool_entry"]
+
+CommandJudge = Callable[[ShellRun, "str | None", "str | None", Findings], None]
+"""What judges the findings of a command line a program runs (``uv run CMD``, ``xargs CMD``):
+``(run, cwd, workspace, findings)``. Given by the caller (:mod:`.assessment` gives
+:func:`.programs.command_findings`), because the findings of shell lines are the programs
+reader's concern, and that reader itself asks this engine what the catalog knows."""
 
 _VALUE_ROLES = frozenset({"value", "read", "list", "write", "delete", "cd", "runs", "setting"})
 _PATH_ROLES = frozenset({"read", "list", "write", "delete"})
@@ -75,6 +82,7 @@ class _Reading:
     gaps: list[str] = field(default_factory=list)
     effects: list[str] = field(default_factory=list)
     judged: frozenset[str] = frozenset()     # paths the reading already gave the risk reader
+    judge_command: CommandJudge | None = None  # None: inner command lines add no findings
     simulated: bool = False                  # a dry run or a read-only form: operands are not written
 
     def gap(self, phrase: str) -> None:
@@ -83,9 +91,10 @@ class _Reading:
 
 
 def understand(reading: CallReading, workspace: str | None, findings: Findings,
-               cat: Catalog | None = None) -> tuple[str, ...]:
-    """The gaps of ``reading`` (empty when fully understood); adds the catalog's findings."""
-    state = _Reading(findings, workspace, cat or catalog())
+               cat: Catalog | None = None, *, judge_command: CommandJudge) -> tuple[str, ...]:
+    """The gaps of ``reading`` (empty when fully understood); adds the catalog's findings, and
+    those ``judge_command`` finds in the command lines programs of the call run."""
+    state = _Reading(findings, workspace, cat or catalog(), judge_command=judge_command)
     if reading.family == "shell":
         entry = tool_entry(state.cat, reading.tool, reading.args)
         if entry is None:
@@ -105,7 +114,8 @@ def understand(reading: CallReading, workspace: str | None, findings: Findings,
 
 def catalog_effect(cmd: SimpleCommand, cwd: str | None) -> str | None:
     """The catalog's effect for one program (``""`` for none), or None when it is not fully
-    understood: the risk reader stays quiet only about programs known to do nothing more."""
+    understood: the risk reader stays quiet only about programs known to do nothing more. Only
+    gaps and effects count here, so inner command lines are read for their gaps, not judged."""
     state = _Reading(Findings(), None, catalog())
     _simple(cmd, cwd, state)
     if state.gaps:
@@ -362,11 +372,9 @@ _DOT_COMMAND = re.compile(r"^\s*\.(shell|system|output|once|import|load|open|sav
 
 def _inner_command(argv: list[str], label: str, cwd: str | None, state: _Reading) -> None:
     """``uv run pytest -q``: the program it runs is read against the catalog in turn, and judged."""
-    from ..reading import read_command
-    from .programs import command_findings
-
     run = read_command(argv)
-    command_findings(run, cwd, state.workspace, state.findings)
+    if state.judge_command is not None:
+        state.judge_command(run, cwd, state.workspace, state.findings)
     before = len(state.gaps)
     _command_line(run, cwd, state)
     if len(state.gaps) > before:
