@@ -18,28 +18,26 @@ from typing import Any
 
 from ..catalog import Catalog, Program, Tool, catalog
 from ..reading import (
-    CWD_ARGS,
     EDITOR_FAMILIES,
     EDITOR_TOOLS,
     EDITOR_VERB_ARG,
-    SHELL_ARGS,
     CallReading,
     Operation,
     PathUse,
     ShellRun,
     command_paths,
     literal_path,
-    normalise_tool,
     read_command,
     resolve_path,
     working_dirs,
 )
 from ..shellparse import SimpleCommand
 from .findings import DESTRUCTIVE, MODERATE, SAFE, Findings
-from .places import Place, judge_use
 from .forms import interpreter_of, is_dry_run
+from .places import Place, judge_use
+from .roles import argument_role, disagreements, shown_name, tool_entry, unread_arguments
 
-__all__ = ["CommandJudge", "catalog_effect", "understand", "tool_entry"]
+__all__ = ["CommandJudge", "catalog_effect", "understand"]
 
 CommandJudge = Callable[[ShellRun, "str | None", "str | None", Findings], None]
 """What judges the findings of a command line a program runs (``uv run CMD``, ``xargs CMD``):
@@ -107,6 +105,8 @@ def understand(reading: CallReading, workspace: str | None, findings: Findings,
             _command_line(run, reading.cwd, state)
     else:
         _tool_call(reading, state)
+    for phrase in disagreements(reading, tool_entry(state.cat, reading.tool, reading.args)):
+        state.gap(phrase)
     if reading.hidden:
         state.gap("hidden characters")
     return tuple(state.gaps)
@@ -430,20 +430,6 @@ def _path(word: str, role: str, cwd: str | None, state: _Reading, where: str, *,
 
 # -- tool calls --------------------------------------------------------------------------------------
 
-def tool_entry(cat: Catalog, tool: str, args: Mapping[str, Any]) -> Tool | None:
-    """The catalog's entry for a tool: a remote repository's tool when the call names one
-    (``owner`` and ``repo``), else by its full name, else by its name without the MCP prefix."""
-    full = tool.lower() if isinstance(tool, str) else ""
-    name = normalise_tool(tool)
-    if isinstance(args, Mapping) and ("owner" in args and ("repo" in args or "repository" in args)
-                                      or "repo" in args and isinstance(args.get("repo"), str)
-                                      and "/" in str(args.get("repo")) and "://" not in str(args.get("repo"))):
-        remote = cat.tools.get(f"github.{name}")
-        if remote is not None:
-            return remote
-    return cat.tool(full) or cat.tool(name)
-
-
 def _tool_call(reading: CallReading, state: _Reading) -> None:
     entry = tool_entry(state.cat, reading.tool, reading.args)
     if entry is None:
@@ -484,16 +470,15 @@ def _dry_run_args(args: Mapping[str, Any]) -> bool:
 
 
 def _tool_args(reading: CallReading, entry: Tool, state: _Reading) -> None:
+    for key, _value, why in unread_arguments(reading, entry):
+        if why == "nested":
+            state.gap(f"values nested in argument `{shown_name(key)}` of `{reading.name}`")
+        elif why == "not a command line":
+            state.gap(f"argument `{shown_name(key)}` of `{reading.name}` (not a command line)")
     for key, value in reading.args.items():
-        role = entry.args.get(key) if isinstance(key, str) else None
-        if role is None and isinstance(key, str) and key.startswith("-") and isinstance(value, (bool, int)):
-            role = entry.args.get("-*")   # ripgrep-style flags given as arguments (Claude Code's Grep)
-        if role is None and reading.family == "shell" and key in SHELL_ARGS:
-            role = "command"              # every shell tool's command, under any of its names
-        elif role is None and key in CWD_ARGS and any(r == "cwd" for r in entry.args.values()):
-            role = "cwd"
+        role = argument_role(entry, reading.family, key, value)
         if role is None:
-            state.gap(f"argument `{key}` of `{reading.name}`")
+            state.gap(f"argument `{shown_name(str(key))}` of `{reading.name}`")
             continue
         if role == "code":
             state.gap(f"code given to `{reading.name}`")
