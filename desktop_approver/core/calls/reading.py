@@ -36,6 +36,7 @@ from .shellparse import SHELLS, SimpleCommand, split_commands
 __all__ = [
     "FAMILIES", "CallReading", "ShellRun", "PathUse", "Hidden", "read_call", "normalise_tool", "resolve_path",
     "command_paths", "hidden_in", "shell_text", "secrets_in", "read_command", "known_name", "aliases_of",
+    "respelled_names",
     "BIDI", "ZERO_WIDTH", "ODD_SPACES", "CONTROL",
 ]
 
@@ -255,6 +256,7 @@ class CallReading:
     edits: tuple[tuple[str, str, bool], ...] = ()   # (old, new, replace_all) of an edit
     patch: str | None = None
     extra_cwd: str | None = None        # a working directory the call names itself
+    respelled: tuple[str, ...] = ()     # names read as the vocabulary's once unseen characters were dropped
 
     @property
     def programs(self) -> tuple[SimpleCommand, ...]:
@@ -366,8 +368,18 @@ def known_name(key: Any) -> str | None:
         return None
     if key in _KNOWN_NAMES:
         return key
-    seen = "".join(ch for ch in key if ch not in _UNSEEN_IN_NAMES and not ch.isspace())
-    return _KNOWN_BY_SQUASH.get(_squashed(seen))
+    return _KNOWN_BY_SQUASH.get(_squashed(_seen_part(key)))
+
+
+def _seen_part(name: str) -> str:
+    return "".join(ch for ch in name if ch not in _UNSEEN_IN_NAMES and not ch.isspace())
+
+
+def respelled_names(names: Iterable[Any]) -> tuple[str, ...]:
+    """The names read as a vocabulary name only once characters nobody sees (or spaces) were
+    dropped from them: what the person is shown is not what the agent sent."""
+    return tuple(name for name in names if isinstance(name, str) and _seen_part(name) != name
+                 and known_name(name) is not None)
 
 
 def with_known_names(args: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -767,7 +779,7 @@ class _Reader:
         return CallReading(self.tool, self.name, self.family, args, cwd, self.commands,
                            tuple(dict.fromkeys(self.paths)), tuple(dict.fromkeys(self.urls)),
                            tuple(self.payloads), tuple(self.sql), self._hidden(),
-                           content, tuple(edits or ()), patch, own_cwd)
+                           content, tuple(edits or ()), patch, own_cwd, respelled_names(self.given_names))
 
     def _shell(self, run: ShellRun) -> None:
         for program in run.programs:

@@ -26,6 +26,7 @@ from ..reading import (
     PathUse,
     ShellRun,
     command_paths,
+    known_name,
     literal_path,
     read_command,
     resolve_path,
@@ -107,6 +108,8 @@ def understand(reading: CallReading, workspace: str | None, findings: Findings,
         _tool_call(reading, state)
     for phrase in disagreements(reading, tool_entry(state.cat, reading.tool, reading.args)):
         state.gap(phrase)
+    for name in reading.respelled:
+        state.gap(f"argument name `{shown_name(name)}` (read as `{known_name(name)}`)")
     if reading.hidden:
         state.gap("hidden characters")
     return tuple(state.gaps)
