@@ -30,16 +30,16 @@ def _read(tool: str, args: dict[str, Any]) -> tuple[str, bool, tuple[str, ...]]:
 # -- a role given twice ------------------------------------------------------------------------------
 
 @pytest.mark.parametrize(("tool", "args", "gap"), [
-    ("Bash", {"command": "npm test", "cmd": "rm -rf ~/"}, "two commands given (`cmd` and `command`)"),
-    ("exec_command", {"cmd": "git status", "command": "rm -rf ~/"}, "two commands given (`cmd` and `command`)"),
+    ("Bash", {"command": "npm test", "cmd": "rm -rf ~/"}, "two commands given (`command` and `cmd`)"),
+    ("exec_command", {"cmd": "git status", "command": "rm -rf ~/"}, "two commands given (`command` and `cmd`)"),
     ("mcp__shell__run", {"script": "ls", "argv": ["rm", "-rf", "/home/me"]},
      "two commands given (`argv` and `script`)"),
     ("mcp__shell__run", {"argv": ["ls"], "script": "rm -rf ~/"}, "two commands given (`argv` and `script`)"),
     ("execute_command", {"command": "ls", "commands": ["git status", "rm -rf ~/"]},
      "two commands given (`command` and `commands`)"),
     ("shell", {"command": ["bash", "-lc", "ls"], "action": {"type": "exec", "command": ["rm", "-rf", "/home/me"]}},
-     "two commands given (`action` and `command`)"),
-    ("Bash", {"command": "view", "cmd": "rm -rf ~/"}, "two commands given (`cmd` and `command`)"),
+     "two commands given (`command` and `action`)"),
+    ("Bash", {"command": "view", "cmd": "rm -rf ~/"}, "two commands given (`command` and `cmd`)"),
 ], ids=["Bash command and cmd", "exec_command", "argv then script", "script then argv", "a list of commands",
         "Codex action", "an editor verb beside a command"])
 def test_every_command_a_call_gives_is_read_and_judged(tool: str, args: dict[str, Any], gap: str) -> None:
@@ -67,7 +67,7 @@ def test_the_same_command_under_two_names_is_understood(tool: str, args: dict[st
     ("write_file", {"path": f"{PROJECT}/a.txt", "content": "x", "contents": "y"},
      "two contents given (`content` and `contents`)"),
     ("read_file", {"path": f"{PROJECT}/README.md", "file_path": f"{PROJECT}/notes.md"},
-     "two paths given (`path` and `file_path`)"),
+     "two paths given (`file_path` and `path`)"),
     ("run_command", {"command": "ls", "cwd": PROJECT, "Cwd": "/home/me"},
      "two working directories given (`cwd` and `Cwd`)"),
     ("run_shell_command", {"command": "ls", "directory": PROJECT, "dir_path": "/"},
@@ -121,8 +121,11 @@ def test_a_hook_nested_in_an_argument_nobody_reads_is_looked_at() -> None:
     ({"command": "ls", "hook": "cat ~/.ssh/id_ed25519"}, "argument `hook` of `bash`"),
     ({"command": "ls", "extra": {"key_file": "~/.ssh/id_ed25519"}}, "argument `extra` of `bash`"),
     ({"command": "git status", "cmd": ["rm", 5]}, "argument `cmd` of `bash` (not a command line)"),
+    ({"command": "ls", "timeout": ["rm -rf ~/"]}, "values nested in argument `timeout` of `bash`"),
+    ({"command": "ls", "hooks": '{"post": "rm -rf ~/"}'}, "argument `hooks` of `bash`"),
 ], ids=["a command nested in an option", "a download piped into a shell in a list", "a plain unknown argument",
-        "a private key's path", "an argv that is not one"])
+        "a private key's path", "an argv that is not one", "a list of words under an option",
+        "JSON text in an argument nobody reads"])
 def test_values_no_reader_reads_are_not_understood(args: dict[str, Any], gap: str) -> None:
     level, understood, gaps = _read("Bash", args)
     assert not understood and gap in gaps, gaps
@@ -138,6 +141,12 @@ def test_values_no_reader_reads_are_not_understood(args: dict[str, Any], gap: st
 def test_ordinary_nested_data_is_not_over_flagged(options: dict[str, Any]) -> None:
     level, understood, gaps = _read("run_terminal_cmd", {"command": "ls", "options": options})
     assert level == "safe" and not understood and gaps == ("argument `options` of `run_terminal_cmd`",)
+
+
+def test_a_list_of_numbers_under_an_option_is_read() -> None:
+    """An editor's ``view_range``: numbers, not words."""
+    viewed = {"command": "view", "path": f"{PROJECT}/a.py", "view_range": [1, 20]}
+    assert _read("str_replace_based_edit_tool", viewed)[1]
 
 
 def test_an_unknown_tools_unread_argument_is_looked_at_too() -> None:

@@ -130,6 +130,7 @@ def disagreements(reading: CallReading, entry: Tool | None) -> list[str]:
             groups.setdefault(group, []).append((key, _comparable(value, group[1], reading)))
     phrases = []
     for (_, noun), given in groups.items():
+        given.sort(key=lambda item: _VOCABULARY_ORDER.get(known_name(item[0]) or "", len(_VOCABULARY_ORDER)))
         if len(given) > 1 and len({value for _, value in given}) > 1:
             names = [f"`{shown_name(key)}`" for key, _ in given]
             listed = ", ".join(names[:-1]) + f" and {names[-1]}"
@@ -138,6 +139,10 @@ def disagreements(reading: CallReading, entry: Tool | None) -> list[str]:
 
 
 _COUNTS = {2: "two", 3: "three", 4: "four"}
+# Names in a gap come in the vocabulary's order (``command`` before ``cmd``), whatever the call's order.
+_VOCABULARY_ORDER = {name: at for at, name in enumerate(
+    (*SHELL_ARGS, "action", *CWD_ARGS, *PATH_ARGS, *LIST_PATH_ARGS, *SOURCE_ARGS, *DESTINATION_ARGS, *CONTENT_ARGS,
+     *OLD_ARGS, *NEW_ARGS, *PATCH_ARGS, *URL_ARGS, *SQL_ARGS))}
 
 
 def _group_of(entry: Tool | None, family: str, key: str, value: Any) -> tuple[str, str] | None:
@@ -183,8 +188,17 @@ def unread_arguments(reading: CallReading, entry: Tool | None) -> Iterator[tuple
         elif role == "command" and reading.family == "shell":
             if value not in (None, "", [], {}) and key not in shell_keys:
                 yield key, value, "not a command line"
-        elif role not in _STRUCTURED_ROLES and _nested(value):
+        elif role not in _STRUCTURED_ROLES and _nested(value) or role in _PLAIN_ROLES and _listed_words(value):
             yield key, value, "nested"
+
+
+# Roles of one plain value: a list of words under one (``{"timeout": ["rm -rf ~"]}``) is not read;
+# a list of numbers is (an editor's ``view_range``).
+_PLAIN_ROLES = frozenset({"option", "cwd", "url"})
+
+
+def _listed_words(value: Any) -> bool:
+    return isinstance(value, (list, tuple)) and any(isinstance(item, str) for item in value)
 
 
 def _nested(value: Any) -> bool:

@@ -19,8 +19,11 @@ beyond is left unread (the call is not understood anyway, so the person decides)
 
 from __future__ import annotations
 
+import json
 import os
 import re
+from collections.abc import Iterator
+from typing import Any
 
 from ..catalog import catalog
 from ..reading import CallReading, PathUse, read_command, resolve_path, strings_in
@@ -41,7 +44,7 @@ def unread_findings(reading: CallReading, workspace: str | None, findings: Findi
     budget_strings, budget_chars = MAX_STRINGS, MAX_CHARS
     cwd = reading.cwd
     for key, value, _why in unread_arguments(reading, tool_entry(catalog(), reading.tool, reading.args)):
-        for where, text in strings_in(value, shown_name(key), limit=MAX_STRINGS):
+        for where, text in _strings(value, shown_name(key)):
             text = text[:budget_chars]
             if budget_strings <= 0 or not text.strip():
                 continue
@@ -49,6 +52,18 @@ def unread_findings(reading: CallReading, workspace: str | None, findings: Findi
             budget_chars -= len(text)
             for reason in _destructive_in(text, cwd, workspace):
                 findings.add(DESTRUCTIVE, f"{reason} (in `{where}`, which nothing reads)")
+
+
+def _strings(value: Any, where: str) -> Iterator[tuple[str, str]]:
+    """The strings in ``value``, and those of JSON text in it (``"{\"post_hook\": \"rm -rf ~\"}"``), once."""
+    for place, text in strings_in(value, where, limit=MAX_STRINGS):
+        yield place, text
+        if text.lstrip()[:1] in ("{", "["):
+            try:
+                decoded = json.loads(text)
+            except ValueError:
+                continue
+            yield from strings_in(decoded, place, limit=MAX_STRINGS)
 
 
 def _destructive_in(text: str, cwd: str | None, workspace: str | None) -> list[str]:
