@@ -200,3 +200,22 @@ def test_a_name_shows_what_hides_in_it() -> None:
     assert known_name("comm\u200band") == "command" and known_name("Command Line") == "command_line"
     assert known_name("c\u043emmand") is None
     assert shown_name("comm\u200band") == "comm\\u200band" and shown_name("command") == "command"
+
+
+# -- OpenAI's action: its command is read, and so is everything beside it ---------------------------------
+
+@pytest.mark.parametrize(("action", "gap"), [
+    ({"type": "exec", "command": ["ls"], "cmd": ["rm", "-rf", "/home/me"]},
+     "two commands given (`action.command` and `action.cmd`)"),
+    ({"type": "exec", "command": ["ls"], "env": {"LD_PRELOAD": "/tmp/x.so"}}, "argument `action.env` of `local_shell`"),
+    ({"type": "exec", "command": ["rm", "-rf", "build"], "working_directory": "/"},
+     "argument `action.working_directory` of `local_shell`"),
+    ({"type": "exec", "comm\u200band": ["ls"]}, "hidden characters"),
+], ids=["two commands", "an environment", "a working directory nobody reads", "a hidden name"])
+def test_everything_an_action_gives_is_read(action: dict[str, Any], gap: str) -> None:
+    level, understood, gaps = _read("local_shell", {"action": action})
+    assert not understood and gap in gaps, gaps
+
+
+def test_an_action_with_its_command_and_a_timeout_is_understood() -> None:
+    assert _read("local_shell", {"action": {"type": "exec", "command": ["ls"], "timeout_ms": 1000}})[1]

@@ -880,6 +880,11 @@ class _Reader:
         for given in self.given_names:     # a name read under its known spelling keeps what hid in it
             for kind in hidden_in(given):
                 found.append(Hidden(kind, "(argument name)", False))
+        for key in shell_keys:              # and so does a name inside an action ({"action": {"comm\u200band"}})
+            value = self.args.get(key)
+            for inner in value if isinstance(value, Mapping) else ():
+                for kind in hidden_in(str(inner)):
+                    found.append(Hidden(kind, f"{key} (argument name)", False))
         return tuple(dict.fromkeys(found))
 
     @staticmethod

@@ -125,12 +125,18 @@ def disagreements(reading: CallReading, entry: Tool | None) -> list[str]:
     for key, value in reading.args.items():
         if not isinstance(key, str) or value in (None, "", [], {}):
             continue
+        if reading.family == "shell" and known_name(key) == "action" and isinstance(value, Mapping):
+            for inner, command in _action_commands(value):    # each command the action gives
+                groups.setdefault(("command", "commands"), []).append(
+                    (f"{key}.{inner}", _comparable(command, "commands", reading)))
+            continue
         group = _group_of(entry, reading.family, key, value)
         if group is not None:
             groups.setdefault(group, []).append((key, _comparable(value, group[1], reading)))
     phrases = []
     for (_, noun), given in groups.items():
-        given.sort(key=lambda item: _VOCABULARY_ORDER.get(known_name(item[0]) or "", len(_VOCABULARY_ORDER)))
+        given.sort(key=lambda item: tuple(_VOCABULARY_ORDER.get(known_name(part) or "", len(_VOCABULARY_ORDER))
+                                          for part in item[0].split(".")))
         if len(given) > 1 and len({value for _, value in given}) > 1:
             names = [f"`{shown_name(key)}`" for key, _ in given]
             listed = ", ".join(names[:-1]) + f" and {names[-1]}"
@@ -181,15 +187,35 @@ def unread_arguments(reading: CallReading, entry: Tool | None) -> Iterator[tuple
     ``"nested"`` (an object or a list of objects or lists where one plain value is read) or
     ``"not a command line"`` (a command argument no shell parser can read)."""
     shell_keys = {run.key.split(".")[0].split("[")[0] for run in reading.commands}
+    run_keys = {run.key.split("[")[0] for run in reading.commands}
     for key, value in reading.args.items():
         role = argument_role(entry, reading.family, key, value)
         if role is None:
             yield str(key), value, "no role"
+        elif role == "command" and reading.family == "shell" and isinstance(value, Mapping):
+            # OpenAI's action: its command is read; any other field (``env``, ``working_directory``,
+            # ``user``) changes what runs, and no reader reads it
+            for inner, inner_value in value.items():
+                where = f"{key}.{inner}"
+                if known_name(inner) in SHELL_ARGS:
+                    if inner_value not in (None, "", [], {}) and where not in run_keys:
+                        yield where, inner_value, "not a command line"
+                elif inner not in _ACTION_PLAIN_FIELDS:
+                    yield where, inner_value, "no role"
         elif role == "command" and reading.family == "shell":
             if value not in (None, "", [], {}) and key not in shell_keys:
                 yield key, value, "not a command line"
         elif role not in _STRUCTURED_ROLES and _nested(value) or role in _PLAIN_ROLES and _listed_words(value):
             yield key, value, "nested"
+
+
+# The fields of an action beside its command that change nothing about what runs.
+_ACTION_PLAIN_FIELDS = frozenset({"type", "timeout_ms", "timeout"})
+
+
+def _action_commands(action: Mapping[str, Any]) -> list[tuple[str, Any]]:
+    return [(str(key), value) for key, value in action.items()
+            if known_name(key) in SHELL_ARGS and value not in (None, "", [], {})]
 
 
 # Roles of one plain value: a list of words under one (``{"timeout": ["rm -rf ~"]}``) is not read;

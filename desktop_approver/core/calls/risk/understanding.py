@@ -478,6 +478,8 @@ def _tool_args(reading: CallReading, entry: Tool, state: _Reading) -> None:
             state.gap(f"values nested in argument `{shown_name(key)}` of `{reading.name}`")
         elif why == "not a command line":
             state.gap(f"argument `{shown_name(key)}` of `{reading.name}` (not a command line)")
+        elif "." in key:     # a field of an argument (an action's ``env``): the loop below sees arguments
+            state.gap(f"argument `{shown_name(key)}` of `{reading.name}`")
     for key, value in reading.args.items():
         role = argument_role(entry, reading.family, key, value)
         if role is None:
