@@ -38,7 +38,7 @@ def _read(tool: str, args: dict[str, Any]) -> tuple[str, bool, tuple[str, ...]]:
     ("execute_command", {"command": "ls", "commands": ["git status", "rm -rf ~/"]},
      "two commands given (`command` and `commands`)"),
     ("shell", {"command": ["bash", "-lc", "ls"], "action": {"type": "exec", "command": ["rm", "-rf", "/home/me"]}},
-     "two commands given (`command` and `action`)"),
+     "two commands given (`command` and `action.command`)"),
     ("Bash", {"command": "view", "cmd": "rm -rf ~/"}, "two commands given (`command` and `cmd`)"),
 ], ids=["Bash command and cmd", "exec_command", "argv then script", "script then argv", "a list of commands",
         "Codex action", "an editor verb beside a command"])
