@@ -10,7 +10,8 @@ A :class:`CallReading` holds:
 - ``family``: ``shell``, ``read``, ``write``, ``edit``, ``patch``, ``move``, ``delete``,
   ``network``, ``database``, ``message`` or ``unknown``;
 - ``commands``: each shell command line the call runs (given as a string or as an argv, under
-  any of the argument names agents use), with the programs :mod:`.shellparse` finds in it;
+  any of the argument names agents use, spelled any way: every one, when a call gives several),
+  with the programs :mod:`.shellparse` finds in it;
 - ``paths``: every path it touches, with ``read`` / ``write`` / ``delete`` (and whether
   recursively), ``~`` and ``$HOME`` expanded to the home directory (the agents run as the app's
   own user) and relative paths resolved against the working directory;
