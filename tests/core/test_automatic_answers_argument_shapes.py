@@ -110,3 +110,14 @@ def test_a_rule_naming_an_unknown_tool_exactly_still_answers_its_one_command(tmp
     broker, person = broker_for(tmp_path, {"tool": "mcp__shell__run"})
     assert ask(broker, "mcp__shell__run", {"script": "ls -la"}).decided_by == "policy"
     assert person.seen == []
+
+
+@pytest.mark.parametrize("args", [{"script": "ls", "cwd": {"path": "/"}}, {"argv": {"0": "rm", "1": "-rf", "2": "~"}}],
+                         ids=["a working directory nobody reads", "an argv nobody reads"])
+def test_a_rule_naming_an_unknown_tool_exactly_does_not_answer_what_no_reader_reads(tmp_path: Path,
+                                                                                    args: dict[str, Any]) -> None:
+    """The person declared the tool; a command or directory the reader cannot read is still theirs to see."""
+    broker, person = broker_for(tmp_path, {"tool": "mcp__shell__run"})
+    because = asked_with_reason(person, broker, ask(broker, "mcp__shell__run", args),
+                                "not answered by rule 1 (line 2) of policy.toml")
+    assert "argument `" in because and "of `run`" in because

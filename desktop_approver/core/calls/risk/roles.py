@@ -192,7 +192,8 @@ def unread_arguments(reading: CallReading, entry: Tool | None) -> Iterator[tuple
         role = argument_role(entry, reading.family, key, value)
         if role is None:
             yield str(key), value, "no role"
-        elif role == "command" and reading.family == "shell" and isinstance(value, Mapping):
+        elif role == "command" and reading.family == "shell" and known_name(key) == "action" \
+                and isinstance(value, Mapping):
             # OpenAI's action: its command is read; any other field (``env``, ``working_directory``,
             # ``user``) changes what runs, and no reader reads it
             for inner, inner_value in value.items():

@@ -106,8 +106,16 @@ def understand(reading: CallReading, workspace: str | None, findings: Findings,
             _command_line(run, reading.cwd, state)
     else:
         _tool_call(reading, state)
-    for phrase in disagreements(reading, tool_entry(state.cat, reading.tool, reading.args)):
+    entry = tool_entry(state.cat, reading.tool, reading.args)
+    for phrase in disagreements(reading, entry):
         state.gap(phrase)
+    if entry is None:
+        # a tool the catalog does not know: a rule naming it declares the tool, not values in the
+        # vocabulary's arguments (a command, a path, a directory) that no reader could read
+        for key, _value, why in unread_arguments(reading, None):
+            if why != "no role":
+                what = "nested values" if why == "nested" else why
+                state.gap(f"argument `{shown_name(key)}` of `{reading.name}` ({what})")
     for name in reading.respelled:
         state.gap(f"argument name `{shown_name(name)}` (read as `{known_name(name)}`)")
     if reading.hidden:
