@@ -4,8 +4,10 @@ An allowlist, never the other way round: a call is understood only when every pr
 in the catalog, every option and operand is known to the program's entry (bundled short flags
 are read by the entry's arities, ``--opt=value`` too), every ``NAME=value`` prefix is a harmless
 variable, every path is literal and resolved (``cd``/``pushd``/``-C`` tracked), and every tool
-and each of its arguments has a known role. What is not understood is named in ``gaps``, one
-short phrase each, for the person's dialog. Roles the catalog gives to options and effects also
+and each of its arguments has a known role (:mod:`.roles`: no role given twice with different
+values, nothing nested where one plain value is read, no name that reads as another only once
+unseen characters are dropped). What is not understood is named in ``gaps``, one short phrase
+each, for the person's dialog. Roles the catalog gives to options and effects also
 raise the level (an option that runs a program, a variable that does, a deploy).
 """
 
@@ -40,7 +42,7 @@ from .roles import argument_role, disagreements, shown_name, tool_entry, unread_
 
 __all__ = ["CommandJudge", "catalog_effect", "understand"]
 
-CommandJudge = Callable[[ShellRun, "str | None", "str | None", Findings], None]
+CommandJudge = Callable[[ShellRun, str | None, str | None, Findings], None]
 """What judges the findings of a command line a program runs (``uv run CMD``, ``xargs CMD``):
 ``(run, cwd, workspace, findings)``. Given by the caller (:mod:`.assessment` gives
 :func:`.programs.command_findings`), because the findings of shell lines are the programs
