@@ -23,7 +23,7 @@ from desktop_approver.core.calls.catalog import (
 )
 from desktop_approver.core.calls.reading import read_call, unwrap_call
 from desktop_approver.core.calls.risk import assess, assess_command
-from desktop_approver.core.calls.risk.understanding import tool_entry
+from desktop_approver.core.calls.risk.roles import tool_entry
 from desktop_approver.core.policy import Policy, PolicyError
 from tests.core.understood_tables import rows
 

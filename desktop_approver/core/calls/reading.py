@@ -10,7 +10,8 @@ A :class:`CallReading` holds:
 - ``family``: ``shell``, ``read``, ``write``, ``edit``, ``patch``, ``move``, ``delete``,
   ``network``, ``database``, ``message`` or ``unknown``;
 - ``commands``: each shell command line the call runs (given as a string or as an argv, under
-  any of the argument names agents use), with the programs :mod:`.shellparse` finds in it;
+  any of the argument names agents use, spelled any way: every one, when a call gives several),
+  with the programs :mod:`.shellparse` finds in it;
 - ``paths``: every path it touches, with ``read`` / ``write`` / ``delete`` (and whether
   recursively), ``~`` and ``$HOME`` expanded to the home directory (the agents run as the app's
   own user) and relative paths resolved against the working directory;
@@ -35,7 +36,8 @@ from .shellparse import SHELLS, SimpleCommand, split_commands
 
 __all__ = [
     "FAMILIES", "CallReading", "ShellRun", "PathUse", "Hidden", "read_call", "normalise_tool", "resolve_path",
-    "command_paths", "hidden_in", "shell_text", "secrets_in", "read_command",
+    "command_paths", "hidden_in", "shell_text", "secrets_in", "read_command", "known_name", "aliases_of",
+    "respelled_names",
     "BIDI", "ZERO_WIDTH", "ODD_SPACES", "CONTROL",
 ]
 
@@ -255,6 +257,7 @@ class CallReading:
     edits: tuple[tuple[str, str, bool], ...] = ()   # (old, new, replace_all) of an edit
     patch: str | None = None
     extra_cwd: str | None = None        # a working directory the call names itself
+    respelled: tuple[str, ...] = ()     # names read as the vocabulary's once unseen characters were dropped
 
     @property
     def programs(self) -> tuple[SimpleCommand, ...]:
@@ -310,19 +313,24 @@ def read_call(tool: str, args: Mapping[str, Any] | Any, cwd: str | None = None) 
     """Read ``tool(args)`` as run from ``cwd`` (the agent's directory). Never raises."""
     if not isinstance(args, Mapping):
         args = {}
+    given_names = tuple(key for key in args if isinstance(key, str))
     args = with_known_names(args)
     tool = tool if isinstance(tool, str) else ""
     name = normalise_tool(tool)
     family = family_of(tool, args)
-    own_cwd = _first_str(args, CWD_ARGS)
-    if own_cwd is None and family == "shell":
-        own_cwd = _first_str(args, ("directory", "dir_path"))   # Gemini CLI's run_shell_command
+    own_cwds = [value for _, value in aliases_of(args, CWD_ARGS) if isinstance(value, str)]
+    if family == "shell":   # Gemini CLI's run_shell_command
+        own_cwds += [args[key] for key in ("directory", "dir_path") if isinstance(args.get(key), str) and args[key]]
+    own_cwd = own_cwds[0] if own_cwds else None
     if own_cwd:
-        cwd = resolve_path(own_cwd, cwd) if cwd or os.path.isabs(os.path.expanduser(own_cwd)) else own_cwd
+        start = cwd
+        cwd = resolve_path(own_cwd, start) if start or os.path.isabs(os.path.expanduser(own_cwd)) else own_cwd
+        if len({resolve_path(other, start) for other in own_cwds}) > 1:
+            cwd = UNKNOWN_DIR    # two working directories that disagree: where it runs is not known
     commands: tuple[ShellRun, ...] = ()
     if family == "shell":
         commands = tuple(_shell_run(key, value) for key, value in _shell_values(args))
-    reading = _Reader(tool, name, family, args, cwd, commands)
+    reading = _Reader(tool, name, family, args, cwd, commands, given_names)
     return reading.finish(own_cwd)
 
 
@@ -348,18 +356,49 @@ def _squashed(name: str) -> str:
     return name.lower().replace("_", "").replace("-", "")
 
 
+_UNSEEN_IN_NAMES = BIDI | ZERO_WIDTH | ODD_SPACES | CONTROL
+
+
+def known_name(key: Any) -> str | None:
+    """The vocabulary's name an argument's name means (``CommandLine`` → ``command_line``), or None.
+
+    Characters that cannot be seen (zero-width, bidi, control, look-alike and plain spaces) are
+    dropped first: ``comm\u200band`` shows as ``command``, and an agent's tool may well read it
+    so, hence the reader reads it as ``command`` too (the hidden characters are still reported)."""
+    if not isinstance(key, str):
+        return None
+    if key in _KNOWN_NAMES:
+        return key
+    return _KNOWN_BY_SQUASH.get(_squashed(_seen_part(key)))
+
+
+def _seen_part(name: str) -> str:
+    return "".join(ch for ch in name if ch not in _UNSEEN_IN_NAMES and not ch.isspace())
+
+
+def respelled_names(names: Iterable[Any]) -> tuple[str, ...]:
+    """The names read as a vocabulary name only once characters nobody sees (or spaces) were
+    dropped from them: what the person is shown is not what the agent sent."""
+    return tuple(name for name in names if isinstance(name, str) and _seen_part(name) != name
+                 and known_name(name) is not None)
+
+
 def with_known_names(args: Mapping[str, Any]) -> Mapping[str, Any]:
-    """The arguments with names spelled otherwise (``CommandLine``, ``filePath``, ``Cwd``) under
-    the vocabulary's own spelling, so every tool's dialect reads alike; others are kept."""
+    """The arguments with names spelled otherwise (``CommandLine``, ``filePath``, ``Cwd``,
+    ``comm\u200band``) under the vocabulary's own spelling, so every tool's dialect reads alike;
+    others are kept, and so is a second spelling of a name already given (the readers that take
+    one value per role read every spelling through :func:`aliases_of`)."""
     renamed: dict[str, Any] | None = None
+    taken = set(args)
     for key in args:
         if not isinstance(key, str) or key in _KNOWN_NAMES:
             continue
-        known = _KNOWN_BY_SQUASH.get(_squashed(key))
-        if known is not None and known not in args:
+        known = known_name(key)
+        if known is not None and known not in taken:
             if renamed is None:
                 renamed = {}
             renamed[key] = known
+            taken.add(known)
     if renamed is None:
         return args
     return {renamed.get(key, key): value for key, value in args.items()}
@@ -378,24 +417,32 @@ def shell_text(value: Any) -> tuple[str, tuple[str, ...] | None] | None:
     return None
 
 
+def aliases_of(args: Mapping[str, Any], names: Iterable[str]) -> list[tuple[str, Any]]:
+    """Every ``(key, value)`` of ``args`` whose name means one of ``names`` (any spelling, see
+    :func:`known_name`), in the order of ``names``; empty values are left out."""
+    wanted = tuple(names)
+    found = [(wanted.index(name), key, value) for key, value in args.items()
+             if (name := known_name(key)) in wanted and value not in (None, "", [], {})]
+    return [(key, value) for _, key, value in sorted(found, key=lambda item: item[0])]
+
+
 def _shell_values(args: Mapping[str, Any]) -> list[tuple[str, Any]]:
-    """The command values of a call: the first shell argument present, or OpenAI's
+    """The command values of a call: every shell argument present, under any of its names (an
+    agent's tool may run any of them, so each is read), and OpenAI's
     ``{"action": {"type": "exec", "command": [...]}}``; several for a ``commands`` list."""
-    for key in SHELL_ARGS:
-        value = args.get(key)
-        if value in (None, "", []):
-            continue
-        if key == "command" and isinstance(value, str) and value in _NOT_SHELL_COMMANDS:
-            return []
-        if key == "commands" and isinstance(value, list) and all(isinstance(v, (str, list)) for v in value):
-            return [(f"commands[{i}]", v) for i, v in enumerate(value) if shell_text(v) is not None]
-        if shell_text(value) is not None:
-            return [(key, value)]
+    found: list[tuple[str, Any]] = []
+    for key, value in aliases_of(args, SHELL_ARGS):
+        if known_name(key) == "command" and isinstance(value, str) and value in _NOT_SHELL_COMMANDS:
+            continue    # an editor's verb (``view``), not a command line
+        if known_name(key) == "commands" and isinstance(value, list) and all(isinstance(v, (str, list))
+                                                                             for v in value):
+            found += [(f"{key}[{i}]", v) for i, v in enumerate(value) if shell_text(v) is not None]
+        elif shell_text(value) is not None:
+            found.append((key, value))
     action = args.get("action")
     if isinstance(action, Mapping):
-        inner = _shell_values(action)
-        return [(f"action.{key}", value) for key, value in inner]
-    return []
+        found += [(f"action.{key}", value) for key, value in _shell_values(action)]
+    return found
 
 
 def read_command(value: str | list[str] | tuple[str, ...], key: str = "command") -> ShellRun:
@@ -700,6 +747,7 @@ class _Reader:
     args: Mapping[str, Any]
     cwd: str | None
     commands: tuple[ShellRun, ...]
+    given_names: tuple[str, ...] = ()     # the argument names as the agent wrote them
     paths: list[PathUse] = field(default_factory=list)
     urls: list[str] = field(default_factory=list)
     payloads: list[str] = field(default_factory=list)
@@ -732,7 +780,7 @@ class _Reader:
         return CallReading(self.tool, self.name, self.family, args, cwd, self.commands,
                            tuple(dict.fromkeys(self.paths)), tuple(dict.fromkeys(self.urls)),
                            tuple(self.payloads), tuple(self.sql), self._hidden(),
-                           content, tuple(edits or ()), patch, own_cwd)
+                           content, tuple(edits or ()), patch, own_cwd, respelled_names(self.given_names))
 
     def _shell(self, run: ShellRun) -> None:
         for program in run.programs:
@@ -830,6 +878,14 @@ class _Reader:
         for where, text in strings_in(rest, ""):
             for kind in hidden_in(text):
                 found.append(Hidden(kind, where or "(argument name)", False))
+        for given in self.given_names:     # a name read under its known spelling keeps what hid in it
+            for kind in hidden_in(given):
+                found.append(Hidden(kind, "(argument name)", False))
+        for key in shell_keys:              # and so does a name inside an action ({"action": {"comm\u200band"}})
+            value = self.args.get(key)
+            for inner in value if isinstance(value, Mapping) else ():
+                for kind in hidden_in(str(inner)):
+                    found.append(Hidden(kind, f"{key} (argument name)", False))
         return tuple(dict.fromkeys(found))
 
     @staticmethod

@@ -35,8 +35,11 @@ program, option, ``NAME=value`` prefix, path, tool and argument was found in the
 (:mod:`..catalog`, data). Only an understood call at safe or moderate may be answered without the
 person; ``gaps`` names what was not understood. The package, by concern: :mod:`.findings` (levels
 and the verdict), :mod:`.places` (what a path is), :mod:`.hidden` (characters that hide code),
-:mod:`.programs` (shell command lines), :mod:`.tools` (other tools), :mod:`.understanding` (the
-engine over the catalog) and :mod:`.assessment` (the cached entry points).
+:mod:`.forms` (which interpreter, dry-run and read-only forms of a command line), :mod:`.programs`
+(shell command lines), :mod:`.tools` (other tools), :mod:`.roles` (each argument's role, a role
+given twice, values no reader reads), :mod:`.understanding` (the engine over the catalog),
+:mod:`.unread` (destructive findings in values no reader reads) and :mod:`.assessment` (the cached
+entry points, which give the engine the programs reader's judge of inner command lines).
 """
 
 from __future__ import annotations

@@ -9,12 +9,13 @@ from functools import lru_cache
 from typing import Any
 
 from ..catalog import catalog_generation
-from ..reading import CallReading, read_call, unwrap_call
+from ..reading import UNKNOWN_DIR, CallReading, read_call, unwrap_call
 from .findings import MODERATE, Findings, RiskAssessment
 from .hidden import judge_hidden
 from .programs import command_findings
 from .tools import hint_findings, tool_findings
 from .understanding import understand
+from .unread import unread_findings
 
 
 def assess_command(command: str | list[str], cwd: str | None = None) -> RiskAssessment:
@@ -64,7 +65,8 @@ def assess_reading(reading: CallReading, hints: Mapping[str, Any] | None = None,
                    findings: Findings | None = None) -> RiskAssessment:
     """Judge a call already read (``workspace`` is the agent's working directory)."""
     findings = findings if findings is not None else Findings()
-    workspace = workspace or (reading.cwd if reading.cwd and os.path.isabs(reading.cwd) else None)
+    workspace = workspace or (reading.cwd if reading.cwd and os.path.isabs(reading.cwd)
+                              and reading.cwd != UNKNOWN_DIR else None)
     if reading.family == "shell":
         if not reading.commands:
             findings.add(MODERATE, "a shell tool without a command argument")
@@ -72,8 +74,9 @@ def assess_reading(reading: CallReading, hints: Mapping[str, Any] | None = None,
             command_findings(run, reading.cwd, workspace, findings)
     else:
         tool_findings(reading, workspace, findings)
+    unread_findings(reading, workspace, findings)
     judge_hidden(reading.hidden, reading, findings)
-    gaps = understand(reading, workspace, findings)
+    gaps = understand(reading, workspace, findings, judge_command=command_findings)
     notes = hint_findings(dict(hints or {}), findings)
     return RiskAssessment(findings.level, findings.reasons(), notes, understood=not gaps, gaps=gaps)
 

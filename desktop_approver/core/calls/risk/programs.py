@@ -21,8 +21,10 @@ from ..reading import operands as _operands
 from ..reading import option_flags as _flags
 from ..shellparse import SHELLS, SimpleCommand
 from .findings import DESTRUCTIVE, MODERATE, SAFE, Findings
+from .forms import INTERPRETERS, git_subcommand, interpreter_of, only_reads, simulates
 from .hidden import HIDDEN_REASONS, lookalike
 from .places import Place, judge_read, judge_use, judge_write
+from .understanding import catalog_effect
 
 READ_ONLY_COMMANDS = frozenset({
     "ls", "ll", "la", "cat", "bat", "head", "tail", "less", "more", "grep", "egrep", "fgrep", "rg", "ag", "ack",
@@ -45,11 +47,6 @@ NETWORK_COMMANDS = frozenset({"curl", "wget", "http", "https", "xh", "aria2c", "
 FETCHERS = frozenset({"curl", "wget", "http", "https", "xh", "aria2c", "nc", "ncat", "fetch"})
 PRIVILEGE = frozenset({"sudo", "doas", "pkexec", "su", "run0"})
 MULTI_CALL = frozenset({"busybox", "toybox"})
-INTERPRETERS = {"python": ("-c",), "python2": ("-c",), "python3": ("-c",), "pypy": ("-c",), "pypy3": ("-c",),
-                "python3.11": ("-c",), "python3.12": ("-c",), "python3.13": ("-c",),
-                "node": ("-e", "--eval", "-p", "--print"), "deno": ("eval",), "bun": ("-e", "--eval"),
-                "perl": ("-e", "-E"), "ruby": ("-e",), "php": ("-r",), "lua": ("-e",), "osascript": ("-e",),
-                "Rscript": ("-e",), "julia": ("-e",), "pwsh": ("-c", "-Command"), "powershell": ("-c", "-Command")}
 PACKAGE_MANAGERS = {
     "pip": ("install", "uninstall", "download"), "pip3": ("install", "uninstall", "download"),
     "uv": ("add", "install", "sync", "remove", "pip"), "poetry": ("add", "install", "remove", "update"),
@@ -70,23 +67,6 @@ PUBLISHERS: dict[str, tuple[str, ...]] = {
     "gh": ("release create", "release upload", "repo create", "gist create", "pr merge", "repo delete",
            "release delete"), "vsce": ("publish",), "ovsx": ("publish",), "pdm": ("publish",), "jf": ("rt upload",),
 }
-_VERSIONED = re.compile(r"(python|pypy|ruby|perl|node|php|lua|julia)(\d+(?:\.\d+)*)?(?:-[\w.]+)?")
-
-
-def interpreter_of(name: str) -> str | None:
-    """The interpreter a program name is, versioned names too (``python3.9``, ``perl5.36``,
-    ``nodejs``), as a key of :data:`INTERPRETERS`; ``None`` for any other program."""
-    if name in INTERPRETERS:
-        return name
-    if name == "nodejs":
-        return "node"
-    found = _VERSIONED.fullmatch(name)
-    if found is None:
-        return None
-    base = found.group(1)
-    return "python3" if base == "python" else base
-
-
 _INLINE_DELETE = re.compile(r"rmtree|os\.remove|os\.unlink|\.unlink\(|os\.rmdir|removedirs|fs\.rm|rmSync|unlinkSync"
                             r"|rimraf|File\.delete|FileUtils\.rm|rm_rf|\bunlink\b|\brmdir\b|\brm\s+-[a-zA-Z]*r"
                             r"|Remove-Item|\.delete\(\)|truncate\(|Deno\.remove|fs\.promises\.rm|\brm\(|rmdirSync"
@@ -103,10 +83,6 @@ _INLINE_DECODE = re.compile(r"\b(exec|eval|compile)\s*\(|__import__|base64|b64de
 _INLINE_WRITE = re.compile(r"open\([^)]*['\"][wa+]|write_text|write_bytes|writeFile|\.write\(|File\.write|shutil\.(copy"
                            r"|move)|os\.rename|os\.replace|os\.makedirs|mkdir")
 _FORK_BOMB = re.compile(r"(\w+|:)\s*\(\s*\)\s*\{\s*\1\s*\|\s*\1\s*&\s*\}")
-_DRY_RUN_FLAGS = frozenset({"--dry-run", "--dry_run", "--dryrun", "--simulate", "--just-print", "--recon",
-                            "--what-if", "--check", "--noop", "--no-act", "--list-only"})
-_DRY_RUN_SHORT = {"rsync": "n", "make": "n", "apt-get": "s", "apt": "s", "git clean": "n", "git push": "n",
-                  "git add": "n", "git rm": "n", "git mv": "n", "ansible-playbook": "C"}
 _GIT_PROGRAM_SETTINGS = re.compile(
     r"^(core\.(sshcommand|fsmonitor|pager|editor|hookspath|askpass|gitproxy|alternaterefscommand)|pager\..*"
     r"|alias\..*|(diff|merge|filter)\..*\.(command|driver|textconv|clean|smudge|process)|credential\.helper"
@@ -230,27 +206,6 @@ def _runs_a_download(programs: tuple[SimpleCommand, ...], cwd: str | None) -> bo
     return False
 
 
-def is_dry_run(cmd: SimpleCommand) -> bool:
-    """Whether the command only simulates or reads (``--dry-run``, ``rsync -n``, ``terraform plan``,
-    ``ansible-playbook --syntax-check``, ``gofmt -l``): its catalog effect does not happen."""
-    return _dry_run(cmd) or _only_reads(cmd)
-
-
-def _dry_run(cmd: SimpleCommand) -> bool:
-    argv = cmd.argv
-    if any(w.split("=", 1)[0] in _DRY_RUN_FLAGS for w in argv[1:]):
-        return True
-    name = cmd.name
-    if name == "git":
-        sub = _git_sub(argv)[0]
-        name = f"git {sub}"
-    short = _DRY_RUN_SHORT.get(name)
-    if short:
-        return short in _flags(w for w in argv[1:] if not w.startswith("--"))
-    words = [w for w in argv[1:] if not w.startswith("-")]
-    return name in ("terraform", "tofu") and words[:1] == ["plan"] and not any(w.startswith("-out") for w in argv)
-
-
 def _simple_findings(cmd: SimpleCommand, line: _Line, pipeline: list[SimpleCommand]) -> None:
     findings, cwd, workspace = line.findings, line.cwd, line.workspace
     if any(w in PRIVILEGE for w in cmd.wrappers):
@@ -291,7 +246,7 @@ def _simple_findings(cmd: SimpleCommand, line: _Line, pipeline: list[SimpleComma
         findings.add(DESTRUCTIVE, "deletes every file found (find -exec)")
     if _prints_cluster_secret(cmd):
         findings.add(DESTRUCTIVE, "prints a credential (token or key) into the agent's context")
-    dry = _dry_run(cmd) or _only_reads(cmd)
+    dry = simulates(cmd) or only_reads(cmd)
     for use in command_paths(cmd, cwd):
         if dry and use.via == name:
             continue
@@ -299,7 +254,7 @@ def _simple_findings(cmd: SimpleCommand, line: _Line, pipeline: list[SimpleComma
     if dry:
         local = name == "helm" or name == "kubectl" and _subcommand(cmd.argv)[:1] in (["kustomize"], ["diff"],
                                                                                    ["explain"])
-        if name in NETWORK_COMMANDS and not local and not _dry_run(cmd) and not {"--help", "-help", "--version",
+        if name in NETWORK_COMMANDS and not local and not simulates(cmd) and not {"--help", "-help", "--version",
                                                                                "-version"} & set(cmd.argv) \
                 and cmd.argv[1:] != ("-h",):
             findings.add(MODERATE, "reads over the network")
@@ -354,8 +309,6 @@ def _simple_findings(cmd: SimpleCommand, line: _Line, pipeline: list[SimpleComma
 def _quiet_in_catalog(cmd: SimpleCommand, line: _Line) -> bool:
     """A program the catalog reads fully and whose entry names no effect (``brew list``,
     ``mypy src``, ``dpkg -l``): its paths are judged already, and nothing else happens."""
-    from .understanding import catalog_effect
-
     return catalog_effect(cmd, line.cwd) == ""
 
 
@@ -376,7 +329,7 @@ def _inner_of(cmd: SimpleCommand) -> str | None:
     if name == "tmux" and words[:1] in (["new"], ["new-session"], ["new-window"], ["send-keys"], ["split-window"]):
         return " ".join(words[1:]) or None
     if name == "git":
-        sub, rest, _ = _git_sub(argv)
+        sub, rest, _ = git_subcommand(argv)
         if sub == "submodule" and "foreach" in rest:
             return " ".join(rest[rest.index("foreach") + 1:]).strip() or None
         if sub == "rebase":
@@ -453,80 +406,6 @@ def _launched(argv: tuple[str, ...]) -> tuple[str, tuple[str, ...]]:
     return name, argv
 
 
-_READ_ONLY_SUBCOMMANDS: dict[str, frozenset[str]] = {
-    "npm": frozenset({"ls", "list", "view", "info", "outdated", "search", "help", "config get", "root", "prefix",
-                      "explain", "why", "audit", "doctor", "version"}),
-    "pip": frozenset({"list", "show", "freeze", "check", "help", "index", "config list", "debug"}),
-    "go": frozenset({"env", "version", "list", "doc", "help", "vet"}),
-    "cargo": frozenset({"tree", "metadata", "search", "help", "version", "--version", "check"}),
-    "docker": frozenset({"ps", "images", "logs", "inspect", "version", "info", "image ls", "container ls",
-                         "volume ls", "network ls", "compose ps", "compose logs", "compose config", "compose ls",
-                         "compose images", "history", "stats", "top", "diff", "search", "system df"}),
-    "helm": frozenset({"template", "lint", "show", "list", "ls", "status", "history", "get", "version", "search",
-                       "env", "dependency list"}),
-    "kubectl": frozenset({"get", "describe", "logs", "explain", "top", "version", "api-resources", "config view",
-                          "config get-contexts", "auth can-i", "diff", "cluster-info", "kustomize"}),
-    "openssl": frozenset({"x509", "verify", "version", "dgst", "asn1parse", "ciphers", "crl", "list"}),
-    "gh": frozenset({"pr list", "pr view", "pr diff", "pr checks", "pr status", "issue list", "issue view",
-                     "run list", "run view", "repo view", "release list", "release view", "auth status", "status",
-                     "search", "browse", "workflow list", "workflow view", "api"}),
-    "twine": frozenset({"check"}), "pulumi": frozenset({"preview", "stack ls", "whoami", "about"}),
-    "tofu": frozenset({"plan", "validate", "show", "fmt -check", "version", "output"}),
-    "terraform": frozenset({"plan", "validate", "show", "version", "output"}),
-    "aws": frozenset({"sts get-caller-identity", "s3 ls", "configure list"}),
-    "ssh-keygen": frozenset(), "unzip": frozenset(), "tar": frozenset(),
-}
-_ALWAYS_READ_ONLY = frozenset({"shellcheck", "ldd", "lddtree", "readelf", "objdump", "nm", "file", "tokei", "cloc",
-                               "scc", "hadolint", "yamllint", "actionlint", "markdownlint", "codespell", "git-sizer",
-                               "pydoc", "apropos", "info", "tldr", "lsb_release", "hostnamectl", "timedatectl",
-                               "localectl", "whatis", "sw_vers", "system_profiler", "sysctl", "ulimit", "sestatus"})
-
-
-def _only_reads(cmd: SimpleCommand) -> bool:
-    """Help, version and listing forms of programs that otherwise change things."""
-    argv, name = cmd.argv, cmd.name
-    if any(w in ("--help", "--version", "-help", "-version") for w in argv[1:]) and not cmd.piped_from:
-        return True
-    if name in ("nvidia-smi", "rocm-smi"):
-        return not any(w.startswith(("--set", "--reset", "--gpu-reset", "-r", "-pm", "-pl", "-ac", "-rac", "-e", "-c",
-                                     "-lgc", "-rgc", "-mig", "--persistence", "--power-limit", "--applications",
-                                     "--ecc", "--compute-mode", "--load", "--save")) for w in argv[1:])
-    if name in _ALWAYS_READ_ONLY:
-        return not (name == "sysctl" and any(w in ("-w", "--write") or "=" in w for w in argv[1:]))
-    words = [w for w in argv[1:] if not w.startswith("-")]
-    flags = _flags(argv[1:])
-    if name == "ssh-keygen":
-        return bool(flags & {"l", "y", "F", "L"}) and not flags & {"R", "p", "c"}
-    if name == "unzip":
-        return bool(flags & {"l", "v", "t", "Z"}) and "d" not in flags
-    if name == "tar":
-        mode = (words[:1] or [""])[0] if argv[1:2] and not argv[1].startswith("-") else ""
-        return "t" in mode + "".join(flags) and not {"x", "c", "r", "u"} & set(mode + "".join(flags))
-    if name == "ruff":
-        return "--no-cache" in argv and (words[:1] == ["check"] and "--fix" not in argv
-                                         or words[:1] == ["format"] and "--check" in argv)
-    if name == "gpg":
-        return False
-    if name in ("gofmt", "rustfmt", "black", "prettier", "isort", "clang-format", "shfmt"):
-        return bool({"-l", "-d", "--check", "--diff", "--list-different", "--dry-run"} & set(argv)) and not {
-            "-w", "--write", "-i"} & set(argv)
-    if name in ("nc", "ncat", "netcat"):
-        return argv[1:] == ("-h",)
-    if name == "ansible-playbook":
-        return bool({"--syntax-check", "--list-tasks", "--list-hosts", "--check", "-C"} & set(argv))
-    if name in ("pip", "pip3"):
-        return bool(words) and words[0] in _READ_ONLY_SUBCOMMANDS["pip"]
-    known = _READ_ONLY_SUBCOMMANDS.get(name)
-    if not known or not words:
-        return False
-    two = " ".join(words[:2])
-    if name == "gh" and words[0] == "api":
-        return not re.search(r"-X\s*(DELETE|PUT|PATCH|POST)|--method|-f\b|-F\b|--field|--input", " ".join(argv))
-    if name == "terraform" and words[0] == "plan" and any(w.startswith("-out") for w in argv):
-        return False
-    return words[0] in known or two in known
-
-
 def _script_feed(cmd: SimpleCommand) -> bool:
     """Whether ``source`` / an interpreter reads its code from a pipe or ``<(...)``."""
     operands = _operands(cmd.argv)
@@ -599,22 +478,6 @@ def _find(cmd: SimpleCommand, line: _Line) -> None:
             line.findings.add(MODERATE, "writes files")
 
 
-def _git_sub(argv: tuple[str, ...]) -> tuple[str, list[str], list[str]]:
-    """``(subcommand, its words, the -c settings)`` of a git command line."""
-    words = list(argv[1:])
-    settings: list[str] = []
-    while words and words[0].startswith("-"):
-        if words[0] in ("-C", "-c", "--git-dir", "--work-tree", "--namespace") and len(words) > 1:
-            if words[0] == "-c":
-                settings.append(words[1])
-            words = words[2:]
-        else:
-            if words[0].startswith("--config-env"):
-                settings.append(words[0].split("=", 1)[-1])
-            words = words[1:]
-    return (words[0] if words else ""), words[1:], settings
-
-
 def _harmless_pager(setting: str) -> bool:
     """``core.pager=cat`` (or ``less``, or empty): a pager setting that runs no other program."""
     key, _, value = setting.partition("=")
@@ -630,7 +493,7 @@ def _listing_flags(sub: str) -> set[str]:
 
 def _git(cmd: SimpleCommand, line: _Line) -> None:
     findings = line.findings
-    sub, rest, settings = _git_sub(cmd.argv)
+    sub, rest, settings = git_subcommand(cmd.argv)
     if any(_GIT_PROGRAM_SETTINGS.match(s.split("=", 1)[0]) and not (
             s.lower().startswith("alias.") and not s.split("=", 1)[-1].startswith("!"))
             and not _harmless_pager(s) for s in settings):
@@ -720,7 +583,7 @@ def _git_config(rest: list[str], findings: Findings) -> None:
 def _added_remote(line: _Line, remote: str) -> bool:
     for other in line.programs:
         if other.name == "git":
-            sub, rest, _ = _git_sub(other.argv)
+            sub, rest, _ = git_subcommand(other.argv)
             if sub == "remote" and rest[:2] == ["add", remote] or sub == "remote" and rest[:1] == ["add"] \
                     and remote in rest:
                 return True

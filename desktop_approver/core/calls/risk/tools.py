@@ -11,7 +11,7 @@ from ..reading import READ_TOOLS as READ_TOOL_NAMES
 from .findings import DESTRUCTIVE, MODERATE, Findings
 from .places import Place, judge_use
 from .programs import METADATA, WEBHOOK, inline_code_findings, sql_findings
-from .understanding import tool_entry
+from .roles import tool_entry
 
 _PATH_ROLES = frozenset({"read", "list", "write", "delete", "patch", "edits"})
 # LangChain's requests toolkit: the method is in the tool's name.

@@ -4,41 +4,49 @@ An allowlist, never the other way round: a call is understood only when every pr
 in the catalog, every option and operand is known to the program's entry (bundled short flags
 are read by the entry's arities, ``--opt=value`` too), every ``NAME=value`` prefix is a harmless
 variable, every path is literal and resolved (``cd``/``pushd``/``-C`` tracked), and every tool
-and each of its arguments has a known role. What is not understood is named in ``gaps``, one
-short phrase each, for the person's dialog. Roles the catalog gives to options and effects also
+and each of its arguments has a known role (:mod:`.roles`: no role given twice with different
+values, nothing nested where one plain value is read, no name that reads as another only once
+unseen characters are dropped). What is not understood is named in ``gaps``, one short phrase
+each, for the person's dialog. Roles the catalog gives to options and effects also
 raise the level (an option that runs a program, a variable that does, a deploy).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..catalog import Catalog, Program, Tool, catalog
 from ..reading import (
-    CWD_ARGS,
     EDITOR_FAMILIES,
     EDITOR_TOOLS,
     EDITOR_VERB_ARG,
-    SHELL_ARGS,
     CallReading,
     Operation,
     PathUse,
     ShellRun,
     command_paths,
+    known_name,
     literal_path,
-    normalise_tool,
+    read_command,
     resolve_path,
     working_dirs,
 )
 from ..shellparse import SimpleCommand
 from .findings import DESTRUCTIVE, MODERATE, SAFE, Findings
+from .forms import interpreter_of, is_dry_run
 from .places import Place, judge_use
-from .programs import interpreter_of, is_dry_run
+from .roles import argument_role, disagreements, shown_name, tool_entry, unread_arguments
 
-__all__ = ["catalog_effect", "understand", "tool_entry"]
+__all__ = ["CommandJudge", "catalog_effect", "understand"]
+
+CommandJudge = Callable[[ShellRun, str | None, str | None, Findings], None]
+"""What judges the findings of a command line a program runs (``uv run CMD``, ``xargs CMD``):
+``(run, cwd, workspace, findings)``. Given by the caller (:mod:`.assessment` gives
+:func:`.programs.command_findings`), because the findings of shell lines are the programs
+reader's concern, and that reader itself asks this engine what the catalog knows."""
 
 _VALUE_ROLES = frozenset({"value", "read", "list", "write", "delete", "cd", "runs", "setting"})
 _PATH_ROLES = frozenset({"read", "list", "write", "delete"})
@@ -75,6 +83,7 @@ class _Reading:
     gaps: list[str] = field(default_factory=list)
     effects: list[str] = field(default_factory=list)
     judged: frozenset[str] = frozenset()     # paths the reading already gave the risk reader
+    judge_command: CommandJudge | None = None  # None: inner command lines add no findings
     simulated: bool = False                  # a dry run or a read-only form: operands are not written
 
     def gap(self, phrase: str) -> None:
@@ -83,9 +92,10 @@ class _Reading:
 
 
 def understand(reading: CallReading, workspace: str | None, findings: Findings,
-               cat: Catalog | None = None) -> tuple[str, ...]:
-    """The gaps of ``reading`` (empty when fully understood); adds the catalog's findings."""
-    state = _Reading(findings, workspace, cat or catalog())
+               cat: Catalog | None = None, *, judge_command: CommandJudge) -> tuple[str, ...]:
+    """The gaps of ``reading`` (empty when fully understood); adds the catalog's findings, and
+    those ``judge_command`` finds in the command lines programs of the call run."""
+    state = _Reading(findings, workspace, cat or catalog(), judge_command=judge_command)
     if reading.family == "shell":
         entry = tool_entry(state.cat, reading.tool, reading.args)
         if entry is None:
@@ -98,6 +108,18 @@ def understand(reading: CallReading, workspace: str | None, findings: Findings,
             _command_line(run, reading.cwd, state)
     else:
         _tool_call(reading, state)
+    entry = tool_entry(state.cat, reading.tool, reading.args)
+    for phrase in disagreements(reading, entry):
+        state.gap(phrase)
+    if entry is None:
+        # a tool the catalog does not know: a rule naming it declares the tool, not values in the
+        # vocabulary's arguments (a command, a path, a directory) that no reader could read
+        for key, _value, why in unread_arguments(reading, None):
+            if why != "no role":
+                what = "nested values" if why == "nested" else why
+                state.gap(f"argument `{shown_name(key)}` of `{reading.name}` ({what})")
+    for name in reading.respelled:
+        state.gap(f"argument name `{shown_name(name)}` (read as `{known_name(name)}`)")
     if reading.hidden:
         state.gap("hidden characters")
     return tuple(state.gaps)
@@ -105,7 +127,8 @@ def understand(reading: CallReading, workspace: str | None, findings: Findings,
 
 def catalog_effect(cmd: SimpleCommand, cwd: str | None) -> str | None:
     """The catalog's effect for one program (``""`` for none), or None when it is not fully
-    understood: the risk reader stays quiet only about programs known to do nothing more."""
+    understood: the risk reader stays quiet only about programs known to do nothing more. Only
+    gaps and effects count here, so inner command lines are read for their gaps, not judged."""
     state = _Reading(Findings(), None, catalog())
     _simple(cmd, cwd, state)
     if state.gaps:
@@ -362,11 +385,9 @@ _DOT_COMMAND = re.compile(r"^\s*\.(shell|system|output|once|import|load|open|sav
 
 def _inner_command(argv: list[str], label: str, cwd: str | None, state: _Reading) -> None:
     """``uv run pytest -q``: the program it runs is read against the catalog in turn, and judged."""
-    from ..reading import read_command
-    from .programs import command_findings
-
     run = read_command(argv)
-    command_findings(run, cwd, state.workspace, state.findings)
+    if state.judge_command is not None:
+        state.judge_command(run, cwd, state.workspace, state.findings)
     before = len(state.gaps)
     _command_line(run, cwd, state)
     if len(state.gaps) > before:
@@ -422,20 +443,6 @@ def _path(word: str, role: str, cwd: str | None, state: _Reading, where: str, *,
 
 # -- tool calls --------------------------------------------------------------------------------------
 
-def tool_entry(cat: Catalog, tool: str, args: Mapping[str, Any]) -> Tool | None:
-    """The catalog's entry for a tool: a remote repository's tool when the call names one
-    (``owner`` and ``repo``), else by its full name, else by its name without the MCP prefix."""
-    full = tool.lower() if isinstance(tool, str) else ""
-    name = normalise_tool(tool)
-    if isinstance(args, Mapping) and ("owner" in args and ("repo" in args or "repository" in args)
-                                      or "repo" in args and isinstance(args.get("repo"), str)
-                                      and "/" in str(args.get("repo")) and "://" not in str(args.get("repo"))):
-        remote = cat.tools.get(f"github.{name}")
-        if remote is not None:
-            return remote
-    return cat.tool(full) or cat.tool(name)
-
-
 def _tool_call(reading: CallReading, state: _Reading) -> None:
     entry = tool_entry(state.cat, reading.tool, reading.args)
     if entry is None:
@@ -476,16 +483,17 @@ def _dry_run_args(args: Mapping[str, Any]) -> bool:
 
 
 def _tool_args(reading: CallReading, entry: Tool, state: _Reading) -> None:
+    for key, _value, why in unread_arguments(reading, entry):
+        if why == "nested":
+            state.gap(f"values nested in argument `{shown_name(key)}` of `{reading.name}`")
+        elif why == "not a command line":
+            state.gap(f"argument `{shown_name(key)}` of `{reading.name}` (not a command line)")
+        elif "." in key:     # a field of an argument (an action's ``env``): the loop below sees arguments
+            state.gap(f"argument `{shown_name(key)}` of `{reading.name}`")
     for key, value in reading.args.items():
-        role = entry.args.get(key) if isinstance(key, str) else None
-        if role is None and isinstance(key, str) and key.startswith("-") and isinstance(value, (bool, int)):
-            role = entry.args.get("-*")   # ripgrep-style flags given as arguments (Claude Code's Grep)
-        if role is None and reading.family == "shell" and key in SHELL_ARGS:
-            role = "command"              # every shell tool's command, under any of its names
-        elif role is None and key in CWD_ARGS and any(r == "cwd" for r in entry.args.values()):
-            role = "cwd"
+        role = argument_role(entry, reading.family, key, value)
         if role is None:
-            state.gap(f"argument `{key}` of `{reading.name}`")
+            state.gap(f"argument `{shown_name(str(key))}` of `{reading.name}`")
             continue
         if role == "code":
             state.gap(f"code given to `{reading.name}`")
