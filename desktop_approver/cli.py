@@ -243,7 +243,7 @@ def build_parser(with_module_commands: bool | Sequence[str] = True) -> argparse.
     """The whole CLI; ``with_module_commands`` may name the only module commands to load (fast path)."""
     import argparse
 
-    from . import __version__
+    from .version import __version__
 
     parser = argparse.ArgumentParser(
         prog="desktop-approver",

@@ -35,7 +35,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import __version__, wire
+from . import wire
+from .version import __version__
 from .vocabulary import DecidedBy, RiskReport
 from .vocabulary import DecisionName as DecisionName
 

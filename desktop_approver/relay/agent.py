@@ -40,8 +40,9 @@ from collections.abc import Callable
 from types import ModuleType
 from typing import Any
 
-from .. import __version__, wire
+from .. import wire
 from ..errors import ApproverError, ApproverUnavailable
+from ..version import __version__
 from . import names
 from .address import RelayAddress
 

@@ -32,7 +32,8 @@ import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from ... import __version__, wire
+from ... import wire
+from ...version import __version__
 from ...vocabulary import AskKind
 from ..decisions.broker import Triage
 from ..decisions.tickets import Identity, Verdict
