@@ -145,6 +145,7 @@ class FileDiff:
     notes: list[str] = field(default_factory=list)
     old_text: str | None = None
     new_text: str | None = None
+    streamed: bool = False  # built with ``streaming=True`` (then ``_stream`` is set until complete)
     _stream: _DiffStream | None = field(default=None, repr=False)
 
     @property
@@ -178,12 +179,22 @@ class FileDiff:
 
 # -- building -----------------------------------------------------------------------------------
 
-def from_preview(preview: Mapping[str, Any]) -> list[FileDiff]:
-    """The diffs of a ``diff`` or ``file_write`` preview (a unified diff may hold several files)."""
+def from_preview(preview: Mapping[str, Any], *, stream_over: int | None = None) -> list[FileDiff]:
+    """The diffs of a ``diff`` or ``file_write`` preview (a unified diff may hold several files).
+
+    Old and new texts of more than ``stream_over`` lines together are diffed as they are read
+    (``from_texts(streaming=True)``): the caller asks for more with ``FileDiff.diff_more``.
+    """
     kind = preview.get("kind")
     path = preview.get("path")
+
+    def streaming(*texts: Any) -> bool:
+        lines = sum(text.count("\n") for text in texts if isinstance(text, str))
+        return stream_over is not None and lines > stream_over
+
     if kind == "file_write":
-        diff = from_texts(path, preview.get("old"), preview.get("content") or "")
+        content = preview.get("content") or ""
+        diff = from_texts(path, preview.get("old"), content, streaming=streaming(preview.get("old"), content))
         if preview.get("old") is None and diff.status != "binary":
             diff.notes.append("No current content was sent: the file is new, or it could not be read.")
         return [diff]
@@ -194,7 +205,7 @@ def from_preview(preview: Mapping[str, Any]) -> list[FileDiff]:
     old, new = preview.get("old"), preview.get("new")
     if old is None and new is None:
         return [FileDiff(path, "modified", notes=["The preview has neither old and new text nor a unified diff."])]
-    return [from_texts(path, old, new)]
+    return [from_texts(path, old, new, streaming=streaming(old, new))]
 
 
 def from_texts(path: str | None, old: str | None, new: str | None, *,
@@ -210,7 +221,7 @@ def from_texts(path: str | None, old: str | None, new: str | None, *,
         if status != "modified":
             notes.insert(0, "New file." if status == "added" else "Deleted file.")
         return FileDiff(path, "binary", notes=notes)
-    diff = FileDiff(path, status, old_text=old, new_text=new)
+    diff = FileDiff(path, status, old_text=old, new_text=new, streamed=streaming)
     diff._stream = _DiffStream(diff, old, new, context)
     if not streaming:
         diff.finish()

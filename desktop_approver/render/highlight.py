@@ -181,6 +181,10 @@ class LazyLines:
     def lines_tokenised(self) -> int:
         return len(self._done)
 
+    def is_lexed(self, index: int) -> bool:
+        """Whether line ``index`` has its tokens already (asking for it costs nothing)."""
+        return index < len(self._done) or self._tokens is None
+
     def line(self, index: int) -> LineTokens:
         while len(self._done) <= index and self._tokens is not None:
             self._advance()
@@ -246,13 +250,21 @@ class DiffHighlighter:
         return sum(side.lines_tokenised for side in self.sides.values())
 
     def tokens(self, hunk: int, position: int, line: DiffLine) -> LineTokens:
+        side, at = self._where(hunk, position, line)
+        return self.sides[side].line(at) if at is not None else []
+
+    def is_lexed(self, hunk: int, position: int, line: DiffLine) -> bool:
+        """Whether the line's tokens are there already (a side is lexed from its start, in order)."""
+        side, at = self._where(hunk, position, line)
+        return at is None or self.sides[side].is_lexed(at)
+
+    def _where(self, hunk: int, position: int, line: DiffLine) -> tuple[str, int | None]:
         side = "old" if line.kind == "del" else "new"
         index = self._index[side]
         if index is None:
             number = line.old_no if side == "old" else line.new_no
-            return self.sides[side].line(number - 1) if number else []
-        at = index.get((hunk, position))
-        return self.sides[side].line(at) if at is not None else []
+            return side, number - 1 if number else None
+        return side, index.get((hunk, position))
 
 
 _highlighters: weakref.WeakKeyDictionary[FileDiff, DiffHighlighter] = weakref.WeakKeyDictionary()
@@ -362,9 +374,13 @@ _row_cache: weakref.WeakKeyDictionary[FileDiff, dict[tuple[str, frozenset[int]],
 
 
 def diff_rows(diff: FileDiff, mode: Mode = "unified", folded: frozenset[int] | set[int] = frozenset()) -> list[Row]:
-    """The rows a diff shows in a mode with some hunks folded (cheap: nothing is highlighted)."""
+    """The rows a diff shows in a mode with some hunks folded (cheap: nothing is highlighted).
+
+    The rows of a diff still being streamed are those of its lines so far, and are not cached;
+    they are the first rows of the complete diff's.
+    """
     key = (mode, frozenset(folded))
-    cache = _row_cache.setdefault(diff, {})
+    cache = _row_cache.setdefault(diff, {}) if diff.complete else {}
     if key in cache:
         return cache[key]
     rows = [Row("file")]
@@ -440,16 +456,18 @@ def _notices(diff: FileDiff) -> list[str]:
 
 def render_diff_html(diff: FileDiff, *, mode: Mode = "unified",
                      folded: frozenset[int] | set[int] = frozenset(),
-                     line_range: tuple[int, int] | None = None, file_index: int = 0) -> str:
+                     line_range: tuple[int, int] | None = None, file_index: int = 0, syntax: bool = True) -> str:
     """A table of the diff's rows, or of rows ``line_range`` (start, end) of :func:`diff_rows`.
 
     Rendering by ranges lets a view paint the first screen at once and append the rest later;
     each range is its own table with the same column layout, so appended tables line up.
+    Without ``syntax`` the code is not coloured (nothing is lexed): the same text and diff
+    colours, for a view that jumps far ahead of the lexer and colours the rows later.
     """
     rows = diff_rows(diff, mode, folded)
     start, end = line_range if line_range is not None else (0, len(rows))
-    digits = len(str(max(_largest_line_number(diff), 1)))
-    painter = _RowPainter(diff, mode, frozenset(folded), digits, file_index)
+    digits = _digits.get(diff) or _digits.setdefault(diff, len(str(max(_largest_line_number(diff), 1))))
+    painter = _RowPainter(diff, mode, frozenset(folded), digits, file_index, syntax)
     body = "".join(painter.row(row) for row in rows[start:end])
     if not body:
         return ""
@@ -457,7 +475,25 @@ def render_diff_html(diff: FileDiff, *, mode: Mode = "unified",
             f'font-family:{MONO};color:{INK};background-color:{PAPER}">{body}</table>')
 
 
+_digits: weakref.WeakKeyDictionary[FileDiff, int] = weakref.WeakKeyDictionary()  # of complete or streamed diffs
+
+
+def rows_lexed(diff: FileDiff, mode: Mode, folded: frozenset[int] | set[int], start: int, end: int) -> bool:
+    """Whether rows ``start``–``end`` can be coloured without lexing anything more."""
+    highlighter = highlighter_for(diff)
+    for row in diff_rows(diff, mode, folded)[start:end]:
+        if row.kind not in ("line", "pair"):
+            continue
+        hunk = diff.hunks[row.hunk]
+        for at in (row.left, row.right):
+            if at is not None and not highlighter.is_lexed(row.hunk, at, hunk.plain_lines[at]):
+                return False
+    return True
+
+
 def _largest_line_number(diff: FileDiff) -> int:
+    if diff.streamed:  # the same width before and after the last hunk is known: the file's length
+        return max((text or "").count("\n") + 1 for text in (diff.old_text, diff.new_text))
     largest = 0
     for hunk in diff.hunks:
         for line in reversed(hunk.plain_lines):
@@ -468,7 +504,9 @@ def _largest_line_number(diff: FileDiff) -> int:
 
 
 class _RowPainter:
-    def __init__(self, diff: FileDiff, mode: Mode, folded: frozenset[int], digits: int, file_index: int) -> None:
+    def __init__(self, diff: FileDiff, mode: Mode, folded: frozenset[int], digits: int, file_index: int,
+                 syntax: bool = True) -> None:
+        self.syntax = syntax
         self.diff = diff
         self.mode = mode
         self.folded = folded
@@ -511,7 +549,8 @@ class _RowPainter:
         status = {"modified": "modified", "added": "new file", "deleted": "deleted",
                   "binary": "binary"}[diff.status]
         counts = "" if diff.status == "binary" else (
-            f' <span style="color:#1a7f37">+{diff.added}</span> <span style="color:#cf222e">−{diff.removed}</span>')
+            f' <span style="color:#1a7f37">+{diff.added}</span> <span style="color:#cf222e">−{diff.removed}</span>'
+            if diff.complete else f' <span style="color:{MUTED}">+… −…</span>')
         return self._wide(f'<b style="color:{INK}">{name}</b> <span style="color:{MUTED}">({status})</span>{counts}',
                           FILE_BG)
 
@@ -546,7 +585,7 @@ class _RowPainter:
                 f'<span style="color:{MUTED}">{sign}</span>{content}</td>')
 
     def _line_content(self, h: int, k: int, line: DiffLine) -> str:
-        tokens = self.highlighter.tokens(h, k, line)
+        tokens = self.highlighter.tokens(h, k, line) if self.syntax else []
         word_bg = ADD_WORD if line.kind == "add" else DEL_WORD if line.kind == "del" else None
         return code_html(line.text, tokens, words=line.intraline, word_bg=word_bg)
 
