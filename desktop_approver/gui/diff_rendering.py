@@ -34,8 +34,19 @@ FIRST_ROWS = 80          # drawn before the first paint: more than a screenful
 SCREEN_ROWS = 40         # drawn at once where a jump lands
 SEGMENT_ROWS = 20        # the first screen and a jump's screen are cut into tables this small: each is
                          # drawn again in one short step once the diff is complete or lexed that far
-STEP_BUDGET_S = 0.02     # one step of the background work; the event loop turns between steps
+STEP_BUDGET_S = 0.016    # one step of the background work; the event loop turns between steps
 DIFF_STEP_LINES = 200    # lines diffed between two looks at the clock
+TABLE_ROWS = 40          # rows drawn in order go into tables this large, inserted in a step of their own:
+                         # Qt lays out a document of many small tables slowly (each insertion walks them all)
+
+
+@dataclass
+class _Pending:
+    """Rows ``start``–``end`` of one file drawn in order but not in the document yet (``html``: their rows)."""
+
+    start: int
+    end: int
+    html: list[str]
 
 
 @dataclass
@@ -70,7 +81,8 @@ class DiffRendering(QObject):
         self._segments: list[_Segment] = []
         self._rendering = False
         self._waiting_for_paint = False
-        self._chunk_rows = 60
+        self._chunk_rows = 20
+        self._pending: _Pending | None = None
         self._restore_scroll: int | None = None
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
@@ -119,7 +131,7 @@ class DiffRendering(QObject):
         self._timer.stop()
         self._files, self._mode, self._folded = files, mode, folded
         self._restore_scroll = self.browser.verticalScrollBar().value() if keep_scroll else None
-        self._rows, self._offsets, self._segments = None, [], []
+        self._rows, self._offsets, self._segments, self._pending = None, [], [], None
         for index, diff in enumerate(files):
             while not diff.complete and len(highlight.diff_rows(diff, mode, folded.get(index, set()))) < FIRST_ROWS:
                 diff.diff_more(FIRST_ROWS)
@@ -139,7 +151,7 @@ class DiffRendering(QObject):
     def clear(self, html: str) -> None:
         """Show a message instead of rows (a diff that could not be read)."""
         self._timer.stop()
-        self._files, self._rows, self._offsets, self._segments = [], [], [], []
+        self._files, self._rows, self._offsets, self._segments, self._pending = [], [], [], [], None
         self._rendering = self._waiting_for_paint = False
         self.browser.setHtml(html)
 
@@ -232,6 +244,7 @@ class DiffRendering(QObject):
     def ensure_rendered(self, row: int) -> tuple[QTextTable, int] | None:
         """The table and its row where global ``row`` is drawn, drawing a screen from it first if needed."""
         self.finish_diffing()
+        self._flush()
         before = len(self._segments)
         for index, segment in enumerate(self._segments):
             if segment.start <= row < segment.end:
@@ -267,19 +280,21 @@ class DiffRendering(QObject):
             return
         deadline = time.perf_counter() + STEP_BUDGET_S
         while True:
-            if not self._work_once(deadline):
+            worked = self._work_once(deadline)
+            if not worked:
                 self._rendering = False
                 self._after_step()
                 log.debug("%r", self)
                 self.done.emit()
                 return
-            if time.perf_counter() >= deadline:
+            if worked == "inserted" or time.perf_counter() >= deadline:
                 break
         self._after_step()
         self._timer.start()
 
-    def _work_once(self, deadline: float) -> bool:
-        """One piece of the work left, in order; False when nothing is left."""
+    def _work_once(self, deadline: float) -> bool | str:
+        """One piece of the work left, in order: False when nothing is left, ``"inserted"`` after
+        putting a table of rows drawn in order into the document (a step of its own)."""
         for diff in self._files:
             if not diff.complete:
                 while not diff.diff_more(DIFF_STEP_LINES) and time.perf_counter() < deadline:
@@ -291,8 +306,7 @@ class DiffRendering(QObject):
         position = 0
         for index, segment in enumerate(self._segments):
             if segment.start > position:
-                self._fill(position, segment.start, index)
-                return True
+                return self._fill(position, segment.start, index)
             if not segment.final:
                 html, segments = self._draw(segment.start, segment.end, syntax=True)
                 self._replace(index, html)
@@ -300,20 +314,41 @@ class DiffRendering(QObject):
                 return True
             position = segment.end
         if position < self.total_rows():
-            self._fill(position, self.total_rows(), len(self._segments))
-            return True
+            return self._fill(position, self.total_rows(), len(self._segments))
         return False
 
-    def _fill(self, start: int, end: int, before: int) -> None:
-        """Draw the next rows of a gap as one table, as many as fit the budget (learnt as it goes)."""
+    def _fill(self, start: int, end: int, before: int) -> bool | str:
+        """Draw the next rows of the gap ``start``–``end`` (as many as fit the budget, learnt as it
+        goes); once :data:`TABLE_ROWS` are drawn, or the gap or file ends, insert them as one table."""
+        file_index, offset = self._file_at(start)
+        end = min(end, offset + len(self.rows(file_index)))
+        pending = self._pending
+        if pending is None or pending.start != start:
+            pending = self._pending = _Pending(start, start, [])
+        if pending.end >= end or pending.end - pending.start >= TABLE_ROWS:
+            self._flush(before)
+            return "inserted"
+        count = min(self._chunk_rows, end - pending.end, TABLE_ROWS - (pending.end - pending.start))
         started = time.perf_counter()
-        html, segments = self._draw(start, min(end, start + self._chunk_rows), syntax=True,
-                                    segment_rows=self._chunk_rows)
-        self._insert(html, before)
-        self._segments[before:before] = segments
+        pending.html.append(highlight.render_diff_rows(
+            self._files[file_index], mode=self._mode, folded=self._folded.get(file_index, set()),
+            line_range=(pending.end - offset, pending.end + count - offset), file_index=file_index))
+        pending.end += count
         spent = time.perf_counter() - started
-        scale = STEP_BUDGET_S / spent if spent > 0 else 2.0
-        self._chunk_rows = max(5, min(400, int(self._chunk_rows * min(2.0, max(0.5, scale)))))
+        scale = STEP_BUDGET_S / 2 / spent if spent > 0 else 2.0  # two pieces a step at least
+        self._chunk_rows = max(2, min(TABLE_ROWS, int(self._chunk_rows * min(2.0, max(0.5, scale)))))
+        return True
+
+    def _flush(self, before: int | None = None) -> None:
+        """Put the rows drawn in order so far into the document (before segment ``before``)."""
+        pending, self._pending = self._pending, None
+        if pending is None or pending.end == pending.start:
+            return
+        if before is None:
+            before = next((index for index, segment in enumerate(self._segments) if segment.start >= pending.end),
+                          len(self._segments))
+        self._insert(highlight.diff_table_html("".join(pending.html)), before)
+        self._segments.insert(before, _Segment(pending.start, pending.end, final=True))
 
     def _after_step(self) -> None:
         if self._restore_scroll is not None:

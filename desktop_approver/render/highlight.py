@@ -464,15 +464,28 @@ def render_diff_html(diff: FileDiff, *, mode: Mode = "unified",
     Without ``syntax`` the code is not coloured (nothing is lexed): the same text and diff
     colours, for a view that jumps far ahead of the lexer and colours the rows later.
     """
+    return diff_table_html(render_diff_rows(diff, mode=mode, folded=folded, line_range=line_range,
+                                            file_index=file_index, syntax=syntax))
+
+
+def render_diff_rows(diff: FileDiff, *, mode: Mode = "unified", folded: frozenset[int] | set[int] = frozenset(),
+                     line_range: tuple[int, int] | None = None, file_index: int = 0, syntax: bool = True) -> str:
+    """The ``<tr>`` rows of :func:`render_diff_html` without their table: a view can draw a
+    long range in several pieces and put them into one table (Qt lays out few large tables
+    much faster than many small ones)."""
     rows = diff_rows(diff, mode, folded)
     start, end = line_range if line_range is not None else (0, len(rows))
     digits = _digits.get(diff) or _digits.setdefault(diff, len(str(max(_largest_line_number(diff), 1))))
     painter = _RowPainter(diff, mode, frozenset(folded), digits, file_index, syntax)
-    body = "".join(painter.row(row) for row in rows[start:end])
-    if not body:
+    return "".join(painter.row(row) for row in rows[start:end])
+
+
+def diff_table_html(rows: str) -> str:
+    """The table around rows from :func:`render_diff_rows` (nothing for no rows)."""
+    if not rows:
         return ""
     return (f'<table width="100%" cellspacing="0" cellpadding="0" style="border-collapse:collapse;'
-            f'font-family:{MONO};color:{INK};background-color:{PAPER}">{body}</table>')
+            f'font-family:{MONO};color:{INK};background-color:{PAPER}">{rows}</table>')
 
 
 _digits: weakref.WeakKeyDictionary[FileDiff, int] = weakref.WeakKeyDictionary()  # of complete or streamed diffs

@@ -136,9 +136,7 @@ def test_a_10000_line_diff_shows_its_start_before_the_rest_is_diffed(qtbot, view
     assert summary == "diffing…"
     assert view.total_rows() > 9000
     assert view.diff_summary.text() == "3000 changes (6,000 lines) · 1 hunk"
-    _finish(qtbot, view)
-    assert view.rows_rendered == view.total_rows()
-    assert _document_rows(view.diff_browser.document()) == _drawn_at_one_go(BIG)
+    # (that the rest ends up exactly the whole diff: the tests below, on a shorter long diff)
 
 
 def test_every_change_of_a_long_diff_is_reachable_with_n_and_p(qtbot, view: PreviewView) -> None:
