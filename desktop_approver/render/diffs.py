@@ -19,6 +19,7 @@ Qt-free, standard library only.
 
 from __future__ import annotations
 
+import itertools
 import re
 from bisect import bisect_left
 from collections import Counter
@@ -42,6 +43,8 @@ _HUNK_HEADER = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@ ?(.*)$")
 _TOKEN = re.compile(r"\w+|\s+|[^\w\s]")
 _WORDS = re.compile(r"\w+")
 _FUNCNAME = re.compile(r"^[A-Za-z_$]")
+# Control characters that text does not hold (all but \b \t \n \f \r and ESC), and U+FFFD (a failed decode).
+_BINARY_CHARACTER = re.compile("[\x00-\x07\x0b\x0e-\x1a\x1c-\x1f\ufffd]")
 
 
 @dataclass
@@ -408,8 +411,7 @@ def is_binary(text: str) -> bool:
     sample = text[:8192]
     if not sample:
         return False
-    controls = sum(1 for ch in sample if (ord(ch) < 32 and ch not in "\n\r\t\f\b\x1b") or ch == "\ufffd")
-    return controls / len(sample) > 0.1
+    return len(_BINARY_CHARACTER.findall(sample)) / len(sample) > 0.1
 
 
 # -- matching lines -----------------------------------------------------------------------------
@@ -430,7 +432,10 @@ class LineMatcher(SequenceMatcher[str]):
     matching_blocks: list[Match] | None
 
     def __init__(self, a: list[str], b: list[str]) -> None:
-        super().__init__(None, a, b, autojunk=False)
+        super().__init__(None, [], [], autojunk=False)
+        # Set directly: ``set_seqs`` would index every line of ``b`` for difflib's own matching,
+        # which this class replaces (a few milliseconds before a long diff's first line).
+        self.a, self.b = a, b
 
     def get_matching_blocks(self) -> list[Match]:
         if self.matching_blocks is None:
@@ -507,6 +512,8 @@ def _unique_anchors(a: list[str], b: list[str], alo: int, ahi: int, blo: int,
     where_b = {b[j]: j for j in range(blo, bhi) if count_b[b[j]] == 1}
     candidates = [(i, where_b[a[i]]) for i in range(alo, ahi)
                   if count_a[a[i]] == 1 and a[i] in where_b]
+    if all(j < k for (_i, j), (_h, k) in itertools.pairwise(candidates)):
+        return candidates  # already in order on both sides (the usual edit): the run is all of them
     # Longest increasing subsequence of the b positions (patience sorting).
     tops: list[int] = []
     top_index: list[int] = []

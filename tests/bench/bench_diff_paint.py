@@ -82,8 +82,12 @@ def _view(app: Any) -> Any:
 
 
 def _close(app: Any, view: Any) -> None:
+    """Destroy the view now: ``deleteLater`` waits for an event loop that this script never runs,
+    and a view left alive would go on rendering beside the next one."""
+    from shiboken6 import Shiboken
+
     view.close()
-    view.deleteLater()
+    Shiboken.delete(view)
     app.processEvents()
 
 
