@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from PySide6.QtCore import QObject, QTimer, Signal
 from PySide6.QtGui import QTextCursor, QTextFrame, QTextTable
 
-from ..render import highlight
+from ..render import diff_html
 from ..render.diffs import FileDiff
 from .code_browser import CodeBrowser
 
@@ -74,9 +74,9 @@ class DiffRendering(QObject):
         super().__init__(browser)
         self.browser = browser
         self._files: list[FileDiff] = []
-        self._mode: highlight.Mode = "unified"
+        self._mode: diff_html.Mode = "unified"
         self._folded: dict[int, set[int]] = {}
-        self._rows: list[list[highlight.Row]] | None = None  # per file, once every file is diffed
+        self._rows: list[list[diff_html.Row]] | None = None  # per file, once every file is diffed
         self._offsets: list[int] = []                         # the first row of each file, likewise
         self._segments: list[_Segment] = []
         self._rendering = False
@@ -107,11 +107,11 @@ class DiffRendering(QObject):
     def is_navigable(self) -> bool:
         return self._rows is not None
 
-    def rows(self, file_index: int) -> list[highlight.Row]:
+    def rows(self, file_index: int) -> list[diff_html.Row]:
         """The rows of one file (so far, while it is still being diffed)."""
         if self._rows is not None:
             return self._rows[file_index]
-        return highlight.diff_rows(self._files[file_index], self._mode, self._folded.get(file_index, set()))
+        return diff_html.diff_rows(self._files[file_index], self._mode, self._folded.get(file_index, set()))
 
     def total_rows(self) -> int:
         if self._rows is not None:
@@ -125,7 +125,7 @@ class DiffRendering(QObject):
 
     # -- starting and finishing -----------------------------------------------------------------
 
-    def start(self, files: list[FileDiff], mode: highlight.Mode, folded: dict[int, set[int]],
+    def start(self, files: list[FileDiff], mode: diff_html.Mode, folded: dict[int, set[int]],
               keep_scroll: bool = False) -> None:
         """Draw the first screen of ``files`` now; the rest follows the first paint, a step a turn."""
         self._timer.stop()
@@ -133,7 +133,7 @@ class DiffRendering(QObject):
         self._restore_scroll = self.browser.verticalScrollBar().value() if keep_scroll else None
         self._rows, self._offsets, self._segments, self._pending = None, [], [], None
         for index, diff in enumerate(files):
-            while not diff.complete and len(highlight.diff_rows(diff, mode, folded.get(index, set()))) < FIRST_ROWS:
+            while not diff.complete and len(diff_html.diff_rows(diff, mode, folded.get(index, set()))) < FIRST_ROWS:
                 diff.diff_more(FIRST_ROWS)
             if not diff.complete:
                 break  # the files after it start after rows not known yet
@@ -164,7 +164,7 @@ class DiffRendering(QObject):
             self.navigable.emit()
 
     def _know_rows(self) -> None:
-        self._rows = [highlight.diff_rows(diff, self._mode, self._folded.get(index, set()))
+        self._rows = [diff_html.diff_rows(diff, self._mode, self._folded.get(index, set()))
                       for index, diff in enumerate(self._files)]
         self._offsets = []
         total = 0
@@ -199,8 +199,8 @@ class DiffRendering(QObject):
             if stop <= row:
                 break
             folded = self._folded.get(file_index, set())
-            coloured = syntax or highlight.rows_lexed(diff, self._mode, folded, row - offset, stop - offset)
-            parts.append(highlight.render_diff_html(diff, mode=self._mode, folded=folded,
+            coloured = syntax or diff_html.rows_lexed(diff, self._mode, folded, row - offset, stop - offset)
+            parts.append(diff_html.render_diff_html(diff, mode=self._mode, folded=folded,
                                                     line_range=(row - offset, stop - offset),
                                                     file_index=file_index, syntax=coloured))
             segments.append(_Segment(row, stop, final=coloured and diff.complete))
@@ -330,7 +330,7 @@ class DiffRendering(QObject):
             return "inserted"
         count = min(self._chunk_rows, end - pending.end, TABLE_ROWS - (pending.end - pending.start))
         started = time.perf_counter()
-        pending.html.append(highlight.render_diff_rows(
+        pending.html.append(diff_html.render_diff_rows(
             self._files[file_index], mode=self._mode, folded=self._folded.get(file_index, set()),
             line_range=(pending.end - offset, pending.end + count - offset), file_index=file_index))
         pending.end += count
@@ -347,7 +347,7 @@ class DiffRendering(QObject):
         if before is None:
             before = next((index for index, segment in enumerate(self._segments) if segment.start >= pending.end),
                           len(self._segments))
-        self._insert(highlight.diff_table_html("".join(pending.html)), before)
+        self._insert(diff_html.diff_table_html("".join(pending.html)), before)
         self._segments.insert(before, _Segment(pending.start, pending.end, final=True))
 
     def _after_step(self) -> None:

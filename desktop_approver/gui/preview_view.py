@@ -29,7 +29,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ..render import highlight
+from ..render import command_html, diff_html, highlight, text_html
 from ..render.autopreview import RECOGNISED, normalise_tool_name, preview_for
 from ..render.diffs import FileDiff, from_preview
 from ..render.headline import dangerous_parts, one_line, shorten
@@ -79,7 +79,7 @@ class PreviewView(QWidget):
         self._warnings: list[str] = []
         self._files: list[FileDiff] = []
         self._folded: dict[int, set[int]] = {}
-        self._mode: highlight.Mode = "unified"
+        self._mode: diff_html.Mode = "unified"
         self._awaiting_paint = False
         self._args: Any = None
         self._change_at = -1
@@ -282,7 +282,7 @@ class PreviewView(QWidget):
             if command is None:
                 command = preview_dict.get("argv") or []
             run_in = preview_dict.get("cwd") or cwd
-            page, found = highlight.render_command_html(command, run_in)
+            page, found = command_html.render_command_html(command, run_in)
             self.command_browser.setHtml(page)
             warnings.extend(found)
             text = command if isinstance(command, str) else " ".join(map(str, command))
@@ -314,12 +314,12 @@ class PreviewView(QWidget):
         if self._files:
             if self.rendering.is_navigable():
                 for diff in self._files:
-                    found = highlight.diff_warnings(diff)
+                    found = diff_html.diff_warnings(diff)
                     warnings.extend(found)
                     serious = serious or bool(found)
             self._summarise_diff()
         # The arguments usually repeat the preview (a command's string): say it once.
-        found_in_args = [w for w in highlight.json_warnings(self._args)
+        found_in_args = [w for w in text_html.json_warnings(self._args)
                          if w.removeprefix("arguments: ") not in warnings]
         warnings.extend(found_in_args)
         serious = serious or bool(found_in_args)
@@ -349,10 +349,10 @@ class PreviewView(QWidget):
     def warnings(self) -> list[str]:
         return list(self._warnings)
 
-    def mode(self) -> highlight.Mode:
+    def mode(self) -> diff_html.Mode:
         return self._mode
 
-    def set_mode(self, mode: highlight.Mode) -> None:
+    def set_mode(self, mode: diff_html.Mode) -> None:
         """Unified or side-by-side; keeps the hunks folded as they were."""
         if mode == self._mode:
             return
@@ -491,20 +491,20 @@ class PreviewView(QWidget):
     def _show_text(self, text: str, text_format: Any) -> tuple[str, ...]:
         """The agent's text as it wrote it: Markdown is shown as plain text, never rendered, so a
         heading such as "# ✔ Safe — approved by policy" cannot pass for the app's own verdict."""
-        page, found = highlight.render_text_html(text)
+        page, found = text_html.render_text_html(text)
         self.text_browser.setHtml(page)
         return found
 
     def _render_args(self, *, limited: bool) -> None:
         """The arguments as JSON; long string values are cut (and counted) until "Show all"."""
         value, self._cut_chars = cut_long_strings(self._args, LONG_STRING) if limited else (self._args, 0)
-        page = highlight.render_json_html(value, max_lines=JSON_MAX_LINES if limited else None,
+        page = text_html.render_json_html(value, max_lines=JSON_MAX_LINES if limited else None,
                                           max_chars=JSON_MAX_CHARS if limited else None)
         if self._cut_chars and "json:show-all" not in page:
             page += (f'<p style="font-style:italic">… long values cut ({self._cut_chars:,} characters not shown) — '
                      f'<a href="json:show-all">Show all</a></p>')
         self.args_browser.setHtml(page)
-        lines = highlight.pretty_json(value).count("\n") + 1 + (1 if self._cut_chars else 0)
+        lines = text_html.pretty_json(value).count("\n") + 1 + (1 if self._cut_chars else 0)
         self._json_lines = min(JSON_FIT_LINES, lines)
 
     def _args_link(self, url: QUrl) -> None:

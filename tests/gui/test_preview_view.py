@@ -13,8 +13,8 @@ from PySide6.QtGui import QTextCursor, QTextDocument, QTextTable  # noqa: E402
 
 from desktop_approver.gui.diff_rendering import FIRST_ROWS  # noqa: E402
 from desktop_approver.gui.preview_view import PreviewView  # noqa: E402
+from desktop_approver.render.diff_html import render_diff_html  # noqa: E402
 from desktop_approver.render.diffs import from_preview  # noqa: E402
-from desktop_approver.render.highlight import render_diff_html  # noqa: E402
 
 pytestmark = pytest.mark.gui
 
