@@ -143,3 +143,28 @@ def test_hidden_characters_in_code_are_markers_and_warnings() -> None:
     assert '<span data-marker="1"' in page and "&lt;U+202E&gt;" in page
     (warning,) = diff_html.diff_warnings(diff)
     assert "a.py" in warning and "new line 1" in warning
+
+
+def test_rows_drawn_in_pieces_make_the_same_table() -> None:
+    diff = _python_diff()
+    total = diff_html.row_count(diff)
+    pieces = "".join(diff_html.render_diff_rows(diff, line_range=(start, min(total, start + 2)))
+                     for start in range(0, total, 2))
+    assert diff_html.diff_table_html(pieces) == diff_html.render_diff_html(diff)
+    assert diff_html.diff_table_html("") == ""
+
+
+def test_rows_drawn_without_syntax_have_the_same_text_and_diff_colours() -> None:
+    diff = from_texts("big.py", "".join(f"x_{n} = {n}\n" for n in range(3000)),
+                      "".join(f"x_{n} = {n + 1}\n" for n in range(3000)))
+    assert not diff_html.rows_lexed(diff, "unified", set(), 4000, 4010)  # nothing lexed yet
+    plain = diff_html.render_diff_html(diff, line_range=(4000, 4010), syntax=False)
+    assert diff_html.highlighter_for(diff).lines_tokenised == 0
+    coloured = diff_html.render_diff_html(diff, line_range=(4000, 4010))
+    assert diff_html.rows_lexed(diff, "unified", set(), 4000, 4010)
+
+    def text(page: str) -> str:
+        return html.unescape(re.sub(r"<[^>]+>", "", page))
+
+    assert text(plain) == text(coloured) and plain != coloured
+    assert f"background-color:{highlight.ADD_WORD}" in plain and f'bgcolor="{highlight.ADD_BG}"' in plain
