@@ -34,10 +34,11 @@ FIRST_ROWS = 80          # drawn before the first paint: more than a screenful
 SCREEN_ROWS = 40         # drawn at once where a jump lands
 SEGMENT_ROWS = 20        # the first screen and a jump's screen are cut into tables this small: each is
                          # drawn again in one short step once the diff is complete or lexed that far
-STEP_BUDGET_S = 0.012    # one step of the background work; the event loop turns between steps
+STEP_BUDGET_S = 0.010    # one step of the background work; the event loop turns between steps
 DIFF_STEP_LINES = 200    # lines diffed between two looks at the clock
-TABLE_ROWS = 30          # rows drawn in order go into tables this large, inserted in a step of their own:
-                         # Qt lays out a document of many small tables slowly (each insertion walks them all)
+TABLE_ROWS = 15          # rows drawn in order go into tables this large, inserted in a step of their own:
+                         # inserting a table costs Qt about as much per row as drawing it costs us, plus a
+                         # little per table already there (15: under 10 ms each up to 10,000 rows)
 
 
 @dataclass
