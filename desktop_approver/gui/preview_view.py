@@ -276,7 +276,9 @@ class PreviewView(QWidget):
             self._change_at = -1
             self._show_main(self.diff_page, _diff_caption(self._files) + suffix)
             self._render_diff()
-        elif kind == "command":
+        else:
+            self.rendering.clear("")  # a diff shown before is not drawn on in the background
+        if kind == "command":
             assert preview_dict is not None
             command = preview_dict.get("command")
             if command is None:
@@ -296,7 +298,7 @@ class PreviewView(QWidget):
             serious = serious or bool(found)
             markdown = " (Markdown, shown as plain text)" if preview_dict.get("format") == "markdown" else ""
             self._show_main(self.text_browser, "Text" + markdown + suffix)
-        else:
+        elif kind not in ("diff", "file_write"):
             self.main.hide()
         self._args = args
         self.args_covered = derived and isinstance(args, Mapping) and covers_every_argument(kind, tool, args)

@@ -194,6 +194,14 @@ def test_a_long_diff_with_a_hidden_character_warns_once_diffed(qtbot, view: Prev
     assert view.warning_bar.property("severity") == "danger"
 
 
+def test_a_long_diff_replaced_by_a_command_is_not_drawn_on(qtbot, view: PreviewView) -> None:
+    view.set_content("Edit", {}, LONG)
+    assert view.is_rendering()
+    view.set_content("Bash", {"command": "ls"}, None)
+    assert not view.is_rendering() and view.pages.currentWidget() is view.command_browser
+    assert view.main.isVisibleTo(view)
+
+
 def test_split_view_of_a_long_diff_is_the_whole_diff(qtbot, view: PreviewView) -> None:
     view.set_content("Edit", {}, LONG)
     view.split_button.click()
