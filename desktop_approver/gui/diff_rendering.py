@@ -232,15 +232,18 @@ class DiffRendering(QObject):
                            lambda: cursor.insertHtml(html))
 
     def _keeping_view(self, below: QTextFrame | None, change: object) -> None:
-        """Make ``change`` (an insertion above ``below``) without moving what the person looks at:
-        when ``below`` starts above the top of the view, scroll by as much as it moved."""
+        """Make ``change`` (an insertion just above ``below``) without moving what the person looks
+        at: when ``below`` starts above the bottom of a scrolled view (rows drawn above a jump's
+        screen), scroll by as much as it moved, so it stays where it was on the screen."""
         bar = self.browser.verticalScrollBar()
         layout = self.browser.document().documentLayout()
         top = layout.frameBoundingRect(below).top() if below is not None and bar.value() > 0 else None
         assert callable(change)
         change()
-        if top is not None and below is not None and top < bar.value():
-            bar.setValue(bar.value() + int(layout.frameBoundingRect(below).top() - top))
+        if top is not None and below is not None and top < bar.value() + self.browser.viewport().height():
+            moved = layout.frameBoundingRect(below).top() - top
+            layout.documentSize()  # lays the document out to its end, so the scroll bar's range has grown
+            bar.setValue(bar.value() + int(moved))
 
     def ensure_rendered(self, row: int) -> tuple[QTextTable, int] | None:
         """The table and its row where global ``row`` is drawn, drawing a screen from it first if needed."""

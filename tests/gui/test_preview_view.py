@@ -165,7 +165,10 @@ def test_n_before_the_diff_is_complete_diffs_the_rest_first(qtbot, view: Preview
     assert not view.rendering.is_navigable()  # only the first screen is diffed before the paint
     with qtbot.waitSignal(view.rendering.navigable, timeout=1000):  # emitted by the jump itself
         assert view.jump_change(-1) == 599
+    assert _in_view(view, "value_1199 = compute(1199)")
     _finish(qtbot, view)
+    # The rows drawn above it since then did not push it out of sight.
+    assert _in_view(view, "value_1199 = compute(1199)")
     assert _document_rows(view.diff_browser.document()) == _drawn_at_one_go(LONG)
 
 
