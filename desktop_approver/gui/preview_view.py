@@ -1,19 +1,21 @@
 """The preview of one tool call: a diff, a command or a text, and always its arguments.
 
 One widget that the review dialog and the inbox both embed. The HTML comes from the Qt-free
-:mod:`desktop_approver.render` modules; this file only arranges it and keeps the UI responsive:
-a diff paints its first rows at once and appends the rest in small chunks from the event loop,
-so a 10,000-line diff neither freezes the dialog nor delays its first paint.
+:mod:`desktop_approver.render` modules; this file only arranges it. A diff is drawn by
+:class:`.diff_rendering.DiffRendering`: a long one is diffed as it is read, its first screen
+painted at once and the rest diffed, lexed and drawn a short step per loop turn, so a
+10,000-line diff neither freezes the dialog nor delays its first paint. Until such a diff is
+diffed to its end, the change count and the hidden-character warnings about its lines wait
+(``warnings_changed`` is emitted again then); ``n``/``p`` finish the diffing at once.
 """
 
 from __future__ import annotations
 
-import time
 from collections.abc import Mapping
 from typing import Any
 
-from PySide6.QtCore import QSize, Qt, QTimer, QUrl, Signal
-from PySide6.QtGui import QFontDatabase, QFontMetricsF, QPaintEvent, QTextCursor, QTextOption, QTextTable
+from PySide6.QtCore import QSize, Qt, QUrl, Signal
+from PySide6.QtGui import QFontMetricsF
 from PySide6.QtWidgets import (
     QButtonGroup,
     QComboBox,
@@ -22,24 +24,24 @@ from PySide6.QtWidgets import (
     QSizePolicy,
     QSplitter,
     QStackedWidget,
-    QTextBrowser,
     QToolButton,
     QVBoxLayout,
     QWidget,
 )
 
-from ..render import highlight
+from ..render import command_html, diff_html, highlight, text_html
 from ..render.autopreview import RECOGNISED, normalise_tool_name, preview_for
 from ..render.diffs import FileDiff, from_preview
 from ..render.headline import dangerous_parts, one_line, shorten
 from ..render.reveal import MILD_KINDS, reveal
 from . import theme
+from .code_browser import CodeBrowser
+from .diff_rendering import DiffRendering
 from .elided import ElidedLabel
 
 highlight.set_dark(theme.is_dark())  # the renderer was not loaded when the theme was applied (see theme.set_dark)
 
-FIRST_ROWS = 80          # painted before anything else: more than a screenful
-CHUNK_BUDGET_S = 0.03    # each later chunk stays under this, so input is never starved
+STREAM_OVER_LINES = 2000  # old and new texts longer than this together are diffed as they are read
 JSON_MAX_LINES = 200
 JSON_MAX_CHARS = 20_000
 LONG_STRING = 400        # string values longer than this are cut in the arguments until "Show all"
@@ -59,51 +61,13 @@ _DARK_WARN_STYLE = {
 }
 
 
-class CodeBrowser(QTextBrowser):
-    """A read-only rich-text view on white paper that reports its paints.
-
-    It never follows links or loads resources itself: a preview comes from an agent, and an
-    ``<img src=file:///...>`` in its markdown must not make the app read files.
-    """
-
-    painted = Signal()
-
-    def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.setOpenLinks(False)
-        self.setOpenExternalLinks(False)
-        self.setUndoRedoEnabled(False)
-        self.restyle()
-        font = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
-        self.setFont(font)
-        self.document().setDefaultFont(font)
-        self.setTabStopDistance(4 * QFontMetricsF(font).horizontalAdvance(" "))
-        option = self.document().defaultTextOption()
-        option.setWrapMode(QTextOption.WrapMode.WrapAtWordBoundaryOrAnywhere)
-        self.document().setDefaultTextOption(option)
-        self.document().setDocumentMargin(2)
-        self.setMinimumSize(120, 36)  # a one-line command may ask for little; the dialog sizes to content
-
-    def restyle(self) -> None:
-        """The paper and ink of the current theme (the renderers colour the rest)."""
-        selection = "#264f78" if theme.is_dark() else "#b6e3ff"
-        self.setStyleSheet(f"QTextBrowser{{background:{highlight.PAPER};color:{highlight.INK};"
-                           f"selection-background-color:{selection};selection-color:{highlight.INK}}}")
-
-    def paintEvent(self, event: QPaintEvent) -> None:
-        super().paintEvent(event)
-        self.painted.emit()
-
-    def loadResource(self, kind: int, name: QUrl | str) -> Any:
-        return None
-
-
 class PreviewView(QWidget):
     """Shows a call's preview (given, or derived from its arguments) above its arguments.
 
     Signals: ``warnings_changed(list)`` after each :meth:`set_content` with the hidden-character
-    warnings; ``first_paint_done()`` once the new content has been painted; ``rendering_done()``
-    when a diff has been rendered completely.
+    warnings (and again when a long diff has been diffed to its end); ``first_paint_done()`` once
+    the new content's pane has been painted; ``rendering_done()`` when a diff has been rendered
+    completely.
     """
 
     warnings_changed = Signal(list)
@@ -115,15 +79,11 @@ class PreviewView(QWidget):
         self._warnings: list[str] = []
         self._files: list[FileDiff] = []
         self._folded: dict[int, set[int]] = {}
-        self._mode: highlight.Mode = "unified"
-        self._job = 0
-        self._queue: list[tuple[int, int, int]] = []  # (file, first row, row count) left to draw
-        self._chunk_rows = 60
-        self._restore_scroll: int | None = None
+        self._mode: diff_html.Mode = "unified"
         self._awaiting_paint = False
         self._args: Any = None
-        self.rows_rendered = 0
         self._change_at = -1
+        self._warnings_besides_diff: tuple[list[str], bool] = ([], False)
         self._change_cache: dict[Any, list[int]] = {}
 
         self.warning_bar = QLabel()
@@ -189,7 +149,7 @@ class PreviewView(QWidget):
         layout.addWidget(self.splitter, 1)
 
         for browser in (self.diff_browser, self.command_browser, self.text_browser, self.args_browser):
-            browser.painted.connect(self._painted)
+            browser.painted.connect(lambda browser=browser: self._painted(browser))
         self._content: tuple[Any, ...] | None = None
         self._theme_stale = False
         theme.signals().changed.connect(self._theme_changed)
@@ -224,6 +184,9 @@ class PreviewView(QWidget):
         self.diff_browser = CodeBrowser()
         self.diff_browser.setObjectName("diffView")
         self.diff_browser.anchorClicked.connect(self._diff_link)
+        self.rendering = DiffRendering(self.diff_browser)
+        self.rendering.navigable.connect(self._diff_known)
+        self.rendering.done.connect(self.rendering_done)
 
         self.unified_button = QToolButton()
         self.unified_button.setText("Unified")
@@ -291,13 +254,10 @@ class PreviewView(QWidget):
         """Show a call. ``preview`` is the wire-format dict (or its pydantic model) or ``None``,
         in which case one is derived from recognisable arguments."""
         self._content = (tool, args, preview, cwd)
-        self._job += 1
-        self._queue = []
         self._awaiting_paint = True
         self._files = []
         self._folded = {}
         self._change_cache = {}
-        self.rows_rendered = 0
         preview_dict = _as_dict(preview)
         derived = False
         if preview_dict is None:
@@ -310,35 +270,21 @@ class PreviewView(QWidget):
         if kind in ("diff", "file_write"):
             assert preview_dict is not None
             try:
-                self._files = from_preview(preview_dict)
+                self._files = from_preview(preview_dict, stream_over=STREAM_OVER_LINES)
             except (ValueError, TypeError, AttributeError):
                 self._files = []
-            for diff in self._files:
-                found = highlight.diff_warnings(diff)
-                warnings.extend(found)
-                serious = serious or bool(found)
-            hunks = sum(len(d.hunks) for d in self._files)
             self._change_at = -1
-            changes = len(self.change_rows())
-            changed = sum(d.added + d.removed for d in self._files)
-            self.diff_summary.setText(
-                f"{changes} change{'s' if changes != 1 else ''} ({changed:,} line{'s' if changed != 1 else ''}) · "
-                f"{hunks} hunk{'s' if hunks != 1 else ''}" if hunks else "")
-            self.diff_summary.setToolTip(f"{changed:,} changed lines in {changes} changes, {hunks} hunks")
-            self.file_list.clear()
-            for diff in self._files:
-                self.file_list.addItem(f"{reveal(diff.path or '(unnamed file)').text}  +{diff.added} −{diff.removed}")
-            self.file_list.setVisible(len(self._files) > 1)
-            self._update_change_label()
             self._show_main(self.diff_page, _diff_caption(self._files) + suffix)
             self._render_diff()
-        elif kind == "command":
+        else:
+            self.rendering.clear("")  # a diff shown before is not drawn on in the background
+        if kind == "command":
             assert preview_dict is not None
             command = preview_dict.get("command")
             if command is None:
                 command = preview_dict.get("argv") or []
             run_in = preview_dict.get("cwd") or cwd
-            page, found = highlight.render_command_html(command, run_in)
+            page, found = command_html.render_command_html(command, run_in)
             self.command_browser.setHtml(page)
             warnings.extend(found)
             text = command if isinstance(command, str) else " ".join(map(str, command))
@@ -352,7 +298,7 @@ class PreviewView(QWidget):
             serious = serious or bool(found)
             markdown = " (Markdown, shown as plain text)" if preview_dict.get("format") == "markdown" else ""
             self._show_main(self.text_browser, "Text" + markdown + suffix)
-        else:
+        elif kind not in ("diff", "file_write"):
             self.main.hide()
         self._args = args
         self.args_covered = derived and isinstance(args, Mapping) and covers_every_argument(kind, tool, args)
@@ -360,19 +306,55 @@ class PreviewView(QWidget):
         self.args_toggle.setChecked(not self.args_covered)
         self._args_toggled(not self.args_covered)
         # The arguments usually repeat the preview (a command's string): say it once.
-        found_in_args = [w for w in highlight.json_warnings(args)
+        self._warnings_besides_diff = (warnings, serious)
+        self._diff_known()
+
+    def _diff_known(self) -> None:
+        """The diff's summary, file list and change count, and every warning: once the diff is
+        known to its end (at once for most; when a long one is diffed, again with the rest)."""
+        warnings, serious = list(self._warnings_besides_diff[0]), self._warnings_besides_diff[1]
+        if self._files:
+            if self.rendering.is_navigable():
+                for diff in self._files:
+                    found = diff_html.diff_warnings(diff)
+                    warnings.extend(found)
+                    serious = serious or bool(found)
+            self._summarise_diff()
+        # The arguments usually repeat the preview (a command's string): say it once.
+        found_in_args = [w for w in text_html.json_warnings(self._args)
                          if w.removeprefix("arguments: ") not in warnings]
         warnings.extend(found_in_args)
         serious = serious or bool(found_in_args)
         self._set_warnings(list(dict.fromkeys(warnings)), serious)
 
+    def _summarise_diff(self) -> None:
+        known = self.rendering.is_navigable()
+        self.file_list.clear()
+        for diff in self._files:
+            counts = f"+{diff.added} −{diff.removed}" if known else "+… −…"
+            self.file_list.addItem(f"{reveal(diff.path or '(unnamed file)').text}  {counts}")
+        self.file_list.setVisible(len(self._files) > 1)
+        if not known:
+            self.diff_summary.setText("diffing…")
+            self.diff_summary.setToolTip("a long diff: its first lines are shown while the rest is diffed")
+            self.change_label.setText("")
+            return
+        hunks = sum(len(d.hunks) for d in self._files)
+        changes = len(self.change_rows())
+        changed = sum(d.added + d.removed for d in self._files)
+        self.diff_summary.setText(
+            f"{changes} change{'s' if changes != 1 else ''} ({changed:,} line{'s' if changed != 1 else ''}) · "
+            f"{hunks} hunk{'s' if hunks != 1 else ''}" if hunks else "")
+        self.diff_summary.setToolTip(f"{changed:,} changed lines in {changes} changes, {hunks} hunks")
+        self._update_change_label()
+
     def warnings(self) -> list[str]:
         return list(self._warnings)
 
-    def mode(self) -> highlight.Mode:
+    def mode(self) -> diff_html.Mode:
         return self._mode
 
-    def set_mode(self, mode: highlight.Mode) -> None:
+    def set_mode(self, mode: diff_html.Mode) -> None:
         """Unified or side-by-side; keeps the hunks folded as they were."""
         if mode == self._mode:
             return
@@ -394,16 +376,21 @@ class PreviewView(QWidget):
         self._render_diff()
 
     def is_rendering(self) -> bool:
-        return bool(self._queue)
+        return self.rendering.is_rendering()
+
+    @property
+    def rows_rendered(self) -> int:
+        return self.rendering.rows_rendered
 
     def total_rows(self) -> int:
-        return sum(highlight.row_count(diff, self._mode, self._folded.get(i, set()))
-                   for i, diff in enumerate(self._files))
+        """The rows of the diff (so far, while a long one is still being diffed)."""
+        return self.rendering.total_rows()
 
     # -- moving through a long change -----------------------------------------------------------
 
     def change_rows(self) -> list[int]:
         """The row (over all files, as rendered now) where each run of changed lines starts."""
+        self.rendering.finish_diffing()
         key = (self._mode, tuple(sorted((i, tuple(sorted(f))) for i, f in self._folded.items())), id(self._files))
         cached = self._change_cache.get(key)
         if cached is not None:
@@ -411,7 +398,7 @@ class PreviewView(QWidget):
         starts: list[int] = []
         offset = 0
         for index, diff in enumerate(self._files):
-            rows = highlight.diff_rows(diff, self._mode, self._folded.get(index, set()))
+            rows = self.rendering.rows(index)
             previous = False
             for number, row in enumerate(rows):
                 changed = False
@@ -428,16 +415,14 @@ class PreviewView(QWidget):
 
     def file_rows(self) -> list[int]:
         """The row where each file's header is."""
-        starts, offset = [], 0
-        for index, diff in enumerate(self._files):
-            starts.append(offset)
-            offset += highlight.row_count(diff, self._mode, self._folded.get(index, set()))
-        return starts
+        return self.rendering.file_offsets()
 
     def jump_change(self, step: int) -> int | None:
         """Scroll to the next (step 1) or previous (-1) change; returns its index, None without changes."""
+        if self.pages.currentWidget() is not self.diff_page or self.main.isHidden():
+            return None
         rows = self.change_rows()
-        if not rows or self.pages.currentWidget() is not self.diff_page or self.main.isHidden():
+        if not rows:
             return None
         if self._change_at >= 0:
             self._change_at = (self._change_at + step) % len(rows)
@@ -453,20 +438,14 @@ class PreviewView(QWidget):
             self.scroll_to_row(rows[index])
 
     def scroll_to_row(self, row: int) -> None:
-        """Bring a rendered row to the top of the diff view (rendering up to it first if needed)."""
-        while self.rows_rendered <= row and self._queue:
-            self._continue(self._job)
-        seen = 0
-        document = self.diff_browser.document()
-        for frame in document.rootFrame().childFrames():
-            if not isinstance(frame, QTextTable):
-                continue
-            if row < seen + frame.rows():
-                cursor = frame.cellAt(row - seen, 0).firstCursorPosition()
-                bar = self.diff_browser.verticalScrollBar()
-                bar.setValue(bar.value() + self.diff_browser.cursorRect(cursor).top() - 4)
-                return
-            seen += frame.rows()
+        """Bring a row to the top of the diff view (drawing a screen from it first if needed)."""
+        found = self.rendering.ensure_rendered(row)
+        if found is None:
+            return
+        table, at = found
+        cursor = table.cellAt(at, 0).firstCursorPosition()
+        bar = self.diff_browser.verticalScrollBar()
+        bar.setValue(bar.value() + self.diff_browser.cursorRect(cursor).top() - 4)
 
     def _update_change_label(self) -> None:
         count = len(self.change_rows()) if self._files else 0
@@ -478,63 +457,19 @@ class PreviewView(QWidget):
     # -- diff rendering -------------------------------------------------------------------------
 
     def _render_diff(self, keep_scroll: bool = False) -> None:
-        self._job += 1
-        self._restore_scroll = self.diff_browser.verticalScrollBar().value() if keep_scroll else None
-        self._queue = [(i, 0, highlight.row_count(diff, self._mode, self._folded.get(i, set())))
-                       for i, diff in enumerate(self._files)]
-        self.rows_rendered = 0
         self._change_at = -1  # rows moved (mode, folds): start from the top again
-        self._update_change_label()
-        has_hunks = any(diff.hunks for diff in self._files)
+        if not self._files:
+            self.rendering.clear("<p><i>This diff preview could not be read.</i></p>")
+        else:
+            self.rendering.start(self._files, self._mode, self._folded, keep_scroll)
+        has_hunks = any(diff.hunks for diff in self._files)  # a long diff has its first by now, if any
         for button in (self.unified_button, self.split_button, self.fold_button, self.unfold_button):
             button.setEnabled(has_hunks)
-        if not self._files:
-            self.diff_browser.setHtml("<p><i>This diff preview could not be read.</i></p>")
-            return
-        self.diff_browser.setHtml(self._next_html(FIRST_ROWS))
-        self._after_chunk()
-
-    def _next_html(self, rows: int) -> str:
-        parts = []
-        while rows > 0 and self._queue:
-            file_index, start, total = self._queue[0]
-            end = min(total, start + rows)
-            parts.append(highlight.render_diff_html(
-                self._files[file_index], mode=self._mode, folded=self._folded.get(file_index, set()),
-                line_range=(start, end), file_index=file_index))
-            rows -= end - start
-            self.rows_rendered += end - start
-            if end >= total:
-                self._queue.pop(0)
-            else:
-                self._queue[0] = (file_index, end, total)
-        return "".join(parts)
-
-    def _after_chunk(self) -> None:
-        if self._restore_scroll is not None:
-            bar = self.diff_browser.verticalScrollBar()
-            if bar.maximum() >= self._restore_scroll or not self._queue:
-                bar.setValue(self._restore_scroll)
-                self._restore_scroll = None
-        if self._queue:
-            job = self._job
-            QTimer.singleShot(0, self, lambda: self._continue(job))
+        if self.rendering.is_navigable():
+            self._update_change_label()
         else:
-            self.rendering_done.emit()
-
-    def _continue(self, job: int) -> None:
-        if job != self._job or not self._queue:
-            return
-        started = time.perf_counter()
-        html = self._next_html(self._chunk_rows)
-        cursor = QTextCursor(self.diff_browser.document())
-        cursor.movePosition(QTextCursor.MoveOperation.End)
-        cursor.insertHtml(html)
-        spent = time.perf_counter() - started
-        # Aim each chunk at the budget, whatever the machine and the line lengths.
-        scale = CHUNK_BUDGET_S / spent if spent > 0 else 2.0
-        self._chunk_rows = max(10, min(400, int(self._chunk_rows * min(2.0, max(0.5, scale)))))
-        self._after_chunk()
+            for button in (self.previous_change, self.next_change):
+                button.setEnabled(True)  # n and p finish the diffing first
 
     def _diff_link(self, url: QUrl) -> None:
         parts = url.toString().split(":")
@@ -558,20 +493,20 @@ class PreviewView(QWidget):
     def _show_text(self, text: str, text_format: Any) -> tuple[str, ...]:
         """The agent's text as it wrote it: Markdown is shown as plain text, never rendered, so a
         heading such as "# ✔ Safe — approved by policy" cannot pass for the app's own verdict."""
-        page, found = highlight.render_text_html(text)
+        page, found = text_html.render_text_html(text)
         self.text_browser.setHtml(page)
         return found
 
     def _render_args(self, *, limited: bool) -> None:
         """The arguments as JSON; long string values are cut (and counted) until "Show all"."""
         value, self._cut_chars = cut_long_strings(self._args, LONG_STRING) if limited else (self._args, 0)
-        page = highlight.render_json_html(value, max_lines=JSON_MAX_LINES if limited else None,
+        page = text_html.render_json_html(value, max_lines=JSON_MAX_LINES if limited else None,
                                           max_chars=JSON_MAX_CHARS if limited else None)
         if self._cut_chars and "json:show-all" not in page:
             page += (f'<p style="font-style:italic">… long values cut ({self._cut_chars:,} characters not shown) — '
                      f'<a href="json:show-all">Show all</a></p>')
         self.args_browser.setHtml(page)
-        lines = highlight.pretty_json(value).count("\n") + 1 + (1 if self._cut_chars else 0)
+        lines = text_html.pretty_json(value).count("\n") + 1 + (1 if self._cut_chars else 0)
         self._json_lines = min(JSON_FIT_LINES, lines)
 
     def _args_link(self, url: QUrl) -> None:
@@ -632,8 +567,12 @@ class PreviewView(QWidget):
             self.warning_bar.hide()
         self.warnings_changed.emit(list(warnings))
 
-    def _painted(self) -> None:
-        if self._awaiting_paint:
+    def _painted(self, browser: CodeBrowser) -> None:
+        """The first paint of the pane that shows the new content (the arguments when nothing else)."""
+        shown = self.args_browser if self.main.isHidden() else self.pages.currentWidget()
+        if shown is self.diff_page:
+            shown = self.diff_browser
+        if self._awaiting_paint and browser is shown:
             self._awaiting_paint = False
             self.first_paint_done.emit()
 

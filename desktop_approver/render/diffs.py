@@ -7,15 +7,23 @@ Three sources feed one model so the renderer has a single shape to draw:
 * nothing readable: binary content is detected and never turned into text lines.
 
 The full old and new texts are kept when known (``FileDiff.old_text``/``new_text``) so the
-highlighter can colour each line in the context of its whole file. Qt-free, standard library only.
+highlighter can colour each line in the context of its whole file.
+
+A long pair of texts can be diffed as it is read (``from_texts(..., streaming=True)``): the lines
+are matched in order, so the first hunk's first lines exist long before the last line is diffed,
+and ``FileDiff.diff_more`` goes on from there. A hunk still open says so (``Hunk.complete``);
+its header's counts, the file's totals and the "No changes" note are final only once
+``FileDiff.complete``. Every line produced is final: the streamed diff is the same as the whole one.
+Qt-free, standard library only.
 """
 
 from __future__ import annotations
 
+import itertools
 import re
 from bisect import bisect_left
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from difflib import Match, SequenceMatcher
 from typing import Any, Literal
@@ -35,6 +43,8 @@ _HUNK_HEADER = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@ ?(.*)$")
 _TOKEN = re.compile(r"\w+|\s+|[^\w\s]")
 _WORDS = re.compile(r"\w+")
 _FUNCNAME = re.compile(r"^[A-Za-z_$]")
+# Control characters that text does not hold (all but \b \t \n \f \r and ESC), and U+FFFD (a failed decode).
+_BINARY_CHARACTER = re.compile("[\x00-\x07\x0b\x0e-\x1a\x1c-\x1f\ufffd]")
 
 
 @dataclass
@@ -58,14 +68,21 @@ class Hunk:
     """
 
     def __init__(self, header: str, old_start: int | None, new_start: int | None,
-                 lines: list[DiffLine], section: str = "") -> None:
+                 lines: list[DiffLine], section: str = "", *, complete: bool = True) -> None:
         self.header = header
         self.old_start = old_start
         self.new_start = new_start
         self.section = section  # the text after the second ``@@`` (the enclosing function)
+        self.complete = complete  # False while a streamed diff is still adding lines to it
         self._lines = lines
         self._marked = False
         self._marked_blocks: set[int] = set()  # starts of change blocks already marked
+
+    def _extend(self, lines: list[DiffLine]) -> None:
+        """Append whole change blocks (a streamed diff adds one opcode's lines at a time)."""
+        if self._marked:
+            add_intraline(lines)
+        self._lines.extend(lines)
 
     @property
     def lines(self) -> list[DiffLine]:
@@ -131,6 +148,28 @@ class FileDiff:
     notes: list[str] = field(default_factory=list)
     old_text: str | None = None
     new_text: str | None = None
+    streamed: bool = False  # built with ``streaming=True`` (then ``_stream`` is set until complete)
+    _stream: _DiffStream | None = field(default=None, repr=False)
+
+    @property
+    def complete(self) -> bool:
+        """Whether every line is diffed (always, unless built with ``streaming=True``)."""
+        return self._stream is None
+
+    @property
+    def lines_diffed(self) -> int:
+        return sum(len(hunk) for hunk in self.hunks)
+
+    def diff_more(self, lines: int) -> bool:
+        """Diff at least ``lines`` more lines (fewer at the end); whether the diff is complete."""
+        if self._stream is not None and self._stream.advance(lines):
+            self._stream = None
+        return self._stream is None
+
+    def finish(self) -> None:
+        """Diff whatever is left."""
+        while not self.diff_more(1 << 30):
+            pass
 
     @property
     def added(self) -> int:
@@ -143,12 +182,22 @@ class FileDiff:
 
 # -- building -----------------------------------------------------------------------------------
 
-def from_preview(preview: Mapping[str, Any]) -> list[FileDiff]:
-    """The diffs of a ``diff`` or ``file_write`` preview (a unified diff may hold several files)."""
+def from_preview(preview: Mapping[str, Any], *, stream_over: int | None = None) -> list[FileDiff]:
+    """The diffs of a ``diff`` or ``file_write`` preview (a unified diff may hold several files).
+
+    Old and new texts of more than ``stream_over`` lines together are diffed as they are read
+    (``from_texts(streaming=True)``): the caller asks for more with ``FileDiff.diff_more``.
+    """
     kind = preview.get("kind")
     path = preview.get("path")
+
+    def streaming(*texts: Any) -> bool:
+        lines = sum(text.count("\n") for text in texts if isinstance(text, str))
+        return stream_over is not None and lines > stream_over
+
     if kind == "file_write":
-        diff = from_texts(path, preview.get("old"), preview.get("content") or "")
+        content = preview.get("content") or ""
+        diff = from_texts(path, preview.get("old"), content, streaming=streaming(preview.get("old"), content))
         if preview.get("old") is None and diff.status != "binary":
             diff.notes.append("No current content was sent: the file is new, or it could not be read.")
         return [diff]
@@ -159,50 +208,113 @@ def from_preview(preview: Mapping[str, Any]) -> list[FileDiff]:
     old, new = preview.get("old"), preview.get("new")
     if old is None and new is None:
         return [FileDiff(path, "modified", notes=["The preview has neither old and new text nor a unified diff."])]
-    return [from_texts(path, old, new)]
+    return [from_texts(path, old, new, streaming=streaming(old, new))]
 
 
 def from_texts(path: str | None, old: str | None, new: str | None, *,
-               context: int = CONTEXT_LINES) -> FileDiff:
-    """Diff two texts; ``old=None`` is a new file and ``new=None`` a deleted one."""
+               context: int = CONTEXT_LINES, streaming: bool = False) -> FileDiff:
+    """Diff two texts; ``old=None`` is a new file and ``new=None`` a deleted one.
+
+    With ``streaming`` only what the first :meth:`FileDiff.diff_more` asks for is diffed; the
+    rest follows as more is asked for.
+    """
     status: Status = "added" if old is None else "deleted" if new is None else "modified"
     if (old is not None and is_binary(old)) or (new is not None and is_binary(new)):
         notes = [_binary_note(old, new)]
         if status != "modified":
             notes.insert(0, "New file." if status == "added" else "Deleted file.")
         return FileDiff(path, "binary", notes=notes)
-    old_lines, old_missing = split_lines(old or "")
-    new_lines, new_missing = split_lines(new or "")
-    old_missing = old_missing and old is not None
-    new_missing = new_missing and new is not None
-    # The last line without a newline must not match the same text with one.
-    old_keys = old_lines[:-1] + [old_lines[-1] + "\0"] if old_missing else old_lines
-    new_keys = new_lines[:-1] + [new_lines[-1] + "\0"] if new_missing else new_lines
-    matcher = LineMatcher(old_keys, new_keys)
-    hunks = []
-    for group in matcher.get_grouped_opcodes(context):
-        lines: list[DiffLine] = []
-        for tag, i1, i2, j1, j2 in group:
+    diff = FileDiff(path, status, old_text=old, new_text=new, streamed=streaming)
+    diff._stream = _DiffStream(diff, old, new, context)
+    if not streaming:
+        diff.finish()
+    return diff
+
+
+class _DiffStream:
+    """The hunks of two texts, produced in order, a change block at a time.
+
+    Opcodes come from :meth:`LineMatcher.iter_opcodes`; they are grouped into hunks as difflib's
+    ``get_grouped_opcodes`` does (``context`` lines around each change, a gap of more than twice
+    that starts a new hunk), but without waiting for the last one.
+    """
+
+    def __init__(self, diff: FileDiff, old: str | None, new: str | None, context: int) -> None:
+        self.diff = diff
+        self.context = context
+        self.old_lines, old_missing = split_lines(old or "")
+        self.new_lines, new_missing = split_lines(new or "")
+        old_missing = old_missing and old is not None
+        new_missing = new_missing and new is not None
+        diff.old_missing_newline, diff.new_missing_newline = old_missing, new_missing
+        self.old_last = len(self.old_lines) if old_missing else None
+        self.new_last = len(self.new_lines) if new_missing else None
+        # The last line without a newline must not match the same text with one.
+        old_keys = self.old_lines[:-1] + [self.old_lines[-1] + "\0"] if old_missing else self.old_lines
+        new_keys = self.new_lines[:-1] + [self.new_lines[-1] + "\0"] if new_missing else self.new_lines
+        self.opcodes = LineMatcher(old_keys, new_keys).iter_opcodes()
+        self.ahead: tuple[str, int, int, int, int] | None = next(self.opcodes, None)
+        self.first = True
+        self.hunk: Hunk | None = None  # the open hunk
+        self.hunk_from = (0, 0)  # where the open hunk starts in the old and new lines
+
+    def advance(self, lines: int) -> bool:
+        """Add at least ``lines`` diff lines (or all that are left); True when done."""
+        target = self.diff.lines_diffed + lines
+        while self.ahead is not None:
+            tag, i1, i2, j1, j2 = self.ahead
+            self.ahead = next(self.opcodes, None)
             if tag == "equal":
-                lines.extend(DiffLine("context", i + 1, j1 + (i - i1) + 1, old_lines[i])
-                             for i in range(i1, i2))
-                continue
-            lines.extend(DiffLine("del", i + 1, None, old_lines[i]) for i in range(i1, i2))
+                if self.first:
+                    i1, j1 = max(i1, i2 - self.context), max(j1, j2 - self.context)
+                if self.ahead is None:
+                    i2, j2 = min(i2, i1 + self.context), min(j2, j1 + self.context)
+            self.first = False
+            if tag == "equal" and i2 - i1 > 2 * self.context:
+                if self.hunk is not None:  # context after the change, then a gap
+                    self._add("equal", i1, i1 + self.context, j1, j1 + self.context)
+                    self._close()
+                i1, j1 = max(i1, i2 - self.context), max(j1, j2 - self.context)
+            if tag == "equal" and self.hunk is None and self.ahead is None:
+                break  # only context left: no change follows
+            self._add(tag, i1, i2, j1, j2)
+            if self.diff.lines_diffed >= target and self.ahead is not None:
+                return False
+        if self.hunk is not None:
+            self._close()
+        if not self.diff.hunks and self.diff.status == "modified":
+            self.diff.notes.append("No changes: the old and new text are identical.")
+        return True
+
+    def _add(self, tag: str, i1: int, i2: int, j1: int, j2: int) -> None:
+        if self.hunk is None:
+            section = _section(self.old_lines, i1)
+            self.hunk = Hunk(f"@@ -{i1 + 1},… +{j1 + 1},… @@" + (f" {section}" if section else ""),
+                             i1 + 1, j1 + 1, [], section, complete=False)
+            self.hunk_from = (i1, j1)
+            self.diff.hunks.append(self.hunk)
+        old_lines, new_lines = self.old_lines, self.new_lines
+        if tag == "equal":
+            lines = [DiffLine("context", i + 1, j1 + (i - i1) + 1, old_lines[i]) for i in range(i1, i2)]
+        else:
+            lines = [DiffLine("del", i + 1, None, old_lines[i]) for i in range(i1, i2)]
             lines.extend(DiffLine("add", None, j + 1, new_lines[j]) for j in range(j1, j2))
-        _mark_missing_newlines(lines, len(old_lines) if old_missing else None,
-                               len(new_lines) if new_missing else None)
-        first_tag, i1, _i2, j1, _j2 = group[0]
+        _mark_missing_newlines(lines, self.old_last, self.new_last)
+        self.hunk._extend(lines)
+
+    def _close(self) -> None:
+        hunk = self.hunk
+        assert hunk is not None
+        i1, j1 = self.hunk_from
+        lines = hunk.plain_lines
         old_count = sum(1 for line in lines if line.kind != "add")
         new_count = sum(1 for line in lines if line.kind != "del")
-        old_start = i1 + 1 if old_count else i1
-        new_start = j1 + 1 if new_count else j1
-        section = _section(old_lines, i1)
-        header = f"@@ -{_range(old_start, old_count)} +{_range(new_start, new_count)} @@"
-        hunks.append(Hunk(header + (f" {section}" if section else ""), old_start, new_start, lines, section))
-    diff = FileDiff(path, status, hunks, old_missing, new_missing, old_text=old, new_text=new)
-    if not hunks and status == "modified":
-        diff.notes.append("No changes: the old and new text are identical.")
-    return diff
+        hunk.old_start = i1 + 1 if old_count else i1
+        hunk.new_start = j1 + 1 if new_count else j1
+        header = f"@@ -{_range(hunk.old_start, old_count)} +{_range(hunk.new_start, new_count)} @@"
+        hunk.header = header + (f" {hunk.section}" if hunk.section else "")
+        hunk.complete = True
+        self.hunk = None
 
 
 def parse_unified(text: str, *, path: str | None = None) -> list[FileDiff]:
@@ -299,8 +411,7 @@ def is_binary(text: str) -> bool:
     sample = text[:8192]
     if not sample:
         return False
-    controls = sum(1 for ch in sample if (ord(ch) < 32 and ch not in "\n\r\t\f\b\x1b") or ch == "\ufffd")
-    return controls / len(sample) > 0.1
+    return len(_BINARY_CHARACTER.findall(sample)) / len(sample) > 0.1
 
 
 # -- matching lines -----------------------------------------------------------------------------
@@ -321,28 +432,54 @@ class LineMatcher(SequenceMatcher[str]):
     matching_blocks: list[Match] | None
 
     def __init__(self, a: list[str], b: list[str]) -> None:
-        super().__init__(None, a, b, autojunk=False)
+        super().__init__(None, [], [], autojunk=False)
+        # Set directly: ``set_seqs`` would index every line of ``b`` for difflib's own matching,
+        # which this class replaces (a few milliseconds before a long diff's first line).
+        self.a, self.b = a, b
 
     def get_matching_blocks(self) -> list[Match]:
         if self.matching_blocks is None:
-            pairs: list[tuple[int, int]] = []
-            _match_region(self.a, self.b, 0, len(self.a), 0, len(self.b), pairs)
-            blocks: list[Match] = []
-            for i, j in pairs:
-                if blocks and blocks[-1].a + blocks[-1].size == i and blocks[-1].b + blocks[-1].size == j:
-                    blocks[-1] = Match(blocks[-1].a, blocks[-1].b, blocks[-1].size + 1)
-                else:
-                    blocks.append(Match(i, j, 1))
-            blocks.append(Match(len(self.a), len(self.b), 0))
-            self.matching_blocks = blocks
+            self.matching_blocks = [*self.iter_blocks(), Match(len(self.a), len(self.b), 0)]
         return self.matching_blocks
 
+    def iter_blocks(self) -> Iterator[Match]:
+        """The matching blocks in order (without the final empty one), each as soon as it ends."""
+        block: Match | None = None
+        for i, j in _match_region(self.a, self.b, 0, len(self.a), 0, len(self.b)):
+            if block is not None and block.a + block.size == i and block.b + block.size == j:
+                block = Match(block.a, block.b, block.size + 1)
+                continue
+            if block is not None:
+                yield block
+            block = Match(i, j, 1)
+        if block is not None:
+            yield block
 
-def _match_region(a: list[str], b: list[str], alo: int, ahi: int, blo: int, bhi: int,
-                  pairs: list[tuple[int, int]]) -> None:
-    """Append the matched (i, j) line pairs of a[alo:ahi] and b[blo:bhi], in order."""
+    def iter_opcodes(self) -> Iterator[tuple[str, int, int, int, int]]:
+        """``get_opcodes`` as a generator: each opcode as soon as the lines up to its end are matched."""
+        i = j = 0
+        for ai, bj, size in self.iter_blocks():
+            if i < ai and j < bj:
+                yield "replace", i, ai, j, bj
+            elif i < ai:
+                yield "delete", i, ai, j, bj
+            elif j < bj:
+                yield "insert", i, ai, j, bj
+            i, j = ai + size, bj + size
+            yield "equal", ai, i, bj, j
+        if i < len(self.a) and j < len(self.b):
+            yield "replace", i, len(self.a), j, len(self.b)
+        elif i < len(self.a):
+            yield "delete", i, len(self.a), j, len(self.b)
+        elif j < len(self.b):
+            yield "insert", i, len(self.a), j, len(self.b)
+
+
+def _match_region(a: list[str], b: list[str], alo: int, ahi: int, blo: int,
+                  bhi: int) -> Iterator[tuple[int, int]]:
+    """The matched (i, j) line pairs of a[alo:ahi] and b[blo:bhi], in order, as they are found."""
     while alo < ahi and blo < bhi and a[alo] == b[blo]:
-        pairs.append((alo, blo))
+        yield alo, blo
         alo, blo = alo + 1, blo + 1
     tail = 0
     while alo < ahi - tail and blo < bhi - tail and a[ahi - 1 - tail] == b[bhi - 1 - tail]:
@@ -353,16 +490,18 @@ def _match_region(a: list[str], b: list[str], alo: int, ahi: int, blo: int, bhi:
         if anchors:
             i0, j0 = alo, blo
             for i, j in anchors:
-                _match_region(a, b, i0, i, j0, j, pairs)
-                pairs.append((i, j))
+                yield from _match_region(a, b, i0, i, j0, j)
+                yield i, j
                 i0, j0 = i + 1, j + 1
-            _match_region(a, b, i0, ahi, j0, bhi, pairs)
+            yield from _match_region(a, b, i0, ahi, j0, bhi)
         else:
             region = SequenceMatcher(None, a[alo:ahi], b[blo:bhi],
                                      autojunk=max(ahi - alo, bhi - blo) > EXACT_REGION_LIMIT)
             for block in region.get_matching_blocks():
-                pairs.extend((alo + block.a + k, blo + block.b + k) for k in range(block.size))
-    pairs.extend((ahi + k, bhi + k) for k in range(tail))
+                for k in range(block.size):
+                    yield alo + block.a + k, blo + block.b + k
+    for k in range(tail):
+        yield ahi + k, bhi + k
 
 
 def _unique_anchors(a: list[str], b: list[str], alo: int, ahi: int, blo: int,
@@ -373,6 +512,8 @@ def _unique_anchors(a: list[str], b: list[str], alo: int, ahi: int, blo: int,
     where_b = {b[j]: j for j in range(blo, bhi) if count_b[b[j]] == 1}
     candidates = [(i, where_b[a[i]]) for i in range(alo, ahi)
                   if count_a[a[i]] == 1 and a[i] in where_b]
+    if all(j < k for (_i, j), (_h, k) in itertools.pairwise(candidates)):
+        return candidates  # already in order on both sides (the usual edit): the run is all of them
     # Longest increasing subsequence of the b positions (patience sorting).
     tops: list[int] = []
     top_index: list[int] = []

@@ -1,51 +1,34 @@
-"""HTML for Qt's rich text: syntax-highlighted diffs, shell commands and JSON.
+"""Colours for Qt's rich text: the palette, Pygments styles and lexers, and one line of code as HTML.
 
-Qt renders a subset of HTML 4 and CSS, so everything here uses inline styles, ``bgcolor`` on
-table cells and plain ``<table>``/``<span>``/``<a>``; no classes, no external CSS.
+The other renderers (:mod:`.diff_html`, :mod:`.command_html`, :mod:`.text_html`) build on this.
+Qt renders a subset of HTML 4 and CSS, so everything uses inline styles, ``bgcolor`` on table
+cells and plain ``<table>``/``<span>``/``<a>``; no classes, no external CSS. The palette's names
+(``INK``, ``ADD_BG``, ...) change with :func:`set_dark`, so the other renderers read them from
+this module when they draw (``highlight.INK``), never import them by value.
 
-Three conventions the view and the tests rely on:
+A hidden character is a ``<span data-marker="1" ...>`` whose text is a :mod:`.reveal` marker.
 
-* a hidden character is a ``<span data-marker="1" ...>`` whose text is a :mod:`reveal` marker;
-* what is layout only (the line breaks that start each command of a long command line on a
-  line of its own, the ``cwd`` line) sits between ``<!--not-command-->`` and
-  ``<!--/not-command-->`` comments, so stripping those parts, the tags and the markers gives
-  back the exact command;
-* a part of a command the risk reader finds risky on its own is wrapped in a
-  ``<span data-danger="destructive|moderate" ...>`` (:func:`.headline.dangerous_parts`);
-* links use ``hunk:<file>:<hunk>`` (fold or unfold a hunk) and ``json:show-all``.
-
-Highlighting is lazy: a file side is tokenised by a Pygments generator only as far as the last
-line someone asked for, and only the requested rows are turned into HTML, so the first screen of
-a 10,000-line diff costs about as much as a 50-line one. Pygments itself is imported by the
-first call that colours something: the idle app (theme, dialog built, nothing shown) never
-loads it.
+Highlighting is lazy: :class:`LazyLines` tokenises a text with a Pygments generator only as far
+as the last line someone asked for. Pygments itself is imported by the first call that colours
+something: the idle app (theme, dialog built, nothing shown) never loads it.
 """
 
 from __future__ import annotations
 
 import html
 import itertools
-import json
 import os
 import re
-import shlex
-import weakref
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 from functools import cache, lru_cache
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
-from ..core.calls.reading import read_command
-from ..core.calls.shellparse import words as shell_words
-from .diffs import DiffLine, FileDiff
 from .reveal import Revealed, reveal
 
 if TYPE_CHECKING:
     from pygments.lexer import Lexer
     from pygments.style import StyleMeta
     from pygments.token import _TokenType
-
-Mode = Literal["unified", "split"]
 
 _style_name = "default"  # the Pygments style in use (``STYLE``, looked up when first needed)
 MONO = "'DejaVu Sans Mono','Menlo','Consolas','Liberation Mono',monospace"
@@ -102,9 +85,7 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-LONG_COMMAND = 80
-_NEEDS_REVEAL = re.compile(r"[^\t\n\x20-\x7e]")
-_NOT_COMMAND_START, _NOT_COMMAND_END = "<!--not-command-->", "<!--/not-command-->"
+NEEDS_REVEAL = re.compile(r"[^\t\n\x20-\x7e]")
 
 # A line's tokens: (start, end, token type) with offsets relative to the line.
 LineTokens = list[tuple[int, int, "_TokenType"]]
@@ -181,6 +162,10 @@ class LazyLines:
     def lines_tokenised(self) -> int:
         return len(self._done)
 
+    def is_lexed(self, index: int) -> bool:
+        """Whether line ``index`` has its tokens already (asking for it costs nothing)."""
+        return index < len(self._done) or self._tokens is None
+
     def line(self, index: int) -> LineTokens:
         while len(self._done) <= index and self._tokens is not None:
             self._advance()
@@ -214,58 +199,6 @@ class LazyLines:
         self._current = []
 
 
-class DiffHighlighter:
-    """Lazy per-line tokens for both sides of one :class:`FileDiff`.
-
-    When the diff carries the full old/new texts, each side is lexed as the whole file; a parsed
-    unified diff only has its hunks, so each side is the hunks' lines joined in order.
-    """
-
-    def __init__(self, diff: FileDiff) -> None:
-        lexer = lexer_for(diff.path or diff.old_path)
-        self._index: dict[str, dict[tuple[int, int], int] | None] = {}
-        self.sides: dict[str, LazyLines] = {}
-        for side, full in (("old", diff.old_text), ("new", diff.new_text)):
-            if full is not None:
-                self.sides[side] = LazyLines(full, lexer)
-                self._index[side] = None
-                continue
-            keep = ("context", "del") if side == "old" else ("context", "add")
-            index: dict[tuple[int, int], int] = {}
-            texts: list[str] = []
-            for h, hunk in enumerate(diff.hunks):
-                for k, line in enumerate(hunk.plain_lines):
-                    if line.kind in keep:
-                        index[(h, k)] = len(texts)
-                        texts.append(line.text)
-            self.sides[side] = LazyLines("\n".join(texts), lexer)
-            self._index[side] = index
-
-    @property
-    def lines_tokenised(self) -> int:
-        return sum(side.lines_tokenised for side in self.sides.values())
-
-    def tokens(self, hunk: int, position: int, line: DiffLine) -> LineTokens:
-        side = "old" if line.kind == "del" else "new"
-        index = self._index[side]
-        if index is None:
-            number = line.old_no if side == "old" else line.new_no
-            return self.sides[side].line(number - 1) if number else []
-        at = index.get((hunk, position))
-        return self.sides[side].line(at) if at is not None else []
-
-
-_highlighters: weakref.WeakKeyDictionary[FileDiff, DiffHighlighter] = weakref.WeakKeyDictionary()
-
-
-def highlighter_for(diff: FileDiff) -> DiffHighlighter:
-    """The (cached) highlighter of a diff: one per diff, reused by every chunk and re-render."""
-    found = _highlighters.get(diff)
-    if found is None:
-        found = _highlighters[diff] = DiffHighlighter(diff)
-    return found
-
-
 # -- one line of code ---------------------------------------------------------------------------
 
 def code_html(text: str, tokens: LineTokens, *, words: Sequence[tuple[int, int]] = (),
@@ -278,7 +211,7 @@ def code_html(text: str, tokens: LineTokens, *, words: Sequence[tuple[int, int]]
     token boundary inside ``⟨40 spaces⟩`` does not split it.
     """
     if revealed is None:
-        if _NEEDS_REVEAL.search(text):
+        if NEEDS_REVEAL.search(text):
             revealed = reveal(text, multiline=True, spaces=False)
         else:
             revealed = None
@@ -343,495 +276,3 @@ def _plain_text() -> _TokenType:
     return Token.Text
 
 
-# -- diff rows ----------------------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class Row:
-    """One row of a rendered diff. ``left``/``right`` index lines of ``hunk`` (split view)."""
-
-    kind: Literal["file", "notice", "hunk", "line", "pair", "no_newline"]
-    hunk: int = -1
-    left: int | None = None
-    right: int | None = None
-    text: str = ""
-    side: str = ""
-
-
-_row_cache: weakref.WeakKeyDictionary[FileDiff, dict[tuple[str, frozenset[int]], list[Row]]] = \
-    weakref.WeakKeyDictionary()
-
-
-def diff_rows(diff: FileDiff, mode: Mode = "unified", folded: frozenset[int] | set[int] = frozenset()) -> list[Row]:
-    """The rows a diff shows in a mode with some hunks folded (cheap: nothing is highlighted)."""
-    key = (mode, frozenset(folded))
-    cache = _row_cache.setdefault(diff, {})
-    if key in cache:
-        return cache[key]
-    rows = [Row("file")]
-    rows.extend(Row("notice", text=note) for note in _notices(diff))
-    for h, hunk in enumerate(diff.hunks):
-        rows.append(Row("hunk", h))
-        if h in folded:
-            continue
-        lines = hunk.plain_lines
-        if mode == "unified":
-            for k, line in enumerate(lines):
-                rows.append(Row("line", h, k))
-                if line.missing_newline:
-                    rows.append(Row("no_newline", h, k, side=_missing_side(line)))
-        else:
-            rows.extend(_split_rows(h, lines))
-    if len(cache) > 8:
-        cache.clear()
-    cache[key] = rows
-    return rows
-
-
-def row_count(diff: FileDiff, mode: Mode = "unified", folded: frozenset[int] | set[int] = frozenset()) -> int:
-    return len(diff_rows(diff, mode, folded))
-
-
-def _split_rows(h: int, lines: list[DiffLine]) -> list[Row]:
-    rows: list[Row] = []
-    k = 0
-    while k < len(lines):
-        if lines[k].kind == "context":
-            rows.append(Row("pair", h, k, k))
-            if lines[k].missing_newline:
-                rows.append(Row("no_newline", h, k, k, side=_missing_side(lines[k])))
-            k += 1
-            continue
-        dels = []
-        while k < len(lines) and lines[k].kind == "del":
-            dels.append(k)
-            k += 1
-        adds = []
-        while k < len(lines) and lines[k].kind == "add":
-            adds.append(k)
-            k += 1
-        for n in range(max(len(dels), len(adds))):
-            left = dels[n] if n < len(dels) else None
-            right = adds[n] if n < len(adds) else None
-            rows.append(Row("pair", h, left, right))
-            sides = [s for s, at in (("old", left), ("new", right))
-                     if at is not None and lines[at].missing_newline]
-            if sides:
-                rows.append(Row("no_newline", h, left, right, side="both" if len(sides) == 2 else sides[0]))
-    return rows
-
-
-def _missing_side(line: DiffLine) -> str:
-    return {"del": "old", "add": "new"}.get(line.kind, "both")
-
-
-def _notices(diff: FileDiff) -> list[str]:
-    notices = []
-    if diff.status == "added":
-        notices.append("New file")
-    elif diff.status == "deleted":
-        notices.append("Deleted file")
-    if diff.old_path and diff.path and diff.old_path != diff.path:
-        notices.append(f"Renamed from {diff.old_path}")
-    notices.extend(diff.notes)
-    return notices
-
-
-# -- diff HTML ----------------------------------------------------------------------------------
-
-def render_diff_html(diff: FileDiff, *, mode: Mode = "unified",
-                     folded: frozenset[int] | set[int] = frozenset(),
-                     line_range: tuple[int, int] | None = None, file_index: int = 0) -> str:
-    """A table of the diff's rows, or of rows ``line_range`` (start, end) of :func:`diff_rows`.
-
-    Rendering by ranges lets a view paint the first screen at once and append the rest later;
-    each range is its own table with the same column layout, so appended tables line up.
-    """
-    rows = diff_rows(diff, mode, folded)
-    start, end = line_range if line_range is not None else (0, len(rows))
-    digits = len(str(max(_largest_line_number(diff), 1)))
-    painter = _RowPainter(diff, mode, frozenset(folded), digits, file_index)
-    body = "".join(painter.row(row) for row in rows[start:end])
-    if not body:
-        return ""
-    return (f'<table width="100%" cellspacing="0" cellpadding="0" style="border-collapse:collapse;'
-            f'font-family:{MONO};color:{INK};background-color:{PAPER}">{body}</table>')
-
-
-def _largest_line_number(diff: FileDiff) -> int:
-    largest = 0
-    for hunk in diff.hunks:
-        for line in reversed(hunk.plain_lines):
-            largest = max(largest, line.old_no or 0, line.new_no or 0)
-            if largest:
-                break
-    return largest
-
-
-class _RowPainter:
-    def __init__(self, diff: FileDiff, mode: Mode, folded: frozenset[int], digits: int, file_index: int) -> None:
-        self.diff = diff
-        self.mode = mode
-        self.folded = folded
-        self.digits = digits
-        self.file_index = file_index
-        self.columns = 2 if mode == "unified" else 4
-        self._highlighter: DiffHighlighter | None = None
-
-    @property
-    def highlighter(self) -> DiffHighlighter:
-        if self._highlighter is None:
-            self._highlighter = highlighter_for(self.diff)
-        return self._highlighter
-
-    def row(self, row: Row) -> str:
-        if row.kind == "file":
-            return self._file_row()
-        if row.kind == "notice":
-            return self._wide(html.escape(row.text), NOTICE_BG, italic=True)
-        if row.kind == "hunk":
-            return self._hunk_row(row.hunk)
-        if row.kind == "no_newline":
-            return self._no_newline_row(row)
-        hunk = self.diff.hunks[row.hunk]
-        if row.kind == "line":
-            assert row.left is not None
-            return self._unified_line(row.hunk, row.left, hunk.line(row.left))
-        left = hunk.line(row.left) if row.left is not None else None
-        right = hunk.line(row.right) if row.right is not None else None
-        return ("<tr>" + self._half(row.hunk, row.left, left, "old")
-                + self._half(row.hunk, row.right, right, "new") + "</tr>")
-
-    def _wide(self, content: str, background: str, *, italic: bool = False, colour: str = MUTED) -> str:
-        style = f"color:{colour};padding:2px 6px;white-space:pre-wrap" + (";font-style:italic" if italic else "")
-        return f'<tr><td colspan="{self.columns}" bgcolor="{background}" style="{style}">{content}</td></tr>'
-
-    def _file_row(self) -> str:
-        diff = self.diff
-        name = _revealed_inline(diff.path or diff.old_path or "(no file name)")
-        status = {"modified": "modified", "added": "new file", "deleted": "deleted",
-                  "binary": "binary"}[diff.status]
-        counts = "" if diff.status == "binary" else (
-            f' <span style="color:#1a7f37">+{diff.added}</span> <span style="color:#cf222e">−{diff.removed}</span>')
-        return self._wide(f'<b style="color:{INK}">{name}</b> <span style="color:{MUTED}">({status})</span>{counts}',
-                          FILE_BG)
-
-    def _hunk_row(self, h: int) -> str:
-        hunk = self.diff.hunks[h]
-        folded = h in self.folded
-        arrow = "▸" if folded else "▾"
-        tail = ""
-        if folded:
-            tail = f' <span style="color:{MUTED}">— {len(hunk)} lines folded, click to show</span>'
-        link = (f'<a href="hunk:{self.file_index}:{h}" style="color:{HUNK_INK};text-decoration:none">'
-                f'{arrow} {_revealed_inline(hunk.header)}</a>')
-        return self._wide(link + tail, HUNK_BG, colour=HUNK_INK)
-
-    def _no_newline_row(self, row: Row) -> str:
-        note = "⊘ No newline at end of file"
-        if self.mode == "unified" or row.side == "both":
-            label = {"old": " (old)", "new": " (new)"}.get(row.side, "") if self.mode == "unified" else ""
-            return self._wide(note + label, FILE_BG, italic=True)
-        cell = f'<td colspan="2" bgcolor="{FILE_BG}" style="color:{MUTED};font-style:italic;padding:0 6px">'
-        empty = f'<td colspan="2" bgcolor="{PAPER}"></td>'
-        filled = cell + note + "</td>"
-        return "<tr>" + (filled + empty if row.side == "old" else empty + filled) + "</tr>"
-
-    def _numbers(self, numbers: tuple[int | None, ...], background: str) -> str:
-        """One gutter cell (both numbers in the unified view: fewer cells lay out faster)."""
-        text = "  ".join(str(n if n is not None else "").rjust(self.digits) for n in numbers)
-        return f'<td bgcolor="{background}" style="color:{MUTED};padding:0 6px;white-space:pre">{text}</td>'
-
-    def _code_cell(self, content: str, sign: str, background: str, width: str) -> str:
-        return (f'<td width="{width}" bgcolor="{background}" style="white-space:pre-wrap;padding-right:6px">'
-                f'<span style="color:{MUTED}">{sign}</span>{content}</td>')
-
-    def _line_content(self, h: int, k: int, line: DiffLine) -> str:
-        tokens = self.highlighter.tokens(h, k, line)
-        word_bg = ADD_WORD if line.kind == "add" else DEL_WORD if line.kind == "del" else None
-        return code_html(line.text, tokens, words=line.intraline, word_bg=word_bg)
-
-    def _unified_line(self, h: int, k: int, line: DiffLine) -> str:
-        background, gutter, sign = _line_colours(line.kind)
-        return ("<tr>" + self._numbers((line.old_no, line.new_no), gutter)
-                + self._code_cell(self._line_content(h, k, line), sign, background, "100%") + "</tr>")
-
-    def _half(self, h: int, k: int | None, line: DiffLine | None, side: str) -> str:
-        if line is None or k is None:
-            return f'<td bgcolor="{EMPTY_BG}"></td><td width="50%" bgcolor="{EMPTY_BG}"></td>'
-        background, gutter, sign = _line_colours(line.kind)
-        number = line.old_no if side == "old" else line.new_no
-        return self._numbers((number,), gutter) + self._code_cell(self._line_content(h, k, line), sign,
-                                                                 background, "50%")
-
-
-def _line_colours(kind: str) -> tuple[str, str, str]:
-    if kind == "add":
-        return ADD_BG, ADD_GUTTER, "+"
-    if kind == "del":
-        return DEL_BG, DEL_GUTTER, "−"
-    return PAPER, PAPER, " "
-
-
-def _revealed_inline(text: str) -> str:
-    """Escape a one-line label (a path, a hunk header), showing hidden characters as markers."""
-    if not _NEEDS_REVEAL.search(text):
-        return html.escape(text, quote=False)
-    return code_html(text, [], revealed=reveal(text, multiline=False))
-
-
-def diff_warnings(diff: FileDiff) -> tuple[str, ...]:
-    """Warnings about hidden characters in a diff's path and lines, each with where it was found."""
-    found: dict[str, str] = {}
-    name = diff.path or diff.old_path or ""
-    for warning in reveal(name).warnings if _NEEDS_REVEAL.search(name) else ():
-        found.setdefault(f"file name {warning}", "")
-    for hunk in diff.hunks:
-        for line in hunk.plain_lines:
-            if not _NEEDS_REVEAL.search(line.text):
-                continue
-            where = f"old line {line.old_no}" if line.kind == "del" else f"new line {line.new_no}"
-            if line.new_no is None and line.old_no is None:
-                where = "a line"
-            for warning in reveal(line.text, multiline=True, spaces=False).warnings:
-                found.setdefault(warning, where)
-    # A hidden character in the name must not reorder the warning that reports it.
-    label = reveal(diff.path).text if diff.path else "the diff"
-    return tuple(f"{label}: {warning}" + (f" (first at {where})" if where else "")
-                 for warning, where in found.items())
-
-
-# -- commands -----------------------------------------------------------------------------------
-
-def render_command_html(command: str | Sequence[str], cwd: str | None = None) -> tuple[str, tuple[str, ...]]:
-    """A shell command (string or argv) as highlighted HTML, plus warnings about hidden parts.
-
-    An argv is shown shell-quoted (``shlex.join``): the string a shell would split back into the
-    same argv. A command longer than :data:`LONG_COMMAND` without line breaks starts each
-    command of it (after ``|``, ``&&``, ``;``) on a new line and lets the arguments wrap by words;
-    the added breaks are layout only (see the module docstring). The parts the risk reader finds
-    destructive (or moderate) on their own are marked (``data-danger``), so a dangerous tail does
-    not look like the rest. Line breaks that are part of the command show as a ``\\n`` marker
-    before the break.
-    """
-    text = command if isinstance(command, str) else shlex.join([str(part) for part in command])
-    revealed = reveal(text)
-    layout = _layout_breaks(text) if len(text) > LONG_COMMAND and "\n" not in text else {}
-    from pygments.lexers import BashLexer
-
-    tokens = [(start, start + len(value), ttype)
-              for start, ttype, value in BashLexer().get_tokens_unprocessed(text)]
-    names = _program_styles(text, tokens)
-    body = _command_body(text, revealed, tokens, names, layout, _danger_spans(text))
-    warnings = list(revealed.warnings)
-    header = ""
-    if cwd is not None:
-        cwd_revealed = reveal(cwd)
-        warnings.extend(f"working directory {w}" for w in cwd_revealed.warnings)
-        header = (f'{_NOT_COMMAND_START}<div style="color:{MUTED};font-family:{MONO}">in '
-                  f'{code_html(cwd, [], revealed=cwd_revealed)}</div>{_NOT_COMMAND_END}')
-    page = (f'{header}<pre style="font-family:{MONO};color:{INK};white-space:pre-wrap;'
-            f'margin:4px 0 4px 0">{body}</pre>')
-    return page, tuple(warnings)
-
-
-def _danger_spans(text: str) -> list[tuple[int, int, str]]:
-    """(start, end, level) of the parts of a command the risk reader finds risky on their own."""
-    from .headline import dangerous_parts
-
-    try:
-        return [(part.start, part.end, part.level) for part in dangerous_parts(text)]
-    except (ValueError, RecursionError):  # a line the parser cannot take is shown unmarked, never dropped
-        return []
-
-
-def _command_body(text: str, revealed: Revealed, tokens: LineTokens, names: dict[int, str],
-                  layout: dict[int, int], danger: Sequence[tuple[int, int, str]] = ()) -> str:
-    """Render ``text`` piece by piece, inserting layout breaks at the offsets in ``layout``.
-
-    The text is cut at the layout offsets, at real newlines and where a risky part starts or ends;
-    each piece is rendered with its own slice of the reveal segments, so markers, colours and
-    command names stay exact, and a piece inside a risky part is wrapped in its mark.
-    """
-    edges = {at for start, end, _level in danger for at in (start, end) if 0 < at < len(text)}
-    newlines = {i + 1 for i, ch in enumerate(text) if ch == "\n"}
-    cuts = sorted(set(layout) | edges | newlines)
-    out: list[str] = []
-    start = 0
-    for cut in [*cuts, len(text)]:
-        if cut <= start and cut != len(text):
-            continue
-        piece = _slice_html(text, revealed, tokens, names, start, cut)
-        levels = [level for a, b, level in danger if a <= start < b]
-        if levels and piece:
-            level = "destructive" if "destructive" in levels else "moderate"
-            style = DANGER_STYLE if level == "destructive" else CAUTION_STYLE
-            piece = f'<span style="{style}" data-danger="{level}">{piece}</span>'
-        out.append(piece)
-        if cut in layout:
-            out.append(f"{_NOT_COMMAND_START}<br/>{'&nbsp;' * layout[cut]}{_NOT_COMMAND_END}")
-        elif cut in newlines and cut < len(text):
-            out.append(f"{_NOT_COMMAND_START}<br/>{_NOT_COMMAND_END}")
-        start = cut
-    return "".join(out)
-
-
-def _slice_html(text: str, revealed: Revealed, tokens: LineTokens, names: dict[int, str],
-                start: int, end: int) -> str:
-    segments: list[tuple[str, bool]] = []
-    spans: list[tuple[int, int]] = []
-    for segment, (a, b) in zip(revealed.segments, revealed.spans, strict=False):
-        if b <= start or a >= end:
-            continue
-        if segment[1]:
-            segments.append(segment)
-            spans.append((a - start, b - start))
-        else:
-            lo, hi = max(a, start), min(b, end)
-            segments.append((text[lo:hi], False))
-            spans.append((lo - start, hi - start))
-    piece = text[start:end]
-    local_tokens = [(max(a, start) - start, min(b, end) - start, t) for a, b, t in tokens if a < end and b > start]
-    local_names = {a - start: css for a, css in names.items() if start <= a < end}
-    sliced = Revealed(piece, (), segments, spans, frozenset())
-    return code_html(piece, local_tokens, extra_css=local_names, revealed=sliced)
-
-
-def _program_styles(text: str, tokens: LineTokens) -> dict[int, str]:
-    """Bold exactly the programs the shell parser finds (``rm`` in ``timeout 5 bash -c 'rm x'``,
-    not ``timeout`` or ``bash``): the same reading risk and policy judge."""
-    styles: dict[int, str] = {}
-    for start, end in program_spans(text):
-        styles[start] = COMMAND_STYLE
-        for token_start, _token_end, _type in tokens:
-            if start < token_start < end:
-                styles[token_start] = COMMAND_STYLE
-        styles.setdefault(end, "")
-    return styles
-
-
-def program_spans(text: str) -> list[tuple[int, int]]:
-    """Where the programs of a command line are written, merged where one holds another
-    (``$(echo rm)`` is a program whose name another program computes)."""
-    spans = sorted(c.span for c in read_command(text).programs if c.argv and c.span)
-    merged: list[tuple[int, int]] = []
-    for start, end in spans:
-        if merged and start < merged[-1][1]:
-            merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
-        else:
-            merged.append((start, end))
-    return merged
-
-
-def _layout_breaks(text: str) -> dict[int, int]:
-    """Where to break a long command for display, and how far to indent the next line.
-
-    Each operator (``|``, ``&&``, ``;``) starts a new line and keeps the next command on it; the
-    arguments wrap by words (one argument a line made a 2,000-character command 170 lines long).
-    The words are the shell parser's own; a line it cannot parse (an open quote) is not re-laid out.
-    """
-    if read_command(text).parse_error:
-        return {}
-    return {start: 0 for start, _end, is_operator in shell_words(text) if is_operator and start > 0}
-
-
-# -- JSON and text ------------------------------------------------------------------------------
-
-def pretty_json(value: Any) -> str:
-    """Indented JSON that keeps non-ASCII text readable (hidden characters are revealed later)."""
-    return json.dumps(value, indent=2, ensure_ascii=False, default=repr)
-
-
-@dataclass(frozen=True)
-class Clipped:
-    text: str
-    hidden_lines: int
-    hidden_chars: int
-    partial: bool = False  # the last shown line is cut short
-
-    @property
-    def clipped(self) -> bool:
-        return bool(self.hidden_lines or self.hidden_chars)
-
-
-def clip_text(text: str, *, max_lines: int | None, max_chars: int | None) -> Clipped:
-    """The first lines of ``text`` within both limits; what is left out is counted, never lost.
-
-    A line longer than what is left of ``max_chars`` is shown up to the limit (one enormous
-    line, such as a file's content in a JSON string, must not hide entirely).
-    """
-    if max_lines is None and max_chars is None:
-        return Clipped(text, 0, 0)
-    lines = text.split("\n")
-    kept: list[str] = []
-    used = 0
-    partial = False
-    for line in lines:
-        if max_lines is not None and len(kept) >= max_lines:
-            break
-        if max_chars is not None and used + len(line) > max_chars:
-            room = max(max_chars - used, 200)
-            if room < len(line):
-                kept.append(line[:room])
-                partial = True
-            break
-        kept.append(line)
-        used += len(line) + 1
-    shown = "\n".join(kept)
-    return Clipped(shown, len(lines) - len(kept), len(text) - len(shown), partial)
-
-
-def render_json_html(value: Any, *, max_lines: int | None = None, max_chars: int | None = None) -> str:
-    """Pretty, highlighted JSON; past the limits a notice says how much is hidden, with a
-    ``json:show-all`` link."""
-    clipped = clip_text(pretty_json(value), max_lines=max_lines, max_chars=max_chars)
-    from pygments.lexers import JsonLexer
-
-    lazy = LazyLines(clipped.text, JsonLexer(stripnl=False, ensurenl=False))
-    lines = clipped.text.split("\n")
-    body = "\n".join(code_html(line, lazy.line(n), revealed=_json_line_reveal(line))
-                     for n, line in enumerate(lines))
-    notice = ""
-    if clipped.clipped:
-        more_lines = f"{clipped.hidden_lines:,} more line{'s' if clipped.hidden_lines != 1 else ''}"
-        what = more_lines
-        if clipped.partial:
-            what = f"{clipped.hidden_chars:,} more characters" + (f" ({more_lines})" if clipped.hidden_lines else "")
-        notice = (f'<p style="color:{MUTED};font-style:italic">… {what} hidden — '
-                  f'<a href="json:show-all">Show all</a></p>')
-    return (f'<pre style="font-family:{MONO};color:{INK};white-space:pre-wrap;margin:0">{body}</pre>'
-            + notice)
-
-
-_SUSPICIOUS_JSON_SPACES = re.compile(r"(?<!\\n) {8,}| {40,}")
-"""A run of spaces worth marking in JSON: long, and not the indentation of code inside a string
-(spaces right after an escaped newline), unless it is long enough to push text out of sight."""
-
-
-def _json_line_reveal(line: str) -> Revealed | None:
-    """Reveal a line of pretty JSON: long space runs count, indentation (its own, or of code
-    inside a string value) does not."""
-    indent = len(line) - len(line.lstrip(" "))
-    body = line[indent:]
-    spaces = bool(_SUSPICIOUS_JSON_SPACES.search(body))
-    if not _NEEDS_REVEAL.search(line) and not spaces:
-        return None
-    found = reveal(body, spaces=spaces)
-    if indent:
-        found = Revealed(" " * indent + found.text, found.warnings, [(" " * indent, False), *found.segments],
-                         [(0, indent), *((a + indent, b + indent) for a, b in found.spans)], found.kinds)
-    return found
-
-
-def json_warnings(value: Any) -> tuple[str, ...]:
-    """Hidden characters anywhere in the arguments (keys and string values)."""
-    text = pretty_json(value)
-    if not _NEEDS_REVEAL.search(text):
-        return ()
-    return tuple(f"arguments: {w}" for w in reveal(text, multiline=True).warnings)
-
-
-def render_text_html(text: str) -> tuple[str, tuple[str, ...]]:
-    """Plain text with hidden characters revealed, and the warnings."""
-    revealed = reveal(text, multiline=True, spaces=False)
-    return (f'<pre style="font-family:{MONO};color:{INK};white-space:pre-wrap;margin:0">'
-            f'{code_html(text, [], revealed=revealed)}</pre>'), revealed.warnings

@@ -155,6 +155,8 @@ class Target:
         return self.ratio <= self.limit if self.at_most else self.ratio >= self.limit
 
     def shown(self, value: float) -> str:
+        if self.unit == "ms":  # a time, for the targets that are a person's wait rather than a ratio
+            return f"{value * 1000:.0f} ms"
         return f"{value * 100:.0f}%" if self.unit == "%" else f"{value:.2f}x"
 
     @property

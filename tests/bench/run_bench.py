@@ -8,9 +8,11 @@ trips of one thin JSON-line client against a bare asyncio echo, the real app (Qt
 included) and the Qt-free core, all up at once and measured interleaved; (2) throughput with 50
 concurrent clients, the app against the echo; (3) the app's idle memory against a bare PySide6 +
 qasync tray with a socket; (4) the cold start of ``desktop-approver request`` against ``python -c
-pass`` and ``python -c "import json, socket"``; (5) time to first paint of a 10,000-line diff.
-The targets of issue 11 are ratios within this one run; the exit status is 1 when one is missed
-(BENCHMARKS.md is written all the same).
+pass`` and ``python -c "import json, socket"``; (5) a 10,000-line diff in the preview: its first
+paint against a 100-line diff's, until every change is reachable, and the longest event-loop gap
+while it renders (``bench_diff_paint``, the medians of three rounds, each in a fresh process). The targets are ratios or
+waits within this one run; the exit status is 1 when one is missed (BENCHMARKS.md is written all
+the same). The throughput target of issue 11 is retired (the report says why); its figure stays.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
+import bench_diff_paint  # noqa: E402
 import bench_idle_rss  # noqa: E402
 import bench_round_trip  # noqa: E402
 import bench_throughput  # noqa: E402
@@ -52,14 +55,6 @@ def per_call(function: Callable[[], object], number: int = 3000) -> float:
     return statistics.median(timeit.repeat(function, number=number, repeat=5)) / number
 
 
-def first_paint(lines: int) -> float | None:
-    try:
-        from bench_diff_paint import measure_first_paint
-    except ImportError:
-        return None
-    return measure_first_paint(lines)
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="fewer rounds; do not rewrite BENCHMARKS.md")
@@ -75,7 +70,7 @@ def main() -> int:
     with servers("echo", "app") as started:
         flows = bench_throughput.measure({each.kind: each.path for each in started}, bench_throughput.CLIENTS,
                                          20 if args.quick else 100, 1 if args.quick else 3)
-    targets.append(bench_throughput.target(flows))
+    # bench_throughput.target(flows) is retired: see the report's "Retired targets".
     app_rss, bare_rss = bench_idle_rss.measure(1.0 if args.quick else 3.0)
     targets.append(bench_idle_rss.target(app_rss, bare_rss))
 
@@ -88,7 +83,8 @@ def main() -> int:
         cold_request = cold_start(request_cmd, starts, env)
     cold_pass = cold_start([sys.executable, "-c", "pass"], starts, bench_env())
     cold_json = cold_start([sys.executable, "-c", "import json, socket"], starts, bench_env())
-    paint = first_paint(10_000)
+    paint = bench_diff_paint.run_rounds(ROOT, 1 if args.quick else 3)
+    targets.extend(bench_diff_paint.targets(paint))
     from desktop_approver.core.calls.risk import _assess, assess
     from desktop_approver.core.messages.protocol import decode
 
@@ -125,8 +121,13 @@ def main() -> int:
          f"{ms(cold_request)} ({cold_request / cold_pass:.2f}x `python -c pass`, "
          f"{cold_request / cold_json:.2f}x the json+socket import)"),
     ]
-    if paint is not None:
-        rows.append(("10,000-line diff: set_content to first paint", ms(paint)))
+    rows += [
+        ("first paint of a diff, 100 / 10,000 lines",
+         f"{ms(paint['small_first_paint_s'])} / {ms(paint['first_paint_s'])} ({paint['first_paint_ratio']:.2f}x)"),
+        ("10,000-line diff: every change reachable with n/p (p shows the last)", ms(paint["navigable_s"])),
+        ("10,000-line diff: fully rendered; longest event-loop gap meanwhile (and with nothing to render)",
+         f"{paint['full_render_s']:.1f} s; {ms(paint['longest_gap_s'])} ({ms(paint['idle_gap_s'])})"),
+    ]
     width = max(len(label) for label, _ in rows)
     for label, value in rows:
         print(f"{label:<{width}}  {value}")
@@ -172,21 +173,41 @@ checkout's app to the same run).
 - Idle RSS: `desktop-approver tray` in a private HOME (no policy file, notifications on) and the
   bare tray, both offscreen and side by side, after 3 s of idleness (VmRSS, the largest of three).
 - Cold starts: the median of {starts} runs of each command, the request one answered from session memory.
+- Large diff: `bench_diff_paint.py` (a Python file edited every other line), medians of three
+  rounds, each in a fresh process after a warm-up of each size. "Every change reachable" is the
+  time until `p`, pressed as soon as the view knows every change, has the last one on screen. The
+  loop gap is the longest between two ticks of a 1 ms timer from the first paint to the last row;
+  in brackets, the longest gap of the same timer over 2 s with nothing to render: the floor that
+  the load of these shared cores puts under it.
 
 | what | result |
 | --- | --- |
 {body}
 
-## Targets (issue 11), each a ratio within this run
+## Targets, each within this run
+
+Issue 11's round trip and idle memory, issue 23's large diff (its first paint against a 100-line
+diff's; every change reachable with n/p; no event-loop stall while the rest renders, measured as
+the longest gap between the ticks of a 1 ms timer). `tests/bench/bench_diff_paint.py --against TREE`
+puts another checkout's figures beside them.
 
 | target | now | aim | |
 | --- | --- | --- | --- |
 {goals}
 
-The first cut aimed at a session-memory round trip under 3x the floor and a cold start within 2x
-of `python -c "import json, socket"`. Read the rows above against them: the difference between the
-two core rows is the durable audit commit, the difference between the core and the app rows is the
-Qt event loop (qasync) that the app's requests share with the GUI.
+### Retired targets
+
+- Throughput with 50 clients at half of a bare asyncio echo (issue 11): retired by issue 23. The
+  app answers 4,400–5,100 requests a second, three orders of magnitude beyond what people
+  approving agents' calls can produce, and what is left to close is Python spread over every step
+  of a request (see "Issue 11" below): closing it would cost the code its clarity. The figure is
+  still measured (the throughput rows above) so that a regression shows.
+- The first cut aimed at a session-memory round trip under 3x the floor (since tightened to 2.5x)
+  and a cold start within 2x of `python -c "import json, socket"` (issue 23 sets the hook's).
+
+Read the round-trip rows against each other: the difference between the two core rows is the
+durable audit commit, the difference between the core and the app rows is the Qt event loop
+(qasync) that the app's requests share with the GUI.
 """
     (ROOT / "BENCHMARKS.md").write_text(text + kept_sections())
 

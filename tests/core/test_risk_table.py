@@ -23,7 +23,7 @@ import pytest
 from desktop_approver.core import policy
 from desktop_approver.core.calls.reading import read_call, shell_text
 from desktop_approver.core.calls.risk import LEVELS, assess
-from desktop_approver.render import highlight
+from desktop_approver.render import command_html, highlight
 from desktop_approver.render.autopreview import preview_for
 
 # Three tables labelled independently of each other and of the classifier: risk_calls.jsonl (a
@@ -127,8 +127,8 @@ def test_every_consumer_reads_the_same_command_paths_and_programs() -> None:
             assert reading.commands[0].text == shown, row
             text = reading.commands[0].text
             if reading.commands[0].argv is None and not reading.hidden:
-                page, _ = highlight.render_command_html(text)
-                spans = [text[a:b] for a, b in highlight.program_spans(text)]
+                page, _ = command_html.render_command_html(text)
+                spans = [text[a:b] for a, b in command_html.program_spans(text)]
                 assert len(spans) >= len({c.span for c in reading.commands[0].programs if c.argv and c.span
                                           and not any(o.span and o.span[0] < c.span[0] < o.span[1]
                                                       for o in reading.commands[0].programs)}), row

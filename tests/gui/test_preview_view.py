@@ -8,10 +8,13 @@ import pytest
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-from PySide6.QtCore import QUrl  # noqa: E402
-from PySide6.QtGui import QTextTable  # noqa: E402
+from PySide6.QtCore import QTimer, QUrl  # noqa: E402
+from PySide6.QtGui import QTextCursor, QTextDocument, QTextTable  # noqa: E402
 
+from desktop_approver.gui.diff_rendering import FIRST_ROWS  # noqa: E402
 from desktop_approver.gui.preview_view import PreviewView  # noqa: E402
+from desktop_approver.render.diff_html import render_diff_html  # noqa: E402
+from desktop_approver.render.diffs import from_preview  # noqa: E402
 
 pytestmark = pytest.mark.gui
 
@@ -79,19 +82,134 @@ def test_fold_all_and_unfold_all(qtbot, view: PreviewView) -> None:
     assert "return 2" in view.diff_browser.toPlainText()
 
 
-def test_a_10000_line_diff_shows_its_start_before_the_rest_is_rendered(qtbot, view: PreviewView) -> None:
-    old = "".join(f"value_{n} = compute({n})\n" for n in range(6000))
-    new = "".join(f"value_{n} = calculate({n})\n" if n % 2 else f"value_{n} = compute({n})\n"
-                  for n in range(6000))
-    with qtbot.waitSignal(view.first_paint_done, timeout=30_000):
-        view.set_content("Edit", {}, {"kind": "diff", "path": "big.py", "old": old, "new": new})
-        assert view.total_rows() > 9000
-        assert view.rows_rendered < view.total_rows() // 10  # only a first screenful so far
-        assert "value_0 = compute(0)" in view.diff_browser.toPlainText()
-    assert view.is_rendering()
+BIG_OLD = "".join(f"value_{n} = compute({n})\n" for n in range(6000))
+BIG_NEW = "".join(f"value_{n} = calculate({n})\n" if n % 2 else f"value_{n} = compute({n})\n" for n in range(6000))
+BIG = {"kind": "diff", "path": "big.py", "old": BIG_OLD, "new": BIG_NEW}
+LONG_NEW = "".join(f"value_{n} = calculate({n})\n" if n % 2 else f"value_{n} = compute({n})\n" for n in range(1200))
+LONG = {"kind": "diff", "path": "long.py", "old": BIG_OLD[:BIG_OLD.index("value_1200 ")], "new": LONG_NEW}
+
+
+def _document_rows(document: QTextDocument) -> list[str]:
+    """The text of every table row of a document, in order (a diff row per table row)."""
+    rows = []
+    for frame in document.rootFrame().childFrames():
+        if isinstance(frame, QTextTable):
+            for row in range(frame.rows()):
+                cells = [frame.cellAt(row, column) for column in range(frame.columns())]
+                text = []
+                for cell in cells:
+                    if cell.column() != len(text):  # a cell spanning columns shows once
+                        continue
+                    cursor = cell.firstCursorPosition()
+                    cursor.setPosition(cell.lastCursorPosition().position(), QTextCursor.MoveMode.KeepAnchor)
+                    text.append(cursor.selectedText())
+                rows.append("|".join(text))
+    return rows
+
+
+def _in_view(view: PreviewView, text: str) -> bool:
+    found = view.diff_browser.document().find(text)
+    assert not found.isNull(), text
+    top = view.diff_browser.cursorRect(found).top()
+    return 0 <= top < view.diff_browser.viewport().height()
+
+
+def _drawn_at_one_go(preview: dict[str, str], mode: str = "unified") -> list[str]:
+    """The rows of the whole diff drawn as one table, from a diff made in one piece."""
+    document = QTextDocument()
+    (diff,) = from_preview(preview)
+    document.setHtml(render_diff_html(diff, mode=mode))  # type: ignore[arg-type]
+    return _document_rows(document)
+
+
+def test_a_10000_line_diff_shows_its_start_before_the_rest_is_diffed(qtbot, view: PreviewView) -> None:
+    at_first_paint: list[tuple[bool, bool, int, str, str]] = []  # the state when the first screen is painted
+    view.first_paint_done.connect(lambda: at_first_paint.append((
+        view.rendering.is_navigable(), view.is_rendering(), view.rows_rendered, view.diff_browser.toPlainText(),
+        view.diff_summary.text())))
+    with qtbot.waitSignal(view.rendering.navigable, timeout=30_000):
+        view.set_content("Edit", {}, BIG)
+    # The rest waits for the first screen's paint: nothing more is diffed or drawn before it.
+    ((navigable, rendering, rows, text, summary),) = at_first_paint
+    assert not navigable and rendering and rows <= FIRST_ROWS
+    assert "value_0 = compute(0)" in text and "value_5999" not in text
+    assert summary == "diffing…"
+    assert view.total_rows() > 9000
+    assert view.diff_summary.text() == "3000 changes (6,000 lines) · 1 hunk"
+    # (that the rest ends up exactly the whole diff: the tests below, on a shorter long diff)
+
+
+def test_every_change_of_a_long_diff_is_reachable_with_n_and_p(qtbot, view: PreviewView) -> None:
+    with qtbot.waitSignal(view.rendering.navigable, timeout=30_000):
+        view.set_content("Edit", {}, LONG)
+    changes = view.change_rows()
+    assert len(changes) == 600 and view.change_label.text() == "change 600"
+    rows = _drawn_at_one_go(LONG)
+    bar = view.diff_browser.verticalScrollBar()
+    # p from the top lands on the last change, far past what is drawn yet: drawn there at once.
+    assert view.jump_change(-1) == 599 and view.is_rendering()
+    assert "value_1199 = compute(1199)" in rows[changes[599]]
+    assert _in_view(view, "value_1199 = compute(1199)")
+    assert view.jump_change(-1) == 598 and view.change_label.text() == "change 599 of 600"
+    assert view.jump_change(1) == 599 and view.jump_change(1) == 0  # wraps round to the first
+    assert bar.value() < bar.maximum()
+    for expected in range(1, 4):  # and n walks on from there
+        assert view.jump_change(1) == expected
     _finish(qtbot, view)
-    assert view.rows_rendered == view.total_rows()
-    assert "value_5999" in view.diff_browser.toPlainText()
+    # The screens drawn out of order sit where they belong: the document is the whole diff, once.
+    assert _document_rows(view.diff_browser.document()) == rows
+
+
+def test_n_before_the_diff_is_complete_diffs_the_rest_first(qtbot, view: PreviewView) -> None:
+    view.set_content("Edit", {}, LONG)
+    assert not view.rendering.is_navigable()  # only the first screen is diffed before the paint
+    with qtbot.waitSignal(view.rendering.navigable, timeout=1000):  # emitted by the jump itself
+        assert view.jump_change(-1) == 599
+    assert _in_view(view, "value_1199 = compute(1199)")
+    _finish(qtbot, view)
+    # The rows drawn above it since then did not push it out of sight.
+    assert _in_view(view, "value_1199 = compute(1199)")
+    assert _document_rows(view.diff_browser.document()) == _drawn_at_one_go(LONG)
+
+
+def test_other_work_runs_while_a_long_diff_renders(qtbot, view: PreviewView) -> None:
+    seen: list[int] = []
+    ticker = QTimer()
+    ticker.setInterval(0)
+    ticker.timeout.connect(lambda: seen.append(view.rows_rendered) if view.is_rendering() else None)
+    ticker.start()
+    view.set_content("Edit", {}, LONG)
+    _finish(qtbot, view)
+    ticker.stop()
+    # The timer ran between the steps all along: it saw the drawing grow, step by step.
+    steps = sorted(set(seen))
+    assert seen == sorted(seen) and len(steps) >= view.total_rows() // 400  # at most 400 rows a step
+
+
+def test_a_long_diff_with_a_hidden_character_warns_once_diffed(qtbot, view: PreviewView) -> None:
+    new = LONG_NEW.replace("value_1001 = calculate(1001)", "value_1001 = calculate(1001)\u202e")
+    with qtbot.waitSignal(view.warnings_changed, timeout=30_000) as first:
+        view.set_content("Edit", {}, {**LONG, "new": new})
+    assert first.args[0] == []  # not known yet: the line is not diffed
+    with qtbot.waitSignal(view.warnings_changed, timeout=30_000) as known:
+        pass
+    assert any("right-to-left" in warning and "new line 1002" in warning for warning in known.args[0])
+    assert view.warning_bar.property("severity") == "danger"
+
+
+def test_a_long_diff_replaced_by_a_command_is_not_drawn_on(qtbot, view: PreviewView) -> None:
+    view.set_content("Edit", {}, LONG)
+    assert view.is_rendering()
+    view.set_content("Bash", {"command": "ls"}, None)
+    assert not view.is_rendering() and view.pages.currentWidget() is view.command_browser
+    assert view.main.isVisibleTo(view)
+
+
+def test_split_view_of_a_long_diff_is_the_whole_diff(qtbot, view: PreviewView) -> None:
+    view.set_content("Edit", {}, LONG)
+    view.split_button.click()
+    _finish(qtbot, view)
+    assert _document_rows(view.diff_browser.document()) == _drawn_at_one_go(LONG, "split")
 
 
 def test_command_with_hidden_characters_warns(qtbot, view: PreviewView) -> None:

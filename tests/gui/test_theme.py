@@ -12,7 +12,7 @@ from PySide6.QtGui import QGuiApplication, QPalette
 from desktop_approver import Client, previews
 from desktop_approver.gui import theme
 from desktop_approver.gui.badges import DARK_RISK_COLOURS, RISK_STYLE, RiskBadge
-from desktop_approver.render import highlight
+from desktop_approver.render import highlight, text_html
 from tests.gui.conftest import wait_for
 
 
@@ -37,7 +37,7 @@ def test_forced_dark_sets_a_dark_palette_dark_panes_and_a_dark_pygments_style(qa
     assert theme.is_dark() and theme.choice() == "dark"
     assert QGuiApplication.palette().color(QPalette.ColorRole.Window).lightness() < 80
     assert highlight.PAPER == "#0d1117" and highlight.STYLE.name == "github-dark"
-    page = highlight.render_json_html({"a": 1})
+    page = text_html.render_json_html({"a": 1})
     assert "#e6edf3" in page  # the dark theme's ink
     assert theme.apply("light") is False
     assert highlight.PAPER == "#ffffff" and highlight.STYLE.name == "default"

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import random
+
 from desktop_approver.render.diffs import (
     FileDiff,
+    LineMatcher,
     from_preview,
     from_texts,
     is_binary,
@@ -225,3 +228,69 @@ def test_reading_one_line_marks_only_its_change_block() -> None:
     last_del = next(line for line in hunk.plain_lines if line.kind == "del" and line.text == "b = 1")
     assert last_del.intraline == []
     assert next(line for line in hunk.lines if line.text == "b = 1").intraline  # all of them now
+
+
+# -- a long diff, diffed as it is read ---------------------------------------------------------
+
+def _shape(diff: FileDiff) -> tuple[object, ...]:
+    hunks = [(hunk.header, hunk.old_start, hunk.new_start,
+              [(line.kind, line.old_no, line.new_no, line.text, line.missing_newline) for line in hunk.plain_lines])
+             for hunk in diff.hunks]
+    return hunks, diff.notes, diff.old_missing_newline, diff.new_missing_newline
+
+
+def _grouped_by_difflib(old: str, new: str, context: int) -> list[list[str]]:
+    """The kinds of each hunk's lines as difflib groups the same matching (the reference)."""
+    old_lines, old_missing = split_lines(old)
+    new_lines, new_missing = split_lines(new)
+    matcher = LineMatcher(old_lines[:-1] + [old_lines[-1] + "\0"] if old_missing else old_lines,
+                          new_lines[:-1] + [new_lines[-1] + "\0"] if new_missing else new_lines)
+    kinds = []
+    for group in matcher.get_grouped_opcodes(context):
+        hunk: list[str] = []
+        for tag, i1, i2, j1, j2 in group:
+            hunk += ["context"] * (i2 - i1) if tag == "equal" else ["del"] * (i2 - i1) + ["add"] * (j2 - j1)
+        kinds.append(hunk)
+    return kinds
+
+
+def test_a_streamed_diff_is_the_whole_diff_whatever_the_steps() -> None:
+    chance = random.Random(23)
+    for _ in range(600):
+        words = [f"w{k}" for k in range(chance.randint(1, 25))] + ["", "}"]
+        old = "\n".join(chance.choice(words) for _ in range(chance.randint(0, 50))) + chance.choice(["", "\n"])
+        lines = [line for line in old.split("\n") if chance.random() > 0.15]
+        for _ in range(chance.randint(0, 8)):
+            lines.insert(chance.randint(0, len(lines)), chance.choice(words))
+        new = "\n".join(lines) + chance.choice(["", "\n"])
+        context = chance.choice([0, 1, 3])
+        whole = from_texts("a.py", old, new, context=context)
+        streamed = from_texts("a.py", old, new, context=context, streaming=True)
+        while not streamed.diff_more(chance.randint(1, 6)):
+            assert not streamed.complete
+        assert _shape(streamed) == _shape(whole), (old, new)
+        assert [[line.kind for line in hunk.plain_lines] for hunk in whole.hunks] == \
+            _grouped_by_difflib(old, new, context), (old, new)
+
+
+def test_a_long_diff_is_read_only_as_far_as_asked() -> None:
+    old = "".join(f"line {n}\n" for n in range(20_000))
+    new = old.replace("line 3\n", "line three\n").replace("line 19990\n", "line nineteen thousand\n")
+    diff = from_texts("big.txt", old, new, streaming=True)
+    assert not diff.complete and diff.hunks == []
+    assert not diff.diff_more(5)
+    (first,) = diff.hunks
+    assert not first.complete and first.header == "@@ -1,… +1,… @@"  # its counts are not known yet
+    assert diff.lines_diffed < 20
+    diff.finish()
+    assert diff.complete
+    assert [hunk.header for hunk in diff.hunks] == ["@@ -1,7 +1,7 @@", "@@ -19988,7 +19988,7 @@ line 19986"]
+    assert all(hunk.complete for hunk in diff.hunks) and (diff.added, diff.removed) == (2, 2)
+
+
+def test_only_long_previews_are_streamed() -> None:
+    short = {"kind": "diff", "path": "a", "old": "a\n" * 10, "new": "b\n" * 10}
+    long = {"kind": "diff", "path": "a", "old": "a\n" * 3000, "new": "b\n" * 3000}
+    assert from_preview(short, stream_over=2000)[0].complete
+    assert not from_preview(long, stream_over=2000)[0].complete
+    assert from_preview(long)[0].complete

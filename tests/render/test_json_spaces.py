@@ -3,7 +3,7 @@ that could push a command's tail out of sight is."""
 
 from __future__ import annotations
 
-from desktop_approver.render.highlight import render_json_html
+from desktop_approver.render.text_html import render_json_html
 
 
 def test_indentation_after_an_escaped_newline_is_not_marked() -> None:

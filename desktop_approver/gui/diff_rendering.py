@@ -1,0 +1,362 @@
+"""Puts a diff's rows into a :class:`CodeBrowser`: the first screen at once, the rest a short step per loop turn.
+
+A 10,000-line diff costs seconds to diff, lex, mark up and lay out, and a person needs the first
+forty lines. So :meth:`DiffRendering.start` diffs (a streamed :class:`FileDiff`) and draws only the
+first screen, and the rest waits for that screen's paint. Then each turn of the event loop gives
+one step of at most :data:`STEP_BUDGET_S`, in this order: diff the rest (then every row and change
+is known: ``navigable``), draw again what was drawn from the unfinished diff (the file's totals,
+hunk headers) or without colours, and draw the next rows in order. Other work (requests, input)
+runs between the steps.
+
+The document is a row of tables, one per *segment* of consecutive rows, in row order; a jump to
+rows not drawn yet (``n``/``p`` to the last change) draws a screen there at once, as a segment of
+its own between the others, uncoloured if the lexer has not got that far (it is coloured when the
+steps in order reach it). When the steps are done, the document holds every row exactly once, in
+order: the same text as the whole diff drawn at one go.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass
+
+from PySide6.QtCore import QObject, QTimer, Signal
+from PySide6.QtGui import QTextCursor, QTextFrame, QTextTable
+
+from ..render import diff_html
+from ..render.diffs import FileDiff
+from .code_browser import CodeBrowser
+
+log = logging.getLogger(__name__)
+
+FIRST_ROWS = 80          # drawn before the first paint: more than a screenful
+SCREEN_ROWS = 40         # drawn at once where a jump lands
+SEGMENT_ROWS = 20        # the first screen and a jump's screen are cut into tables this small: each is
+                         # drawn again in one short step once the diff is complete or lexed that far
+STEP_BUDGET_S = 0.010    # one step of the background work; the event loop turns between steps
+DIFF_STEP_LINES = 200    # lines diffed between two looks at the clock
+TABLE_ROWS = 15          # rows drawn in order go into tables this large, inserted in a step of their own:
+                         # inserting a table costs Qt about as much per row as drawing it costs us, plus a
+                         # little per table already there (15: under 10 ms each up to 10,000 rows)
+
+
+@dataclass
+class _Pending:
+    """Rows ``start``–``end`` of one file drawn in order but not in the document yet (``html``: their rows)."""
+
+    start: int
+    end: int
+    html: list[str]
+
+
+@dataclass
+class _Segment:
+    """Rows ``start``–``end`` (over all files) drawn as one table; ``final`` once from the complete,
+    lexed diff (otherwise the steps draw it again)."""
+
+    start: int
+    end: int
+    final: bool
+
+
+class DiffRendering(QObject):
+    """The rows of some diffs, drawn into one browser in segments (see the module docstring).
+
+    Signals: ``navigable()`` when a streamed diff has been diffed to its end (every row and change
+    is known; not emitted when the diffs were complete at :meth:`start`); ``done()`` when every
+    row is drawn from the complete, lexed diff.
+    """
+
+    navigable = Signal()
+    done = Signal()
+
+    def __init__(self, browser: CodeBrowser) -> None:
+        super().__init__(browser)
+        self.browser = browser
+        self._files: list[FileDiff] = []
+        self._mode: diff_html.Mode = "unified"
+        self._folded: dict[int, set[int]] = {}
+        self._rows: list[list[diff_html.Row]] | None = None  # per file, once every file is diffed
+        self._offsets: list[int] = []                         # the first row of each file, likewise
+        self._segments: list[_Segment] = []
+        self._rendering = False
+        self._waiting_for_paint = False
+        self._chunk_rows = 20
+        self._pending: _Pending | None = None
+        self._restore_scroll: int | None = None
+        self._timer = QTimer(self)
+        self._timer.setSingleShot(True)
+        self._timer.setInterval(0)
+        self._timer.timeout.connect(self._step)
+        browser.painted.connect(self._painted)
+
+    def __repr__(self) -> str:
+        state = "rendering" if self._rendering else "done"
+        return (f"<DiffRendering {state}: {len(self._files)} files, {self.rows_rendered} of "
+                f"{self.total_rows()} rows{'' if self.is_navigable() else ', still diffing'}>")
+
+    # -- state ----------------------------------------------------------------------------------
+
+    @property
+    def rows_rendered(self) -> int:
+        return sum(segment.end - segment.start for segment in self._segments)
+
+    def is_rendering(self) -> bool:
+        return self._rendering
+
+    def is_navigable(self) -> bool:
+        return self._rows is not None
+
+    def rows(self, file_index: int) -> list[diff_html.Row]:
+        """The rows of one file (so far, while it is still being diffed)."""
+        if self._rows is not None:
+            return self._rows[file_index]
+        return diff_html.diff_rows(self._files[file_index], self._mode, self._folded.get(file_index, set()))
+
+    def total_rows(self) -> int:
+        if self._rows is not None:
+            return sum(len(rows) for rows in self._rows)
+        return sum(len(self.rows(index)) for index in range(len(self._files)))
+
+    def file_offsets(self) -> list[int]:
+        """The first row of each file (diffing what is left first)."""
+        self.finish_diffing()
+        return list(self._offsets)
+
+    # -- starting and finishing -----------------------------------------------------------------
+
+    def start(self, files: list[FileDiff], mode: diff_html.Mode, folded: dict[int, set[int]],
+              keep_scroll: bool = False) -> None:
+        """Draw the first screen of ``files`` now; the rest follows the first paint, a step a turn."""
+        self._timer.stop()
+        self._files, self._mode, self._folded = files, mode, folded
+        self._restore_scroll = self.browser.verticalScrollBar().value() if keep_scroll else None
+        self._rows, self._offsets, self._segments, self._pending = None, [], [], None
+        for index, diff in enumerate(files):
+            while not diff.complete and len(diff_html.diff_rows(diff, mode, folded.get(index, set()))) < FIRST_ROWS:
+                diff.diff_more(FIRST_ROWS)
+            if not diff.complete:
+                break  # the files after it start after rows not known yet
+        if all(diff.complete for diff in files):
+            self._know_rows()
+        html, self._segments = self._draw(0, FIRST_ROWS, syntax=True)
+        self.browser.setHtml(html)
+        self._after_step()
+        self._rendering = True
+        if self.browser.isVisible():
+            self._waiting_for_paint = True  # the first screen is painted before anything else is done
+        else:
+            self._timer.start()
+
+    def clear(self, html: str) -> None:
+        """Show a message instead of rows (a diff that could not be read)."""
+        self._timer.stop()
+        self._files, self._rows, self._offsets, self._segments, self._pending = [], [], [], [], None
+        self._rendering = self._waiting_for_paint = False
+        self.browser.setHtml(html)
+
+    def finish_diffing(self) -> None:
+        """Diff what is left now (a person asked for the next change before the steps got there)."""
+        if self._rows is None:
+            for diff in self._files:
+                diff.finish()
+            self._know_rows()
+            self.navigable.emit()
+
+    def _know_rows(self) -> None:
+        self._rows = [diff_html.diff_rows(diff, self._mode, self._folded.get(index, set()))
+                      for index, diff in enumerate(self._files)]
+        self._offsets = []
+        total = 0
+        for rows in self._rows:
+            self._offsets.append(total)
+            total += len(rows)
+
+    # -- drawing --------------------------------------------------------------------------------
+
+    def _file_at(self, row: int) -> tuple[int, int]:
+        """The file holding global ``row`` and that file's first row (within the rows known so far)."""
+        offset = 0
+        for index in range(len(self._files)):
+            count = len(self.rows(index))
+            if row < offset + count or index == len(self._files) - 1:
+                return index, offset
+            offset += count
+        return 0, 0
+
+    def _draw(self, start: int, end: int, *, syntax: bool,
+              segment_rows: int = SEGMENT_ROWS) -> tuple[str, list[_Segment]]:
+        """HTML for rows ``start``–``end`` (clipped to the rows known), as tables of at most
+        ``segment_rows`` rows that never span two files; and their segments."""
+        parts: list[str] = []
+        segments: list[_Segment] = []
+        row = start
+        while row < end:
+            file_index, offset = self._file_at(row)
+            diff = self._files[file_index]
+            rows = self.rows(file_index)
+            stop = min(end, offset + len(rows), row + segment_rows)
+            if stop <= row:
+                break
+            folded = self._folded.get(file_index, set())
+            coloured = syntax or diff_html.rows_lexed(diff, self._mode, folded, row - offset, stop - offset)
+            parts.append(diff_html.render_diff_html(diff, mode=self._mode, folded=folded,
+                                                    line_range=(row - offset, stop - offset),
+                                                    file_index=file_index, syntax=coloured))
+            segments.append(_Segment(row, stop, final=coloured and diff.complete))
+            row = stop
+        return "".join(parts), segments
+
+    def _tables(self) -> list[QTextTable]:
+        return [frame for frame in self.browser.document().rootFrame().childFrames() if isinstance(frame, QTextTable)]
+
+    def _insert(self, html: str, before: int) -> None:
+        """Insert tables before segment ``before``'s table (at the end past the last)."""
+        cursor = QTextCursor(self.browser.document())
+        if before >= len(self._segments):  # the usual case: no need to look for the table
+            cursor.movePosition(QTextCursor.MoveOperation.End)
+            cursor.insertHtml(html)
+            return
+        table = self._tables()[before]
+        cursor.setPosition(table.firstPosition() - 1)
+        self._keeping_view(table, lambda: cursor.insertHtml(html))
+
+    def _replace(self, index: int, html: str) -> None:
+        table = self._tables()[index]
+        cursor = QTextCursor(self.browser.document())
+        cursor.setPosition(table.firstPosition() - 1)
+        cursor.setPosition(table.lastPosition() + 1, QTextCursor.MoveMode.KeepAnchor)
+        following = self._tables()
+        self._keeping_view(following[index + 1] if index + 1 < len(following) else None,
+                           lambda: cursor.insertHtml(html))
+
+    def _keeping_view(self, below: QTextFrame | None, change: object) -> None:
+        """Make ``change`` (an insertion just above ``below``) without moving what the person looks
+        at: when ``below`` starts above the bottom of a scrolled view (rows drawn above a jump's
+        screen), scroll by as much as it moved, so it stays where it was on the screen."""
+        bar = self.browser.verticalScrollBar()
+        layout = self.browser.document().documentLayout()
+        top = layout.frameBoundingRect(below).top() if below is not None and bar.value() > 0 else None
+        assert callable(change)
+        change()
+        if top is not None and below is not None and top < bar.value() + self.browser.viewport().height():
+            moved = layout.frameBoundingRect(below).top() - top
+            layout.documentSize()  # lays the document out to its end, so the scroll bar's range has grown
+            bar.setValue(bar.value() + int(moved))
+
+    def ensure_rendered(self, row: int) -> tuple[QTextTable, int] | None:
+        """The table and its row where global ``row`` is drawn, drawing a screen from it first if needed."""
+        self.finish_diffing()
+        self._flush()
+        before = len(self._segments)
+        for index, segment in enumerate(self._segments):
+            if segment.start <= row < segment.end:
+                return self._tables()[index], row - segment.start
+            if segment.start > row:
+                before = index
+                break
+        if row >= self.total_rows() or row < 0:
+            return None
+        gap_start = self._segments[before - 1].end if before else 0
+        gap_end = self._segments[before].start if before < len(self._segments) else self.total_rows()
+        start = max(gap_start, row - SCREEN_ROWS // 2)  # some rows above it too: the view can scroll there
+        html, segments = self._draw(start, min(gap_end, row + SCREEN_ROWS), syntax=False)
+        self._insert(html, before)
+        self._segments[before:before] = segments
+        if not self._rendering:  # drawn uncoloured: the steps colour it
+            self._rendering = True
+            self._timer.start()
+        for index, segment in enumerate(segments, before):
+            if segment.start <= row < segment.end:
+                return self._tables()[index], row - segment.start
+        return None
+
+    # -- the steps ------------------------------------------------------------------------------
+
+    def _painted(self) -> None:
+        if self._waiting_for_paint:
+            self._waiting_for_paint = False
+            self._timer.start()
+
+    def _step(self) -> None:
+        if self._waiting_for_paint:
+            return
+        deadline = time.perf_counter() + STEP_BUDGET_S
+        while True:
+            worked = self._work_once(deadline)
+            if not worked:
+                self._rendering = False
+                self._after_step()
+                log.debug("%r", self)
+                self.done.emit()
+                return
+            if worked == "inserted" or time.perf_counter() >= deadline:
+                break
+        self._after_step()
+        self._timer.start()
+
+    def _work_once(self, deadline: float) -> bool | str:
+        """One piece of the work left, in order: False when nothing is left, ``"inserted"`` after
+        putting a table of rows drawn in order into the document (a step of its own)."""
+        for diff in self._files:
+            if not diff.complete:
+                while not diff.diff_more(DIFF_STEP_LINES) and time.perf_counter() < deadline:
+                    pass
+                if all(each.complete for each in self._files):
+                    self._know_rows()
+                    self.navigable.emit()
+                return True
+        position = 0
+        for index, segment in enumerate(self._segments):
+            if segment.start > position:
+                return self._fill(position, segment.start, index)
+            if not segment.final:
+                html, segments = self._draw(segment.start, segment.end, syntax=True)
+                self._replace(index, html)
+                self._segments[index:index + 1] = segments
+                return True
+            position = segment.end
+        if position < self.total_rows():
+            return self._fill(position, self.total_rows(), len(self._segments))
+        return False
+
+    def _fill(self, start: int, end: int, before: int) -> bool | str:
+        """Draw the next rows of the gap ``start``–``end`` (as many as fit the budget, learnt as it
+        goes); once :data:`TABLE_ROWS` are drawn, or the gap or file ends, insert them as one table."""
+        file_index, offset = self._file_at(start)
+        end = min(end, offset + len(self.rows(file_index)))
+        pending = self._pending
+        if pending is None or pending.start != start:
+            pending = self._pending = _Pending(start, start, [])
+        if pending.end >= end or pending.end - pending.start >= TABLE_ROWS:
+            self._flush(before)
+            return "inserted"
+        count = min(self._chunk_rows, end - pending.end, TABLE_ROWS - (pending.end - pending.start))
+        started = time.perf_counter()
+        pending.html.append(diff_html.render_diff_rows(
+            self._files[file_index], mode=self._mode, folded=self._folded.get(file_index, set()),
+            line_range=(pending.end - offset, pending.end + count - offset), file_index=file_index))
+        pending.end += count
+        spent = time.perf_counter() - started
+        scale = STEP_BUDGET_S / 2 / spent if spent > 0 else 2.0  # two pieces a step at least
+        self._chunk_rows = max(2, min(TABLE_ROWS, int(self._chunk_rows * min(2.0, max(0.5, scale)))))
+        return True
+
+    def _flush(self, before: int | None = None) -> None:
+        """Put the rows drawn in order so far into the document (before segment ``before``)."""
+        pending, self._pending = self._pending, None
+        if pending is None or pending.end == pending.start:
+            return
+        if before is None:
+            before = next((index for index, segment in enumerate(self._segments) if segment.start >= pending.end),
+                          len(self._segments))
+        self._insert(diff_html.diff_table_html("".join(pending.html)), before)
+        self._segments.insert(before, _Segment(pending.start, pending.end, final=True))
+
+    def _after_step(self) -> None:
+        if self._restore_scroll is not None:
+            bar = self.browser.verticalScrollBar()
+            if bar.maximum() >= self._restore_scroll or not self._rendering:
+                bar.setValue(self._restore_scroll)
+                self._restore_scroll = None
