@@ -9,9 +9,7 @@ and that the shell parser never calls safe a line that real bash rejects.
 
 from __future__ import annotations
 
-import html
 import json
-import re
 import shutil
 import subprocess
 from collections import Counter
@@ -103,10 +101,38 @@ def test_lines_bash_rejects_are_never_safe(line: str) -> None:
 
 
 def _bold(page: str) -> list[str]:
-    """The bold runs of a rendered command (adjacent bold pieces make one run)."""
-    piece = f'<span style="{re.escape(highlight.COMMAND_STYLE)}">[^<]*</span>'
-    runs = re.findall(f"(?:{piece})+", page)
-    return [html.unescape(re.sub("<[^>]*>", "", run)) for run in runs]
+    """The bold runs of a rendered command: characters drawn in the command style, adjacent ones
+    making one run, whatever other spans (the danger marks) wrap them."""
+    from html.parser import HTMLParser
+
+    class Runs(HTMLParser):
+        def __init__(self) -> None:
+            super().__init__(convert_charrefs=True)
+            self.stack: list[bool] = []
+            self.runs: list[str] = []
+            self.open = False
+
+        def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+            if tag == "span":
+                self.stack.append(dict(attrs).get("style") == highlight.COMMAND_STYLE)
+
+        def handle_endtag(self, tag: str) -> None:
+            if tag == "span" and self.stack:
+                self.stack.pop()
+
+        def handle_data(self, data: str) -> None:
+            if any(self.stack):
+                if self.open:
+                    self.runs[-1] += data
+                else:
+                    self.runs.append(data)
+                self.open = True
+            else:
+                self.open = False
+
+    parser = Runs()
+    parser.feed(page)
+    return parser.runs
 
 
 def test_every_consumer_reads_the_same_command_paths_and_programs() -> None:
