@@ -1,6 +1,7 @@
 """desktop-approver: ask the person at the desktop before an agent runs a tool.
 
-The thin client lives here and imports only the standard library::
+The thin client (:mod:`desktop_approver.client`, standard library only) is what an agent imports;
+its public names are here too::
 
     from desktop_approver import Client, AsyncClient
     decision = Client().request("write_file", {"path": "a.txt", "content": "hi"}, session="run-42")
@@ -20,18 +21,18 @@ TYPE_CHECKING = False  # typing's own flag would import typing, which a hook (on
 if TYPE_CHECKING:
     from typing import Any
 
-    from . import previews
-    from .async_client import AsyncClient
-    from .client import Client
-    from .errors import ApproverError, ApproverUnavailable, Blocked, ProtocolError, Unauthorized, UntrustedServer
-    from .wire import Decision
+    from .client import previews
+    from .client.async_client import AsyncClient
+    from .client.errors import ApproverError, ApproverUnavailable, Blocked, ProtocolError, Unauthorized, UntrustedServer
+    from .client.sync_client import Client
+    from .client.wire import Decision
 
 # Each public name is loaded when first used: importing the package (which every submodule does
 # first) loads nothing else, so no module of the package is in a circle through it, and a hook
 # pays only for what it uses (asyncio alone costs an AsyncClient's user ~20 ms).
-_HOME = {"Client": ".client", "AsyncClient": ".async_client", "Decision": ".wire",
+_HOME = {"Client": ".client.sync_client", "AsyncClient": ".client.async_client", "Decision": ".client.wire",
          **dict.fromkeys(("ApproverError", "ApproverUnavailable", "Blocked", "ProtocolError", "Unauthorized",
-                          "UntrustedServer"), ".errors")}
+                          "UntrustedServer"), ".client.errors")}
 
 
 def __getattr__(name: str) -> Any:
@@ -40,7 +41,7 @@ def __getattr__(name: str) -> Any:
     if name in _HOME:
         return getattr(importlib.import_module(_HOME[name], __name__), name)
     if name == "previews":
-        return importlib.import_module(".previews", __name__)
+        return importlib.import_module(".client.previews", __name__)
     raise AttributeError(f"module 'desktop_approver' has no attribute {name!r}")
 
 

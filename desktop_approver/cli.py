@@ -156,9 +156,9 @@ _positive_hours, _positive_days = _positive("hours"), _positive("days")
 
 
 def cmd_request(args: argparse.Namespace) -> int:
-    from ._client_base import check_timeout
     from .client import Client
-    from .errors import ApproverError, ApproverUnavailable
+    from .client.base import check_timeout
+    from .client.errors import ApproverError, ApproverUnavailable
 
     try:
         call_args = json_object(args.args, "--args")
@@ -188,7 +188,7 @@ def cmd_request(args: argparse.Namespace) -> int:
 
 def cmd_status(args: argparse.Namespace) -> int:
     from .client import Client
-    from .errors import ApproverError
+    from .client.errors import ApproverError
 
     client = Client(args.socket)
     try:
@@ -320,7 +320,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if argv[0] in alone and not {"-h", "--help"} & set(argv):
         wanted = [argv[0]] if argv[0] in COMMANDS_WITH_MODULES else []
     args = _read_quickly(argv) or build_parser(with_module_commands=wanted).parse_args(argv)
-    if getattr(args, "nats_creds", None):  # where every client of this process looks (desktop_approver.urls)
+    if getattr(args, "nats_creds", None):  # where every client of this process looks (desktop_approver.client.urls)
         import os
 
         os.environ["DESKTOP_APPROVER_NATS_CREDS"] = args.nats_creds

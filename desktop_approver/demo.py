@@ -13,9 +13,8 @@ import threading
 import time
 from typing import Any
 
-from . import previews
-from .client import Client
-from .errors import ApproverError
+from .client import Client, previews
+from .client.errors import ApproverError
 
 OLD_CODE = '''def greet(name):
     print("Hello " + name)

@@ -24,7 +24,7 @@ from logging.handlers import RotatingFileHandler
 from pathlib import Path
 from typing import IO
 
-from . import paths
+from .client import paths
 from .core.store.logsafe import EscapingFormatter
 
 LEVEL_ENV = "DESKTOP_APPROVER_LOG_LEVEL"

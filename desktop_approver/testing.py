@@ -8,11 +8,11 @@
     decision = Client(transport=fake).request("Bash", {"command": "git push"})
     assert not decision.allowed and decision.note == "not on main"
 
-:class:`FakeApprover` is a transport (:mod:`desktop_approver.transport`), so the client under test
+:class:`FakeApprover` is a transport (:mod:`desktop_approver.client.transport`), so the client under test
 runs all of its own code: the hello, framing, JSON, matching replies to ids, reading decisions,
-and the typed errors (:class:`~desktop_approver.errors.Blocked` with ``raise_on_block``,
-:class:`~desktop_approver.errors.ApproverUnavailable` when the fake is down or hangs up,
-:class:`~desktop_approver.errors.Unauthorized` for a wrong token). The fake answers with the
+and the typed errors (:class:`~desktop_approver.client.errors.Blocked` with ``raise_on_block``,
+:class:`~desktop_approver.client.errors.ApproverUnavailable` when the fake is down or hangs up,
+:class:`~desktop_approver.client.errors.Unauthorized` for a wrong token). The fake answers with the
 protocol's own messages (``ipc/PROTOCOL.md``); your ``handler`` plays the person at the desktop.
 
 The handler gets one :class:`ApprovalRequest` per call (each call of a batch too) and returns an
@@ -35,10 +35,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import wire
+from .client import wire
+from .client.vocabulary import DecidedBy, RiskReport
+from .client.vocabulary import DecisionName as DecisionName
 from .version import __version__
-from .vocabulary import DecidedBy, RiskReport
-from .vocabulary import DecisionName as DecisionName
 
 __all__ = ["FakeApprover", "ApprovalRequest", "Answer", "AppGone", "allow_once", "allow_session", "deny", "block",
            "FAKE_RISK"]

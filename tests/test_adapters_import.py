@@ -48,7 +48,7 @@ def test_no_adapter_module_is_loaded_by_the_client_or_the_hook_command() -> None
 
 def test_the_client_and_adapter_base_use_only_the_standard_library() -> None:
     stdlib = set(sys.stdlib_module_names) | {"desktop_approver"} | loaded_after("pass")  # site's own hooks
-    loaded = loaded_after("import desktop_approver.adapters.base, desktop_approver.async_client")
+    loaded = loaded_after("import desktop_approver.adapters.base, desktop_approver.client.async_client")
     assert loaded <= stdlib, sorted(loaded - stdlib)
 
 

@@ -15,8 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from desktop_approver import logs, paths
+from desktop_approver import logs
 from desktop_approver.cli import LOG_LEVELS, build_parser
+from desktop_approver.client import paths
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -17,10 +17,11 @@ from typing import Any
 
 import pytest
 
-from desktop_approver import Blocked, Client, wire
-from desktop_approver.async_client import AsyncClient
+from desktop_approver import Blocked, Client
+from desktop_approver.client import wire
+from desktop_approver.client.async_client import AsyncClient
+from desktop_approver.client.errors import ApproverUnavailable
 from desktop_approver.core.decisions.tickets import Ticket, Verdict
-from desktop_approver.errors import ApproverUnavailable
 from tests.support.service import ServiceThread
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -258,7 +259,7 @@ def imported_after(code: str) -> set[str]:
 
 
 def test_thin_client_and_cli_import_no_third_party_module() -> None:
-    loaded = imported_after("import desktop_approver, desktop_approver.client, desktop_approver.async_client, "
+    loaded = imported_after("import desktop_approver, desktop_approver.client, desktop_approver.client.async_client, "
                             "desktop_approver.cli")
     assert "desktop_approver" in loaded
     assert not loaded & set(THIRD_PARTY), sorted(loaded & set(THIRD_PARTY))
@@ -280,7 +281,7 @@ def test_a_notice_reaches_the_app_and_decides_nothing(ask: Callable[..., Any], s
     assert ask("notice", "waiting", "tester is waiting for you") is None
     assert told == [("waiting", "tester is waiting for you")]
     assert service.person.tickets == []                   # nobody was asked anything
-    from desktop_approver.errors import ProtocolError
+    from desktop_approver.client.errors import ProtocolError
     with pytest.raises(ProtocolError) as refused:
         ask("notice", "approved", "let me through")       # only waiting / finished / info
     assert refused.value.code == "invalid_message"

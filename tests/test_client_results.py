@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from desktop_approver import ApproverUnavailable, Blocked, Decision, ProtocolError, Unauthorized
-from desktop_approver._client_base import ClientProtocol
+from desktop_approver.client.base import ClientProtocol
 
 RISK = {"level": "safe", "reasons": []}
 

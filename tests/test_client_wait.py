@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 
 from desktop_approver import Client
-from desktop_approver._client_base import REPLY_GRACE, ClientProtocol
-from desktop_approver.async_client import AsyncClient
+from desktop_approver.client.async_client import AsyncClient
+from desktop_approver.client.base import REPLY_GRACE, ClientProtocol
 from desktop_approver.core.decisions.tickets import PAUSE_ALLOWANCE
 from desktop_approver.testing import FakeApprover, allow_once
 from tests.support.service import ServiceThread

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from desktop_approver.client import Client
-from desktop_approver.errors import ApproverUnavailable
+from desktop_approver.client.errors import ApproverUnavailable
 
 ROOT = Path(__file__).resolve().parent.parent
 REQUESTS = 40

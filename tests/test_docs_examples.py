@@ -23,8 +23,8 @@ from typing import Any
 
 import pytest
 
+from desktop_approver.client.paths import SOCKET_ENV
 from desktop_approver.core.decisions.tickets import Ticket, Verdict
-from desktop_approver.paths import SOCKET_ENV
 from tests.support.service import ServiceThread
 
 ROOT = Path(__file__).resolve().parent.parent

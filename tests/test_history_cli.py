@@ -152,7 +152,7 @@ def test_no_log_yet_is_not_an_error_and_creates_nothing(tmp_path: Path) -> None:
 
 
 def test_default_path_and_hidden_characters(tmp_path: Path) -> None:
-    from desktop_approver.paths import default_audit_path
+    from desktop_approver.client.paths import default_audit_path
 
     audit = AuditLog(default_audit_path())  # the private HOME's default location
     try:

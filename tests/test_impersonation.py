@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 
 from desktop_approver import AsyncClient, Client, UntrustedServer
-from desktop_approver.server_check import check_socket_path
+from desktop_approver.client.server_check import check_socket_path
 from tests.support.users import SYSTEM_PYTHON, as_second_user
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -218,7 +218,7 @@ def test_concurrent_async_requests_share_one_connection() -> None:
 
 def test_the_fake_takes_notices_as_the_app_does() -> None:
     from desktop_approver import Client
-    from desktop_approver.errors import ProtocolError
+    from desktop_approver.client.errors import ProtocolError
     from desktop_approver.testing import FakeApprover, allow_once
 
     fake = FakeApprover(lambda request: allow_once())

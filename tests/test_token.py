@@ -17,6 +17,7 @@ import pytest
 
 from desktop_approver.cli import build_parser
 from desktop_approver.client import Client
+from desktop_approver.client.errors import Unauthorized
 from desktop_approver.core.service import ServiceOptions
 from desktop_approver.core.store.audit import AuditLog
 from desktop_approver.core.transport import tokens
@@ -27,7 +28,6 @@ from desktop_approver.core.transport.tokens import (
     TokenStoreUnavailable,
     make_token_check,
 )
-from desktop_approver.errors import Unauthorized
 from tests.support.service import ScriptedPerson, ServiceThread
 from tests.test_cli import cli, every
 
@@ -231,7 +231,7 @@ def test_tray_with_require_token_and_no_keyring_exits_1_with_a_reason(
 def test_a_client_on_the_desktop_without_the_variable_uses_the_keyring(tmp_path: Path) -> None:
     import asyncio
 
-    from desktop_approver.async_client import AsyncClient
+    from desktop_approver.client.async_client import AsyncClient
 
     service = _token_service(tmp_path)
     try:
@@ -264,7 +264,7 @@ def test_the_async_client_waits_for_the_welcome_before_sending_a_request(tmp_pat
     import socket
     import threading
 
-    from desktop_approver.async_client import AsyncClient
+    from desktop_approver.client.async_client import AsyncClient
 
     path = tmp_path / "fake.sock"
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)

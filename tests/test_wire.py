@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from desktop_approver.wire import Decision, LineFramer, canonical_json, deny
+from desktop_approver.client.wire import Decision, LineFramer, canonical_json, deny
 
 
 def test_decision_is_immutable_and_compares_by_content() -> None:
@@ -40,7 +40,7 @@ def test_canonical_json_ignores_key_order() -> None:
 
 
 def test_line_framer_joins_pieces_and_skips_oversized_lines() -> None:
-    from desktop_approver.wire import Oversized
+    from desktop_approver.client.wire import Oversized
 
     framer = LineFramer(limit=10)
     assert list(framer.feed(b'{"a"')) == []
@@ -77,7 +77,7 @@ def test_line_framer_is_linear_however_the_line_is_cut() -> None:
 
 
 def test_line_framer_oversized_line_in_pieces_then_a_good_one() -> None:
-    from desktop_approver.wire import Oversized
+    from desktop_approver.client.wire import Oversized
 
     framer = LineFramer(limit=8)
     out: list[Any] = []
@@ -89,7 +89,7 @@ def test_line_framer_oversized_line_in_pieces_then_a_good_one() -> None:
 
 def test_the_wire_spells_the_decisions_as_the_vocabulary_does() -> None:
     """``wire`` spells the answers itself (the client imports no typing); they must stay the vocabulary's."""
-    from desktop_approver import vocabulary, wire
+    from desktop_approver.client import vocabulary, wire
 
     assert wire.DECISIONS == vocabulary.DECISIONS
     assert wire.ALLOW_DECISIONS == vocabulary.ALLOW_DECISIONS

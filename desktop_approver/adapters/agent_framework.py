@@ -35,7 +35,7 @@ from typing import Any
 from agent_framework import Content, FunctionInvocationContext, FunctionMiddleware, Message
 from agent_framework._middleware import MiddlewareFailure
 
-from ..errors import Blocked
+from ..client.errors import Blocked
 from .base import Answer, Approver, Call, hints_from
 
 __all__ = ["DesktopApprovalMiddleware", "answer_approval_requests"]

@@ -4,7 +4,7 @@
 
 - a deny is an :class:`Answer` whose :attr:`Answer.message` is written for the model (the person's
   note in it), never an exception, so the run goes on and the model can adapt;
-- a policy ``block`` raises :class:`~desktop_approver.errors.Blocked` (it ends the run) unless the
+- a policy ``block`` raises :class:`~desktop_approver.client.errors.Blocked` (it ends the run) unless the
   adapter was built with ``stop_on_block=False``, when it is a deny like any other;
 - edited arguments replace the call's arguments (:attr:`Answer.args`);
 - the app not being reachable denies (fail closed) unless ``on_unavailable="allow"``; a
@@ -29,14 +29,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-from .._client_base import check_timeout
 from ..client import Client
-from ..errors import ApproverError, ApproverUnavailable, Blocked
-from ..wire import Decision
+from ..client.base import check_timeout
+from ..client.errors import ApproverError, ApproverUnavailable, Blocked
+from ..client.wire import Decision
 
 if TYPE_CHECKING:
-    from ..async_client import AsyncClient
-    from ..transport import DualTransport
+    from ..client.async_client import AsyncClient
+    from ..client.transport import DualTransport
 
 OnUnavailable = Literal["deny", "allow"]
 MAX_PREVIEW_BYTES = 256 * 1024
@@ -271,7 +271,7 @@ class Approver:
         return client
 
     def _async_client(self, agent: str | None) -> AsyncClient:
-        from ..async_client import AsyncClient
+        from ..client.async_client import AsyncClient
 
         return AsyncClient(self.socket_path, agent=agent or self.agent, session=self.session, token=self.token,
                            transport=self.transport)

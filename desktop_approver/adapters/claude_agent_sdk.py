@@ -27,8 +27,8 @@ from typing import Any
 from claude_agent_sdk import PermissionResultAllow, PermissionResultDeny, ToolPermissionContext
 from claude_agent_sdk.types import PermissionUpdate
 
+from ..client.errors import Blocked
 from ..commands import hook
-from ..errors import Blocked
 from .base import Answer, Approver
 
 __all__ = ["DesktopPermissions"]

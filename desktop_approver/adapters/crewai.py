@@ -18,7 +18,7 @@ before_llm_call hook"; it retries the task, blocked again at once, then gives up
 ends that run only: the crew's next ``kickoff()`` asks again (a before-kickoff callback of ours,
 added to the blocked crew, forgets the block as the next run starts; without a crew, the block
 holds for the agent's executor that met it). Inside ``with DesktopApproval():`` the error that
-leaves ``kickoff()`` is :class:`~desktop_approver.errors.Blocked`; after ``install()`` it is
+leaves ``kickoff()`` is :class:`~desktop_approver.client.errors.Blocked`; after ``install()`` it is
 CrewAI's own ``ValueError`` (CrewAI logs and drops whatever a hook raises, so no hook can raise
 ``Blocked`` through it).
 ``allow_session`` is kept per crew (its id), else per task; the agent's name is its ``role``.
@@ -38,8 +38,8 @@ from crewai.hooks import (
     unregister_before_tool_call_hook,
 )
 
-from ..errors import Blocked
-from ..wire import Decision
+from ..client.errors import Blocked
+from ..client.wire import Decision
 from .base import Answer, Approver, deny_message
 
 __all__ = ["DesktopApproval"]

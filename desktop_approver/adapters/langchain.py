@@ -21,7 +21,7 @@ answered with ``{"decisions": [...]}``) and ``per_call`` (one ``tool_approval`` 
 answered by interrupt id) with ``approve`` / ``edit`` / ``reject`` (the note as its message).
 
 ``allow_session`` is kept per LangGraph ``thread_id``; the agent's name is ``create_agent(name=...)``.
-A policy ``block`` raises :class:`~desktop_approver.errors.Blocked`, which ends the run.
+A policy ``block`` raises :class:`~desktop_approver.client.errors.Blocked`, which ends the run.
 """
 
 from __future__ import annotations

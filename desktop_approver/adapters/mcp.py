@@ -36,7 +36,7 @@ import mcp_types as types
 from mcp import ClientSession, StdioServerParameters, stdio_client, stdio_server
 from mcp.server.lowlevel.server import Server
 
-from ..errors import Blocked
+from ..client.errors import Blocked
 from .base import Answer, Approver, hints_from
 
 if TYPE_CHECKING:

@@ -22,7 +22,7 @@ Allowed calls are ``state.approve``d (with the person's edited arguments), denie
 ``state.reject``ed with the note as ``rejection_message``. ``allow_session`` is kept per the run's
 ``group_id`` (the SDK's thread id for traces) when set, else per :class:`Approver`. A policy
 ``block`` ends the run: the guardrail trips (``ToolInputGuardrailTripwireTriggered``), and
-:func:`resolve_interruptions` raises :class:`~desktop_approver.errors.Blocked`.
+:func:`resolve_interruptions` raises :class:`~desktop_approver.client.errors.Blocked`.
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ from agents.tool_guardrails import (
     ToolInputGuardrailData,
 )
 
-from ..errors import Blocked
+from ..client.errors import Blocked
 from .base import Answer, Approver, Call, hints_from
 
 __all__ = ["desktop_guardrail", "require_desktop_approval", "resolve_interruptions", "resolve_interruptions_sync"]

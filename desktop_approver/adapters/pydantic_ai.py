@@ -20,7 +20,7 @@ Deferred, across runs (for an app that shows its own "waiting for approval" stat
 A deny becomes ``ToolDenied(message)``: the model reads the person's note as the tool's result and
 the run goes on. Edited arguments become ``ToolApproved(override_args=...)``. ``allow_session``
 is kept per ``conversation_id`` (else per run id). MCP tools' annotations go along as hints.
-A policy ``block`` raises :class:`~desktop_approver.errors.Blocked`, which ends the run.
+A policy ``block`` raises :class:`~desktop_approver.client.errors.Blocked`, which ends the run.
 
 The person sees the agent's own ``Agent(name=...)``, else the Approver's ``agent``, else
 "pydantic-ai". PydanticAI names an unnamed agent after the variable that holds it when it first

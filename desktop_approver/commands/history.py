@@ -52,8 +52,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from ..client.paths import default_audit_path
     from ..core.store.audit import AuditLog
-    from ..paths import default_audit_path
 
     path = Path(args.audit_db).expanduser() if args.audit_db else default_audit_path()
     if args.prune:

@@ -47,7 +47,7 @@ if TYPE_CHECKING:
     from pathlib import Path
     from typing import Any
 
-    from ..wire import Decision
+    from ..client.wire import Decision
 
 AGENTS = ("claude-code",)
 AGENT_NAME = "claude-code"
@@ -101,7 +101,7 @@ def run(args: argparse.Namespace) -> int:
         print("desktop-approver: --project only goes with --install", file=sys.stderr)
         return 2
     try:
-        from .._client_base import check_timeout
+        from ..client.base import check_timeout
 
         check_timeout(args.timeout, "--timeout")
         check_timeout(args.deadline, "--deadline")
@@ -140,7 +140,7 @@ def answer_within(deadline: float | None) -> float:
 
 def ask(kind: str, event: dict[str, Any], tool_input: dict[str, Any], args: argparse.Namespace) -> int:
     from ..client import Client
-    from ..errors import ApproverError, ApproverUnavailable
+    from ..client.errors import ApproverError, ApproverUnavailable
 
     answer = _permission_request_answer if kind == "PermissionRequest" else _pre_tool_use_answer
     session = event.get("session_id") or None
@@ -290,7 +290,7 @@ def announce(kind: str, event: dict[str, Any], socket_path: str | None = None) -
         # The app shows it in the tray and as its own notification (grouped with the agent's
         # requests, quiet in do-not-disturb); notify-send only when the app is not there.
         from ..client import Client
-        from ..errors import ApproverError
+        from ..client.errors import ApproverError
 
         with Client(socket_path, agent=agent, session=str(event.get("session_id") or "") or None,
                     connect_timeout=2.0) as client:

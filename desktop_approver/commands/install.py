@@ -303,7 +303,7 @@ def _running_pid() -> int | None:
     """The pid of an app that answers on the default socket now (asked before the units exist,
     so that asking cannot start one)."""
     from ..client import Client
-    from ..errors import ApproverError
+    from ..client.errors import ApproverError
 
     client = Client(connect_timeout=0.5)
     try:

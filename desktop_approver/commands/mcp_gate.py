@@ -45,7 +45,7 @@ def add_approver_options(parser: argparse.ArgumentParser) -> None:
 def seconds(text: str) -> float:
     """An argparse type: a finite number of seconds above 0 (NaN or 0 would make every wait end at
     once, which reads as "the app is not reachable": an allow with --on-unavailable allow)."""
-    from .._client_base import check_timeout
+    from ..client.base import check_timeout
 
     try:
         value = check_timeout(float(text))

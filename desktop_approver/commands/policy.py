@@ -63,7 +63,7 @@ def _docs() -> int:
 
 def _policy_path(args: argparse.Namespace) -> tuple[Path, bool]:
     """The file to read, and whether the person named it (a missing named file is an error)."""
-    from ..paths import default_policy_path
+    from ..client.paths import default_policy_path
 
     named = args.file or getattr(args, "policy", None)
     return (Path(named).expanduser(), True) if named else (default_policy_path(), False)

@@ -63,10 +63,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from .. import previews
-    from .._client_base import check_timeout
-    from ..client import Client
-    from ..errors import ApproverError, ApproverUnavailable
+    from ..client import Client, previews
+    from ..client.base import check_timeout
+    from ..client.errors import ApproverError, ApproverUnavailable
 
     if args.codes:
         print(codes_table())

@@ -100,7 +100,7 @@ def _ask(socket_path: str | None, agent: str, action: Callable[[Any], T]) -> T |
     one in the keyring: these commands run on the desktop itself.
     """
     from ..client import Client
-    from ..errors import ApproverError, ApproverUnavailable
+    from ..client.errors import ApproverError, ApproverUnavailable
 
     client = Client(socket_path, agent=agent)
     try:

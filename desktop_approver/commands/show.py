@@ -28,7 +28,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from ..client import Client
-    from ..errors import ApproverError
+    from ..client.errors import ApproverError
 
     try:
         with Client(args.socket, agent="desktop-approver show") as client:

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .. import paths
+from ..client import paths
 from .decisions.broker import DEFAULT_TIMEOUT, Broker
 from .decisions.memory import SessionMemory
 from .decisions.modes import ModeState

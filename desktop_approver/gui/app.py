@@ -15,16 +15,17 @@ from typing import TYPE_CHECKING, Any, cast
 from PySide6.QtCore import QObject, QSettings, QTimer, Signal
 from PySide6.QtWidgets import QApplication, QMessageBox, QSystemTrayIcon, QWidget
 
-from .. import logs, paths
-from .. import settings as app_settings
+from .. import logs
+from ..client import paths
+from ..client import settings as app_settings
+from ..client.paths import InsecureDirectory
+from ..client.vocabulary import Mode
 from ..core.decisions import modes
 from ..core.decisions.queue import count_text
 from ..core.decisions.tickets import Ticket
 from ..core.service import ApproverService, ServiceOptions
 from ..core.transport.activation import ActivationError
 from ..core.transport.server import AlreadyRunning
-from ..paths import InsecureDirectory
-from ..vocabulary import Mode
 from . import theme
 from .decider import GuiDecider
 from .icons import app_icon

@@ -37,11 +37,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from ..client.vocabulary import DecisionName, Scope
 from ..core.decisions.queue import time_left_text
 from ..core.decisions.tickets import Ticket, Verdict
 from ..core.store.logsafe import printable
 from ..render.headline import headline, shorten
-from ..vocabulary import DecisionName, Scope
 from . import batch, placement
 from .badges import risk_text
 from .contrast import MutedLabel

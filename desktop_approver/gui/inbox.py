@@ -30,10 +30,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from ..client.vocabulary import DecisionName
 from ..core.decisions.queue import count_text, time_left_text, waited_text
 from ..core.decisions.tickets import Ticket
 from ..render.headline import headline, shorten
-from ..vocabulary import DecisionName
 from . import batch, placement, theme
 from .badges import risk_colours, risk_text
 from .decider import GuiDecider

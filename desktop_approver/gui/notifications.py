@@ -20,12 +20,12 @@ from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 
+from ..client.vocabulary import DecisionName
 from ..core.calls.reading import read_call
 from ..core.decisions import modes
 from ..core.decisions.queue import riskiest_first
 from ..core.decisions.tickets import CallInfo, Ticket, Verdict
 from ..core.store.logsafe import printable
-from ..vocabulary import DecisionName
 from .badges import risk_text
 from .decider import GuiDecider
 from .review_text import summarise_args, visible

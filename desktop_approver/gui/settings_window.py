@@ -35,10 +35,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from ..client.settings import THEMES, Settings, SettingsError
 from ..core.calls.risk import assess
 from ..core.policy import Policy, PolicyCall, PolicyError
 from ..core.store.statistics import compute, uses_of
-from ..settings import THEMES, Settings, SettingsError
 from .keys import close_on_escape
 from .review_text import visible
 from .rules_file import RuleBlock, RulesFile

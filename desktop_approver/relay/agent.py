@@ -1,7 +1,7 @@
 """The agent's side of the relay: a transport that speaks the protocol's lines over NATS.
 
-:class:`RelayTransport` plugs into the clients' transport seam (:mod:`desktop_approver.transport`),
-so :class:`~desktop_approver.client.Client`, :class:`~desktop_approver.async_client.AsyncClient`,
+:class:`RelayTransport` plugs into the clients' transport seam (:mod:`desktop_approver.client.transport`),
+so :class:`~desktop_approver.client.Client`, :class:`~desktop_approver.client.async_client.AsyncClient`,
 the CLI, the hook and every adapter run their own code unchanged. Each line the client writes is
 translated here:
 
@@ -18,7 +18,7 @@ translated here:
   (``unknown_type``): session memory lives in each approver's app, ask it there.
 
 Fails closed, within the request's time: an unreachable server or refused credentials raise
-:class:`~desktop_approver.errors.ApproverUnavailable` at connect; a permission the server refuses
+:class:`~desktop_approver.client.errors.ApproverUnavailable` at connect; a permission the server refuses
 fails the connection the same way; past the request's deadline (``timeout`` stretched by the pause
 allowance, as the app counts it) the answer is a ``deny`` by ``timeout``, or ``ApproverUnavailable``
 when the server was not reachable to ask.
@@ -40,8 +40,8 @@ from collections.abc import Callable
 from types import ModuleType
 from typing import Any
 
-from .. import wire
-from ..errors import ApproverError, ApproverUnavailable
+from ..client import wire
+from ..client.errors import ApproverError, ApproverUnavailable
 from ..version import __version__
 from . import names
 from .address import RelayAddress
@@ -407,7 +407,7 @@ class RelayTransport:
 
 
 class LoopConnection:
-    """For :class:`~desktop_approver.async_client.AsyncClient`: the link on the caller's loop."""
+    """For :class:`~desktop_approver.client.async_client.AsyncClient`: the link on the caller's loop."""
 
     def __init__(self, address: RelayAddress) -> None:
         self._incoming: asyncio.Queue[bytes | ApproverError] = asyncio.Queue()

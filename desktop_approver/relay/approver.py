@@ -43,6 +43,7 @@ from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
+from ..client.vocabulary import DECIDED_BY, DECISIONS, SCOPES, DecidedBy
 from ..core.decisions.tickets import PAUSE_ALLOWANCE, CallInfo, Identity, Ticket, Verdict
 from ..core.messages import models
 from ..core.messages.protocol import Refusal, decode, encode, encode_decision
@@ -50,7 +51,6 @@ from ..core.store.logsafe import printable
 from ..core.transport.connection import Connection
 from ..core.transport.context import Context
 from ..core.transport.peercred import PeerCredentials
-from ..vocabulary import DECIDED_BY, DECISIONS, SCOPES, DecidedBy
 from . import names
 from .address import RelayAddress
 

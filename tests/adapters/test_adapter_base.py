@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 
 from desktop_approver.adapters.base import MAX_PREVIEW_BYTES, Approver, Call, deny_message, hints_from
+from desktop_approver.client.errors import Blocked
+from desktop_approver.client.wire import Decision
 from desktop_approver.core.decisions.tickets import Verdict
-from desktop_approver.errors import Blocked
-from desktop_approver.wire import Decision
 
 
 class Annotations:

@@ -140,7 +140,7 @@ def test_unreachable_app_denies(tmp_path: Path) -> None:
 def test_policy_block_ends_the_run(serve: Any) -> None:
     """The only way CrewAI lets a hook end a run: the next model call is refused, before the model
     hears anything; ``with DesktopApproval()`` turns CrewAI's error into ``Blocked``."""
-    from desktop_approver.errors import Blocked
+    from desktop_approver.client.errors import Blocked
 
     ran: list[tuple[str, dict[str, Any]]] = []
     service = serve(per_call(lambda call: Verdict("deny", "policy", note="never", blocked=True)))

@@ -20,8 +20,8 @@ from langgraph.checkpoint.memory import InMemorySaver  # noqa: E402
 
 from desktop_approver.adapters.base import Approver  # noqa: E402
 from desktop_approver.adapters.langchain import DesktopApprovalMiddleware, answer_interrupts  # noqa: E402
+from desktop_approver.client.errors import Blocked  # noqa: E402
 from desktop_approver.core.decisions.tickets import Ticket, Verdict  # noqa: E402
-from desktop_approver.errors import Blocked  # noqa: E402
 
 pytestmark = pytest.mark.adapter
 

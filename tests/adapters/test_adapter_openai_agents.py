@@ -20,8 +20,8 @@ from desktop_approver.adapters.openai_agents import (  # noqa: E402
     require_desktop_approval,
     resolve_interruptions_sync,
 )
+from desktop_approver.client.errors import Blocked  # noqa: E402
 from desktop_approver.core.decisions.tickets import Ticket, Verdict  # noqa: E402
-from desktop_approver.errors import Blocked  # noqa: E402
 
 pytestmark = pytest.mark.adapter
 set_tracing_disabled(True)  # no trace export to OpenAI from the tests

@@ -18,8 +18,8 @@ from pydantic_ai.tools import DeferredToolRequests  # noqa: E402
 
 from desktop_approver.adapters.base import Approver  # noqa: E402
 from desktop_approver.adapters.pydantic_ai import DesktopApproval, resolve_deferred_sync  # noqa: E402
+from desktop_approver.client.errors import Blocked  # noqa: E402
 from desktop_approver.core.decisions.tickets import Ticket, Verdict  # noqa: E402
-from desktop_approver.errors import Blocked  # noqa: E402
 
 pytestmark = pytest.mark.adapter
 

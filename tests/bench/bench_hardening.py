@@ -16,7 +16,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from desktop_approver import wire  # noqa: E402
+from desktop_approver.client import wire  # noqa: E402
 from desktop_approver.core.messages.protocol import decode  # noqa: E402
 from desktop_approver.core.policy import Policy  # noqa: E402
 

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from desktop_approver import wire
+from desktop_approver.client import wire
 from desktop_approver.core.decisions import modes
 from desktop_approver.core.decisions.broker import Broker
 from desktop_approver.core.decisions.tickets import Ticket, Verdict

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from desktop_approver._client_base import REPLY_GRACE, ClientProtocol
+from desktop_approver.client.base import REPLY_GRACE, ClientProtocol
 from desktop_approver.core.decisions.tickets import PAUSE_ALLOWANCE, Countdown
 
 

@@ -23,12 +23,11 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
-from desktop_approver import wire
-from desktop_approver.async_client import AsyncClient
-from desktop_approver.client import Client
+from desktop_approver.client import Client, wire
+from desktop_approver.client.async_client import AsyncClient
+from desktop_approver.client.errors import ProtocolError
 from desktop_approver.core.decisions.tickets import Ticket, Verdict
 from desktop_approver.core.messages.protocol import TOO_DEEP, decode
-from desktop_approver.errors import ProtocolError
 from tests.support.service import WAIT, ServiceThread
 
 EXAMPLES_DIR = Path(__file__).resolve().parents[2] / "ipc" / "examples"

@@ -15,8 +15,7 @@ from typing import Any
 
 import pytest
 
-from desktop_approver import wire
-from desktop_approver.client import Client
+from desktop_approver.client import Client, wire
 from desktop_approver.core.decisions.tickets import Verdict
 from desktop_approver.core.messages import models
 from desktop_approver.core.messages.protocol import Refusal, decode, describe_errors, encode
@@ -380,7 +379,7 @@ def _wait(condition: Any) -> Any:
 
 
 def test_an_error_about_a_cancel_names_it_and_does_not_answer_the_request() -> None:
-    from desktop_approver._client_base import ClientProtocol
+    from desktop_approver.client.base import ClientProtocol
 
     error = {"v": 1, "type": "error", "id": "r1", "in_reply_to": "cancel", "code": "unknown_id", "message": "x"}
     assert not ClientProtocol.answers(error, "request")

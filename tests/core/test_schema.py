@@ -12,7 +12,7 @@ import pytest
 from pydantic import BaseModel
 from referencing import Registry, Resource
 
-from desktop_approver import wire
+from desktop_approver.client import wire
 from desktop_approver.core.messages import models, schema
 from desktop_approver.core.messages.protocol import decode
 from tests.core.test_golden import EXAMPLES, fill, step_bytes

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from desktop_approver import settings
+from desktop_approver.client import settings
 from desktop_approver.core.decisions import modes
 from tests.gui.conftest import ask_bash as ask
 from tests.gui.conftest import wait_for

@@ -14,7 +14,7 @@ import sys
 from typing import Any
 
 from desktop_approver import AsyncClient, Client
-from desktop_approver.errors import ApproverError
+from desktop_approver.client.errors import ApproverError
 
 
 def result(value: Any) -> dict[str, Any]:

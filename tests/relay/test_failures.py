@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from desktop_approver import Client
-from desktop_approver.errors import ApproverUnavailable
+from desktop_approver.client.errors import ApproverUnavailable
 from tests.relay.conftest import WAIT, Approver, NatsServer, free_port, run_agent, start_agent
 from tests.relay.test_approvers import stored_decisions
 

@@ -13,11 +13,11 @@ from pathlib import Path
 import pytest
 
 from desktop_approver import AsyncClient, Client
-from desktop_approver.errors import ApproverUnavailable
+from desktop_approver.client.errors import ApproverUnavailable
+from desktop_approver.client.transport import UnixSocketTransport
+from desktop_approver.client.urls import UnusableTransport, open_transport
 from desktop_approver.relay.address import AddressError, parse
 from desktop_approver.relay.agent import RelayTransport
-from desktop_approver.transport import UnixSocketTransport
-from desktop_approver.urls import UnusableTransport, open_transport
 from tests.relay.conftest import ROOT
 
 

@@ -24,7 +24,7 @@ from typing import Any
 import pytest
 
 from desktop_approver import AsyncClient, Client
-from desktop_approver.errors import ApproverUnavailable
+from desktop_approver.client.errors import ApproverUnavailable
 from tests.reliability.app import ROOT, AppProcess
 
 WAIT = 60.0

@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 
 from desktop_approver import Client
-from desktop_approver.errors import ProtocolError
+from desktop_approver.client.errors import ProtocolError
 from tests.reliability.app import AppProcess
 
 WAIT = 60.0

@@ -27,8 +27,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
-from ...vocabulary import AskKind, RiskReport, RuleAction, Scope
-from ...wire import canonical_json
+from ...client.vocabulary import AskKind, RiskReport, RuleAction, Scope
+from ...client.wire import canonical_json
 from ..calls.risk import LEVELS, RiskAssessment, assess
 from ..policy.automatic import unproven
 from ..store.audit import AuditLog, GroupCommit

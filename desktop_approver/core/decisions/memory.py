@@ -22,8 +22,8 @@ from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...vocabulary import SCOPES, Scope
-from ...wire import canonical_json
+from ...client.vocabulary import SCOPES, Scope
+from ...client.wire import canonical_json
 from ..store.logsafe import printable
 
 log = logging.getLogger(__name__)

@@ -14,8 +14,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from ...vocabulary import MODES as MODES
-from ...vocabulary import Mode
+from ...client.vocabulary import MODES as MODES
+from ...client.vocabulary import Mode
 from ..store.files import read_regular_file
 
 log = logging.getLogger(__name__)

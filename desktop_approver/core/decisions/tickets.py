@@ -13,7 +13,7 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
-from ...vocabulary import AskKind, RiskLevel, RiskReport
+from ...client.vocabulary import AskKind, RiskLevel, RiskReport
 from ..store.logsafe import printable
 from .verdict import Verdict as Verdict  # its home is .verdict (no circle with messages.models)
 

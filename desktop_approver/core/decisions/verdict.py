@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ...vocabulary import DecidedBy, DecisionName, RiskReport, Scope
+from ...client.vocabulary import DecidedBy, DecisionName, RiskReport, Scope
 
 __all__ = ["Verdict"]
 

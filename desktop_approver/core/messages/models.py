@@ -2,7 +2,7 @@
 
 ``ipc/schema/`` is generated from these (``python -m desktop_approver.core.messages.schema``) and a test
 fails when it is stale. The thin client does not import this module; the golden exchanges in
-``ipc/examples/`` keep it and ``desktop_approver.wire`` in step.
+``ipc/examples/`` keep it and ``desktop_approver.client.wire`` in step.
 """
 
 from __future__ import annotations
@@ -22,10 +22,10 @@ from pydantic import (
     model_validator,
 )
 
-from ...vocabulary import DecidedBy as DecidedBy  # re-exported: declared here before the words moved out
-from ...vocabulary import DecisionName as DecisionName
-from ...vocabulary import NoticeKind, RiskLevel, Scope, ShowWhat
-from ...wire import PROTOCOL_VERSION
+from ...client.vocabulary import DecidedBy as DecidedBy  # re-exported: declared here before the words moved out
+from ...client.vocabulary import DecisionName as DecisionName
+from ...client.vocabulary import NoticeKind, RiskLevel, Scope, ShowWhat
+from ...client.wire import PROTOCOL_VERSION
 
 if TYPE_CHECKING:
     from typing import Self

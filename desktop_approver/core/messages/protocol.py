@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, cast
 from pydantic import BaseModel, ValidationError
 from pydantic_core import to_json
 
-from ... import wire
+from ...client import wire
 from . import models
 
 if TYPE_CHECKING:

@@ -18,7 +18,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from ... import wire
+from ...client import wire
 from . import models
 from .protocol import MAX_DEPTH
 

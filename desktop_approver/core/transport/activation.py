@@ -17,7 +17,7 @@ import socket
 import stat
 from pathlib import Path
 
-from ...paths import ensure_private_dir
+from ...client.paths import ensure_private_dir
 
 log = logging.getLogger(__name__)
 

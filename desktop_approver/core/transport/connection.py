@@ -32,9 +32,9 @@ import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from ... import wire
+from ...client import wire
+from ...client.vocabulary import AskKind
 from ...version import __version__
-from ...vocabulary import AskKind
 from ..decisions.broker import Triage
 from ..decisions.tickets import Identity, Verdict
 from ..messages import models

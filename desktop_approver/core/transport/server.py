@@ -37,8 +37,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
-from ... import wire
-from ...paths import ensure_private_dir
+from ...client import wire
+from ...client.paths import ensure_private_dir
 from ..decisions.broker import Broker
 from . import activation, socket_file
 from .context import DEFAULT_MAX_PENDING_PER_CLIENT as DEFAULT_MAX_PENDING_PER_CLIENT

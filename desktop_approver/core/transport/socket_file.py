@@ -33,7 +33,7 @@ import stat
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
-from ...paths import InsecureDirectory
+from ...client.paths import InsecureDirectory
 from .peercred import peer_credentials
 
 log = logging.getLogger(__name__)

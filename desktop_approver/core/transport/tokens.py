@@ -17,8 +17,8 @@ import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from ..._client_base import KEYRING_SERVICE as SERVICE  # where clients look
-from ..._client_base import KEYRING_USERNAME as USERNAME
+from ...client.base import KEYRING_SERVICE as SERVICE  # where clients look
+from ...client.base import KEYRING_USERNAME as USERNAME
 
 log = logging.getLogger(__name__)
 

@@ -12,7 +12,7 @@ So, before the hello:
    ``LOCAL_PEERCRED`` on macOS) must be our uid; where the platform has neither, steps 1 and 2
    stand alone.
 
-Any failure is :class:`~desktop_approver.errors.UntrustedServer` (an ``ApproverUnavailable``:
+Any failure is :class:`~desktop_approver.client.errors.UntrustedServer` (an ``ApproverUnavailable``:
 fail closed) naming the reason. Standard library only, a few system calls: hooks run per call.
 """
 

@@ -1,7 +1,7 @@
 """The client's protocol logic, without I/O.
 
 :class:`ClientProtocol` builds the messages and turns reply lines into decisions or errors;
-:class:`~desktop_approver.client.Client` and :class:`~desktop_approver.async_client.AsyncClient`
+:class:`~desktop_approver.client.Client` and :class:`~desktop_approver.client.async_client.AsyncClient`
 only move its bytes. Standard library only: an agent's environment may pin anything.
 """
 
@@ -254,7 +254,7 @@ class ClientProtocol:
     # -- typed results: one reader per reply type; an ``error`` reply becomes its typed exception --
 
     def read_decision(self, reply: Mapping[str, Any], *, raise_on_block: bool = False) -> wire.Decision:
-        """The :class:`~desktop_approver.wire.Decision` a ``decision`` reply carries."""
+        """The :class:`~desktop_approver.client.wire.Decision` a ``decision`` reply carries."""
         try:
             decision = wire.Decision.from_wire(dict(_expect(reply, "decision")))
         except (AttributeError, KeyError, TypeError, ValueError) as exc:

@@ -1,6 +1,6 @@
 """The clients' one door to the app: a transport moves bytes, the clients keep the protocol.
 
-:class:`~desktop_approver.client.Client` and :class:`~desktop_approver.async_client.AsyncClient`
+:class:`~desktop_approver.client.Client` and :class:`~desktop_approver.client.async_client.AsyncClient`
 take a ``transport=``; by default it is the unix socket here. Everything above the bytes (the
 hello, framing, JSON, matching replies to ids, typed errors, retries) stays in the clients, so
 another transport, such as :class:`desktop_approver.testing.FakeApprover`, is exercised through
@@ -11,7 +11,7 @@ A transport opens connections; a connection sends bytes and reads what comes bac
     Transport.connect(timeout)              -> Connection:      send, receive(timeout), finished, close
     AsyncTransport.connect_async(timeout)   -> AsyncConnection: write, drain, read, is_closing, close
 
-Opening raises :class:`~desktop_approver.errors.ApproverUnavailable` (or an ``OSError``, which the
+Opening raises :class:`~desktop_approver.client.errors.ApproverUnavailable` (or an ``OSError``, which the
 clients turn into one) when there is nobody to talk to; reading returns ``b""`` when the other
 side hung up. Standard library only, and no asyncio at import: a hook starts once per tool call.
 """
@@ -21,7 +21,7 @@ from __future__ import annotations
 import os
 import socket
 
-from ._client_base import unavailable
+from .base import unavailable
 from .errors import ApproverUnavailable
 from .server_check import check_server, check_socket_path
 
@@ -63,7 +63,7 @@ class Transport(Protocol):
 
 
 class AsyncConnection(Protocol):
-    """One open conversation for :class:`~desktop_approver.async_client.AsyncClient`."""
+    """One open conversation for :class:`~desktop_approver.client.async_client.AsyncClient`."""
 
     def write(self, data: bytes) -> None: ...
 
@@ -78,7 +78,7 @@ class AsyncConnection(Protocol):
 
 
 class AsyncTransport(Protocol):
-    """What :class:`~desktop_approver.async_client.AsyncClient` connects through."""
+    """What :class:`~desktop_approver.client.async_client.AsyncClient` connects through."""
 
     @property
     def address(self) -> str | os.PathLike[str]: ...

@@ -9,7 +9,7 @@ every command, the hook and the adapters, which build their clients without a UR
 - ``unix:///path/to/approver.sock`` or a bare path: that socket.
 
 A URL or credentials the client cannot use make a transport whose every connect raises
-:class:`~desktop_approver.errors.ApproverUnavailable` with the reason: every caller already treats
+:class:`~desktop_approver.client.errors.ApproverUnavailable` with the reason: every caller already treats
 that as "denied" (fail closed), so a broken setting can never crash a hook into an allow.
 Standard library only: an agent that uses the socket never imports the relay.
 """
@@ -45,8 +45,8 @@ def open_transport(socket_path: str | os.PathLike[str] | None, url: str | None, 
 
     scheme = urlsplit(url).scheme
     if scheme in RELAY_SCHEMES:
-        from .relay.address import AddressError, parse
-        from .relay.agent import RelayTransport
+        from ..relay.address import AddressError, parse
+        from ..relay.agent import RelayTransport
 
         try:
             return RelayTransport(parse(url, creds if creds is not None else os.environ.get(CREDS_ENV) or None))

@@ -1,6 +1,6 @@
 """The asyncio twin of :class:`~desktop_approver.client.Client`.
 
-Same protocol logic (:class:`~desktop_approver._client_base.ClientProtocol`), only the I/O differs;
+Same protocol logic (:class:`~desktop_approver.client.base.ClientProtocol`), only the I/O differs;
 one connection carries any number of concurrent requests, matched to replies by id.
 """
 
@@ -12,14 +12,14 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from . import wire
-from ._client_base import CONNECT_TIMEOUT, ClientProtocol, IdleClosed, unavailable
+from .base import CONNECT_TIMEOUT, ClientProtocol, IdleClosed, unavailable
 from .errors import ApproverError, ApproverUnavailable, Unauthorized
 from .transport import AsyncConnection, AsyncTransport
 from .urls import open_transport
 from .vocabulary import NoticeKind, ShowWhat
 
 if TYPE_CHECKING:
-    from ._client_base import Call
+    from .base import Call
 
 __all__ = ["AsyncClient"]
 
@@ -28,7 +28,7 @@ class AsyncClient:
     """``await AsyncClient().request(tool, args)``: never blocks the agent's event loop.
 
     ``url`` (or ``DESKTOP_APPROVER_URL``) may name the app elsewhere: ``nats://host:4222`` goes
-    through the NATS relay (:mod:`desktop_approver.urls`, the ``relay`` extra).
+    through the NATS relay (:mod:`desktop_approver.client.urls`, the ``relay`` extra).
     ``transport`` replaces the unix socket (e.g. :class:`desktop_approver.testing.FakeApprover`).
     """
 

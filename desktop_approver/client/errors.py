@@ -9,7 +9,7 @@ One small tree, so an agent can catch exactly what it means to handle::
     │   └── Unauthorized           the app refused our token / peer credentials
     └── Blocked                    a policy rule blocked the call (not a person's deny)
 
-A person's deny is *not* an exception: it is a :class:`~desktop_approver.wire.Decision` with
+A person's deny is *not* an exception: it is a :class:`~desktop_approver.client.wire.Decision` with
 ``decision == "deny"``. ``Blocked`` is only raised when the caller asks for it
 (``raise_on_block=True``), because a policy violation is a different thing from a "no".
 """

@@ -130,7 +130,7 @@ class Decision:
     decision: DecisionName
     note: str | None
     decided_by: DecidedBy | str
-    """One of the app's words (:data:`~desktop_approver.vocabulary.DecidedBy`); a deny made by the client
+    """One of the app's words (:data:`~desktop_approver.client.vocabulary.DecidedBy`); a deny made by the client
     itself (:func:`deny`: the app was unreachable) names its own reason."""
     rule: str | None
     updated_args: dict[str, Any] | None

@@ -17,7 +17,7 @@ import os
 import time
 
 from . import wire
-from ._client_base import CONNECT_TIMEOUT, ClientProtocol, IdleClosed, unavailable
+from .base import CONNECT_TIMEOUT, ClientProtocol, IdleClosed, unavailable
 from .errors import ApproverUnavailable, Unauthorized
 from .urls import open_transport
 
@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping
     from typing import Any
 
-    from ._client_base import Call
+    from .base import Call
     from .transport import Connection, Transport
     from .vocabulary import NoticeKind, ShowWhat
 
@@ -41,7 +41,7 @@ class Client:
     app's connection slots for nothing.
 
     ``url`` (or ``DESKTOP_APPROVER_URL``) may name the app elsewhere: ``nats://host:4222`` goes
-    through the NATS relay (:mod:`desktop_approver.urls`, the ``relay`` extra).
+    through the NATS relay (:mod:`desktop_approver.client.urls`, the ``relay`` extra).
     ``transport`` replaces the unix socket (e.g. :class:`desktop_approver.testing.FakeApprover`
     in an agent's tests); everything above the bytes is the same code either way.
     """
