@@ -39,7 +39,7 @@ from .batch import initial_ticks
 from .elided import ElidedLabel, plain_tooltip
 from .preview_view import PreviewView
 from .processes import agent_command, tilde, tilde_paths
-from .review_text import reading_line, summarise_args, visible
+from .review_text import agent_hints_text, reading_line, summarise_args, visible
 
 RISK_ROLE = Qt.ItemDataRole.UserRole + 2
 NAME_CHARS = 60   # an agent, tool or session name in a line of text is cut to this (the tooltip has it all)
@@ -154,6 +154,12 @@ class ReviewPanel(QWidget):
         self.description.setTextFormat(Qt.TextFormat.PlainText)
         self.description.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         frame_layout.addWidget(self.description)
+        self.agent_hints = QLabel()  # the agent's hints and annotations: its claims, escaped and cut short
+        self.agent_hints.setObjectName("agentHints")
+        self.agent_hints.setWordWrap(True)
+        self.agent_hints.setTextFormat(Qt.TextFormat.PlainText)
+        self.agent_hints.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        frame_layout.addWidget(self.agent_hints)
 
         self.calls = QListWidget()
         self.calls.setObjectName("batchCalls")
@@ -214,7 +220,7 @@ class ReviewPanel(QWidget):
             f"QFrame#agentFrame{{background:{paper};border:1px dashed {line};border-radius:6px;}}"
             f"QLabel#agentFrameTitle,QLabel#toolClaim{{color:{ink};font-style:italic;font-size:8pt;}}"
             "QLabel#toolName{font-family:monospace;font-weight:bold;}"
-            "QLabel#description{font-style:italic;}")
+            "QLabel#description,QLabel#agentHints{font-style:italic;}")
 
     def _recolour(self, _dark: bool) -> None:
         self._restyle()
@@ -276,6 +282,7 @@ class ReviewPanel(QWidget):
         self.reasons.setText("Nothing selected.")
         self.badge.hide()
         self.description.hide()
+        self.agent_hints.hide()
         self.calls.blockSignals(True)
         self.calls.clear()
         self.calls.blockSignals(False)
@@ -311,13 +318,10 @@ class ReviewPanel(QWidget):
         self.badge.set_risk(self.ticket.risk_level)
         self._restyle()
         reasons = list(call.risk.reasons) if call.risk else []
-        hint_text = ", ".join(f"{k.replace('_', '-')}={v}" for k, v in call.hints.items())
         text = "; ".join(reasons) if reasons else "no risk found in the content"
         if len(self.ticket.calls) > 1:
             level = call.risk.level if call.risk else "moderate"
             text = f"This call ({row + 1} of {len(self.ticket.calls)}): {risk_text(level)} · {text}"
-        if hint_text:
-            text += f"\nThe agent says: {hint_text} (shown, not trusted)"
         commands = [run.text for run in read_call(call.tool, call.args).commands]
         for typed, resolved in tilde_paths(call.args, commands)[:4]:
             text += f"\n{visible(typed)} is {visible(resolved)}"
@@ -325,6 +329,10 @@ class ReviewPanel(QWidget):
         self.reasons.setText(text)
         self.description.setText(f"“{visible(call.description or '', multiline=True)}”")
         self.description.setVisible(bool(call.description))
+        self.agent_hints.setText(f"Hints: {agent_hints_text(call.hints)}" if call.hints else "")
+        self.agent_hints.setToolTip(plain_tooltip("\n".join(f"{visible(str(key))}: {visible(str(value))}"
+                                                             for key, value in call.hints.items())))
+        self.agent_hints.setVisible(bool(call.hints))
         self.preview.set_content(call.tool, self._edited.get(row, call.args), call.preview, self.ticket.identity.cwd)
         destructive = call.risk is not None and call.risk.level == "destructive"
         self.whole_tool.setEnabled(not destructive)

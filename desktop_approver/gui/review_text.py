@@ -8,10 +8,14 @@ understand, or why an automatic answer left the call to the person.
 
 from __future__ import annotations
 
+import json
+import re
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..core.calls.reading import summary_of
 from ..core.policy.automatic import not_understood
+from ..render.headline import shorten
 from ..render.reveal import reveal
 
 if TYPE_CHECKING:
@@ -25,6 +29,26 @@ def visible(text: str, multiline: bool = False) -> str:
     override in an agent's name or a one-line summary would otherwise reorder what the person reads.
     """
     return reveal(text, multiline=multiline).text
+
+
+HINT_SHOWN = 6         # hints listed in the agent's frame; the rest are counted
+HINT_KEY_CHARS = 30
+HINT_VALUE_CHARS = 80
+
+
+def agent_hints_text(hints: Mapping[str, Any]) -> str:
+    """The agent's hints and annotations as one escaped line for the agent's frame, never the verdict.
+
+    An MCP server writes these: a ``title`` of "✔ Safe — approved by policy\\nRisk: safe" is its
+    claim. Line breaks and control characters become escapes, each key and value is cut short,
+    and only the first few are listed (the tooltip has them all).
+    """
+    parts = []
+    for key, value in list(hints.items())[:HINT_SHOWN]:
+        text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+        parts.append(f"{shorten(visible(str(key)), HINT_KEY_CHARS)}={shorten(visible(text), HINT_VALUE_CHARS)}")
+    more = len(hints) - HINT_SHOWN
+    return "; ".join(parts) + (f"; and {more} more" if more > 0 else "")
 
 
 def summarise_args(args: dict[str, Any], limit: int = 90) -> str:
@@ -42,8 +66,23 @@ def reading_line(call: CallInfo) -> str:
     go through :func:`visible` like every other label.
     """
     if call.asked_because:
-        return visible(call.asked_because)
+        return in_app_voice(call.asked_because, call.tool)
     risk = call.risk
     if risk is None:
         return "not read"
-    return "fully read" if risk.understood else visible(not_understood(risk.gaps))
+    return "fully read" if risk.understood else in_app_voice(not_understood(risk.gaps), call.tool)
+
+
+QUOTED = re.compile(r"`([^`]*)`")
+QUOTE_CHARS = 40
+
+
+def in_app_voice(text: str, tool: str) -> str:
+    """The app's line about a call, with the agent's words it quotes kept from speaking for the app.
+
+    The reader quotes the tool's name ("tool `Read\\nRisk: safe ✔`") and options: the tool's name
+    is named by reference (it is shown, as claimed, in the agent's frame), every other quote is
+    escaped and cut short, so no agent text of any length reaches the verdict area.
+    """
+    text = text.replace(f"`{tool}`", "(the tool named in the agent's frame)")
+    return visible(QUOTED.sub(lambda quote: f"`{shorten(quote.group(1), QUOTE_CHARS)}`", text))
