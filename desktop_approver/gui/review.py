@@ -33,6 +33,7 @@ from PySide6.QtWidgets import (
 from ..core.calls.reading import read_call
 from ..core.decisions.tickets import CallInfo, Ticket
 from ..render.headline import headline, shorten
+from ..render.preview_check import preview_mismatch
 from . import theme
 from .badges import RiskBadge, risk_colours, risk_text
 from .batch import initial_ticks
@@ -119,8 +120,18 @@ class ReviewPanel(QWidget):
         self.reasons.setWordWrap(True)
         self.reasons.setTextFormat(Qt.TextFormat.PlainText)  # paths come from the agent, never markup
         self.reasons.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.preview_warning = QLabel()  # the agent's preview is about another file or command
+        self.preview_warning.setObjectName("previewMismatch")
+        self.preview_warning.setWordWrap(True)
+        self.preview_warning.setTextFormat(Qt.TextFormat.PlainText)
+        self.preview_warning.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.preview_warning.hide()
+        findings = QVBoxLayout()
+        findings.setContentsMargins(0, 0, 0, 0)
+        findings.addWidget(self.preview_warning)
+        findings.addWidget(self.reasons)
         verdict_layout.addWidget(self.badge, 0, Qt.AlignmentFlag.AlignTop)
-        verdict_layout.addWidget(self.reasons, 1)
+        verdict_layout.addLayout(findings, 1)
         layout.addWidget(self.verdict)
 
         self.identity = QLabel()
@@ -214,7 +225,9 @@ class ReviewPanel(QWidget):
     def _restyle(self) -> None:
         """The two voices' colours: the verdict's edge in the risk's colour, the agent's frame dashed."""
         edge = risk_colours(self.badge.level)[0]
-        self.verdict.setStyleSheet(f"QFrame#appVerdict{{border:none;border-left:4px solid {edge};}}")
+        self.verdict.setStyleSheet(f"QFrame#appVerdict{{border:none;border-left:4px solid {edge};}}"
+                                   f"QLabel#previewMismatch{{color:{risk_colours('destructive')[0]};"
+                                   "font-weight:bold;}")
         paper, line, ink = ("#161b22", "#6e7681", "#8d96a0") if theme.is_dark() else ("#f3f1ec", "#8c8577", "#5c564a")
         self.agent_frame.setStyleSheet(
             f"QFrame#agentFrame{{background:{paper};border:1px dashed {line};border-radius:6px;}}"
@@ -280,6 +293,7 @@ class ReviewPanel(QWidget):
         self.agent_title.setText("")
         self.tool.setText("")
         self.reasons.setText("Nothing selected.")
+        self.preview_warning.hide()
         self.badge.hide()
         self.description.hide()
         self.agent_hints.hide()
@@ -333,7 +347,13 @@ class ReviewPanel(QWidget):
         self.agent_hints.setToolTip(plain_tooltip("\n".join(f"{visible(str(key))}: {visible(str(value))}"
                                                              for key, value in call.hints.items())))
         self.agent_hints.setVisible(bool(call.hints))
-        self.preview.set_content(call.tool, self._edited.get(row, call.args), call.preview, self.ticket.identity.cwd)
+        cwd = self.ticket.identity.cwd or self.ticket.identity.peer_cwd
+        mismatch = preview_mismatch(call.tool, call.args, call.preview, cwd)
+        self.preview_warning.setText(mismatch or "")
+        self.preview_warning.setVisible(mismatch is not None)
+        # When the agent's picture is of another call, show what the arguments do instead.
+        shown = None if mismatch else call.preview
+        self.preview.set_content(call.tool, self._edited.get(row, call.args), shown, self.ticket.identity.cwd)
         destructive = call.risk is not None and call.risk.level == "destructive"
         self.whole_tool.setEnabled(not destructive)
         self.whole_tool.setVisible(not destructive)  # never offered: destructive calls are allowed once
