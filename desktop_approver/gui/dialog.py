@@ -60,18 +60,21 @@ log = logging.getLogger(__name__)
 
 
 def window_title(ticket: Ticket) -> str:
-    """"codex — Bash: git push --force…": who and what, readable in a task bar.
+    """"⚠ Destructive Bash: git push --force… — from “codex” (as claimed)", readable in a task bar.
 
-    Names are cut short and the call is its :func:`~desktop_approver.render.headline.headline`:
-    the dangerous part of a long command comes first, not its harmless start.
+    The app's verdict first, then the call as its :func:`~desktop_approver.render.headline.headline`
+    (the dangerous part of a long command first, not its harmless start), the agent's name last,
+    cut short and marked as its claim.
     """
-    agent = shorten(visible(ticket.identity.label), TITLE_NAME_CHARS)
+    agent = f"“{shorten(visible(ticket.identity.label), TITLE_NAME_CHARS)}” (as claimed)"
+    level = risk_text(ticket.risk_level)
     if len(ticket.calls) == 1:
         call = ticket.calls[0]
-        return f"{agent} — {shorten(visible(call.tool), TITLE_NAME_CHARS)}: {headline(call.tool, call.args, 64)}"
+        return (f"{level} {shorten(visible(call.tool), TITLE_NAME_CHARS)}: {headline(call.tool, call.args, 64)}"
+                f" — from {agent}")
     worst = batch.riskiest(ticket.calls)
-    return (f"{agent} — {len(ticket.calls)} calls: {shorten(visible(worst.tool), TITLE_NAME_CHARS)}: "
-            f"{headline(worst.tool, worst.args, 40)}")
+    return (f"{level} {len(ticket.calls)} calls, {shorten(visible(worst.tool), TITLE_NAME_CHARS)}: "
+            f"{headline(worst.tool, worst.args, 40)} — from {agent}")
 
 
 def call_kind(ticket: Ticket) -> str:

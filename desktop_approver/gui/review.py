@@ -32,7 +32,7 @@ from PySide6.QtWidgets import (
 
 from ..core.calls.reading import read_call
 from ..core.decisions.tickets import CallInfo, Ticket
-from ..render.headline import headline, shorten
+from ..render.headline import further_down, headline, shorten
 from ..render.preview_check import preview_mismatch
 from . import theme
 from .badges import RiskBadge, risk_colours, risk_text
@@ -129,6 +129,13 @@ class ReviewPanel(QWidget):
         findings = QVBoxLayout()
         findings.setContentsMargins(0, 0, 0, 0)
         findings.addWidget(self.preview_warning)
+        self.danger_below = QLabel()  # a destructive part of the command out of the first view
+        self.danger_below.setObjectName("dangerBelow")
+        self.danger_below.setWordWrap(True)
+        self.danger_below.setTextFormat(Qt.TextFormat.PlainText)
+        self.danger_below.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.danger_below.hide()
+        findings.addWidget(self.danger_below)
         findings.addWidget(self.reasons)
         verdict_layout.addWidget(self.badge, 0, Qt.AlignmentFlag.AlignTop)
         verdict_layout.addLayout(findings, 1)
@@ -226,7 +233,7 @@ class ReviewPanel(QWidget):
         """The two voices' colours: the verdict's edge in the risk's colour, the agent's frame dashed."""
         edge = risk_colours(self.badge.level)[0]
         self.verdict.setStyleSheet(f"QFrame#appVerdict{{border:none;border-left:4px solid {edge};}}"
-                                   f"QLabel#previewMismatch{{color:{risk_colours('destructive')[0]};"
+                                   f"QLabel#previewMismatch,QLabel#dangerBelow{{color:{risk_colours('destructive')[0]};"
                                    "font-weight:bold;}")
         paper, line, ink = ("#161b22", "#6e7681", "#8d96a0") if theme.is_dark() else ("#f3f1ec", "#8c8577", "#5c564a")
         self.agent_frame.setStyleSheet(
@@ -294,6 +301,7 @@ class ReviewPanel(QWidget):
         self.tool.setText("")
         self.reasons.setText("Nothing selected.")
         self.preview_warning.hide()
+        self.danger_below.hide()
         self.badge.hide()
         self.description.hide()
         self.agent_hints.hide()
@@ -337,6 +345,9 @@ class ReviewPanel(QWidget):
             level = call.risk.level if call.risk else "moderate"
             text = f"This call ({row + 1} of {len(self.ticket.calls)}): {risk_text(level)} · {text}"
         commands = [run.text for run in read_call(call.tool, call.args).commands]
+        below = danger_below_text(commands)
+        self.danger_below.setText(below or "")
+        self.danger_below.setVisible(below is not None)
         for typed, resolved in tilde_paths(call.args, commands)[:4]:
             text += f"\n{visible(typed)} is {visible(resolved)}"
         text += f"\n{reading_line(call)}"
@@ -384,6 +395,19 @@ class ReviewPanel(QWidget):
 
     def _editor_validity(self, ok: bool) -> None:
         self.edit_validity_changed.emit(ok)
+
+
+def danger_below_text(commands: list[str]) -> str | None:
+    """"⚠ Further down in the command, line 201: rm -rf ~/" for each command whose destructive
+    part starts out of the first view (the reader's findings, wherever they stand)."""
+    lines = []
+    for command in commands:
+        part = further_down(command)
+        if part is not None:
+            line = command.count("\n", 0, part.start) + 1
+            lines.append(f"⚠ Further down in the command (line {line:,}, character {part.start + 1:,}): "
+                         f"{shorten(visible(part.text), 80)}")
+    return "\n".join(lines) if lines else None
 
 
 def identity_html(ticket: Ticket, compact: bool = False) -> str:

@@ -33,12 +33,12 @@ def test_dialog_shows_its_place_the_next_requests_and_moves_with_keys(approver: 
         strip = dialog.next_strip.text()
         assert "3. ▲ Moderate research" in strip or "3. ✔ Safe research" in strip
         assert "1. ⚠ Destructive ops — Bash: git push --force origin main" in strip
-        assert dialog.windowTitle() == "coder — Bash: pytest -q"
+        assert dialog.windowTitle() == "▲ Moderate Bash: pytest -q — from “coder” (as claimed)"
 
         qtbot.keyClick(dialog, Qt.Key.Key_Left, Qt.KeyboardModifier.AltModifier)
         await wait_for(lambda: dialog.ticket is not shown, what="the previous request")
         assert dialog.position.text() == "Request 1 of 3" and dialog.ticket.identity.agent == "ops"
-        assert dialog.windowTitle().startswith("ops — Bash: git push --force")
+        assert dialog.windowTitle().startswith("⚠ Destructive Bash: git push --force")
         qtbot.keyClick(dialog, Qt.Key.Key_Right, Qt.KeyboardModifier.AltModifier)
         assert dialog.ticket is shown
         qtbot.keyClick(dialog, Qt.Key.Key_Right, Qt.KeyboardModifier.AltModifier)
