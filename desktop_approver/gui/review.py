@@ -424,13 +424,20 @@ def identity_html(ticket: Ticket, compact: bool = False) -> str:
     pid = "?"
     if who.peer_pid is not None:
         pid = f"{who.peer_pid} ✔" if who.pid_verified or who.pid is None else f"{who.peer_pid} (claims {who.pid})"
-    name = f"<b>{escape(who.label)}</b>" + (" <i>(name as claimed)</i>" if who.agent else "")
-    parts = [name, f"pid {escape(pid)}"]
+    def claim(text: str) -> str:
+        """An agent's word in the agent's style, quoted, its tick marks shown as escapes."""
+        return f"<i>“{escape(untick(text))}”</i>"
+
+    name = f"<b>{escape(untick(who.label))}</b>" + (" <i>(name as claimed)</i>" if who.agent else "")
+    lines = [" · ".join([name, f"pid {escape(pid)}"])]
+    claims = []
     if who.host:
-        parts.append(f"on {escape(who.host)}")
+        claims.append(f"host {claim(who.host)}")
     if who.git_branch:
-        parts.append(f"branch <tt>{escape(who.git_branch)}</tt>")
-    lines = [" · ".join(parts)]
+        claims.append(f"branch {claim(who.git_branch)}")
+    if claims:  # a line of its own, after the app's facts: nothing the agent wrote stands next to a ✔
+        ink = "#8d96a0" if theme.is_dark() else "#5c564a"  # the agent frame's ink
+        lines.append(f'<span style="color:{ink}">the agent claims: {", ".join(claims)}</span>')
     home = os.path.expanduser("~")
 
     def place(path: str) -> str:
@@ -457,6 +464,14 @@ def identity_html(ticket: Ticket, compact: bool = False) -> str:
     elif who.peer_exe:
         lines.append(f"process <tt>{escape(who.peer_exe, PATH_CHARS)}</tt>")
     return "<br>".join(lines)
+
+
+TICKS = {ord(mark): f"<U+{ord(mark):04X}>" for mark in "✔✓✅☑🗸🗹"}
+
+
+def untick(text: str) -> str:
+    """``text`` with check marks shown as escapes: an agent's name or branch cannot pass for the app's ✔."""
+    return text.translate(TICKS)
 
 
 def identity_details(ticket: Ticket) -> str:
