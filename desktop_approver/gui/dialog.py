@@ -54,6 +54,7 @@ LEGEND = ("Alt+O allow once · Alt+S for the session · Alt+D, Esc or Enter deny
 NEXT_SHOWN = 3
 COMPACT_BELOW = 600   # on a screen less tall than this the review says less about who asks
 TITLE_NAME_CHARS = 32  # an agent or tool name in the title or the "Also waiting" line is cut to this
+WINDOW_TITLE_NAME_CHARS = 24  # in the window title (a task bar shows some 140 characters at most)
 WM_SHIFT = 64  # how far a window manager may move a new window to fit its frame (not a move by the person)
 
 log = logging.getLogger(__name__)
@@ -66,14 +67,14 @@ def window_title(ticket: Ticket) -> str:
     (the dangerous part of a long command first, not its harmless start), the agent's name last,
     cut short and marked as its claim.
     """
-    agent = f"“{shorten(visible(ticket.identity.label), TITLE_NAME_CHARS)}” (as claimed)"
+    agent = f"“{shorten(visible(ticket.identity.label), WINDOW_TITLE_NAME_CHARS)}” (as claimed)"
     level = risk_text(ticket.risk_level)
     if len(ticket.calls) == 1:
         call = ticket.calls[0]
-        return (f"{level} {shorten(visible(call.tool), TITLE_NAME_CHARS)}: {headline(call.tool, call.args, 64)}"
+        return (f"{level} {shorten(visible(call.tool), WINDOW_TITLE_NAME_CHARS)}: {headline(call.tool, call.args, 54)}"
                 f" — from {agent}")
     worst = batch.riskiest(ticket.calls)
-    return (f"{level} {len(ticket.calls)} calls, {shorten(visible(worst.tool), TITLE_NAME_CHARS)}: "
+    return (f"{level} {len(ticket.calls)} calls, {shorten(visible(worst.tool), WINDOW_TITLE_NAME_CHARS)}: "
             f"{headline(worst.tool, worst.args, 40)} — from {agent}")
 
 

@@ -32,7 +32,7 @@ from PySide6.QtWidgets import (
 
 from ..core.calls.reading import read_call
 from ..core.decisions.tickets import CallInfo, Ticket
-from ..render.headline import further_down, headline, shorten
+from ..render.headline import FIRST_VIEW_CHARS, further_down, headline, shorten
 from ..render.preview_check import preview_mismatch
 from . import theme
 from .badges import RiskBadge, risk_colours, risk_text
@@ -40,7 +40,7 @@ from .batch import initial_ticks
 from .elided import ElidedLabel, plain_tooltip
 from .preview_view import PreviewView
 from .processes import agent_command, tilde, tilde_paths
-from .review_text import agent_hints_text, reading_line, summarise_args, visible
+from .review_text import agent_hints_text, first_view_text, reading_line, summarise_args, visible
 
 RISK_ROLE = Qt.ItemDataRole.UserRole + 2
 NAME_CHARS = 60   # an agent, tool or session name in a line of text is cut to this (the tooltip has it all)
@@ -204,10 +204,12 @@ class ReviewPanel(QWidget):
         self.edit_button.setCheckable(True)
         self.edit_button.setAutoDefault(False)
         self.edit_button.toggled.connect(self._toggle_editor)
-        self.whole_tool = QCheckBox("Session approval covers any arguments of this tool")
+        # Short enough to be read whole on a 580-pixel dialog; the tooltip says it in full.
+        self.whole_tool = QCheckBox("Session: any arguments of this tool")
         self.whole_tool.setObjectName("wholeTool")
-        self.whole_tool.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Fixed)
-        self.whole_tool.setMinimumWidth(120)
+        self.whole_tool.setToolTip("Allow for session covers any arguments of this tool, "
+                                   "not only these exact arguments")
+        self.whole_tool.setSizePolicy(QSizePolicy.Policy.Minimum, QSizePolicy.Policy.Fixed)
         tools.addWidget(self.edit_button)
         tools.addStretch(1)
         tools.addWidget(self.whole_tool)
@@ -289,6 +291,9 @@ class ReviewPanel(QWidget):
             self.compact = compact
             if self.ticket is not None:
                 self.identity.setText(identity_html(self.ticket, compact))
+                call = self.current_call()
+                if call is not None and call.description:
+                    self.description.setText(f"“{first_view_text(call.description, 1 if compact else 3)}”")
 
     def clear(self) -> None:
         """Show nothing (the request left and nothing else is selected): no stale review stays up."""
@@ -352,7 +357,8 @@ class ReviewPanel(QWidget):
             text += f"\n{visible(typed)} is {visible(resolved)}"
         text += f"\n{reading_line(call)}"
         self.reasons.setText(text)
-        self.description.setText(f"“{visible(call.description or '', multiline=True)}”")
+        self.description.setText(f"“{first_view_text(call.description or '', 1 if self.compact else 3)}”")
+        self.description.setToolTip(plain_tooltip(visible(call.description or "", multiline=True)))
         self.description.setVisible(bool(call.description))
         self.agent_hints.setText(f"Hints: {agent_hints_text(call.hints)}" if call.hints else "")
         self.agent_hints.setToolTip(plain_tooltip("\n".join(f"{visible(str(key))}: {visible(str(value))}"
@@ -398,15 +404,19 @@ class ReviewPanel(QWidget):
 
 
 def danger_below_text(commands: list[str]) -> str | None:
-    """"⚠ Further down in the command, line 201: rm -rf ~/" for each command whose destructive
-    part starts out of the first view (the reader's findings, wherever they stand)."""
+    """"⚠ Further down (line 201): rm -rf ~/" for each command whose destructive part starts below
+    its first lines (the reader's findings, wherever they stand).
+
+    A part past the first :data:`~desktop_approver.render.headline.FIRST_VIEW_CHARS` characters is
+    named by the preview's caption already; one hidden by line breaks before that is named here.
+    """
     lines = []
     for command in commands:
         part = further_down(command)
-        if part is not None:
+        if part is not None and part.start <= FIRST_VIEW_CHARS:
             line = command.count("\n", 0, part.start) + 1
-            lines.append(f"⚠ Further down in the command (line {line:,}, character {part.start + 1:,}): "
-                         f"{shorten(visible(part.text), 80)}")
+            where = f"line {line:,}" if line > 1 else f"character {part.start + 1:,}"
+            lines.append(f"⚠ Further down ({where}): {shorten(visible(part.text), 48)}")
     return "\n".join(lines) if lines else None
 
 
@@ -435,9 +445,6 @@ def identity_html(ticket: Ticket, compact: bool = False) -> str:
         claims.append(f"host {claim(who.host)}")
     if who.git_branch:
         claims.append(f"branch {claim(who.git_branch)}")
-    if claims:  # a line of its own, after the app's facts: nothing the agent wrote stands next to a ✔
-        ink = "#8d96a0" if theme.is_dark() else "#5c564a"  # the agent frame's ink
-        lines.append(f'<span style="color:{ink}">the agent claims: {", ".join(claims)}</span>')
     home = os.path.expanduser("~")
 
     def place(path: str) -> str:
@@ -453,8 +460,11 @@ def identity_html(ticket: Ticket, compact: bool = False) -> str:
         lines.append(f"in {place(who.peer_cwd)} ✔")
     elif who.cwd:
         lines.append(f"in {place(who.cwd)} <i>(as claimed)</i>")
-    if compact:
+    if compact:  # the host and branch claims are in the tooltip
         return "<br>".join(lines)
+    if claims:  # a line of its own, after the app's facts: nothing the agent wrote stands next to a ✔
+        ink = "#8d96a0" if theme.is_dark() else "#5c564a"  # the agent frame's ink
+        lines.append(f'<span style="color:{ink}">the agent claims: {", ".join(claims)}</span>')
     lines.append(f"session <tt>{escape(ticket.session)}</tt>")
     command = agent_command(who.peer_pid)
     if command is not None:

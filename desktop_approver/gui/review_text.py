@@ -51,6 +51,37 @@ def agent_hints_text(hints: Mapping[str, Any]) -> str:
     return "; ".join(parts) + (f"; and {more} more" if more > 0 else "")
 
 
+FIRST_VIEW_LINES = 3
+FIRST_VIEW_CHARS = 400
+
+
+def first_view_text(text: str, lines: int = FIRST_VIEW_LINES, chars: int = FIRST_VIEW_CHARS) -> str:
+    """An agent's text for the first view: a few lines, runs of empty lines collapsed to a marker.
+
+    A description of sixty line breaks would push the call itself out of view; the whole text
+    stays in the tooltip.
+    """
+    kept: list[str] = []
+    empty = 0
+    for line in visible(text, multiline=True).split("\n"):
+        if not line.strip():
+            empty += 1
+            continue
+        if empty and kept:
+            kept.append(f"⟨{empty} empty line{'s' if empty != 1 else ''}⟩")
+        empty = 0
+        kept.append(line)
+    if empty and kept:
+        kept.append(f"⟨{empty} empty line{'s' if empty != 1 else ''}⟩")
+    shown = "\n".join(kept[:lines])
+    more = len(kept) - lines
+    if len(shown) > chars:
+        shown = shorten(shown, chars)
+    if more > 0:
+        shown += f"\n… {more} more line{'s' if more != 1 else ''} (in the tooltip)"
+    return shown
+
+
 def summarise_args(args: dict[str, Any], limit: int = 90) -> str:
     """One line for a call, as the reading module sees it (its command, path, URL...)."""
     text = visible(summary_of(args))
