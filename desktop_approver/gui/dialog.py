@@ -227,17 +227,17 @@ class ApprovalDialog(QDialog):
 
     # -- showing tickets --------------------------------------------------------------------
 
-    def load(self, ticket: Ticket, index: int = 1, total: int = 1,
+    def load(self, ticket: Ticket, number: int = 1, total: int = 1,
              upcoming: list[tuple[int, Ticket]] | None = None) -> None:
         previous = self.ticket
         previous_kind = call_kind(previous) if previous is not None else None
         if previous is not None and previous is not ticket:
             previous.countdown.resume()  # read and left for later: its clock runs again
         self.ticket = ticket
-        log.debug("dialog shows ticket %s (request %d of %d)", printable(ticket.key), index, total)
+        log.debug("dialog shows ticket %s (request #%d, %d waiting)", printable(ticket.key), number, total)
         self.review.load(ticket)
         self.setWindowTitle(window_title(ticket))
-        self.set_position(index, total, upcoming or [])
+        self.set_position(number, total, upcoming or [])
         single_destructive = len(ticket.calls) == 1 and ticket.risk_level == "destructive"
         self.allow_session.setVisible(not single_destructive)
         self._arm()
@@ -256,10 +256,13 @@ class ApprovalDialog(QDialog):
             # (a button that moves under the pointer gets the wrong click); the review scrolls.
             log.debug("dialog keeps its geometry for ticket %s (was %s)", printable(ticket.key), previous_kind)
 
-    def set_position(self, index: int, total: int, upcoming: list[tuple[int, Ticket]] | None = None) -> None:
+    def set_position(self, number: int, total: int, upcoming: list[tuple[int, Ticket]] | None = None) -> None:
+        """"Request #2 · 3 waiting": the ticket's number by arrival (kept while it waits, so it
+        never changes under the reader) and how many wait; ``upcoming`` the others, most urgent
+        first, each with its own number."""
         ticket = self.ticket
         calls = f" · batch of {len(ticket.calls)} calls" if ticket and len(ticket.calls) > 1 else ""
-        self.position.setText(f"Request {index} of {total}{calls}")
+        self.position.setText(f"Request #{number} · {total} waiting{calls}")
         self.previous_button.setEnabled(total > 1)
         self.next_button.setEnabled(total > 1)
         if upcoming is not None:
@@ -267,7 +270,9 @@ class ApprovalDialog(QDialog):
         self._update_strip()
 
     def _update_strip(self) -> None:
-        """The other waiting requests in queue order, each a link that brings it up."""
+        """The other waiting requests in queue order (most urgent first), each with its number by
+        arrival and a link that brings it up. Rebuilt by the clock only to update the time left:
+        the order and the numbers change only when a request arrives or leaves."""
         if not self.upcoming:
             self.next_strip.hide()
             return
@@ -276,7 +281,7 @@ class ApprovalDialog(QDialog):
             first = other.calls[0]
             what = (f"{shorten(visible(first.tool), TITLE_NAME_CHARS)}: {headline(first.tool, first.args, 36)}"
                     if len(other.calls) == 1 else f"{len(other.calls)} calls")
-            text = (f"{place}. {risk_text(other.risk_level)} {shorten(visible(other.identity.label), TITLE_NAME_CHARS)}"
+            text = (f"#{place} {risk_text(other.risk_level)} {shorten(visible(other.identity.label), TITLE_NAME_CHARS)}"
                     f" — {what}"
                     f" · {time_left_text(other.countdown.latest())} left")
             parts.append(f'<a href="ticket:{other.key}" style="text-decoration:none">{html.escape(text)}</a>')
