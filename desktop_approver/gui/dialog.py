@@ -350,13 +350,16 @@ class ApprovalDialog(QDialog):
             if remembered is not None:
                 box = placement.clamp(remembered, limit)
             else:
+                self._placed = None  # the content's own wish, with the allow buttons at their narrowest
+                self._update_buttons()
                 want = self.ideal_size()
                 width, height = placement.fit_size(want.width(), want.height(), limit)
                 x, y = placement.place_away_from(limit, width, height, self.reserved_corner)
                 box = placement.Rect(x, y, width, height)
             self.setMinimumSize(0, 0)
-            self._arrange_buttons(box.width)
             self._placed = box
+            self._update_buttons()  # the allow buttons' slots for this width, kept while the dialog is open
+            self._arrange_buttons(box.width)
             self.resize(box.width, box.height)
             self.move(box.x, box.y)
             if show:
@@ -439,13 +442,42 @@ class ApprovalDialog(QDialog):
         ticked = self.review.allowed_mask()
         return batch.allow_once_choice(ticket.calls, ticked), batch.allow_session_choice(ticket.calls, ticked)
 
+    def _hint_of(self, label: str) -> int:
+        probe = QPushButton(label, self)
+        probe.setFont(self.allow_session.font())
+        probe.ensurePolished()
+        width = probe.sizeHint().width()
+        probe.deleteLater()
+        return width
+
+    def _slot_width(self) -> int:
+        """The one width of both allow buttons, a single request's or a batch's, while the dialog is open.
+
+        At least "Allow for session"; as wide as a batch's usual label ("Allow 9 for session (not
+        the 9 unticked)") when the dialog's width leaves room for that beside Deny. The dialog
+        keeps its width while open, so the slots stay put between requests; a longer label is
+        cut to its slot, whole in the tooltip.
+        """
+        base = self._hint_of("Allow for &session")
+        if self._placed is None:
+            return base
+        generous = self._hint_of("Allow 99 for &session (not the 99 unticked)")
+        others = self.deny.sizeHint().width() + (self._hint_of("Al&ways allow…") if self.offer_always_allow else 0)
+        room = (self._placed.width - others - 6 * self.button_row.spacing() - 60) // 2
+        return max(base, min(generous, room))
+
     def _update_buttons(self) -> None:
         valid = self.review.edits_valid()
         once, session = self.choices()
+        slot = self._slot_width()
         for button, choice in ((self.allow_once, once), (self.allow_session, session)):
-            button.setText(choice.label)
+            # The same slots for a single request and a batch: the row never shifts under the pointer.
+            button.setFixedWidth(slot)
+            shown = fitted_label(choice.label, button, slot)
+            button.setText(shown)
             button.setEnabled(self._armed and valid and choice.enabled)
-            button.setToolTip(choice.why_not)
+            whole = plain_label(choice.label) if shown != choice.label else ""
+            button.setToolTip("\n".join(part for part in (whole, choice.why_not) if part))
         self.deny.setEnabled(self.ticket is not None)  # refusing never waits for the lock
         if self.isVisible():  # new labels (a batch's ticks) must not widen the dialog past its width
             self._arrange_buttons(self.width())
@@ -525,6 +557,33 @@ class ApprovalDialog(QDialog):
                                 "tool" if self.review.whole_tool.isChecked() else "exact")
         log.debug("dialog: the person chose %s for ticket %s", choice, printable(ticket.key))
         self.decided.emit(ticket, verdicts)
+
+
+def plain_label(label: str) -> str:
+    """A button label as read: mnemonic ampersands dropped, ``&&`` one ampersand."""
+    return label.replace("&&", "\0").replace("&", "").replace("\0", "&")
+
+
+def fitted_label(label: str, button: QPushButton, width: int) -> str:
+    """``label`` cut with an ellipsis so ``button`` is at most ``width`` pixels wide.
+
+    The mnemonic stays when the cut comes after it; a label naming a destructive call (⚠) keeps
+    the ⚠ in view, so a cut button still shows that it allows one (the tooltip has the whole label).
+    """
+    metrics = button.fontMetrics()
+    padding = button.sizeHint().width() - metrics.horizontalAdvance(plain_label(button.text()))
+    room = width - padding
+    if metrics.horizontalAdvance(plain_label(label)) <= room:
+        return label
+    mark = " ⚠…" if "⚠" in label else "…"
+    for end in range(len(label) - 1, 0, -1):
+        head = label[:end].rstrip(" ,(")
+        if head.endswith("&") and not head.endswith("&&"):
+            continue
+        candidate = head + (mark if "⚠" not in head else "…")
+        if metrics.horizontalAdvance(plain_label(candidate)) <= room:
+            return candidate
+    return "…"
 
 
 def arrange_row(row: QBoxLayout, width: int) -> None:

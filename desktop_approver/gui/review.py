@@ -462,10 +462,10 @@ def identity_html(ticket: Ticket, compact: bool = False) -> str:
         lines.append(f"in {place(who.cwd)} <i>(as claimed)</i>")
     if compact:  # the host and branch claims are in the tooltip
         return "<br>".join(lines)
-    if claims:  # a line of its own, after the app's facts: nothing the agent wrote stands next to a ✔
-        ink = "#8d96a0" if theme.is_dark() else "#5c564a"  # the agent frame's ink
-        lines.append(f'<span style="color:{ink}">the agent claims: {", ".join(claims)}</span>')
-    lines.append(f"session <tt>{escape(ticket.session)}</tt>")
+    # The agent's claims on a line of their own, in the agent's ink: nothing it wrote stands next to a ✔.
+    ink = "#8d96a0" if theme.is_dark() else "#5c564a"  # the agent frame's ink
+    lines.append(f'<span style="color:{ink}">the agent claims: session {claim(ticket.session)}'
+                 + "".join(f", {part}" for part in claims) + "</span>")
     command = agent_command(who.peer_pid)
     if command is not None:
         text, via = command
