@@ -111,9 +111,9 @@ class HistoryWindow(QWidget):
         # What the agent wrote (its name, session, directory, description), framed as its words.
         self.agent_frame = QFrame()
         self.agent_frame.setObjectName("agentFrame")
-        paper, line, ink = ("#161b22", "#6e7681", "#8d96a0") if theme.is_dark() else ("#f3f1ec", "#8c8577", "#5c564a")
+        paper, edge, ink = ("#161b22", "#6e7681", "#8d96a0") if theme.is_dark() else ("#f3f1ec", "#8c8577", "#5c564a")
         self.agent_frame.setStyleSheet(
-            f"QFrame#agentFrame{{background:{paper};border:1px dashed {line};border-radius:6px;}}"
+            f"QFrame#agentFrame{{background:{paper};border:1px dashed {edge};border-radius:6px;}}"
             f"QLabel#agentFrameTitle{{color:{ink};font-style:italic;font-size:8pt;}}"
             "QLabel#historyAgentText{font-style:italic;}")
         frame_layout = QVBoxLayout(self.agent_frame)

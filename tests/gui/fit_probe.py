@@ -2,10 +2,11 @@
 
     QT_QPA_PLATFORM=offscreen:configfile=SCREEN.json QT_SCALE_FACTOR=2 python tests/gui/fit_probe.py
 
-For each hostile input (500-character names, a 5,000-character command, a description of 60
-line breaks, a 3,000-line diff, a 10-call batch) it sends the request through the real client, waits for the dialog, then opens
-the inbox on it, and writes the geometry of every window and button it saw, and the width of every visible
-labelled control beside the width its text needs.
+For each hostile input (500-character names, a 5,000-character command, a description of
+60 line breaks, a 3,000-line diff, a 10-call batch) it sends the request through the real
+client, waits for the dialog, then opens the inbox on it, and writes the geometry of every
+window and button it saw, and the width of every visible labelled control beside the width its
+text needs.
 tests/gui/test_fit_matrix.py runs it once per screen and scale and judges the numbers.
 """
 

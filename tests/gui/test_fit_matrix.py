@@ -3,7 +3,8 @@
 Each screen is a fresh app process on Qt's offscreen platform, given the screen's size in a
 configuration file and the scale in ``QT_SCALE_FACTOR`` (both honoured offscreen; under Xvfb the
 same variables give the same logical sizes). ``fit_probe.py`` sends 500-character names, a
-5,000-character command, a description of 60 line breaks, a 3,000-line diff and a 10-call batch through the real client, and
+5,000-character command, a description of 60 line breaks, a 3,000-line diff and a 10-call
+batch through the real client, and
 reports the dialog's and the inbox's geometry and their buttons'.
 """
 

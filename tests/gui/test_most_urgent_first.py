@@ -49,7 +49,8 @@ def test_an_arrival_after_the_settling_moment_never_replaces_the_request_in_view
         await wait_for(lambda: len(approver.decider.tickets()) == 2, what="two requests")
         # A more urgent arrival is listed first, but the request being read keeps its number.
         assert dialog.ticket.identity.agent == "coder" and dialog.position.text() == "Request #1 · 2 waiting"
-        assert dialog.next_strip.text().startswith("Also waiting: <a") and "#2 ⚠ Destructive ops" in dialog.next_strip.text()
+        strip = dialog.next_strip.text()
+        assert strip.startswith("Also waiting: <a") and "#2 ⚠ Destructive ops" in strip
         dialog.deny.click()
         dialog.deny.click()
         await asyncio.gather(first, push)

@@ -137,14 +137,16 @@ def test_do_not_disturb_withdraws_and_leaving_it_shows_again(notifying_approver:
         assert not server.open and not approver.dialog.isVisible()      # queued silently
         approver.service.mode.set(modes.INTERACTIVE)
         # One agent, one notification, counting both of its requests.
-        await wait_for(lambda: [n.summary for n in server.open.values()] == ["▲ Moderate: make test · 2 waiting from “test-agent” (as claimed)"],
+        await wait_for(lambda: [n.summary for n in server.open.values()] == [
+                           "▲ Moderate: make test · 2 waiting from “test-agent” (as claimed)"],
                        what="the agent's notification again", timeout=30)
         assert approver.dialog.isVisible() and approver.dialog.ticket is not None   # the queue is shown again
         note = list(server.open.values())[0]
         notification_server.invoke_action(note.id, "deny")  # acts on the request it names: make test
         assert (await answer).decision == "deny"
         # The click closed that notification (as servers do); the agent's other request gets a new one.
-        await wait_for(lambda: [n.summary for n in server.open.values()] == ["▲ Moderate: make docs · 1 waiting from “test-agent” (as claimed)"],
+        await wait_for(lambda: [n.summary for n in server.open.values()] == [
+                           "▲ Moderate: make docs · 1 waiting from “test-agent” (as claimed)"],
                        what="the agent's remaining request", timeout=30)
         notification_server.invoke_action(list(server.open)[0], "deny")
         assert (await second).decision == "deny"
@@ -268,7 +270,8 @@ def _ticket(command: str, agent: str = "bot", tool: str = "Bash") -> Any:
     from desktop_approver.core.decisions.tickets import CallInfo, Countdown, Identity, Ticket
 
     async def build() -> Ticket:
-        call = CallInfo(index=0, tool=tool, args={"command": command}, risk=assess(tool, {"command": command}, cwd="/p"))
+        args = {"command": command}
+        call = CallInfo(index=0, tool=tool, args=args, risk=assess(tool, args, cwd="/p"))
         return Ticket(request_id="r", kind="single", calls=[call], session="s", identity=Identity(agent=agent),
                       countdown=Countdown(60))
 
