@@ -473,7 +473,7 @@ class ApprovalDialog(QDialog):
         for button, choice in ((self.allow_once, once), (self.allow_session, session)):
             # The same slots for a single request and a batch: the row never shifts under the pointer.
             button.setFixedWidth(slot)
-            shown = fitted_label(choice.label, button, slot)
+            shown = fitted_label(choice.label, button, slot, choice.short)
             button.setText(shown)
             button.setEnabled(self._armed and valid and choice.enabled)
             whole = plain_label(choice.label) if shown != choice.label else ""
@@ -564,8 +564,9 @@ def plain_label(label: str) -> str:
     return label.replace("&&", "\0").replace("&", "").replace("\0", "&")
 
 
-def fitted_label(label: str, button: QPushButton, width: int) -> str:
-    """``label`` cut with an ellipsis so ``button`` is at most ``width`` pixels wide.
+def fitted_label(label: str, button: QPushButton, width: int, short: str = "") -> str:
+    """``label``, else its ``short`` form (counts instead of names), else ``label`` cut at a word
+    with an ellipsis, so ``button`` is at most ``width`` pixels wide.
 
     The mnemonic stays when the cut comes after it; a label naming a destructive call (⚠) keeps
     the ⚠ in view, so a cut button still shows that it allows one (the tooltip has the whole label).
@@ -573,10 +574,12 @@ def fitted_label(label: str, button: QPushButton, width: int) -> str:
     metrics = button.fontMetrics()
     padding = button.sizeHint().width() - metrics.horizontalAdvance(plain_label(button.text()))
     room = width - padding
-    if metrics.horizontalAdvance(plain_label(label)) <= room:
-        return label
+    for whole in (label, short):
+        if whole and metrics.horizontalAdvance(plain_label(whole)) <= room:
+            return whole
     mark = " ⚠…" if "⚠" in label else "…"
-    for end in range(len(label) - 1, 0, -1):
+    ends = [end for end in range(len(label) - 1, 0, -1) if label[end] == " "] + list(range(len(label) - 1, 0, -1))
+    for end in ends:
         head = label[:end].rstrip(" ,(")
         if head.endswith("&") and not head.endswith("&&"):
             continue
