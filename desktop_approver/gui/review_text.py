@@ -115,5 +115,6 @@ def in_app_voice(text: str, tool: str) -> str:
     is named by reference (it is shown, as claimed, in the agent's frame), every other quote is
     escaped and cut short, so no agent text of any length reaches the verdict area.
     """
-    text = text.replace(f"`{tool}`", "(the tool named in the agent's frame)")
+    text = text.replace(f"tool `{tool}`", "the tool named in the agent's frame")
+    text = text.replace(f"`{tool}`", "the tool named in the agent's frame")
     return visible(QUOTED.sub(lambda quote: f"`{shorten(quote.group(1), QUOTE_CHARS)}`", text))
