@@ -53,6 +53,7 @@ def dangerous_parts(command: str, cwd: str | None = None) -> list[DangerousPart]
     """
     parts: list[DangerousPart] = []
     pipelines: dict[int, list[tuple[int, int, str]]] = {}
+    spans: list[tuple[int, int]] = []  # every program's place, for findings about several of them
     for program in read_command(command).programs:
         if not program.argv or program.span is None:
             continue
@@ -60,6 +61,7 @@ def dangerous_parts(command: str, cwd: str | None = None) -> list[DangerousPart]
         start = program.span[0]
         text = program.text
         written = bool(text) and command.startswith(text, start)
+        spans.append((start, start + len(text) if written else program.span[1]))
         if program.piped_from or program.pipes_to:
             pipelines.setdefault(program.pipeline, []).append(
                 (start, start + len(text) if written else program.span[1], level))
@@ -74,7 +76,32 @@ def dangerous_parts(command: str, cwd: str | None = None) -> list[DangerousPart]
         if start < end and assess_command(command[start:end], cwd).level == "destructive":
             parts = [part for part in parts if not start <= part.start < end]
             parts.append(DangerousPart(start, end, "destructive", command[start:end]))
+    if not any(part.level == "destructive" for part in parts) and len(spans) > 1:
+        found = _destructive_run(command, spans, cwd)  # e.g. ``curl -o x.sh URL && bash x.sh``
+        if found is not None:
+            start, end = found
+            parts = [part for part in parts if not start <= part.start < end]
+            parts.append(DangerousPart(start, end, "destructive", command[start:end]))
     return sorted(parts, key=lambda part: part.start)
+
+
+def _destructive_run(command: str, spans: list[tuple[int, int]], cwd: str | None) -> tuple[int, int] | None:
+    """The shortest run of consecutive programs that the reader finds destructive together, when
+    no program alone is (a download, then running what was downloaded); None when the whole is not."""
+    spans = sorted(spans)
+    last = max(end for _start, end in spans)
+    if assess_command(command[spans[0][0]:last], cwd).level != "destructive":
+        return None
+    first = 0
+    for index in range(len(spans) - 1, -1, -1):  # the latest start from which the rest is destructive
+        if assess_command(command[spans[index][0]:last], cwd).level == "destructive":
+            first = index
+            break
+    start = spans[first][0]
+    for _start, end in spans[first:]:  # and the earliest end
+        if end > start and assess_command(command[start:end], cwd).level == "destructive":
+            return start, end
+    return start, last
 
 
 FIRST_VIEW_LINES = 4      # a part starting below this many lines is out of the first view
