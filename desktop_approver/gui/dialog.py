@@ -281,8 +281,9 @@ class ApprovalDialog(QDialog):
             first = other.calls[0]
             what = (f"{shorten(visible(first.tool), TITLE_NAME_CHARS)}: {headline(first.tool, first.args, 36)}"
                     if len(other.calls) == 1 else f"{len(other.calls)} calls")
-            text = (f"#{place} {risk_text(other.risk_level)} {shorten(visible(other.identity.label), TITLE_NAME_CHARS)}"
-                    f" — {what}"
+            # The app's verdict and the call first; the agent's name after, quoted as its claim.
+            text = (f"#{place} {risk_text(other.risk_level)} {what}"
+                    f" — “{shorten(visible(other.identity.label), TITLE_NAME_CHARS)}”"
                     f" · {time_left_text(other.countdown.latest())} left")
             parts.append(f'<a href="ticket:{other.key}" style="text-decoration:none">{html.escape(text)}</a>')
         more = len(self.upcoming) - NEXT_SHOWN
