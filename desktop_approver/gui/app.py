@@ -21,7 +21,7 @@ from ..client import settings as app_settings
 from ..client.paths import InsecureDirectory
 from ..client.vocabulary import Mode
 from ..core.decisions import modes
-from ..core.decisions.queue import count_text
+from ..core.decisions.queue import ArrivalNumbers, count_text
 from ..core.decisions.tickets import Ticket
 from ..core.service import ApproverService, ServiceOptions
 from ..core.transport.activation import ActivationError
@@ -90,6 +90,7 @@ class DesktopApprover(QObject):
         self._inbox: InboxWindow | None = None
 
         self.decider = GuiDecider(self)
+        self.arrival_numbers = ArrivalNumbers()  # "Request 2" stays 2 while it waits
         self.service = ApproverService(options, self.decider)
         self.events = ServiceEvents(self.service, self)
         self.tray = Tray(self.decider, self.service.mode, popups=self._popups, icon_style=tray_icons)
@@ -418,11 +419,16 @@ class DesktopApprover(QObject):
         self.dialog.load(ticket, *self._place(ticket))
 
     def _place(self, ticket: Ticket) -> tuple[int, int, list[tuple[int, Ticket]]]:
-        """The ticket's place in the queue, the queue's length, and the others with their places."""
+        """The ticket's number, how many wait, and the others with their numbers.
+
+        Numbers are by arrival and kept while a ticket waits (:class:`ArrivalNumbers`): a request
+        the person reads stays "Request 1" when a more urgent one arrives; the others are listed
+        in the queue's order (most urgent first), like every other view.
+        """
         waiting = self.decider.tickets()
-        index, total = self.decider.position(ticket)
-        others = [(place, other) for place, other in enumerate(waiting, 1) if other is not ticket]
-        return index, total, others  # in the queue's order, like every other view
+        self.arrival_numbers.update(waiting)
+        others = [(self.arrival_numbers.number(other), other) for other in waiting if other is not ticket]
+        return self.arrival_numbers.number(ticket), max(1, len(waiting)), others
 
     def _queue_changed(self) -> None:
         shown = self._shown_ticket()

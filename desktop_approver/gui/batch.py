@@ -46,6 +46,7 @@ class Choice:
     label: str
     enabled: bool
     why_not: str = ""
+    short: str = ""  # the label for a narrow button: counts instead of names ("Allow 6 &once (not 4)")
 
 
 def allow_once_choice(calls: Sequence[CallInfo], ticked: Sequence[bool]) -> Choice:
@@ -76,9 +77,11 @@ def _allow_choice(calls: Sequence[CallInfo], ticked: Sequence[bool], how: str) -
     dangerous = [call for call in chosen if is_destructive(call)]
     if dangerous:  # every destructive call this button allows is named on it
         label += ", incl. " + ", ".join(f"⚠ {call_name(call)}" for call in dangerous)
+    short = f"Allow {count} {how}" + (f", incl. ⚠ {len(dangerous)}" if dangerous else "")
     if left_out:
         if len(left_out) <= NAMED_LEFT_OUT:
             label += " (not " + ", ".join(call_name(call) for call in left_out) + ")"
         else:
             label += f" (not the {len(left_out)} unticked)"
-    return Choice(label, True)
+        short += f" (not {len(left_out)})"
+    return Choice(label, True, short=short)

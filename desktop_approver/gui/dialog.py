@@ -54,24 +54,28 @@ LEGEND = ("Alt+O allow once · Alt+S for the session · Alt+D, Esc or Enter deny
 NEXT_SHOWN = 3
 COMPACT_BELOW = 600   # on a screen less tall than this the review says less about who asks
 TITLE_NAME_CHARS = 32  # an agent or tool name in the title or the "Also waiting" line is cut to this
+WINDOW_TITLE_NAME_CHARS = 24  # in the window title (a task bar shows some 140 characters at most)
 WM_SHIFT = 64  # how far a window manager may move a new window to fit its frame (not a move by the person)
 
 log = logging.getLogger(__name__)
 
 
 def window_title(ticket: Ticket) -> str:
-    """"codex — Bash: git push --force…": who and what, readable in a task bar.
+    """"⚠ Destructive Bash: git push --force… — from “codex” (as claimed)", readable in a task bar.
 
-    Names are cut short and the call is its :func:`~desktop_approver.render.headline.headline`:
-    the dangerous part of a long command comes first, not its harmless start.
+    The app's verdict first, then the call as its :func:`~desktop_approver.render.headline.headline`
+    (the dangerous part of a long command first, not its harmless start), the agent's name last,
+    cut short and marked as its claim.
     """
-    agent = shorten(visible(ticket.identity.label), TITLE_NAME_CHARS)
+    agent = f"“{shorten(visible(ticket.identity.label), WINDOW_TITLE_NAME_CHARS)}” (as claimed)"
+    level = risk_text(ticket.risk_level)
     if len(ticket.calls) == 1:
         call = ticket.calls[0]
-        return f"{agent} — {shorten(visible(call.tool), TITLE_NAME_CHARS)}: {headline(call.tool, call.args, 64)}"
+        return (f"{level} {shorten(visible(call.tool), WINDOW_TITLE_NAME_CHARS)}: {headline(call.tool, call.args, 54)}"
+                f" — from {agent}")
     worst = batch.riskiest(ticket.calls)
-    return (f"{agent} — {len(ticket.calls)} calls: {shorten(visible(worst.tool), TITLE_NAME_CHARS)}: "
-            f"{headline(worst.tool, worst.args, 40)}")
+    return (f"{level} {len(ticket.calls)} calls, {shorten(visible(worst.tool), WINDOW_TITLE_NAME_CHARS)}: "
+            f"{headline(worst.tool, worst.args, 40)} — from {agent}")
 
 
 def call_kind(ticket: Ticket) -> str:
@@ -223,17 +227,17 @@ class ApprovalDialog(QDialog):
 
     # -- showing tickets --------------------------------------------------------------------
 
-    def load(self, ticket: Ticket, index: int = 1, total: int = 1,
+    def load(self, ticket: Ticket, number: int = 1, total: int = 1,
              upcoming: list[tuple[int, Ticket]] | None = None) -> None:
         previous = self.ticket
         previous_kind = call_kind(previous) if previous is not None else None
         if previous is not None and previous is not ticket:
             previous.countdown.resume()  # read and left for later: its clock runs again
         self.ticket = ticket
-        log.debug("dialog shows ticket %s (request %d of %d)", printable(ticket.key), index, total)
+        log.debug("dialog shows ticket %s (request #%d, %d waiting)", printable(ticket.key), number, total)
         self.review.load(ticket)
         self.setWindowTitle(window_title(ticket))
-        self.set_position(index, total, upcoming or [])
+        self.set_position(number, total, upcoming or [])
         single_destructive = len(ticket.calls) == 1 and ticket.risk_level == "destructive"
         self.allow_session.setVisible(not single_destructive)
         self._arm()
@@ -252,10 +256,13 @@ class ApprovalDialog(QDialog):
             # (a button that moves under the pointer gets the wrong click); the review scrolls.
             log.debug("dialog keeps its geometry for ticket %s (was %s)", printable(ticket.key), previous_kind)
 
-    def set_position(self, index: int, total: int, upcoming: list[tuple[int, Ticket]] | None = None) -> None:
+    def set_position(self, number: int, total: int, upcoming: list[tuple[int, Ticket]] | None = None) -> None:
+        """"Request #2 · 3 waiting": the ticket's number by arrival (kept while it waits, so it
+        never changes under the reader) and how many wait; ``upcoming`` the others, most urgent
+        first, each with its own number."""
         ticket = self.ticket
         calls = f" · batch of {len(ticket.calls)} calls" if ticket and len(ticket.calls) > 1 else ""
-        self.position.setText(f"Request {index} of {total}{calls}")
+        self.position.setText(f"Request #{number} · {total} waiting{calls}")
         self.previous_button.setEnabled(total > 1)
         self.next_button.setEnabled(total > 1)
         if upcoming is not None:
@@ -263,7 +270,9 @@ class ApprovalDialog(QDialog):
         self._update_strip()
 
     def _update_strip(self) -> None:
-        """The other waiting requests in queue order, each a link that brings it up."""
+        """The other waiting requests in queue order (most urgent first), each with its number by
+        arrival and a link that brings it up. Rebuilt by the clock only to update the time left:
+        the order and the numbers change only when a request arrives or leaves."""
         if not self.upcoming:
             self.next_strip.hide()
             return
@@ -272,8 +281,9 @@ class ApprovalDialog(QDialog):
             first = other.calls[0]
             what = (f"{shorten(visible(first.tool), TITLE_NAME_CHARS)}: {headline(first.tool, first.args, 36)}"
                     if len(other.calls) == 1 else f"{len(other.calls)} calls")
-            text = (f"{place}. {risk_text(other.risk_level)} {shorten(visible(other.identity.label), TITLE_NAME_CHARS)}"
-                    f" — {what}"
+            # The app's verdict and the call first; the agent's name after, quoted as its claim.
+            text = (f"#{place} {risk_text(other.risk_level)} {what}"
+                    f" — “{shorten(visible(other.identity.label), TITLE_NAME_CHARS)}”"
                     f" · {time_left_text(other.countdown.latest())} left")
             parts.append(f'<a href="ticket:{other.key}" style="text-decoration:none">{html.escape(text)}</a>')
         more = len(self.upcoming) - NEXT_SHOWN
@@ -341,13 +351,16 @@ class ApprovalDialog(QDialog):
             if remembered is not None:
                 box = placement.clamp(remembered, limit)
             else:
+                self._placed = None  # the content's own wish, with the allow buttons at their narrowest
+                self._update_buttons()
                 want = self.ideal_size()
                 width, height = placement.fit_size(want.width(), want.height(), limit)
                 x, y = placement.place_away_from(limit, width, height, self.reserved_corner)
                 box = placement.Rect(x, y, width, height)
             self.setMinimumSize(0, 0)
-            self._arrange_buttons(box.width)
             self._placed = box
+            self._update_buttons()  # the allow buttons' slots for this width, kept while the dialog is open
+            self._arrange_buttons(box.width)
             self.resize(box.width, box.height)
             self.move(box.x, box.y)
             if show:
@@ -430,13 +443,42 @@ class ApprovalDialog(QDialog):
         ticked = self.review.allowed_mask()
         return batch.allow_once_choice(ticket.calls, ticked), batch.allow_session_choice(ticket.calls, ticked)
 
+    def _hint_of(self, label: str) -> int:
+        probe = QPushButton(label, self)
+        probe.setFont(self.allow_session.font())
+        probe.ensurePolished()
+        width = probe.sizeHint().width()
+        probe.deleteLater()
+        return width
+
+    def _slot_width(self) -> int:
+        """The one width of both allow buttons, a single request's or a batch's, while the dialog is open.
+
+        At least "Allow for session"; as wide as a batch's usual label ("Allow 9 for session (not
+        the 9 unticked)") when the dialog's width leaves room for that beside Deny. The dialog
+        keeps its width while open, so the slots stay put between requests; a longer label is
+        cut to its slot, whole in the tooltip.
+        """
+        base = self._hint_of("Allow for &session")
+        if self._placed is None:
+            return base
+        generous = self._hint_of("Allow 99 for &session (not the 99 unticked)")
+        others = self.deny.sizeHint().width() + (self._hint_of("Al&ways allow…") if self.offer_always_allow else 0)
+        room = (self._placed.width - others - 6 * self.button_row.spacing() - 60) // 2
+        return max(base, min(generous, room))
+
     def _update_buttons(self) -> None:
         valid = self.review.edits_valid()
         once, session = self.choices()
+        slot = self._slot_width()
         for button, choice in ((self.allow_once, once), (self.allow_session, session)):
-            button.setText(choice.label)
+            # The same slots for a single request and a batch: the row never shifts under the pointer.
+            button.setFixedWidth(slot)
+            shown = fitted_label(choice.label, button, slot, choice.short)
+            button.setText(shown)
             button.setEnabled(self._armed and valid and choice.enabled)
-            button.setToolTip(choice.why_not)
+            whole = plain_label(choice.label) if shown != choice.label else ""
+            button.setToolTip("\n".join(part for part in (whole, choice.why_not) if part))
         self.deny.setEnabled(self.ticket is not None)  # refusing never waits for the lock
         if self.isVisible():  # new labels (a batch's ticks) must not widen the dialog past its width
             self._arrange_buttons(self.width())
@@ -516,6 +558,36 @@ class ApprovalDialog(QDialog):
                                 "tool" if self.review.whole_tool.isChecked() else "exact")
         log.debug("dialog: the person chose %s for ticket %s", choice, printable(ticket.key))
         self.decided.emit(ticket, verdicts)
+
+
+def plain_label(label: str) -> str:
+    """A button label as read: mnemonic ampersands dropped, ``&&`` one ampersand."""
+    return label.replace("&&", "\0").replace("&", "").replace("\0", "&")
+
+
+def fitted_label(label: str, button: QPushButton, width: int, short: str = "") -> str:
+    """``label``, else its ``short`` form (counts instead of names), else ``label`` cut at a word
+    with an ellipsis, so ``button`` is at most ``width`` pixels wide.
+
+    The mnemonic stays when the cut comes after it; a label naming a destructive call (⚠) keeps
+    the ⚠ in view, so a cut button still shows that it allows one (the tooltip has the whole label).
+    """
+    metrics = button.fontMetrics()
+    padding = button.sizeHint().width() - metrics.horizontalAdvance(plain_label(button.text()))
+    room = width - padding
+    for whole in (label, short):
+        if whole and metrics.horizontalAdvance(plain_label(whole)) <= room:
+            return whole
+    mark = " ⚠…" if "⚠" in label else "…"
+    ends = [end for end in range(len(label) - 1, 0, -1) if label[end] == " "] + list(range(len(label) - 1, 0, -1))
+    for end in ends:
+        head = label[:end].rstrip(" ,(")
+        if head.endswith("&") and not head.endswith("&&"):
+            continue
+        candidate = head + (mark if "⚠" not in head else "…")
+        if metrics.horizontalAdvance(plain_label(candidate)) <= room:
+            return candidate
+    return "…"
 
 
 def arrange_row(row: QBoxLayout, width: int) -> None:

@@ -15,6 +15,7 @@ from typing import Any
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import (
     QComboBox,
+    QFrame,
     QHBoxLayout,
     QLabel,
     QLineEdit,
@@ -28,7 +29,10 @@ from PySide6.QtWidgets import (
 )
 
 from ..core.store.audit import AuditLog, HistoryEntry
+from ..render.headline import shorten
+from . import theme
 from .badges import risk_text
+from .elided import plain_tooltip
 from .keys import close_on_escape
 from .preview_view import PreviewView
 from .review_text import summarise_args, visible
@@ -104,6 +108,27 @@ class HistoryWindow(QWidget):
         self.detail.setTextFormat(Qt.TextFormat.PlainText)
         self.detail.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         detail_layout.addWidget(self.detail)
+        # What the agent wrote (its name, session, directory, description), framed as its words.
+        self.agent_frame = QFrame()
+        self.agent_frame.setObjectName("agentFrame")
+        paper, edge, ink = ("#161b22", "#6e7681", "#8d96a0") if theme.is_dark() else ("#f3f1ec", "#8c8577", "#5c564a")
+        self.agent_frame.setStyleSheet(
+            f"QFrame#agentFrame{{background:{paper};border:1px dashed {edge};border-radius:6px;}}"
+            f"QLabel#agentFrameTitle{{color:{ink};font-style:italic;font-size:8pt;}}"
+            "QLabel#historyAgentText{font-style:italic;}")
+        frame_layout = QVBoxLayout(self.agent_frame)
+        frame_layout.setContentsMargins(8, 4, 8, 6)
+        title = QLabel("From the agent (as claimed): its own words, not checked by desktop-approver")
+        title.setObjectName("agentFrameTitle")
+        title.setWordWrap(True)
+        self.agent_text = QLabel()
+        self.agent_text.setObjectName("historyAgentText")
+        self.agent_text.setWordWrap(True)
+        self.agent_text.setTextFormat(Qt.TextFormat.PlainText)
+        self.agent_text.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        frame_layout.addWidget(title)
+        frame_layout.addWidget(self.agent_text)
+        detail_layout.addWidget(self.agent_frame)
         self.preview = PreviewView()
         detail_layout.addWidget(self.preview, 1)
         splitter.addWidget(detail)
@@ -167,6 +192,7 @@ class HistoryWindow(QWidget):
             self.table.setCurrentItem(first)
         elif not self.entries:
             self.detail.setText("")
+            self.agent_text.setText("")
             self.preview.set_content("", {}, None, None)
 
     def selected_entry(self) -> HistoryEntry | None:
@@ -180,29 +206,48 @@ class HistoryWindow(QWidget):
         entry = self.selected_entry()
         if entry is None:
             return
-        self.detail.setText(visible(entry_details(entry), multiline=True))
+        self.detail.setText(entry_details(entry))
+        self.agent_text.setText(agent_details(entry))
+        self.agent_text.setToolTip(plain_tooltip(visible(entry.description or "", multiline=True)))
         self.preview.set_content(entry.tool, entry.args, entry.preview, entry.cwd)
 
 
+AGENT_CHARS = 120        # an agent's name, session or directory in the detail pane
+DESCRIPTION_CHARS = 600  # its description (the whole one is in the tooltip)
+
+
 def entry_details(entry: HistoryEntry) -> str:
-    """The facts of one entry as plain text lines, for the detail pane."""
+    """The app's facts of one entry as plain text lines: when, risk, decision, rule.
+
+    Nothing the agent wrote is in it (see :func:`agent_details`): a description "✔ Safe –
+    approved by policy" must not stand above "Decision: deny by You" in the same voice.
+    """
     when = datetime.fromtimestamp(entry.created).strftime("%Y-%m-%d %H:%M:%S")
-    lines = [f"#{entry.id} {when} · {entry.agent or '?'} (pid {entry.peer_pid}) · session {entry.session}"
-             + (f" · in {entry.cwd}" if entry.cwd else "")]
-    if entry.description:
-        lines.append(f"Description: {entry.description}")
+    lines = [f"#{entry.id} {when} · pid {entry.peer_pid}"]
     reasons = "; ".join(entry.risk_reasons) or "no risk found in the content"
-    lines.append(f"Risk: {entry.risk_level or '?'} — {reasons}")
+    lines.append(f"Risk: {entry.risk_level or '?'} — {visible(reasons)}")
     if entry.decision is None:
         lines.append("Decision: never answered (the app stopped first)")
     else:
         decided = datetime.fromtimestamp(entry.decided).strftime("%H:%M:%S") if entry.decided else "?"
         lines.append(f"Decision: {entry.decision} by {_decider_text(entry)} at {decided}"
-                     + (f" — note: {entry.note}" if entry.note else ""))
+                     + (f" — note: {visible(entry.note)}" if entry.note else ""))
     if entry.rule:
-        lines.append(f"Rule: {entry.rule}")
+        lines.append(f"Rule: {visible(entry.rule)}")
     if entry.updated_args is not None:
-        lines.append("Edited arguments sent back: " + json.dumps(entry.updated_args, ensure_ascii=False))
+        lines.append("Edited arguments sent back: "
+                     + shorten(visible(json.dumps(entry.updated_args, ensure_ascii=False)), DESCRIPTION_CHARS))
+    return "\n".join(lines)
+
+
+def agent_details(entry: HistoryEntry) -> str:
+    """What the agent said about itself and the call, one escaped, cut line each, for its frame."""
+    lines = [f"agent “{shorten(visible(entry.agent or '?'), AGENT_CHARS)}” · "
+             f"session “{shorten(visible(entry.session or ''), AGENT_CHARS)}”"]
+    if entry.cwd:
+        lines.append(f"in “{shorten(visible(entry.cwd), AGENT_CHARS)}”")
+    if entry.description:
+        lines.append(f"description “{shorten(visible(entry.description), DESCRIPTION_CHARS)}”")
     return "\n".join(lines)
 
 

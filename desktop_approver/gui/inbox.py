@@ -61,13 +61,15 @@ def agent_text(ticket: Ticket) -> str:
 
 def agent_details(ticket: Ticket) -> str:
     who = ticket.identity
-    parts = [who.label, f"session {ticket.session}"]
+    parts = [f"{visible(who.label)} (as claimed)", f"session {visible(ticket.session)}"]
     if who.peer_pid:
         parts.append(f"pid {who.peer_pid}")
+    if who.host:
+        parts.append(f"host “{visible(who.host)}” (as claimed)")
     if who.git_branch:
-        parts.append(f"branch {who.git_branch}")
+        parts.append(f"branch “{visible(who.git_branch)}” (as claimed)")
     if who.cwd:
-        parts.append(who.cwd)
+        parts.append(f"{visible(who.cwd)} (as claimed)")
     return "  ·  ".join(parts)
 
 
@@ -195,7 +197,7 @@ class InboxWindow(QWidget):
                                waited(ticket), time_left_text(ticket.countdown.latest())])
         row.setData(0, TICKET_ROLE, ticket.key)
         row.setForeground(RISK, _colour(ticket.risk_level))
-        row.setToolTip(AGENT, plain_tooltip(visible(agent_details(ticket))))
+        row.setToolTip(AGENT, plain_tooltip(agent_details(ticket)))
         row.setToolTip(REQUEST, plain_tooltip("\n".join(f"{visible(call.tool)}: {summarise_args(call.args, 400)}"
                                                         for call in ticket.calls[:10])))
         self.tree.addTopLevelItem(row)

@@ -1,8 +1,9 @@
 """Desktop notifications for waiting tickets: at most one per agent, replaced in place.
 
 Five requests from three agents make three notifications, not five: each agent's one says how
-many of its requests wait and names the most urgent ("codex: 2 waiting — git push --force origin
-main"), and carries that request's buttons. It is replaced in place (the spec's ``replaces_id``)
+many of its requests wait and names the most urgent, the app's verdict first and the agent's
+name last, marked as its claim ("⚠ Destructive: git push --force origin main · 2 waiting from
+“codex” (as claimed)"), and carries that request's buttons. It is replaced in place (the spec's ``replaces_id``)
 as the agent's requests come and go, and withdrawn when none waits. Only a destructive request
 makes it critical; destructive requests get only "Review" and "Deny": approving them needs the
 full review. Nothing is shown in do-not-disturb. Clicking the body opens the review. Without a
@@ -26,9 +27,10 @@ from ..core.decisions import modes
 from ..core.decisions.queue import riskiest_first
 from ..core.decisions.tickets import CallInfo, Ticket, Verdict
 from ..core.store.logsafe import printable
+from ..render.headline import headline, shorten
 from .badges import risk_text
 from .decider import GuiDecider
-from .review_text import summarise_args, visible
+from .review_text import visible
 
 log = logging.getLogger(__name__)
 
@@ -36,18 +38,34 @@ ACTIONS = [("allow_once", "Allow once"), ("allow_session", "Allow for session"),
 DESTRUCTIVE_ACTIONS = [("review", "Review"), ("deny", "Deny")]
 
 
+NAME_CHARS = 32  # an agent's or tool's name in a notification is cut to this
+
+
+def claimed(name: str) -> str:
+    """An agent's name as its claim: cut short, escaped, marked (“codex” (as claimed))."""
+    return f"“{shorten(visible(name), NAME_CHARS)}” (as claimed)"
+
+
+def tool_name(call: CallInfo) -> str:
+    return shorten(visible(call.tool), NAME_CHARS)
+
+
 def notification_text(ticket: Ticket) -> tuple[str, str]:
-    """Title and body for one ticket; a batch lists its calls most dangerous first."""
+    """Title and body for one ticket; a batch lists its calls most dangerous first.
+
+    Each call is its :func:`~desktop_approver.render.headline.headline`: the dangerous part of a
+    long command comes first (``dd of=/dev/sda … (in a 4,923-character command)``), not its start.
+    """
     first = ticket.calls[0]
-    title = f"{visible(ticket.identity.label)} wants to run {visible(first.tool)}"
+    title = f"{claimed(ticket.identity.label)} wants to run {tool_name(first)}"
     if len(ticket.calls) > 1:
-        title = f"{visible(ticket.identity.label)} wants to run {len(ticket.calls)} tool calls"
+        title = f"{claimed(ticket.identity.label)} wants to run {len(ticket.calls)} tool calls"
     ordered = riskiest_first(ticket.calls)
     if len(ticket.calls) == 1:
-        lines = [summarise_args(first.args, 120)]
+        lines = [headline(first.tool, first.args, 120)]
     else:
-        lines = [f"{risk_text(call.risk.level if call.risk else 'moderate')} {visible(call.tool)}: "
-                 f"{summarise_args(call.args, 100)}" for call in ordered[:3]]
+        lines = [f"{risk_text(call.risk.level if call.risk else 'moderate')} {tool_name(call)}: "
+                 f"{headline(call.tool, call.args, 100)}" for call in ordered[:3]]
         if len(ordered) > 3:
             lines.append(f"… and {len(ordered) - 3} more")
     # The reasons for the ticket's level only: a moderate call's "runs pytest" is not why it is destructive.
@@ -58,7 +76,11 @@ def notification_text(ticket: Ticket) -> tuple[str, str]:
 
 
 def agent_title(agent: str, waiting: list[Ticket]) -> str:
-    """"codex: 2 waiting — git push --force origin main" (counts in requests, calls in brackets)."""
+    """"⚠ Destructive: git push --force origin main · 2 waiting from “codex” (as claimed)".
+
+    The app's verdict first, then what the most urgent request does, then the counts (in
+    requests, calls in brackets); the agent's name last, cut short and marked as its claim.
+    """
     top = waiting[0]
     calls = sum(len(ticket.calls) for ticket in waiting)
     count = f"{len(waiting)} waiting" + (f" ({calls} calls)" if calls != len(waiting) else "")
@@ -67,14 +89,14 @@ def agent_title(agent: str, waiting: list[Ticket]) -> str:
     else:
         worst = riskiest_first(top.calls)[0]
         what = f"batch of {len(top.calls)}, {short_summary(worst)}"
-    return f"{visible(agent)}: {count} — {what}"
+    return f"{risk_text(top.risk_level)}: {what} · {count} from {claimed(agent)}"
 
 
 def short_summary(call: CallInfo) -> str:
-    """A shell command as itself; any other call as its tool and main argument."""
+    """A shell command as itself (its dangerous part first); any other call as its tool and main argument."""
     if read_call(call.tool, call.args).commands:
-        return summarise_args(call.args, 80)
-    return f"{visible(call.tool)} {summarise_args(call.args, 70)}"
+        return headline(call.tool, call.args, 80)
+    return f"{tool_name(call)} {headline(call.tool, call.args, 60)}"
 
 
 class TicketNotifications(QObject):

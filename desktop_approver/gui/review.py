@@ -32,14 +32,15 @@ from PySide6.QtWidgets import (
 
 from ..core.calls.reading import read_call
 from ..core.decisions.tickets import CallInfo, Ticket
-from ..render.headline import headline, shorten
+from ..render.headline import FIRST_VIEW_CHARS, further_down, headline, shorten
+from ..render.preview_check import preview_mismatch
 from . import theme
 from .badges import RiskBadge, risk_colours, risk_text
 from .batch import initial_ticks
 from .elided import ElidedLabel, plain_tooltip
 from .preview_view import PreviewView
 from .processes import agent_command, tilde, tilde_paths
-from .review_text import reading_line, summarise_args, visible
+from .review_text import agent_hints_text, first_view_text, reading_line, summarise_args, visible
 
 RISK_ROLE = Qt.ItemDataRole.UserRole + 2
 NAME_CHARS = 60   # an agent, tool or session name in a line of text is cut to this (the tooltip has it all)
@@ -119,8 +120,25 @@ class ReviewPanel(QWidget):
         self.reasons.setWordWrap(True)
         self.reasons.setTextFormat(Qt.TextFormat.PlainText)  # paths come from the agent, never markup
         self.reasons.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.preview_warning = QLabel()  # the agent's preview is about another file or command
+        self.preview_warning.setObjectName("previewMismatch")
+        self.preview_warning.setWordWrap(True)
+        self.preview_warning.setTextFormat(Qt.TextFormat.PlainText)
+        self.preview_warning.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.preview_warning.hide()
+        findings = QVBoxLayout()
+        findings.setContentsMargins(0, 0, 0, 0)
+        findings.addWidget(self.preview_warning)
+        self.danger_below = QLabel()  # a destructive part of the command out of the first view
+        self.danger_below.setObjectName("dangerBelow")
+        self.danger_below.setWordWrap(True)
+        self.danger_below.setTextFormat(Qt.TextFormat.PlainText)
+        self.danger_below.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.danger_below.hide()
+        findings.addWidget(self.danger_below)
+        findings.addWidget(self.reasons)
         verdict_layout.addWidget(self.badge, 0, Qt.AlignmentFlag.AlignTop)
-        verdict_layout.addWidget(self.reasons, 1)
+        verdict_layout.addLayout(findings, 1)
         layout.addWidget(self.verdict)
 
         self.identity = QLabel()
@@ -154,6 +172,12 @@ class ReviewPanel(QWidget):
         self.description.setTextFormat(Qt.TextFormat.PlainText)
         self.description.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         frame_layout.addWidget(self.description)
+        self.agent_hints = QLabel()  # the agent's hints and annotations: its claims, escaped and cut short
+        self.agent_hints.setObjectName("agentHints")
+        self.agent_hints.setWordWrap(True)
+        self.agent_hints.setTextFormat(Qt.TextFormat.PlainText)
+        self.agent_hints.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        frame_layout.addWidget(self.agent_hints)
 
         self.calls = QListWidget()
         self.calls.setObjectName("batchCalls")
@@ -180,10 +204,12 @@ class ReviewPanel(QWidget):
         self.edit_button.setCheckable(True)
         self.edit_button.setAutoDefault(False)
         self.edit_button.toggled.connect(self._toggle_editor)
-        self.whole_tool = QCheckBox("Session approval covers any arguments of this tool")
+        # Short enough to be read whole on a 580-pixel dialog; the tooltip says it in full.
+        self.whole_tool = QCheckBox("Session: any arguments of this tool")
         self.whole_tool.setObjectName("wholeTool")
-        self.whole_tool.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Fixed)
-        self.whole_tool.setMinimumWidth(120)
+        self.whole_tool.setToolTip("Allow for session covers any arguments of this tool, "
+                                   "not only these exact arguments")
+        self.whole_tool.setSizePolicy(QSizePolicy.Policy.Minimum, QSizePolicy.Policy.Fixed)
         tools.addWidget(self.edit_button)
         tools.addStretch(1)
         tools.addWidget(self.whole_tool)
@@ -208,13 +234,15 @@ class ReviewPanel(QWidget):
     def _restyle(self) -> None:
         """The two voices' colours: the verdict's edge in the risk's colour, the agent's frame dashed."""
         edge = risk_colours(self.badge.level)[0]
-        self.verdict.setStyleSheet(f"QFrame#appVerdict{{border:none;border-left:4px solid {edge};}}")
+        self.verdict.setStyleSheet(f"QFrame#appVerdict{{border:none;border-left:4px solid {edge};}}"
+                                   f"QLabel#previewMismatch,QLabel#dangerBelow{{color:{risk_colours('destructive')[0]};"
+                                   "font-weight:bold;}")
         paper, line, ink = ("#161b22", "#6e7681", "#8d96a0") if theme.is_dark() else ("#f3f1ec", "#8c8577", "#5c564a")
         self.agent_frame.setStyleSheet(
             f"QFrame#agentFrame{{background:{paper};border:1px dashed {line};border-radius:6px;}}"
             f"QLabel#agentFrameTitle,QLabel#toolClaim{{color:{ink};font-style:italic;font-size:8pt;}}"
             "QLabel#toolName{font-family:monospace;font-weight:bold;}"
-            "QLabel#description{font-style:italic;}")
+            "QLabel#description,QLabel#agentHints{font-style:italic;}")
 
     def _recolour(self, _dark: bool) -> None:
         self._restyle()
@@ -263,6 +291,9 @@ class ReviewPanel(QWidget):
             self.compact = compact
             if self.ticket is not None:
                 self.identity.setText(identity_html(self.ticket, compact))
+                call = self.current_call()
+                if call is not None and call.description:
+                    self.description.setText(f"“{first_view_text(call.description, 1 if compact else 3)}”")
 
     def clear(self) -> None:
         """Show nothing (the request left and nothing else is selected): no stale review stays up."""
@@ -274,8 +305,11 @@ class ReviewPanel(QWidget):
         self.agent_title.setText("")
         self.tool.setText("")
         self.reasons.setText("Nothing selected.")
+        self.preview_warning.hide()
+        self.danger_below.hide()
         self.badge.hide()
         self.description.hide()
+        self.agent_hints.hide()
         self.calls.blockSignals(True)
         self.calls.clear()
         self.calls.blockSignals(False)
@@ -311,21 +345,32 @@ class ReviewPanel(QWidget):
         self.badge.set_risk(self.ticket.risk_level)
         self._restyle()
         reasons = list(call.risk.reasons) if call.risk else []
-        hint_text = ", ".join(f"{k.replace('_', '-')}={v}" for k, v in call.hints.items())
         text = "; ".join(reasons) if reasons else "no risk found in the content"
         if len(self.ticket.calls) > 1:
             level = call.risk.level if call.risk else "moderate"
             text = f"This call ({row + 1} of {len(self.ticket.calls)}): {risk_text(level)} · {text}"
-        if hint_text:
-            text += f"\nThe agent says: {hint_text} (shown, not trusted)"
         commands = [run.text for run in read_call(call.tool, call.args).commands]
+        below = danger_below_text(commands)
+        self.danger_below.setText(below or "")
+        self.danger_below.setVisible(below is not None)
         for typed, resolved in tilde_paths(call.args, commands)[:4]:
             text += f"\n{visible(typed)} is {visible(resolved)}"
         text += f"\n{reading_line(call)}"
         self.reasons.setText(text)
-        self.description.setText(f"“{visible(call.description or '', multiline=True)}”")
+        self.description.setText(f"“{first_view_text(call.description or '', 1 if self.compact else 3)}”")
+        self.description.setToolTip(plain_tooltip(visible(call.description or "", multiline=True)))
         self.description.setVisible(bool(call.description))
-        self.preview.set_content(call.tool, self._edited.get(row, call.args), call.preview, self.ticket.identity.cwd)
+        self.agent_hints.setText(f"Hints: {agent_hints_text(call.hints)}" if call.hints else "")
+        self.agent_hints.setToolTip(plain_tooltip("\n".join(f"{visible(str(key))}: {visible(str(value))}"
+                                                             for key, value in call.hints.items())))
+        self.agent_hints.setVisible(bool(call.hints))
+        cwd = self.ticket.identity.cwd or self.ticket.identity.peer_cwd
+        mismatch = preview_mismatch(call.tool, call.args, call.preview, cwd)
+        self.preview_warning.setText(mismatch or "")
+        self.preview_warning.setVisible(mismatch is not None)
+        # When the agent's picture is of another call, show what the arguments do instead.
+        shown = None if mismatch else call.preview
+        self.preview.set_content(call.tool, self._edited.get(row, call.args), shown, self.ticket.identity.cwd)
         destructive = call.risk is not None and call.risk.level == "destructive"
         self.whole_tool.setEnabled(not destructive)
         self.whole_tool.setVisible(not destructive)  # never offered: destructive calls are allowed once
@@ -358,6 +403,23 @@ class ReviewPanel(QWidget):
         self.edit_validity_changed.emit(ok)
 
 
+def danger_below_text(commands: list[str]) -> str | None:
+    """"⚠ Further down (line 201): rm -rf ~/" for each command whose destructive part starts below
+    its first lines (the reader's findings, wherever they stand).
+
+    A part past the first :data:`~desktop_approver.render.headline.FIRST_VIEW_CHARS` characters is
+    named by the preview's caption already; one hidden by line breaks before that is named here.
+    """
+    lines = []
+    for command in commands:
+        part = further_down(command)
+        if part is not None and part.start <= FIRST_VIEW_CHARS:
+            line = command.count("\n", 0, part.start) + 1
+            where = f"line {line:,}" if line > 1 else f"character {part.start + 1:,}"
+            lines.append(f"⚠ Further down ({where}): {shorten(visible(part.text), 48)}")
+    return "\n".join(lines) if lines else None
+
+
 def identity_html(ticket: Ticket, compact: bool = False) -> str:
     """Who asks: the kernel's facts (marked ✔) and the agent's claims (marked as claimed), names cut short.
 
@@ -372,13 +434,17 @@ def identity_html(ticket: Ticket, compact: bool = False) -> str:
     pid = "?"
     if who.peer_pid is not None:
         pid = f"{who.peer_pid} ✔" if who.pid_verified or who.pid is None else f"{who.peer_pid} (claims {who.pid})"
-    name = f"<b>{escape(who.label)}</b>" + (" <i>(name as claimed)</i>" if who.agent else "")
-    parts = [name, f"pid {escape(pid)}"]
+    def claim(text: str) -> str:
+        """An agent's word in the agent's style, quoted, its tick marks shown as escapes."""
+        return f"<i>“{escape(untick(text))}”</i>"
+
+    name = f"<b>{escape(untick(who.label))}</b>" + (" <i>(name as claimed)</i>" if who.agent else "")
+    lines = [" · ".join([name, f"pid {escape(pid)}"])]
+    claims = []
     if who.host:
-        parts.append(f"on {escape(who.host)}")
+        claims.append(f"host {claim(who.host)}")
     if who.git_branch:
-        parts.append(f"branch <tt>{escape(who.git_branch)}</tt>")
-    lines = [" · ".join(parts)]
+        claims.append(f"branch {claim(who.git_branch)}")
     home = os.path.expanduser("~")
 
     def place(path: str) -> str:
@@ -394,9 +460,12 @@ def identity_html(ticket: Ticket, compact: bool = False) -> str:
         lines.append(f"in {place(who.peer_cwd)} ✔")
     elif who.cwd:
         lines.append(f"in {place(who.cwd)} <i>(as claimed)</i>")
-    if compact:
+    if compact:  # the host and branch claims are in the tooltip
         return "<br>".join(lines)
-    lines.append(f"session <tt>{escape(ticket.session)}</tt>")
+    # The agent's claims on a line of their own, in the agent's ink: nothing it wrote stands next to a ✔.
+    ink = "#8d96a0" if theme.is_dark() else "#5c564a"  # the agent frame's ink
+    lines.append(f'<span style="color:{ink}">the agent claims: session {claim(ticket.session)}'
+                 + "".join(f", {part}" for part in claims) + "</span>")
     command = agent_command(who.peer_pid)
     if command is not None:
         text, via = command
@@ -405,6 +474,14 @@ def identity_html(ticket: Ticket, compact: bool = False) -> str:
     elif who.peer_exe:
         lines.append(f"process <tt>{escape(who.peer_exe, PATH_CHARS)}</tt>")
     return "<br>".join(lines)
+
+
+TICKS = {ord(mark): f"<U+{ord(mark):04X}>" for mark in "✔✓✅☑🗸🗹"}
+
+
+def untick(text: str) -> str:
+    """``text`` with check marks shown as escapes: an agent's name or branch cannot pass for the app's ✔."""
+    return text.translate(TICKS)
 
 
 def identity_details(ticket: Ticket) -> str:

@@ -6,6 +6,7 @@ import asyncio
 
 from desktop_approver.core.calls.risk import assess
 from desktop_approver.core.decisions.queue import (
+    ArrivalNumbers,
     by_urgency,
     count_text,
     riskiest_first,
@@ -71,6 +72,26 @@ def test_the_order_never_changes_by_the_clock_or_a_pause_and_moderate_comes_befo
         assert [urgency_key(t) for t in (first, second, risky)] == before
         assert [t.request_id for t in by_urgency([second, first, risky])] == ["c", "a", "b"]
         for t in (first, second, risky):
+            t.countdown.cancel()
+
+    asyncio.run(scenario())
+
+
+def test_arrival_numbers_stay_while_a_ticket_waits_and_restart_when_none_does() -> None:
+    async def scenario() -> None:
+        pytest_first, push, late = ticket("a", "pytest"), ticket("b", "git push --force origin main"), ticket("c", "ls")
+        numbers = ArrivalNumbers()
+        numbers.update([pytest_first])
+        assert numbers.number(pytest_first) == 1
+        numbers.update(by_urgency([pytest_first, push]))  # more urgent, listed first: numbered second
+        assert (numbers.number(pytest_first), numbers.number(push)) == (1, 2)
+        numbers.update([push, late])  # the first one left: the others keep theirs
+        assert (numbers.number(push), numbers.number(late)) == (2, 3)
+        numbers.update([])
+        fresh = ticket("d", "ls")
+        numbers.update([fresh])
+        assert numbers.number(fresh) == 1
+        for t in (pytest_first, push, late, fresh):
             t.countdown.cancel()
 
     asyncio.run(scenario())

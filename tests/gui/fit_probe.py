@@ -2,9 +2,11 @@
 
     QT_QPA_PLATFORM=offscreen:configfile=SCREEN.json QT_SCALE_FACTOR=2 python tests/gui/fit_probe.py
 
-For each hostile input (500-character names, a 5,000-character command, a 3,000-line diff, a
-10-call batch) it sends the request through the real client, waits for the dialog, then opens
-the inbox on it, and writes the geometry of every window and button it saw.
+For each hostile input (500-character names, a 5,000-character command, a description of
+60 line breaks, a 3,000-line diff, a 10-call batch) it sends the request through the real
+client, waits for the dialog, then opens the inbox on it, and writes the geometry of every
+window and button it saw, and the width of every visible labelled control beside the width its
+text needs.
 tests/gui/test_fit_matrix.py runs it once per screen and scale and judges the numbers.
 """
 
@@ -26,6 +28,7 @@ LONG = 500
 TOOL_LONGEST = 200  # the protocol's limit on a tool's name
 COMMAND = ("cd /work/project && " + " ".join(f"--option-{i}=value-{i}" for i in range(260))
            + " ; rm -rf ~/ --no-preserve-root")
+BLANK_LINES = "Runs the unit tests.\n" + "\n" * 60 + "(end)"
 OLD = "".join(f"line {i}\n" for i in range(3000))
 NEW = "".join(f"line {i} changed with a much longer text to widen the diff {'=' * 60}\n" for i in range(3000))
 
@@ -61,7 +64,29 @@ def measure(window: Any, buttons: dict[str, Any]) -> dict[str, Any]:
     hint = window.minimumSizeHint()
     return {"window": rect(window.geometry()), "frame": rect(window.frameGeometry()),
             "min_hint": [hint.width(), hint.height()], "minimum": [window.minimumWidth(), window.minimumHeight()],
-            "buttons": shown}
+            "buttons": shown, "controls": labelled_controls(window)}
+
+
+def labelled_controls(window: Any) -> list[dict[str, Any]]:
+    """Every visible control that shows a text of its own (check boxes, buttons, one-line labels):
+    its width and the width its text needs. Word-wrapped labels wrap and elided labels cut on
+    purpose (the tooltip has the whole text); they are left out."""
+    from PySide6.QtCore import Qt
+    from PySide6.QtWidgets import QAbstractButton, QLabel
+
+    from desktop_approver.gui.elided import ElidedLabel
+
+    found = []
+    for widget in window.findChildren(QAbstractButton) + window.findChildren(QLabel):
+        if not widget.isVisibleTo(window) or not widget.text() or widget.width() <= 0:
+            continue
+        if isinstance(widget, QLabel) and (widget.wordWrap() or isinstance(widget, ElidedLabel)
+                                           or widget.textFormat() == Qt.TextFormat.RichText or "<" in widget.text()):
+            continue  # wraps, elides on purpose, or rich text (wraps in its own way)
+        found.append({"name": widget.objectName() or type(widget).__name__, "text": widget.text()[:80],
+                      "width": widget.width(), "needs": widget.minimumSizeHint().width()
+                      if isinstance(widget, QLabel) else widget.sizeHint().width()})
+    return found
 
 
 async def main() -> dict[str, Any]:
@@ -104,6 +129,8 @@ async def main() -> dict[str, Any]:
                                   {"path": "/" + "p" * LONG, "content": "x\n"}, description="d" * LONG,
                                   preview=previews.diff("/" + "p" * LONG, "a\n", "b\n")),
         "long-command": lambda: ask("codex", "c-1", "Bash", {"command": COMMAND}),
+        "blank-lines-description": lambda: ask("coder", "c-3", "Bash", {"command": "pytest -q"},
+                                               description=BLANK_LINES),
         "big-diff": lambda: ask("coder", "c-2", "write_file", {"path": "big.txt", "content": NEW},
                                 preview=previews.diff("big.txt", OLD, NEW)),
         "batch-of-10": lambda: ask_batch("ops-" + "o" * 60, [
@@ -121,6 +148,9 @@ async def main() -> dict[str, Any]:
         pages = dialog.review.preview.pages  # the call itself: in the first view, without scrolling
         top = pages.mapTo(dialog.scroll.viewport(), QPoint(0, 0)).y()
         seen["call_in_first_view"] = pages.isVisibleTo(dialog) and top + 40 <= dialog.scroll.viewport().height()
+        seen["first_view"] = [top, dialog.scroll.viewport().height()]
+        if os.environ.get("FIT_PROBE_SHOTS"):
+            dialog.grab().save(os.path.join(os.environ["FIT_PROBE_SHOTS"], f"{name}.png"))
         ticket = dialog.ticket
         approver.open_inbox(ticket)
         await settle()

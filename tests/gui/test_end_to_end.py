@@ -73,7 +73,7 @@ def test_queue_shows_one_dialog_and_position(approver: Any, run: Any, qtbot: Any
     async def scenario() -> None:
         answers = [ask(approver, "Bash", {"command": f"echo {i}"}, f"s{i}") for i in range(3)]
         await wait_for(lambda: len(approver.decider.tickets()) == 3, what="three waiting tickets")
-        assert dialog.position.text().startswith("Request 1 of 3")
+        assert dialog.position.text().startswith("Request #1 · 3 waiting")
         assert "3 requests waiting" in approver.tray.toolTip()
         for _ in range(3):
             await wait_for(lambda: dialog.isVisible() and dialog.deny.isEnabled(), what="the next ticket")

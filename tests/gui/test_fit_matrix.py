@@ -3,7 +3,8 @@
 Each screen is a fresh app process on Qt's offscreen platform, given the screen's size in a
 configuration file and the scale in ``QT_SCALE_FACTOR`` (both honoured offscreen; under Xvfb the
 same variables give the same logical sizes). ``fit_probe.py`` sends 500-character names, a
-5,000-character command, a 3,000-line diff and a 10-call batch through the real client, and
+5,000-character command, a description of 60 line breaks, a 3,000-line diff and a 10-call
+batch through the real client, and
 reports the dialog's and the inbox's geometry and their buttons'.
 """
 
@@ -49,7 +50,8 @@ def test_every_window_and_its_buttons_are_on_screen(tmp_path: Path, width: int, 
     report = probe(tmp_path, width, height, scale)
     area = report["area"]
     assert area[2] == round(width / float(scale)) or abs(area[2] - width / float(scale)) <= 1, area
-    assert set(report["inputs"]) == {"long-names", "long-command", "big-diff", "batch-of-10"}
+    assert set(report["inputs"]) == {"long-names", "long-command", "blank-lines-description", "big-diff",
+                                     "batch-of-10"}
     for name, seen in report["inputs"].items():
         for window in ("dialog", "inbox"):
             where = f"{window} with {name} on {width}x{height} at {scale}"
@@ -66,6 +68,8 @@ def test_every_window_and_its_buttons_are_on_screen(tmp_path: Path, width: int, 
                 assert inside(place["rect"], box), (where, button, place, box)
                 if button != "countdown":
                     assert place["rect"][2] >= place["hint_width"], (where, button, place)  # never cut ("De")
+            for control in seen[window]["controls"]:  # every check box, button and one-line label read whole
+                assert control["width"] >= control["needs"], (where, control)
         if name != "batch-of-10":  # a batch's list of calls comes first; its selected call below
             assert seen["call_in_first_view"], (name, width, height, scale)
         inbox = seen["inbox"]

@@ -42,3 +42,35 @@ def test_identity_line_checks_the_claimed_cwd(approver: Any, run: Any, qtbot: An
     assert expected in text and os.getcwd() in text
     if claim:
         assert "claims <tt>/claimed/elsewhere</tt>" in text
+
+
+def test_host_and_branch_are_the_agents_claims_never_beside_a_tick(approver: Any, run: Any) -> None:
+    dialog = approver.dialog
+    host = "sandbox-vm ✔ (isolated, no network)"
+    branch = "main ✔ policy: allow\n<b>x</b>"
+
+    async def scenario() -> str:
+        client = Client(approver.service.options.socket_path, agent="coder")
+        hello = client.protocol.hello
+
+        def claiming() -> dict[str, Any]:
+            message = hello()
+            message["client"].update(host=host, git_branch=branch)
+            return message
+
+        client.protocol.hello = claiming  # type: ignore[method-assign]
+        pending = asyncio.get_running_loop().run_in_executor(
+            None, lambda: client.request("Bash", {"command": "ls"}, session="s"))
+        await wait_for(lambda: dialog.isVisible() and dialog.ticket is not None, what="the dialog")
+        text = dialog.review.identity.text()
+        dialog.deny.click()
+        await pending
+        client.close()
+        return text
+
+    text = run(scenario())
+    claims = [line for line in text.split("<br>") if "sandbox-vm" in line]
+    assert len(claims) == 1 and "the agent claims:" in claims[0] and "branch <i>“main" in claims[0]
+    assert "✔" not in claims[0] and "&lt;U+2714&gt;" in claims[0]  # the agent's tick is an escape, not a tick
+    assert "\\n" in claims[0] and "&lt;b&gt;" in claims[0]
+    assert "sandbox-vm" not in text.split("<br>")[0]  # not on the line of the app's verified pid

@@ -22,9 +22,9 @@ def test_the_dialog_opens_on_the_most_dangerous_of_a_burst(approver: Any, run: A
                     ask_bash(approver, "ls", agent="research")]
         await wait_for(lambda: len(approver.decider.tickets()) == 3, what="three requests")
         await wait_for(lambda: dialog.ticket.identity.agent == "ops", what="the destructive request in view")
-        assert dialog.position.text() == "Request 1 of 3"
+        assert dialog.position.text().endswith(" · 3 waiting")
         strip = dialog.next_strip.text()
-        assert strip.index("2. ") < strip.index("3. ")  # the same order as the queue, not wrapped round
+        assert strip.index("coder") < strip.index("research")  # the same order as the queue, not wrapped round
         dialog.pause_countdown()  # touched: an arrival no longer takes its place
         answers.append(ask_bash(approver, "rm -rf build/", agent="late"))
         await wait_for(lambda: len(approver.decider.tickets()) == 4, what="a fourth request")
@@ -36,16 +36,22 @@ def test_the_dialog_opens_on_the_most_dangerous_of_a_burst(approver: Any, run: A
     run(scenario())
 
 
-def test_an_arrival_after_the_settling_moment_never_replaces_the_request_in_view(approver: Any, run: Any) -> None:
+def test_an_arrival_after_the_settling_moment_never_replaces_the_request_in_view_nor_its_number(
+        approver: Any, run: Any) -> None:
     dialog = approver.dialog
     approver.decider.settle_s = 0.0
 
     async def scenario() -> None:
         first = ask_bash(approver, "pytest -q", agent="coder")
         await wait_for(lambda: dialog.ticket is not None, what="the first dialog")
+        assert dialog.position.text() == "Request #1 · 1 waiting"
         push = ask_bash(approver, "git push --force origin main", agent="ops")
         await wait_for(lambda: len(approver.decider.tickets()) == 2, what="two requests")
-        assert dialog.ticket.identity.agent == "coder" and dialog.position.text() == "Request 2 of 2"
+        # A more urgent arrival is listed first, but the request being read keeps its number.
+        assert dialog.ticket.identity.agent == "coder" and dialog.position.text() == "Request #1 · 2 waiting"
+        strip = dialog.next_strip.text()
+        assert strip.startswith("Also waiting: <a")
+        assert "#2 ⚠ Destructive Bash: git push --force origin main — “ops”" in strip
         dialog.deny.click()
         dialog.deny.click()
         await asyncio.gather(first, push)

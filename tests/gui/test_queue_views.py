@@ -28,17 +28,20 @@ def test_dialog_shows_its_place_the_next_requests_and_moves_with_keys(approver: 
         push = ask(approver, "ops", "git push --force origin main")
         third = ask(approver, "research", "ls")
         await wait_for(lambda: len(approver.decider.tickets()) == 3, what="three tickets")
-        await wait_for(lambda: dialog.position.text() == "Request 2 of 3", what="the new place")
+        await wait_for(lambda: dialog.position.text() == "Request #1 · 3 waiting", what="the count")
         assert dialog.ticket is shown  # an arrival never replaces the request in view
         strip = dialog.next_strip.text()
-        assert "3. ▲ Moderate research" in strip or "3. ✔ Safe research" in strip
-        assert "1. ⚠ Destructive ops — Bash: git push --force origin main" in strip
-        assert dialog.windowTitle() == "coder — Bash: pytest -q"
+        push_number = approver.arrival_numbers.number(next(t for t in approver.decider.tickets()
+                                                           if t.identity.agent == "ops"))
+        assert push_number in (2, 3)  # by arrival (the two arrive together), kept while it waits
+        assert f"#{push_number} ⚠ Destructive Bash: git push --force origin main — “ops”" in strip
+        assert strip.index("ops") < strip.index("research")  # the queue's order: the most urgent first
+        assert dialog.windowTitle() == "▲ Moderate Bash: pytest -q — from “coder” (as claimed)"
 
         qtbot.keyClick(dialog, Qt.Key.Key_Left, Qt.KeyboardModifier.AltModifier)
         await wait_for(lambda: dialog.ticket is not shown, what="the previous request")
-        assert dialog.position.text() == "Request 1 of 3" and dialog.ticket.identity.agent == "ops"
-        assert dialog.windowTitle().startswith("ops — Bash: git push --force")
+        assert dialog.position.text() == f"Request #{push_number} · 3 waiting" and dialog.ticket.identity.agent == "ops"
+        assert dialog.windowTitle().startswith("⚠ Destructive Bash: git push --force")
         qtbot.keyClick(dialog, Qt.Key.Key_Right, Qt.KeyboardModifier.AltModifier)
         assert dialog.ticket is shown
         qtbot.keyClick(dialog, Qt.Key.Key_Right, Qt.KeyboardModifier.AltModifier)

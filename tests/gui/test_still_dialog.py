@@ -81,3 +81,39 @@ def test_one_changed_line_is_one_line(approver: Any, run: Any) -> None:
         await answer
 
     run(scenario())
+
+
+def test_a_batch_keeps_the_single_requests_button_slots(approver: Any, run: Any) -> None:
+    dialog = approver.dialog
+    commands = [f"make target-{i}" for i in range(8)] + ["git reset --hard"]
+    approver.decider.settle_s = 0.0  # the batch waits behind the request in view
+
+    async def scenario() -> None:
+        single = ask(approver, "Bash", {"command": "git status"})
+        await wait_for(lambda: dialog.isVisible() and dialog.ticket is not None, what="the single request")
+        await settled()
+
+        def batch() -> Any:
+            with Client(approver.service.options.socket_path, agent="ops") as client:
+                return client.request_batch([("Bash", {"command": c}) for c in commands], session="b")
+
+        batched = asyncio.get_running_loop().run_in_executor(None, batch)
+        await wait_for(lambda: len(approver.decider.tickets()) == 2, what="the batch waiting")
+        before = where(dialog)
+        texts = (dialog.allow_once.text(), dialog.allow_session.text())
+        approver.decider.show(next(t for t in approver.decider.tickets() if len(t.calls) > 1))
+        await settled()
+        assert len(dialog.ticket.calls) == 9
+        assert texts == ("Allow &once", "Allow for &session")
+        assert dialog.allow_once.text().startswith("Allow 8 &once")  # the batch's own labels, in the same slots
+        assert where(dialog) == before  # same slots: nothing moved under the pointer
+        assert dialog.button_row.direction() == dialog.button_row.Direction.LeftToRight
+        for button in (dialog.allow_once, dialog.allow_session):
+            assert button.width() >= button.sizeHint().width()  # read whole, or cut with the whole in the tooltip
+            if button.text().endswith("…"):
+                assert "git reset" in button.toolTip()
+        dialog.deny.click()
+        dialog.deny.click()
+        await asyncio.gather(single, batched)
+
+    run(scenario())

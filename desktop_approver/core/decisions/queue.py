@@ -1,6 +1,6 @@
 """The one order in which waiting tickets are shown: most urgent first.
 
-Shared by the dialog ("Request 2 of 5", next / previous), the inbox, the tray menu and the
+Shared by the dialog (its "Also waiting" list, next / previous), the inbox, the tray menu and the
 notifications, so every view agrees on what comes next. The most dangerous tickets come first (a
 ``git push --force`` must not wait behind ``pytest``: destructive, then moderate, then safe), then
 the ones whose countdown ends soonest, then the older ones. The key never changes while a ticket
@@ -66,3 +66,36 @@ def waited_text(seconds: float) -> str:
     if seconds < 7200:
         return f"{seconds // 60} min"
     return f"{seconds // 3600} h"
+
+
+class ArrivalNumbers:
+    """A number for each waiting ticket, by arrival, that never changes while it waits.
+
+    The views list tickets most urgent first; a request numbered by its place in that order
+    would become "2 of 2" while the person reads it because a more urgent one arrived. So the
+    number is given once, on arrival (1, 2, 3 ...), and kept until the ticket leaves; when
+    nothing waits any more, the next arrival is 1 again.
+    """
+
+    def __init__(self) -> None:
+        self._numbers: dict[str, int] = {}
+        self._next = 1
+
+    def update(self, waiting: Iterable[Ticket]) -> None:
+        """Forget tickets that left; number new ones in arrival order (the ticket's own counter)."""
+        tickets = list(waiting)
+        keys = {ticket.key for ticket in tickets}
+        self._numbers = {key: number for key, number in self._numbers.items() if key in keys}
+        if not self._numbers:
+            self._next = 1
+        for ticket in sorted(tickets, key=lambda ticket: ticket.number):
+            if ticket.key not in self._numbers:
+                self._numbers[ticket.key] = self._next
+                self._next += 1
+
+    def number(self, ticket: Ticket) -> int:
+        """The ticket's number (numbered now if it was never seen)."""
+        if ticket.key not in self._numbers:
+            self._numbers[ticket.key] = self._next
+            self._next += 1
+        return self._numbers[ticket.key]
