@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import sys
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
@@ -55,6 +56,16 @@ def no_default_loop_left_behind() -> Iterator[None]:
     if not loop.is_running() and not loop.is_closed():
         loop.close()
     asyncio.set_event_loop(None)
+
+
+@pytest.fixture(autouse=True)
+def light_render_palette() -> Iterator[None]:
+    """The renderers' palette is process-wide (``highlight.set_dark``, which the GUI's theme calls):
+    a test that turns the dark theme on must not leave the next test's colours dark."""
+    yield
+    highlight = sys.modules.get("desktop_approver.render.highlight")
+    if highlight is not None:
+        highlight.set_dark(False)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
