@@ -34,7 +34,7 @@ from ..reading import (
     resolve_path,
     working_dirs,
 )
-from ..shellparse import SimpleCommand
+from ..shellparse import SHELLS, SimpleCommand
 from .findings import DESTRUCTIVE, MODERATE, SAFE, Findings
 from .forms import interpreter_of, is_dry_run
 from .places import Place, judge_use
@@ -197,8 +197,17 @@ def _simple(cmd: SimpleCommand, cwd: str | None, state: _Reading) -> None:
             if "=" in operand and not operand.startswith("-"):
                 _variable(operand.split("=", 1)[0], state)
     fed = cmd.piped_from or any(r.op.lstrip("0123456789") in ("<", "<<", "<<-", "<<<") for r in cmd.redirects)
-    if name in _CODE_ON_STDIN and fed and not is_dry_run(cmd):
+    if (name in _CODE_ON_STDIN or base is not None or name in SHELLS) and fed and not is_dry_run(cmd):
+        # An interpreter or a shell fed on its input runs whatever the input says (a here-doc, a
+        # here-string, a file, a pipe): code the catalog cannot vouch for, like ``python3 -c``.
         state.gap(f"statements given to `{name}` on its input")
+    if name == "ln" and any(flag in args for flag in ("-s", "--symbolic")) or name == "ln" and any(
+            arg.startswith("-") and not arg.startswith("--") and "s" in arg for arg in args):
+        _link_targets(args, cwd, state)
+    if name in _SQL_OPERANDS and len([arg for arg in _operand_words(args, _SQL_VALUE_OPTIONS)]) > 1:
+        # sqlite3 DB "SQL": the statements (and their functions: writefile, edit, readfile, load_extension)
+        # are read by patterns for the badge, never vouched for.
+        state.gap(f"statements given to `{name}`")
     _arguments(entry, name, args, cwd, state, cmd)
 
 
@@ -371,6 +380,37 @@ def _plain_awk(program: str) -> bool:
 
 
 _CODE_ON_STDIN = frozenset({"sqlite3", "duckdb", "psql", "mysql", "mariadb", "patch"})
+_SQL_OPERANDS = frozenset({"sqlite3", "duckdb"})
+_SQL_VALUE_OPTIONS = frozenset({"-separator", "-newline", "-nullvalue", "-cmd", "-init"})
+
+
+def _link_targets(args: list[str], cwd: str | None, state: _Reading) -> None:
+    """``ln -s TARGET LINK``: a link inside the project to a place outside it turns every later
+    write or delete through the link (which reads as inside) into one outside: not vouched for."""
+    operands = _operand_words(args, frozenset({"-t", "--target-directory", "-S", "--suffix"}))
+    for target in operands[:-1] if len(operands) > 1 else operands:
+        if not literal_path(target):
+            state.gap(f"link target `{target}`")
+            continue
+        base = cwd if cwd and not target.startswith(("/", "~", "$HOME")) else None
+        resolved = resolve_path(target, base) if base or target.startswith(("/", "~", "$HOME")) else None
+        if resolved is None or state.workspace is None or not Place(PathUse(target, resolved, "write"),
+                                                                   state.workspace).inside:
+            state.gap(f"link target `{target}` (outside the working directory)")
+
+
+def _operand_words(args: list[str], value_options: frozenset[str]) -> list[str]:
+    """The words of ``args`` that are operands, not options or the values those take."""
+    operands: list[str] = []
+    skip = False
+    for arg in args:
+        if skip:
+            skip = False
+        elif arg in value_options:
+            skip = True
+        elif not arg.startswith("-") or arg == "-":
+            operands.append(arg)
+    return operands
 # Targets and scripts of a project (npm run X, make X, tox -e X) whose name says they reach outside.
 _DEPLOY_NAME = re.compile(r"deploy|publish|release|upload|push|prod|ship|rollout|migrat|infra|terraform|helm|k8s",
                           re.I)
