@@ -23,6 +23,10 @@ A program entry (``[program.NAME]``, or ``[program.NAME.sub.WORD]`` for a subcom
     numeric = true           # counts written as options (``head -20``)
     options_as_text = true   # words after its options are text even when they start with ``-`` (echo)
     inherit = false          # its subcommands do not take its own options (git: ``-C`` means other things)
+    data = "-d --json"       # options whose value is sent, or names with ``@FILE``/``<FILE`` a file it reads
+    response_files = true    # an ``@FILE`` operand is read as more options (gcc, javac): never understood
+    sends_input = true       # what it is given on its input leaves the machine (nc): never understood
+    output_operand = 2       # the operand at this place (from 1) is a file it writes (uniq IN OUT, zip OUT.zip)
 
 A tool entry (``[tool.NAME]``) gives each argument's role (``args = {path = "read"}``) and the
 tool's ``effect``; ``[environment]`` lists harmless variables and variables that run programs;
@@ -43,7 +47,7 @@ __all__ = ["ARG_ROLES", "EFFECTS", "OPERAND_ROLES", "OPTION_ROLES", "Catalog", "
            "catalog", "catalog_generation", "extend_catalog", "parse_catalog", "shipped_catalog", "use_catalog",
            "validate_extension"]
 
-OPTION_ROLES = ("flag", "value", "optional", "read", "list", "write", "delete", "cd", "runs", "setting", "help")
+OPTION_ROLES = ("flag", "value", "optional", "read", "list", "write", "delete", "cd", "runs", "setting", "help", "data")
 OPERAND_ROLES = (
     "none",        # takes no operands
     "text",        # words that name nothing (echo, printf, package or test names)
@@ -53,6 +57,8 @@ OPERAND_ROLES = (
     "url",         # network addresses it reads from
     "command",     # the rest is a program with its arguments, read by the catalog in turn
     "script",      # a program or script file it runs (never understood: its content is unseen)
+    "names",       # package names: a URL, a VCS address, an archive or a path outside the project is not
+    "request",     # an HTTP method, a URL and request items (httpie, xh): sending forms are not understood
 )
 EFFECTS = (
     "",            # nothing beyond its paths
@@ -62,6 +68,7 @@ EFFECTS = (
     "sends",       # sends a message to people (mail, chat, comments, webhooks)
     "deploy",      # deploys, publishes or changes infrastructure
     "prints-secret",  # prints a credential into the agent's context
+    "loses-data",  # drops or resets a database, or its migrations to nothing (nothing brings it back)
 )
 ARG_ROLES = ("read", "list", "write", "delete", "cwd", "text", "option", "pattern", "url", "sql", "command", "code",
              "recipient", "patch", "edits", "content", "remote", "wrapped-tool", "wrapped-args")
@@ -91,6 +98,9 @@ class Program:
     why: str = ""
     options_as_text: bool = False
     inherit: bool = True
+    response_files: bool = False
+    sends_input: bool = False
+    output_operand: int = 0
 
 
 @dataclass(frozen=True)
@@ -145,7 +155,8 @@ def _words(value: Any, where: str) -> list[str]:
 def _program(name: str, data: Any, where: str) -> Program:
     if not isinstance(data, Mapping):
         raise CatalogError(where, "a program entry must be a table")
-    known = {*OPTION_ROLES, "operands", "sub", "settings", "effect", "numeric", "why", "options_as_text", "inherit"}
+    known = {*OPTION_ROLES, "operands", "sub", "settings", "effect", "numeric", "why", "options_as_text", "inherit",
+             "response_files", "sends_input", "output_operand"}
     unknown = set(data) - known
     if unknown:
         raise CatalogError(where, f"unknown key(s) {sorted(unknown)}; allowed: {sorted(known)}")
@@ -171,15 +182,23 @@ def _program(name: str, data: Any, where: str) -> Program:
     why = data.get("why", "")
     as_text = data.get("options_as_text", False)
     inherit = data.get("inherit", True)
-    if not all(isinstance(v, bool) for v in (numeric, as_text, inherit)) or not isinstance(why, str):
-        raise CatalogError(where, "numeric, options_as_text and inherit must be true/false, why a string")
+    response_files = data.get("response_files", False)
+    sends_input = data.get("sends_input", False)
+    if not all(isinstance(v, bool) for v in (numeric, as_text, inherit, response_files, sends_input)) \
+            or not isinstance(why, str):
+        raise CatalogError(where, "numeric, options_as_text, inherit, response_files and sends_input must be "
+                                  "true/false, why a string")
+    output_operand = data.get("output_operand", 0)
+    if not isinstance(output_operand, int) or isinstance(output_operand, bool) or output_operand < 0:
+        raise CatalogError(f"{where}.output_operand", "expected the place of an operand (1, 2, ...)")
     settings = tuple(_words(data.get("settings", []), f"{where}.settings"))
     if "setting" in data and not settings:
         raise CatalogError(where, "options of role setting need a settings list")
     if inherit:
         # a subcommand also takes its program's options (kubectl get -n x, helm upgrade --namespace)
         subs = {word: _inheriting(sub, options) for word, sub in subs.items()}
-    return Program(name, options, operands, subs, settings, effect, numeric, why, as_text, inherit)
+    return Program(name, options, operands, subs, settings, effect, numeric, why, as_text, inherit, response_files,
+                   sends_input, output_operand)
 
 
 def _inheriting(sub: Program, options: Mapping[str, str]) -> Program:

@@ -1,0 +1,96 @@
+"""What the catalog can vouch for in words whose role depends on their shape (issue 19, red team).
+
+A value of ``curl -d`` is data unless it starts with ``@`` (a file it reads and sends, ``@-`` its
+input); an ``@FILE`` operand of a compiler is more options read from a file; a package "name" may
+be a URL or a VCS address that is downloaded and run; an httpie operand may be a method, a URL, a
+field it sends or a file it uploads; whatever ``nc`` is given on its input leaves the machine.
+Each function returns a :class:`Vouch`: what was not understood, the files it reads or writes
+(the engine judges them like any other path) and what surely makes the call destructive. An
+operand that is an output (``uniq IN OUT``, ``xxd -r IN OUT``, ``zip OUT.zip ...``) is named by
+the entry's ``output_operand``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from ..catalog import Program
+from ..shellparse import SimpleCommand
+from .programs import WEBHOOK
+
+__all__ = ["Vouch", "data_value", "fed_input", "shaped_operands"]
+
+
+@dataclass(frozen=True)
+class Vouch:
+    gaps: tuple[str, ...] = ()
+    reads: tuple[str, ...] = ()
+    destructive: tuple[str, ...] = ()
+    writes: tuple[str, ...] = ()
+
+
+# curl -d @FILE, -F name=@FILE / name=<FILE, -H @FILE; httpie name=@FILE, name:=@FILE, name@FILE
+_ATTACHED = re.compile(r"^(?:[^=@<:\s]*(?::=|=))?[@<](?P<path>.*)$", re.S)
+_HTTPIE_FILE = re.compile(r"^[^=@:/\s]+@(?P<path>.+)$", re.S)
+_HTTPIE_FIELD = re.compile(r"^[^=:\s/]*(:=|==|=|:)")
+_METHODS = frozenset({"GET", "HEAD", "OPTIONS", "POST", "PUT", "PATCH", "DELETE", "CONNECT", "TRACE"})
+_READ_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+# A package given as a URL, a VCS address, an archive or a path: downloaded (or taken from
+# anywhere) and its build or install scripts run.
+_NOT_A_NAME = re.compile(r"://|^(git|hg|svn|bzr)\+|^git@|^(github|gitlab|bitbucket|file|git|http|https|link|portal):"
+                         r"|\.(tgz|tar|tar\.gz|tar\.bz2|tar\.xz|whl|zip|egg)$|^[~/]|^\.\./|^\$")
+_GITHUB_SHORTHAND = re.compile(r"^[\w.-]+/[\w.-]+(#.*)?$")
+
+
+def data_value(value: str, option: str, label: str) -> Vouch:
+    """A value of a ``data`` option: plain data, or ``@FILE``/``<FILE`` it reads and sends."""
+    found = _ATTACHED.match(value.strip())
+    if found is None:
+        return Vouch()
+    path = found.group("path").strip()
+    if path in ("-", ""):
+        return Vouch(gaps=(f"data `{option}` of `{label}` read from its input",))
+    return Vouch(reads=(path,))
+
+
+def fed_input(entry: Program, label: str, cmd: SimpleCommand) -> Vouch:
+    """A program that sends what it is given on its input (``nc host 80 <<< "$SECRET"``)."""
+    fed = cmd.piped_from or any(r.op.lstrip("0123456789") in ("<", "<<", "<<-", "<<<") for r in cmd.redirects)
+    if entry.sends_input and fed:
+        return Vouch(gaps=(f"what `{label}` is given on its input (sent over the network)",))
+    return Vouch()
+
+
+def shaped_operands(entry: Program, label: str, operands: list[str]) -> Vouch:
+    """Operands whose role depends on their shape: response files, package names, httpie requests."""
+    gaps: list[str] = []
+    reads: list[str] = []
+    destructive: list[str] = []
+    writes = [operands[entry.output_operand - 1]] if 0 < entry.output_operand <= len(operands) else []
+    if entry.response_files:
+        gaps += [f"options read from the file `{word}` (of `{label}`)" for word in operands if word.startswith("@")]
+    if entry.operands == "names":
+        for word in operands:
+            if _NOT_A_NAME.search(word) or not word.startswith("@") and _GITHUB_SHORTHAND.match(word):
+                gaps.append(f"package `{word[:60]}` of `{label}` (an address or a path, not a name)")
+    elif entry.operands == "request":
+        words = list(operands)
+        method = words.pop(0).upper() if words and words[0].upper() in _METHODS else "GET"
+        url = words.pop(0) if words else ""
+        sends = method not in _READ_METHODS
+        for word in words:
+            attached = _ATTACHED.match(word) or _HTTPIE_FILE.match(word)
+            if attached is not None:
+                reads.append(attached.group("path").strip())
+                sends = True
+            elif _HTTPIE_FIELD.match(word) and not re.match(r"^[^=:\s/]*==", word) and not re.match(
+                    r"^[\w-]+:[^=]", word):
+                sends = True     # a field (name=value, name:=json): a body; headers and ==query are not
+        if sends:
+            gaps.append(f"a request that sends data ({method}, `{label}`)")
+        if method == "DELETE":
+            destructive.append("deletes a remote resource (HTTP DELETE)")
+        if sends and WEBHOOK.search(url):
+            destructive.append("posts to a webhook (a message to people, or a trigger elsewhere)")
+    return Vouch(tuple(gaps), tuple(reads), tuple(destructive), tuple(writes))
