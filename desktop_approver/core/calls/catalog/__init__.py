@@ -30,7 +30,9 @@ A program entry (``[program.NAME]``, or ``[program.NAME.sub.WORD]`` for a subcom
 
 A tool entry (``[tool.NAME]``) gives each argument's role (``args = {path = "read"}``) and the
 tool's ``effect``; ``[environment]`` lists harmless variables and variables that run programs;
-``[credentials]`` lists credential files by name and directory.
+``[credentials]`` lists credential files by name and directory; ``[servers]`` the MCP servers
+(and Goose extensions) whose tools act on this machine: a tool of any other server
+(``mcp__prod_sftp__delete_file``) writes, deletes and runs commands elsewhere.
 """
 
 from __future__ import annotations
@@ -59,6 +61,7 @@ OPERAND_ROLES = (
     "script",      # a program or script file it runs (never understood: its content is unseen)
     "names",       # package names: a URL, a VCS address, an archive or a path outside the project is not
     "request",     # an HTTP method, a URL and request items (httpie, xh): sending forms are not understood
+    "pids",        # process ids (kill): a group, every process (-1), a job or a variable is not understood
 )
 EFFECTS = (
     "",            # nothing beyond its paths
@@ -123,6 +126,7 @@ class Catalog:
     credential_names: tuple[str, ...] = ()
     credential_dirs: tuple[str, ...] = ()
     sources: tuple[str, ...] = ()
+    local_servers: tuple[str, ...] = ()
 
     def program(self, name: str) -> Program | None:
         return self.programs.get(name)
@@ -230,7 +234,7 @@ def _tool(name: str, data: Any, where: str) -> Tool:
 
 def parse_catalog(data: Mapping[str, Any], source: str, base: Catalog | None = None) -> Catalog:
     """``base`` extended by one parsed TOML mapping (a catalog file, or a policy's ``[catalog]``)."""
-    unknown = set(data) - {"program", "tool", "environment", "credentials"}
+    unknown = set(data) - {"program", "tool", "environment", "credentials", "servers"}
     if unknown:
         raise CatalogError(source, f"unknown table(s) {sorted(unknown)}")
     base = base or Catalog({}, {})
@@ -242,8 +246,9 @@ def parse_catalog(data: Mapping[str, Any], source: str, base: Catalog | None = N
         tools[name.lower()] = _tool(name.lower(), entry, f"{source}: tool.{name}")
     env = _table(data, "environment", source)
     creds = _table(data, "credentials", source)
+    servers = _table(data, "servers", source)
     for table, keys, label in ((env, {"harmless", "runs_programs"}, "environment"),
-                               (creds, {"names", "dirs"}, "credentials")):
+                               (creds, {"names", "dirs"}, "credentials"), (servers, {"local"}, "servers")):
         if set(table) - keys:
             raise CatalogError(f"{source}: {label}", f"unknown key(s) {sorted(set(table) - keys)}")
     return Catalog(
@@ -252,7 +257,8 @@ def parse_catalog(data: Mapping[str, Any], source: str, base: Catalog | None = N
         base.program_variables + tuple(_words(env.get("runs_programs", []), f"{source}: environment.runs_programs")),
         base.credential_names + tuple(_words(creds.get("names", []), f"{source}: credentials.names")),
         base.credential_dirs + tuple(_words(creds.get("dirs", []), f"{source}: credentials.dirs")),
-        (*base.sources, source))
+        (*base.sources, source),
+        base.local_servers + tuple(w.lower() for w in _words(servers.get("local", []), f"{source}: servers.local")))
 
 
 def _table(data: Mapping[str, Any], key: str, source: str) -> Mapping[str, Any]:

@@ -37,7 +37,7 @@ from ..shellparse import SimpleCommand
 from .findings import DESTRUCTIVE, MODERATE, SAFE, Findings
 from .places import Place, judge_use
 from .programs import interpreter_of, is_dry_run
-from .vouching import Vouch, data_value, fed_input, shaped_operands
+from .vouching import SHAPED_ROLES, Vouch, data_value, fed_input, shaped_operands, shell_action
 
 __all__ = ["catalog_effect", "understand", "tool_entry"]
 
@@ -94,6 +94,7 @@ def understand(reading: CallReading, workspace: str | None, findings: Findings,
             state.gap(f"tool `{reading.tool}`")
         else:
             _tool_args(reading, entry, state)
+            _vouched(shell_action(reading.name, reading.args, reading.cwd), reading.cwd, state, reading.name)
         if not reading.commands:
             state.gap(f"the command of `{reading.tool}`")
         for run in reading.commands:
@@ -305,7 +306,7 @@ def _operands(entry: Program, label: str, operands: list[str], cwd: str | None, 
     if not operands:
         return
     _vouched(shaped_operands(entry, label, operands), cwd, state, f"operand of `{label}`")
-    if role in ("names", "request"):
+    if role in SHAPED_ROLES:
         return
     if role == "none":
         state.gap(f"operand `{operands[0]}` of `{label}`")
@@ -367,6 +368,8 @@ def _plain_jq(program: str) -> bool:
 def _plain_yq(program: str) -> bool:
     """A yq expression that does not read other files (``load``, ``load_str``, ...) or the
     environment (``env``, ``strenv``) (issue 19, red team)."""
+    if program in ("e", "eval", "ea", "eval-all"):
+        return False    # yq's commands: the expression is the next word, which this check does not see
     return _plain_jq(program) and not re.search(r"\bload(_\w+)?\s*\(|\bstrenv\b|\bfile_?name\b", program)
 
 
@@ -532,3 +535,5 @@ def _vouched(found: Vouch, cwd: str | None, state: _Reading, where: str) -> None
         _path(path, "write", cwd, state, where, judge=not state.simulated)
     for reason in found.destructive:
         state.findings.add(DESTRUCTIVE, reason)
+    for name in found.variables:
+        _variable(name, state)

@@ -12,14 +12,20 @@ the entry's ``output_operand``.
 
 from __future__ import annotations
 
+import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from ..catalog import Program
 from ..shellparse import SimpleCommand
 from .programs import WEBHOOK
 
-__all__ = ["Vouch", "data_value", "fed_input", "shaped_operands"]
+__all__ = ["SHAPED_ROLES", "Vouch", "data_value", "fed_input", "shell_action", "shaped_operands"]
+
+# Operand roles read here only (the engine gives their words no other meaning).
+SHAPED_ROLES = frozenset({"names", "request", "pids"})
 
 
 @dataclass(frozen=True)
@@ -28,6 +34,7 @@ class Vouch:
     reads: tuple[str, ...] = ()
     destructive: tuple[str, ...] = ()
     writes: tuple[str, ...] = ()
+    variables: tuple[str, ...] = ()
 
 
 # curl -d @FILE, -F name=@FILE / name=<FILE, -H @FILE; httpie name=@FILE, name:=@FILE, name@FILE
@@ -74,6 +81,9 @@ def shaped_operands(entry: Program, label: str, operands: list[str]) -> Vouch:
         for word in operands:
             if _NOT_A_NAME.search(word) or not word.startswith("@") and _GITHUB_SHORTHAND.match(word):
                 gaps.append(f"package `{word[:60]}` of `{label}` (an address or a path, not a name)")
+    elif entry.operands == "pids":
+        gaps += [f"process `{word}` of `{label}` (not one process id)" for word in operands
+                 if not re.fullmatch(r"[1-9]\d*", word)]
     elif entry.operands == "request":
         words = list(operands)
         method = words.pop(0).upper() if words and words[0].upper() in _METHODS else "GET"
@@ -94,3 +104,27 @@ def shaped_operands(entry: Program, label: str, operands: list[str]) -> Vouch:
         if sends and WEBHOOK.search(url):
             destructive.append("posts to a webhook (a message to people, or a trigger elsewhere)")
     return Vouch(tuple(gaps), tuple(reads), tuple(destructive), tuple(writes))
+
+
+_ACTION_KEYS = frozenset({"type", "command", "timeout_ms", "timeout"})
+
+
+def shell_action(tool: str, args: Mapping[str, Any], cwd: str | None) -> Vouch:
+    """OpenAI's ``local_shell`` ``{"action": {...}}``: a working directory other than the agent's,
+    a user or any other key inside ``action`` is not understood; ``env`` is read as prefixes."""
+    action = args.get("action") if isinstance(args, Mapping) else None
+    if not isinstance(action, Mapping):
+        return Vouch()
+    gaps: list[str] = []
+    variables: list[str] = []
+    for key, value in action.items():
+        if key in _ACTION_KEYS or value in (None, "", {}, []):
+            continue
+        if key in ("working_directory", "workdir") and isinstance(value, str) and cwd is not None \
+                and os.path.normpath(value) == os.path.normpath(cwd):
+            continue
+        if key == "env" and isinstance(value, Mapping):
+            variables += [str(name) for name in value]
+            continue
+        gaps.append(f"argument `action.{key}` of `{tool}`")
+    return Vouch(gaps=tuple(gaps), variables=tuple(variables))
