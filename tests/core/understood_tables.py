@@ -1,9 +1,10 @@
 """The labelled tables and the figures issue 19 asks for, shared by the tests and the printing script.
 
-Five tables: the three risk tables of issue 9 (levels only), ``risk_calls_understood.jsonl`` (the
+Six tables: the three risk tables of issue 9 (levels only), ``risk_calls_understood.jsonl`` (the
 families of issue 19 in eight agents' argument shapes, each row saying whether it must be
-understood) and ``risk_calls_catalog.jsonl`` (an everyday call for every catalog entry the others
-do not use, also with ``understood``). Each table's calls come from its own home directory.
+understood), ``risk_calls_catalog.jsonl`` (an everyday call for every catalog entry the others
+do not use, also with ``understood``) and ``risk_calls_redteam.jsonl`` (the families the red team
+of issue 19 found, with near variants and the everyday forms they must not catch). Each table's calls come from its own home directory.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from desktop_approver.core.calls.risk import assess
 
 HERE = Path(__file__).parent
 TABLES = ("risk_calls.jsonl", "risk_calls_second_set.jsonl", "risk_calls_third_set.jsonl",
-          "risk_calls_understood.jsonl", "risk_calls_catalog.jsonl")
+          "risk_calls_understood.jsonl", "risk_calls_catalog.jsonl", "risk_calls_redteam.jsonl")
 
 
 def rows(*names: str) -> list[dict[str, Any]]:
