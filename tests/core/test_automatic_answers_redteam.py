@@ -197,3 +197,18 @@ def test_approve_all_still_answers_the_everyday_near_variant(tmp_path: Path, too
     broker.mode.set(modes.APPROVE_ALL, seconds=600)
     verdict = ask(broker, tool, args)
     assert verdict.decision == "allow_once" and verdict.decided_by != "user", verdict
+
+
+@pytest.mark.parametrize(("program", "options"), [
+    ("sqlite3", ".shell"), ("xxd", "a second operand it writes"), ("jar", "c/u modes write"), ("uniq", "second"),
+    ("gcc", "@FILE"), ("javac", "@FILE"), ("http", "DELETE"), ("nc", "what it is fed"), ("alembic", "downgrade"),
+    ("pre-commit", "hooks from other repositories"), ("mvn", "exec:exec"), ("yq", "load()"),
+])
+def test_policy_check_warns_that_a_trailing_star_hands_over_what_the_red_team_used(program: str, options: str) -> None:
+    from desktop_approver.core.policy.breadth import broad_rules
+
+    policy = Policy.parse(f'version = 1\n[[rule]]\naction = "allow"\ntool = "Bash"\ncommand = "{program} *"\n',
+                          "policy.toml")
+    [found] = broad_rules(policy.rules)
+    assert found.warning.startswith(f"command '{program} *': the * after {program} also matches"), found.warning
+    assert options in found.warning
