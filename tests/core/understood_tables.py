@@ -4,7 +4,8 @@ Six tables: the three risk tables of issue 9 (levels only), ``risk_calls_underst
 families of issue 19 in eight agents' argument shapes, each row saying whether it must be
 understood), ``risk_calls_catalog.jsonl`` (an everyday call for every catalog entry the others
 do not use, also with ``understood``) and ``risk_calls_redteam.jsonl`` (the families the red team
-of issue 19 found, with near variants and the everyday forms they must not catch). Each table's calls come from its own home directory.
+of issue 19 found, with near variants and the everyday forms they must not catch). Each table's
+calls come from its own home directory.
 """
 
 from __future__ import annotations
