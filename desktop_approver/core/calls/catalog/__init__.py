@@ -27,6 +27,7 @@ A program entry (``[program.NAME]``, or ``[program.NAME.sub.WORD]`` for a subcom
     response_files = true    # an ``@FILE`` operand is read as more options (gcc, javac): never understood
     sends_input = true       # what it is given on its input leaves the machine (nc): never understood
     output_operand = 2       # the operand at this place (from 1) is a file it writes (uniq IN OUT, zip OUT.zip)
+    revision_paths = true    # a ``REV:PATH`` operand prints that file as it was (git show HEAD:.env): a read
 
 A tool entry (``[tool.NAME]``) gives each argument's role (``args = {path = "read"}``) and the
 tool's ``effect``; ``[environment]`` lists harmless variables and variables that run programs;
@@ -104,6 +105,7 @@ class Program:
     response_files: bool = False
     sends_input: bool = False
     output_operand: int = 0
+    revision_paths: bool = False
 
 
 @dataclass(frozen=True)
@@ -160,7 +162,7 @@ def _program(name: str, data: Any, where: str) -> Program:
     if not isinstance(data, Mapping):
         raise CatalogError(where, "a program entry must be a table")
     known = {*OPTION_ROLES, "operands", "sub", "settings", "effect", "numeric", "why", "options_as_text", "inherit",
-             "response_files", "sends_input", "output_operand"}
+             "response_files", "sends_input", "output_operand", "revision_paths"}
     unknown = set(data) - known
     if unknown:
         raise CatalogError(where, f"unknown key(s) {sorted(unknown)}; allowed: {sorted(known)}")
@@ -188,10 +190,11 @@ def _program(name: str, data: Any, where: str) -> Program:
     inherit = data.get("inherit", True)
     response_files = data.get("response_files", False)
     sends_input = data.get("sends_input", False)
-    if not all(isinstance(v, bool) for v in (numeric, as_text, inherit, response_files, sends_input)) \
+    revision_paths = data.get("revision_paths", False)
+    if not all(isinstance(v, bool) for v in (numeric, as_text, inherit, response_files, sends_input, revision_paths)) \
             or not isinstance(why, str):
-        raise CatalogError(where, "numeric, options_as_text, inherit, response_files and sends_input must be "
-                                  "true/false, why a string")
+        raise CatalogError(where, "numeric, options_as_text, inherit, response_files, sends_input and "
+                                  "revision_paths must be true/false, why a string")
     output_operand = data.get("output_operand", 0)
     if not isinstance(output_operand, int) or isinstance(output_operand, bool) or output_operand < 0:
         raise CatalogError(f"{where}.output_operand", "expected the place of an operand (1, 2, ...)")
@@ -202,7 +205,7 @@ def _program(name: str, data: Any, where: str) -> Program:
         # a subcommand also takes its program's options (kubectl get -n x, helm upgrade --namespace)
         subs = {word: _inheriting(sub, options) for word, sub in subs.items()}
     return Program(name, options, operands, subs, settings, effect, numeric, why, as_text, inherit, response_files,
-                   sends_input, output_operand)
+                   sends_input, output_operand, revision_paths)
 
 
 def _inheriting(sub: Program, options: Mapping[str, str]) -> Program:

@@ -47,6 +47,8 @@ _READ_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 # anywhere) and its build or install scripts run.
 _NOT_A_NAME = re.compile(r"://|^(git|hg|svn|bzr)\+|^git@|^(github|gitlab|bitbucket|file|git|http|https|link|portal):"
                          r"|\.(tgz|tar|tar\.gz|tar\.bz2|tar\.xz|whl|zip|egg)$|^[~/]|^\.\./|^\$")
+# git show HEAD:.env, git cat-file -p main:config/secrets.yml, git show :.env (the index)
+_REVISION_PATH = re.compile(r"^[^:\s/][^:\s]*:(?P<path>[^:\s].*)$|^:(?:[0-3]:)?(?P<staged>[^:\s].*)$")
 _GITHUB_SHORTHAND = re.compile(r"^[\w.-]+/[\w.-]+(#.*)?$")
 
 
@@ -75,6 +77,10 @@ def shaped_operands(entry: Program, label: str, operands: list[str]) -> Vouch:
     reads: list[str] = []
     destructive: list[str] = []
     writes = [operands[entry.output_operand - 1]] if 0 < entry.output_operand <= len(operands) else []
+    if entry.revision_paths:
+        for found in map(_REVISION_PATH.match, operands):
+            if found is not None:
+                reads.append(found.group("path") or found.group("staged"))
     if entry.response_files:
         gaps += [f"options read from the file `{word}` (of `{label}`)" for word in operands if word.startswith("@")]
     if entry.operands == "names":
