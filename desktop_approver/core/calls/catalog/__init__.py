@@ -28,6 +28,7 @@ A program entry (``[program.NAME]``, or ``[program.NAME.sub.WORD]`` for a subcom
     sends_input = true       # what it is given on its input leaves the machine (nc): never understood
     output_operand = 2       # the operand at this place (from 1) is a file it writes (uniq IN OUT, zip OUT.zip)
     revision_paths = true    # a ``REV:PATH`` operand prints that file as it was (git show HEAD:.env): a read
+    secret_keys = true       # an operand naming a secret-looking setting prints a credential (npm config get)
 
 A tool entry (``[tool.NAME]``) gives each argument's role (``args = {path = "read"}``) and the
 tool's ``effect``; ``[environment]`` lists harmless variables and variables that run programs;
@@ -63,6 +64,7 @@ OPERAND_ROLES = (
     "names",       # package names: a URL, a VCS address, an archive or a path outside the project is not
     "request",     # an HTTP method, a URL and request items (httpie, xh): sending forms are not understood
     "pids",        # process ids (kill): a group, every process (-1), a job or a variable is not understood
+    "ps-words",    # ps's BSD option words and process ids: the ``e`` word (every process's environment) is not
 )
 EFFECTS = (
     "",            # nothing beyond its paths
@@ -106,6 +108,7 @@ class Program:
     sends_input: bool = False
     output_operand: int = 0
     revision_paths: bool = False
+    secret_keys: bool = False
 
 
 @dataclass(frozen=True)
@@ -162,7 +165,7 @@ def _program(name: str, data: Any, where: str) -> Program:
     if not isinstance(data, Mapping):
         raise CatalogError(where, "a program entry must be a table")
     known = {*OPTION_ROLES, "operands", "sub", "settings", "effect", "numeric", "why", "options_as_text", "inherit",
-             "response_files", "sends_input", "output_operand", "revision_paths"}
+             "response_files", "sends_input", "output_operand", "revision_paths", "secret_keys"}
     unknown = set(data) - known
     if unknown:
         raise CatalogError(where, f"unknown key(s) {sorted(unknown)}; allowed: {sorted(known)}")
@@ -191,10 +194,12 @@ def _program(name: str, data: Any, where: str) -> Program:
     response_files = data.get("response_files", False)
     sends_input = data.get("sends_input", False)
     revision_paths = data.get("revision_paths", False)
-    if not all(isinstance(v, bool) for v in (numeric, as_text, inherit, response_files, sends_input, revision_paths)) \
+    secret_keys = data.get("secret_keys", False)
+    if not all(isinstance(v, bool) for v in (numeric, as_text, inherit, response_files, sends_input, revision_paths,
+                                             secret_keys)) \
             or not isinstance(why, str):
-        raise CatalogError(where, "numeric, options_as_text, inherit, response_files, sends_input and "
-                                  "revision_paths must be true/false, why a string")
+        raise CatalogError(where, "numeric, options_as_text, inherit, response_files, sends_input, revision_paths "
+                                  "and secret_keys must be true/false, why a string")
     output_operand = data.get("output_operand", 0)
     if not isinstance(output_operand, int) or isinstance(output_operand, bool) or output_operand < 0:
         raise CatalogError(f"{where}.output_operand", "expected the place of an operand (1, 2, ...)")
@@ -205,7 +210,7 @@ def _program(name: str, data: Any, where: str) -> Program:
         # a subcommand also takes its program's options (kubectl get -n x, helm upgrade --namespace)
         subs = {word: _inheriting(sub, options) for word, sub in subs.items()}
     return Program(name, options, operands, subs, settings, effect, numeric, why, as_text, inherit, response_files,
-                   sends_input, output_operand, revision_paths)
+                   sends_input, output_operand, revision_paths, secret_keys)
 
 
 def _inheriting(sub: Program, options: Mapping[str, str]) -> Program:

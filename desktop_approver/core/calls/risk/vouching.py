@@ -25,7 +25,7 @@ from .programs import WEBHOOK
 __all__ = ["SHAPED_ROLES", "Vouch", "data_value", "fed_input", "shell_action", "shaped_operands"]
 
 # Operand roles read here only (the engine gives their words no other meaning).
-SHAPED_ROLES = frozenset({"names", "request", "pids"})
+SHAPED_ROLES = frozenset({"names", "request", "pids", "ps-words"})
 
 
 @dataclass(frozen=True)
@@ -49,6 +49,9 @@ _NOT_A_NAME = re.compile(r"://|^(git|hg|svn|bzr)\+|^git@|^(github|gitlab|bitbuck
                          r"|\.(tgz|tar|tar\.gz|tar\.bz2|tar\.xz|whl|zip|egg)$|^[~/]|^\.\./|^\$")
 # git show HEAD:.env, git cat-file -p main:config/secrets.yml, git show :.env (the index)
 _REVISION_PATH = re.compile(r"^[^:\s/][^:\s]*:(?P<path>[^:\s].*)$|^:(?:[0-3]:)?(?P<staged>[^:\s].*)$")
+# Settings that hold a credential: npm's //registry/:_authToken, git's http.*.extraheader, ...
+_SECRET_KEY = re.compile(r"_?auth(token)?\b|_authtoken|token|password|passwd|secret|api_?key|credential|extraheader"
+                         r"|private_?key|_auth$", re.I)
 _GITHUB_SHORTHAND = re.compile(r"^[\w.-]+/[\w.-]+(#.*)?$")
 
 
@@ -81,6 +84,8 @@ def shaped_operands(entry: Program, label: str, operands: list[str]) -> Vouch:
         for found in map(_REVISION_PATH.match, operands):
             if found is not None:
                 reads.append(found.group("path") or found.group("staged"))
+    if entry.secret_keys and any(_SECRET_KEY.search(word) for word in operands):
+        destructive.append(f"prints a credential setting into the agent's context ({label})")
     if entry.response_files:
         gaps += [f"options read from the file `{word}` (of `{label}`)" for word in operands if word.startswith("@")]
     if entry.operands == "names":
@@ -90,6 +95,9 @@ def shaped_operands(entry: Program, label: str, operands: list[str]) -> Vouch:
     elif entry.operands == "pids":
         gaps += [f"process `{word}` of `{label}` (not one process id)" for word in operands
                  if not re.fullmatch(r"[1-9]\d*", word)]
+    elif entry.operands == "ps-words":
+        gaps += [f"operand `{word}` of `{label}`" for word in operands
+                 if not re.fullmatch(r"[1-9]\d*|[auxwfjlrsvmcHhTtSnOoZ]+", word)]
     elif entry.operands == "request":
         words = list(operands)
         method = words.pop(0).upper() if words and words[0].upper() in _METHODS else "GET"
