@@ -214,3 +214,33 @@ def test_policy_check_warns_that_a_trailing_star_hands_over_what_the_red_team_us
     [found] = broad_rules(policy.rules)
     assert found.warning.startswith(f"command '{program} *': the * after {program} also matches"), found.warning
     assert options in found.warning
+
+
+@pytest.mark.parametrize(("data", "problem"), [
+    ({"program": {"x": {"output_operand": -1}}}, "expected the place of an operand"),
+    ({"program": {"x": {"output_operand": True}}}, "expected the place of an operand"),
+    ({"program": {"x": {"response_files": "yes"}}}, "must be true/false"),
+    ({"program": {"x": {"secret_keys": 1}}}, "must be true/false"),
+    ({"program": {"x": {"data": "d"}}}, "'d' is not an option"),
+    ({"program": {"x": {"effect": "loses-everything"}}}, "is not one of"),
+    ({"servers": {"remote": ["prod"]}}, "unknown key(s) ['remote']"),
+])
+def test_the_red_teams_catalog_keys_are_validated(data: dict[str, Any], problem: str) -> None:
+    from desktop_approver.core.calls.catalog import CatalogError, parse_catalog
+
+    with pytest.raises(CatalogError) as caught:
+        parse_catalog(data, "mine.toml")
+    assert problem in str(caught.value)
+
+
+def test_a_person_can_declare_a_local_mcp_server_in_the_policy_catalog() -> None:
+    """``[catalog.servers] local = [...]``: the person's own local server is not read as another machine."""
+    from desktop_approver.core.calls.catalog import use_catalog
+
+    call = ("mcp__mybox__write_file", {"path": f"{PROJECT}/notes.txt", "content": "x"})
+    assert assess(*call, cwd=PROJECT).level == "destructive"
+    try:
+        use_catalog({"servers": {"local": ["mybox"]}})
+        assert assess(*call, cwd=PROJECT).level == "moderate"
+    finally:
+        use_catalog(None)
