@@ -29,6 +29,7 @@ A program entry (``[program.NAME]``, or ``[program.NAME.sub.WORD]`` for a subcom
     output_operand = 2       # the operand at this place (from 1) is a file it writes (uniq IN OUT, zip OUT.zip)
     revision_paths = true    # a ``REV:PATH`` operand prints that file as it was (git show HEAD:.env): a read
     secret_keys = true       # an operand naming a secret-looking setting prints a credential (npm config get)
+    input_operand = 1        # the operand at this place (from 1) is a file it reads (sqlite3 DB.sqlite ...)
 
 A tool entry (``[tool.NAME]``) gives each argument's role (``args = {path = "read"}``) and the
 tool's ``effect``; ``[environment]`` lists harmless variables and variables that run programs;
@@ -109,6 +110,7 @@ class Program:
     output_operand: int = 0
     revision_paths: bool = False
     secret_keys: bool = False
+    input_operand: int = 0
 
 
 @dataclass(frozen=True)
@@ -165,7 +167,7 @@ def _program(name: str, data: Any, where: str) -> Program:
     if not isinstance(data, Mapping):
         raise CatalogError(where, "a program entry must be a table")
     known = {*OPTION_ROLES, "operands", "sub", "settings", "effect", "numeric", "why", "options_as_text", "inherit",
-             "response_files", "sends_input", "output_operand", "revision_paths", "secret_keys"}
+             "response_files", "sends_input", "output_operand", "revision_paths", "secret_keys", "input_operand"}
     unknown = set(data) - known
     if unknown:
         raise CatalogError(where, f"unknown key(s) {sorted(unknown)}; allowed: {sorted(known)}")
@@ -201,8 +203,10 @@ def _program(name: str, data: Any, where: str) -> Program:
         raise CatalogError(where, "numeric, options_as_text, inherit, response_files, sends_input, revision_paths "
                                   "and secret_keys must be true/false, why a string")
     output_operand = data.get("output_operand", 0)
-    if not isinstance(output_operand, int) or isinstance(output_operand, bool) or output_operand < 0:
-        raise CatalogError(f"{where}.output_operand", "expected the place of an operand (1, 2, ...)")
+    input_operand = data.get("input_operand", 0)
+    for key, place in (("output_operand", output_operand), ("input_operand", input_operand)):
+        if not isinstance(place, int) or isinstance(place, bool) or place < 0:
+            raise CatalogError(f"{where}.{key}", "expected the place of an operand (1, 2, ...)")
     settings = tuple(_words(data.get("settings", []), f"{where}.settings"))
     if "setting" in data and not settings:
         raise CatalogError(where, "options of role setting need a settings list")
@@ -210,7 +214,7 @@ def _program(name: str, data: Any, where: str) -> Program:
         # a subcommand also takes its program's options (kubectl get -n x, helm upgrade --namespace)
         subs = {word: _inheriting(sub, options) for word, sub in subs.items()}
     return Program(name, options, operands, subs, settings, effect, numeric, why, as_text, inherit, response_files,
-                   sends_input, output_operand, revision_paths, secret_keys)
+                   sends_input, output_operand, revision_paths, secret_keys, input_operand)
 
 
 def _inheriting(sub: Program, options: Mapping[str, str]) -> Program:

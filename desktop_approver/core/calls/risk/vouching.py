@@ -80,6 +80,8 @@ def shaped_operands(entry: Program, label: str, operands: list[str]) -> Vouch:
     reads: list[str] = []
     destructive: list[str] = []
     writes = [operands[entry.output_operand - 1]] if 0 < entry.output_operand <= len(operands) else []
+    if 0 < entry.input_operand <= len(operands):
+        reads.append(operands[entry.input_operand - 1])
     if entry.revision_paths:
         for found in map(_REVISION_PATH.match, operands):
             if found is not None:
