@@ -30,6 +30,7 @@ A program entry (``[program.NAME]``, or ``[program.NAME.sub.WORD]`` for a subcom
     revision_paths = true    # a ``REV:PATH`` operand prints that file as it was (git show HEAD:.env): a read
     secret_keys = true       # an operand naming a secret-looking setting prints a credential (npm config get)
     input_operand = 1        # the operand at this place (from 1) is a file it reads (sqlite3 DB.sqlite ...)
+    variable_operands = true # NAME=value operands set variables (make CC=...): read like NAME=value prefixes
 
 A tool entry (``[tool.NAME]``) gives each argument's role (``args = {path = "read"}``) and the
 tool's ``effect``; ``[environment]`` lists harmless variables and variables that run programs;
@@ -80,6 +81,10 @@ EFFECTS = (
 ARG_ROLES = ("read", "list", "write", "delete", "cwd", "text", "option", "pattern", "url", "sql", "command", "code",
              "recipient", "patch", "edits", "content", "remote", "wrapped-tool", "wrapped-args")
 _OPTION_FIELDS = {role: role for role in OPTION_ROLES}
+# A program entry's true/false keys, and its keys that name an operand by its place (from 1).
+_SWITCHES = ("numeric", "options_as_text", "response_files", "sends_input", "revision_paths", "secret_keys",
+             "variable_operands")
+_PLACES = ("output_operand", "input_operand")
 
 
 class CatalogError(ValueError):
@@ -111,6 +116,7 @@ class Program:
     revision_paths: bool = False
     secret_keys: bool = False
     input_operand: int = 0
+    variable_operands: bool = False
 
 
 @dataclass(frozen=True)
@@ -166,8 +172,7 @@ def _words(value: Any, where: str) -> list[str]:
 def _program(name: str, data: Any, where: str) -> Program:
     if not isinstance(data, Mapping):
         raise CatalogError(where, "a program entry must be a table")
-    known = {*OPTION_ROLES, "operands", "sub", "settings", "effect", "numeric", "why", "options_as_text", "inherit",
-             "response_files", "sends_input", "output_operand", "revision_paths", "secret_keys", "input_operand"}
+    known = {*OPTION_ROLES, *_SWITCHES, *_PLACES, "operands", "sub", "settings", "effect", "why", "inherit"}
     unknown = set(data) - known
     if unknown:
         raise CatalogError(where, f"unknown key(s) {sorted(unknown)}; allowed: {sorted(known)}")
@@ -189,22 +194,13 @@ def _program(name: str, data: Any, where: str) -> Program:
     if not isinstance(subs_data, Mapping):
         raise CatalogError(f"{where}.sub", "expected a table of subcommands")
     subs = {word: _program(f"{name} {word}", sub, f"{where}.sub.{word}") for word, sub in subs_data.items()}
-    numeric = data.get("numeric", False)
     why = data.get("why", "")
-    as_text = data.get("options_as_text", False)
     inherit = data.get("inherit", True)
-    response_files = data.get("response_files", False)
-    sends_input = data.get("sends_input", False)
-    revision_paths = data.get("revision_paths", False)
-    secret_keys = data.get("secret_keys", False)
-    if not all(isinstance(v, bool) for v in (numeric, as_text, inherit, response_files, sends_input, revision_paths,
-                                             secret_keys)) \
-            or not isinstance(why, str):
-        raise CatalogError(where, "numeric, options_as_text, inherit, response_files, sends_input, revision_paths "
-                                  "and secret_keys must be true/false, why a string")
-    output_operand = data.get("output_operand", 0)
-    input_operand = data.get("input_operand", 0)
-    for key, place in (("output_operand", output_operand), ("input_operand", input_operand)):
+    switches = {key: data.get(key, False) for key in _SWITCHES}
+    if not all(isinstance(v, bool) for v in (inherit, *switches.values())) or not isinstance(why, str):
+        raise CatalogError(where, f"{', '.join(_SWITCHES)} and inherit must be true/false, why a string")
+    places = {key: data.get(key, 0) for key in _PLACES}
+    for key, place in places.items():
         if not isinstance(place, int) or isinstance(place, bool) or place < 0:
             raise CatalogError(f"{where}.{key}", "expected the place of an operand (1, 2, ...)")
     settings = tuple(_words(data.get("settings", []), f"{where}.settings"))
@@ -213,8 +209,10 @@ def _program(name: str, data: Any, where: str) -> Program:
     if inherit:
         # a subcommand also takes its program's options (kubectl get -n x, helm upgrade --namespace)
         subs = {word: _inheriting(sub, options) for word, sub in subs.items()}
-    return Program(name, options, operands, subs, settings, effect, numeric, why, as_text, inherit, response_files,
-                   sends_input, output_operand, revision_paths, secret_keys, input_operand)
+    return Program(name, options, operands, subs, settings, effect, switches["numeric"], why,
+                   switches["options_as_text"], inherit, switches["response_files"], switches["sends_input"],
+                   places["output_operand"], switches["revision_paths"], switches["secret_keys"],
+                   places["input_operand"], switches["variable_operands"])
 
 
 def _inheriting(sub: Program, options: Mapping[str, str]) -> Program:

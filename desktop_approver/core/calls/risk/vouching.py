@@ -86,6 +86,8 @@ def shaped_operands(entry: Program, label: str, operands: list[str]) -> Vouch:
         for found in map(_REVISION_PATH.match, operands):
             if found is not None:
                 reads.append(found.group("path") or found.group("staged"))
+    variables = [word.split("=", 1)[0] for word in operands
+                 if entry.variable_operands and re.match(r"^[A-Za-z_]\w*\+?=", word)]
     if entry.secret_keys and any(_SECRET_KEY.search(word) for word in operands):
         destructive.append(f"prints a credential setting into the agent's context ({label})")
     if entry.response_files:
@@ -119,7 +121,7 @@ def shaped_operands(entry: Program, label: str, operands: list[str]) -> Vouch:
             destructive.append("deletes a remote resource (HTTP DELETE)")
         if sends and WEBHOOK.search(url):
             destructive.append("posts to a webhook (a message to people, or a trigger elsewhere)")
-    return Vouch(tuple(gaps), tuple(reads), tuple(destructive), tuple(writes))
+    return Vouch(tuple(gaps), tuple(reads), tuple(destructive), tuple(writes), tuple(v.rstrip("+") for v in variables))
 
 
 _ACTION_KEYS = frozenset({"type", "command", "timeout_ms", "timeout"})
