@@ -20,7 +20,6 @@ from typing import Any
 
 from ..catalog import Program
 from ..shellparse import SimpleCommand
-from .programs import WEBHOOK
 
 __all__ = ["SHAPED_ROLES", "Vouch", "data_value", "fed_input", "shell_action", "shaped_operands"]
 
@@ -35,6 +34,7 @@ class Vouch:
     destructive: tuple[str, ...] = ()
     writes: tuple[str, ...] = ()
     variables: tuple[str, ...] = ()
+    sends_to: tuple[str, ...] = ()     # addresses it sends data to (the engine knows which are webhooks)
 
 
 # curl -d @FILE, -F name=@FILE / name=<FILE, -H @FILE; httpie name=@FILE, name:=@FILE, name@FILE
@@ -79,6 +79,7 @@ def shaped_operands(entry: Program, label: str, operands: list[str]) -> Vouch:
     gaps: list[str] = []
     reads: list[str] = []
     destructive: list[str] = []
+    sends_to: list[str] = []
     writes = [operands[entry.output_operand - 1]] if 0 < entry.output_operand <= len(operands) else []
     if 0 < entry.input_operand <= len(operands):
         reads.append(operands[entry.input_operand - 1])
@@ -119,9 +120,10 @@ def shaped_operands(entry: Program, label: str, operands: list[str]) -> Vouch:
             gaps.append(f"a request that sends data ({method}, `{label}`)")
         if method == "DELETE":
             destructive.append("deletes a remote resource (HTTP DELETE)")
-        if sends and WEBHOOK.search(url):
-            destructive.append("posts to a webhook (a message to people, or a trigger elsewhere)")
-    return Vouch(tuple(gaps), tuple(reads), tuple(destructive), tuple(writes), tuple(v.rstrip("+") for v in variables))
+        if sends:
+            sends_to.append(url)
+    return Vouch(tuple(gaps), tuple(reads), tuple(destructive), tuple(writes), tuple(v.rstrip("+") for v in variables),
+                 tuple(sends_to))
 
 
 _ACTION_KEYS = frozenset({"type", "command", "timeout_ms", "timeout"})
