@@ -36,9 +36,14 @@ def server_of(tool: str) -> str | None:
 
 def remote_server_findings(reading: CallReading, findings: Findings) -> None:
     """A file, edit, delete or shell tool of a server that is not a known local one acts on another
-    machine (``mcp__prod_sftp__delete_file``, ``mcp__prodbox__execute_command``): destructive."""
+    machine (``mcp__prod_sftp__delete_file``, ``mcp__prodbox__execute_command``): destructive; its
+    file reads are network reads (moderate)."""
     server = server_of(reading.tool)
-    if server is None or reading.family not in _ACTING_FAMILIES or server in catalog().local_servers:
+    if server is None or server in catalog().local_servers:
+        return
+    if reading.family == "read":
+        findings.add(MODERATE, f"reads files on another machine (MCP server `{server}`)")
+    if reading.family not in _ACTING_FAMILIES:
         return
     if reading.family == "shell":
         findings.add(DESTRUCTIVE, f"runs commands on another machine (MCP server `{server}`)")
