@@ -13,6 +13,7 @@ from .findings import DESTRUCTIVE, MODERATE, Findings
 from .places import Place, judge_use
 from .programs import METADATA, WEBHOOK, inline_code_findings, sql_findings
 from .understanding import tool_entry
+from .vouching import http_request
 
 _PATH_ROLES = frozenset({"read", "list", "write", "delete", "patch", "edits"})
 # LangChain's requests toolkit: the method is in the tool's name.
@@ -49,6 +50,18 @@ def remote_server_findings(reading: CallReading, findings: Findings) -> None:
         findings.add(DESTRUCTIVE, f"runs commands on another machine (MCP server `{server}`)")
     else:
         findings.add(DESTRUCTIVE, f"writes or deletes files on another machine (MCP server `{server}`)")
+
+
+def request_findings(reading: CallReading, findings: Findings) -> None:
+    """httpie and xh in a shell command: a request that sends data to a webhook posts a message."""
+    for run in reading.commands:
+        for cmd in run.programs:
+            entry = catalog().program(cmd.name) if cmd.argv else None
+            if entry is None or entry.operands != "request":
+                continue
+            _method, url, sends, _files = http_request([w for w in cmd.argv[1:] if not w.startswith("-")])
+            if sends and WEBHOOK.search(url):
+                findings.add(DESTRUCTIVE, "posts to a webhook (a message to people, or a trigger elsewhere)")
 
 
 def tool_findings(reading: CallReading, workspace: str | None, findings: Findings) -> None:

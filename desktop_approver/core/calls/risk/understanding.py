@@ -36,7 +36,7 @@ from ..reading import (
 from ..shellparse import SimpleCommand
 from .findings import DESTRUCTIVE, MODERATE, SAFE, Findings
 from .places import Place, judge_use
-from .programs import WEBHOOK, interpreter_of, is_dry_run
+from .programs import interpreter_of, is_dry_run
 from .vouching import SHAPED_ROLES, Vouch, data_value, fed_input, shaped_operands, shell_action
 
 __all__ = ["catalog_effect", "understand", "tool_entry"]
@@ -537,5 +537,3 @@ def _vouched(found: Vouch, cwd: str | None, state: _Reading, where: str) -> None
         state.findings.add(DESTRUCTIVE, reason)
     for name in found.variables:
         _variable(name, state)
-    if any(WEBHOOK.search(url) for url in found.sends_to):
-        state.findings.add(DESTRUCTIVE, "posts to a webhook (a message to people, or a trigger elsewhere)")

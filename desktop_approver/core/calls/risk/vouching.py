@@ -21,7 +21,7 @@ from typing import Any
 from ..catalog import Program
 from ..shellparse import SimpleCommand
 
-__all__ = ["SHAPED_ROLES", "Vouch", "data_value", "fed_input", "shell_action", "shaped_operands"]
+__all__ = ["SHAPED_ROLES", "Vouch", "data_value", "fed_input", "http_request", "shell_action", "shaped_operands"]
 
 # Operand roles read here only (the engine gives their words no other meaning).
 SHAPED_ROLES = frozenset({"names", "request", "pids", "ps-words"})
@@ -34,7 +34,6 @@ class Vouch:
     destructive: tuple[str, ...] = ()
     writes: tuple[str, ...] = ()
     variables: tuple[str, ...] = ()
-    sends_to: tuple[str, ...] = ()     # addresses it sends data to (the engine knows which are webhooks)
 
 
 # curl -d @FILE, -F name=@FILE / name=<FILE, -H @FILE; httpie name=@FILE, name:=@FILE, name@FILE
@@ -79,7 +78,6 @@ def shaped_operands(entry: Program, label: str, operands: list[str]) -> Vouch:
     gaps: list[str] = []
     reads: list[str] = []
     destructive: list[str] = []
-    sends_to: list[str] = []
     writes = [operands[entry.output_operand - 1]] if 0 < entry.output_operand <= len(operands) else []
     if 0 < entry.input_operand <= len(operands):
         reads.append(operands[entry.input_operand - 1])
@@ -104,26 +102,30 @@ def shaped_operands(entry: Program, label: str, operands: list[str]) -> Vouch:
         gaps += [f"operand `{word}` of `{label}`" for word in operands
                  if not re.fullmatch(r"[1-9]\d*|[auxwfjlrsvmcHhTtSnOoZ]+", word)]
     elif entry.operands == "request":
-        words = list(operands)
-        method = words.pop(0).upper() if words and words[0].upper() in _METHODS else "GET"
-        url = words.pop(0) if words else ""
-        sends = method not in _READ_METHODS
-        for word in words:
-            attached = _ATTACHED.match(word) or _HTTPIE_FILE.match(word)
-            if attached is not None:
-                reads.append(attached.group("path").strip())
-                sends = True
-            elif _HTTPIE_FIELD.match(word) and not re.match(r"^[^=:\s/]*==", word) and not re.match(
-                    r"^[\w-]+:[^=]", word):
-                sends = True     # a field (name=value, name:=json): a body; headers and ==query are not
+        method, _url, sends, files = http_request(operands)
+        reads += files
         if sends:
             gaps.append(f"a request that sends data ({method}, `{label}`)")
         if method == "DELETE":
             destructive.append("deletes a remote resource (HTTP DELETE)")
-        if sends:
-            sends_to.append(url)
-    return Vouch(tuple(gaps), tuple(reads), tuple(destructive), tuple(writes), tuple(v.rstrip("+") for v in variables),
-                 tuple(sends_to))
+    return Vouch(tuple(gaps), tuple(reads), tuple(destructive), tuple(writes), tuple(v.rstrip("+") for v in variables))
+
+
+def http_request(operands: list[str]) -> tuple[str, str, bool, list[str]]:
+    """An httpie/xh request: ``(method, url, whether it sends data, the files it reads to send)``."""
+    words = list(operands)
+    method = words.pop(0).upper() if words and words[0].upper() in _METHODS else "GET"
+    url = words.pop(0) if words else ""
+    sends = method not in _READ_METHODS
+    files: list[str] = []
+    for word in words:
+        attached = _ATTACHED.match(word) or _HTTPIE_FILE.match(word)
+        if attached is not None:
+            files.append(attached.group("path").strip())
+            sends = True
+        elif _HTTPIE_FIELD.match(word) and not re.match(r"^[^=:\s/]*==", word) and not re.match(r"^[\w-]+:[^=]", word):
+            sends = True     # a field (name=value, name:=json): a body; headers and ==query are not
+    return method, url, sends, files
 
 
 _ACTION_KEYS = frozenset({"type", "command", "timeout_ms", "timeout"})
