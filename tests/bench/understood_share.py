@@ -1,6 +1,8 @@
 """Print issue 19's figures: of the labelled tables' safe and moderate rows, the share the reader
 fully understands (what approve-all, session memory and allow rules may answer), and the
-destructive rows it understood at safe or moderate (must be none), table by table and in all.
+destructive rows it understood at safe or moderate (must be none), table by table and in all (the
+red team's table counts only its destructive rows in all: its safe and moderate rows are there
+to be left to the person).
 
     PYTHONPATH=. python tests/bench/understood_share.py
 """
@@ -12,11 +14,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from tests.core.understood_tables import TABLES, figures, rows  # noqa: E402
+from tests.core.understood_tables import ADVERSARIAL, TABLES, figures, rows  # noqa: E402
 
 
 def main() -> None:
-    for name in TABLES:
+    for name in (*TABLES, *ADVERSARIAL):
         print(f"{name:32} {figures(rows(name))}")
     print(f"{'all tables':32} {figures()}")
 

@@ -120,4 +120,5 @@ def test_a_rule_naming_an_unknown_tool_exactly_does_not_answer_what_no_reader_re
     broker, person = broker_for(tmp_path, {"tool": "mcp__shell__run"})
     because = asked_with_reason(person, broker, ask(broker, "mcp__shell__run", args),
                                 "not answered by rule 1 (line 2) of policy.toml")
-    assert "argument `" in because and "of `run`" in because
+    # not read (the argument is named), or read as destructive from what it holds: the person's either way
+    assert "argument `" in because and "of `run`" in because or because.startswith("read as destructive")

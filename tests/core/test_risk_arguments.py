@@ -207,7 +207,7 @@ def test_a_name_shows_what_hides_in_it() -> None:
 @pytest.mark.parametrize(("action", "gap"), [
     ({"type": "exec", "command": ["ls"], "cmd": ["rm", "-rf", "/home/me"]},
      "two commands given (`action.command` and `action.cmd`)"),
-    ({"type": "exec", "command": ["ls"], "env": {"LD_PRELOAD": "/tmp/x.so"}}, "argument `action.env` of `local_shell`"),
+    ({"type": "exec", "command": ["ls"], "env": {"LD_PRELOAD": "/tmp/x.so"}}, "variable `LD_PRELOAD`"),
     ({"type": "exec", "command": ["rm", "-rf", "build"], "working_directory": "/"},
      "argument `action.working_directory` of `local_shell`"),
     ({"type": "exec", "comm\u200band": ["ls"]}, "hidden characters"),

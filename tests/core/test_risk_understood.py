@@ -19,7 +19,7 @@ import pytest
 from desktop_approver.core.calls.risk import assess, assess_command
 from tests.core.understood_tables import figures, home, home_of, rows
 
-LABELLED = rows("risk_calls_understood.jsonl", "risk_calls_catalog.jsonl")
+LABELLED = rows("risk_calls_understood.jsonl", "risk_calls_catalog.jsonl", "risk_calls_redteam.jsonl")
 
 
 def _id(row: dict[str, Any]) -> str:

@@ -1,9 +1,11 @@
 """The labelled tables and the figures issue 19 asks for, shared by the tests and the printing script.
 
-Five tables: the three risk tables of issue 9 (levels only), ``risk_calls_understood.jsonl`` (the
+Six tables: the three risk tables of issue 9 (levels only), ``risk_calls_understood.jsonl`` (the
 families of issue 19 in eight agents' argument shapes, each row saying whether it must be
-understood) and ``risk_calls_catalog.jsonl`` (an everyday call for every catalog entry the others
-do not use, also with ``understood``). Each table's calls come from its own home directory.
+understood), ``risk_calls_catalog.jsonl`` (an everyday call for every catalog entry the others
+do not use, also with ``understood``) and ``risk_calls_redteam.jsonl`` (the families the red team
+of issue 19 found, with near variants and the everyday forms they must not catch). Each table's
+calls come from its own home directory.
 """
 
 from __future__ import annotations
@@ -21,10 +23,14 @@ from desktop_approver.core.calls.risk import assess
 HERE = Path(__file__).parent
 TABLES = ("risk_calls.jsonl", "risk_calls_second_set.jsonl", "risk_calls_third_set.jsonl",
           "risk_calls_understood.jsonl", "risk_calls_catalog.jsonl")
+# The red team's table: built to hold what must NOT be understood, so its safe and moderate rows
+# stay out of the share approve-all saves (they measure the attack, not a day's work); its
+# destructive rows count like every table's, and its calls exercise the catalog.
+ADVERSARIAL = ("risk_calls_redteam.jsonl",)
 
 
 def rows(*names: str) -> list[dict[str, Any]]:
-    return [json.loads(line) for name in (names or TABLES)
+    return [json.loads(line) for name in (names or (*TABLES, *ADVERSARIAL))
             for line in (HERE / name).read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
@@ -68,7 +74,9 @@ class Figures:
 
 
 def figures(table: list[dict[str, Any]] | None = None) -> Figures:
-    table = table if table is not None else rows()
+    """The figures of ``table`` (default: every table, the red team's counting only its destructive rows)."""
+    if table is None:
+        table = rows(*TABLES) + [row for row in rows(*ADVERSARIAL) if row["level"] == "destructive"]
     total = understood = destructive = 0
     leaks: list[str] = []
     for row in table:

@@ -55,6 +55,25 @@ RUNS_OR_WRITES: dict[str, str] = {
     "docker": "exec, run, push, rm", "podman": "exec, run, push, rm", "kubectl": "exec, apply, delete",
     "helm": "install, uninstall", "terraform": "apply, destroy", "pulumi": "up, destroy",
     "aws": "s3 rm, secrets, any API call", "gcloud": "any API call", "az": "any API call",
+    # found by issue 19's red team: outputs, argument files, code they fetch or run, data they send
+    "sqlite3": ".shell, .system, .output, -cmd, -init", "duckdb": ".shell, .output, COPY TO",
+    "psql": "\\!, \\o, -c", "mysql": "\\!, --init-command",
+    "xxd": "a second operand it writes (-r)", "uniq": "a second operand it writes",
+    "jar": "c/u modes write the archive named first", "sort": "-o", "split": "the files it writes",
+    "csplit": "the files it writes", "gzip": "-c > FILE, files it replaces", "patch": "the files it changes",
+    "truncate": "any file", "touch": "any file", "mkdir": "any folder", "nc": "what it is fed, -e, -c, -l",
+    "ncat": "what it is fed, -e, -c, -l", "socat": "EXEC:, SYSTEM:, files", "http": "POST, DELETE, @FILE",
+    "xh": "POST, DELETE, @FILE", "yq": "-i, load(), strenv()", "jq": "env, $ENV",
+    "gcc": "@FILE, -o, -wrapper", "cc": "@FILE, -o", "g++": "@FILE, -o", "clang": "@FILE, -o",
+    "clang++": "@FILE, -o", "javac": "@FILE, -d", "java": "any code", "rustc": "@FILE, -o, --emit",
+    "ld": "@FILE, -o", "mvn": "exec:exec, -Dexec.executable, deploy", "gradle": "any task", "ninja": "-f, -t",
+    "cmake": "-P, -E, any script", "meson": "any build script", "alembic": "downgrade",
+    "rails": "db:drop, runner", "rake": "any task", "prisma": "migrate reset, db push", "flyway": "clean",
+    "ansible-playbook": "any task on other machines", "pre-commit": "hooks from other repositories",
+    "git-lfs": "any file", "openssl": "-out, enc", "gpg": "--output, keys", "ssh-keygen": "-f, keys",
+    "scp": "any destination, a copy off the machine", "sftp": "any file elsewhere", "rclone": "sync, delete",
+    "crontab": "scheduled commands", "systemctl": "services", "kill": "-1 (every process)",
+    "pkill": "every matching process", "killall": "every matching process",
 }
 
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")

@@ -23,10 +23,20 @@ A program entry (``[program.NAME]``, or ``[program.NAME.sub.WORD]`` for a subcom
     numeric = true           # counts written as options (``head -20``)
     options_as_text = true   # words after its options are text even when they start with ``-`` (echo)
     inherit = false          # its subcommands do not take its own options (git: ``-C`` means other things)
+    data = "-d --json"       # options whose value is sent, or names with ``@FILE``/``<FILE`` a file it reads
+    response_files = true    # an ``@FILE`` operand is read as more options (gcc, javac): never understood
+    sends_input = true       # what it is given on its input leaves the machine (nc): never understood
+    output_operand = 2       # the operand at this place (from 1) is a file it writes (uniq IN OUT, zip OUT.zip)
+    revision_paths = true    # a ``REV:PATH`` operand prints that file as it was (git show HEAD:.env): a read
+    secret_keys = true       # an operand naming a secret-looking setting prints a credential (npm config get)
+    input_operand = 1        # the operand at this place (from 1) is a file it reads (sqlite3 DB.sqlite ...)
+    variable_operands = true # NAME=value operands set variables (make CC=...): read like NAME=value prefixes
 
 A tool entry (``[tool.NAME]``) gives each argument's role (``args = {path = "read"}``) and the
 tool's ``effect``; ``[environment]`` lists harmless variables and variables that run programs;
-``[credentials]`` lists credential files by name and directory.
+``[credentials]`` lists credential files by name and directory; ``[servers]`` the MCP servers
+(and Goose extensions) whose tools act on this machine: a tool of any other server
+(``mcp__prod_sftp__delete_file``) writes, deletes and runs commands elsewhere.
 """
 
 from __future__ import annotations
@@ -43,7 +53,7 @@ __all__ = ["ARG_ROLES", "EFFECTS", "OPERAND_ROLES", "OPTION_ROLES", "Catalog", "
            "catalog", "catalog_generation", "extend_catalog", "parse_catalog", "shipped_catalog", "use_catalog",
            "validate_extension"]
 
-OPTION_ROLES = ("flag", "value", "optional", "read", "list", "write", "delete", "cd", "runs", "setting", "help")
+OPTION_ROLES = ("flag", "value", "optional", "read", "list", "write", "delete", "cd", "runs", "setting", "help", "data")
 OPERAND_ROLES = (
     "none",        # takes no operands
     "text",        # words that name nothing (echo, printf, package or test names)
@@ -53,6 +63,10 @@ OPERAND_ROLES = (
     "url",         # network addresses it reads from
     "command",     # the rest is a program with its arguments, read by the catalog in turn
     "script",      # a program or script file it runs (never understood: its content is unseen)
+    "names",       # package names: a URL, a VCS address, an archive or a path outside the project is not
+    "request",     # an HTTP method, a URL and request items (httpie, xh): sending forms are not understood
+    "pids",        # process ids (kill): a group, every process (-1), a job or a variable is not understood
+    "ps-words",    # ps's BSD option words and process ids: the ``e`` word (every process's environment) is not
 )
 EFFECTS = (
     "",            # nothing beyond its paths
@@ -62,10 +76,15 @@ EFFECTS = (
     "sends",       # sends a message to people (mail, chat, comments, webhooks)
     "deploy",      # deploys, publishes or changes infrastructure
     "prints-secret",  # prints a credential into the agent's context
+    "loses-data",  # drops or resets a database, or its migrations to nothing (nothing brings it back)
 )
 ARG_ROLES = ("read", "list", "write", "delete", "cwd", "text", "option", "pattern", "url", "sql", "command", "code",
              "recipient", "patch", "edits", "content", "remote", "wrapped-tool", "wrapped-args")
 _OPTION_FIELDS = {role: role for role in OPTION_ROLES}
+# A program entry's true/false keys, and its keys that name an operand by its place (from 1).
+_SWITCHES = ("numeric", "options_as_text", "response_files", "sends_input", "revision_paths", "secret_keys",
+             "variable_operands")
+_PLACES = ("output_operand", "input_operand")
 
 
 class CatalogError(ValueError):
@@ -91,6 +110,13 @@ class Program:
     why: str = ""
     options_as_text: bool = False
     inherit: bool = True
+    response_files: bool = False
+    sends_input: bool = False
+    output_operand: int = 0
+    revision_paths: bool = False
+    secret_keys: bool = False
+    input_operand: int = 0
+    variable_operands: bool = False
 
 
 @dataclass(frozen=True)
@@ -113,6 +139,7 @@ class Catalog:
     credential_names: tuple[str, ...] = ()
     credential_dirs: tuple[str, ...] = ()
     sources: tuple[str, ...] = ()
+    local_servers: tuple[str, ...] = ()
 
     def program(self, name: str) -> Program | None:
         return self.programs.get(name)
@@ -145,7 +172,7 @@ def _words(value: Any, where: str) -> list[str]:
 def _program(name: str, data: Any, where: str) -> Program:
     if not isinstance(data, Mapping):
         raise CatalogError(where, "a program entry must be a table")
-    known = {*OPTION_ROLES, "operands", "sub", "settings", "effect", "numeric", "why", "options_as_text", "inherit"}
+    known = {*OPTION_ROLES, *_SWITCHES, *_PLACES, "operands", "sub", "settings", "effect", "why", "inherit"}
     unknown = set(data) - known
     if unknown:
         raise CatalogError(where, f"unknown key(s) {sorted(unknown)}; allowed: {sorted(known)}")
@@ -167,19 +194,25 @@ def _program(name: str, data: Any, where: str) -> Program:
     if not isinstance(subs_data, Mapping):
         raise CatalogError(f"{where}.sub", "expected a table of subcommands")
     subs = {word: _program(f"{name} {word}", sub, f"{where}.sub.{word}") for word, sub in subs_data.items()}
-    numeric = data.get("numeric", False)
     why = data.get("why", "")
-    as_text = data.get("options_as_text", False)
     inherit = data.get("inherit", True)
-    if not all(isinstance(v, bool) for v in (numeric, as_text, inherit)) or not isinstance(why, str):
-        raise CatalogError(where, "numeric, options_as_text and inherit must be true/false, why a string")
+    switches = {key: data.get(key, False) for key in _SWITCHES}
+    if not all(isinstance(v, bool) for v in (inherit, *switches.values())) or not isinstance(why, str):
+        raise CatalogError(where, f"{', '.join(_SWITCHES)} and inherit must be true/false, why a string")
+    places = {key: data.get(key, 0) for key in _PLACES}
+    for key, place in places.items():
+        if not isinstance(place, int) or isinstance(place, bool) or place < 0:
+            raise CatalogError(f"{where}.{key}", "expected the place of an operand (1, 2, ...)")
     settings = tuple(_words(data.get("settings", []), f"{where}.settings"))
     if "setting" in data and not settings:
         raise CatalogError(where, "options of role setting need a settings list")
     if inherit:
         # a subcommand also takes its program's options (kubectl get -n x, helm upgrade --namespace)
         subs = {word: _inheriting(sub, options) for word, sub in subs.items()}
-    return Program(name, options, operands, subs, settings, effect, numeric, why, as_text, inherit)
+    return Program(name, options, operands, subs, settings, effect, switches["numeric"], why,
+                   switches["options_as_text"], inherit, switches["response_files"], switches["sends_input"],
+                   places["output_operand"], switches["revision_paths"], switches["secret_keys"],
+                   places["input_operand"], switches["variable_operands"])
 
 
 def _inheriting(sub: Program, options: Mapping[str, str]) -> Program:
@@ -211,7 +244,7 @@ def _tool(name: str, data: Any, where: str) -> Tool:
 
 def parse_catalog(data: Mapping[str, Any], source: str, base: Catalog | None = None) -> Catalog:
     """``base`` extended by one parsed TOML mapping (a catalog file, or a policy's ``[catalog]``)."""
-    unknown = set(data) - {"program", "tool", "environment", "credentials"}
+    unknown = set(data) - {"program", "tool", "environment", "credentials", "servers"}
     if unknown:
         raise CatalogError(source, f"unknown table(s) {sorted(unknown)}")
     base = base or Catalog({}, {})
@@ -223,8 +256,9 @@ def parse_catalog(data: Mapping[str, Any], source: str, base: Catalog | None = N
         tools[name.lower()] = _tool(name.lower(), entry, f"{source}: tool.{name}")
     env = _table(data, "environment", source)
     creds = _table(data, "credentials", source)
+    servers = _table(data, "servers", source)
     for table, keys, label in ((env, {"harmless", "runs_programs"}, "environment"),
-                               (creds, {"names", "dirs"}, "credentials")):
+                               (creds, {"names", "dirs"}, "credentials"), (servers, {"local"}, "servers")):
         if set(table) - keys:
             raise CatalogError(f"{source}: {label}", f"unknown key(s) {sorted(set(table) - keys)}")
     return Catalog(
@@ -233,7 +267,8 @@ def parse_catalog(data: Mapping[str, Any], source: str, base: Catalog | None = N
         base.program_variables + tuple(_words(env.get("runs_programs", []), f"{source}: environment.runs_programs")),
         base.credential_names + tuple(_words(creds.get("names", []), f"{source}: credentials.names")),
         base.credential_dirs + tuple(_words(creds.get("dirs", []), f"{source}: credentials.dirs")),
-        (*base.sources, source))
+        (*base.sources, source),
+        base.local_servers + tuple(w.lower() for w in _words(servers.get("local", []), f"{source}: servers.local")))
 
 
 def _table(data: Mapping[str, Any], key: str, source: str) -> Mapping[str, Any]:

@@ -13,7 +13,7 @@ from ..reading import UNKNOWN_DIR, CallReading, read_call, unwrap_call
 from .findings import MODERATE, Findings, RiskAssessment
 from .hidden import judge_hidden
 from .programs import command_findings
-from .tools import hint_findings, tool_findings
+from .tools import hint_findings, remote_server_findings, request_findings, tool_findings
 from .understanding import understand
 from .unread import unread_findings
 
@@ -72,6 +72,8 @@ def assess_reading(reading: CallReading, hints: Mapping[str, Any] | None = None,
             findings.add(MODERATE, "a shell tool without a command argument")
         for run in reading.commands:
             command_findings(run, reading.cwd, workspace, findings)
+        remote_server_findings(reading, findings)
+        request_findings(reading, findings)
     else:
         tool_findings(reading, workspace, findings)
     unread_findings(reading, workspace, findings)

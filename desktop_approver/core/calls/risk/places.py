@@ -116,6 +116,19 @@ class Place:
                 or _catalog_credential(self.resolved))
 
     @property
+    def holds_credentials(self) -> bool:
+        """The root, the home or a folder of it that holds credential files (``~/.config``,
+        ``~/.aws``): a search, copy or archive of it reads them (issue 19, red team)."""
+        top = self.resolved.rstrip("/")
+        if not top:
+            return True
+        home = self.home.rstrip("/")
+        if not (home + "/").startswith(top + "/") and not top.startswith(home + "/"):
+            return False
+        return any(path.startswith(top + "/") for path in _home_credentials(home, catalog().credential_names,
+                                                                             catalog().credential_dirs))
+
+    @property
     def startup(self) -> bool:
         return bool(_STARTUP_FILES.search(self.resolved))
 
@@ -159,6 +172,13 @@ def _catalog_credential(resolved: str) -> bool:
         or target.endswith(_credential_folders(known.credential_names))
 
 
+@lru_cache(maxsize=8)
+def _home_credentials(home: str, names: tuple[str, ...], dirs: tuple[str, ...]) -> tuple[str, ...]:
+    """Where the credential files and folders the catalog and this module list are in ``home``."""
+    return tuple(home + (entry if entry.startswith("/") else "/" + entry) for entry in (*names, *dirs, *_SECRET_DIRS)
+                 if entry.startswith("/."))
+
+
 @lru_cache(maxsize=4)
 def _credential_folders(names: tuple[str, ...]) -> tuple[str, ...]:
     """The folders that hold a listed credential file (``/.aws/``): searching one reads it."""
@@ -171,6 +191,8 @@ def judge_read(place: Place, findings: Findings) -> None:
         return
     if place.secret and not place.use.listing:
         findings.add(DESTRUCTIVE, "reads a secrets file (key, credentials or token) into the agent's context")
+    elif not place.use.listing and place.holds_credentials:
+        findings.add(DESTRUCTIVE, "reads a folder that holds credential files (the home, ~/.config, ~/.aws, ...)")
 
 
 def judge_write(place: Place, findings: Findings, verb: str = "writes") -> None:

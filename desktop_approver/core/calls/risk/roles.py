@@ -104,8 +104,8 @@ def argument_role(entry: Tool | None, family: str, key: Any, value: Any) -> str 
         role = entry.args.get("-*")   # ripgrep-style flags given as arguments (Claude Code's Grep)
     if role is None and family == "shell" and known in SHELL_ARGS:
         role = "command"              # every shell tool's command, under any of its names
-    elif role is None and known in CWD_ARGS and any(r == "cwd" for r in entry.args.values()):
-        role = "cwd"
+    elif role is None and known in CWD_ARGS and (family == "shell" or any(r == "cwd" for r in entry.args.values())):
+        role = "cwd"                  # the reading reads a shell call's directory under any of its names
     elif role is None and known is not None and known != key:
         role = entry.args.get(known)  # a listed argument spelled otherwise (hidden characters in it)
     return role
@@ -201,7 +201,7 @@ def unread_arguments(reading: CallReading, entry: Tool | None) -> Iterator[tuple
                 if known_name(inner) in SHELL_ARGS:
                     if inner_value not in (None, "", [], {}) and where not in run_keys:
                         yield where, inner_value, "not a command line"
-                elif inner not in _ACTION_PLAIN_FIELDS:
+                elif inner not in _ACTION_PLAIN_FIELDS and inner not in _ACTION_VOUCHED_FIELDS:
                     yield where, inner_value, "no role"
         elif role == "command" and reading.family == "shell":
             if value not in (None, "", [], {}) and key not in shell_keys:
@@ -212,6 +212,9 @@ def unread_arguments(reading: CallReading, entry: Tool | None) -> Iterator[tuple
 
 # The fields of an action beside its command that change nothing about what runs.
 _ACTION_PLAIN_FIELDS = frozenset({"type", "timeout_ms", "timeout"})
+# The fields :func:`.vouching.shell_action` reads itself (its directory against the agent's, its
+# variables as prefixes) and says when it cannot vouch for them.
+_ACTION_VOUCHED_FIELDS = frozenset({"env", "working_directory", "workdir"})
 
 
 def _action_commands(action: Mapping[str, Any]) -> list[tuple[str, Any]]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -12,6 +13,7 @@ from .findings import DESTRUCTIVE, MODERATE, Findings
 from .places import Place, judge_use
 from .programs import METADATA, WEBHOOK, inline_code_findings, sql_findings
 from .roles import tool_entry
+from .vouching import http_request
 
 _PATH_ROLES = frozenset({"read", "list", "write", "delete", "patch", "edits"})
 # LangChain's requests toolkit: the method is in the tool's name.
@@ -19,9 +21,58 @@ _REQUEST_TOOLS = {"requests_get": "GET", "requests_post": "POST", "requests_put"
                   "requests_delete": "DELETE"}
 
 
+# Families whose effects are on the machine of the server that runs the tool.
+_ACTING_FAMILIES = frozenset({"write", "edit", "patch", "delete", "move", "shell"})
+# Tools whose saved text the agent reads back in every later session: instructions that persist.
+_PERSISTENT_MEMORY = frozenset({"save_memory", "memory_store", "store_memory", "add_memory", "remember"})
+
+
+def server_of(tool: str) -> str | None:
+    """The MCP server (``mcp__SERVER__tool``) or Goose extension (``SERVER__tool``) of a tool, or None."""
+    if not isinstance(tool, str) or "__" not in tool:
+        return None
+    parts = tool.split("__")
+    return parts[-2].lower() if len(parts) >= 2 and parts[-2] else None
+
+
+def remote_server_findings(reading: CallReading, findings: Findings) -> None:
+    """A file, edit, delete or shell tool of a server that is not a known local one acts on another
+    machine (``mcp__prod_sftp__delete_file``, ``mcp__prodbox__execute_command``): destructive; its
+    file reads are network reads (moderate)."""
+    server = server_of(reading.tool)
+    if server is None or server in catalog().local_servers:
+        return
+    if reading.family == "read":
+        findings.add(MODERATE, f"reads files on another machine (MCP server `{server}`)")
+    if reading.family not in _ACTING_FAMILIES:
+        return
+    if reading.family == "shell":
+        findings.add(DESTRUCTIVE, f"runs commands on another machine (MCP server `{server}`)")
+    else:
+        findings.add(DESTRUCTIVE, f"writes or deletes files on another machine (MCP server `{server}`)")
+
+
+def request_findings(reading: CallReading, findings: Findings) -> None:
+    """httpie and xh in a shell command: a request that sends data to a webhook posts a message."""
+    for run in reading.commands:
+        for cmd in run.programs:
+            entry = catalog().program(cmd.name) if cmd.argv else None
+            if entry is None or entry.operands != "request":
+                continue
+            _method, url, sends, _files = http_request([w for w in cmd.argv[1:] if not w.startswith("-")])
+            if sends and WEBHOOK.search(url):
+                findings.add(DESTRUCTIVE, "posts to a webhook (a message to people, or a trigger elsewhere)")
+
+
 def tool_findings(reading: CallReading, workspace: str | None, findings: Findings) -> None:
     family = reading.family
     args = reading.args
+    remote_server_findings(reading, findings)
+    launch = args.get("launchOptions")
+    if isinstance(launch, Mapping) and any(launch.get(k) for k in ("executablePath", "executable_path")):
+        findings.add(DESTRUCTIVE, "starts a program it names (launchOptions.executablePath)")
+    if reading.name in _PERSISTENT_MEMORY:
+        findings.add(MODERATE, "saves text the agent reads in every later session (instructions that persist)")
     entry = tool_entry(catalog(), reading.tool, args)
     remote = entry is not None and entry.effect in ("remote-write", "sends") or \
         entry is not None and entry.name.startswith("github.")
@@ -93,6 +144,9 @@ def tool_findings(reading: CallReading, workspace: str | None, findings: Finding
     if family == "database":
         if not sql_findings(reading.sql, findings):
             findings.add(MODERATE, "database access")
+        if any(_EVERY_COLUMN_OF_PEOPLE.search(sql) for sql in reading.sql):
+            findings.add(MODERATE, "reads every column of a table of people or secrets (SELECT *) into the agent's "
+                                   "context")
         return
     sql_findings(reading.sql, findings)
     if entry is None:
@@ -103,6 +157,13 @@ def tool_findings(reading: CallReading, workspace: str | None, findings: Finding
             findings.add(DESTRUCTIVE, "an unknown tool names the home, a system or an outside directory recursively")
         elif place.is_root_or_home:
             findings.add(DESTRUCTIVE, "an unknown tool names the home or root directory")
+
+
+# SELECT * from a table of people, accounts or secrets: password hashes, tokens and personal data
+# come back without being named (issue 19, red team).
+_EVERY_COLUMN_OF_PEOPLE = re.compile(
+    r"\bselect\s+(\w+\.)?\*\s+from\s+[\w.\"`\[\]]*?\b(users?|accounts?|customers?|members?|people|persons?"
+    r"|profiles?|employees?|credentials?|secrets?|tokens?|sessions?|api_?keys?|passwords?|auth\w*)\b", re.I)
 
 
 _SEARCHERS = frozenset({"grep", "search_file_content", "grep_search", "codebase_search", "search_code",

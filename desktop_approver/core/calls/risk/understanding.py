@@ -39,6 +39,7 @@ from .findings import DESTRUCTIVE, MODERATE, SAFE, Findings
 from .forms import interpreter_of, is_dry_run
 from .places import Place, judge_use
 from .roles import argument_role, disagreements, shown_name, tool_entry, unread_arguments
+from .vouching import SHAPED_ROLES, Vouch, data_value, fed_input, shaped_operands, shell_action
 
 __all__ = ["CommandJudge", "catalog_effect", "understand"]
 
@@ -48,7 +49,7 @@ CommandJudge = Callable[[ShellRun, str | None, str | None, Findings], None]
 :func:`.programs.command_findings`), because the findings of shell lines are the programs
 reader's concern, and that reader itself asks this engine what the catalog knows."""
 
-_VALUE_ROLES = frozenset({"value", "read", "list", "write", "delete", "cd", "runs", "setting"})
+_VALUE_ROLES = frozenset({"value", "read", "list", "write", "delete", "cd", "runs", "setting", "data"})
 _PATH_ROLES = frozenset({"read", "list", "write", "delete"})
 # Wrappers shellparse unwraps that change nothing about what runs.
 _PLAIN_WRAPPERS = frozenset({"timeout", "nice", "time", "nohup", "command", "builtin", "exec", "stdbuf", "ionice",
@@ -67,6 +68,7 @@ _EFFECT_REASONS = {
     "sends": (DESTRUCTIVE, "sends a message to other people ({})"),
     "deploy": (DESTRUCTIVE, "deploys, publishes or changes infrastructure ({})"),
     "prints-secret": (DESTRUCTIVE, "prints a credential into the agent's context ({})"),
+    "loses-data": (DESTRUCTIVE, "drops or resets a database: nothing brings its data back ({})"),
     "network": (MODERATE, "network access ({})"),
     "changes": (MODERATE, "changes the project ({})"),
 }
@@ -102,6 +104,7 @@ def understand(reading: CallReading, workspace: str | None, findings: Findings,
             state.gap(f"tool `{reading.tool}`")
         else:
             _tool_args(reading, entry, state)
+            _vouched(shell_action(reading.name, reading.args, reading.cwd), reading.cwd, state, reading.name)
         if not reading.commands:
             state.gap(f"the command of `{reading.tool}`")
         for run in reading.commands:
@@ -208,6 +211,7 @@ def _simple(cmd: SimpleCommand, cwd: str | None, state: _Reading) -> None:
         # sqlite3 DB "SQL": the statements (and their functions: writefile, edit, readfile, load_extension)
         # are read by patterns for the badge, never vouched for.
         state.gap(f"statements given to `{name}`")
+    _vouched(fed_input(entry, name, cmd), cwd, state, name)
     _arguments(entry, name, args, cwd, state, cmd)
 
 
@@ -275,6 +279,8 @@ def _arguments(entry: Program, label: str, args: list[str], cwd: str | None, sta
             else:
                 state.gap(f"directory `{value}` of `{label}`")
                 here = None
+        elif role == "data" and value is not None:
+            _vouched(data_value(value, option, label), here, state, f"option `{option}` of `{label}`")
         elif role == "runs":
             state.gap(f"option `{option}` of `{label}` runs a program")
             state.findings.add(DESTRUCTIVE, f"an option runs a program or code it names ({label} {option})")
@@ -330,6 +336,9 @@ def _option(entry: Program, args: list[str], i: int) -> tuple[str | None, str, s
 def _operands(entry: Program, label: str, operands: list[str], cwd: str | None, state: _Reading) -> None:
     role = entry.operands
     if not operands:
+        return
+    _vouched(shaped_operands(entry, label, operands), cwd, state, f"operand of `{label}`")
+    if role in SHAPED_ROLES:
         return
     if role == "none":
         state.gap(f"operand `{operands[0]}` of `{label}`")
@@ -419,7 +428,15 @@ def _plain_jq(program: str) -> bool:
     return not re.search(r"\$ENV|\benv\b|\binput_filename\b|\$__loc__|\bimport\b|\binclude\b", program)
 
 
-_SCRIPT_CHECKS = {"sed": _plain_sed, "awk": _plain_awk, "jq": _plain_jq}
+def _plain_yq(program: str) -> bool:
+    """A yq expression that does not read other files (``load``, ``load_str``, ...) or the
+    environment (``env``, ``strenv``) (issue 19, red team)."""
+    if program in ("e", "eval", "ea", "eval-all"):
+        return False    # yq's commands: the expression is the next word, which this check does not see
+    return _plain_jq(program) and not re.search(r"\bload(_\w+)?\s*\(|\bstrenv\b|\bfile_?name\b", program)
+
+
+_SCRIPT_CHECKS = {"sed": _plain_sed, "awk": _plain_awk, "jq": _plain_jq, "yq": _plain_yq}
 _DOT_COMMAND = re.compile(r"^\s*\.(shell|system|output|once|import|load|open|save|backup|restore|excel|cd|read)\b")
 
 
@@ -438,7 +455,9 @@ def _effect(entry: Program, label: str, state: _Reading, cmd: SimpleCommand) -> 
     if not entry.effect:
         return
     state.effects.append(entry.effect)
-    if is_dry_run(cmd) or any(w in ("--help", "-h", "--version") for w in cmd.argv[1:]):
+    # printing a secret is a read: a read-only form does not make it harmless (helm get values)
+    simulated = is_dry_run(cmd) and entry.effect != "prints-secret"
+    if simulated or any(w in ("--help", "-h", "--version") for w in cmd.argv[1:]):
         return
     _add_effect(entry.effect, label, state.findings)
 
@@ -550,3 +569,19 @@ def _tool_args(reading: CallReading, entry: Tool, state: _Reading) -> None:
 _SQL_WRITES = re.compile(r"\b(insert|update|delete|create|alter|drop|replace|merge|grant|revoke|truncate|attach"
                          r"|rename|vacuum|copy|call|exec|execute|do|load|lock|reindex|cluster|comment|import)\b",
                          re.I)
+
+
+# -- words whose role depends on their shape (issue 19, red team; see .vouching) --------------------
+
+def _vouched(found: Vouch, cwd: str | None, state: _Reading, where: str) -> None:
+    """Apply what :mod:`.vouching` found: its gaps, the files it reads (judged), what is destructive."""
+    for phrase in found.gaps:
+        state.gap(phrase)
+    for path in found.reads:
+        _path(path, "read", cwd, state, where, judge=True)
+    for path in found.writes:
+        _path(path, "write", cwd, state, where, judge=not state.simulated)
+    for reason in found.destructive:
+        state.findings.add(DESTRUCTIVE, reason)
+    for name in found.variables:
+        _variable(name, state)
