@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from fnmatch import fnmatchcase
 from typing import Any
 
 from ..catalog import Catalog, Program, Tool, catalog
@@ -494,6 +495,8 @@ def _path(word: str, role: str, cwd: str | None, state: _Reading, where: str, *,
     if cwd is None and not text.startswith(("/", "~", "$HOME", "${HOME}")):
         state.gap(f"path `{word}` (the directory it is relative to is not known)")
         return
+    if role in ("write", "delete") and runs_later(text):
+        state.gap(f"a file that runs later (`{word}`, {where})")
     if judge:
         judged: Operation = "delete" if role == "delete" else "write" if role == "write" else "read"
         judge_use(PathUse(text, resolve_path(text, cwd), judged, False, via, role == "list"),
@@ -526,11 +529,34 @@ def _tool_call(reading: CallReading, state: _Reading) -> None:
     if entry.effect and not _dry_run_args(reading.args):
         _add_effect(entry.effect, reading.name, state.findings)
     for use in reading.paths:
+        if use.operation in ("write", "delete") and runs_later(use.path):
+            state.gap(f"a file that runs later (`{use.path}`)")
         if use.via == "patch" or use.via in entry.args and entry.args[use.via] not in ("remote",):
             if not literal_path(use.path):
                 state.gap(f"path `{use.path}`")
             elif reading.cwd is None and not use.path.startswith(("/", "~", "$HOME")):
                 state.gap(f"path `{use.path}` (the directory it is relative to is not known)")
+
+
+# Files that a build, test, install or commit runs as code: written now, they run later under a
+# command that reads as harmless (``make``, ``pytest``, ``pip install -e .``, ``git commit``,
+# ``npm test``, ``cargo build``). Writing one is the person's to see, whatever mode is on.
+RUNS_LATER = ("Makefile", "makefile", "GNUmakefile", "*.mk", "conftest.py", "setup.py", "noxfile.py", "tasks.py",
+              "fabfile.py", "sitecustomize.py", "usercustomize.py", "*.pth", "package.json", ".npmrc", ".yarnrc",
+              ".yarnrc.yml", "pyproject.toml", "setup.cfg", "tox.ini", "pytest.ini", "Justfile", "justfile",
+              "Taskfile.yml", "Rakefile", "build.gradle", "build.gradle.kts", "settings.gradle", "pom.xml",
+              "build.rs", "Cargo.toml", "CMakeLists.txt", "meson.build", ".pre-commit-config.yaml",
+              "docker-compose.yml", "docker-compose.yaml", "compose.yml", "compose.yaml")
+RUNS_LATER_DIRS = (".husky", ".githooks", ".cargo", ".devcontainer")
+
+
+def runs_later(path: str) -> bool:
+    """Whether ``path`` names a file that a build, a test run, an install or a commit runs as code."""
+    parts = [part for part in path.replace("\\", "/").split("/") if part not in ("", ".")]
+    if not parts:
+        return False
+    return any(fnmatchcase(parts[-1], pattern) for pattern in RUNS_LATER) or any(
+        part in RUNS_LATER_DIRS for part in parts[:-1])
 
 
 _METHOD_IN_NAME = {"requests_post": "POST", "requests_put": "PUT", "requests_patch": "PATCH",
