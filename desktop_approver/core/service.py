@@ -199,8 +199,11 @@ class ApproverService:
             return
         loop = asyncio.get_running_loop()
         if self._token_watch is None:
-            reader.health_listeners.append(
-                lambda problem: loop.call_soon_threadsafe(self.set_problem, "token", problem))
+            def told(problem: str | None) -> None:  # from the reader's thread: the health is the loop's
+                if not loop.is_closed():
+                    loop.call_soon_threadsafe(self.set_problem, "token", problem)
+
+            reader.health_listeners.append(told)
             self.set_problem("token", reader.problem)
         reader()  # starts a refresh in the reader's thread when the token is stale; never waits
         self._token_watch = loop.call_later(TOKEN_WATCH_INTERVAL, self._watch_token)

@@ -5,8 +5,9 @@ call is bounded by a timeout and every failure is logged, never raised: a missin
 or slow notification server must not cost the person their dialog.
 
 It is also a health signal (issue 20): no bus, the bus gone, no server, the server gone, a server
-that leaves a ``Notify`` unanswered for :data:`NOT_ANSWERING_AFTER` seconds are each a ``problem`` reported to :attr:`DesktopNotifier.health_listeners` (the tray shows it as degraded),
-and cleared when a server is there (or answers) again. A lost bus is reconnected every
+that leaves a ``Notify`` unanswered for :data:`NOT_ANSWERING_AFTER` seconds are each a ``problem``
+reported to :attr:`DesktopNotifier.health_listeners` (the tray shows it as degraded), and cleared
+when a server is there (or answers) again. A lost bus is reconnected every
 :data:`RECONNECT_INTERVAL` seconds; a new server (or bus) tells :attr:`DesktopNotifier.ready_listeners`,
 so what still waits is shown again.
 

@@ -24,7 +24,6 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import keyring
 import pytest

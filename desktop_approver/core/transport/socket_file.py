@@ -15,9 +15,9 @@ proves the file is not ours (its peer credentials). Then the app:
 - checks every :data:`CHECK_INTERVAL` seconds (:class:`SocketWatch`) that the path is still its
   socket. Deleted, or left as a dead socket: it binds a new one there (logged, and the person is
   told while it cannot). A path that cannot even be looked at (its directory replaced by a
-  file) is told the same way, once, and the socket made again when the path is free. Taken by another live app: it never takes it back from that app, says
-  so (agents now reach the other app; this one still answers the connections it has), and binds
-  again once the path is free.
+  file) is told the same way, once, and the socket made again when the path is free. Taken by
+  another live app: it never takes it back from that app, says so (agents now reach the other
+  app; this one still answers the connections it has), and binds again once the path is free.
 
 Standard library and asyncio only (no Qt); the server owns one :class:`SocketWatch`.
 """
