@@ -368,3 +368,24 @@ def test_status_with_an_old_token_says_refused_not_not_running(tmp_path: Path, m
         assert shown["running"] is True and shown["authorized"] is False
     finally:
         service.__exit__()
+
+
+@pytest.mark.logs("the keyring does not answer")
+def test_a_keyring_that_never_answers_does_not_grow_a_thread_every_refresh(monkeypatch: pytest.MonkeyPatch) -> None:
+    for thread in threading.enumerate():  # reads released by earlier tests, ending now
+        if thread.name == "keyring":
+            thread.join(30)
+    now = [0.0]
+    reader = TokenStore().reader(max_age=10.0, clock=lambda: now[0])
+    monkeypatch.setattr(tokens, "KEYRING_TIMEOUT", 0.05)
+    monkeypatch.setattr(tokens, "MAX_STUCK_READS", 2)
+    hung = threading.Event()
+    monkeypatch.setattr(TokenStore, "get", lambda self: hung.wait() and None)
+    try:
+        for step in range(1, 6):
+            now[0] = 10.0 * step
+            reader()
+            refreshed()
+        assert tokens._stuck_reads() == 2 and reader.problem is not None
+    finally:
+        hung.set()

@@ -30,6 +30,9 @@ KEYRING_TIMEOUT = 5.0
 collection waiting for a password prompt, a hung D-Bus service): it runs in a thread of its own
 with this deadline; at start the app fails after it, later the read is given up on, reported
 and tried again (the server checks tokens on its event loop, which never waits)."""
+MAX_STUCK_READS = 8
+"""Keyring reads given up on but still waiting, beyond which no new one is started (each is a thread
+of its own: a keyring that never answers must not grow the app by one thread every refresh)."""
 T = TypeVar("T")
 
 
@@ -115,7 +118,8 @@ class TokenReader:
         self._refreshing = threading.Lock()  # held by the one refresh under way, for its deadline at most
 
     def __call__(self) -> str:
-        if self.clock() - self.read_at >= self.max_age and self._refreshing.acquire(blocking=False):
+        if (self.clock() - self.read_at >= self.max_age and _stuck_reads() < MAX_STUCK_READS
+                and self._refreshing.acquire(blocking=False)):
             self.read_at = self.clock()
             threading.Thread(target=self._refresh, name="keyring-token", daemon=True).start()
         return self.token
@@ -159,6 +163,10 @@ class TokenReader:
                 listener(problem)
             except Exception:  # a listener's failure must not stop the refreshes
                 log.exception("a token health listener failed")
+
+
+def _stuck_reads() -> int:
+    return sum(thread.name == "keyring" and thread.is_alive() for thread in threading.enumerate())
 
 
 def _keeping(exc: Exception) -> str:
