@@ -188,11 +188,19 @@ def cmd_request(args: argparse.Namespace) -> int:
 
 def cmd_status(args: argparse.Namespace) -> int:
     from .client import Client
-    from .client.errors import ApproverError
+    from .client.errors import ApproverError, Unauthorized
 
     client = Client(args.socket)
     try:
         status = client.status()
+    except Unauthorized as exc:  # it runs, and wants a token this client does not have
+        if args.json:
+            print(json.dumps({"running": True, "authorized": False, "socket": str(client.socket_path),
+                              "error": str(exc)}))
+        else:
+            print(f"desktop-approver is running (socket {client.socket_path}) but refused this client: {exc}. "
+                  "Get the current token with `desktop-approver token` (DESKTOP_APPROVER_TOKEN).")
+        return EXIT_UNAVAILABLE
     except ApproverError as exc:
         if args.json:
             print(json.dumps({"running": False, "socket": str(client.socket_path), "error": str(exc)}))

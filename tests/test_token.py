@@ -105,7 +105,7 @@ def test_a_stale_token_never_waits_for_a_blocked_keyring(monkeypatch: pytest.Mon
     current = TokenStore().reader(max_age=10.0, clock=lambda: now[0])
     first = current()
     release = threading.Event()
-    monkeypatch.setattr(TokenStore, "get_or_create", lambda self: release.wait() and "rotated")
+    monkeypatch.setattr(TokenStore, "get", lambda self: release.wait() and "rotated")
     now[0] = 10.0
     try:
         assert current() == first           # before: the loop waited here for the keyring, for good
@@ -114,6 +114,58 @@ def test_a_stale_token_never_waits_for_a_blocked_keyring(monkeypatch: pytest.Mon
         release.set()
     refreshed()
     assert current() == "rotated"
+
+
+@pytest.mark.logs("the keyring does not answer")
+def test_a_keyring_read_that_hangs_once_does_not_stop_rotations(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Red team: one hung read held the refresh lock for good; a later `token rotate` never took effect."""
+    now = [0.0]
+    store = TokenStore()
+    reader = store.reader(max_age=10.0, clock=lambda: now[0])
+    check = make_token_check(reader)
+    first = reader()
+    told: list[str | None] = []
+    reader.health_listeners.append(told.append)
+    monkeypatch.setattr(tokens, "KEYRING_TIMEOUT", 0.2)
+    hung = threading.Event()
+    monkeypatch.setattr(TokenStore, "get", lambda self: hung.wait() and None)  # this read never returns
+    try:
+        now[0] = 10.0
+        assert check(first)
+        refreshed()
+        assert reader.problem is not None and "the keyring does not answer" in reader.problem
+        assert told == [reader.problem] and check(first)  # the last known token stays accepted, the person told
+        monkeypatch.undo()                                # the keyring answers again
+        monkeypatch.setattr(tokens, "KEYRING_TIMEOUT", 0.2)
+        new = store.rotate()
+        now[0] = 20.0
+        reader()
+        refreshed()
+        assert check(new) and not check(first)
+        assert reader.problem is None and told[-1] is None
+    finally:
+        hung.set()
+
+
+@pytest.mark.logs("the socket token was missing from the keyring")
+def test_an_emptied_keyring_entry_is_remade_loudly(caplog: pytest.LogCaptureFixture) -> None:
+    now = [0.0]
+    reader = TokenStore().reader(max_age=10.0, clock=lambda: now[0])
+    check = make_token_check(reader)
+    old = reader()
+    keyring.delete_password(SERVICE, USERNAME)
+    now[0] = 10.0
+    reader()
+    refreshed()
+    new = keyring.get_password(SERVICE, USERNAME)
+    assert new and new != old and not check(old)
+    assert reader.problem == tokens.MISSING and "desktop-approver token" in tokens.MISSING
+    assert any(r.levelname == "WARNING" and "missing from the keyring" in r.getMessage() for r in caplog.records)
+    now[0] = 20.0
+    reader()
+    refreshed()
+    assert reader.problem == tokens.MISSING  # still told until a client has the new token
+    assert check(new) and reader.problem is None
 
 
 def test_service_options_build_the_check_only_when_asked(tmp_path: Path) -> None:
@@ -302,3 +354,38 @@ def test_the_async_client_waits_for_the_welcome_before_sending_a_request(tmp_pat
     server.join(5)
     listener.close()
     assert early == [b""]  # nothing followed the hello before the app answered it
+
+
+def test_status_with_an_old_token_says_refused_not_not_running(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    service = _token_service(tmp_path)
+    try:
+        monkeypatch.setenv("DESKTOP_APPROVER_TOKEN", "an-old-token")
+        result = cli("status", "--socket", str(service.options.socket_path))
+        assert result.returncode == 2
+        assert "is running" in result.stdout and "refused this client" in result.stdout
+        assert "not running" not in result.stdout
+        shown = json.loads(cli("status", "--json", "--socket", str(service.options.socket_path)).stdout)
+        assert shown["running"] is True and shown["authorized"] is False
+    finally:
+        service.__exit__()
+
+
+@pytest.mark.logs("the keyring does not answer")
+def test_a_keyring_that_never_answers_does_not_grow_a_thread_every_refresh(monkeypatch: pytest.MonkeyPatch) -> None:
+    for thread in threading.enumerate():  # reads released by earlier tests, ending now
+        if thread.name == "keyring":
+            thread.join(30)
+    now = [0.0]
+    reader = TokenStore().reader(max_age=10.0, clock=lambda: now[0])
+    monkeypatch.setattr(tokens, "KEYRING_TIMEOUT", 0.05)
+    monkeypatch.setattr(tokens, "MAX_STUCK_READS", 2)
+    hung = threading.Event()
+    monkeypatch.setattr(TokenStore, "get", lambda self: hung.wait() and None)
+    try:
+        for step in range(1, 6):
+            now[0] = 10.0 * step
+            reader()
+            refreshed()
+        assert tokens._stuck_reads() == 2 and reader.problem is not None
+    finally:
+        hung.set()

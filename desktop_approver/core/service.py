@@ -34,11 +34,14 @@ if TYPE_CHECKING:
     from ..relay.address import RelayAddress
     from ..relay.approver import RelayApprover
     from .policy import PolicyWatcher
+    from .transport.tokens import TokenReader
 
 log = logging.getLogger(__name__)
 PRUNE_INTERVAL = 24 * 3600.0
 AUDIT_WATCH_INTERVAL = 1.0
 """Seconds between two looks of the audit log at its own file (and, while it fails, tries to recover)."""
+TOKEN_WATCH_INTERVAL = 1.0
+"""Seconds between two looks at the keyring token's age (``--require-token``)."""
 HealthListener = Callable[[str, "str | None"], None]
 """Called with (what, problem) when something the app relies on fails, and (what, None) when it works again."""
 APP = Identity(agent="desktop-approver")
@@ -55,6 +58,8 @@ class ServiceOptions:
     max_pending_per_client: int = DEFAULT_MAX_PENDING_PER_CLIENT
     session_idle_seconds: float = 8 * 3600.0
     token_check: TokenCheck | None = None
+    token_reader: TokenReader | None = None
+    """The keyring token behind ``token_check`` (``--require-token``): refreshed and its health watched."""
     history_days: float | None = None
     """Prune the audit log of entries older than this, at start and daily; None keeps everything."""
     limits: Limits = field(default_factory=Limits)
@@ -70,17 +75,18 @@ class ServiceOptions:
         Raises :class:`~desktop_approver.core.transport.tokens.TokenStoreUnavailable` when a token is
         required and there is no keyring to keep it in.
         """
-        token_check = None
+        token_check = token_reader = None
         if getattr(args, "require_token", False):
             from .transport.tokens import TokenStore, make_token_check
 
-            token_check = make_token_check(TokenStore().reader())
+            token_reader = TokenStore().reader()
+            token_check = make_token_check(token_reader)
         return cls(relay=_relay_address(args), socket_path=paths.resolve_socket_path(getattr(args, "socket", None)),
                    audit_path=Path(args.audit_db) if getattr(args, "audit_db", None) else paths.default_audit_path(),
                    policy_path=Path(args.policy) if getattr(args, "policy", None) else paths.default_policy_path(),
                    state_path=paths.default_state_path(),
                    default_timeout=getattr(args, "timeout", None) or DEFAULT_TIMEOUT,
-                   token_check=token_check, history_days=getattr(args, "history_days", None),
+                   token_check=token_check, token_reader=token_reader, history_days=getattr(args, "history_days", None),
                    session_idle_seconds=(getattr(args, "session_idle", None) or 8.0) * 3600)
 
 
@@ -106,6 +112,7 @@ class ApproverService:
         self.broker.problems = self.problems       # one dict: status reports what the tray shows
         self._prune_handle: asyncio.TimerHandle | None = None
         self._audit_watch: asyncio.TimerHandle | None = None
+        self._token_watch: asyncio.TimerHandle | None = None
         self.relay: RelayApprover | None = None
 
     def __repr__(self) -> str:
@@ -122,6 +129,7 @@ class ApproverService:
             self.relay = RelayApprover(self.broker, self.options.relay)
             await self.relay.start()
         self._watch_audit()
+        self._watch_token()
         moved = self.audit.moved_aside
         if moved is not None:
             text = (f"The audit log could not be opened; it was kept as {moved} and a fresh log was started "
@@ -143,6 +151,8 @@ class ApproverService:
             self._prune_handle.cancel()
         if self._audit_watch is not None:
             self._audit_watch.cancel()
+        if self._token_watch is not None:
+            self._token_watch.cancel()
         await self.server.close()
         await asyncio.sleep(0)
         self.audit.close()
@@ -180,6 +190,23 @@ class ApproverService:
         except Exception:  # the watch must go on, whatever one look ran into
             log.exception("watching the audit log failed")
         self._audit_watch = asyncio.get_running_loop().call_later(AUDIT_WATCH_INTERVAL, self._watch_audit)
+
+    def _watch_token(self) -> None:
+        """Keep the keyring token fresh without a client asking (a rotation takes effect within the
+        reader's ``max_age``) and its health shown: the reader reports from its own thread."""
+        reader = self.options.token_reader
+        if reader is None:
+            return
+        loop = asyncio.get_running_loop()
+        if self._token_watch is None:
+            def told(problem: str | None) -> None:  # from the reader's thread: the health is the loop's
+                if not loop.is_closed():
+                    loop.call_soon_threadsafe(self.set_problem, "token", problem)
+
+            reader.health_listeners.append(told)
+            self.set_problem("token", reader.problem)
+        reader()  # starts a refresh in the reader's thread when the token is stale; never waits
+        self._token_watch = loop.call_later(TOKEN_WATCH_INTERVAL, self._watch_token)
 
     def _make_policy_watcher(self, path: Path | None) -> PolicyWatcher | None:
         if path is None:

@@ -4,9 +4,10 @@ Pure asyncio (jeepney), no Qt: the app runs it on its qasync loop, tests on a pl
 call is bounded by a timeout and every failure is logged, never raised: a missing bus, a missing
 or slow notification server must not cost the person their dialog.
 
-It is also a health signal (issue 20): no bus, the bus gone, no server, the server gone are each a
-``problem`` reported to :attr:`DesktopNotifier.health_listeners` (the tray shows it as degraded),
-and cleared when a server is there again. A lost bus is reconnected every
+It is also a health signal (issue 20): no bus, the bus gone, no server, the server gone, a server
+that leaves a ``Notify`` unanswered for :data:`NOT_ANSWERING_AFTER` seconds are each a ``problem``
+reported to :attr:`DesktopNotifier.health_listeners` (the tray shows it as degraded), and cleared
+when a server is there (or answers) again. A lost bus is reconnected every
 :data:`RECONNECT_INTERVAL` seconds; a new server (or bus) tells :attr:`DesktopNotifier.ready_listeners`,
 so what still waits is shown again.
 
@@ -50,11 +51,17 @@ NOTIFY_REPLY_WAIT = 60.0
 """Seconds a ``Notify`` reply is awaited in the background: an id given up on is a notification
 that can never be replaced or closed, so the next one would be a second (issue 21)."""
 
+NOT_ANSWERING_AFTER = 5.0
+"""Seconds a ``Notify`` may go unanswered before the server is reported as not answering (a
+stopped or hung server: longer than a busy one takes, far shorter than :data:`NOTIFY_REPLY_WAIT`)."""
+
 NO_BUS = ("No D-Bus session bus: no desktop notifications (requests show as dialogs and in the tray); "
           "the app keeps trying.")
 BUS_GONE = ("The D-Bus session bus went away: no desktop notifications until it is back "
             "(requests show as dialogs and in the tray).")
 NO_SERVER = "No notification server on the session bus: requests show only as dialogs and in the tray."
+NOT_ANSWERING = ("The notification server does not answer: requests show only as dialogs and in the tray "
+                 "until it does.")
 SERVER_GONE = ("The notification server{name} went away: requests show only as dialogs and in the tray "
                "until one is back.")
 
@@ -109,6 +116,7 @@ class DesktopNotifier:
         self._stale = True  # capabilities to (re)read before the next notification
         self._rediscovery: asyncio.Future[None] | None = None
         self._reconnect: asyncio.Task[None] | None = None
+        self._probe: asyncio.Task[None] | None = None  # asks a server that does not answer until it does
         self._closing = False
 
     def __repr__(self) -> str:
@@ -173,11 +181,11 @@ class DesktopNotifier:
             await self.withdraw(key)
         if self._senders:
             await asyncio.wait(list(self._senders.values()), timeout=self.timeout)
-        for task in (*self._senders.values(), self._reconnect):
+        for task in (*self._senders.values(), self._reconnect, self._probe):
             if task is not None and not task.done():
                 task.cancel()
         self._senders.clear()
-        self._reconnect = None
+        self._reconnect = self._probe = None
         await self._disconnect()
 
     # -- internals --------------------------------------------------------------------------
@@ -323,10 +331,16 @@ class DesktopNotifier:
                                       (self.app_name, self._ids.get(key, 0), "dialog-question", title, text,
                                        flat, hints, 0))
             notification_id: int  # Notify's reply is one "u"
-            (notification_id,) = await self._call(message, NOTIFY_REPLY_WAIT)
+            watchdog = asyncio.get_running_loop().call_later(NOT_ANSWERING_AFTER, self._not_answering, generation)
+            try:
+                (notification_id,) = await self._call(message, NOTIFY_REPLY_WAIT)
+            finally:
+                watchdog.cancel()
         except Exception as exc:
             log.warning("could not show a desktop notification: %r", exc)
             return
+        if self.problem == NOT_ANSWERING:
+            self._set_problem(None)
         if generation != self._generation:
             return  # answered by a server (or connection) since replaced: ready_listeners show it again
         self._ids[key] = notification_id
@@ -334,6 +348,31 @@ class DesktopNotifier:
         early = self._early.pop(notification_id, None)
         if early is not None and self.on_action is not None and key in self._wanted:
             self.on_action(key, early)  # clicked before our task saw the id (see _handle)
+
+    def _not_answering(self, generation: int) -> None:
+        """A ``Notify`` has waited :data:`NOT_ANSWERING_AFTER` s: tell the person, ask until it answers."""
+        if generation != self._generation or self._router is None or self._closing or self.problem is not None:
+            return  # another server or connection since, or already told why notifications are missing
+        self._set_problem(NOT_ANSWERING)
+        if self._probe is None or self._probe.done():
+            self._probe = asyncio.ensure_future(self._until_answered())
+
+    async def _until_answered(self) -> None:
+        """One question at a time (a stopped server's queue must not grow), until one is answered."""
+        from jeepney import new_method_call
+
+        while self.problem == NOT_ANSWERING and self._router is not None and not self._closing:
+            try:
+                await self._call(new_method_call(self._address, "GetServerInformation"), NOTIFY_REPLY_WAIT)
+            except TimeoutError:
+                continue
+            except Exception as exc:  # gone, or the bus gone: those have problems of their own
+                log.debug("asking the silent notification server: %r", exc)
+                await asyncio.sleep(RECONNECT_INTERVAL)
+                continue
+            if self.problem == NOT_ANSWERING:
+                self._set_problem(None)
+            return
 
     async def _close(self, key: str) -> None:
         notification_id = self._ids.pop(key, None)

@@ -74,19 +74,25 @@ def test_edits_take_effect_and_a_broken_file_keeps_the_last_good_policy(tmp_path
     assert isinstance(changes[2][1], PolicyError)
 
 
-def test_a_missing_file_means_no_rules_until_it_appears(tmp_path: Path) -> None:
+@pytest.mark.logs("is gone: the last rules stay in force")
+def test_a_missing_file_at_start_means_no_rules_but_a_deleted_one_keeps_its_rules(tmp_path: Path) -> None:
+    """Red team (issue 20): deleting the rules file while the app ran silently dropped every rule."""
     path = tmp_path / "policy.toml"
 
     async def scenario() -> None:
         watcher = PolicyWatcher(path, interval=0.05)
         watcher.start()
         try:
-            assert len(watcher.policy) == 0 and watcher.last_error is None
+            assert len(watcher.policy) == 0 and watcher.last_error is None  # the first run: no rules yet
             path.write_text('[tools]\ndeploy = "block"\n')
             await eventually(lambda: action(watcher, DEPLOY) == "block")
             path.unlink()
-            await eventually(lambda: len(watcher.policy) == 0)
-            assert watcher.last_error is None
+            await eventually(lambda: watcher.last_error is not None)
+            assert action(watcher, DEPLOY) == "block" and not watcher.safe
+            assert watcher.problem is not None and "is gone" in watcher.problem and "restart" in watcher.problem
+            path.write_text('[tools]\ndeploy = "deny"\n')
+            await eventually(lambda: watcher.last_error is None)
+            assert action(watcher, DEPLOY) == "deny" and watcher.problem is None
         finally:
             watcher.stop()
 
@@ -106,14 +112,74 @@ def test_a_file_broken_from_the_start_reports_and_asks_everything(tmp_path: Path
     assert watcher.check() is False                       # unchanged file: not read again
 
 
-def test_a_deleted_file_is_looked_at_twice_before_dropping_the_rules(tmp_path: Path) -> None:
+@pytest.mark.logs("is gone: the last rules stay in force")
+def test_a_deleted_file_is_looked_at_twice_before_the_person_is_told(tmp_path: Path) -> None:
+    path = tmp_path / "policy.toml"
+    path.write_text('[tools]\ndeploy = "block"\n')
+    changes: list[PolicyError | None] = []
+    watcher = PolicyWatcher(path, on_change=lambda p, e: changes.append(e))
+    watcher.check()
+    path.unlink()
+    assert watcher.check() is False and watcher.problem is None      # perhaps an editor between delete and write
+    assert watcher.check() is True and action(watcher, DEPLOY) == "block"
+    assert watcher.problem is not None and "gone" in watcher.problem
+    assert watcher.check() is False and len(changes) == 2              # told once
+
+
+@pytest.mark.logs("was emptied: the last rules stay in force")
+def test_an_emptied_file_keeps_the_last_rules_but_a_commented_one_is_read(tmp_path: Path) -> None:
     path = tmp_path / "policy.toml"
     path.write_text('[tools]\ndeploy = "block"\n')
     watcher = PolicyWatcher(path)
     watcher.check()
+    path.write_text("")
+    assert watcher.check() is True and action(watcher, DEPLOY) == "block"
+    assert watcher.problem is not None and "emptied" in watcher.problem
+    path.write_text("# no rules for now\n")
+    assert watcher.check() is True and action(watcher, DEPLOY) is None and watcher.problem is None
+
+
+def loop_path(tmp_path: Path) -> Path:
+    (tmp_path / "a.toml").symlink_to(tmp_path / "b.toml")
+    (tmp_path / "b.toml").symlink_to(tmp_path / "a.toml")
+    return tmp_path / "a.toml"
+
+
+def under_a_file(tmp_path: Path) -> Path:
+    (tmp_path / "plain").write_text("")
+    return tmp_path / "plain" / "policy.toml"
+
+
+@pytest.mark.logs("cannot be looked at")
+@pytest.mark.parametrize("make", [loop_path, under_a_file], ids=["ELOOP", "ENOTDIR"])
+def test_a_path_that_cannot_be_looked_at_is_the_safe_state_told_once(tmp_path: Path,
+                                                                      make: Callable[[Path], Path]) -> None:
+    """Red team: a symlink loop or a file as the parent crashed the start (uncaught OSError)."""
+    path = make(tmp_path)
+    changes: list[PolicyError | None] = []
+    watcher = PolicyWatcher(path, on_change=lambda p, e: changes.append(e))
+    assert watcher.check() is True and watcher.safe
+    assert watcher.evaluate(DEPLOY) is not None and action(watcher, DEPLOY) == "ask"
+    reason = "Too many levels of symbolic links" if make is loop_path else "Not a directory"
+    assert watcher.problem is not None and reason in watcher.problem
+    assert watcher.check() is False and watcher.check() is False and len(changes) == 1
+
+
+@pytest.mark.logs("cannot be looked at")
+def test_a_symlink_loop_while_running_asks_everything_until_fixed(tmp_path: Path) -> None:
+    path = tmp_path / "policy.toml"
+    path.write_text('[tools]\ndeploy = "allow"\n')
+    watcher = PolicyWatcher(path)
+    watcher.check()
     path.unlink()
-    assert watcher.check() is False and action(watcher, DEPLOY) == "block"
-    assert watcher.check() is True and action(watcher, DEPLOY) is None
+    path.symlink_to(tmp_path / "other.toml")
+    (tmp_path / "other.toml").symlink_to(path)
+    assert watcher.check() is True and action(watcher, DEPLOY) == "ask" and watcher.safe
+    assert watcher.problem is not None and "symbolic links" in watcher.problem
+    assert watcher.check() is False
+    (tmp_path / "other.toml").unlink()
+    (tmp_path / "other.toml").write_text('[tools]\ndeploy = "deny"\n')
+    assert watcher.check() is True and action(watcher, DEPLOY) == "deny" and watcher.problem is None
 
 
 @pytest.mark.timeout(30)

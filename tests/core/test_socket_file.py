@@ -131,3 +131,38 @@ def test_the_watch_makes_a_deleted_socket_again_and_leaves_a_live_one_to_its_own
             sock.close()
         for anchor in anchors:
             anchor.release()
+
+
+@pytest.mark.logs("cannot be reached", "was deleted", "made the socket")
+def test_a_directory_replaced_by_a_file_is_told_once_and_recovered(folder: Path,
+                                                                  caplog: pytest.LogCaptureFixture) -> None:
+    """Red team: a NotADirectoryError traceback every second, the tray not degraded."""
+    run = folder / "run"
+    path = run / "a.sock"
+    problems: list[str | None] = []
+    sockets: list[socket.socket] = []
+
+    async def rebind() -> socket_file.FileIdentity:
+        run.mkdir(exist_ok=True)
+        sock, bound = bind_listening(path)
+        sockets.append(sock)
+        return bound
+
+    async def scenario() -> None:
+        watch = SocketWatch(path, await rebind(), rebind, problems.append)
+        shutil.rmtree(run)
+        run.write_text("not a directory")
+        for _ in range(3):
+            await watch.check()
+        assert len(problems) == 1 and problems[0] is not None and "Not a directory" in problems[0]
+        run.unlink()
+        await watch.check()
+        assert problems[-1] is None and identity(path) == watch.watched and len(sockets) == 2
+
+    try:
+        asyncio.run(scenario())
+    finally:
+        for sock in sockets:
+            sock.close()
+    assert not [record for record in caplog.records if record.exc_info]
+    assert sum("cannot be reached" in record.getMessage() for record in caplog.records) == 1

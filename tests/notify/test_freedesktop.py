@@ -7,6 +7,7 @@ import logging
 import os
 import shutil
 import subprocess
+import threading
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
@@ -365,3 +366,32 @@ def test_the_bus_gone_is_reported_and_reached_again_when_it_is_back(
         if os.path.exists(path):
             os.unlink(path)
     assert any(problem is not None and "D-Bus session bus went away" in problem for problem in health), health
+
+
+@pytest.mark.logs("The notification server does not answer", "could not show a desktop notification")
+def test_a_server_that_stops_answering_is_reported_and_cleared_when_it_answers(
+        notification_server: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Red team: dunst SIGSTOPped for 50 s was an INFO line and a late warning; the tray never knew."""
+    monkeypatch.setattr(freedesktop, "NOT_ANSWERING_AFTER", 0.3)
+    server = notification_server.server
+    health: list[str | None] = []
+    resume = threading.Event()
+
+    async def scenario() -> None:
+        notifier = DesktopNotifier(timeout=0.2)
+        notifier.health_listeners.append(health.append)
+        assert await notifier.start()
+        await until(lambda: notifier.server is not None, "the server")
+        notification_server.loop.call_soon_threadsafe(resume.wait, 30)  # the server's loop stops
+        try:
+            assert await notifier.show("agent:codex", "codex: 1 waiting", "one", ACTIONS) is None
+            await until(lambda: health, "the server reported as not answering")
+            assert health == [freedesktop.NOT_ANSWERING] and notifier.problem == freedesktop.NOT_ANSWERING
+        finally:
+            resume.set()                                                # it answers again
+        await until(lambda: health[-1] is None, "the problem cleared")
+        await until(lambda: server.shown, "the notification shown")
+        assert health == [freedesktop.NOT_ANSWERING, None]
+        await notifier.close()
+
+    run(scenario())

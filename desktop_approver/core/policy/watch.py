@@ -8,7 +8,14 @@ A file that cannot be used at start (invalid TOML, a FIFO, a device, too big) le
 rules to keep: the app then runs in the *safe state* (:attr:`PolicyWatcher.safe`) until the file
 is fixed: one ``ask`` rule that covers every call, so no rule, no ``approve_all`` mode and no
 session memory answers anything (the person does; ``deny_all`` still denies). Running with no rules
-instead would turn the person's deny rules into allows.
+instead would turn the person's deny rules into allows. The same safe state, with the true reason,
+follows a path that cannot even be looked at (a symlink loop, a regular file as its parent, a
+directory the app may not search), at start or later, until it can be again.
+
+A rules file that disappears or is emptied while the app runs is never taken as "no rules": the
+last rules read stay in force and the person is told, until the file is back (or has rules again)
+or the app restarts (a missing file at start is the first run: no rules). A rule-less file kept
+deliberately, with only comments in it, is read as it is.
 """
 
 from __future__ import annotations
@@ -20,6 +27,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from .explain import Explanation
+from .load import read_policy_file
 from .match import Policy
 from .rules import PolicyCall, PolicyError, PolicyVerdict, Rule
 
@@ -34,9 +42,9 @@ class PolicyWatcher:
 
     Polls ``os.stat`` every ``interval`` seconds on the running asyncio loop (cheap, and works for
     editors that replace the file as well as those that rewrite it). ``on_change(policy, None)``
-    follows a successful reload, ``on_change(None, error)`` a refused one. A file that disappears
-    is taken as "no rules" only when it is still missing at the next poll, so an editor that
-    deletes and rewrites does not drop the block rules for a moment.
+    follows a successful reload, ``on_change(None, error)`` a refused one (a file gone or emptied,
+    a path that cannot be looked at). A file that disappears is reported only when it is still
+    missing at the next poll (an editor between delete and write); its rules stay in force.
     """
 
     def __init__(self, path: str | os.PathLike[str], *, interval: float = 1.0,
@@ -48,10 +56,12 @@ class PolicyWatcher:
         self.last_error: PolicyError | None = None
         self.safe = False
         """No good rules were ever read: every call is asked of the person until the file is fixed."""
-        self._had_good = False                             # a good policy (or no file) has been in force
+        self._good: Policy | None = None                   # the last good policy (no file at start: no rules)
         self._signature: tuple[int, ...] | None = None    # the file as last read; None: missing
-        self._gone = False                                 # the missing file has been taken as "no rules"
+        self._looked_at = False                            # the path has been looked at once (start)
+        self._gone = False                                 # the missing file has been dealt with
         self._missing_polls = 0
+        self._state = "rules"  # "rules", "refused", "gone", "empty" or "unusable": what problem says
         self._handle: asyncio.TimerHandle | None = None
 
     def start(self) -> None:
@@ -72,9 +82,13 @@ class PolicyWatcher:
 
     def check(self) -> bool:
         """Reload if the file changed since the last look; True when the policy or error changed."""
-        signature = _stat_signature(self.path)
+        first, self._looked_at = not self._looked_at, True
+        try:
+            signature = _stat_signature(self.path)
+        except OSError as exc:  # ELOOP, ENOTDIR, EACCES on a parent...: nothing can be known of the rules
+            return self._cannot_look(exc)
         if signature is None:
-            return self._missing()
+            return self._missing(first)
         self._missing_polls = 0
         if signature == self._signature:
             return False
@@ -82,17 +96,46 @@ class PolicyWatcher:
         try:
             policy = Policy.load(self.path)
         except PolicyError as error:
-            self.last_error = error
-            if self._had_good:
-                log.warning("policy file refused, the last good rules stay in force: %s", error)
-            else:
-                self.policy, self.safe = ask_everything(self.path), True
-                log.error("policy file refused: %s; no good rules were read, so until it is fixed every call "
-                          "is asked of the person (no rule, approve-all mode or session memory answers)", error)
-            self._notify(None, error)
-        else:
-            self.policy, self.last_error, self.safe, self._had_good = policy, None, False, True
-            self._notify(policy, None)
+            self._refuse(error)
+            return True
+        if len(policy) == 0 and self._good is not None and len(self._good) > 0 and _blank(self.path):
+            self._keep_last("empty", PolicyError(self.path, None, "the file is empty"))
+            return True
+        self._good, self._state = policy, "rules"
+        self.policy, self.last_error, self.safe = policy, None, False
+        self._notify(policy, None)
+        return True
+
+    def _refuse(self, error: PolicyError) -> None:
+        if self._good is not None:
+            log.warning("policy file refused, the last good rules stay in force: %s", error)
+            self._keep_last("refused", error, logged=True)
+            return
+        self.last_error, self._state = error, "refused"
+        self.policy, self.safe = ask_everything(self.path), True
+        log.error("policy file refused: %s; no good rules were read, so until it is fixed every call "
+                  "is asked of the person (no rule, approve-all mode or session memory answers)", error)
+        self._notify(None, error)
+
+    def _keep_last(self, state: str, error: PolicyError, *, logged: bool = False) -> None:
+        """The last good rules stay in force; the person is told why the file's are not."""
+        assert self._good is not None
+        self.policy, self.safe, self.last_error, self._state = self._good, False, error, state
+        if not logged:
+            log.warning("%s", self.problem)
+        self._notify(None, error)
+
+    def _cannot_look(self, exc: OSError) -> bool:
+        """The path cannot be looked at: the safe state with the true reason, told once per reason."""
+        signature = (-1, exc.errno or 0)
+        if signature == self._signature:
+            return False
+        self._signature, self._gone, self._missing_polls = signature, False, 0
+        reason = exc.strerror or str(exc)
+        error = PolicyError(self.path, None, f"cannot be looked at: {reason}")
+        self.policy, self.safe, self.last_error, self._state = ask_everything(self.path), True, error, "unusable"
+        log.error("%s", self.problem)
+        self._notify(None, error)
         return True
 
     @property
@@ -100,20 +143,36 @@ class PolicyWatcher:
         """What the person should know about the rules file, in words; None when it is in force."""
         if self.last_error is None:
             return None
+        if self._state == "gone":
+            return (f"The rules file {self.path} is gone: the last rules stay in force until it is back "
+                    "or you restart.")
+        if self._state == "empty":
+            return (f"The rules file {self.path} was emptied: the last rules stay in force until it has "
+                    "rules again or you restart.")
         if self.safe:
             return (f"The rules file cannot be used ({self.last_error}): every call is asked of you "
                     "(no rule and no approve-all mode answers) until it is fixed.")
         return f"The rules file was refused ({self.last_error}): the last good rules stay in force."
 
-    def _missing(self) -> bool:
+    def _missing(self, first: bool) -> bool:
         if self._gone:
             return False
         self._missing_polls += 1
-        if self._signature is not None and self._missing_polls < 2:
+        if not first and self._missing_polls < 2:
             return False        # perhaps an editor between delete and write: look once more
         self._signature, self._gone = None, True
-        self.policy, self.last_error, self.safe, self._had_good = Policy.empty(self.path), None, False, True
-        self._notify(self.policy, None)
+        if first:               # no file at start: the first run, no rules
+            self._good = self.policy = Policy.empty(self.path)
+            self.last_error, self.safe, self._state = None, False, "rules"
+            self._notify(self.policy, None)
+            return True
+        error = PolicyError(self.path, None, "the file is gone")
+        if self._good is None:  # never a good one (broken, or not to be looked at): stay safe, say why
+            self.policy, self.safe, self.last_error, self._state = ask_everything(self.path), True, error, "refused"
+            log.error("%s", self.problem)
+            self._notify(None, error)
+            return True
+        self._keep_last("gone", error)
         return True
 
     def _notify(self, policy: Policy | None, error: PolicyError | None) -> None:
@@ -141,7 +200,17 @@ def ask_everything(path: Path) -> Policy:
                         label="the rules file cannot be used: every call is asked"),), path)
 
 
+def _blank(path: Path) -> bool:
+    """The file has nothing in it but white space (emptied, not a deliberate rule-less file)."""
+    try:
+        return not read_policy_file(path).strip()
+    except PolicyError:
+        return False
+
+
 def _stat_signature(path: Path) -> tuple[int, ...] | None:
+    """The file as it is now; None when there is none. Raises ``OSError`` when the path cannot be
+    looked at (a symlink loop, a regular file as a parent directory, no search permission)."""
     try:
         info = os.stat(path)
     except FileNotFoundError:

@@ -14,9 +14,10 @@ proves the file is not ours (its peer credentials). Then the app:
 - unlinks the path on quit only while it is still the file it bound (:func:`remove_if_ours`);
 - checks every :data:`CHECK_INTERVAL` seconds (:class:`SocketWatch`) that the path is still its
   socket. Deleted, or left as a dead socket: it binds a new one there (logged, and the person is
-  told while it cannot). Taken by another live app: it never takes it back from that app, says
-  so (agents now reach the other app; this one still answers the connections it has), and binds
-  again once the path is free.
+  told while it cannot). A path that cannot even be looked at (its directory replaced by a
+  file) is told the same way, once, and the socket made again when the path is free. Taken by
+  another live app: it never takes it back from that app, says so (agents now reach the other
+  app; this one still answers the connections it has), and binds again once the path is free.
 
 Standard library and asyncio only (no Qt); the server owns one :class:`SocketWatch`.
 """
@@ -185,16 +186,27 @@ class SocketWatch:
                 await task
 
     async def _run(self) -> None:
+        last_failure: str | None = None
         while True:
             await asyncio.sleep(CHECK_INTERVAL)
             try:
                 await self.check()
-            except Exception:  # a watch that fails must not end the app; it tries again next time
-                log.exception("checking the socket %s failed", self.path)
+            except Exception as exc:  # a watch that fails must not end the app; it tries again next time
+                failure = repr(exc)
+                if failure != last_failure:  # one traceback per new failure, not one a second
+                    log.exception("checking the socket %s failed", self.path)
+                last_failure = failure
+            else:
+                last_failure = None
 
     async def check(self) -> None:
         """One look at the path; rebind or report as needed."""
-        now = identity(self.path)
+        try:
+            now = identity(self.path)
+        except OSError as exc:  # its directory replaced by a file (ENOTDIR), a link loop, no search permission
+            self._set_problem(f"The socket {self.path} cannot be reached ({exc.strerror or exc}): agents cannot "
+                              f"reach this app until {self.path.parent} is its directory again.")
+            return
         if now is not None and now == self.watched:
             self._set_problem(None)
             return

@@ -26,9 +26,13 @@ TOKEN_BYTES = 32
 REFRESH_SECONDS = 10.0
 """How long the app trusts its copy of the token; a rotation takes effect within this time."""
 KEYRING_TIMEOUT = 5.0
-"""Seconds the app waits for the keyring at start. A keyring call can block for good (a locked
-collection waiting for a password prompt, a hung D-Bus service): it runs in a thread of its own,
-and later reads never wait at all (the server checks tokens on its event loop)."""
+"""Seconds the app waits for one keyring read. A keyring call can block for good (a locked
+collection waiting for a password prompt, a hung D-Bus service): it runs in a thread of its own
+with this deadline; at start the app fails after it, later the read is given up on, reported
+and tried again (the server checks tokens on its event loop, which never waits)."""
+MAX_STUCK_READS = 8
+"""Keyring reads given up on but still waiting, beyond which no new one is started (each is a thread
+of its own: a keyring that never answers must not grow the app by one thread every refresh)."""
 T = TypeVar("T")
 
 
@@ -67,36 +71,9 @@ class TokenStore:
         return self._store(secrets.token_urlsafe(TOKEN_BYTES))
 
     def reader(self, max_age: float = REFRESH_SECONDS,
-               clock: Callable[[], float] = time.monotonic) -> Callable[[], str]:
-        """A cheap "current token" for the server: re-read from the keyring at most every ``max_age`` s.
-
-        Reads the token once now (so a missing keyring fails at start-up, not at the first
-        client), waiting ``KEYRING_TIMEOUT`` at most; a later keyring failure keeps the last known
-        token rather than locking everyone out. A stale token is re-read in a thread: the caller
-        (the event loop) gets the last known one at once, never waits for the keyring.
-        """
-        token, read_at = within(KEYRING_TIMEOUT, self.get_or_create), clock()
-        refreshing = threading.Lock()
-
-        def refresh() -> None:
-            nonlocal token
-            try:
-                token = self.get_or_create()
-            except TokenStoreUnavailable as exc:
-                log.warning("keeping the last known token: %s", exc)
-            except Exception:  # a keyring backend's own bug: keep the token, say so
-                log.exception("keeping the last known token: the keyring failed")
-            finally:
-                refreshing.release()
-
-        def current() -> str:
-            nonlocal read_at
-            if clock() - read_at >= max_age and refreshing.acquire(blocking=False):
-                read_at = clock()
-                threading.Thread(target=refresh, name="keyring-token", daemon=True).start()
-            return token
-
-        return current
+               clock: Callable[[], float] = time.monotonic) -> TokenReader:
+        """A cheap "current token" for the server (see :class:`TokenReader`)."""
+        return TokenReader(self, max_age, clock)
 
     def _store(self, token: str) -> str:
         keyring = _keyring()
@@ -105,6 +82,97 @@ class TokenStore:
         except keyring.errors.KeyringError as exc:
             raise _unavailable(exc) from None
         return token
+
+
+MISSING = ("the socket token was missing from the keyring; a new one was made: clients need "
+           "`desktop-approver token` (or DESKTOP_APPROVER_TOKEN set to it)")
+"""The problem while a token the app made because its keyring entry was emptied is not yet used by any client."""
+
+
+class TokenReader:
+    """The current token, re-read from the keyring at most every ``max_age`` s; call it for the token.
+
+    It reads the token once at start (so a missing keyring fails the start, not the first client),
+    waiting ``KEYRING_TIMEOUT`` at most. A stale token is re-read in a thread of its own: the caller
+    (the event loop) always gets the last known token at once. Each read has a deadline
+    (``KEYRING_TIMEOUT``): a keyring that does not answer in time is given up on (its thread left to
+    end on its own), reported as :attr:`problem` and tried again ``max_age`` s later, so a rotation
+    takes effect within ``max_age`` s of the keyring answering again.
+
+    While the keyring fails or does not answer, the last known token stays accepted: refusing
+    every client would lock the person's own agents out, and the last known token is one the
+    person's own keyring gave out (nothing new is accepted). The person is told (``problem``,
+    to ``health_listeners``, from the reader's thread: marshal it to your loop).
+    """
+
+    def __init__(self, store: TokenStore, max_age: float = REFRESH_SECONDS,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.store = store
+        self.max_age = max_age
+        self.clock = clock
+        self.token: str = within(KEYRING_TIMEOUT, store.get_or_create)
+        self.read_at = clock()
+        self.problem: str | None = None
+        """Why the token in use may not be the keyring's (or clients lack it), in words; None when all is well."""
+        self.health_listeners: list[Callable[[str | None], None]] = []
+        self._refreshing = threading.Lock()  # held by the one refresh under way, for its deadline at most
+
+    def __call__(self) -> str:
+        if (self.clock() - self.read_at >= self.max_age and _stuck_reads() < MAX_STUCK_READS
+                and self._refreshing.acquire(blocking=False)):
+            self.read_at = self.clock()
+            threading.Thread(target=self._refresh, name="keyring-token", daemon=True).start()
+        return self.token
+
+    def confirmed(self, token: str) -> None:
+        """A client presented ``token`` and was accepted: a newly made token has reached its clients."""
+        if self.problem == MISSING and token == self.token:
+            self._set_problem(None)
+
+    def _refresh(self) -> None:
+        try:
+            stored = within(KEYRING_TIMEOUT, self.store.get)
+            if stored is None:  # the entry was emptied or deleted: make a new one, loudly
+                stored = within(KEYRING_TIMEOUT, self.store.rotate)
+                log.warning("%s", MISSING)
+                self.token = stored
+                self._set_problem(MISSING)
+                return
+        except TokenStoreUnavailable as exc:
+            self._set_problem(_keeping(exc))
+        except Exception as exc:  # a keyring backend's own bug: keep the token, say so
+            log.exception("keeping the last known token: the keyring failed")
+            self._set_problem(_keeping(exc))
+        else:
+            changed, self.token = stored != self.token, stored
+            if changed or self.problem != MISSING:
+                self._set_problem(None)
+        finally:
+            self._refreshing.release()
+
+    def _set_problem(self, problem: str | None) -> None:
+        if problem == self.problem:
+            return
+        self.problem = problem
+        if problem is None:
+            log.info("the keyring answers again; the socket token is read from it")
+        elif problem != MISSING:
+            log.warning("keeping the last known token: %s", problem)
+        for listener in list(self.health_listeners):
+            try:
+                listener(problem)
+            except Exception:  # a listener's failure must not stop the refreshes
+                log.exception("a token health listener failed")
+
+
+def _stuck_reads() -> int:
+    return sum(thread.name == "keyring" and thread.is_alive() for thread in threading.enumerate())
+
+
+def _keeping(exc: Exception) -> str:
+    reason = "the keyring does not answer" if "did not answer" in str(exc) else f"the keyring failed ({exc})"
+    return (f"The socket token cannot be read: {reason}. Clients holding the last known token are still "
+            "accepted; a `token rotate` takes effect once the keyring answers.")
 
 
 def within(seconds: float, call: Callable[[], T]) -> T:
@@ -140,7 +208,10 @@ def make_token_check(expected: str | Callable[[], str]) -> Callable[[str | None]
         wanted = current()
         if not presented or not wanted:
             return False
-        return hmac.compare_digest(presented.encode(), wanted.encode())
+        accepted = hmac.compare_digest(presented.encode(), wanted.encode())
+        if accepted and isinstance(expected, TokenReader):
+            expected.confirmed(presented)
+        return accepted
 
     return check
 
