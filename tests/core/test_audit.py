@@ -477,6 +477,8 @@ def test_a_read_only_start_recovers_once_the_file_can_be_written(tmp_path: Path)
     log._db.close()
     log._db = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True, isolation_level=None, check_same_thread=False)
     log._cursor = log._db.cursor()
+    assert log._file is not None  # closing the only connection removed the -wal: the hand-made one has none
+    log._file.companions = tuple((name, None) for name, _ in log._file.companions)
     with pytest.raises(sqlite3.OperationalError, match="readonly"):
         record(log, ALICE, "Bash", {"command": "ls"}, Verdict("allow_once", "policy"))
     log.watch()                                           # writable now: reopened, without a restart

@@ -318,3 +318,44 @@ def test_approve_all_ends_on_time_when_the_wall_clock_is_set_back_an_hour(tmp_pa
         figures["approve-all of 4 s with the wall clock set back 1 h ended after"] = \
             f"{time.monotonic() - started:.1f} s"
     assert rows(app.audit_path)[-1][1:] == ("deny", "user")
+
+
+# -- issue 20, the red team's second round -------------------------------------------------------------
+
+def _status_problems(app: AppProcess) -> str:
+    with Client(app.socket_path) as client:
+        return " ".join(client.status().get("problems", []))
+
+
+@pytest.mark.timeout(180)
+@pytest.mark.parametrize("fault", ["deleted", "replaced"])
+def test_a_lost_write_ahead_log_is_noticed_and_no_answered_allow_is_lost(tmp_path: Path, fault: str,
+                                                                        figures: dict[str, str]) -> None:
+    """Red team item 1: the -wal deleted while the app ran went unnoticed; 605 allows answered, then
+    kill -9: all 605 missing from the log (the deleted -wal held them), no log line, no degraded."""
+    with AppProcess(tmp_path, "allow") as app:
+        allowed = [f"echo {n}" for n in range(120)]     # fewer than a checkpoint's worth: all in the -wal
+        for command in allowed:
+            assert ask(app, command) == "user"
+        wal = app.audit_path.with_name(app.audit_path.name + "-wal")
+        wal.unlink()
+        if fault == "replaced":
+            wal.write_bytes(b"")
+        refused = 0
+        while True:                                       # refused until the log is reopened, then answered
+            command = f"after {refused}"
+            try:
+                ask(app, command)
+            except ProtocolError as error:
+                assert error.code == "internal"
+                refused += 1
+            else:
+                allowed.append(command)
+                break
+        assert refused > 0                                # closed at once, not after the next write
+        figures[f"audit -wal {fault}: requests refused before the log was reopened"] = str(refused)
+        log = app.stderr()
+        assert "lost its -wal file" in log and "degraded (audit)" in log and "audit works again" in log
+        app.process.kill()                                # kill -9: only what is in the files counts
+        app.process.wait(WAIT)
+    allows_recorded(app.audit_path, allowed)

@@ -171,8 +171,10 @@ class _Checkpointer:
     logged and change nothing else: until the log is copied, the rows are safe in it.
     """
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, intact: Callable[[], bool] = lambda: True) -> None:
         self.path = path
+        self.intact = intact
+        """Whether the log's ``-wal``/``-shm`` are still the app's: never checkpoint through others."""
         self.written = 0                # writes since the last checkpoint began (counted by the writer)
         self.checkpoints = 0            # done, for tests
         self._wake = threading.Event()
@@ -194,6 +196,9 @@ class _Checkpointer:
             self._thread.join()
 
     def _run(self) -> None:
+        if not self.intact():  # the app's watch tells the person and recovers; a new -wal would hide it
+            log.warning("the audit log's checkpointer does not start: its write-ahead log is not the app's")
+            return
         try:
             db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
         except sqlite3.Error:
@@ -203,7 +208,7 @@ class _Checkpointer:
             while not self._stopping:
                 self._wake.wait(CHECKPOINT_IDLE)
                 self._wake.clear()
-                if self._stopping or not self.written:
+                if self._stopping or not self.written or not self.intact():
                     continue
                 self.written = 0
                 try:
@@ -320,9 +325,16 @@ class _FileWatch:
         self.fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
         info = os.fstat(self.fd)
         self.identity = (info.st_dev, info.st_ino)
+        self.companions = tuple((path + suffix, _identity(path + suffix)) for suffix in ("-wal", "-shm"))
+        """The write-ahead log and its index as the connection opened them: the answered calls not yet
+        checkpointed live only in the ``-wal`` the connection holds open, so one deleted or replaced
+        at the path is a lost log too (a later checkpoint or restart would not find them)."""
+        self.wal_lost = False
+        """The last :meth:`problem` was about the ``-wal`` or ``-shm`` (the database file is still ours)."""
 
     def problem(self) -> str | None:
         """What is wrong with the file at the path, as the log sees it; None when it is the log."""
+        self.wal_lost = False
         try:
             info = os.stat(self.path)
         except FileNotFoundError:
@@ -337,7 +349,31 @@ class _FileWatch:
             return f"cannot be read ({exc.strerror or exc})"
         if header and header != SQLITE_HEADER:
             return "was overwritten: it is no longer a database"
+        for companion, identity in self.companions:
+            if identity is None:
+                continue
+            try:
+                info = os.stat(companion)
+            except FileNotFoundError:
+                self.wal_lost = True
+                return f"lost its {companion[-4:]} file (it was deleted)"
+            except OSError as exc:
+                self.wal_lost = True
+                return f"cannot look at its {companion[-4:]} file ({exc.strerror or exc})"
+            if (info.st_dev, info.st_ino) != identity:
+                self.wal_lost = True
+                return f"lost its {companion[-4:]} file (it was replaced by another file)"
         return None
+
+    def companions_intact(self) -> bool:
+        """The ``-wal`` and ``-shm`` at the path are still the ones the connection opened (for the
+        checkpointer's thread: a connection opened now would make a new, empty ``-wal``)."""
+        return all(identity is None or _identity(companion) == identity for companion, identity in self.companions)
+
+    def foreign_companions(self) -> list[str]:
+        """The ``-wal``/``-shm`` now at the path that are not the ones the connection opened."""
+        return [companion for companion, identity in self.companions
+                if identity is not None and _identity(companion) not in (None, identity)]
 
     def close(self) -> None:
         """Once: a descriptor number closed twice may by then be another file's."""
@@ -345,6 +381,15 @@ class _FileWatch:
         if fd >= 0:
             with contextlib.suppress(OSError):
                 os.close(fd)
+
+
+def _identity(path: str) -> tuple[int, int] | None:
+    """Device and inode of the file at ``path``; None when there is none."""
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    return info.st_dev, info.st_ino
 
 
 def _healthy_path(path: str) -> bool:
@@ -444,6 +489,7 @@ class AuditLog:
         self._owed: list[tuple[int, Verdict, float]] = []  # decisions not written yet (the write failed)
         self._file_changed = False                 # lost because another file (or none) is at the path now
         self._stale_companions = False             # the -wal/-shm at the path are the lost file's
+        self._wal_lost = False                     # lost because the -wal/-shm at the path are not ours now
         if read_only:
             if not Path(path).is_file():
                 raise FileNotFoundError(f"no audit log at {path}")
@@ -511,7 +557,7 @@ class AuditLog:
         self._cursor = db.cursor()  # one for the writes: execute() on the connection makes one each time
         if path != ":memory:":
             self._file = watch
-            self._checkpointer = _Checkpointer(path)
+            self._checkpointer = _Checkpointer(path, watch.companions_intact)
             # A log that is dropped without close() still ends its thread and its descriptor.
             weakref.finalize(self, self._checkpointer.stop, False)
             weakref.finalize(self, watch.close)
@@ -555,10 +601,41 @@ class AuditLog:
             raise LogFileLost(self.lost)
 
     def _lose(self, problem: str) -> None:
-        self._file_changed = self._stale_companions = True
-        self.lost = (f"The audit log {self.path} {problem}; requests are refused until the path holds a "
-                     "database again or nothing (then a fresh log is started).")
+        self._stale_companions = True
+        self._wal_lost = self._file is not None and self._file.wal_lost
+        self._file_changed = not self._wal_lost
+        if self._wal_lost:
+            self.lost = (f"The audit log {self.path} {problem}; requests are refused until what the app still "
+                         "holds of it is copied into the database file and the log is reopened.")
+        else:
+            self.lost = (f"The audit log {self.path} {problem}; requests are refused until the path holds a "
+                         "database again or nothing (then a fresh log is started).")
         log.error("%s", self.lost)
+
+    def _save_lost_wal(self) -> None:
+        """The ``-wal`` at the path is gone or another file, but the connection still holds the one it
+        wrote (its descriptor): copy every committed row in it into the database file (a checkpoint
+        through that connection), so nothing answered is lost when the log is reopened. A replacement
+        ``-wal``/``-shm`` is moved aside first, so closing the connection does not delete it by name."""
+        if self._checkpointer is not None:  # its connection reads the log too: a full checkpoint needs it gone
+            self._checkpointer.stop()
+            self._checkpointer = None
+        try:
+            busy, pages, copied = self._db.execute("PRAGMA wal_checkpoint(FULL)").fetchone()
+        except sqlite3.Error as exc:
+            busy, pages, copied = 1, -1, -1
+            log.error("the audit log's lost write-ahead log could not be copied into %s: %s", self.path, exc)
+        if busy or copied != pages:
+            log.error("the audit log %s could not copy all of its lost write-ahead log (%s of %s pages); the "
+                      "calls still waiting are written again", self.path, copied, pages)
+            self._file_changed = True
+        else:
+            log.warning("the audit log copied the %d pages its lost write-ahead log held into %s", pages, self.path)
+        if self._file is not None:
+            stamp = time.strftime("%Y%m%d-%H%M%S")
+            for companion in self._file.foreign_companions():
+                with contextlib.suppress(OSError):
+                    os.rename(companion, f"{companion[:-4]}.stale-{stamp}{companion[-4:]}")
 
     def recover(self) -> bool:
         """Try to write again after a failure: reopen the file at the path (a fresh one where there
@@ -572,6 +649,9 @@ class AuditLog:
         # Reopened only when the file changed or SQLite opened it read-only: a lock or a full disk
         # goes away on the connection there is.
         if self.lost is not None or "readonly" in (was or "") or "read-only" in (was or ""):
+            if self._wal_lost:
+                self._save_lost_wal()
+                self._wal_lost = False
             self._close_connection()
             if self._stale_companions:
                 self._keep_stale_companions()
