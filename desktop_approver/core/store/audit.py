@@ -332,8 +332,9 @@ class _FileWatch:
         self.wal_lost = False
         """The last :meth:`problem` was about the ``-wal`` or ``-shm`` (the database file is still ours)."""
 
-    def problem(self) -> str | None:
-        """What is wrong with the file at the path, as the log sees it; None when it is the log."""
+    def problem(self, everything: bool = False) -> str | None:
+        """What is wrong with the file at the path, as the log sees it; None when it is the log.
+        ``everything``: the ``-shm`` too (its loss loses no row: looked at once a second, not per write)."""
         self.wal_lost = False
         try:
             info = os.stat(self.path)
@@ -349,7 +350,17 @@ class _FileWatch:
             return f"cannot be read ({exc.strerror or exc})"
         if header and header != SQLITE_HEADER:
             return "was overwritten: it is no longer a database"
-        for companion, identity in self.companions:
+        if not everything:  # before each transaction the -wal only (it holds the rows), written out
+            wal, identity = self.companions[0]
+            try:
+                info = os.stat(wal)
+            except OSError:
+                if identity is None:
+                    return None
+                info = None
+            if info is not None and (info.st_dev, info.st_ino) == identity:
+                return None
+        for companion, identity in self.companions:  # what is wrong, in words; once a second the -shm too
             if identity is None:
                 continue
             try:
@@ -587,7 +598,7 @@ class AuditLog:
         if self.read_only:
             return
         if self.problem is None and self.lost is None:
-            if self._file is not None and (problem := self._file.problem()) is not None:
+            if self._file is not None and (problem := self._file.problem(everything=True)) is not None:
                 self._lose(problem)
                 self._report(self.lost)
             return
