@@ -359,3 +359,49 @@ def test_a_lost_write_ahead_log_is_noticed_and_no_answered_allow_is_lost(tmp_pat
         app.process.kill()                                # kill -9: only what is in the files counts
         app.process.wait(WAIT)
     allows_recorded(app.audit_path, allowed)
+
+
+WITHOUT_ROOTS_OVERRIDE = ["setpriv", "--bounding-set=-dac_override,-dac_read_search", "--"]
+"""The tests run as root, whom no file mode stops: the app runs without the capabilities that let it."""
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("what", ["directory", "database"])
+def test_an_audit_log_it_may_not_open_at_start_is_refused_not_moved_aside(tmp_path: Path, what: str) -> None:
+    """Red team item 3: the directory chmod 000 killed the start (PermissionError in move_aside, no socket);
+    the database chmod 000 was called "not a SQLite database", moved aside and a fresh log started."""
+    folder = tmp_path / "audit"
+    folder.mkdir()
+    audit = folder / "audit.sqlite3"
+    with AppProcess(tmp_path, "allow", audit_path=audit) as first:
+        assert ask(first, "first run") == "user"
+    locked = folder if what == "directory" else audit
+    locked.chmod(0)
+    try:
+        with AppProcess(tmp_path, "allow", audit_path=audit, prefix=WITHOUT_ROOTS_OVERRIDE) as app:
+            with pytest.raises(ProtocolError) as refused:
+                ask(app, "while locked")
+            assert refused.value.code == "internal"
+            assert "permission denied" in _status_problems(app)
+            assert "Traceback" not in app.stderr()
+            locked.chmod(0o700 if what == "directory" else 0o600)   # permissions given back: no restart
+            wait_until(lambda: _answers(app, "given back"), "the log to work again")
+            assert "audit works again" in app.stderr()
+    finally:
+        locked.chmod(0o700 if what == "directory" else 0o600)
+    assert sorted(path.name for path in folder.iterdir() if ".broken-" in path.name or ".stale-" in path.name) == []
+    allows_recorded(audit, ["first run", "given back"])           # one history, not split
+
+
+@pytest.mark.timeout(120)
+def test_a_deleted_audit_directory_is_made_again_with_a_fresh_log(tmp_path: Path) -> None:
+    """Red team item 5: deleting the log's directory locked everything out for good (the message promised
+    a fresh log; the directory was never made again, the real reason only at DEBUG)."""
+    folder = tmp_path / "audit"
+    with AppProcess(tmp_path, "allow", audit_path=folder / "audit.sqlite3") as app:
+        assert ask(app, "before") == "user"
+        subprocess.run(["rm", "-rf", str(folder)], check=True)
+        wait_until(lambda: _answers(app, "after"), "a fresh log in a directory made again")
+        assert "was deleted with its directory" in app.stderr()
+        assert (folder.stat().st_mode & 0o777) == 0o700
+        allows_recorded(app.audit_path, ["after"])

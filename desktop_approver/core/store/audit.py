@@ -39,6 +39,7 @@ under a ``.broken-<time>`` name, and a fresh log is started (``moved_aside`` say
 from __future__ import annotations
 
 import contextlib
+import errno
 import functools
 import json
 import logging
@@ -291,6 +292,15 @@ def _cannot_write(exc: BaseException) -> str:
     return f"The audit log cannot be written ({exc}); requests are refused until it can be."
 
 
+def _why(exc: BaseException) -> str:
+    """An exception in the person's words: a permission problem says so first (not a broken file)."""
+    if isinstance(exc, PermissionError) or (isinstance(exc, OSError) and exc.errno in (errno.EACCES, errno.EPERM)):
+        return f"permission denied: {exc.filename or exc}" if isinstance(exc, OSError) else str(exc)
+    if isinstance(exc, OSError) and exc.strerror:
+        return f"{exc.strerror.lower()}: {exc.filename}" if exc.filename else exc.strerror.lower()
+    return str(exc)
+
+
 def _is_broken_database(exc: sqlite3.Error) -> bool:
     code = getattr(exc, "sqlite_errorcode", None)
     return isinstance(code, int) and code & 0xFF in _BROKEN_CODES
@@ -339,9 +349,9 @@ class _FileWatch:
         try:
             info = os.stat(self.path)
         except FileNotFoundError:
-            return "was deleted"
+            return "was deleted" if os.path.isdir(os.path.dirname(self.path) or ".") else "was deleted with its directory"
         except OSError as exc:
-            return f"cannot be looked at ({exc.strerror or exc})"
+            return f"cannot be looked at ({_why(exc)})"
         if (info.st_dev, info.st_ino) != self.identity:
             return "was replaced by another file"
         try:  # (a deleted file is no longer at the path: the stat above says so)
@@ -405,11 +415,14 @@ def _identity(path: str) -> tuple[int, int] | None:
 
 def _healthy_path(path: str) -> bool:
     """The path can take the log: nothing there (a fresh log starts), or a regular file that
-    begins as a SQLite database. Opened without blocking: a FIFO put there must not hang the app."""
+    begins as a SQLite database. Opened without blocking: a FIFO put there must not hang the app.
+    Raises ``PermissionError`` (EACCES, EPERM): whether the file is healthy cannot be known."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except FileNotFoundError:
         return True
+    except PermissionError:  # a permission problem is not a broken file: never moved aside for it
+        raise
     except OSError:
         return False
     try:
@@ -501,6 +514,7 @@ class AuditLog:
         self._file_changed = False                 # lost because another file (or none) is at the path now
         self._stale_companions = False             # the -wal/-shm at the path are the lost file's
         self._wal_lost = False                     # lost because the -wal/-shm at the path are not ours now
+        self._reopen_failure: str | None = None    # why the last reopen failed (told once per reason)
         if read_only:
             if not Path(path).is_file():
                 raise FileNotFoundError(f"no audit log at {path}")
@@ -510,21 +524,26 @@ class AuditLog:
             return
         try:
             if str(path) != ":memory:":
-                Path(path).parent.mkdir(parents=True, exist_ok=True)
+                Path(path).parent.mkdir(mode=0o700, parents=True, exist_ok=True)
             if move_broken_aside and not _healthy_path(str(path)):
                 # Before SQLite touches it: it may remove a -wal beside a file it cannot open.
                 raise sqlite3.DatabaseError("the file is not a SQLite database")
             self._open()
         except sqlite3.DatabaseError as exc:
-            if move_broken_aside and (_is_broken_database(exc) or not _healthy_path(str(path))):
-                self.moved_aside = move_aside(Path(path))
-                log.error("the audit log %s could not be opened (%s); it was moved to %s and a fresh log started",
-                          path, exc, self.moved_aside)
-                self._open()
-            elif refuse_until_open:
-                self._start_unopened(exc)
-            else:
-                raise
+            try:
+                if move_broken_aside and (_is_broken_database(exc) or not _healthy_path(str(path))):
+                    self.moved_aside = move_aside(Path(path))
+                    log.error("the audit log %s could not be opened (%s); it was moved to %s and a fresh log "
+                              "started", path, exc, self.moved_aside)
+                    self._open()
+                elif refuse_until_open:
+                    self._start_unopened(exc)
+                else:
+                    raise
+            except (OSError, sqlite3.Error) as second:  # no OSError of the audit path stops the start
+                if second is exc or not refuse_until_open:
+                    raise
+                self._start_unopened(second)
         except OSError as exc:
             if not refuse_until_open:
                 raise
@@ -532,8 +551,9 @@ class AuditLog:
 
     def _start_unopened(self, exc: BaseException) -> None:
         """The log cannot be opened now: refuse every write until :meth:`recover` can open it."""
-        self.lost = (f"The audit log {self.path} cannot be opened ({exc}); requests are refused until it can "
-                     "be (a read-only file system made writable again is noticed within a second).")
+        self.lost = (f"The audit log {self.path} cannot be opened ({_why(exc)}); requests are refused until it "
+                     "can be (a read-only file system made writable again, or permissions given back, are noticed "
+                     "within a second).")
         log.error("%s", self.lost)
         self.problem = self.lost
         self._stand_in()
@@ -549,6 +569,8 @@ class AuditLog:
     def _open(self) -> None:
         """Connect to the file at the path (creating it), and watch it."""
         path = str(self.path)
+        if path != ":memory:":  # its directory deleted: made again (the person's only), as a fresh log's
+            Path(path).parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         db = sqlite3.connect(path, timeout=BUSY_TIMEOUT, isolation_level=None, check_same_thread=False)
         try:
             db.execute(f"PRAGMA page_size={PAGE_SIZE}")  # a new log only: an existing one keeps its own
@@ -614,7 +636,7 @@ class AuditLog:
     def _lose(self, problem: str) -> None:
         self._stale_companions = True
         self._wal_lost = self._file is not None and self._file.wal_lost
-        self._file_changed = not self._wal_lost
+        self._file_changed = not self._wal_lost and "cannot be looked at" not in problem
         if self._wal_lost:
             self.lost = (f"The audit log {self.path} {problem}; requests are refused until what the app still "
                          "holds of it is copied into the database file and the log is reopened.")
@@ -653,7 +675,11 @@ class AuditLog:
         is none), write what is owed, and record the recovery. True when the log works again."""
         if self.read_only or str(self.path) == ":memory:":
             return False
-        if self.lost is not None and not _healthy_path(str(self.path)):
+        try:
+            if self.lost is not None and not _healthy_path(str(self.path)):
+                return False
+        except PermissionError as exc:
+            self._still_lost(exc)
             return False
         self.commit_turn()
         was = self.problem
@@ -670,11 +696,7 @@ class AuditLog:
             try:
                 self._open()
             except (sqlite3.Error, OSError) as exc:
-                log.debug("the audit log cannot be reopened yet: %s", exc)
-                if self.lost is None:
-                    self.lost = (f"The audit log {self.path} cannot be opened ({exc}); requests are refused "
-                                 "until it can be.")
-                    self._report(self.lost)
+                self._still_lost(exc)
                 self._stand_in()
                 return False
         lost, self.lost = self.lost, None
@@ -690,9 +712,25 @@ class AuditLog:
             log.debug("the audit log cannot be written yet: %s", exc)
             return False
         self._file_changed = False
+        self._reopen_failure = None
         log.warning("the audit log %s works again%s", self.path, " (a new file)" if switched else "")
         self._report(None)
         return True
+
+    def _still_lost(self, exc: BaseException) -> None:
+        """The log cannot be reopened yet: the person is told why, in the degraded text and at WARNING,
+        once per reason (the watch tries every second)."""
+        reason = _why(exc)
+        if reason == self._reopen_failure:
+            return
+        self._reopen_failure = reason
+        if self.lost is not None and reason in self.lost:  # said so already (a start it could not open)
+            return
+        log.warning("the audit log %s cannot be reopened yet: %s", self.path, reason)
+        first = (self.lost or self.problem or "").split(" Now it cannot be opened: ")[0]
+        self.lost = (f"{first} Now it cannot be opened: {reason}." if first else
+                     f"The audit log {self.path} cannot be opened ({reason}); requests are refused until it can be.")
+        self._report(self.lost)
 
     def _keep_stale_companions(self) -> None:
         """The ``-wal`` and ``-shm`` at the path belong to the file that is gone (SQLite does not
