@@ -116,6 +116,10 @@ class ApproverService:
         if self.policy_watcher is not None:
             self.policy_watcher.start()
         await self.server.start()
+        try:  # the socket is ours: no other app writes the log, what waits in it was an earlier run's
+            self.audit.close_abandoned()
+        except sqlite3.Error:  # the log's health signal tells the person; closed at a later start
+            log.warning("the audit log could not close the calls an earlier run left waiting", exc_info=True)
         if self.options.relay is not None:  # the relay (nats-py) loads only when asked for
             from ..relay.approver import RelayApprover
 

@@ -14,6 +14,7 @@ import os
 import socket
 import sqlite3
 import subprocess
+import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -405,3 +406,39 @@ def test_a_deleted_audit_directory_is_made_again_with_a_fresh_log(tmp_path: Path
         assert "was deleted with its directory" in app.stderr()
         assert (folder.stat().st_mode & 0o777) == 0o700
         allows_recorded(app.audit_path, ["after"])
+
+
+def _history(audit: Path, *options: str) -> list[dict[str, Any]]:
+    """``desktop-approver history --json`` on ``audit``: what the person sees."""
+    shown = subprocess.run([sys.executable, "-m", "desktop_approver", "history", "--json", "--limit", "0",
+                            "--audit-db", str(audit), *options], capture_output=True, text=True, check=True)
+    return [json.loads(line) for line in shown.stdout.splitlines()]
+
+
+@pytest.mark.timeout(120)
+def test_calls_left_waiting_by_a_killed_app_are_closed_as_denied_at_the_next_start(tmp_path: Path) -> None:
+    """Red team item 4: after kill -9 with 30 requests waiting, their rows stayed "pending" for good."""
+    with AppProcess(tmp_path, "never") as app:
+        line = RawLine(app.socket_path)
+        for n in range(30):
+            line.send({"v": 1, "type": "request", "id": f"r{n}", "tool": "Bash", "args": {"command": f"make {n}"},
+                       "timeout": 3600})
+        wait_until(lambda: _pending(app) == 30, "30 requests waiting for the person")
+        app.process.kill()
+        app.process.wait(WAIT)
+        line.close()
+    assert len(_history(app.audit_path, "--decision", "pending")) == 30
+    with AppProcess(tmp_path, "never") as again:
+        line = RawLine(again.socket_path)                # a request of this run waits: it is not closed
+        line.send({"v": 1, "type": "request", "id": "now", "tool": "Bash", "args": {"command": "make now"},
+                   "timeout": 3600})
+        wait_until(lambda: _pending(again) == 1, "this run's request to wait")
+        shown = _history(again.audit_path)
+        assert [entry["args"]["command"] for entry in _history(again.audit_path, "--decision", "pending")] == [
+            "make now"]
+        closed = [entry for entry in shown if entry["args"]["command"] != "make now"]
+        assert len(closed) == 30
+        assert {(entry["decision"], entry["decided_by"]) for entry in closed} == {("deny", "cancelled")}
+        assert all("the app stopped before an answer" in entry["note"] for entry in closed)
+        assert "closed 30 calls an earlier run of the app left waiting" in again.stderr()
+        line.close()

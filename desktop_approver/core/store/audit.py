@@ -75,6 +75,9 @@ on the app's event loop, and SQLite's default of 5 s per write froze the whole a
 CLOCKS_DISAGREE = 1.0
 """Seconds by which the wall clock and the monotonic clock may disagree about a request's wait
 before its decision row also records the monotonic wait (``monotonic_seconds``)."""
+STOPPED_BEFORE_AN_ANSWER = ("the app stopped before an answer (killed, or closed while the audit log failed): "
+                            "the agent got ApproverUnavailable, a deny")
+"""The note of a call an earlier run left waiting, closed at the next start (:meth:`AuditLog.close_abandoned`)."""
 SQLITE_HEADER = b"SQLite format 3\x00"
 _BROKEN_CODES = (11, 26)
 """SQLITE_CORRUPT and SQLITE_NOTADB (primary codes): the file is not a usable database."""
@@ -515,6 +518,7 @@ class AuditLog:
         self._stale_companions = False             # the -wal/-shm at the path are the lost file's
         self._wal_lost = False                     # lost because the -wal/-shm at the path are not ours now
         self._reopen_failure: str | None = None    # why the last reopen failed (told once per reason)
+        self._earlier_runs_last = 0                # the newest request row at open: it and older ones are earlier runs
         if read_only:
             if not Path(path).is_file():
                 raise FileNotFoundError(f"no audit log at {path}")
@@ -529,6 +533,7 @@ class AuditLog:
                 # Before SQLite touches it: it may remove a -wal beside a file it cannot open.
                 raise sqlite3.DatabaseError("the file is not a SQLite database")
             self._open()
+            self._earlier_runs_last = int(self._db.execute("SELECT COALESCE(MAX(id), 0) FROM requests").fetchone()[0])
         except sqlite3.DatabaseError as exc:
             try:
                 if move_broken_aside and (_is_broken_database(exc) or not _healthy_path(str(path))):
@@ -548,6 +553,28 @@ class AuditLog:
             if not refuse_until_open:
                 raise
             self._start_unopened(exc)
+
+    def close_abandoned(self) -> int:
+        """Close the calls an earlier run of the app left waiting (killed, or stopped while the log
+        failed): their agents got no answer but a dropped connection (ApproverUnavailable: a deny), so
+        each gets a decision that says so, a deny, never an allow. Called by the app once it owns the
+        socket (no other app is running then); rows of this run are never touched. Returns how many."""
+        if self.read_only or self.lost is not None or not self._earlier_runs_last:
+            return 0
+        rows = [row for (row,) in self._db.execute(
+            "SELECT r.id FROM requests r LEFT JOIN decisions d ON d.request = r.id"
+            " WHERE d.id IS NULL AND r.id <= ?", (self._earlier_runs_last,)) if row not in self._asked]
+        if rows:
+            self._write_abandoned(rows, time.time())
+            log.warning("the audit log closed %d calls an earlier run of the app left waiting: %s", len(rows),
+                        STOPPED_BEFORE_AN_ANSWER)
+        return len(rows)
+
+    @_watched
+    def _write_abandoned(self, rows: list[int], now: float) -> None:
+        with self._transaction(0):
+            self._cursor.executemany(INSERT_DECISION, [(row, now, "deny", "cancelled", STOPPED_BEFORE_AN_ANSWER, None,
+                                                        0, None, None) for row in rows])
 
     def _start_unopened(self, exc: BaseException) -> None:
         """The log cannot be opened now: refuse every write until :meth:`recover` can open it."""
