@@ -442,3 +442,42 @@ def test_calls_left_waiting_by_a_killed_app_are_closed_as_denied_at_the_next_sta
         assert all("the app stopped before an answer" in entry["note"] for entry in closed)
         assert "closed 30 calls an earlier run of the app left waiting" in again.stderr()
         line.close()
+
+
+def _someone_elses_database(path: Path) -> bytes:
+    """A database of another program's, with a table named like the log's: its bytes."""
+    with contextlib.closing(sqlite3.connect(path)) as db:
+        db.execute("CREATE TABLE requests (id INTEGER PRIMARY KEY, url TEXT)")
+        db.execute("INSERT INTO requests (url) VALUES ('https://example.org')")
+        db.commit()
+    return path.read_bytes()
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("when", ["at start", "while running"])
+def test_someone_elses_database_at_the_path_is_refused_with_the_true_reason_and_never_written(
+        tmp_path: Path, when: str) -> None:
+    """Red team item 7: the reason said "replaced by another file … until the path holds a database" though it
+    was one; the cause ("no such column: created") only at DEBUG; three tracebacks per refused request."""
+    audit, foreign = tmp_path / "audit.sqlite3", tmp_path / "theirs.sqlite3"
+    theirs = _someone_elses_database(foreign)
+    if when == "at start":
+        os.rename(foreign, audit)
+    with AppProcess(tmp_path, "allow") as app:
+        if when == "while running":
+            assert ask(app, "before") == "user"
+            os.rename(foreign, audit)
+        for n in range(10):
+            with pytest.raises(ProtocolError) as refused:
+                ask(app, f"refused {n}")
+            assert refused.value.code == "internal"
+        wait_until(lambda: "not the app's audit log" in _status_problems(app), "the true reason")
+        assert "database of another shape" in _status_problems(app)
+        log = app.stderr()
+        assert "Traceback" not in log
+        assert sum("another shape" in line for line in log.splitlines()) <= 3   # per change, not per request
+        assert audit.read_bytes() == theirs                                     # never written into
+        os.rename(audit, tmp_path / "theirs-again.sqlite3")                     # the person moves it away
+        wait_until(lambda: _answers(app, "after"), "a fresh log")
+    assert (tmp_path / "theirs-again.sqlite3").read_bytes() == theirs
+    allows_recorded(audit, ["after"])

@@ -75,6 +75,13 @@ on the app's event loop, and SQLite's default of 5 s per write froze the whole a
 CLOCKS_DISAGREE = 1.0
 """Seconds by which the wall clock and the monotonic clock may disagree about a request's wait
 before its decision row also records the monotonic wait (``monotonic_seconds``)."""
+APPLICATION_ID = 0x64417070
+"""``PRAGMA application_id`` of the app's audit log ("dApp"), set when the log is made: a database
+at the path without it (and not an older log of the app's) is someone else's, never written into."""
+OUR_COLUMNS = {"requests": {"id", "created", "tool", "args"}, "decisions": {"id", "request", "decided", "decision",
+                                                                          "decided_by"},
+               "events": {"id", "at", "kind"}}
+"""What an older log of the app's (made before ``APPLICATION_ID``) has at least, by table."""
 STOPPED_BEFORE_AN_ANSWER = ("the app stopped before an answer (killed, or closed while the audit log failed): "
                             "the agent got ApproverUnavailable, a deny")
 """The note of a call an earlier run left waiting, closed at the next start (:meth:`AuditLog.close_abandoned`)."""
@@ -282,6 +289,31 @@ class GroupCommit:
 HealthListener = Callable[[str | None], None]
 """Called with what went wrong when a write fails, and with None when writing works again."""
 Write = TypeVar("Write", bound=Callable[..., Any])
+
+
+class NotTheLog(sqlite3.DatabaseError):
+    """The file at the path is a database, but not the app's audit log: it is neither moved aside
+    nor written into (someone else's data), and every write is refused while it is there."""
+
+
+def _not_ours(db: sqlite3.Connection) -> str | None:
+    """Why the database ``db`` is not the app's audit log; None when it is (or is empty: a new one).
+    Only reads: nothing is written into a database before it is known to be ours."""
+    application_id = db.execute("PRAGMA application_id").fetchone()[0]
+    if application_id == APPLICATION_ID:
+        return None
+    if application_id:
+        return f"it is another program's database (application_id {application_id:#x})"
+    tables = {name for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'"
+                                             " AND name NOT LIKE 'sqlite_%'")}
+    foreign = sorted(tables - set(OUR_COLUMNS))
+    if foreign:
+        return f"it is a database of another shape (tables {', '.join(foreign)})"
+    for table in sorted(tables):
+        missing = OUR_COLUMNS[table] - {row[1] for row in db.execute(f"PRAGMA table_info({table})")}
+        if missing:
+            return f"it is a database of another shape (its table {table} has no {', '.join(sorted(missing))})"
+    return None  # empty (a fresh log), or an older log of the app's
 
 
 class LogFileLost(sqlite3.DatabaseError):
@@ -578,9 +610,10 @@ class AuditLog:
 
     def _start_unopened(self, exc: BaseException) -> None:
         """The log cannot be opened now: refuse every write until :meth:`recover` can open it."""
-        self.lost = (f"The audit log {self.path} cannot be opened ({_why(exc)}); requests are refused until it "
-                     "can be (a read-only file system made writable again, or permissions given back, are noticed "
-                     "within a second).")
+        until = ("the path holds the app's log or nothing (then a fresh log is started)" if isinstance(exc, NotTheLog)
+                 else "it can be (a read-only file system made writable again, or permissions given back, are "
+                 "noticed within a second)")
+        self.lost = f"The audit log {self.path} cannot be opened ({_why(exc)}); requests are refused until {until}."
         log.error("%s", self.lost)
         self.problem = self.lost
         self._stand_in()
@@ -600,6 +633,9 @@ class AuditLog:
             Path(path).parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         db = sqlite3.connect(path, timeout=BUSY_TIMEOUT, isolation_level=None, check_same_thread=False)
         try:
+            if path != ":memory:" and (why := _not_ours(db)) is not None:
+                raise NotTheLog(f"the file there is a database, not the app's audit log: {why}; nothing is "
+                                "written into it")
             db.execute(f"PRAGMA page_size={PAGE_SIZE}")  # a new log only: an existing one keeps its own
             db.execute("PRAGMA journal_mode=WAL")
             db.execute("PRAGMA synchronous=NORMAL")
@@ -607,6 +643,8 @@ class AuditLog:
             columns = {row[1] for row in db.execute("PRAGMA table_info(decisions)")}
             if "monotonic_seconds" not in columns:  # a log written by an older version
                 db.execute("ALTER TABLE decisions ADD COLUMN monotonic_seconds REAL")
+            if path != ":memory:" and db.execute("PRAGMA application_id").fetchone()[0] != APPLICATION_ID:
+                db.execute(f"PRAGMA application_id={APPLICATION_ID}")  # ours: a new log, or an older one
             if path != ":memory:":
                 db.execute("PRAGMA wal_autocheckpoint=0")  # _Checkpointer's thread does it
                 watch = _FileWatch(path)
