@@ -93,7 +93,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _prune(path: Path, keep_days: float) -> int:
-    from ..core.store.audit import AuditLog
+    from ..core.store.audit import AuditLog, PruneRefused
 
     if not keep_days > 0:
         return _fail("bad input: --keep-days must be more than 0")
@@ -106,6 +106,8 @@ def _prune(path: Path, keep_days: float) -> int:
             removed = audit.prune(keep_days)
         finally:
             audit.close()
+    except PruneRefused as exc:
+        return _fail(str(exc))
     except sqlite3.Error as exc:
         return _fail(f"cannot prune the audit log {path}: {exc}")
     print(f"Deleted {removed} call{'' if removed == 1 else 's'} older than {keep_days:g} days from {path}.")

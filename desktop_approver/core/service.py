@@ -12,6 +12,7 @@ tray shows the app as degraded with these reasons; ``status`` reports them too.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import logging
 import sqlite3
@@ -25,7 +26,7 @@ from .decisions.broker import DEFAULT_TIMEOUT, Broker
 from .decisions.memory import SessionMemory
 from .decisions.modes import ModeState
 from .decisions.tickets import Decider, Identity
-from .store.audit import AuditLog
+from .store.audit import AuditLog, PruneRefused
 from .transport.context import DEFAULT_MAX_PENDING_PER_CLIENT, TokenCheck
 from .transport.limits import Limits
 from .transport.server import ApproverServer
@@ -155,6 +156,11 @@ class ApproverService:
         assert self.options.history_days is not None
         try:
             removed = self.audit.prune(self.options.history_days)
+        except PruneRefused as refused:  # the clock looks wrong: nothing deleted; the person is told
+            log.warning("%s", refused)
+            self.broker.tell(APP, "info", f"{str(refused)[0].upper()}{str(refused)[1:]}.")
+            with contextlib.suppress(sqlite3.Error):
+                self.audit.record_event("audit", "prune_refused", str(refused))
         except sqlite3.Error:  # a busy database must not take the app down; try again tomorrow
             log.exception("pruning the audit log failed")
         else:

@@ -503,6 +503,9 @@ class _Clocks:
     def strftime(self, fmt: str) -> str:
         return time.strftime(fmt)
 
+    def localtime(self, seconds: float | None = None) -> time.struct_time:
+        return time.localtime(seconds)
+
 
 def test_a_decision_records_the_monotonic_wait_when_the_wall_clock_jumped(log: AuditLog,
                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
@@ -538,4 +541,40 @@ def test_a_log_that_cannot_be_opened_at_start_refuses_every_write_until_it_can(t
     assert log.problem is None
     record(log, ALICE, "Bash", {"command": "ls"}, Verdict("allow_once", "policy"))
     assert log.count() == 1 and (blocker / "audit.sqlite3").exists()
+    log.close()
+
+
+def test_prune_refuses_when_the_wall_clock_moved_against_the_boot_clock(tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """Red team item 2: a clock set far ahead while the app runs must not prune the log away."""
+    clocks = _Clocks()
+    monkeypatch.setattr(audit_module, "time", clocks)
+    log = AuditLog(tmp_path / "audit.sqlite3")
+    record(log, ALICE, "Bash", {"command": "today"}, Verdict("deny", "user"))
+    clocks.wall += 400 * 86400                               # set ahead; the boot clock moved 0 s
+    with pytest.raises(audit_module.PruneRefused, match="wall clock moved"):
+        log.prune(30)
+    assert log.count() == 1
+    log.close()
+
+
+def test_prune_of_a_log_older_than_the_retention_waits_until_the_app_ran_that_long(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Red team item 2: a start whose clock makes every earlier call old prunes nothing; the same log
+    is pruned once the app has run (by the boot clock) for the retention, and its own rows are kept."""
+    path = tmp_path / "audit.sqlite3"
+    clocks = _Clocks()
+    monkeypatch.setattr(audit_module, "time", clocks)
+    earlier = AuditLog(path)
+    record(earlier, ALICE, "Bash", {"command": "earlier"}, Verdict("deny", "user"))
+    earlier.close()
+    clocks.wall += 40 * 86400
+    log = AuditLog(path)
+    with pytest.raises(audit_module.PruneRefused, match="every call"):
+        log.prune(30)
+    clocks.wall += 31 * 86400
+    clocks.monotonic_now += 31 * 86400                       # the app really ran 31 days
+    record(log, ALICE, "Bash", {"command": "this run"}, Verdict("deny", "user"))
+    assert log.prune(30) == 1
+    assert [entry.args["command"] for entry in log.history()] == ["this run"]
     log.close()

@@ -481,3 +481,24 @@ def test_someone_elses_database_at_the_path_is_refused_with_the_true_reason_and_
         wait_until(lambda: _answers(app, "after"), "a fresh log")
     assert (tmp_path / "theirs-again.sqlite3").read_bytes() == theirs
     allows_recorded(audit, ["after"])
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.skipif(LIBFAKETIME is None, reason="libfaketime is not installed (apt install faketime; .ci/run does)")
+def test_a_wall_clock_far_ahead_at_start_prunes_nothing_and_says_so(tmp_path: Path) -> None:
+    """Red team item 2: --history-days 30 with the wall clock 400 days ahead at start wiped the log
+    ("pruned 2304 entries")."""
+    with AppProcess(tmp_path, "allow") as first:
+        allowed = [f"echo {n}" for n in range(20)]
+        for command in allowed:
+            assert ask(first, command) == "user"
+    clock_file = tmp_path / "faketime"
+    clock_file.write_text("+400d\n")
+    ahead = {"LD_PRELOAD": str(LIBFAKETIME), "FAKETIME_TIMESTAMP_FILE": str(clock_file), "FAKETIME_NO_CACHE": "1",
+             "FAKETIME_DONT_FAKE_MONOTONIC": "1"}
+    with AppProcess(tmp_path, "allow", env=ahead, history_days=30) as app:
+        wait_until(lambda: "nothing was pruned" in app.stderr(), "the refusal to prune")
+        assert ask(app, "while ahead") == "user"
+        allowed.append("while ahead")
+        assert "pruned 20" not in app.stderr() and "clock looks wrong" in app.stderr()
+    allows_recorded(app.audit_path, allowed)

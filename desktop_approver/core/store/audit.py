@@ -72,6 +72,9 @@ CHECKPOINT_IDLE = 5.0
 BUSY_TIMEOUT = 0.1
 """Seconds a write waits for a lock another process holds before it fails (closed): the writes run
 on the app's event loop, and SQLite's default of 5 s per write froze the whole app."""
+CLOCK_JUMP_DAYS = 1.0
+"""Days by which the wall clock may move against the boot clock while the log is open before a
+prune is refused (the wall clock was set: what it calls old cannot be trusted)."""
 CLOCKS_DISAGREE = 1.0
 """Seconds by which the wall clock and the monotonic clock may disagree about a request's wait
 before its decision row also records the monotonic wait (``monotonic_seconds``)."""
@@ -316,6 +319,16 @@ def _not_ours(db: sqlite3.Connection) -> str | None:
     return None  # empty (a fresh log), or an older log of the app's
 
 
+class PruneRefused(Exception):
+    """Pruning would delete what it must not (the clock looks wrong): nothing was deleted; says why."""
+
+
+def _boot_clock() -> float:
+    """Seconds since boot, suspend included (the monotonic clock stops while the machine sleeps)."""
+    boottime = getattr(time, "CLOCK_BOOTTIME", None)
+    return time.clock_gettime(boottime) if boottime is not None else time.monotonic()
+
+
 class LogFileLost(sqlite3.DatabaseError):
     """The file the log writes is no longer the database at its path: deleted, replaced or
     overwritten. Every write fails with it until :meth:`AuditLog.recover` finds the path healthy."""
@@ -551,6 +564,7 @@ class AuditLog:
         self._wal_lost = False                     # lost because the -wal/-shm at the path are not ours now
         self._reopen_failure: str | None = None    # why the last reopen failed (told once per reason)
         self._earlier_runs_last = 0                # the newest request row at open: it and older ones are earlier runs
+        self._opened_wall, self._opened_boot = time.time(), _boot_clock()  # when, by both clocks (for prune)
         if read_only:
             if not Path(path).is_file():
                 raise FileNotFoundError(f"no audit log at {path}")
@@ -1107,8 +1121,31 @@ class AuditLog:
         return int(self._db.execute("SELECT COUNT(*) FROM requests").fetchone()[0])
 
     def prune(self, retain_days: float) -> int:
-        """Delete what is older than the retention the person chose; returns rows removed."""
-        cutoff = time.time() - retain_days * 86400
+        """Delete what is older than the retention the person chose; returns rows removed.
+
+        Raises :class:`PruneRefused`, deleting nothing, when the wall clock cannot be trusted to say
+        what is old: it moved more than ``CLOCK_JUMP_DAYS`` away from the boot clock since the log was
+        opened, or the prune would delete every call written before the app started while the app
+        has run (by the boot clock) for less than the retention (a clock set far ahead at start; or a
+        log unused for longer than it keeps, which is pruned once the app has run that long). So the
+        newest rows of earlier runs are never pruned by a wrong clock, nor rows of this run.
+        """
+        now = time.time()
+        cutoff = now - retain_days * 86400
+        wall_moved = (now - self._opened_wall) - (_boot_clock() - self._opened_boot)
+        if abs(wall_moved) > CLOCK_JUMP_DAYS * 86400:
+            raise PruneRefused(f"nothing was pruned from the audit log: the wall clock moved {wall_moved / 86400:+.1f} "
+                               "days against the time since boot while the app ran (the clock looks wrong)")
+        if self._earlier_runs_last:
+            newest = self._db.execute("SELECT MAX(created) FROM requests WHERE id <= ?",
+                                      (self._earlier_runs_last,)).fetchone()[0]
+            running_days = (_boot_clock() - self._opened_boot) / 86400
+            if newest is not None and newest < cutoff and running_days < retain_days:
+                raise PruneRefused(
+                    f"nothing was pruned from the audit log: keeping {retain_days:g} days would delete every call "
+                    f"in it, the newest of {time.strftime('%Y-%m-%d', time.localtime(newest))} too, by a clock "
+                    f"that says {time.strftime('%Y-%m-%d', time.localtime(now))}; the clock looks wrong (or the "
+                    "log was unused for longer than it keeps)")
         with self._transaction(0):
             self._db.execute("DELETE FROM decisions WHERE request IN (SELECT id FROM requests WHERE created < ?)",
                              (cutoff,))
