@@ -500,8 +500,8 @@ class _Clocks:
     def monotonic(self) -> float:
         return self.monotonic_now
 
-    def strftime(self, fmt: str) -> str:
-        return time.strftime(fmt)
+    def strftime(self, fmt: str, when: time.struct_time | None = None) -> str:
+        return time.strftime(fmt) if when is None else time.strftime(fmt, when)
 
     def localtime(self, seconds: float | None = None) -> time.struct_time:
         return time.localtime(seconds)
