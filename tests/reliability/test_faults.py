@@ -502,3 +502,35 @@ def test_a_wall_clock_far_ahead_at_start_prunes_nothing_and_says_so(tmp_path: Pa
         allowed.append("while ahead")
         assert "pruned 20" not in app.stderr() and "clock looks wrong" in app.stderr()
     allows_recorded(app.audit_path, allowed)
+
+
+@pytest.mark.timeout(180)
+def test_a_full_disk_stays_degraded_until_a_write_really_succeeds(tmp_path: Path) -> None:
+    """Red team item 6: on a disk still full the degraded state flickered ("audit works again", "no longer
+    degraded") between refusals."""
+    with small_disk(tmp_path / "disk") as disk:
+        with AppProcess(tmp_path, "allow", audit_path=disk / "audit.sqlite3") as app:
+            assert ask(app, "before") == "user"
+            filler = disk / "filler"
+            with contextlib.suppress(OSError), open(filler, "wb", buffering=0) as handle:
+                while True:
+                    handle.write(b"\0" * 4096)
+            refused, answered = 0, []
+            deadline = time.monotonic() + 8                 # several of the watch's looks (once a second)
+            while time.monotonic() < deadline:
+                command = f"full {refused + len(answered)} " + "x" * 3000
+                try:
+                    ask(app, command)
+                except ProtocolError as error:
+                    assert error.code == "internal"
+                    refused += 1
+                else:
+                    answered.append(command)
+                time.sleep(0.05)
+            assert refused > 0
+            log = app.stderr()
+            assert "degraded (audit)" in log and "audit works again" not in log, log[-3000:]
+            filler.unlink()                                  # room again: works again, said once
+            wait_until(lambda: _answers(app, "room again"), "the log to work again")
+            assert app.stderr().count("audit works again") == 1
+            allows_recorded(app.audit_path, ["before", *answered, "room again"])

@@ -89,6 +89,10 @@ STOPPED_BEFORE_AN_ANSWER = ("the app stopped before an answer (killed, or closed
                             "the agent got ApproverUnavailable, a deny")
 """The note of a call an earlier run left waiting, closed at the next start (:meth:`AuditLog.close_abandoned`)."""
 SQLITE_HEADER = b"SQLite format 3\x00"
+SQLITE_FULL = 13
+ROOM_TO_RECOVER = 64 * 1024
+"""Bytes free on the log's file system before a full disk counts as over: a small write can succeed
+in space the write-ahead log already has while the disk is still full (the degraded state flickered)."""
 _BROKEN_CODES = (11, 26)
 """SQLITE_CORRUPT and SQLITE_NOTADB (primary codes): the file is not a usable database."""
 
@@ -362,11 +366,17 @@ def _watched(write: Write) -> Write:
             result = write(self, *args, **kwargs)
         except sqlite3.Error as exc:
             self._report(_cannot_write(exc))
+            self._full = self._full or _is_full(exc)
             raise
-        if self.problem is not None and self.lost is None:
+        if self.problem is not None and self.lost is None and self._room_again():
             self._report(None)
         return result
     return watched  # type: ignore[return-value]
+
+
+def _is_full(exc: sqlite3.Error) -> bool:
+    code = getattr(exc, "sqlite_errorcode", None)
+    return isinstance(code, int) and code & 0xFF == SQLITE_FULL
 
 
 class _FileWatch:
@@ -563,6 +573,7 @@ class AuditLog:
         self._stale_companions = False             # the -wal/-shm at the path are the lost file's
         self._wal_lost = False                     # lost because the -wal/-shm at the path are not ours now
         self._reopen_failure: str | None = None    # why the last reopen failed (told once per reason)
+        self._full = False                         # the last failure was a full disk: over only with room again
         self._earlier_runs_last = 0                # the newest request row at open: it and older ones are earlier runs
         self._opened_wall, self._opened_boot = time.time(), _boot_clock()  # when, by both clocks (for prune)
         if read_only:
@@ -752,7 +763,7 @@ class AuditLog:
     def recover(self) -> bool:
         """Try to write again after a failure: reopen the file at the path (a fresh one where there
         is none), write what is owed, and record the recovery. True when the log works again."""
-        if self.read_only or str(self.path) == ":memory:":
+        if self.read_only or str(self.path) == ":memory:" or not self._room_again():
             return False
         try:
             if self.lost is not None and not _healthy_path(str(self.path)):
@@ -794,6 +805,20 @@ class AuditLog:
         self._reopen_failure = None
         log.warning("the audit log %s works again%s", self.path, " (a new file)" if switched else "")
         self._report(None)
+        return True
+
+    def _room_again(self) -> bool:
+        """After a full disk: whether its file system has room again (else a write that worked only
+        used space the log already had, and the disk is still full)."""
+        if not self._full:
+            return True
+        try:
+            info = os.statvfs(os.path.dirname(os.path.abspath(str(self.path))))
+        except OSError:
+            return True  # cannot tell: the write that worked decides
+        if info.f_bavail * info.f_frsize < ROOM_TO_RECOVER:
+            return False
+        self._full = False
         return True
 
     def _still_lost(self, exc: BaseException) -> None:
@@ -948,6 +973,7 @@ class AuditLog:
                 self._abandon_group(group, exc)
             if isinstance(exc, sqlite3.Error):
                 self._report(_cannot_write(exc))
+                self._full = self._full or _is_full(exc)
             raise
         group.calls += len(calls)
         return group
