@@ -407,7 +407,8 @@ class _FileWatch:
         try:
             info = os.stat(self.path)
         except FileNotFoundError:
-            return "was deleted" if os.path.isdir(os.path.dirname(self.path) or ".") else "was deleted with its directory"
+            folder = os.path.dirname(self.path) or "."
+            return "was deleted" if os.path.isdir(folder) else "was deleted with its directory"
         except OSError as exc:
             return f"cannot be looked at ({_why(exc)})"
         if (info.st_dev, info.st_ino) != self.identity:
@@ -421,13 +422,13 @@ class _FileWatch:
         if not everything:  # before each transaction the -wal only (it holds the rows), written out
             wal, identity = self.companions[0]
             try:
-                info = os.stat(wal)
+                wal_info = os.stat(wal)
             except OSError:
                 if identity is None:
                     return None
-                info = None
-            if info is not None and (info.st_dev, info.st_ino) == identity:
-                return None
+            else:
+                if (wal_info.st_dev, wal_info.st_ino) == identity:
+                    return None
         for companion, identity in self.companions:  # what is wrong, in words; once a second the -shm too
             if identity is None:
                 continue
