@@ -32,8 +32,18 @@ writable again). Requests still waiting for the person when the file changed are
 new file, so their decisions have a row to point at; a decision that could not be written is kept
 and written with the next write that works (never a row left "pending" while the app runs).
 
+The ``-wal`` holds every committed row not yet checkpointed, so it is watched too (its device and
+inode, before each transaction; the ``-shm`` once a second): one deleted or replaced fails every
+write at once, and the recovery first checkpoints, through the connection that still holds the
+lost ``-wal`` open, what it has into the database file, then reopens (no answered call lost).
+
 At start, a file that is not a database (or whose header SQLite refuses) is moved aside, kept
 under a ``.broken-<time>`` name, and a fresh log is started (``moved_aside`` says where it went).
+Never for a permission problem (EACCES, EPERM: refused with that reason until permissions return),
+and never for a database that is not the app's (``APPLICATION_ID``, set on create): that one is
+neither moved nor written into; requests are refused until it is gone. A directory deleted with the
+log is made again (0700). Calls an earlier run left waiting are closed at start as denied
+(:meth:`AuditLog.close_abandoned`); pruning refuses a clock that looks wrong (:meth:`AuditLog.prune`).
 """
 
 from __future__ import annotations
