@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import json
 import logging
@@ -578,3 +579,56 @@ def test_prune_of_a_log_older_than_the_retention_waits_until_the_app_ran_that_lo
     assert log.prune(30) == 1
     assert [entry.args["command"] for entry in log.history()] == ["this run"]
     log.close()
+
+
+@pytest.mark.logs("lost its -shm file", "copied the", "works again")
+def test_a_lost_shm_is_noticed_by_the_watch_and_nothing_committed_is_lost(tmp_path: Path) -> None:
+    """Red team item 1: the watch looks at the -shm too; the recovery checkpoints before it reopens."""
+    path = tmp_path / "audit.sqlite3"
+    log = AuditLog(path)
+    for n in range(20):
+        record(log, ALICE, "Bash", {"command": f"echo {n}"}, Verdict("allow_once", "policy"))
+    Path(f"{path}-shm").unlink()
+    log.watch()
+    assert log.lost is not None and "lost its -shm file" in log.lost
+    with pytest.raises(audit_module.LogFileLost):
+        record(log, ALICE, "Bash", {"command": "refused"}, Verdict("allow_once", "policy"))
+    log.watch()                                             # checkpointed through the open connection, reopened
+    assert log.problem is None and log.lost is None
+    log._db.close()                                         # as a kill would: only the files count
+    with contextlib.closing(sqlite3.connect(path)) as db:
+        assert db.execute("SELECT COUNT(*) FROM decisions").fetchone()[0] == 20
+
+
+@pytest.mark.logs("not the app's audit log")
+@pytest.mark.parametrize("tables", [
+    "CREATE TABLE requests (id INTEGER PRIMARY KEY, url TEXT)",
+    "CREATE TABLE events (id INTEGER PRIMARY KEY, at REAL NOT NULL, kind TEXT NOT NULL)",
+    "CREATE TABLE notes (id INTEGER PRIMARY KEY); PRAGMA application_id = 7",
+])
+def test_a_database_that_is_not_the_apps_is_refused_and_never_written(tmp_path: Path, tables: str) -> None:
+    """Red team item 7: someone else's database is neither adopted (our tables added to it) nor moved aside."""
+    path = tmp_path / "audit.sqlite3"
+    with contextlib.closing(sqlite3.connect(path)) as db:
+        db.executescript(tables)
+    theirs = path.read_bytes()
+    log = AuditLog(path, move_broken_aside=True, refuse_until_open=True)
+    assert log.lost is not None and "not the app's audit log" in log.lost and log.moved_aside is None
+    with pytest.raises(audit_module.LogFileLost):
+        record(log, ALICE, "Bash", {"command": "ls"}, Verdict("allow_once", "policy"))
+    assert log.recover() is False
+    log.close()
+    assert path.read_bytes() == theirs
+
+
+@pytest.mark.logs("works again")
+def test_an_older_log_of_the_apps_is_adopted_and_marked(tmp_path: Path) -> None:
+    path = tmp_path / "audit.sqlite3"
+    log = AuditLog(path)
+    record(log, ALICE, "Bash", {"command": "ls"}, Verdict("allow_once", "policy"))
+    log._db.execute("PRAGMA application_id = 0")            # as a version before the marker made it
+    log.close()
+    again = AuditLog(path, move_broken_aside=True, refuse_until_open=True)
+    assert again.problem is None and again.count() == 1
+    assert again._db.execute("PRAGMA application_id").fetchone()[0] == audit_module.APPLICATION_ID
+    again.close()

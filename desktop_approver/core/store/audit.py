@@ -94,7 +94,8 @@ at the path without it (and not an older log of the app's) is someone else's, ne
 OUR_COLUMNS = {"requests": {"id", "created", "tool", "args"}, "decisions": {"id", "request", "decided", "decision",
                                                                           "decided_by"},
                "events": {"id", "at", "kind"}}
-"""What an older log of the app's (made before ``APPLICATION_ID``) has at least, by table."""
+"""The tables of an older log of the app's (made before ``APPLICATION_ID``: it is adopted and marked),
+and the columns each has at least. A database with other tables, or fewer, is not the app's."""
 STOPPED_BEFORE_AN_ANSWER = ("the app stopped before an answer (killed, or closed while the audit log failed): "
                             "the agent got ApproverUnavailable, a deny")
 """The note of a call an earlier run left waiting, closed at the next start (:meth:`AuditLog.close_abandoned`)."""
@@ -323,14 +324,17 @@ def _not_ours(db: sqlite3.Connection) -> str | None:
         return f"it is another program's database (application_id {application_id:#x})"
     tables = {name for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'"
                                              " AND name NOT LIKE 'sqlite_%'")}
-    foreign = sorted(tables - set(OUR_COLUMNS))
-    if foreign:
-        return f"it is a database of another shape (tables {', '.join(foreign)})"
+    if not tables:
+        return None  # empty: a fresh log is made in it
+    foreign, missing_tables = sorted(tables - set(OUR_COLUMNS)), sorted(set(OUR_COLUMNS) - tables)
+    if foreign or missing_tables:  # an older log of the app's has all three tables, and only those
+        return (f"it is a database of another shape (tables {', '.join(sorted(tables))}, not requests, decisions "
+                "and events)")
     for table in sorted(tables):
         missing = OUR_COLUMNS[table] - {row[1] for row in db.execute(f"PRAGMA table_info({table})")}
         if missing:
             return f"it is a database of another shape (its table {table} has no {', '.join(sorted(missing))})"
-    return None  # empty (a fresh log), or an older log of the app's
+    return None  # an older log of the app's (made before APPLICATION_ID)
 
 
 class PruneRefused(Exception):
