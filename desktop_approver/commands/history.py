@@ -2,8 +2,9 @@
 
 Reads the SQLite log directly, opened read-only, so it works whether or not the app runs and
 can never disturb it. Prints a table, or with ``--json`` one object per call with its decision.
-``--prune`` is the one writing action: it deletes entries older than ``--keep-days`` (90).
-Exit code 0, or 2 for bad input or an unreadable log.
+``--prune`` is the one writing action: it deletes entries older than ``--keep-days`` (90), never
+by a clock that looks wrong (one that would delete every call: nothing is deleted, exit code 2).
+Exit code 0, or 2 for bad input, an unreadable log or a refused prune.
 """
 
 from __future__ import annotations

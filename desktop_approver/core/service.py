@@ -161,8 +161,8 @@ class ApproverService:
             self.broker.tell(APP, "info", f"{str(refused)[0].upper()}{str(refused)[1:]}.")
             with contextlib.suppress(sqlite3.Error):
                 self.audit.record_event("audit", "prune_refused", str(refused))
-        except sqlite3.Error:  # a busy database must not take the app down; try again tomorrow
-            log.exception("pruning the audit log failed")
+        except sqlite3.Error as exc:  # a busy or failing log must not take the app down; tried again tomorrow
+            log.warning("pruning the audit log failed: %s", exc)
         else:
             if removed:
                 log.info("pruned %d audit entries older than %g days", removed, self.options.history_days)
