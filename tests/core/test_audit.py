@@ -632,3 +632,26 @@ def test_an_older_log_of_the_apps_is_adopted_and_marked(tmp_path: Path) -> None:
     assert again.problem is None and again.count() == 1
     assert again._db.execute("PRAGMA application_id").fetchone()[0] == audit_module.APPLICATION_ID
     again.close()
+
+
+@pytest.mark.logs("cannot be written", "closed 2 calls an earlier run", "works again")
+def test_calls_an_earlier_run_left_waiting_are_closed_when_a_locked_log_works_again(tmp_path: Path) -> None:
+    """Red team item 4: a start whose log was locked closes what an earlier run left waiting once it can."""
+    path = tmp_path / "audit.sqlite3"
+    earlier = AuditLog(path)
+    first, second = (record(earlier, ALICE, "Bash", {"command": f"make {n}"}, None) for n in range(2))
+    earlier._db.close()                                       # killed: no decisions
+    log = AuditLog(path, move_broken_aside=True, refuse_until_open=True)
+    this_run = record(log, ALICE, "Bash", {"command": "this run"}, None)
+    holder = sqlite3.connect(path, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    with pytest.raises(sqlite3.OperationalError, match="locked"):
+        log.close_abandoned()
+    holder.execute("ROLLBACK")
+    holder.close()
+    log.watch()                                               # the log works again: they are closed now
+    entries = {entry.id: entry for entry in log.history()}
+    assert {(entries[row].decision, entries[row].decided_by) for row in (first, second)} == {("deny", "cancelled")}
+    assert entries[first].note == audit_module.STOPPED_BEFORE_AN_ANSWER
+    assert entries[this_run].decision is None                 # this run's call still waits
+    log.close()

@@ -589,6 +589,7 @@ class AuditLog:
         self._wal_lost = False                     # lost because the -wal/-shm at the path are not ours now
         self._reopen_failure: str | None = None    # why the last reopen failed (told once per reason)
         self._full = False                         # the last failure was a full disk: over only with room again
+        self._abandoned_owed = False               # close_abandoned() was asked for and is not done yet
         self._earlier_runs_last = 0                # the newest request row at open: it and older ones are earlier runs
         self._opened_wall, self._opened_boot = time.time(), _boot_clock()  # when, by both clocks (for prune)
         if read_only:
@@ -631,8 +632,13 @@ class AuditLog:
         failed): their agents got no answer but a dropped connection (ApproverUnavailable: a deny), so
         each gets a decision that says so, a deny, never an allow. Called by the app once it owns the
         socket (no other app is running then); rows of this run are never touched. Returns how many."""
-        if self.read_only or self.lost is not None or not self._earlier_runs_last:
+        if self.read_only:
             return 0
+        self._abandoned_owed = True  # until done: tried again when the log recovers
+        if self.lost is not None:
+            return 0
+        if not self._earlier_runs_last:  # opened only now (it could not be at start): what it held is earlier
+            self._earlier_runs_last = int(self._db.execute("SELECT COALESCE(MAX(id), 0) FROM requests").fetchone()[0])
         rows = [row for (row,) in self._db.execute(
             "SELECT r.id FROM requests r LEFT JOIN decisions d ON d.request = r.id"
             " WHERE d.id IS NULL AND r.id <= ?", (self._earlier_runs_last,)) if row not in self._asked]
@@ -640,6 +646,7 @@ class AuditLog:
             self._write_abandoned(rows, time.time())
             log.warning("the audit log closed %d calls an earlier run of the app left waiting: %s", len(rows),
                         STOPPED_BEFORE_AN_ANSWER)
+        self._abandoned_owed = False
         return len(rows)
 
     @_watched
@@ -818,6 +825,11 @@ class AuditLog:
             return False
         self._file_changed = False
         self._reopen_failure = None
+        if self._abandoned_owed and not switched:  # the start could not close them: now it can
+            try:
+                self.close_abandoned()
+            except sqlite3.Error as exc:
+                log.warning("the audit log could not close the calls an earlier run left waiting: %s", exc)
         log.warning("the audit log %s works again%s", self.path, " (a new file)" if switched else "")
         self._report(None)
         return True
