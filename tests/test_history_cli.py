@@ -187,3 +187,17 @@ def test_app_with_history_days_prunes_at_start(tmp_path: Path) -> None:
         with Client(service.options.socket_path) as client:
             client.request("fresh", {})
         assert [e["tool"] for e in history(service.options.audit_path)] == ["fresh", "recent"]
+
+
+def test_prune_refuses_to_delete_every_call_by_a_clock_that_looks_wrong(tmp_path: Path) -> None:
+    """Red team item 2: a clock far ahead must not wipe the log, by hand either."""
+    path = tmp_path / "audit.sqlite3"
+    log = AuditLog(path)
+    log.record_answered(Identity(agent="a"), "s", "r", [CallInfo(index=0, tool="Bash", args={"command": "ls"})],
+                        [Verdict("deny", "user")])
+    log._db.execute("UPDATE requests SET created = created - 400 * 86400")
+    log.close()
+    shown = cli("history", "--prune", "--keep-days", "30", "--audit-db", str(path))
+    assert shown.returncode == 2 and "nothing was pruned" in shown.stderr
+    with sqlite3.connect(path) as db:
+        assert db.execute("SELECT COUNT(*) FROM requests").fetchone()[0] == 1

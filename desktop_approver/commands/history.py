@@ -2,8 +2,9 @@
 
 Reads the SQLite log directly, opened read-only, so it works whether or not the app runs and
 can never disturb it. Prints a table, or with ``--json`` one object per call with its decision.
-``--prune`` is the one writing action: it deletes entries older than ``--keep-days`` (90).
-Exit code 0, or 2 for bad input or an unreadable log.
+``--prune`` is the one writing action: it deletes entries older than ``--keep-days`` (90), never
+by a clock that looks wrong (one that would delete every call: nothing is deleted, exit code 2).
+Exit code 0, or 2 for bad input, an unreadable log or a refused prune.
 """
 
 from __future__ import annotations
@@ -93,7 +94,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _prune(path: Path, keep_days: float) -> int:
-    from ..core.store.audit import AuditLog
+    from ..core.store.audit import AuditLog, PruneRefused
 
     if not keep_days > 0:
         return _fail("bad input: --keep-days must be more than 0")
@@ -106,6 +107,8 @@ def _prune(path: Path, keep_days: float) -> int:
             removed = audit.prune(keep_days)
         finally:
             audit.close()
+    except PruneRefused as exc:
+        return _fail(str(exc))
     except sqlite3.Error as exc:
         return _fail(f"cannot prune the audit log {path}: {exc}")
     print(f"Deleted {removed} call{'' if removed == 1 else 's'} older than {keep_days:g} days from {path}.")

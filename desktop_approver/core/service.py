@@ -12,6 +12,7 @@ tray shows the app as degraded with these reasons; ``status`` reports them too.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import logging
 import sqlite3
@@ -25,7 +26,7 @@ from .decisions.broker import DEFAULT_TIMEOUT, Broker
 from .decisions.memory import SessionMemory
 from .decisions.modes import ModeState
 from .decisions.tickets import Decider, Identity
-from .store.audit import AuditLog
+from .store.audit import AuditLog, PruneRefused
 from .transport.context import DEFAULT_MAX_PENDING_PER_CLIENT, TokenCheck
 from .transport.limits import Limits
 from .transport.server import ApproverServer
@@ -123,6 +124,10 @@ class ApproverService:
         if self.policy_watcher is not None:
             self.policy_watcher.start()
         await self.server.start()
+        try:  # the socket is ours: no other app writes the log, what waits in it was an earlier run's
+            self.audit.close_abandoned()
+        except sqlite3.Error:  # the log's health signal tells the person; closed at a later start
+            log.warning("the audit log could not close the calls an earlier run left waiting", exc_info=True)
         if self.options.relay is not None:  # the relay (nats-py) loads only when asked for
             from ..relay.approver import RelayApprover
 
@@ -161,8 +166,13 @@ class ApproverService:
         assert self.options.history_days is not None
         try:
             removed = self.audit.prune(self.options.history_days)
-        except sqlite3.Error:  # a busy database must not take the app down; try again tomorrow
-            log.exception("pruning the audit log failed")
+        except PruneRefused as refused:  # the clock looks wrong: nothing deleted; the person is told
+            log.warning("%s", refused)
+            self.broker.tell(APP, "info", f"{str(refused)[0].upper()}{str(refused)[1:]}.")
+            with contextlib.suppress(sqlite3.Error):
+                self.audit.record_event("audit", "prune_refused", str(refused))
+        except sqlite3.Error as exc:  # a busy or failing log must not take the app down; tried again tomorrow
+            log.warning("pruning the audit log failed: %s", exc)
         else:
             if removed:
                 log.info("pruned %d audit entries older than %g days", removed, self.options.history_days)

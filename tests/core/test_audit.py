@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import json
 import logging
@@ -477,6 +478,8 @@ def test_a_read_only_start_recovers_once_the_file_can_be_written(tmp_path: Path)
     log._db.close()
     log._db = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True, isolation_level=None, check_same_thread=False)
     log._cursor = log._db.cursor()
+    assert log._file is not None  # closing the only connection removed the -wal: the hand-made one has none
+    log._file.companions = tuple((name, None) for name, _ in log._file.companions)
     with pytest.raises(sqlite3.OperationalError, match="readonly"):
         record(log, ALICE, "Bash", {"command": "ls"}, Verdict("allow_once", "policy"))
     log.watch()                                           # writable now: reopened, without a restart
@@ -498,8 +501,11 @@ class _Clocks:
     def monotonic(self) -> float:
         return self.monotonic_now
 
-    def strftime(self, fmt: str) -> str:
-        return time.strftime(fmt)
+    def strftime(self, fmt: str, when: time.struct_time | None = None) -> str:
+        return time.strftime(fmt) if when is None else time.strftime(fmt, when)
+
+    def localtime(self, seconds: float | None = None) -> time.struct_time:
+        return time.localtime(seconds)
 
 
 def test_a_decision_records_the_monotonic_wait_when_the_wall_clock_jumped(log: AuditLog,
@@ -536,4 +542,116 @@ def test_a_log_that_cannot_be_opened_at_start_refuses_every_write_until_it_can(t
     assert log.problem is None
     record(log, ALICE, "Bash", {"command": "ls"}, Verdict("allow_once", "policy"))
     assert log.count() == 1 and (blocker / "audit.sqlite3").exists()
+    log.close()
+
+
+def test_prune_refuses_when_the_wall_clock_moved_against_the_boot_clock(tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """Red team item 2: a clock set far ahead while the app runs must not prune the log away."""
+    clocks = _Clocks()
+    monkeypatch.setattr(audit_module, "time", clocks)
+    log = AuditLog(tmp_path / "audit.sqlite3")
+    record(log, ALICE, "Bash", {"command": "today"}, Verdict("deny", "user"))
+    clocks.wall += 400 * 86400                               # set ahead; the boot clock moved 0 s
+    with pytest.raises(audit_module.PruneRefused, match="wall clock moved"):
+        log.prune(30)
+    assert log.count() == 1
+    log.close()
+
+
+def test_prune_of_a_log_older_than_the_retention_waits_until_the_app_ran_that_long(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Red team item 2: a start whose clock makes every earlier call old prunes nothing; the same log
+    is pruned once the app has run (by the boot clock) for the retention, and its own rows are kept."""
+    path = tmp_path / "audit.sqlite3"
+    clocks = _Clocks()
+    monkeypatch.setattr(audit_module, "time", clocks)
+    earlier = AuditLog(path)
+    record(earlier, ALICE, "Bash", {"command": "earlier"}, Verdict("deny", "user"))
+    earlier.close()
+    clocks.wall += 40 * 86400
+    log = AuditLog(path)
+    with pytest.raises(audit_module.PruneRefused, match="every call"):
+        log.prune(30)
+    clocks.wall += 31 * 86400
+    clocks.monotonic_now += 31 * 86400                       # the app really ran 31 days
+    record(log, ALICE, "Bash", {"command": "this run"}, Verdict("deny", "user"))
+    assert log.prune(30) == 1
+    assert [entry.args["command"] for entry in log.history()] == ["this run"]
+    log.close()
+
+
+@pytest.mark.logs("lost its -shm file", "copied the", "works again")
+def test_a_lost_shm_is_noticed_by_the_watch_and_nothing_committed_is_lost(tmp_path: Path) -> None:
+    """Red team item 1: the watch looks at the -shm too; the recovery checkpoints before it reopens."""
+    path = tmp_path / "audit.sqlite3"
+    log = AuditLog(path)
+    for n in range(20):
+        record(log, ALICE, "Bash", {"command": f"echo {n}"}, Verdict("allow_once", "policy"))
+    Path(f"{path}-shm").unlink()
+    log.watch()
+    assert log.lost is not None and "lost its -shm file" in log.lost
+    with pytest.raises(audit_module.LogFileLost):
+        record(log, ALICE, "Bash", {"command": "refused"}, Verdict("allow_once", "policy"))
+    log.watch()                                             # checkpointed through the open connection, reopened
+    assert log.problem is None and log.lost is None
+    log._db.close()                                         # as a kill would: only the files count
+    with contextlib.closing(sqlite3.connect(path)) as db:
+        assert db.execute("SELECT COUNT(*) FROM decisions").fetchone()[0] == 20
+
+
+@pytest.mark.logs("not the app's audit log")
+@pytest.mark.parametrize("tables", [
+    "CREATE TABLE requests (id INTEGER PRIMARY KEY, url TEXT)",
+    "CREATE TABLE events (id INTEGER PRIMARY KEY, at REAL NOT NULL, kind TEXT NOT NULL)",
+    "CREATE TABLE notes (id INTEGER PRIMARY KEY); PRAGMA application_id = 7",
+])
+def test_a_database_that_is_not_the_apps_is_refused_and_never_written(tmp_path: Path, tables: str) -> None:
+    """Red team item 7: someone else's database is neither adopted (our tables added to it) nor moved aside."""
+    path = tmp_path / "audit.sqlite3"
+    with contextlib.closing(sqlite3.connect(path)) as db:
+        db.executescript(tables)
+    theirs = path.read_bytes()
+    log = AuditLog(path, move_broken_aside=True, refuse_until_open=True)
+    assert log.lost is not None and "not the app's audit log" in log.lost and log.moved_aside is None
+    with pytest.raises(audit_module.LogFileLost):
+        record(log, ALICE, "Bash", {"command": "ls"}, Verdict("allow_once", "policy"))
+    assert log.recover() is False
+    log.close()
+    assert path.read_bytes() == theirs
+
+
+@pytest.mark.logs("works again")
+def test_an_older_log_of_the_apps_is_adopted_and_marked(tmp_path: Path) -> None:
+    path = tmp_path / "audit.sqlite3"
+    log = AuditLog(path)
+    record(log, ALICE, "Bash", {"command": "ls"}, Verdict("allow_once", "policy"))
+    log._db.execute("PRAGMA application_id = 0")            # as a version before the marker made it
+    log.close()
+    again = AuditLog(path, move_broken_aside=True, refuse_until_open=True)
+    assert again.problem is None and again.count() == 1
+    assert again._db.execute("PRAGMA application_id").fetchone()[0] == audit_module.APPLICATION_ID
+    again.close()
+
+
+@pytest.mark.logs("cannot be written", "closed 2 calls an earlier run", "works again")
+def test_calls_an_earlier_run_left_waiting_are_closed_when_a_locked_log_works_again(tmp_path: Path) -> None:
+    """Red team item 4: a start whose log was locked closes what an earlier run left waiting once it can."""
+    path = tmp_path / "audit.sqlite3"
+    earlier = AuditLog(path)
+    first, second = (record(earlier, ALICE, "Bash", {"command": f"make {n}"}, None) for n in range(2))
+    earlier._db.close()                                       # killed: no decisions
+    log = AuditLog(path, move_broken_aside=True, refuse_until_open=True)
+    this_run = record(log, ALICE, "Bash", {"command": "this run"}, None)
+    holder = sqlite3.connect(path, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    with pytest.raises(sqlite3.OperationalError, match="locked"):
+        log.close_abandoned()
+    holder.execute("ROLLBACK")
+    holder.close()
+    log.watch()                                               # the log works again: they are closed now
+    entries = {entry.id: entry for entry in log.history()}
+    assert {(entries[row].decision, entries[row].decided_by) for row in (first, second)} == {("deny", "cancelled")}
+    assert entries[first].note == audit_module.STOPPED_BEFORE_AN_ANSWER
+    assert entries[this_run].decision is None                 # this run's call still waits
     log.close()

@@ -1,6 +1,6 @@
 """The real app core in its own process, for the reliability suite.
 
-``python tests/reliability/app.py SOCKET AUDIT PERSON [--token T] [--limits JSON]`` starts the
+``python tests/reliability/app.py SOCKET AUDIT PERSON [--token T] [--limits JSON] [--history-days N]`` starts the
 Qt-free service (server, broker, audit log, policy, memory: everything but the windows) on a plain
 asyncio loop and prints ``ready`` when it listens (nothing after: nobody reads its stdout).
 ``PERSON`` is who answers: ``allow`` and ``deny`` answer every call at once, ``never`` never
@@ -41,6 +41,7 @@ async def main(argv: list[str]) -> None:
     parser.add_argument("--max-pending", type=int, default=128)
     parser.add_argument("--policy")
     parser.add_argument("--state")
+    parser.add_argument("--history-days", type=float)
     args = parser.parse_args(argv)
 
     person = {"allow": ScriptedPerson(every("allow_once")), "deny": ScriptedPerson(every("deny")),
@@ -51,6 +52,7 @@ async def main(argv: list[str]) -> None:
                              policy_path=Path(args.policy) if args.policy else None,
                              state_path=Path(args.state) if args.state else None,
                              token_check=token_check, max_pending_per_client=args.max_pending,
+                             history_days=args.history_days,
                              limits=Limits(**json.loads(args.limits)))
     service = ApproverService(options, person)
     await service.start()
@@ -67,7 +69,7 @@ class AppProcess:
     def __init__(self, tmp: Path, person: str, *, token: str | None = None, limits: dict[str, Any] | None = None,
                  max_pending: int = 128, socket_path: Path | None = None, audit_path: Path | None = None,
                  policy: Path | None = None, state: Path | None = None, prefix: list[str] | None = None,
-                 env: dict[str, str] | None = None) -> None:
+                 env: dict[str, str] | None = None, history_days: float | None = None) -> None:
         self.socket_path = socket_path or tmp / "run" / "approver.sock"
         self.audit_path = audit_path or tmp / "audit.sqlite3"
         command = [*(prefix or []), sys.executable, str(Path(__file__)), str(self.socket_path), str(self.audit_path),
@@ -78,6 +80,8 @@ class AppProcess:
             command += ["--policy", str(policy)]
         if state is not None:
             command += ["--state", str(state)]
+        if history_days is not None:
+            command += ["--history-days", str(history_days)]
         self.stderr_path = tmp / f"app-{time.monotonic_ns()}.stderr"
         with open(self.stderr_path, "w") as stderr:  # a file, not a pipe nobody drains: logging never blocks the app
             self.process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=stderr, text=True,

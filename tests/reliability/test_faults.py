@@ -14,6 +14,7 @@ import os
 import socket
 import sqlite3
 import subprocess
+import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -318,3 +319,218 @@ def test_approve_all_ends_on_time_when_the_wall_clock_is_set_back_an_hour(tmp_pa
         figures["approve-all of 4 s with the wall clock set back 1 h ended after"] = \
             f"{time.monotonic() - started:.1f} s"
     assert rows(app.audit_path)[-1][1:] == ("deny", "user")
+
+
+# -- issue 20, the red team's second round -------------------------------------------------------------
+
+def _status_problems(app: AppProcess) -> str:
+    with Client(app.socket_path) as client:
+        return " ".join(client.status().get("problems", []))
+
+
+@pytest.mark.timeout(180)
+@pytest.mark.parametrize("fault", ["deleted", "replaced"])
+def test_a_lost_write_ahead_log_is_noticed_and_no_answered_allow_is_lost(tmp_path: Path, fault: str,
+                                                                        figures: dict[str, str]) -> None:
+    """Red team item 1: the -wal deleted while the app ran went unnoticed; 605 allows answered, then
+    kill -9: all 605 missing from the log (the deleted -wal held them), no log line, no degraded."""
+    with AppProcess(tmp_path, "allow") as app:
+        allowed = [f"echo {n}" for n in range(120)]     # fewer than a checkpoint's worth: all in the -wal
+        for command in allowed:
+            assert ask(app, command) == "user"
+        wal = app.audit_path.with_name(app.audit_path.name + "-wal")
+        wal.unlink()
+        if fault == "replaced":
+            wal.write_bytes(b"")
+        refused = 0
+        while True:                                       # refused until the log is reopened, then answered
+            command = f"after {refused}"
+            try:
+                ask(app, command)
+            except ProtocolError as error:
+                assert error.code == "internal"
+                refused += 1
+            else:
+                allowed.append(command)
+                break
+        assert refused > 0                                # closed at once, not after the next write
+        figures[f"audit -wal {fault}: requests refused before the log was reopened"] = str(refused)
+        log = app.stderr()
+        assert "lost its -wal file" in log and "degraded (audit)" in log and "audit works again" in log
+        app.process.kill()                                # kill -9: only what is in the files counts
+        app.process.wait(WAIT)
+    allows_recorded(app.audit_path, allowed)
+
+
+WITHOUT_ROOTS_OVERRIDE = ["setpriv", "--bounding-set=-dac_override,-dac_read_search", "--"]
+"""The tests run as root, whom no file mode stops: the app runs without the capabilities that let it."""
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("what", ["directory", "database"])
+def test_an_audit_log_it_may_not_open_at_start_is_refused_not_moved_aside(tmp_path: Path, what: str) -> None:
+    """Red team item 3: the directory chmod 000 killed the start (PermissionError in move_aside, no socket);
+    the database chmod 000 was called "not a SQLite database", moved aside and a fresh log started."""
+    folder = tmp_path / "audit"
+    folder.mkdir()
+    audit = folder / "audit.sqlite3"
+    with AppProcess(tmp_path, "allow", audit_path=audit) as first:
+        assert ask(first, "first run") == "user"
+    locked = folder if what == "directory" else audit
+    locked.chmod(0)
+    try:
+        with AppProcess(tmp_path, "allow", audit_path=audit, prefix=WITHOUT_ROOTS_OVERRIDE) as app:
+            with pytest.raises(ProtocolError) as refused:
+                ask(app, "while locked")
+            assert refused.value.code == "internal"
+            assert "permission denied" in _status_problems(app)
+            assert "Traceback" not in app.stderr()
+            locked.chmod(0o700 if what == "directory" else 0o600)   # permissions given back: no restart
+            wait_until(lambda: _answers(app, "given back"), "the log to work again")
+            assert "audit works again" in app.stderr()
+    finally:
+        locked.chmod(0o700 if what == "directory" else 0o600)
+    assert sorted(path.name for path in folder.iterdir() if ".broken-" in path.name or ".stale-" in path.name) == []
+    allows_recorded(audit, ["first run", "given back"])           # one history, not split
+
+
+@pytest.mark.timeout(120)
+def test_a_deleted_audit_directory_is_made_again_with_a_fresh_log(tmp_path: Path) -> None:
+    """Red team item 5: deleting the log's directory locked everything out for good (the message promised
+    a fresh log; the directory was never made again, the real reason only at DEBUG)."""
+    folder = tmp_path / "audit"
+    with AppProcess(tmp_path, "allow", audit_path=folder / "audit.sqlite3") as app:
+        assert ask(app, "before") == "user"
+        subprocess.run(["rm", "-rf", str(folder)], check=True)
+        wait_until(lambda: _answers(app, "after"), "a fresh log in a directory made again")
+        assert "was deleted with its directory" in app.stderr()
+        assert (folder.stat().st_mode & 0o777) == 0o700
+        allows_recorded(app.audit_path, ["after"])
+
+
+def _history(audit: Path, *options: str) -> list[dict[str, Any]]:
+    """``desktop-approver history --json`` on ``audit``: what the person sees."""
+    shown = subprocess.run([sys.executable, "-m", "desktop_approver", "history", "--json", "--limit", "0",
+                            "--audit-db", str(audit), *options], capture_output=True, text=True, check=True)
+    return [json.loads(line) for line in shown.stdout.splitlines()]
+
+
+@pytest.mark.timeout(120)
+def test_calls_left_waiting_by_a_killed_app_are_closed_as_denied_at_the_next_start(tmp_path: Path) -> None:
+    """Red team item 4: after kill -9 with 30 requests waiting, their rows stayed "pending" for good."""
+    with AppProcess(tmp_path, "never") as app:
+        line = RawLine(app.socket_path)
+        for n in range(30):
+            line.send({"v": 1, "type": "request", "id": f"r{n}", "tool": "Bash", "args": {"command": f"make {n}"},
+                       "timeout": 3600})
+        wait_until(lambda: _pending(app) == 30, "30 requests waiting for the person")
+        app.process.kill()
+        app.process.wait(WAIT)
+        line.close()
+    assert len(_history(app.audit_path, "--decision", "pending")) == 30
+    with AppProcess(tmp_path, "never") as again:
+        line = RawLine(again.socket_path)                # a request of this run waits: it is not closed
+        line.send({"v": 1, "type": "request", "id": "now", "tool": "Bash", "args": {"command": "make now"},
+                   "timeout": 3600})
+        wait_until(lambda: _pending(again) == 1, "this run's request to wait")
+        shown = _history(again.audit_path)
+        assert [entry["args"]["command"] for entry in _history(again.audit_path, "--decision", "pending")] == [
+            "make now"]
+        closed = [entry for entry in shown if entry["args"]["command"] != "make now"]
+        assert len(closed) == 30
+        assert {(entry["decision"], entry["decided_by"]) for entry in closed} == {("deny", "cancelled")}
+        assert all("the app stopped before an answer" in entry["note"] for entry in closed)
+        assert "closed 30 calls an earlier run of the app left waiting" in again.stderr()
+        line.close()
+
+
+def _someone_elses_database(path: Path) -> bytes:
+    """A database of another program's, with a table named like the log's: its bytes."""
+    with contextlib.closing(sqlite3.connect(path)) as db:
+        db.execute("CREATE TABLE requests (id INTEGER PRIMARY KEY, url TEXT)")
+        db.execute("INSERT INTO requests (url) VALUES ('https://example.org')")
+        db.commit()
+    return path.read_bytes()
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("when", ["at start", "while running"])
+def test_someone_elses_database_at_the_path_is_refused_with_the_true_reason_and_never_written(
+        tmp_path: Path, when: str) -> None:
+    """Red team item 7: the reason said "replaced by another file … until the path holds a database" though it
+    was one; the cause ("no such column: created") only at DEBUG; three tracebacks per refused request."""
+    audit, foreign = tmp_path / "audit.sqlite3", tmp_path / "theirs.sqlite3"
+    theirs = _someone_elses_database(foreign)
+    if when == "at start":
+        os.rename(foreign, audit)
+    with AppProcess(tmp_path, "allow") as app:
+        if when == "while running":
+            assert ask(app, "before") == "user"
+            os.rename(foreign, audit)
+        for n in range(10):
+            with pytest.raises(ProtocolError) as refused:
+                ask(app, f"refused {n}")
+            assert refused.value.code == "internal"
+        wait_until(lambda: "not the app's audit log" in _status_problems(app), "the true reason")
+        assert "database of another shape" in _status_problems(app)
+        log = app.stderr()
+        assert "Traceback" not in log
+        assert sum("another shape" in line for line in log.splitlines()) <= 3   # per change, not per request
+        assert audit.read_bytes() == theirs                                     # never written into
+        os.rename(audit, tmp_path / "theirs-again.sqlite3")                     # the person moves it away
+        wait_until(lambda: _answers(app, "after"), "a fresh log")
+    assert (tmp_path / "theirs-again.sqlite3").read_bytes() == theirs
+    allows_recorded(audit, ["after"])
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.skipif(LIBFAKETIME is None, reason="libfaketime is not installed (apt install faketime; .ci/run does)")
+def test_a_wall_clock_far_ahead_at_start_prunes_nothing_and_says_so(tmp_path: Path) -> None:
+    """Red team item 2: --history-days 30 with the wall clock 400 days ahead at start wiped the log
+    ("pruned 2304 entries")."""
+    with AppProcess(tmp_path, "allow") as first:
+        allowed = [f"echo {n}" for n in range(20)]
+        for command in allowed:
+            assert ask(first, command) == "user"
+    clock_file = tmp_path / "faketime"
+    clock_file.write_text("+400d\n")
+    ahead = {"LD_PRELOAD": str(LIBFAKETIME), "FAKETIME_TIMESTAMP_FILE": str(clock_file), "FAKETIME_NO_CACHE": "1",
+             "FAKETIME_DONT_FAKE_MONOTONIC": "1"}
+    with AppProcess(tmp_path, "allow", env=ahead, history_days=30) as app:
+        wait_until(lambda: "nothing was pruned" in app.stderr(), "the refusal to prune")
+        assert ask(app, "while ahead") == "user"
+        allowed.append("while ahead")
+        assert "pruned 20" not in app.stderr() and "clock looks wrong" in app.stderr()
+    allows_recorded(app.audit_path, allowed)
+
+
+@pytest.mark.timeout(180)
+def test_a_full_disk_stays_degraded_until_a_write_really_succeeds(tmp_path: Path) -> None:
+    """Red team item 6: on a disk still full the degraded state flickered ("audit works again", "no longer
+    degraded") between refusals."""
+    with small_disk(tmp_path / "disk") as disk:
+        with AppProcess(tmp_path, "allow", audit_path=disk / "audit.sqlite3") as app:
+            assert ask(app, "before") == "user"
+            filler = disk / "filler"
+            with contextlib.suppress(OSError), open(filler, "wb", buffering=0) as handle:
+                while True:
+                    handle.write(b"\0" * 4096)
+            refused, answered = 0, []
+            deadline = time.monotonic() + 8                 # several of the watch's looks (once a second)
+            while time.monotonic() < deadline:
+                command = f"full {refused + len(answered)} " + "x" * 3000
+                try:
+                    ask(app, command)
+                except ProtocolError as error:
+                    assert error.code == "internal"
+                    refused += 1
+                else:
+                    answered.append(command)
+                time.sleep(0.05)
+            assert refused > 0
+            log = app.stderr()
+            assert "degraded (audit)" in log and "audit works again" not in log, log[-3000:]
+            filler.unlink()                                  # room again: works again, said once
+            wait_until(lambda: _answers(app, "room again"), "the log to work again")
+            assert app.stderr().count("audit works again") == 1
+            allows_recorded(app.audit_path, ["before", *answered, "room again"])

@@ -32,13 +32,24 @@ writable again). Requests still waiting for the person when the file changed are
 new file, so their decisions have a row to point at; a decision that could not be written is kept
 and written with the next write that works (never a row left "pending" while the app runs).
 
+The ``-wal`` holds every committed row not yet checkpointed, so it is watched too (its device and
+inode, before each transaction; the ``-shm`` once a second): one deleted or replaced fails every
+write at once, and the recovery first checkpoints, through the connection that still holds the
+lost ``-wal`` open, what it has into the database file, then reopens (no answered call lost).
+
 At start, a file that is not a database (or whose header SQLite refuses) is moved aside, kept
 under a ``.broken-<time>`` name, and a fresh log is started (``moved_aside`` says where it went).
+Never for a permission problem (EACCES, EPERM: refused with that reason until permissions return),
+and never for a database that is not the app's (``APPLICATION_ID``, set on create): that one is
+neither moved nor written into; requests are refused until it is gone. A directory deleted with the
+log is made again (0700). Calls an earlier run left waiting are closed at start as denied
+(:meth:`AuditLog.close_abandoned`); pruning refuses a clock that looks wrong (:meth:`AuditLog.prune`).
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import functools
 import json
 import logging
@@ -71,10 +82,28 @@ CHECKPOINT_IDLE = 5.0
 BUSY_TIMEOUT = 0.1
 """Seconds a write waits for a lock another process holds before it fails (closed): the writes run
 on the app's event loop, and SQLite's default of 5 s per write froze the whole app."""
+CLOCK_JUMP_DAYS = 1.0
+"""Days by which the wall clock may move against the boot clock while the log is open before a
+prune is refused (the wall clock was set: what it calls old cannot be trusted)."""
 CLOCKS_DISAGREE = 1.0
 """Seconds by which the wall clock and the monotonic clock may disagree about a request's wait
 before its decision row also records the monotonic wait (``monotonic_seconds``)."""
+APPLICATION_ID = 0x64417070
+"""``PRAGMA application_id`` of the app's audit log ("dApp"), set when the log is made: a database
+at the path without it (and not an older log of the app's) is someone else's, never written into."""
+OUR_COLUMNS = {"requests": {"id", "created", "tool", "args"}, "decisions": {"id", "request", "decided", "decision",
+                                                                          "decided_by"},
+               "events": {"id", "at", "kind"}}
+"""The tables of an older log of the app's (made before ``APPLICATION_ID``: it is adopted and marked),
+and the columns each has at least. A database with other tables, or fewer, is not the app's."""
+STOPPED_BEFORE_AN_ANSWER = ("the app stopped before an answer (killed, or closed while the audit log failed): "
+                            "the agent got ApproverUnavailable, a deny")
+"""The note of a call an earlier run left waiting, closed at the next start (:meth:`AuditLog.close_abandoned`)."""
 SQLITE_HEADER = b"SQLite format 3\x00"
+SQLITE_FULL = 13
+ROOM_TO_RECOVER = 64 * 1024
+"""Bytes free on the log's file system before a full disk counts as over: a small write can succeed
+in space the write-ahead log already has while the disk is still full (the degraded state flickered)."""
 _BROKEN_CODES = (11, 26)
 """SQLITE_CORRUPT and SQLITE_NOTADB (primary codes): the file is not a usable database."""
 
@@ -171,8 +200,10 @@ class _Checkpointer:
     logged and change nothing else: until the log is copied, the rows are safe in it.
     """
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, intact: Callable[[], bool] = lambda: True) -> None:
         self.path = path
+        self.intact = intact
+        """Whether the log's ``-wal``/``-shm`` are still the app's: never checkpoint through others."""
         self.written = 0                # writes since the last checkpoint began (counted by the writer)
         self.checkpoints = 0            # done, for tests
         self._wake = threading.Event()
@@ -194,6 +225,9 @@ class _Checkpointer:
             self._thread.join()
 
     def _run(self) -> None:
+        if not self.intact():  # the app's watch tells the person and recovers; a new -wal would hide it
+            log.warning("the audit log's checkpointer does not start: its write-ahead log is not the app's")
+            return
         try:
             db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
         except sqlite3.Error:
@@ -203,7 +237,7 @@ class _Checkpointer:
             while not self._stopping:
                 self._wake.wait(CHECKPOINT_IDLE)
                 self._wake.clear()
-                if self._stopping or not self.written:
+                if self._stopping or not self.written or not self.intact():
                     continue
                 self.written = 0
                 try:
@@ -275,6 +309,44 @@ HealthListener = Callable[[str | None], None]
 Write = TypeVar("Write", bound=Callable[..., Any])
 
 
+class NotTheLog(sqlite3.DatabaseError):
+    """The file at the path is a database, but not the app's audit log: it is neither moved aside
+    nor written into (someone else's data), and every write is refused while it is there."""
+
+
+def _not_ours(db: sqlite3.Connection) -> str | None:
+    """Why the database ``db`` is not the app's audit log; None when it is (or is empty: a new one).
+    Only reads: nothing is written into a database before it is known to be ours."""
+    application_id = db.execute("PRAGMA application_id").fetchone()[0]
+    if application_id == APPLICATION_ID:
+        return None
+    if application_id:
+        return f"it is another program's database (application_id {application_id:#x})"
+    tables = {name for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'"
+                                             " AND name NOT LIKE 'sqlite_%'")}
+    if not tables:
+        return None  # empty: a fresh log is made in it
+    foreign, missing_tables = sorted(tables - set(OUR_COLUMNS)), sorted(set(OUR_COLUMNS) - tables)
+    if foreign or missing_tables:  # an older log of the app's has all three tables, and only those
+        return (f"it is a database of another shape (tables {', '.join(sorted(tables))}, not requests, decisions "
+                "and events)")
+    for table in sorted(tables):
+        missing = OUR_COLUMNS[table] - {row[1] for row in db.execute(f"PRAGMA table_info({table})")}
+        if missing:
+            return f"it is a database of another shape (its table {table} has no {', '.join(sorted(missing))})"
+    return None  # an older log of the app's (made before APPLICATION_ID)
+
+
+class PruneRefused(Exception):
+    """Pruning would delete what it must not (the clock looks wrong): nothing was deleted; says why."""
+
+
+def _boot_clock() -> float:
+    """Seconds since boot, suspend included (the monotonic clock stops while the machine sleeps)."""
+    boottime = getattr(time, "CLOCK_BOOTTIME", None)
+    return time.clock_gettime(boottime) if boottime is not None else time.monotonic()
+
+
 class LogFileLost(sqlite3.DatabaseError):
     """The file the log writes is no longer the database at its path: deleted, replaced or
     overwritten. Every write fails with it until :meth:`AuditLog.recover` finds the path healthy."""
@@ -284,6 +356,15 @@ def _cannot_write(exc: BaseException) -> str:
     if isinstance(exc, LogFileLost):
         return str(exc)
     return f"The audit log cannot be written ({exc}); requests are refused until it can be."
+
+
+def _why(exc: BaseException) -> str:
+    """An exception in the person's words: a permission problem says so first (not a broken file)."""
+    if isinstance(exc, PermissionError) or (isinstance(exc, OSError) and exc.errno in (errno.EACCES, errno.EPERM)):
+        return f"permission denied: {exc.filename or exc}" if isinstance(exc, OSError) else str(exc)
+    if isinstance(exc, OSError) and exc.strerror:
+        return f"{exc.strerror.lower()}: {exc.filename}" if exc.filename else exc.strerror.lower()
+    return str(exc)
 
 
 def _is_broken_database(exc: sqlite3.Error) -> bool:
@@ -299,11 +380,17 @@ def _watched(write: Write) -> Write:
             result = write(self, *args, **kwargs)
         except sqlite3.Error as exc:
             self._report(_cannot_write(exc))
+            self._full = self._full or _is_full(exc)
             raise
-        if self.problem is not None and self.lost is None:
+        if self.problem is not None and self.lost is None and self._room_again():
             self._report(None)
         return result
     return watched  # type: ignore[return-value]
+
+
+def _is_full(exc: sqlite3.Error) -> bool:
+    code = getattr(exc, "sqlite_errorcode", None)
+    return isinstance(code, int) and code & 0xFF == SQLITE_FULL
 
 
 class _FileWatch:
@@ -320,15 +407,24 @@ class _FileWatch:
         self.fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
         info = os.fstat(self.fd)
         self.identity = (info.st_dev, info.st_ino)
+        self.companions = tuple((path + suffix, _identity(path + suffix)) for suffix in ("-wal", "-shm"))
+        """The write-ahead log and its index as the connection opened them: the answered calls not yet
+        checkpointed live only in the ``-wal`` the connection holds open, so one deleted or replaced
+        at the path is a lost log too (a later checkpoint or restart would not find them)."""
+        self.wal_lost = False
+        """The last :meth:`problem` was about the ``-wal`` or ``-shm`` (the database file is still ours)."""
 
-    def problem(self) -> str | None:
-        """What is wrong with the file at the path, as the log sees it; None when it is the log."""
+    def problem(self, everything: bool = False) -> str | None:
+        """What is wrong with the file at the path, as the log sees it; None when it is the log.
+        ``everything``: the ``-shm`` too (its loss loses no row: looked at once a second, not per write)."""
+        self.wal_lost = False
         try:
             info = os.stat(self.path)
         except FileNotFoundError:
-            return "was deleted"
+            folder = os.path.dirname(self.path) or "."
+            return "was deleted" if os.path.isdir(folder) else "was deleted with its directory"
         except OSError as exc:
-            return f"cannot be looked at ({exc.strerror or exc})"
+            return f"cannot be looked at ({_why(exc)})"
         if (info.st_dev, info.st_ino) != self.identity:
             return "was replaced by another file"
         try:  # (a deleted file is no longer at the path: the stat above says so)
@@ -337,7 +433,41 @@ class _FileWatch:
             return f"cannot be read ({exc.strerror or exc})"
         if header and header != SQLITE_HEADER:
             return "was overwritten: it is no longer a database"
+        if not everything:  # before each transaction the -wal only (it holds the rows), written out
+            wal, identity = self.companions[0]
+            try:
+                wal_info = os.stat(wal)
+            except OSError:
+                if identity is None:
+                    return None
+            else:
+                if (wal_info.st_dev, wal_info.st_ino) == identity:
+                    return None
+        for companion, identity in self.companions:  # what is wrong, in words; once a second the -shm too
+            if identity is None:
+                continue
+            try:
+                info = os.stat(companion)
+            except FileNotFoundError:
+                self.wal_lost = True
+                return f"lost its {companion[-4:]} file (it was deleted)"
+            except OSError as exc:
+                self.wal_lost = True
+                return f"cannot look at its {companion[-4:]} file ({exc.strerror or exc})"
+            if (info.st_dev, info.st_ino) != identity:
+                self.wal_lost = True
+                return f"lost its {companion[-4:]} file (it was replaced by another file)"
         return None
+
+    def companions_intact(self) -> bool:
+        """The ``-wal`` and ``-shm`` at the path are still the ones the connection opened (for the
+        checkpointer's thread: a connection opened now would make a new, empty ``-wal``)."""
+        return all(identity is None or _identity(companion) == identity for companion, identity in self.companions)
+
+    def foreign_companions(self) -> list[str]:
+        """The ``-wal``/``-shm`` now at the path that are not the ones the connection opened."""
+        return [companion for companion, identity in self.companions
+                if identity is not None and _identity(companion) not in (None, identity)]
 
     def close(self) -> None:
         """Once: a descriptor number closed twice may by then be another file's."""
@@ -347,13 +477,25 @@ class _FileWatch:
                 os.close(fd)
 
 
+def _identity(path: str) -> tuple[int, int] | None:
+    """Device and inode of the file at ``path``; None when there is none."""
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    return info.st_dev, info.st_ino
+
+
 def _healthy_path(path: str) -> bool:
     """The path can take the log: nothing there (a fresh log starts), or a regular file that
-    begins as a SQLite database. Opened without blocking: a FIFO put there must not hang the app."""
+    begins as a SQLite database. Opened without blocking: a FIFO put there must not hang the app.
+    Raises ``PermissionError`` (EACCES, EPERM): whether the file is healthy cannot be known."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except FileNotFoundError:
         return True
+    except PermissionError:  # a permission problem is not a broken file: never moved aside for it
+        raise
     except OSError:
         return False
     try:
@@ -444,6 +586,12 @@ class AuditLog:
         self._owed: list[tuple[int, Verdict, float]] = []  # decisions not written yet (the write failed)
         self._file_changed = False                 # lost because another file (or none) is at the path now
         self._stale_companions = False             # the -wal/-shm at the path are the lost file's
+        self._wal_lost = False                     # lost because the -wal/-shm at the path are not ours now
+        self._reopen_failure: str | None = None    # why the last reopen failed (told once per reason)
+        self._full = False                         # the last failure was a full disk: over only with room again
+        self._abandoned_owed = False               # close_abandoned() was asked for and is not done yet
+        self._earlier_runs_last = 0                # the newest request row at open: it and older ones are earlier runs
+        self._opened_wall, self._opened_boot = time.time(), _boot_clock()  # when, by both clocks (for prune)
         if read_only:
             if not Path(path).is_file():
                 raise FileNotFoundError(f"no audit log at {path}")
@@ -453,30 +601,66 @@ class AuditLog:
             return
         try:
             if str(path) != ":memory:":
-                Path(path).parent.mkdir(parents=True, exist_ok=True)
+                Path(path).parent.mkdir(mode=0o700, parents=True, exist_ok=True)
             if move_broken_aside and not _healthy_path(str(path)):
                 # Before SQLite touches it: it may remove a -wal beside a file it cannot open.
                 raise sqlite3.DatabaseError("the file is not a SQLite database")
             self._open()
+            self._earlier_runs_last = int(self._db.execute("SELECT COALESCE(MAX(id), 0) FROM requests").fetchone()[0])
         except sqlite3.DatabaseError as exc:
-            if move_broken_aside and (_is_broken_database(exc) or not _healthy_path(str(path))):
-                self.moved_aside = move_aside(Path(path))
-                log.error("the audit log %s could not be opened (%s); it was moved to %s and a fresh log started",
-                          path, exc, self.moved_aside)
-                self._open()
-            elif refuse_until_open:
-                self._start_unopened(exc)
-            else:
-                raise
+            try:
+                if move_broken_aside and (_is_broken_database(exc) or not _healthy_path(str(path))):
+                    self.moved_aside = move_aside(Path(path))
+                    log.error("the audit log %s could not be opened (%s); it was moved to %s and a fresh log "
+                              "started", path, exc, self.moved_aside)
+                    self._open()
+                elif refuse_until_open:
+                    self._start_unopened(exc)
+                else:
+                    raise
+            except (OSError, sqlite3.Error) as second:  # no OSError of the audit path stops the start
+                if second is exc or not refuse_until_open:
+                    raise
+                self._start_unopened(second)
         except OSError as exc:
             if not refuse_until_open:
                 raise
             self._start_unopened(exc)
 
+    def close_abandoned(self) -> int:
+        """Close the calls an earlier run of the app left waiting (killed, or stopped while the log
+        failed): their agents got no answer but a dropped connection (ApproverUnavailable: a deny), so
+        each gets a decision that says so, a deny, never an allow. Called by the app once it owns the
+        socket (no other app is running then); rows of this run are never touched. Returns how many."""
+        if self.read_only:
+            return 0
+        self._abandoned_owed = True  # until done: tried again when the log recovers
+        if self.lost is not None:
+            return 0
+        if not self._earlier_runs_last:  # opened only now (it could not be at start): what it held is earlier
+            self._earlier_runs_last = int(self._db.execute("SELECT COALESCE(MAX(id), 0) FROM requests").fetchone()[0])
+        rows = [row for (row,) in self._db.execute(
+            "SELECT r.id FROM requests r LEFT JOIN decisions d ON d.request = r.id"
+            " WHERE d.id IS NULL AND r.id <= ?", (self._earlier_runs_last,)) if row not in self._asked]
+        if rows:
+            self._write_abandoned(rows, time.time())
+            log.warning("the audit log closed %d calls an earlier run of the app left waiting: %s", len(rows),
+                        STOPPED_BEFORE_AN_ANSWER)
+        self._abandoned_owed = False
+        return len(rows)
+
+    @_watched
+    def _write_abandoned(self, rows: list[int], now: float) -> None:
+        with self._transaction(0):
+            self._cursor.executemany(INSERT_DECISION, [(row, now, "deny", "cancelled", STOPPED_BEFORE_AN_ANSWER, None,
+                                                        0, None, None) for row in rows])
+
     def _start_unopened(self, exc: BaseException) -> None:
         """The log cannot be opened now: refuse every write until :meth:`recover` can open it."""
-        self.lost = (f"The audit log {self.path} cannot be opened ({exc}); requests are refused until it can "
-                     "be (a read-only file system made writable again is noticed within a second).")
+        until = ("the path holds the app's log or nothing (then a fresh log is started)" if isinstance(exc, NotTheLog)
+                 else "it can be (a read-only file system made writable again, or permissions given back, are "
+                 "noticed within a second)")
+        self.lost = f"The audit log {self.path} cannot be opened ({_why(exc)}); requests are refused until {until}."
         log.error("%s", self.lost)
         self.problem = self.lost
         self._stand_in()
@@ -492,8 +676,13 @@ class AuditLog:
     def _open(self) -> None:
         """Connect to the file at the path (creating it), and watch it."""
         path = str(self.path)
+        if path != ":memory:":  # its directory deleted: made again (the person's only), as a fresh log's
+            Path(path).parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         db = sqlite3.connect(path, timeout=BUSY_TIMEOUT, isolation_level=None, check_same_thread=False)
         try:
+            if path != ":memory:" and (why := _not_ours(db)) is not None:
+                raise NotTheLog(f"the file there is a database, not the app's audit log: {why}; nothing is "
+                                "written into it")
             db.execute(f"PRAGMA page_size={PAGE_SIZE}")  # a new log only: an existing one keeps its own
             db.execute("PRAGMA journal_mode=WAL")
             db.execute("PRAGMA synchronous=NORMAL")
@@ -501,6 +690,8 @@ class AuditLog:
             columns = {row[1] for row in db.execute("PRAGMA table_info(decisions)")}
             if "monotonic_seconds" not in columns:  # a log written by an older version
                 db.execute("ALTER TABLE decisions ADD COLUMN monotonic_seconds REAL")
+            if path != ":memory:" and db.execute("PRAGMA application_id").fetchone()[0] != APPLICATION_ID:
+                db.execute(f"PRAGMA application_id={APPLICATION_ID}")  # ours: a new log, or an older one
             if path != ":memory:":
                 db.execute("PRAGMA wal_autocheckpoint=0")  # _Checkpointer's thread does it
                 watch = _FileWatch(path)
@@ -511,7 +702,7 @@ class AuditLog:
         self._cursor = db.cursor()  # one for the writes: execute() on the connection makes one each time
         if path != ":memory:":
             self._file = watch
-            self._checkpointer = _Checkpointer(path)
+            self._checkpointer = _Checkpointer(path, watch.companions_intact)
             # A log that is dropped without close() still ends its thread and its descriptor.
             weakref.finalize(self, self._checkpointer.stop, False)
             weakref.finalize(self, watch.close)
@@ -541,7 +732,7 @@ class AuditLog:
         if self.read_only:
             return
         if self.problem is None and self.lost is None:
-            if self._file is not None and (problem := self._file.problem()) is not None:
+            if self._file is not None and (problem := self._file.problem(everything=True)) is not None:
                 self._lose(problem)
                 self._report(self.lost)
             return
@@ -555,23 +746,61 @@ class AuditLog:
             raise LogFileLost(self.lost)
 
     def _lose(self, problem: str) -> None:
-        self._file_changed = self._stale_companions = True
-        self.lost = (f"The audit log {self.path} {problem}; requests are refused until the path holds a "
-                     "database again or nothing (then a fresh log is started).")
+        self._stale_companions = True
+        self._wal_lost = self._file is not None and self._file.wal_lost
+        self._file_changed = not self._wal_lost and "cannot be looked at" not in problem
+        if self._wal_lost:
+            self.lost = (f"The audit log {self.path} {problem}; requests are refused until what the app still "
+                         "holds of it is copied into the database file and the log is reopened.")
+        else:
+            self.lost = (f"The audit log {self.path} {problem}; requests are refused until the path holds a "
+                         "database again or nothing (then a fresh log is started).")
         log.error("%s", self.lost)
+
+    def _save_lost_wal(self) -> None:
+        """The ``-wal`` at the path is gone or another file, but the connection still holds the one it
+        wrote (its descriptor): copy every committed row in it into the database file (a checkpoint
+        through that connection), so nothing answered is lost when the log is reopened. A replacement
+        ``-wal``/``-shm`` is moved aside first, so closing the connection does not delete it by name."""
+        if self._checkpointer is not None:  # its connection reads the log too: a full checkpoint needs it gone
+            self._checkpointer.stop()
+            self._checkpointer = None
+        try:
+            busy, pages, copied = self._db.execute("PRAGMA wal_checkpoint(FULL)").fetchone()
+        except sqlite3.Error as exc:
+            busy, pages, copied = 1, -1, -1
+            log.error("the audit log's lost write-ahead log could not be copied into %s: %s", self.path, exc)
+        if busy or copied != pages:
+            log.error("the audit log %s could not copy all of its lost write-ahead log (%s of %s pages); the "
+                      "calls still waiting are written again", self.path, copied, pages)
+            self._file_changed = True
+        else:
+            log.warning("the audit log copied the %d pages its lost write-ahead log held into %s", pages, self.path)
+        if self._file is not None:
+            stamp = time.strftime("%Y%m%d-%H%M%S")
+            for companion in self._file.foreign_companions():
+                with contextlib.suppress(OSError):
+                    os.rename(companion, f"{companion[:-4]}.stale-{stamp}{companion[-4:]}")
 
     def recover(self) -> bool:
         """Try to write again after a failure: reopen the file at the path (a fresh one where there
         is none), write what is owed, and record the recovery. True when the log works again."""
-        if self.read_only or str(self.path) == ":memory:":
+        if self.read_only or str(self.path) == ":memory:" or not self._room_again():
             return False
-        if self.lost is not None and not _healthy_path(str(self.path)):
+        try:
+            if self.lost is not None and not _healthy_path(str(self.path)):
+                return False
+        except PermissionError as exc:
+            self._still_lost(exc)
             return False
         self.commit_turn()
         was = self.problem
         # Reopened only when the file changed or SQLite opened it read-only: a lock or a full disk
         # goes away on the connection there is.
         if self.lost is not None or "readonly" in (was or "") or "read-only" in (was or ""):
+            if self._wal_lost:
+                self._save_lost_wal()
+                self._wal_lost = False
             self._close_connection()
             if self._stale_companions:
                 self._keep_stale_companions()
@@ -579,11 +808,7 @@ class AuditLog:
             try:
                 self._open()
             except (sqlite3.Error, OSError) as exc:
-                log.debug("the audit log cannot be reopened yet: %s", exc)
-                if self.lost is None:
-                    self.lost = (f"The audit log {self.path} cannot be opened ({exc}); requests are refused "
-                                 "until it can be.")
-                    self._report(self.lost)
+                self._still_lost(exc)
                 self._stand_in()
                 return False
         lost, self.lost = self.lost, None
@@ -599,9 +824,44 @@ class AuditLog:
             log.debug("the audit log cannot be written yet: %s", exc)
             return False
         self._file_changed = False
+        self._reopen_failure = None
+        if self._abandoned_owed and not switched:  # the start could not close them: now it can
+            try:
+                self.close_abandoned()
+            except sqlite3.Error as exc:
+                log.warning("the audit log could not close the calls an earlier run left waiting: %s", exc)
         log.warning("the audit log %s works again%s", self.path, " (a new file)" if switched else "")
         self._report(None)
         return True
+
+    def _room_again(self) -> bool:
+        """After a full disk: whether its file system has room again (else a write that worked only
+        used space the log already had, and the disk is still full)."""
+        if not self._full:
+            return True
+        try:
+            info = os.statvfs(os.path.dirname(os.path.abspath(str(self.path))))
+        except OSError:
+            return True  # cannot tell: the write that worked decides
+        if info.f_bavail * info.f_frsize < ROOM_TO_RECOVER:
+            return False
+        self._full = False
+        return True
+
+    def _still_lost(self, exc: BaseException) -> None:
+        """The log cannot be reopened yet: the person is told why, in the degraded text and at WARNING,
+        once per reason (the watch tries every second)."""
+        reason = _why(exc)
+        if reason == self._reopen_failure:
+            return
+        self._reopen_failure = reason
+        if self.lost is not None and reason in self.lost:  # said so already (a start it could not open)
+            return
+        log.warning("the audit log %s cannot be reopened yet: %s", self.path, reason)
+        first = (self.lost or self.problem or "").split(" Now it cannot be opened: ")[0]
+        self.lost = (f"{first} Now it cannot be opened: {reason}." if first else
+                     f"The audit log {self.path} cannot be opened ({reason}); requests are refused until it can be.")
+        self._report(self.lost)
 
     def _keep_stale_companions(self) -> None:
         """The ``-wal`` and ``-shm`` at the path belong to the file that is gone (SQLite does not
@@ -740,6 +1000,7 @@ class AuditLog:
                 self._abandon_group(group, exc)
             if isinstance(exc, sqlite3.Error):
                 self._report(_cannot_write(exc))
+                self._full = self._full or _is_full(exc)
             raise
         group.calls += len(calls)
         return group
@@ -913,8 +1174,31 @@ class AuditLog:
         return int(self._db.execute("SELECT COUNT(*) FROM requests").fetchone()[0])
 
     def prune(self, retain_days: float) -> int:
-        """Delete what is older than the retention the person chose; returns rows removed."""
-        cutoff = time.time() - retain_days * 86400
+        """Delete what is older than the retention the person chose; returns rows removed.
+
+        Raises :class:`PruneRefused`, deleting nothing, when the wall clock cannot be trusted to say
+        what is old: it moved more than ``CLOCK_JUMP_DAYS`` away from the boot clock since the log was
+        opened, or the prune would delete every call written before the app started while the app
+        has run (by the boot clock) for less than the retention (a clock set far ahead at start; or a
+        log unused for longer than it keeps, which is pruned once the app has run that long). So the
+        newest rows of earlier runs are never pruned by a wrong clock, nor rows of this run.
+        """
+        now = time.time()
+        cutoff = now - retain_days * 86400
+        wall_moved = (now - self._opened_wall) - (_boot_clock() - self._opened_boot)
+        if abs(wall_moved) > CLOCK_JUMP_DAYS * 86400:
+            raise PruneRefused(f"nothing was pruned from the audit log: the wall clock moved {wall_moved / 86400:+.1f} "
+                               "days against the time since boot while the app ran (the clock looks wrong)")
+        if self._earlier_runs_last:
+            newest = self._db.execute("SELECT MAX(created) FROM requests WHERE id <= ?",
+                                      (self._earlier_runs_last,)).fetchone()[0]
+            running_days = (_boot_clock() - self._opened_boot) / 86400
+            if newest is not None and newest < cutoff and running_days < retain_days:
+                raise PruneRefused(
+                    f"nothing was pruned from the audit log: keeping {retain_days:g} days would delete every call "
+                    f"in it, the newest of {time.strftime('%Y-%m-%d', time.localtime(newest))} too, by a clock "
+                    f"that says {time.strftime('%Y-%m-%d', time.localtime(now))}; the clock looks wrong (or the "
+                    "log was unused for longer than it keeps)")
         with self._transaction(0):
             self._db.execute("DELETE FROM decisions WHERE request IN (SELECT id FROM requests WHERE created < ?)",
                              (cutoff,))

@@ -28,6 +28,7 @@ import collections
 import functools
 import logging
 import os
+import sqlite3
 import time
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -371,7 +372,10 @@ class Connection:
         self._audit_failure(message, exc)
 
     def _failure_line(self, message: models.Asking, exc: BaseException) -> bytes:
-        log.error("request %s failed", printable(message.id), exc_info=exc)
+        if isinstance(exc, sqlite3.Error):  # the audit log's: its health signal says so, once per change
+            log.debug("request %s refused: the audit log cannot be written (%s)", printable(message.id), exc)
+        else:
+            log.error("request %s failed", printable(message.id), exc_info=exc)
         text = str(exc) or type(exc).__name__
         return encode(models.ErrorMessage(id=message.id, code="internal", in_reply_to=message.type,
                                           message=f"desktop-approver failed: {text}"))
@@ -381,6 +385,8 @@ class Connection:
         try:
             self.context.broker.audit.record_event("refused", "internal", f"{message.type} {message.id!r}: {text}",
                                                    self.peer.pid, self.peer.uid)
+        except sqlite3.Error as failed:  # told to the person by the log's health signal, once per change
+            log.debug("the audit log could not record the failure of request %s: %s", printable(message.id), failed)
         except Exception:
             log.exception("the audit log could not record the failure of request %s", printable(message.id))
 
