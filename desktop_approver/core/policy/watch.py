@@ -27,7 +27,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 from .explain import Explanation
-from .load import read_policy_file
 from .match import Policy
 from .rules import PolicyCall, PolicyError, PolicyVerdict, Rule
 
@@ -203,6 +202,8 @@ def ask_everything(path: Path) -> Policy:
 def _blank(path: Path) -> bool:
     """The file has nothing in it but white space (emptied, not a deliberate rule-less file)."""
     try:
+        from .load import read_policy_file  # the file model (pydantic) loads with the first rules file
+
         return not read_policy_file(path).strip()
     except PolicyError:
         return False

@@ -271,6 +271,10 @@ def _arguments(entry: Program, label: str, args: list[str], cwd: str | None, sta
         elif role in _PATH_ROLES and value is not None:
             _path(value, role, here, state, f"option `{option}` of `{label}`", judge=True, via=label)
         elif role == "cd" and value is not None:
+            if label == "git" and option == "-C":
+                # The repository -C names has a config of its own (hooks, fsmonitor, a pager) that
+                # an agent can write as plain files first; no reader sees it (red team).
+                state.gap(f"repository `{value}` given to `git -C`")
             if literal_path(value):
                 here = resolve_path(value, here) if here or value.startswith(("/", "~", "$HOME")) else None
                 outside = here is None or state.workspace is not None and not Place(
