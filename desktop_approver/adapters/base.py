@@ -141,18 +141,21 @@ class Approver:
     ``session`` is the default session (adapters pass the framework's own id per call when there is
     one); without it one is made per Approver, so "Allow for session" lasts as long as this object.
     ``transport`` replaces the app's socket (``FakeApprover`` in an agent's tests), for the blocking
-    and the async calls alike.
+    and the async calls alike; ``url`` names the app elsewhere (``nats://host:4222`` through the
+    relay, like ``DESKTOP_APPROVER_URL``).
     """
 
     def __init__(self, *, agent: str | None = None, session: str | None = None,
                  socket_path: str | os.PathLike[str] | None = None, timeout: float | None = None,
                  on_unavailable: OnUnavailable = "deny", stop_on_block: bool = True,
-                 token: str | None = None, previews: bool = True, transport: DualTransport | None = None) -> None:
+                 token: str | None = None, previews: bool = True, transport: DualTransport | None = None,
+                 url: str | None = None) -> None:
         if on_unavailable not in ("deny", "allow"):
             raise ValueError(f"on_unavailable must be 'deny' or 'allow', not {on_unavailable!r}")
-        if transport is not None and socket_path is not None:
-            raise TypeError("give a socket_path or a transport, not both")
+        if sum(given is not None for given in (transport, socket_path, url)) > 1:
+            raise TypeError("give a socket_path, a url or a transport, not more than one")
         self.transport = transport
+        self.url = url
         self.agent = agent
         self.session = session or f"{agent or 'agent'}-{os.getpid()}-{os.urandom(4).hex()}"
         self.socket_path = socket_path
@@ -265,7 +268,7 @@ class Approver:
         client = clients.get(name)
         if client is None:
             client = clients[name] = Client(self.socket_path, agent=name, session=self.session, token=self.token,
-                                            transport=self.transport)
+                                            transport=self.transport, url=self.url)
             with self._lock:
                 self._all_clients.append(client)
         return client
@@ -274,7 +277,7 @@ class Approver:
         from ..client.async_client import AsyncClient
 
         return AsyncClient(self.socket_path, agent=agent or self.agent, session=self.session, token=self.token,
-                           transport=self.transport)
+                           transport=self.transport, url=self.url)
 
     def _settle(self, decision: Decision, args: Mapping[str, Any]) -> Answer:
         if decision.blocked and self.stop_on_block:

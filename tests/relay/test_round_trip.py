@@ -127,3 +127,25 @@ def test_the_hook_and_run_go_through_the_relay_unchanged(tmp_path: Path, nats_se
 
     assert run.returncode == EXIT_DENIED and not marker.exists(), run.stderr  # denied: never ran
     approver.expect("asked", suffix=" Bash")
+
+
+def test_an_adapter_s_approver_takes_the_url(tmp_path: Path, nats_server: NatsServer,
+                                             approvers: list[Approver]) -> None:
+    """``Approver(url=...)``, the seam every adapter shares, reaches the relay like ``Client(url=...)``."""
+    import subprocess
+    import sys
+
+    from tests.relay.conftest import child_env
+
+    approvers.append(Approver(tmp_path, nats_server.user_url("desk", "x"), "desk"))
+    code = ("import sys\nfrom desktop_approver.adapters.base import Approver\n"
+            "approver = Approver(agent='adapter-agent', url=sys.argv[1], timeout=20)\n"
+            "allowed = approver.ask('allow', {'n': 1}).allowed\n"
+            "denied = approver.ask('deny', {}).allowed\n"
+            "approver.close()\n"
+            "print(allowed, denied)")
+    done = subprocess.run([sys.executable, "-c", code, nats_server.user_url("alice", "pw")], capture_output=True,
+                          text=True, timeout=60, env=child_env())
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["True", "False"]
+    assert approvers[0].expect("asked").split()[2] == "alice/adapter-agent"
