@@ -33,6 +33,8 @@ class Settings:
     notifications: bool = True
     theme: str = "auto"               # auto | light | dark
     quiet_hours: str = ""             # "22:00-07:30": do not disturb in that span, every day
+    relay: str = ""                   # "nats://host:4222": also answer requests relayed over NATS (next start)
+    relay_creds: str = ""             # the approver's NATS credentials: a .creds file or one line user:password
 
     def validated(self) -> Settings:
         if (not isinstance(self.timeout, (int, float)) or isinstance(self.timeout, bool)
@@ -44,6 +46,10 @@ class Settings:
             raise SettingsError(f"theme must be one of {', '.join(THEMES)}, not {self.theme!r}")
         if self.quiet_hours:
             quiet_span(self.quiet_hours)
+        if not isinstance(self.relay, str) or self.relay and not self.relay.startswith(("nats://", "tls://")):
+            raise SettingsError(f"relay must be a nats:// or tls:// address (or empty), not {self.relay!r}")
+        if not isinstance(self.relay_creds, str) or self.relay_creds and not self.relay:
+            raise SettingsError("relay_creds goes with a relay address")
         return self
 
     def quiet_now(self, now: time) -> bool:

@@ -498,11 +498,13 @@ def run_app(args: Any, demo: bool = False) -> int:
     app.setWindowIcon(app_icon())
     app.setQuitOnLastWindowClosed(False)
     try:
-        chosen_theme = app_settings.load().theme
+        saved = app_settings.load()
     except app_settings.SettingsError as error:
         print(f"desktop-approver: {error}; using the default settings", file=sys.stderr)
-        chosen_theme = "auto"
-    theme.apply(getattr(args, "theme", None) or chosen_theme)
+        saved = app_settings.Settings()
+    theme.apply(getattr(args, "theme", None) or saved.theme)
+    if not getattr(args, "relay", None) and saved.relay:  # the settings' relay; --relay on the command line wins
+        args.relay, args.relay_creds = saved.relay, saved.relay_creds or None
     from .event_loop import AppEventLoop
 
     loop = AppEventLoop(app)

@@ -366,6 +366,15 @@ class SettingsWindow(QWidget):
         self.quiet = QLineEdit()
         self.quiet.setObjectName("settingQuietHours")
         self.quiet.setPlaceholderText("22:00-07:30 (empty: none)")
+        self.relay = QLineEdit()
+        self.relay.setObjectName("settingRelay")
+        self.relay.setPlaceholderText("nats://host:4222 (empty: this desktop's socket only)")
+        self.relay.setToolTip("Also answer requests that agents on other machines send through a NATS server "
+                              "(README, \"Agents on other machines\"). Takes effect at the next start; "
+                              "--relay on the command line wins.")
+        self.relay_creds = QLineEdit()
+        self.relay_creds.setObjectName("settingRelayCreds")
+        self.relay_creds.setPlaceholderText("a .creds file, or a file with one line user:password")
         self.settings_status = QLabel()
         self.settings_status.setWordWrap(True)
         form.addRow("&Time to answer", self.timeout)
@@ -376,17 +385,21 @@ class SettingsWindow(QWidget):
         theme_label.setBuddy(self.theme)
         form.addRow(theme_label, theme_row)
         form.addRow("Do not disturb &daily", self.quiet)
+        form.addRow("Rela&y (next start)", self.relay)
+        form.addRow("Relay &credentials", self.relay_creds)
         form.addRow(self.settings_status)
         self.show_settings(self.settings)
         self.timeout.editingFinished.connect(self.save_settings)
         self.notify.toggled.connect(lambda _on: self.save_settings())
         self.theme.currentIndexChanged.connect(lambda _i: self.save_settings())
         self.quiet.editingFinished.connect(self.save_settings)
+        self.relay.editingFinished.connect(self.save_settings)
+        self.relay_creds.editingFinished.connect(self.save_settings)
         self.popup.toggled.connect(self.popups_toggled)
         return page
 
     def show_settings(self, settings: Settings) -> None:
-        for widget in (self.timeout, self.notify, self.theme, self.quiet):
+        for widget in (self.timeout, self.notify, self.theme, self.quiet, self.relay, self.relay_creds):
             widget.blockSignals(True)
         self.timeout.setValue(settings.timeout)
         self.notify.setChecked(settings.notifications)
@@ -395,8 +408,10 @@ class SettingsWindow(QWidget):
         self.theme_note.setText(f"from --theme for this run; saved: {settings.theme}" if shown != settings.theme
                                 else "")
         self.quiet.setText(settings.quiet_hours)
+        self.relay.setText(settings.relay)
+        self.relay_creds.setText(settings.relay_creds)
         self.popup.setChecked(self.popups)
-        for widget in (self.timeout, self.notify, self.theme, self.quiet):
+        for widget in (self.timeout, self.notify, self.theme, self.quiet, self.relay, self.relay_creds):
             widget.blockSignals(False)
 
     def _theme_in_force(self, settings: Settings) -> str:
@@ -415,7 +430,8 @@ class SettingsWindow(QWidget):
         picked = str(self.theme.currentData())
         retheme = picked != self._theme_in_force(self.settings)  # the person picked one: saved, and in force
         chosen = Settings(timeout=float(self.timeout.value()), notifications=self.notify.isChecked(),
-                          theme=picked if retheme else self.settings.theme, quiet_hours=self.quiet.text().strip())
+                          theme=picked if retheme else self.settings.theme, quiet_hours=self.quiet.text().strip(),
+                          relay=self.relay.text().strip(), relay_creds=self.relay_creds.text().strip())
         try:
             chosen.validated()
         except SettingsError as error:

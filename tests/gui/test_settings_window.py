@@ -247,3 +247,42 @@ def test_settings_show_the_theme_in_force_from_the_command_line(tmp_path: Path, 
     finally:
         run(app.close())
         theme.apply("auto")
+
+
+def test_the_relay_is_a_setting_for_the_next_start(tmp_path: Path) -> None:
+    """Issue 24: the relay's address and credentials are saved like any setting, checked first."""
+    from desktop_approver.client import settings
+
+    path = tmp_path / "settings.toml"
+    settings.save(settings.Settings(relay="nats://relay.example:4222", relay_creds="/home/me/desk.creds"), path)
+    assert settings.load(path).relay == "nats://relay.example:4222"
+    assert settings.load(path).relay_creds == "/home/me/desk.creds"
+    for wrong in (settings.Settings(relay="http://relay.example"), settings.Settings(relay_creds="/x.creds")):
+        with pytest.raises(settings.SettingsError, match="relay"):
+            wrong.validated()
+
+
+def test_the_settings_window_saves_the_relay(tmp_path: Path, run: Any) -> None:
+    from desktop_approver.client import settings
+    from desktop_approver.core.service import ServiceOptions
+    from desktop_approver.gui.app import DesktopApprover
+
+    options = ServiceOptions(socket_path=tmp_path / "s" / "approver.sock", audit_path=tmp_path / "audit.sqlite3",
+                             policy_path=None, state_path=None)
+    app = DesktopApprover(options, arming_delay_ms=0)
+
+    async def scenario() -> None:
+        await app.start()
+        window = app.open_settings()
+        window.relay.setText("nats://relay.example:4222")
+        window.relay_creds.setText(str(tmp_path / "desk.creds"))
+        assert window.save_settings()
+        assert settings.load().relay == "nats://relay.example:4222"
+        window.relay.setText("ftp://nope")
+        assert not window.save_settings() and "relay" in window.settings_status.text()
+        window.close()
+
+    try:
+        run(scenario())
+    finally:
+        run(app.close())
