@@ -13,7 +13,10 @@ app's core does) costs no socket or asyncio import.
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Any
+
+TYPE_CHECKING = False  # typing's own flag would import typing, which a hook (once per tool call) does not need
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["Client", "AsyncClient"]
 
