@@ -82,7 +82,9 @@ _INLINE_DECODE = re.compile(r"\b(exec|eval|compile)\s*\(|__import__|base64|b64de
                             r"|codecs\.decode|\bFunction\(|fromCharCode|pickle\.loads")
 _INLINE_WRITE = re.compile(r"open\([^)]*['\"][wa+]|write_text|write_bytes|writeFile|\.write\(|File\.write|shutil\.(copy"
                            r"|move)|os\.rename|os\.replace|os\.makedirs|mkdir")
-_FORK_BOMB = re.compile(r"(\w+|:)\s*\(\s*\)\s*\{\s*\1\s*\|\s*\1\s*&\s*\}")
+# From the start of a word only (the lookbehind): from every letter of a long word the match would
+# be tried again, and a 100 KB argument took seconds (quadratic), stalling the app's loop.
+_FORK_BOMB = re.compile(r"(?<![\w:])(\w+|:)\s*\(\s*\)\s*\{\s*\1\s*\|\s*\1\s*&\s*\}")
 _GIT_PROGRAM_SETTINGS = re.compile(
     r"^(core\.(sshcommand|fsmonitor|pager|editor|hookspath|askpass|gitproxy|alternaterefscommand)|pager\..*"
     r"|alias\..*|(diff|merge|filter)\..*\.(command|driver|textconv|clean|smudge|process)|credential\.helper"
@@ -159,7 +161,7 @@ class _Line:
 def command_findings(run: ShellRun, cwd: str | None, workspace: str | None, findings: Findings,
                       depth: int = 0) -> None:
     text = run.text
-    if _FORK_BOMB.search(text):
+    if "{" in text and "&" in text and _FORK_BOMB.search(text):
         findings.add(DESTRUCTIVE, "fork bomb (exhausts the machine)")
     if "((" in text and depth == 0:
         # bash reads `((...))` as arithmetic, but sh (dash) reads nested subshells and runs them:
