@@ -195,7 +195,7 @@ class DesktopApprover(QObject):
                 self._shortcuts_starting.cancel()
                 await asyncio.gather(self._shortcuts_starting, return_exceptions=True)
             await self.shortcuts.close()
-        self.tray.hide()
+        self.tray.stop()
         if self.quit_question is not None:  # quitting by a signal while the question is open
             self.quit_question.hide()
             self.quit_question.deleteLater()

@@ -156,6 +156,12 @@ class Tray(QSystemTrayIcon):
         left = self.approve_all_left()
         return "" if left is None else f"approving all but destructive calls, {time_left_text(left)} left"
 
+    def stop(self) -> None:
+        """The app is closing: its clocks stop (a tick after the service closed would write to a closed log)."""
+        self._clock.stop()
+        self._mode_clock.stop()
+        self.hide()
+
     def _approve_all_tick(self) -> None:
         if self.mode.mode != modes.APPROVE_ALL:  # reading the mode ends a period that is over (and says so)
             return
