@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import math
 import sys
 
 from .commands.argv import Option, add_to, read
@@ -107,8 +108,9 @@ def add_app_options(parser: argparse.ArgumentParser) -> None:
                         help="policy file (default: ~/.config/desktop-approver/policy.toml)")
     parser.add_argument("--audit-db", metavar="PATH",
                         help="audit log (default: ~/.local/share/desktop-approver/audit.sqlite3)")
-    parser.add_argument("--timeout", type=float, metavar="SECONDS",
-                        help="default time a request waits for a person before it is denied (default: 300)")
+    parser.add_argument("--timeout", type=_timeout_seconds, metavar="SECONDS",
+                        help="default time a request waits for a person before it is denied "
+                             f"(default: 300; at most {MAX_TIMEOUT_SECONDS})")
     parser.add_argument("--no-notifications", action="store_true", help="do not raise desktop notifications")
     parser.add_argument("--tray-icons", choices=("color", "symbolic"), default="color",
                         help="tray icon look: color (default; reads on light and dark panels) or symbolic "
@@ -137,8 +139,13 @@ def add_app_options(parser: argparse.ArgumentParser) -> None:
                              "$DESKTOP_APPROVER_LOG_LEVEL, else warning)")
 
 
-def _positive(unit: str) -> Callable[[str], float]:
-    """An argparse type: a number of ``unit`` above zero."""
+def finite_positive(unit: str, most: float = math.inf) -> Callable[[str], float]:
+    """An argparse type: a finite number of ``unit`` above zero (and at most ``most``).
+
+    ``float()`` reads "nan", "inf" and "-1e999" too: a NaN timeout compares false with every clock
+    reading and an infinite one never ends, so they are refused here, as usage errors (exit 2),
+    before the app starts with them.
+    """
     def parse(text: str) -> float:
         import argparse
 
@@ -146,13 +153,19 @@ def _positive(unit: str) -> Callable[[str], float]:
             value = float(text)
         except ValueError:
             raise argparse.ArgumentTypeError(f"not a number of {unit}: {text!r}") from None
-        if not value > 0:
-            raise argparse.ArgumentTypeError(f"must be more than 0 {unit}")
+        if not (value > 0 and math.isfinite(value)):
+            raise argparse.ArgumentTypeError(f"must be a finite number of {unit} above 0, not {text!r}")
+        if value > most:
+            raise argparse.ArgumentTypeError(f"must be at most {most:g} {unit}, not {text!r}")
         return value
     return parse
 
 
-_positive_hours, _positive_days = _positive("hours"), _positive("days")
+_positive_hours, _positive_days = finite_positive("hours"), finite_positive("days")
+# The protocol's longest timeout (core.messages.models.MAX_TIMEOUT; the settings file's too): not
+# imported from there, which would load pydantic into the thin CLI.
+MAX_TIMEOUT_SECONDS = 86400
+_timeout_seconds = finite_positive("seconds", most=MAX_TIMEOUT_SECONDS)
 
 
 def cmd_request(args: argparse.Namespace) -> int:

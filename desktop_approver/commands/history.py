@@ -20,6 +20,8 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from ..cli import finite_positive
+
 DECISIONS = ("allow_once", "allow_session", "deny", "allow", "pending")
 DECIDERS = ("user", "policy", "session", "mode", "timeout", "cancelled")
 RISKS = ("safe", "moderate", "destructive")
@@ -46,7 +48,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="show the newest N matching calls (default: 50; 0: all), oldest first in the table")
     parser.add_argument("--prune", action="store_true",
                         help="delete entries older than --keep-days instead of listing")
-    parser.add_argument("--keep-days", type=float, default=DEFAULT_KEEP_DAYS, metavar="N",
+    parser.add_argument("--keep-days", type=finite_positive("days"), default=DEFAULT_KEEP_DAYS, metavar="N",
                         help=f"with --prune: keep this many days (default: {DEFAULT_KEEP_DAYS:g})")
     parser.add_argument("--audit-db", metavar="PATH",
                         help="the audit log (default: ~/.local/share/desktop-approver/audit.sqlite3)")
