@@ -7,7 +7,6 @@ full, in the agents' argument shapes.
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 from typing import Any
 
@@ -15,16 +14,9 @@ import pytest
 
 from desktop_approver.core.calls.risk import assess
 from desktop_approver.core.decisions import modes
-from desktop_approver.core.decisions.broker import Broker
-from desktop_approver.core.decisions.memory import SessionMemory
-from desktop_approver.core.decisions.tickets import Identity, Verdict
-from desktop_approver.core.messages.models import ToolCall
 from desktop_approver.core.policy import Policy
-from desktop_approver.core.store.audit import AuditLog
-from tests.support.deciders import FailingPerson
-
-PROJECT = "/home/me/project"
-WHO = Identity(agent="agent", cwd=PROJECT, peer_pid=7, peer_cwd=PROJECT)
+from tests.support.automatic_answers import PROJECT, WHO, ask
+from tests.support.automatic_answers import unattended_broker as broker_for
 
 EVERYDAY = [
     pytest.param("Bash", {"command": "git status", "description": "status"}, {"command": "git status *"},
@@ -37,16 +29,6 @@ EVERYDAY = [
                  id="cline: npm test"),
     pytest.param("read_file", {"path": f"{PROJECT}/README.md"}, {"path": "./**"}, id="mcp filesystem: read_file"),
 ]
-
-
-def broker_for(tmp_path: Path, policy: Policy | None = None) -> Broker:
-    """A broker whose person must never be asked."""
-    return Broker(FailingPerson(AssertionError("the person was asked")), audit=AuditLog(tmp_path / "audit.sqlite3"),
-                  memory=SessionMemory(), policy=policy, mode=modes.ModeState(tmp_path / "state.json"))
-
-
-def ask(broker: Broker, tool: str, args: dict[str, Any]) -> Verdict:
-    return asyncio.run(broker.submit(WHO, "s", "r", "request", [ToolCall(tool=tool, args=args)]))[0]
 
 
 @pytest.mark.parametrize(("tool", "args", "rule"), EVERYDAY)
