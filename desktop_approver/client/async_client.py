@@ -12,8 +12,8 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from . import wire
-from .base import CONNECT_TIMEOUT, ClientProtocol, IdleClosed, unavailable
-from .errors import ApproverError, ApproverUnavailable, Unauthorized
+from .base import CONNECT_TIMEOUT, DUPLICATE_ID, ClientProtocol, IdleClosed, unavailable
+from .errors import ApproverError, ApproverUnavailable, ProtocolError, Unauthorized
 from .transport import AsyncConnection, AsyncTransport
 from .urls import open_transport
 from .vocabulary import NoticeKind, ShowWhat
@@ -158,6 +158,11 @@ class AsyncClient:
     async def _exchange_once(self, reply_id: str, message: dict[str, Any], timeout: float | None,
                              wait: float | None = None) -> dict[str, Any]:
         connection = await self._ensure_connected()
+        if reply_id in self._waiting:
+            # Fail closed: the app would refuse it, and the one reply that comes with this id is
+            # the pending message's answer, which must not be read as this message's.
+            raise ProtocolError(f"message id {reply_id!r} is already waiting for its answer on this connection",
+                                DUPLICATE_ID)
         future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         self._waiting[reply_id] = (message["type"], future)
         try:

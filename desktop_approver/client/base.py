@@ -31,6 +31,7 @@ CONNECT_TIMEOUT = 1.0
 REPLY_GRACE = 10.0
 """Seconds we wait past the request's own timeout before giving up on a silent app."""
 DEFAULT_WAIT = 300.0
+DUPLICATE_ID = "duplicate_id"  # the error code of a message that reused a pending id
 
 KEYRING_SERVICE, KEYRING_USERNAME = "desktop-approver", "socket-token"  # core.tokens keeps the token here
 
@@ -207,9 +208,19 @@ class ClientProtocol:
     @staticmethod
     def answers(reply: Mapping[str, Any], kind: str) -> bool:
         """Does ``reply`` (carrying the id of our ``kind`` message) answer it? An ``error`` about
-        another message that reused the id (``in_reply_to: "cancel"``) does not."""
+        another message that reused the id (``in_reply_to: "cancel"``) does not, nor does a
+        ``duplicate_id``: it refuses a second message sent with the id of one still pending, and
+        the pending one still stands and gets its own answer (ipc/PROTOCOL.md, ``error``). Taken
+        as the answer, it would end our wait before the person's decision; and a client that had
+        sent that second message would then read the first one's decision as its own. The clients
+        never send an id still waiting (:class:`~desktop_approver.client.async_client.AsyncClient`
+        refuses it with a typed ``duplicate_id`` error of its own)."""
+        if reply.get("type") != "error":
+            return True
+        if reply.get("code") == DUPLICATE_ID:
+            return False
         in_reply_to = reply.get("in_reply_to")
-        return reply.get("type") != "error" or in_reply_to is None or in_reply_to == kind
+        return in_reply_to is None or in_reply_to == kind
 
     def reply_wait(self, timeout: float | None) -> float:
         """How long to wait for a reply before calling the app unavailable (never forever).
