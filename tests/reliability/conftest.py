@@ -8,11 +8,15 @@ the run and copied by hand into BENCHMARKS.md. No figure is asserted: speed only
 from __future__ import annotations
 
 import contextlib
+import shutil
 import subprocess
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
+
+from tests.support.session_bus import Session
+from tests.support.tray_process import TrayApp
 
 FIGURES: dict[str, str] = {}
 
@@ -41,6 +45,34 @@ def child_pipes_closed(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
             if pipe is not None:
                 with contextlib.suppress(OSError):
                     pipe.close()
+
+
+@pytest.fixture
+def apps() -> Iterator[list[TrayApp]]:
+    """The tray apps a test starts (it appends them): each closed when the test ends."""
+    started: list[TrayApp] = []
+    yield started
+    for app in started:
+        app.close()
+
+
+@pytest.fixture
+def session() -> Iterator[Session]:
+    """A display with a session bus and dunst the test can kill (tests/support/session_bus.py)."""
+    from tests.support.desktop import Desktop, Missing
+
+    for program in ("dbus-daemon", "dunst", "dunstctl"):
+        if shutil.which(program) is None:
+            pytest.skip(f"{program} is not installed")
+    try:
+        desktop = Desktop.start(1280, 800, notifications=False)
+    except Missing as exc:
+        pytest.skip(str(exc))
+    started = Session(desktop)
+    try:
+        yield started
+    finally:
+        started.stop()
 
 
 @pytest.fixture

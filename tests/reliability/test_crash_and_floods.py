@@ -17,27 +17,14 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from desktop_approver import AsyncClient, Client
 from desktop_approver.client.errors import ApproverUnavailable
 from tests.reliability.app import ROOT, AppProcess
-
-WAIT = 60.0
-
-
-def wait_until(condition: Callable[[], Any], what: str, timeout: float = WAIT) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = condition()
-        if value:
-            return value
-        time.sleep(0.01)
-    raise AssertionError(f"timed out waiting for {what}")
+from tests.support.waiting import WAIT, wait_for
 
 
 def pending(app: AppProcess) -> int:
@@ -82,7 +69,7 @@ def test_kill_9_with_pending_requests_then_restart(tmp_path: Path, figures: dict
                 failures.append(time.perf_counter())
 
         tasks = [asyncio.ensure_future(ask(agents[n % 4], n)) for n in range(100)]
-        await asyncio.get_running_loop().run_in_executor(None, lambda: wait_until(lambda: pending(app) == 100,
+        await asyncio.get_running_loop().run_in_executor(None, lambda: wait_for(lambda: pending(app) == 100,
                                                                                  "100 pending requests"))
         killed = time.perf_counter()
         os.kill(app.pid, signal.SIGKILL)
@@ -107,10 +94,10 @@ def test_a_killed_client_takes_its_request_with_it(tmp_path: Path, figures: dict
                   "Client(sys.argv[1], agent='doomed').request('Bash', {'command': 'sleep 1'}, timeout=3600)\n")
         client = subprocess.Popen([sys.executable, "-c", script, str(app.socket_path)],
                                   env=dict(os.environ, PYTHONPATH=str(ROOT)))
-        wait_until(lambda: pending(app) == 1, "the request to wait")
+        wait_for(lambda: pending(app) == 1, "the request to wait")
         client.kill()
         killed = time.perf_counter()
-        wait_until(lambda: pending(app) == 0, "the request to go")
+        wait_for(lambda: pending(app) == 0, "the request to go")
         withdrawn_after = time.perf_counter() - killed
         figures["client killed mid-request: request withdrawn after"] = f"{withdrawn_after * 1000:.0f} ms"
         client.wait(WAIT)
@@ -146,7 +133,7 @@ def test_a_flood_is_refused_with_typed_errors_and_others_are_served(tmp_path: Pa
             f"{(time.perf_counter() - started) * 1000:.1f} ms"
         flooder.stdin.close()
         flooder.wait(WAIT)
-        wait_until(lambda: pending(app) == 0, "the flooder's requests to be cancelled")
+        wait_for(lambda: pending(app) == 0, "the flooder's requests to be cancelled")
 
 
 def test_a_client_that_never_reads_costs_the_app_bounded_memory(tmp_path: Path, figures: dict[str, str]) -> None:
@@ -211,7 +198,7 @@ def test_descriptor_exhaustion_is_refused_before_accept_can_fail(tmp_path: Path,
         with Client(app.socket_path, agent="busy") as busy:   # a connection with a request pending is never evicted
             waiting = threading.Thread(target=lambda: _expect_unavailable(busy))
             waiting.start()
-            wait_until(lambda: pending(app) == 1, "the busy client's request")
+            wait_for(lambda: pending(app) == 1, "the busy client's request")
             holders = [subprocess.Popen([sys.executable, "-c", HOLDER, str(app.socket_path), "60"],
                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True) for _ in range(20)]
             counts = [tuple(map(int, holder.stdout.readline().split())) for holder in holders]  # type: ignore[union-attr]

@@ -16,7 +16,7 @@ import sqlite3
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -25,18 +25,7 @@ import pytest
 from desktop_approver import Client
 from desktop_approver.client.errors import ProtocolError
 from tests.reliability.app import AppProcess
-
-WAIT = 60.0
-
-
-def wait_until(condition: Callable[[], Any], what: str, timeout: float = WAIT) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = condition()
-        if value:
-            return value
-        time.sleep(0.02)
-    raise AssertionError(f"timed out waiting for {what}")
+from tests.support.waiting import WAIT, wait_for
 
 
 def rows(audit: Path) -> list[tuple[str, str | None, str | None]]:
@@ -117,7 +106,7 @@ def test_a_rules_file_unreadable_at_start_means_the_person_is_asked_for_everythi
             policy.unlink()
         policy.unlink(missing_ok=True)
         policy.write_text('[tools]\nBash = "deny"\n')   # fixed: in force without a restart
-        wait_until(lambda: ask(app, "ls") == "policy", "the fixed rules to be in force")
+        wait_for(lambda: ask(app, "ls") == "policy", "the fixed rules to be in force")
         with Client(app.socket_path) as client:
             assert "problems" not in client.status()
         assert "rules works again" in app.stderr() or "policy works again" in app.stderr()
@@ -167,8 +156,8 @@ def test_an_audit_log_overwritten_in_place_refuses_until_it_is_moved_away(tmp_pa
             assert refused.value.code == "internal"
         assert "no longer a database" in app.stderr()
         os.rename(app.audit_path, tmp_path / "kept.sqlite3")    # the person moves it away
-        wait_until(lambda: app.audit_path.exists(), "a fresh log")
-        wait_until(lambda: _answers(app, "after"), "the log to work again")
+        wait_for(lambda: app.audit_path.exists(), "a fresh log")
+        wait_for(lambda: _answers(app, "after"), "the log to work again")
         allows_recorded(app.audit_path, ["after"])
 
 
@@ -215,7 +204,7 @@ def test_a_locked_audit_log_is_a_quick_typed_error_and_status_keeps_answering(tm
         finally:
             holder.execute("ROLLBACK")
             holder.close()
-        wait_until(lambda: _answers(app, "after"), "the log to work again")
+        wait_for(lambda: _answers(app, "after"), "the log to work again")
         allows_recorded(app.audit_path, ["before", "after"])
 
 
@@ -243,7 +232,7 @@ def test_a_full_disk_keeps_refusals_notices_and_the_waiting_request(tmp_path: Pa
             line = RawLine(app.socket_path)
             line.send({"v": 1, "type": "request", "id": "r1", "tool": "Bash", "args": {"command": "make deploy"},
                        "timeout": 3600})
-            wait_until(lambda: _pending(app) == 1, "the request to wait for the person")
+            wait_for(lambda: _pending(app) == 1, "the request to wait for the person")
             filler = disk / "filler"
             with contextlib.suppress(OSError), open(filler, "wb", buffering=0) as handle:
                 while True:
@@ -255,9 +244,9 @@ def test_a_full_disk_keeps_refusals_notices_and_the_waiting_request(tmp_path: Pa
                 "error", "n1", "error", "invalid_json")
             assert _pending(app) == 1                      # the connection and its request stayed
             line.close()                                   # withdrawn, on a full disk
-            wait_until(lambda: _pending(app) == 0, "the withdrawal")
+            wait_for(lambda: _pending(app) == 0, "the withdrawal")
             filler.unlink()                                # room again: what is owed is written
-            wait_until(lambda: all(decision is not None for _, decision, _ in rows(app.audit_path)),
+            wait_for(lambda: all(decision is not None for _, decision, _ in rows(app.audit_path)),
                        "the withdrawal's row")
             assert rows(app.audit_path)[-1][1:] == ("deny", "cancelled")
             assert "cannot be written" in app.stderr()
@@ -286,7 +275,7 @@ def test_a_read_only_start_recovers_without_a_restart(tmp_path: Path, before: st
                 ask(app, "read only")
             assert refused.value.code == "internal"
             subprocess.run(["mount", "-o", "remount,rw", str(disk)], check=True)
-            wait_until(lambda: _answers(app, "writable again"), "the log to work again")
+            wait_for(lambda: _answers(app, "writable again"), "the log to work again")
             allows_recorded(audit, ["first run", "writable again"])
             assert "works again" in app.stderr()
 
@@ -315,7 +304,7 @@ def test_approve_all_ends_on_time_when_the_wall_clock_is_set_back_an_hour(tmp_pa
         clock_file.write_text("-1h\n")                      # the wall clock goes back an hour
         with Client(app.socket_path) as client:
             assert client.status()["mode"] == "approve_all"
-        wait_until(lambda: ask(app, "ls") == "user", "approve-all to end", timeout=30)
+        wait_for(lambda: ask(app, "ls") == "user", "approve-all to end", timeout=30)
         figures["approve-all of 4 s with the wall clock set back 1 h ended after"] = \
             f"{time.monotonic() - started:.1f} s"
     assert rows(app.audit_path)[-1][1:] == ("deny", "user")
@@ -386,7 +375,7 @@ def test_an_audit_log_it_may_not_open_at_start_is_refused_not_moved_aside(tmp_pa
             assert "permission denied" in _status_problems(app)
             assert "Traceback" not in app.stderr()
             locked.chmod(0o700 if what == "directory" else 0o600)   # permissions given back: no restart
-            wait_until(lambda: _answers(app, "given back"), "the log to work again")
+            wait_for(lambda: _answers(app, "given back"), "the log to work again")
             assert "audit works again" in app.stderr()
     finally:
         locked.chmod(0o700 if what == "directory" else 0o600)
@@ -402,7 +391,7 @@ def test_a_deleted_audit_directory_is_made_again_with_a_fresh_log(tmp_path: Path
     with AppProcess(tmp_path, "allow", audit_path=folder / "audit.sqlite3") as app:
         assert ask(app, "before") == "user"
         subprocess.run(["rm", "-rf", str(folder)], check=True)
-        wait_until(lambda: _answers(app, "after"), "a fresh log in a directory made again")
+        wait_for(lambda: _answers(app, "after"), "a fresh log in a directory made again")
         assert "was deleted with its directory" in app.stderr()
         assert (folder.stat().st_mode & 0o777) == 0o700
         allows_recorded(app.audit_path, ["after"])
@@ -423,7 +412,7 @@ def test_calls_left_waiting_by_a_killed_app_are_closed_as_denied_at_the_next_sta
         for n in range(30):
             line.send({"v": 1, "type": "request", "id": f"r{n}", "tool": "Bash", "args": {"command": f"make {n}"},
                        "timeout": 3600})
-        wait_until(lambda: _pending(app) == 30, "30 requests waiting for the person")
+        wait_for(lambda: _pending(app) == 30, "30 requests waiting for the person")
         app.process.kill()
         app.process.wait(WAIT)
         line.close()
@@ -432,7 +421,7 @@ def test_calls_left_waiting_by_a_killed_app_are_closed_as_denied_at_the_next_sta
         line = RawLine(again.socket_path)                # a request of this run waits: it is not closed
         line.send({"v": 1, "type": "request", "id": "now", "tool": "Bash", "args": {"command": "make now"},
                    "timeout": 3600})
-        wait_until(lambda: _pending(again) == 1, "this run's request to wait")
+        wait_for(lambda: _pending(again) == 1, "this run's request to wait")
         shown = _history(again.audit_path)
         assert [entry["args"]["command"] for entry in _history(again.audit_path, "--decision", "pending")] == [
             "make now"]
@@ -471,14 +460,14 @@ def test_someone_elses_database_at_the_path_is_refused_with_the_true_reason_and_
             with pytest.raises(ProtocolError) as refused:
                 ask(app, f"refused {n}")
             assert refused.value.code == "internal"
-        wait_until(lambda: "not the app's audit log" in _status_problems(app), "the true reason")
+        wait_for(lambda: "not the app's audit log" in _status_problems(app), "the true reason")
         assert "database of another shape" in _status_problems(app)
         log = app.stderr()
         assert "Traceback" not in log
         assert sum("another shape" in line for line in log.splitlines()) <= 3   # per change, not per request
         assert audit.read_bytes() == theirs                                     # never written into
         os.rename(audit, tmp_path / "theirs-again.sqlite3")                     # the person moves it away
-        wait_until(lambda: _answers(app, "after"), "a fresh log")
+        wait_for(lambda: _answers(app, "after"), "a fresh log")
     assert (tmp_path / "theirs-again.sqlite3").read_bytes() == theirs
     allows_recorded(audit, ["after"])
 
@@ -497,7 +486,7 @@ def test_a_wall_clock_far_ahead_at_start_prunes_nothing_and_says_so(tmp_path: Pa
     ahead = {"LD_PRELOAD": str(LIBFAKETIME), "FAKETIME_TIMESTAMP_FILE": str(clock_file), "FAKETIME_NO_CACHE": "1",
              "FAKETIME_DONT_FAKE_MONOTONIC": "1"}
     with AppProcess(tmp_path, "allow", env=ahead, history_days=30) as app:
-        wait_until(lambda: "nothing was pruned" in app.stderr(), "the refusal to prune")
+        wait_for(lambda: "nothing was pruned" in app.stderr(), "the refusal to prune")
         assert ask(app, "while ahead") == "user"
         allowed.append("while ahead")
         assert "pruned 20" not in app.stderr() and "clock looks wrong" in app.stderr()
@@ -531,6 +520,6 @@ def test_a_full_disk_stays_degraded_until_a_write_really_succeeds(tmp_path: Path
             log = app.stderr()
             assert "degraded (audit)" in log and "audit works again" not in log, log[-3000:]
             filler.unlink()                                  # room again: works again, said once
-            wait_until(lambda: _answers(app, "room again"), "the log to work again")
+            wait_for(lambda: _answers(app, "room again"), "the log to work again")
             assert app.stderr().count("audit works again") == 1
             allows_recorded(app.audit_path, ["before", *answered, "room again"])

@@ -17,7 +17,6 @@ learn what it told the person (the tray's degraded tooltip is the same text).
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import shutil
@@ -28,80 +27,14 @@ import stat
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-WAIT = 60.0
-"""Seconds any one condition may take to come true on two loaded cores (a failure says which)."""
-
-
-def wait_for(condition: Callable[[], Any], what: str, timeout: float = WAIT) -> Any:
-    deadline = time.monotonic() + timeout
-    while not (value := condition()):
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.05)
-    return value
-
-
-class TrayApp:
-    """``desktop-approver tray`` in a child process; its stderr goes to a file the test reads."""
-
-    def __init__(self, tmp: Path, socket_path: Path, *, env: dict[str, str] | None = None,
-                 notifications: bool = False, name: str = "app", wait: bool = True, log_level: str = "info") -> None:
-        self.socket_path = socket_path
-        self.audit_path = tmp / f"{name}.sqlite3"
-        self.stderr_path = tmp / f"{name}.stderr"
-        command = [sys.executable, "-m", "desktop_approver", "tray", "--log-level", log_level,
-                   "--socket", str(socket_path), "--audit-db", str(self.audit_path),
-                   "--policy", str(tmp / "no-policy.toml"), "--timeout", "3600"]
-        if not notifications:
-            command.append("--no-notifications")
-        environment = dict(env or os.environ, PYTHONPATH=str(ROOT))
-        environment.setdefault("QT_QPA_PLATFORM", "offscreen")
-        with open(self.stderr_path, "w") as stderr:
-            self.process = subprocess.Popen(command, cwd=ROOT, env=environment, stdin=subprocess.DEVNULL,
-                                            stdout=subprocess.DEVNULL, stderr=stderr)
-        if wait:
-            wait_for(lambda: "is listening on" in self.stderr() or not self.alive(), f"{name} to listen")
-            assert self.alive(), self.stderr()
-
-    @property
-    def pid(self) -> int:
-        return self.process.pid
-
-    def alive(self) -> bool:
-        return self.process.poll() is None
-
-    def stderr(self) -> str:
-        return self.stderr_path.read_text(errors="replace")
-
-    def stop(self, signum: int = signal.SIGTERM) -> int:
-        if self.alive():
-            self.process.send_signal(signum)
-        try:
-            return self.process.wait(WAIT)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
-            raise AssertionError(f"the app did not end on signal {signum}: {self.stderr()[-3000:]}") from None
-
-    def close(self) -> None:
-        if self.alive():
-            self.process.send_signal(signal.SIGCONT)
-            self.stop()
-
-
-@pytest.fixture
-def apps() -> Iterator[list[TrayApp]]:
-    started: list[TrayApp] = []
-    yield started
-    for app in started:
-        app.close()
+from tests.support.session_bus import Session
+from tests.support.tray_process import ROOT, TrayApp
+from tests.support.waiting import WAIT, wait_for
 
 
 def status(socket_path: Path) -> dict[str, Any]:
@@ -181,7 +114,7 @@ WAITING = 20
 def test_a_terminating_signal_answers_every_waiting_request_records_it_and_removes_the_socket(
         tmp_path: Path, apps: list[TrayApp], signum: int, figures: dict[str, str]) -> None:
     socket_path = tmp_path / "run" / "approver.sock"
-    app = TrayApp(tmp_path, socket_path)
+    app = TrayApp(tmp_path, socket_path=socket_path)
     apps.append(app)
     agents = [Agent(socket_path, f"agent-{n % 4}") for n in range(WAITING)]
     try:
@@ -213,7 +146,7 @@ def test_a_terminating_signal_answers_every_waiting_request_records_it_and_remov
 def test_a_deleted_socket_is_made_again_and_said_so(tmp_path: Path, apps: list[TrayApp],
                                                     figures: dict[str, str]) -> None:
     socket_path = tmp_path / "run" / "approver.sock"
-    app = TrayApp(tmp_path, socket_path)
+    app = TrayApp(tmp_path, socket_path=socket_path)
     apps.append(app)
     assert serving_pid(socket_path) == app.pid
     socket_path.unlink()
@@ -239,19 +172,19 @@ def test_a_second_app_on_a_free_path_keeps_it_and_nobody_removes_anothers_socket
     free path: when the first resumes it must leave the path to the second (and say so), and
     quitting either app must never remove the other's socket."""
     socket_path = tmp_path / "run" / "approver.sock"
-    first = TrayApp(tmp_path, socket_path, name="first")
+    first = TrayApp(tmp_path, socket_path=socket_path, name="first")
     apps.append(first)
 
     # While the first is alive, a second one refuses to start and leaves its socket alone.
     held = inode(socket_path)
-    refused = TrayApp(tmp_path, socket_path, name="refused", wait=False)
+    refused = TrayApp(tmp_path, socket_path=socket_path, name="refused", wait=False)
     apps.append(refused)
     assert refused.process.wait(WAIT) == 1 and "already running" in refused.stderr()
     assert inode(socket_path) == held and serving_pid(socket_path) == first.pid
 
     first.process.send_signal(signal.SIGSTOP)
     socket_path.unlink()
-    second = TrayApp(tmp_path, socket_path, name="second")
+    second = TrayApp(tmp_path, socket_path=socket_path, name="second")
     apps.append(second)
     taken = inode(socket_path)
     first.process.send_signal(signal.SIGCONT)
@@ -276,113 +209,8 @@ def test_a_second_app_on_a_free_path_keeps_it_and_nobody_removes_anothers_socket
 
 # -- on a real desktop: Xvfb, a D-Bus bus of the test's own that it can kill, dunst ---------------
 
-BUS_CONFIG = """<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
- "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-<busconfig>
-  <type>session</type>
-  <listen>unix:path={path}</listen>
-  <auth>EXTERNAL</auth>
-  <policy context="default">
-    <allow send_destination="*" eavesdrop="true"/>
-    <allow eavesdrop="true"/>
-    <allow own="*"/>
-  </policy>
-</busconfig>
-"""
-
-
-class Session:
-    """A display (tests/support/desktop.py, without its notification server) with a session bus at a
-    fixed path, so the test can kill the bus and start it again where the app looks for it, and
-    dunst on that bus, which the test can kill and start again."""
-
-    def __init__(self, desktop: Any) -> None:
-        self.desktop = desktop
-        self.workdir: Path = desktop.workdir
-        self.bus_path = self.workdir / "session-bus"
-        self.bus_config = self.workdir / "session-bus.conf"
-        self.bus_config.write_text(BUS_CONFIG.format(path=self.bus_path))
-        self.env = dict(desktop.env, DBUS_SESSION_BUS_ADDRESS=f"unix:path={self.bus_path}")
-        self.bus: subprocess.Popen[bytes] | None = None
-        self.dunst: subprocess.Popen[bytes] | None = None
-        self.start_bus()
-
-    def start_bus(self) -> None:
-        with contextlib.suppress(FileNotFoundError):
-            self.bus_path.unlink()  # what a killed daemon leaves behind
-        self.bus = subprocess.Popen(["dbus-daemon", f"--config-file={self.bus_config}", "--nofork", "--nopidfile"],
-                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        wait_for(lambda: self.bus_path.exists(), "the session bus")
-
-    def kill_bus(self) -> None:
-        assert self.bus is not None
-        self.bus.kill()
-        self.bus.wait(WAIT)
-        if self.dunst is not None:  # dunst ends with its bus
-            try:
-                self.dunst.wait(WAIT)
-            except subprocess.TimeoutExpired:
-                self.kill_dunst()
-
-    def start_dunst(self) -> None:
-        from tests.support.desktop import DUNSTRC
-
-        config = self.workdir / "dunstrc"
-        config.write_text(DUNSTRC)
-        with (self.workdir / "dunst.log").open("a") as log:
-            self.dunst = subprocess.Popen(["dunst", "-config", str(config)], env=self.env, stdout=log,
-                                          stderr=subprocess.STDOUT)
-        wait_for(lambda: self.count("displayed") is not None, "dunst on the bus")
-
-    def kill_dunst(self) -> None:
-        assert self.dunst is not None
-        self.dunst.kill()
-        self.dunst.wait(WAIT)
-        self.dunst = None
-
-    def count(self, which: str = "displayed") -> int | None:
-        done = subprocess.run(["dunstctl", "count", which], env=self.env, capture_output=True, text=True,
-                              timeout=WAIT)
-        return int(done.stdout.strip()) if done.returncode == 0 else None
-
-    def shown(self) -> int:
-        """The notifications on screen once dunst has taken in every ``Notify`` sent before this call.
-
-        dunst handles its D-Bus calls in order, so these ``dunstctl`` calls are answered after the
-        app's earlier ``Notify`` calls; a notification it has not yet moved from its queue to the
-        screen is waited for (read as two counts, it could be missed or counted twice).
-        """
-        wait_for(lambda: self.count("waiting") == 0, "dunst to display what it was sent")
-        return self.count("displayed") or 0
-
-    def stop(self) -> None:
-        for process in (self.dunst, self.bus):
-            if process is not None and process.poll() is None:
-                process.kill()
-                process.wait(WAIT)
-        self.desktop.stop()
-
-
-@pytest.fixture
-def session() -> Iterator[Session]:
-    from tests.support.desktop import Desktop, Missing
-
-    for program in ("dbus-daemon", "dunst", "dunstctl"):
-        if shutil.which(program) is None:
-            pytest.skip(f"{program} is not installed")
-    try:
-        desktop = Desktop.start(1280, 800, notifications=False)
-    except Missing as exc:
-        pytest.skip(str(exc))
-    started = Session(desktop)
-    try:
-        yield started
-    finally:
-        started.stop()
-
-
 def desktop_app(tmp_path: Path, session: Session, apps: list[TrayApp]) -> TrayApp:
-    app = TrayApp(tmp_path, tmp_path / "run" / "approver.sock", env=session.env, notifications=True, log_level="debug")
+    app = TrayApp(tmp_path, env=session.env, notifications=True, log_level="debug")
     apps.append(app)
     return app
 

@@ -22,7 +22,6 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import keyring
@@ -30,66 +29,16 @@ import pytest
 
 from desktop_approver.client import Client
 from desktop_approver.core.transport.tokens import TokenStore
-from tests.reliability.test_faults_live import (
-    WAIT,
-    Agent,
-    Session,
-    pending_requests,
-    session,  # noqa: F401 (a fixture)
-    wait_for,
-)
+from tests.reliability.test_faults_live import Agent, pending_requests
+from tests.support.session_bus import Session
+from tests.support.tray_process import TrayApp
+from tests.support.waiting import WAIT, wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
 STALLING = "tests.support.stalling_keyring.StallingKeyring"
 
 
-class App:
-    """``desktop-approver tray`` with the given options in a child process, stopped after."""
-
-    def __init__(self, tmp: Path, *options: str, env: dict[str, str] | None = None, policy: Path | None = None,
-                 notifications: bool = False) -> None:
-        self.socket_path = tmp / "run" / "approver.sock"
-        self.audit_path = tmp / "app.sqlite3"
-        self.stderr_path = tmp / "app.stderr"
-        command = [sys.executable, "-m", "desktop_approver", "tray", "--log-level", "info",
-                   "--socket", str(self.socket_path), "--audit-db", str(self.audit_path),
-                   "--policy", str(policy or tmp / "no-policy.toml"), "--timeout", "3600", *options]
-        if not notifications:
-            command.append("--no-notifications")
-        environment = dict(env or os.environ, PYTHONPATH=str(ROOT))
-        environment.setdefault("QT_QPA_PLATFORM", "offscreen")
-        with open(self.stderr_path, "w") as stderr:
-            self.process = subprocess.Popen(command, cwd=ROOT, env=environment, stdin=subprocess.DEVNULL,
-                                            stdout=subprocess.DEVNULL, stderr=stderr)
-        wait_for(lambda: "is listening on" in self.stderr() or self.process.poll() is not None, "the app to listen")
-        assert self.process.poll() is None, self.stderr()
-
-    def stderr(self) -> str:
-        return self.stderr_path.read_text(errors="replace")
-
-    def told(self, text: str) -> bool:
-        return text in self.stderr()
-
-    def close(self) -> None:
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGCONT)
-            self.process.send_signal(signal.SIGTERM)
-            try:
-                self.process.wait(WAIT)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
-
-
-@pytest.fixture
-def apps() -> Iterator[list[App]]:
-    started: list[App] = []
-    yield started
-    for app in started:
-        app.close()
-
-
-def status(app: App, token: str | None = None) -> tuple[int, str]:
+def status(app: TrayApp, token: str | None = None) -> tuple[int, str]:
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     if token is not None:
         env["DESKTOP_APPROVER_TOKEN"] = token
@@ -98,12 +47,12 @@ def status(app: App, token: str | None = None) -> tuple[int, str]:
     return done.returncode, done.stdout
 
 
-def accepted(app: App, token: str) -> bool:
+def accepted(app: TrayApp, token: str) -> bool:
     code, out = status(app, token)
     return code == 0 and "is running" in out
 
 
-def refused(app: App, token: str) -> bool:
+def refused(app: TrayApp, token: str) -> bool:
     code, out = status(app, token)
     return code != 0 and "refused this client" in out
 
@@ -112,9 +61,9 @@ def refused(app: App, token: str) -> bool:
 
 @pytest.mark.timeout(240)
 def test_a_keyring_that_hangs_once_is_told_and_a_later_rotation_takes_effect(
-        tmp_path: Path, apps: list[App], figures: dict[str, str]) -> None:
+        tmp_path: Path, apps: list[TrayApp], figures: dict[str, str]) -> None:
     stall = tmp_path / "keyring-stalls"
-    app = App(tmp_path, "--require-token", env=dict(os.environ, PYTHON_KEYRING_BACKEND=STALLING,
+    app = TrayApp(tmp_path, "--require-token", env=dict(os.environ, PYTHON_KEYRING_BACKEND=STALLING,
                                                    STALLING_KEYRING_FILE=str(stall)))
     apps.append(app)
     old = TokenStore().get()
@@ -135,8 +84,8 @@ def test_a_keyring_that_hangs_once_is_told_and_a_later_rotation_takes_effect(
 
 
 @pytest.mark.timeout(240)
-def test_an_emptied_keyring_entry_is_told_and_status_says_refused(tmp_path: Path, apps: list[App]) -> None:
-    app = App(tmp_path, "--require-token")
+def test_an_emptied_keyring_entry_is_told_and_status_says_refused(tmp_path: Path, apps: list[TrayApp]) -> None:
+    app = TrayApp(tmp_path, "--require-token")
     apps.append(app)
     old = TokenStore().get()
     assert old and accepted(app, old)
@@ -162,7 +111,7 @@ def approve_all_for_an_hour() -> None:
     state.write_text(json.dumps({"mode": "approve_all", "until": time.time() + 3600, "seconds": 3600}))
 
 
-def decided(app: App, command: str) -> tuple[str, str]:
+def decided(app: TrayApp, command: str) -> tuple[str, str]:
     """How the app decides a Bash call when nobody answers its window within a second."""
     with Client(app.socket_path, agent="faults") as client:
         decision = client.request("Bash", {"command": command}, timeout=1)
@@ -171,7 +120,7 @@ def decided(app: App, command: str) -> tuple[str, str]:
 
 @pytest.mark.timeout(180)
 @pytest.mark.parametrize("fault", ["ELOOP", "ENOTDIR"])
-def test_a_rules_path_that_cannot_be_looked_at_starts_in_the_safe_state(tmp_path: Path, apps: list[App],
+def test_a_rules_path_that_cannot_be_looked_at_starts_in_the_safe_state(tmp_path: Path, apps: list[TrayApp],
                                                                          fault: str) -> None:
     approve_all_for_an_hour()
     if fault == "ELOOP":
@@ -183,7 +132,7 @@ def test_a_rules_path_that_cannot_be_looked_at_starts_in_the_safe_state(tmp_path
         (tmp_path / "rules").write_text("")
         policy = tmp_path / "rules" / "policy.toml"
         reason = "Not a directory"
-    app = App(tmp_path, policy=policy)
+    app = TrayApp(tmp_path, policy=policy)
     apps.append(app)
     assert app.told("degraded (policy)") and app.told(reason)
     assert decided(app, "ls")[1] != "mode"  # approve-all does not answer: the person is asked
@@ -202,10 +151,10 @@ def test_a_rules_path_that_cannot_be_looked_at_starts_in_the_safe_state(tmp_path
 
 
 @pytest.mark.timeout(180)
-def test_a_symlink_loop_while_running_is_told_once_without_tracebacks(tmp_path: Path, apps: list[App]) -> None:
+def test_a_symlink_loop_while_running_is_told_once_without_tracebacks(tmp_path: Path, apps: list[TrayApp]) -> None:
     policy = tmp_path / "policy.toml"
     policy.write_text('[tools]\nBash = "allow"\n')
-    app = App(tmp_path, policy=policy)
+    app = TrayApp(tmp_path, policy=policy)
     apps.append(app)
     policy.unlink()
     (tmp_path / "other.toml").symlink_to(policy)
@@ -223,13 +172,13 @@ def test_a_symlink_loop_while_running_is_told_once_without_tracebacks(tmp_path: 
 
 @pytest.mark.timeout(180)
 @pytest.mark.parametrize("fault", ["deleted", "emptied"])
-def test_a_rules_file_deleted_or_emptied_under_approve_all_keeps_its_deny_rule(tmp_path: Path, apps: list[App],
+def test_a_rules_file_deleted_or_emptied_under_approve_all_keeps_its_deny_rule(tmp_path: Path, apps: list[TrayApp],
                                                                                 fault: str) -> None:
     """Red team: `rm b` went from deny/policy to allow_once/mode after the file was deleted."""
     approve_all_for_an_hour()
     policy = tmp_path / "policy.toml"
     policy.write_text('[tools]\nBash = "deny"\n')
-    app = App(tmp_path, policy=policy)
+    app = TrayApp(tmp_path, policy=policy)
     apps.append(app)
     assert decided(app, "rm b") == ("deny", "policy")
     assert decided(app, "ls") == ("deny", "policy")
@@ -251,8 +200,8 @@ def test_a_rules_file_deleted_or_emptied_under_approve_all_keeps_its_deny_rule(t
 
 @pytest.mark.timeout(180)
 def test_the_socket_directory_replaced_by_a_file_is_told_once_and_recovered(tmp_path: Path,
-                                                                            apps: list[App]) -> None:
-    app = App(tmp_path)
+                                                                            apps: list[TrayApp]) -> None:
+    app = TrayApp(tmp_path)
     apps.append(app)
     run = app.socket_path.parent
     shutil.rmtree(run)
@@ -273,10 +222,10 @@ def test_the_socket_directory_replaced_by_a_file_is_told_once_and_recovered(tmp_
 @pytest.mark.xvfb
 @pytest.mark.timeout(240)
 def test_a_stopped_notification_server_is_told_and_cleared_when_it_answers(
-        tmp_path: Path, session: Session, apps: list[App]) -> None:  # noqa: F811 (the fixture)
+        tmp_path: Path, session: Session, apps: list[TrayApp]) -> None:
     session.start_dunst()
     assert session.dunst is not None
-    app = App(tmp_path, env=session.env, notifications=True)
+    app = TrayApp(tmp_path, env=session.env, notifications=True)
     apps.append(app)
     wait_for(lambda: app.told("notification server"), "the notification server found")
     session.dunst.send_signal(signal.SIGSTOP)
