@@ -230,6 +230,9 @@ def cmd_status(args: argparse.Namespace) -> int:
 
 
 def cmd_tray(args: argparse.Namespace) -> int:
+    from .gui.source_lines import stop_keeping_source_lines
+
+    stop_keeping_source_lines()  # before PySide6 loads: it reads every module's source (see there)
     try:
         from .core.transport.tokens import TokenStoreUnavailable
         from .gui.app import run_app
