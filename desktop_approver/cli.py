@@ -240,13 +240,15 @@ def cmd_tray(args: argparse.Namespace) -> int:
         if (exc.name or "").split(".")[0] not in APP_DEPENDENCIES:
             raise
         return fail(f"the tray app needs the [app] extra (pip install 'desktop-approver[app]'): {exc}", 1)
-    from .relay.address import AddressError
-
     try:
         return run_app(args, demo=args.command == "demo")
     except TokenStoreUnavailable as exc:
         return fail(f"--require-token: {exc}", 1)
-    except AddressError as exc:
+    except ValueError as exc:  # the relay's AddressError: its module loads only for a relay (--relay, the settings)
+        from .relay.address import AddressError
+
+        if not isinstance(exc, AddressError):
+            raise
         return fail(f"--relay: {exc}", 1)
 
 

@@ -13,7 +13,7 @@ import sys
 from typing import TYPE_CHECKING, Any, cast
 
 from PySide6.QtCore import QObject, QSettings, QTimer, Signal
-from PySide6.QtWidgets import QApplication, QMessageBox, QSystemTrayIcon, QWidget
+from PySide6.QtWidgets import QApplication, QSystemTrayIcon, QWidget
 
 from .. import logs
 from ..client import paths
@@ -35,6 +35,8 @@ from .service_events import ServiceEvents
 from .tray import Tray
 
 if TYPE_CHECKING:
+    from PySide6.QtWidgets import QMessageBox
+
     from .always_allow import AlwaysAllowDialog
     from .dialog import ApprovalDialog
     from .global_shortcuts import GlobalShortcuts
@@ -386,6 +388,8 @@ class DesktopApprover(QObject):
         if self.quit_question is not None:
             self.quit_question.raise_()
             return
+        from PySide6.QtWidgets import QMessageBox  # a Qt class an idle app need not hold (issue 23)
+
         box = self.quit_question = QMessageBox(QMessageBox.Icon.Question, "desktop-approver — quit?",
                                                f"{count_text(waiting)} waiting. Quit anyway?")
         box.setObjectName("quitQuestion")
