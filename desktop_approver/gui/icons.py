@@ -77,7 +77,9 @@ def app_icon() -> QIcon:
         if isinstance(png, Path):  # files on disk (a wheel, a checkout, a PyInstaller bundle): read on demand
             icon.addFile(str(png), QSize(size, size))
         else:  # inside an archive: decoded now; naming the format spares Qt loading every image plugin to guess it
-            icon.addPixmap(QPixmap.fromImage(QImage.fromData(png.read_bytes(), "PNG")))
+            pixmap = QPixmap()
+            pixmap.loadFromData(png.read_bytes(), "PNG")
+            icon.addPixmap(pixmap)
     return icon
 
 
