@@ -530,8 +530,16 @@ def run_app(args: Any, demo: bool = False) -> int:
         print(f"desktop-approver: refusing to start: {exc}", file=sys.stderr)
         approver.service.audit.close()
         return EXIT_INSECURE_DIRECTORY
+
+    def quit_on_signal(*_: object) -> None:
+        # Queued, not request_quit() itself: Python runs a handler between any two bytecodes, and one
+        # run inside asyncio.Event.wait(), between its check and the waiter it adds, set the event
+        # unseen: the app then never quit (about one SIGTERM in ten right after it started listening).
+        if not loop.is_closed():
+            loop.call_soon(approver.request_quit)
+
     for signum in TERMINATING_SIGNALS:
-        signal.signal(signum, lambda *_: approver.request_quit())
+        signal.signal(signum, quit_on_signal)
     wake = QTimer()  # lets Python run its signal handlers while Qt sleeps
     wake.start(300)
     wake.timeout.connect(lambda: None)
