@@ -117,7 +117,12 @@ def test_the_idle_tray_keeps_no_source_text_no_image_plugin_and_none_of_the_defe
             said.append(tray.stderr.readline())
     finally:
         tray.send_signal(signal.SIGTERM)  # the app's clean way out: the socket removed, the audit log closed
-        _, stderr = tray.communicate(timeout=30)
+        try:
+            _, stderr = tray.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            tray.kill()
+            tray.communicate()
+            raise
     stderr = "".join(said) + stderr
     assert tray.returncode == 0, stderr
     assert seen["source_lines_kept"] == []
