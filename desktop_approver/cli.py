@@ -234,7 +234,6 @@ def cmd_tray(args: argparse.Namespace) -> int:
 
     stop_keeping_source_lines()  # before PySide6 loads: it reads every module's source (see there)
     try:
-        from .core.transport.tokens import TokenStoreUnavailable
         from .gui.app import run_app
     except ModuleNotFoundError as exc:
         if (exc.name or "").split(".")[0] not in APP_DEPENDENCIES:
@@ -242,14 +241,25 @@ def cmd_tray(args: argparse.Namespace) -> int:
         return fail(f"the tray app needs the [app] extra (pip install 'desktop-approver[app]'): {exc}", 1)
     try:
         return run_app(args, demo=args.command == "demo")
-    except TokenStoreUnavailable as exc:
-        return fail(f"--require-token: {exc}", 1)
-    except ValueError as exc:  # the relay's AddressError: its module loads only for a relay (--relay, the settings)
-        from .relay.address import AddressError
-
-        if not isinstance(exc, AddressError):
+    except (RuntimeError, ValueError) as exc:
+        problem = _option_refused(exc)
+        if problem is None:
             raise
-        return fail(f"--relay: {exc}", 1)
+        return fail(problem, 1)
+
+
+def _option_refused(exc: Exception) -> str | None:
+    """What to print when the tray cannot start with ``--require-token`` (no keyring) or ``--relay``
+    (an address or credentials it cannot use); None for any other error. Their modules load only
+    when the option is given (idle memory: the tokens' bring hashlib and OpenSSL's), so they are
+    looked at here, after the fact."""
+    if isinstance(exc, RuntimeError):
+        from .core.transport.tokens import TokenStoreUnavailable
+
+        return f"--require-token: {exc}" if isinstance(exc, TokenStoreUnavailable) else None
+    from .relay.address import AddressError
+
+    return f"--relay: {exc}" if isinstance(exc, AddressError) else None
 
 
 def build_parser(with_module_commands: bool | Sequence[str] = True) -> argparse.ArgumentParser:

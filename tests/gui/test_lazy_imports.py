@@ -90,9 +90,11 @@ from desktop_approver.cli import main
 sys.exit(main(["tray", "--socket", socket_path]))
 """
 
-NOT_IN_THE_IDLE_TRAY = ("desktop_approver.relay", "desktop_approver.gui.badges", "pydantic",
+NOT_IN_THE_IDLE_TRAY = ("desktop_approver.relay", "desktop_approver.core.transport.tokens", "hmac",
+                        "desktop_approver.gui.badges", "pydantic",
                         *(name for name in NEVER_AT_START if name != "jeepney"), *BUILT_WHEN_SHOWN, *BUILT_WHEN_OPENED)
-"""The relay loads only for a relay (``--relay``, the settings); the badges (QLabel) with the
+"""The relay loads only for a relay (``--relay``, the settings); the tokens (hashlib, OpenSSL's
+digests) only for ``--require-token``; the badges (QLabel) with the
 first request shown; pydantic with the first connection. (The tray on Linux loads jeepney at start:
 notifications and the GlobalShortcuts portal speak D-Bus with it.)"""
 
