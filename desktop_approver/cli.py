@@ -243,21 +243,36 @@ def cmd_status(args: argparse.Namespace) -> int:
 
 
 def cmd_tray(args: argparse.Namespace) -> int:
+    from .gui.source_lines import stop_keeping_source_lines
+
+    stop_keeping_source_lines()  # before PySide6 loads: it reads every module's source (see there)
     try:
-        from .core.transport.tokens import TokenStoreUnavailable
         from .gui.app import run_app
     except ModuleNotFoundError as exc:
         if (exc.name or "").split(".")[0] not in APP_DEPENDENCIES:
             raise
         return fail(f"the tray app needs the [app] extra (pip install 'desktop-approver[app]'): {exc}", 1)
-    from .relay.address import AddressError
-
     try:
         return run_app(args, demo=args.command == "demo")
-    except TokenStoreUnavailable as exc:
-        return fail(f"--require-token: {exc}", 1)
-    except AddressError as exc:
-        return fail(f"--relay: {exc}", 1)
+    except (RuntimeError, ValueError) as exc:
+        problem = _option_refused(exc)
+        if problem is None:
+            raise
+        return fail(problem, 1)
+
+
+def _option_refused(exc: Exception) -> str | None:
+    """What to print when the tray cannot start with ``--require-token`` (no keyring) or ``--relay``
+    (an address or credentials it cannot use); None for any other error. Their modules load only
+    when the option is given (idle memory: the tokens' bring hashlib and OpenSSL's), so they are
+    looked at here, after the fact."""
+    if isinstance(exc, RuntimeError):
+        from .core.transport.tokens import TokenStoreUnavailable
+
+        return f"--require-token: {exc}" if isinstance(exc, TokenStoreUnavailable) else None
+    from .relay.address import AddressError
+
+    return f"--relay: {exc}" if isinstance(exc, AddressError) else None
 
 
 def build_parser(with_module_commands: bool | Sequence[str] = True) -> argparse.ArgumentParser:

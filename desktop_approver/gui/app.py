@@ -13,7 +13,7 @@ import sys
 from typing import TYPE_CHECKING, Any, cast
 
 from PySide6.QtCore import QObject, QSettings, QTimer, Signal
-from PySide6.QtWidgets import QApplication, QMessageBox, QSystemTrayIcon, QWidget
+from PySide6.QtWidgets import QApplication, QSystemTrayIcon, QWidget
 
 from .. import logs
 from ..client import paths
@@ -35,6 +35,8 @@ from .service_events import ServiceEvents
 from .tray import Tray
 
 if TYPE_CHECKING:
+    from PySide6.QtWidgets import QMessageBox
+
     from .always_allow import AlwaysAllowDialog
     from .dialog import ApprovalDialog
     from .global_shortcuts import GlobalShortcuts
@@ -386,6 +388,8 @@ class DesktopApprover(QObject):
         if self.quit_question is not None:
             self.quit_question.raise_()
             return
+        from PySide6.QtWidgets import QMessageBox  # a Qt class an idle app need not hold (issue 23)
+
         box = self.quit_question = QMessageBox(QMessageBox.Icon.Question, "desktop-approver — quit?",
                                                f"{count_text(waiting)} waiting. Quit anyway?")
         box.setObjectName("quitQuestion")
@@ -526,8 +530,16 @@ def run_app(args: Any, demo: bool = False) -> int:
         print(f"desktop-approver: refusing to start: {exc}", file=sys.stderr)
         approver.service.audit.close()
         return EXIT_INSECURE_DIRECTORY
+
+    def quit_on_signal(*_: object) -> None:
+        # Queued, not request_quit() itself: Python runs a handler between any two bytecodes, and one
+        # run inside asyncio.Event.wait(), between its check and the waiter it adds, set the event
+        # unseen: the app then never quit (about one SIGTERM in ten right after it started listening).
+        if not loop.is_closed():
+            loop.call_soon(approver.request_quit)
+
     for signum in TERMINATING_SIGNALS:
-        signal.signal(signum, lambda *_: approver.request_quit())
+        signal.signal(signum, quit_on_signal)
     wake = QTimer()  # lets Python run its signal handlers while Qt sleeps
     wake.start(300)
     wake.timeout.connect(lambda: None)

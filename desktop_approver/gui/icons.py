@@ -13,8 +13,9 @@ from __future__ import annotations
 import functools
 from enum import StrEnum
 from importlib import resources
+from pathlib import Path
 
-from PySide6.QtCore import QByteArray, QRectF, Qt
+from PySide6.QtCore import QByteArray, QRectF, QSize, Qt
 from PySide6.QtGui import QColor, QFont, QFontMetricsF, QGuiApplication, QIcon, QImage, QPainter, QPixmap
 from PySide6.QtSvg import QSvgRenderer
 
@@ -64,11 +65,21 @@ def resource_bytes(*parts: str) -> bytes:
 
 @functools.lru_cache(maxsize=1)
 def app_icon() -> QIcon:
-    """The application icon: the PNGs at every size, and the SVG for any other."""
+    """The application icon: the PNG of each size, which Qt reads when a window first needs that size.
+
+    The tray app usually idles with no window open: decoding all eight at start would hold a
+    megabyte of pixels for nothing (issue 23).
+    """
     icon = QIcon()
+    package = resources.files(RESOURCES)
     for size in APP_ICON_SIZES:
-        image = QImage.fromData(resource_bytes("icons", "hicolor", f"{size}x{size}", "apps", "desktop-approver.png"))
-        icon.addPixmap(QPixmap.fromImage(image))
+        png = package / "icons" / "hicolor" / f"{size}x{size}" / "apps" / "desktop-approver.png"
+        if isinstance(png, Path):  # files on disk (a wheel, a checkout, a PyInstaller bundle): read on demand
+            icon.addFile(str(png), QSize(size, size))
+        else:  # inside an archive: decoded now; naming the format spares Qt loading every image plugin to guess it
+            pixmap = QPixmap()
+            pixmap.loadFromData(png.read_bytes(), "PNG")
+            icon.addPixmap(pixmap)
     return icon
 
 

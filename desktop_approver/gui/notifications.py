@@ -28,7 +28,6 @@ from ..core.decisions.queue import riskiest_first
 from ..core.decisions.tickets import CallInfo, Ticket, Verdict
 from ..core.store.logsafe import printable
 from ..render.headline import headline, shorten
-from .badges import risk_text
 from .decider import GuiDecider
 from .review_text import visible
 
@@ -56,6 +55,8 @@ def notification_text(ticket: Ticket) -> tuple[str, str]:
     Each call is its :func:`~desktop_approver.render.headline.headline`: the dangerous part of a
     long command comes first (``dd of=/dev/sda … (in a 4,923-character command)``), not its start.
     """
+    from .badges import risk_text  # with the first notification: badges bring QLabel (idle memory, issue 23)
+
     first = ticket.calls[0]
     title = f"{claimed(ticket.identity.label)} wants to run {tool_name(first)}"
     if len(ticket.calls) > 1:
@@ -81,6 +82,8 @@ def agent_title(agent: str, waiting: list[Ticket]) -> str:
     The app's verdict first, then what the most urgent request does, then the counts (in
     requests, calls in brackets); the agent's name last, cut short and marked as its claim.
     """
+    from .badges import risk_text  # see notification_text
+
     top = waiting[0]
     calls = sum(len(ticket.calls) for ticket in waiting)
     count = f"{len(waiting)} waiting" + (f" ({calls} calls)" if calls != len(waiting) else "")

@@ -27,7 +27,6 @@ from ..core.decisions import modes
 from ..core.decisions.queue import count_text, riskiest_first, time_left_text, waited_text
 from ..core.decisions.tickets import CallInfo, Ticket
 from . import icons
-from .badges import risk_text
 from .decider import GuiDecider
 from .review_text import visible
 
@@ -184,6 +183,8 @@ class Tray(QSystemTrayIcon):
             text = self._texts[ticket.key] = menu_safe(ticket_text(ticket))
         waited = waited_text(time.time() - ticket.created)
         left = time_left_text(ticket.countdown.latest())
+        from .badges import risk_text  # with the first waiting request: badges bring QLabel (idle memory)
+
         return f"{risk_text(ticket.risk_level)}  {text}  (waiting {waited}, {left} left)"
 
     def update_times(self) -> None:

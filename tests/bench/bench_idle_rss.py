@@ -1,18 +1,23 @@
 """Idle memory of the app against the least a tray app with a socket can be, in one run.
 
-    python tests/bench/bench_idle_rss.py [--settle 3]
+    python tests/bench/bench_idle_rss.py [--settle 3] [--against TREE]
 
 Starts, side by side and offscreen, the app as a person starts it (``desktop-approver tray``, in
 a private HOME: default settings, no policy file yet, notifications on) and ``serve.py
 bare-tray`` (PySide6's QApplication on a qasync loop, a tray icon with a menu, a listening unix
 socket), lets both settle, and reads each one's resident set size (``VmRSS``) from ``/proc``,
 three times a second apart, keeping the largest. The target is the app's at most 1.3 times the
-bare tray's; the process exits with 1 when it is missed. Linux only (``/proc``).
+bare tray's; the process exits with 1 when it is missed. ``--against TREE`` also measures the app of
+another checkout (e.g. the commit before a change) in the same run, reported beside this one's.
+Each tree's bytecode is compiled first, as pip does when it installs a wheel: run with
+``PYTHONDONTWRITEBYTECODE`` set, the app would compile every module at start and hold what the
+compiler left behind (about a megabyte), which no installed app does. Linux only (``/proc``).
 """
 
 from __future__ import annotations
 
 import argparse
+import compileall
 import os
 import stat
 import subprocess
@@ -60,17 +65,17 @@ def wait_listening(path: str, process: subprocess.Popen[bytes]) -> None:
     raise RuntimeError(f"the app did not listen on {path} within {START_TIMEOUT:g} s")
 
 
-def app_rss(settle: float) -> int:
-    """``desktop-approver tray`` as a person starts it, in a private HOME."""
+def app_rss(settle: float, root: Path = ROOT) -> int:
+    """``desktop-approver tray`` as a person starts it, in a private HOME, on the code of the tree at ``root``."""
     with tempfile.TemporaryDirectory(prefix="approver-bench-") as folder:
         os.chmod(folder, 0o700)
         home = os.path.join(folder, "home")
         os.mkdir(home)
         path = os.path.join(folder, "s.sock")
-        env = bench_env(HOME=home, XDG_CONFIG_HOME=os.path.join(home, ".config"),
+        env = bench_env(root, HOME=home, XDG_CONFIG_HOME=os.path.join(home, ".config"),
                         XDG_DATA_HOME=os.path.join(home, ".local/share"),
                         XDG_STATE_HOME=os.path.join(home, ".local/state"), XDG_RUNTIME_DIR=folder)
-        process = subprocess.Popen([sys.executable, "-m", "desktop_approver", "tray", "--socket", path], cwd=ROOT,
+        process = subprocess.Popen([sys.executable, "-m", "desktop_approver", "tray", "--socket", path], cwd=root,
                                    env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         try:
             wait_listening(path, process)
@@ -86,10 +91,20 @@ def app_rss(settle: float) -> int:
 
 def measure(settle: float) -> tuple[int, int]:
     """(app, bare tray) resident bytes, both measured while the other runs too."""
+    app, baseline, _ = measure_against(settle, None)
+    return app, baseline
+
+
+def measure_against(settle: float, against: Path | None) -> tuple[int, int, int | None]:
+    """(app, bare tray, the ``against`` tree's app or None) resident bytes: the apps one after the
+    other, while the bare tray runs."""
+    for root in (ROOT, against) if against else (ROOT,):
+        compileall.compile_dir(str(root / "desktop_approver"), quiet=1)
     with servers("bare-tray") as (bare,):
         app = app_rss(settle)
+        other = app_rss(settle, against.resolve()) if against else None
         baseline = settled_rss(bare.pid, 0.0)
-    return app, baseline
+    return app, baseline, other
 
 
 def target(app: int, baseline: int) -> Target:
@@ -99,9 +114,13 @@ def target(app: int, baseline: int) -> Target:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--settle", type=float, default=3.0, help="seconds of idleness before measuring (3)")
+    parser.add_argument("--against", type=Path, metavar="TREE",
+                        help="also measure the app of another checkout (e.g. the commit before a change)")
     options = parser.parse_args()
-    app, baseline = measure(options.settle)
-    print(f"app        {app / 2**20:6.1f} MiB")
+    app, baseline, other = measure_against(options.settle, options.against)
+    print(f"app        {app / 2**20:6.1f} MiB  {app / baseline:.2f}x")
+    if other is not None:
+        print(f"app of {options.against}: {other / 2**20:6.1f} MiB  {other / baseline:.2f}x")
     print(f"bare tray  {baseline / 2**20:6.1f} MiB")
     return report([target(app, baseline)])
 

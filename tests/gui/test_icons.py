@@ -4,6 +4,7 @@ count drawn on it, colour and symbolic looks for light and dark panels, crisp at
 from __future__ import annotations
 
 from importlib import resources
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -128,3 +129,23 @@ def test_an_audit_log_that_cannot_be_written_shows_degraded_until_it_can(approve
     assert "audit" not in approver.tray.toolTip()
     approver.set_trouble("notifications", None)
     assert approver.tray.state.value == "idle"
+
+
+def test_the_app_icon_from_an_archive_has_every_size(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Files on disk are read when a window needs them; icons inside an archive (a zipped install)
+    are decoded at once, as PNG by name: either way every size is there."""
+    import zipfile
+
+    from desktop_approver.gui import icons
+
+    archive = tmp_path / "resources.zip"
+    with zipfile.ZipFile(archive, "w") as written:
+        for size in icons.APP_ICON_SIZES:
+            name = f"icons/hicolor/{size}x{size}/apps/desktop-approver.png"
+            written.writestr(name, icons.resource_bytes(*name.split("/")))
+    with zipfile.ZipFile(archive) as opened:
+        monkeypatch.setattr(icons.resources, "files", lambda _package: zipfile.Path(opened))
+        app = icons.app_icon.__wrapped__()
+        sizes = {(size.width(), size.height()) for size in app.availableSizes()}
+        assert sizes == {(n, n) for n in icons.APP_ICON_SIZES}
+        assert not app.pixmap(48).isNull()
