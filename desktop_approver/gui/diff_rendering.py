@@ -17,6 +17,7 @@ order: the same text as the whole diff drawn at one go.
 
 from __future__ import annotations
 
+import gc
 import logging
 import time
 from collections.abc import Callable
@@ -90,6 +91,7 @@ class DiffRendering(QObject):
         self._table_rows = TABLE_ROWS
         self._step_started = False  # nothing done yet in this step (an insertion waits for that)
         self._announce = False      # the rows are all known, and navigable() is still to be emitted
+        self._collect = False       # the rows are all known, and the collector has not run since
         self._pending: _Pending | None = None
         self._restore_scroll: int | None = None
         self._timer = QTimer(self)
@@ -338,9 +340,16 @@ class DiffRendering(QObject):
                 while not diff.diff_more(DIFF_STEP_LINES) and time.perf_counter() < deadline:
                     pass
                 return END_OF_STEP if diff.complete else True
-        if self._rows is None:  # listing the rows, then saying so (the view counts the changes): a step each
-            self._know_rows()
-            self._announce = True
+        if self._rows is None:  # listing the rows, the collector's pass, saying so (the view counts the changes):
+            self._know_rows()    # a step each
+            self._collect = self._announce = True
+            return END_OF_STEP
+        if self._collect:
+            # The rows and lines just made are some 20,000 long-lived objects: enough for Python to
+            # start a full pass of its collector soon, wherever that falls (on an insertion: twice
+            # that insertion's stall). It runs here, in a turn of its own.
+            self._collect = False
+            gc.collect()
             return END_OF_STEP
         if self._announce:
             self._announce = False
