@@ -37,6 +37,7 @@ SCREEN_ROWS = 40         # drawn at once where a jump lands
 SEGMENT_ROWS = 20        # the first screen and a jump's screen are cut into tables this small: each is
                          # drawn again in one short step once the diff is complete or lexed that far
 STEP_BUDGET_S = 0.010    # one step of the background work; the event loop turns between steps
+INSERT_BUDGET_S = 0.008  # what inserting one table should cost (its size follows)
 DIFF_STEP_LINES = 200    # lines diffed between two looks at the clock
 TABLE_ROWS = 30          # rows drawn in order go into tables of about this many rows (the first guess) ...
 MIN_TABLE_ROWS = 10      # ... sized to what the last insertion cost: Qt's cost per inserted table grows
@@ -419,7 +420,7 @@ class DiffRendering(QObject):
         self._segments.insert(before, _Segment(pending.start, pending.end, final=True))
         rows = pending.end - pending.start
         if rows >= self._table_rows // 2:  # (a gap's or file's short last table says little)
-            scale = min(1.5, max(0.5, STEP_BUDGET_S / spent)) if spent > 0 else 1.5
+            scale = min(1.5, max(0.5, INSERT_BUDGET_S / spent)) if spent > 0 else 1.5
             self._table_rows = max(MIN_TABLE_ROWS, min(MAX_TABLE_ROWS, int(rows * scale)))
 
     def _after_step(self) -> None:
