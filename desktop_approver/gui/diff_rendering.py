@@ -8,6 +8,13 @@ is known: ``navigable``), draw again what was drawn from the unfinished diff (th
 hunk headers) or without colours, and draw the next rows in order. Other work (requests, input)
 runs between the steps.
 
+Rows drawn in order reach the document in three turns of the loop: their HTML (in pieces that fit
+the budget), Qt's parse of it, and its insertion as one table, at the start of a step of its own
+and sized so that it costs about :data:`INSERT_BUDGET_S` (Qt lays out what is inserted at once, and
+its cost per table grows with the tables already there). An insertion below what the view shows
+does not repaint the view (Qt's layout would ask for all of it, every time): only the scroll bar
+learns the new size.
+
 The document is a row of tables, one per *segment* of consecutive rows, in row order; a jump to
 rows not drawn yet (``n``/``p`` to the last change) draws a screen there at once, as a segment of
 its own between the others, uncoloured if the lexer has not got that far (it is coloured when the

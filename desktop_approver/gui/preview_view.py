@@ -330,7 +330,7 @@ class PreviewView(QWidget):
     def _summarise_diff(self) -> None:
         known = self.rendering.is_navigable()
         self.file_list.clear()
-        counted = [(diff.added, diff.removed) if known else (0, 0) for diff in self._files]  # (each a count of every line)
+        counted = [(diff.added, diff.removed) if known else (0, 0) for diff in self._files]  # (each counts every line)
         for diff, (added, removed) in zip(self._files, counted, strict=True):
             counts = f"+{added} −{removed}" if known else "+… −…"
             self.file_list.addItem(f"{reveal(diff.path or '(unnamed file)').text}  {counts}")
