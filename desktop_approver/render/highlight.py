@@ -19,6 +19,7 @@ import html
 import itertools
 import os
 import re
+import threading
 from collections.abc import Iterator, Sequence
 from functools import cache, lru_cache
 from typing import TYPE_CHECKING, Any
@@ -191,8 +192,7 @@ class LazyLines:
         end = position + len(value)
         number = _TOKEN_NUMBERS.get(ttype)
         if number is None:
-            number = _TOKEN_NUMBERS[ttype] = len(_TOKEN_TYPES)
-            _TOKEN_TYPES.append(ttype)
+            number = _token_number(ttype)
         while True:
             newline = self._text.find("\n", position, end)
             stop = end if newline < 0 else newline
@@ -212,6 +212,17 @@ class LazyLines:
 
 _TOKEN_TYPES: list[_TokenType] = []      # every token type a LazyLines met, by its number
 _TOKEN_NUMBERS: dict[_TokenType, int] = {}
+_TOKEN_LOCK = threading.Lock()
+
+
+def _token_number(ttype: _TokenType) -> int:
+    """A new token type's number (once per type; listed before it is handed out)."""
+    with _TOKEN_LOCK:
+        number = _TOKEN_NUMBERS.get(ttype)
+        if number is None:
+            _TOKEN_TYPES.append(ttype)
+            number = _TOKEN_NUMBERS[ttype] = len(_TOKEN_TYPES) - 1
+        return number
 
 
 # -- one line of code ---------------------------------------------------------------------------
