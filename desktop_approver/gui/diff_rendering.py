@@ -43,7 +43,7 @@ FIRST_ROWS = 80          # drawn before the first paint: more than a screenful
 SCREEN_ROWS = 40         # drawn at once where a jump lands
 SEGMENT_ROWS = 20        # the first screen and a jump's screen are cut into tables this small: each is
                          # drawn again in one short step once the diff is complete or lexed that far
-STEP_BUDGET_S = 0.010    # one step of the background work; the event loop turns between steps
+STEP_BUDGET_S = 0.008    # one step of the background work; the event loop turns between steps
 INSERT_BUDGET_S = 0.008  # what inserting one table should cost (its size follows)
 DIFF_STEP_LINES = 200    # lines diffed between two looks at the clock
 TABLE_ROWS = 30          # rows drawn in order go into tables of about this many rows (the first guess) ...
