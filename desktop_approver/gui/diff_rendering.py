@@ -152,7 +152,7 @@ class DiffRendering(QObject):
         self._files, self._mode, self._folded = files, mode, folded
         self._restore_scroll = self.browser.verticalScrollBar().value() if keep_scroll else None
         self._rows, self._offsets, self._segments, self._pending = None, [], [], None
-        self._announce = False
+        self._announce = self._collect = False
         for index, diff in enumerate(files):
             while not diff.complete and len(diff_html.diff_rows(diff, mode, folded.get(index, set()))) < FIRST_ROWS:
                 diff.diff_more(FIRST_ROWS)
@@ -350,8 +350,9 @@ class DiffRendering(QObject):
                 while not diff.diff_more(DIFF_STEP_LINES) and time.perf_counter() < deadline:
                     pass
                 return END_OF_STEP if diff.complete else True
-        if self._rows is None:  # listing the rows, the collector's pass, saying so (the view counts the changes):
-            self._know_rows()    # a step each
+        # Then, a step each: list the rows, run the collector, say so (the view counts the changes).
+        if self._rows is None:
+            self._know_rows()
             self._collect = self._announce = True
             return END_OF_STEP
         if self._collect:
@@ -413,7 +414,7 @@ class DiffRendering(QObject):
 
     def _flush(self, before: int | None = None) -> None:
         """Put the rows drawn in order so far into the document (before segment ``before``), and size
-        the next table so that inserting it costs about a step."""
+        the next table so that inserting it costs about :data:`INSERT_BUDGET_S`."""
         pending, self._pending = self._pending, None
         if pending is None or pending.end == pending.start:
             return
