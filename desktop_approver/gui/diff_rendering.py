@@ -8,6 +8,13 @@ is known: ``navigable``), draw again what was drawn from the unfinished diff (th
 hunk headers) or without colours, and draw the next rows in order. Other work (requests, input)
 runs between the steps.
 
+Rows drawn in order reach the document in three turns of the loop: their HTML (in pieces that fit
+the budget), Qt's parse of it, and its insertion as one table, at the start of a step of its own
+and sized so that it costs about :data:`INSERT_BUDGET_S` (Qt lays out what is inserted at once, and
+its cost per table grows with the tables already there). An insertion below what the view shows
+does not repaint the view (Qt's layout would ask for all of it, every time): only the scroll bar
+learns the new size.
+
 The document is a row of tables, one per *segment* of consecutive rows, in row order; a jump to
 rows not drawn yet (``n``/``p`` to the last change) draws a screen there at once, as a segment of
 its own between the others, uncoloured if the lexer has not got that far (it is coloured when the
@@ -17,12 +24,14 @@ order: the same text as the whole diff drawn at one go.
 
 from __future__ import annotations
 
+import gc
 import logging
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from PySide6.QtCore import QObject, QTimer, Signal
-from PySide6.QtGui import QTextCursor, QTextFrame, QTextTable
+from PySide6.QtGui import QTextCursor, QTextDocumentFragment, QTextFrame, QTextTable
 
 from ..render import diff_html
 from ..render.diffs import FileDiff
@@ -34,20 +43,26 @@ FIRST_ROWS = 80          # drawn before the first paint: more than a screenful
 SCREEN_ROWS = 40         # drawn at once where a jump lands
 SEGMENT_ROWS = 20        # the first screen and a jump's screen are cut into tables this small: each is
                          # drawn again in one short step once the diff is complete or lexed that far
-STEP_BUDGET_S = 0.010    # one step of the background work; the event loop turns between steps
+STEP_BUDGET_S = 0.008    # one step of the background work; the event loop turns between steps
+INSERT_BUDGET_S = 0.008  # what inserting one table should cost (its size follows)
 DIFF_STEP_LINES = 200    # lines diffed between two looks at the clock
-TABLE_ROWS = 15          # rows drawn in order go into tables this large, inserted in a step of their own:
-                         # inserting a table costs Qt about as much per row as drawing it costs us, plus a
-                         # little per table already there (15: under 10 ms each up to 10,000 rows)
+TABLE_ROWS = 30          # rows drawn in order go into tables of about this many rows (the first guess) ...
+MIN_TABLE_ROWS = 20      # ... sized to what the last insertion cost. Inserting a table costs Qt a part
+MAX_TABLE_ROWS = 60      # that grows with the tables already there (3 ms at 10,000 rows) and a part per
+                         # row (0.25 ms): tables much smaller than 20 rows would not stall the loop much
+                         # less (on a busy machine, where every insertion looks slow), only more often
+END_OF_STEP = "end of step"  # what a piece of work returns when the loop should turn after it
 
 
 @dataclass
 class _Pending:
-    """Rows ``start``–``end`` of one file drawn in order but not in the document yet (``html``: their rows)."""
+    """Rows ``start``–``end`` of one file drawn in order but not in the document yet (``html``: their rows;
+    ``fragment``: the same parsed by Qt, once they are all drawn)."""
 
     start: int
     end: int
     html: list[str]
+    fragment: QTextDocumentFragment | None = None
 
 
 @dataclass
@@ -83,6 +98,10 @@ class DiffRendering(QObject):
         self._rendering = False
         self._waiting_for_paint = False
         self._chunk_rows = 20
+        self._table_rows = TABLE_ROWS
+        self._step_started = False  # nothing done yet in this step (an insertion waits for that)
+        self._announce = False      # the rows are all known, and navigable() is still to be emitted
+        self._collect = False       # the rows are all known, and the collector has not run since
         self._pending: _Pending | None = None
         self._restore_scroll: int | None = None
         self._timer = QTimer(self)
@@ -133,6 +152,7 @@ class DiffRendering(QObject):
         self._files, self._mode, self._folded = files, mode, folded
         self._restore_scroll = self.browser.verticalScrollBar().value() if keep_scroll else None
         self._rows, self._offsets, self._segments, self._pending = None, [], [], None
+        self._announce = self._collect = False
         for index, diff in enumerate(files):
             while not diff.complete and len(diff_html.diff_rows(diff, mode, folded.get(index, set()))) < FIRST_ROWS:
                 diff.diff_more(FIRST_ROWS)
@@ -153,6 +173,7 @@ class DiffRendering(QObject):
         """Show a message instead of rows (a diff that could not be read)."""
         self._timer.stop()
         self._files, self._rows, self._offsets, self._segments, self._pending = [], [], [], [], None
+        self._announce = False
         self._rendering = self._waiting_for_paint = False
         self.browser.setHtml(html)
 
@@ -162,6 +183,9 @@ class DiffRendering(QObject):
             for diff in self._files:
                 diff.finish()
             self._know_rows()
+            self._announce = True
+        if self._announce:
+            self._announce = False
             self.navigable.emit()
 
     def _know_rows(self) -> None:
@@ -211,18 +235,38 @@ class DiffRendering(QObject):
     def _tables(self) -> list[QTextTable]:
         return [frame for frame in self.browser.document().rootFrame().childFrames() if isinstance(frame, QTextTable)]
 
-    def _insert(self, html: str, before: int) -> None:
-        """Insert tables before segment ``before``'s table (at the end past the last)."""
+    def _insert(self, content: str | QTextDocumentFragment, before: int) -> None:
+        """Insert tables (HTML, or HTML parsed already) before segment ``before``'s table (at the end past the last)."""
         cursor = QTextCursor(self.browser.document())
+        fragment = content if isinstance(content, QTextDocumentFragment) else \
+            QTextDocumentFragment.fromHtml(content, self.browser.document())  # what insertHtml does
         if before >= len(self._segments):  # the usual case: no need to look for the table
             cursor.movePosition(QTextCursor.MoveOperation.End)
-            cursor.insertHtml(html)
+            self._out_of_sight(lambda: cursor.insertFragment(fragment))
             return
         table = self._tables()[before]
         cursor.setPosition(table.firstPosition() - 1)
-        self._keeping_view(table, lambda: cursor.insertHtml(html))
+        self._keeping_view(table, lambda: cursor.insertFragment(fragment))
+
+    def _out_of_sight(self, append: Callable[[], None]) -> None:
+        """Make ``append`` (rows added at the end of the document) without repainting the view when
+        the end is below it. Qt's layout asks for a repaint of the whole view after every change
+        (a few milliseconds a table, and far more on a busy machine); it is told only the
+        document's new size, so the scroll bar grows."""
+        layout = self.browser.document().documentLayout()
+        bottom = self.browser.verticalScrollBar().value() + self.browser.viewport().height()
+        if not self.browser.isVisible() or layout.documentSize().height() <= bottom:
+            append()
+            return
+        layout.blockSignals(True)
+        try:
+            append()
+        finally:
+            layout.blockSignals(False)
+        layout.documentSizeChanged.emit(layout.documentSize())
 
     def _replace(self, index: int, html: str) -> None:
+        """Draw segment ``index``'s table again (from the complete, lexed diff)."""
         table = self._tables()[index]
         cursor = QTextCursor(self.browser.document())
         cursor.setPosition(table.firstPosition() - 1)
@@ -283,30 +327,45 @@ class DiffRendering(QObject):
         if self._waiting_for_paint:
             return
         deadline = time.perf_counter() + STEP_BUDGET_S
+        self._step_started = True
         while True:
             worked = self._work_once(deadline)
+            self._step_started = False
             if not worked:
                 self._rendering = False
                 self._after_step()
                 log.debug("%r", self)
                 self.done.emit()
                 return
-            if worked == "inserted" or time.perf_counter() >= deadline:
+            if worked == END_OF_STEP or time.perf_counter() >= deadline:
                 break
         self._after_step()
         self._timer.start()
 
     def _work_once(self, deadline: float) -> bool | str:
-        """One piece of the work left, in order: False when nothing is left, ``"inserted"`` after
-        putting a table of rows drawn in order into the document (a step of its own)."""
+        """One piece of the work left, in order: False when nothing is left, :data:`END_OF_STEP` when
+        the step should end there (see :meth:`_fill`)."""
         for diff in self._files:
             if not diff.complete:
                 while not diff.diff_more(DIFF_STEP_LINES) and time.perf_counter() < deadline:
                     pass
-                if all(each.complete for each in self._files):
-                    self._know_rows()
-                    self.navigable.emit()
-                return True
+                return END_OF_STEP if diff.complete else True
+        # Then, a step each: list the rows, run the collector, say so (the view counts the changes).
+        if self._rows is None:
+            self._know_rows()
+            self._collect = self._announce = True
+            return END_OF_STEP
+        if self._collect:
+            # The rows and lines just made are some 20,000 long-lived objects: enough for Python to
+            # start a full pass of its collector soon, wherever that falls (on an insertion: twice
+            # that insertion's stall). It runs here, in a turn of its own.
+            self._collect = False
+            gc.collect()
+            return END_OF_STEP
+        if self._announce:
+            self._announce = False
+            self.navigable.emit()
+            return END_OF_STEP
         position = 0
         for index, segment in enumerate(self._segments):
             if segment.start > position:
@@ -322,17 +381,22 @@ class DiffRendering(QObject):
         return False
 
     def _fill(self, start: int, end: int, before: int) -> bool | str:
-        """Draw the next rows of the gap ``start``–``end`` (as many as fit the budget, learnt as it
-        goes); once :data:`TABLE_ROWS` are drawn, or the gap or file ends, insert them as one table."""
+        """The next piece of work on the gap ``start``–``end``: draw its next rows (as many as fit the
+        budget, learnt as it goes); once a table's worth is drawn, or the gap or file ends, have Qt
+        parse them, then insert them as one table at the start of a step of its own: each of the three
+        is a few milliseconds, and the loop turns between them (:data:`END_OF_STEP`)."""
         file_index, offset = self._file_at(start)
         end = min(end, offset + len(self.rows(file_index)))
         pending = self._pending
         if pending is None or pending.start != start:
             pending = self._pending = _Pending(start, start, [])
-        if pending.end >= end or pending.end - pending.start >= TABLE_ROWS:
-            self._flush(before)
-            return "inserted"
-        count = min(self._chunk_rows, end - pending.end, TABLE_ROWS - (pending.end - pending.start))
+        if pending.end >= end or pending.end - pending.start >= self._table_rows:
+            if pending.fragment is None:
+                self._parse(pending)
+            elif self._step_started:
+                self._flush(before)
+            return END_OF_STEP  # (an insertion waits for the next step when this one has done something)
+        count = min(self._chunk_rows, end - pending.end, self._table_rows - (pending.end - pending.start))
         started = time.perf_counter()
         pending.html.append(diff_html.render_diff_rows(
             self._files[file_index], mode=self._mode, folded=self._folded.get(file_index, set()),
@@ -340,19 +404,34 @@ class DiffRendering(QObject):
         pending.end += count
         spent = time.perf_counter() - started
         scale = STEP_BUDGET_S / 2 / spent if spent > 0 else 2.0  # two pieces a step at least
-        self._chunk_rows = max(2, min(TABLE_ROWS, int(self._chunk_rows * min(2.0, max(0.5, scale)))))
+        self._chunk_rows = max(2, min(MAX_TABLE_ROWS, int(self._chunk_rows * min(2.0, max(0.5, scale)))))
         return True
 
+    def _parse(self, pending: _Pending) -> None:
+        """Have Qt parse the rows drawn in order so far (what ``insertHtml`` does before it inserts)."""
+        pending.fragment = QTextDocumentFragment.fromHtml(diff_html.diff_table_html("".join(pending.html)),
+                                                          self.browser.document())
+
     def _flush(self, before: int | None = None) -> None:
-        """Put the rows drawn in order so far into the document (before segment ``before``)."""
+        """Put the rows drawn in order so far into the document (before segment ``before``), and size
+        the next table so that inserting it costs about :data:`INSERT_BUDGET_S`."""
         pending, self._pending = self._pending, None
         if pending is None or pending.end == pending.start:
             return
+        if pending.fragment is None:
+            self._parse(pending)
+        assert pending.fragment is not None
         if before is None:
             before = next((index for index, segment in enumerate(self._segments) if segment.start >= pending.end),
                           len(self._segments))
-        self._insert(diff_html.diff_table_html("".join(pending.html)), before)
+        started = time.perf_counter()
+        self._insert(pending.fragment, before)
+        spent = time.perf_counter() - started
         self._segments.insert(before, _Segment(pending.start, pending.end, final=True))
+        rows = pending.end - pending.start
+        if rows >= self._table_rows // 2:  # (a gap's or file's short last table says little)
+            scale = min(1.5, max(0.5, INSERT_BUDGET_S / spent)) if spent > 0 else 1.5
+            self._table_rows = max(MIN_TABLE_ROWS, min(MAX_TABLE_ROWS, int(rows * scale)))
 
     def _after_step(self) -> None:
         if self._restore_scroll is not None:

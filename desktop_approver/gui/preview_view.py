@@ -330,8 +330,9 @@ class PreviewView(QWidget):
     def _summarise_diff(self) -> None:
         known = self.rendering.is_navigable()
         self.file_list.clear()
-        for diff in self._files:
-            counts = f"+{diff.added} −{diff.removed}" if known else "+… −…"
+        counted = [(diff.added, diff.removed) if known else (0, 0) for diff in self._files]  # (each counts every line)
+        for diff, (added, removed) in zip(self._files, counted, strict=True):
+            counts = f"+{added} −{removed}" if known else "+… −…"
             self.file_list.addItem(f"{reveal(diff.path or '(unnamed file)').text}  {counts}")
         self.file_list.setVisible(len(self._files) > 1)
         if not known:
@@ -341,7 +342,7 @@ class PreviewView(QWidget):
             return
         hunks = sum(len(d.hunks) for d in self._files)
         changes = len(self.change_rows())
-        changed = sum(d.added + d.removed for d in self._files)
+        changed = sum(added + removed for added, removed in counted)
         self.diff_summary.setText(
             f"{changes} change{'s' if changes != 1 else ''} ({changed:,} line{'s' if changed != 1 else ''}) · "
             f"{hunks} hunk{'s' if hunks != 1 else ''}" if hunks else "")
@@ -399,13 +400,14 @@ class PreviewView(QWidget):
         offset = 0
         for index, diff in enumerate(self._files):
             rows = self.rendering.rows(index)
+            hunk_lines = [hunk.plain_lines for hunk in diff.hunks]
             previous = False
-            for number, row in enumerate(rows):
+            for number, row in enumerate(rows):  # (10,000 rows of a long diff: kept to plain tests)
                 changed = False
-                if row.kind in ("line", "pair") and row.hunk >= 0:
-                    lines = diff.hunks[row.hunk].plain_lines
-                    sides = [row.left] if row.kind == "line" else [row.left, row.right]
-                    changed = any(at is not None and lines[at].kind != "context" for at in sides)
+                if row.kind == "line" or row.kind == "pair":
+                    lines = hunk_lines[row.hunk]
+                    changed = ((row.left is not None and lines[row.left].kind != "context")
+                               or (row.right is not None and lines[row.right].kind != "context"))
                 if changed and not previous:
                     starts.append(offset + number)
                 previous = changed

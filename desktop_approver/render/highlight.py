@@ -19,6 +19,7 @@ import html
 import itertools
 import os
 import re
+import threading
 from collections.abc import Iterator, Sequence
 from functools import cache, lru_cache
 from typing import TYPE_CHECKING, Any
@@ -149,13 +150,17 @@ class LazyLines:
 
     Pygments' regex lexers are generators, so asking for line 120 only lexes lines 1 to 120;
     lexing keeps the state of the whole file (a line inside a docstring is coloured as one).
+    A line's tokens are kept as one flat tuple of numbers (a token type by its number in
+    :data:`_TOKEN_TYPES`): a long file has a hundred thousand tokens, and tuples of numbers are not
+    tracked by Python's collector, whose full passes would otherwise walk them all (tens of
+    milliseconds of a frozen app, every few seconds while a long diff is drawn).
     """
 
     def __init__(self, text: str, lexer: Lexer) -> None:
         self._text = text
         self._tokens: Iterator[tuple[int, _TokenType, str]] | None = lexer.get_tokens_unprocessed(text)
-        self._done: list[LineTokens] = []
-        self._current: LineTokens = []
+        self._done: list[tuple[int, ...]] = []
+        self._current: list[int] = []
         self._line_start = 0
 
     @property
@@ -169,7 +174,10 @@ class LazyLines:
     def line(self, index: int) -> LineTokens:
         while len(self._done) <= index and self._tokens is not None:
             self._advance()
-        return self._done[index] if index < len(self._done) else []
+        if index >= len(self._done):
+            return []
+        flat = self._done[index]
+        return [(flat[at], flat[at + 1], _TOKEN_TYPES[flat[at + 2]]) for at in range(0, len(flat), 3)]
 
     def _advance(self) -> None:
         assert self._tokens is not None
@@ -182,21 +190,39 @@ class LazyLines:
             self._finish()
             return
         end = position + len(value)
+        number = _TOKEN_NUMBERS.get(ttype)
+        if number is None:
+            number = _token_number(ttype)
         while True:
             newline = self._text.find("\n", position, end)
             stop = end if newline < 0 else newline
             if stop > position:
-                self._current.append((position - self._line_start, stop - self._line_start, ttype))
+                self._current += (position - self._line_start, stop - self._line_start, number)
             if newline < 0:
                 return
-            self._done.append(self._current)
+            self._done.append(tuple(self._current))
             self._current = []
             self._line_start = position = newline + 1
 
     def _finish(self) -> None:
         self._tokens = None
-        self._done.append(self._current)
+        self._done.append(tuple(self._current))
         self._current = []
+
+
+_TOKEN_TYPES: list[_TokenType] = []      # every token type a LazyLines met, by its number
+_TOKEN_NUMBERS: dict[_TokenType, int] = {}
+_TOKEN_LOCK = threading.Lock()
+
+
+def _token_number(ttype: _TokenType) -> int:
+    """A new token type's number (once per type; listed before it is handed out)."""
+    with _TOKEN_LOCK:
+        number = _TOKEN_NUMBERS.get(ttype)
+        if number is None:
+            _TOKEN_TYPES.append(ttype)
+            number = _TOKEN_NUMBERS[ttype] = len(_TOKEN_TYPES) - 1
+        return number
 
 
 # -- one line of code ---------------------------------------------------------------------------

@@ -16,6 +16,8 @@ measures, from ``PreviewView.set_content``:
 
 ``--against TREE`` runs the same rounds on another checkout (``git archive`` of a commit) in
 alternation, each round in a fresh process per tree: compare the columns, not absolute times.
+``--busy N`` keeps N CPU-bound processes (``while True: pass``) running meanwhile: the loop's gaps
+on a machine that something else keeps busy.
 """
 
 from __future__ import annotations
@@ -231,6 +233,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--against", type=Path, help="another checkout, measured in alternation")
+    parser.add_argument("--busy", type=int, default=0, metavar="N",
+                        help="keep N CPU-bound processes running meanwhile")
     parser.add_argument("--one-round", action="store_true", help=argparse.SUPPRESS)
     options = parser.parse_args()
     if options.one_round:
@@ -240,13 +244,20 @@ def main() -> int:
     if options.against:
         trees["against"] = options.against.resolve()
     results: dict[str, list[dict[str, float]]] = {name: [] for name in trees}
-    for _ in range(options.rounds):
-        for name, tree in trees.items():
-            results[name].append(run_round(tree))
+    hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(options.busy)]
+    try:
+        for _ in range(options.rounds):
+            for name, tree in trees.items():
+                results[name].append(run_round(tree))
+    finally:
+        for hog in hogs:
+            hog.kill()
+            hog.wait()
     medians = {name: {key: statistics.median(r[key] for r in rounds) for key in rounds[0]}
                for name, rounds in results.items()}
     names = list(trees)
-    print(f"| what (medians of {options.rounds} rounds) | " + " | ".join(names) + " |")
+    busy = f", {options.busy} CPU-bound process{'es' if options.busy > 1 else ''} meanwhile" if options.busy else ""
+    print(f"| what (medians of {options.rounds} rounds{busy}) | " + " | ".join(names) + " |")
     print("| --- | " + " | ".join("---" for _ in names) + " |")
     for label, key, unit in ROWS:
         print(f"| {label} | " + " | ".join(shown(medians[name][key], unit) for name in names) + " |")

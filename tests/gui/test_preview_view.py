@@ -114,11 +114,11 @@ def _in_view(view: PreviewView, text: str) -> bool:
     return 0 <= top < view.diff_browser.viewport().height()
 
 
-def _drawn_at_one_go(preview: dict[str, str], mode: str = "unified") -> list[str]:
+def _drawn_at_one_go(preview: dict[str, str], mode: str = "unified", folded: frozenset[int] = frozenset()) -> list[str]:
     """The rows of the whole diff drawn as one table, from a diff made in one piece."""
     document = QTextDocument()
     (diff,) = from_preview(preview)
-    document.setHtml(render_diff_html(diff, mode=mode))  # type: ignore[arg-type]
+    document.setHtml(render_diff_html(diff, mode=mode, folded=folded))  # type: ignore[arg-type]
     return _document_rows(document)
 
 
@@ -210,6 +210,40 @@ def test_split_view_of_a_long_diff_is_the_whole_diff(qtbot, view: PreviewView) -
     view.split_button.click()
     _finish(qtbot, view)
     assert _document_rows(view.diff_browser.document()) == _drawn_at_one_go(LONG, "split")
+
+
+# A long file changed every 40th line (75 hunks), one line with a right-to-left override, a bell and a tab.
+HUNKY_OLD = "".join(f"line_{n} = {n}\n" for n in range(3000))
+HUNKY_NEW = "".join(f"line_{n} = {n} + 1\n" if n % 40 == 0 else
+                    f"line_{n} = '\u202eabc\x07'\t# {n}\n" if n == 1201 else f"line_{n} = {n}\n" for n in range(3000))
+HUNKY = {"kind": "diff", "path": "hunky.py", "old": HUNKY_OLD, "new": HUNKY_NEW}
+
+
+@pytest.mark.parametrize("mode", ["unified", "split"])
+def test_a_long_diff_with_folded_hunks_is_the_whole_diff_in_either_mode(qtbot, view: PreviewView, mode: str) -> None:
+    view.set_content("Edit", {}, HUNKY)
+    if mode == "split":
+        view.split_button.click()
+    for hunk in (1, 31, 74):  # folded while it renders (each a render of its own, from the top)
+        view.toggle_fold(0, hunk)
+    _finish(qtbot, view)
+    rows = _document_rows(view.diff_browser.document())
+    # Every row once, in order, the same text as the whole diff drawn at one go; the hidden characters
+    # shown as markers exactly as there.
+    assert rows == _drawn_at_one_go(HUNKY, mode, frozenset({1, 31, 74}))
+    assert len(view.change_rows()) == 75 - 3 and len(rows) == view.total_rows()  # (lines 1200-1201: one change)
+    assert any(row.endswith("|+line_1201 = '<U+202E>abc\\x07'\t# 1201") for row in rows)
+
+
+def test_the_end_of_a_long_diff_drawn_below_the_view_can_be_scrolled_to(qtbot, view: PreviewView) -> None:
+    view.set_content("Edit", {}, LONG)
+    _finish(qtbot, view)
+    # The rows were added below the view without repainting it: the scroll bar still grew with them.
+    bar = view.diff_browser.verticalScrollBar()
+    height = view.diff_browser.document().documentLayout().documentSize().height()
+    assert bar.maximum() >= height - view.diff_browser.viewport().height() - 1
+    bar.setValue(bar.maximum())
+    assert _in_view(view, "value_1199 = calculate(1199)")
 
 
 def test_command_with_hidden_characters_warns(qtbot, view: PreviewView) -> None:
