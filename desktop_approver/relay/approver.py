@@ -39,10 +39,11 @@ import logging
 import socket
 import threading
 import time
-from collections.abc import Callable, Coroutine
-from dataclasses import dataclass, field
+from collections.abc import Callable, Coroutine, Iterable
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
+from ..client import wire
 from ..client.vocabulary import DECIDED_BY, DECISIONS, SCOPES, DecidedBy
 from ..core.decisions.tickets import PAUSE_ALLOWANCE, CallInfo, Identity, Ticket, Verdict
 from ..core.messages import models
@@ -55,7 +56,7 @@ from . import names
 from .address import RelayAddress
 
 if TYPE_CHECKING:
-    from ..core.decisions.broker import Broker
+    from ..core.decisions.broker import Broker, Triage
     from ..core.decisions.tickets import Decider
 
 log = logging.getLogger(__name__)
@@ -72,13 +73,27 @@ DEFAULT_AGENT_SILENCE = 20.0
 withdrawn: it died without a word."""
 DEFAULT_MAX_PENDING = 1024
 """Relayed calls that may wait for the person at once (all remote agents together)."""
+MAX_ENVELOPE_BYTES = 2 * wire.MAX_LINE_BYTES
+"""An envelope larger than this is refused unread: its message could not be within the protocol's
+line limit (``wire.MAX_LINE_BYTES``) with any client information that fits the protocol."""
 NO_UID = cast("int", None)
 """A remote peer has no uid on this machine; the audit log records none."""
 
 Action = tuple[str, dict[str, Any] | None]
 """What the NATS side does with a stream message after the app took it: ``("open", None)`` (answered
 later), ``("term", None)`` (refused, never again), ``("ack", None)``, ``("write", reply)`` (write
-this answer, then ack)."""
+this answer, then ack), ``("expire", reply)`` (write this deny by timeout, then record what stands)."""
+
+
+@dataclass(frozen=True)
+class Claim:
+    """How a create-only write of a decision went: ``won`` (ours stands, or, with ``failure``, only a
+    refusal in its place could be stored), lost to ``theirs`` (the value that stands), or ``failure``
+    alone (nothing of ours stored, and nobody else's found)."""
+
+    won: bool
+    theirs: dict[str, Any] | None = None
+    failure: str | None = None
 
 
 @dataclass(eq=False)
@@ -92,11 +107,16 @@ class RelayedRequest:
     msg: Any
     """The stream message (the NATS loop's: only acked there)."""
     connection: Connection
-    deadline: float | None
+    deadline: float
+    """When this approver stops waiting (epoch s): the envelope's deadline bounded by our own clock."""
     elsewhere: asyncio.Future[dict[str, Any]]
     """Set when another approver's answer for this key is seen first."""
     last_seen: float = field(default_factory=time.monotonic)
     answered: bool = False
+    theirs_at: set[int] = field(default_factory=set)
+    """The calls another approver's answer decided here (the prompt closed): not this app's attempt."""
+    claim: Claim | None = None
+    """How writing the answer went, once :meth:`RelayApprover.settle` wrote it (then not written again)."""
 
     def __repr__(self) -> str:
         return f"<RelayedRequest {self.key} seq={self.sequence}{' answered' if self.answered else ''}>"
@@ -136,6 +156,7 @@ class RelayDecider:
     @staticmethod
     def _theirs(request: RelayedRequest, ticket: Ticket) -> list[Verdict]:
         value = request.elsewhere.result()
+        request.theirs_at.update(call.index for call in ticket.calls)
         log.debug("%s answered elsewhere first, by %s", request.key, printable(str(value.get("approver")), 80))
         return [_verdict_of(value, call.index) for call in ticket.calls]
 
@@ -152,13 +173,15 @@ class RelayApprover:
         self.agent_silence = agent_silence
         self.context = Context(broker, max_pending_per_client=max_pending, socket_path=address.shown)
         self.requests: dict[str, RelayedRequest] = {}
+        self._expiring: dict[str, tuple[Identity, str, str, list[CallInfo], list[Verdict]]] = {}
+        """Requests past their deadline on arrival, recorded once their expiry is written."""
         self.ready = asyncio.Event()
         """Set once the stream, the bucket and our consumer are there (tests wait for it)."""
         self.closing = False
         self.connected_at: float | None = None
         self._app_loop: asyncio.AbstractEventLoop | None = None
         self._checking: asyncio.TimerHandle | None = None
-        self._writing: set[concurrent.futures.Future[None]] = set()
+        self._writing: set[concurrent.futures.Future[Any]] = set()
         """Decisions handed to the NATS loop and not written yet (a closing app waits for them)."""
         # the NATS loop's
         self.nats_loop = asyncio.new_event_loop()
@@ -184,12 +207,15 @@ class RelayApprover:
         self._app_loop = self.context.loop = asyncio.get_running_loop()
         if not isinstance(self.broker.decider, RelayDecider):
             self.broker.decider = RelayDecider(self.broker.decider, self)
+        self.broker.settler = self
         self._thread.start()
         self._checking = self.app_loop.call_later(self._check_interval, self._check_open_requests)
 
     async def close(self) -> None:
         """Stop reading; decisions already made are written first (within a few seconds)."""
         self.closing = True
+        if self.broker.settler is self:
+            self.broker.settler = None
         if self._checking is not None:
             self._checking.cancel()
         if self._thread.is_alive():
@@ -227,7 +253,7 @@ class RelayApprover:
         self.app_loop.call_soon_threadsafe(run)
         return asyncio.wrap_future(done, loop=self.nats_loop)
 
-    def _nats(self, work: Coroutine[Any, Any, None]) -> concurrent.futures.Future[None] | None:
+    def _nats(self, work: Coroutine[Any, Any, _T]) -> concurrent.futures.Future[_T] | None:
         """Run ``work`` on the NATS loop (from the app's loop); its failure is logged."""
         if not self._thread.is_alive():
             work.close()
@@ -347,6 +373,11 @@ class RelayApprover:
             self._app(self._refuse, "relay_subject", f"a message on {msg.subject!r}, not approver.req.<user>.<agent>")
             await msg.term()
             return
+        if len(msg.data) > MAX_ENVELOPE_BYTES:  # not even read: a server may take far more than we do
+            self._app(self._refuse, "line_too_long", f"from NATS user {user}: an envelope of {len(msg.data)} bytes, "
+                                                     f"over the limit of {MAX_ENVELOPE_BYTES}")
+            await msg.term()
+            return
         try:
             envelope = names.decode_envelope(msg.data)
         except names.EnvelopeError as exc:
@@ -355,21 +386,35 @@ class RelayApprover:
             return
         unique, message = envelope["id"], envelope["message"]
         kind, key = message.get("type"), names.decision_key(user, unique)
+        size = len(_line(message))
         if message.get("id") != unique:
             self._app(self._refuse, "relay_envelope", f"from NATS user {user}: the message's id is not the "
                                                       "envelope's", unique)
             await msg.term()
+        elif size > wire.MAX_LINE_BYTES:  # as the socket refuses a line over the limit; the agent is told at once
+            text = f"message of {size} bytes exceeds the limit of {wire.MAX_LINE_BYTES}"
+            self._app(self._refuse, "line_too_long", f"from NATS user {user}: {text}", unique)
+            if kind in names.ASKING and await self._decision(key) is None:
+                await self._write(key, _error_reply(unique, kind, "line_too_long", text), None)
+                await msg.ack()
+            else:
+                await msg.term()
         elif kind == "cancel":
             self._app(self._withdraw, key, "cancel")
             await msg.ack()
         elif kind in ("request", "batch"):
             existing = await self._decision(key)
-            action, reply = await self._app_result(self._ask, msg, user, envelope, key, existing)
+            action, reply = await self._app_result(self._ask, msg, user, envelope, key, existing, _stored_at(msg))
             if action == "term":
                 await msg.term()
             elif action == "write":
                 assert reply is not None
                 await self._write(key, reply, None)
+                await msg.ack()
+            elif action == "expire":
+                assert reply is not None
+                claim = await self._claim(key, reply, None, time.time() + 60.0)
+                self._app(self._expired, key, claim)
                 await msg.ack()
         elif kind in ("notice", "end_session"):
             self._app(self._tell, user, envelope)
@@ -380,35 +425,67 @@ class RelayApprover:
             await msg.term()
 
     async def _write(self, key: str, reply: dict[str, Any], request: RelayedRequest | None) -> None:
-        """Create the decision's key (exactly once, whoever writes); retried through a reconnect."""
-        import nats
-        from nats.js.errors import KeyWrongLastSequenceError
-
-        value = {"relay": names.RELAY_VERSION, "approver": self.name, "reply": reply,
-                 "seq": request.sequence if request is not None else None}
-        stop = (request.deadline if request is not None and request.deadline is not None else time.time()) + 60.0
+        """Write an answer nothing recorded as a decision here (a refusal, an error), then ack."""
+        stop = (request.deadline if request is not None else time.time()) + 60.0
         try:
-            while True:
-                try:
-                    await self.kv.create(key, names.encode(value))
-                    log.debug("relay: %s decided here", key)
-                    break
-                except KeyWrongLastSequenceError:
-                    existing = await self._decision(key)
-                    if existing is not None and existing.get("approver") != self.name:
-                        self._app(self._answered_elsewhere, key, existing, True)
-                    break
-                except (TimeoutError, nats.errors.Error, OSError) as exc:
-                    if time.time() > stop:
-                        log.error("relay: the decision for %s could not be written: %s", key, exc)
-                        return
-                    await asyncio.sleep(RECONNECT_WAIT / 4)
+            claim = await self._claim(key, reply, request.sequence if request is not None else None, stop)
+            if claim.theirs is not None:
+                self._app(self._answered_elsewhere, key, claim.theirs)
+            elif claim.failure is not None:
+                self._app(self._event, "unwritten", f"{key}: {claim.failure}")
             if request is not None:
                 with contextlib.suppress(Exception):
                     await request.msg.ack()
         finally:
             if request is not None:
                 self._app(self._forget, request)
+
+    async def _claim(self, key: str, reply: dict[str, Any], sequence: int | None, stop: float) -> Claim:
+        """Create the decision's key (exactly once, whoever writes); retried through a reconnect until
+        ``stop``. What the server can never take (too large, refused) is not retried: a refusal is
+        stored in its place, so the agent hears at once."""
+        import nats
+        from nats.js.errors import APIError, KeyWrongLastSequenceError, ServerError, ServiceUnavailableError
+
+        value = {"relay": names.RELAY_VERSION, "approver": self.name, "reply": reply, "seq": sequence}
+        instead: str | None = None
+        while True:
+            try:
+                try:
+                    await self.kv.create(key, names.encode(value))
+                    log.debug("relay: %s decided here", key)
+                    return Claim(won=True, failure=instead)
+                except KeyWrongLastSequenceError:
+                    existing = await self._decision(key)
+                    if existing is None:
+                        continue  # gone again (its age passed): ours may still be written
+                    if existing.get("approver") == self.name:  # ours, from a try whose reply was lost
+                        return Claim(won=True, failure=instead)
+                    return Claim(won=False, theirs=existing)
+            except (nats.errors.MaxPayloadError, nats.errors.BadSubjectError, APIError) as exc:
+                if isinstance(exc, (ServiceUnavailableError, ServerError)) and time.time() <= stop:
+                    await asyncio.sleep(RECONNECT_WAIT / 4)
+                    continue
+                why = f"the NATS server cannot store the answer ({len(names.encode(value))} bytes): {_reason(exc)}"
+                if instead is not None or reply.get("type") == "error":
+                    return Claim(won=False, failure=why)
+                instead = f"this app's answer was not delivered: {why}; the agent was refused instead"
+                value = {**value, "reply": _error_reply(str(reply.get("id")), _kind_of(reply), "internal",
+                                                        f"desktop-approver could not deliver its answer: {why}")}
+            except (TimeoutError, nats.errors.Error, OSError) as exc:
+                if time.time() > stop:
+                    log.error("relay: the decision for %s could not be written: %s", key, exc)
+                    return Claim(won=False, failure=f"not stored on the NATS server before the deadline: "
+                                                    f"{_reason(exc)}")
+                await asyncio.sleep(RECONNECT_WAIT / 4)
+
+    async def _acked(self, request: RelayedRequest) -> None:
+        """Settled already (written before it was recorded): only acknowledged now."""
+        try:
+            with contextlib.suppress(Exception):
+                await request.msg.ack()
+        finally:
+            self._app(self._forget, request)
 
     async def _decision(self, key: str) -> dict[str, Any] | None:
         from nats.js.errors import KeyNotFoundError
@@ -458,7 +535,7 @@ class RelayApprover:
     # -- the app's loop: requests through the core ----------------------------------------------------
 
     def _ask(self, msg: Any, user: str, envelope: dict[str, Any], key: str,
-             existing: dict[str, Any] | None) -> Action:
+             existing: dict[str, Any] | None, stored_at: float | None = None) -> Action:
         sequence = msg.metadata.sequence.stream
         mine = self.requests.get(key)
         if mine is not None:
@@ -472,17 +549,26 @@ class RelayApprover:
                                         f"decided (stream sequence {existing.get('seq')})", envelope["id"])
             return ("term", None)
         message = dict(envelope["message"])
-        deadline = envelope.get("deadline")
-        left = (deadline - time.time()) if deadline is not None else None
-        if existing is None and left is not None and left <= 0:
+        now = time.time()
+        skewed = names.deadline_problem(envelope["deadline"], stored_at, now)
+        if existing is None and skewed is not None:
+            self._refuse("clock_skew", f"from NATS user {user}: request {envelope['id']}: {skewed}", envelope["id"])
+            return ("write", _error_reply(envelope["id"], message.get("type"), "clock_skew",
+                                          f"desktop-approver refused the request: {skewed}"))
+        # Our own clock bounds it too: never longer than the request's own timeout (with the pause
+        # allowance) from when we got it, nor than the longest wait, whatever the agent's clock says.
+        deadline = min(envelope["deadline"], now + float(message["timeout"]) * names.DEADLINE_FACTOR,
+                       now + names.MAX_WAIT)
+        left = deadline - now
+        if existing is None and left <= 0:
             return self._expire(user, envelope, key)
         opened: list[RelayedRequest] = []  # the request the connection's answer belongs to, once made
         connection = self._connection(user, envelope, lambda payload: self._answer(opened[0], payload))
         if connection is None:
             return ("write", _error_reply(envelope["id"], message.get("type"), "invalid_message",
                                           "the client information is not valid"))
-        if left is not None and left > 0:  # the person's pause allowance included, it ends by the agent's deadline
-            message["timeout"] = min(float(message.get("timeout") or left), left / (1 + PAUSE_ALLOWANCE))
+        if left > 0:  # the person's pause allowance included, it ends by the deadline
+            message["timeout"] = min(float(message["timeout"]), left / (1 + PAUSE_ALLOWANCE))
         request = RelayedRequest(key=key, user=user, unique=envelope["id"], sequence=sequence, msg=msg,
                                  connection=connection, deadline=deadline,
                                  elsewhere=self.app_loop.create_future())
@@ -514,10 +600,71 @@ class RelayApprover:
         if request.answered or request.connection.closed:
             return
         request.answered = True
-        writing = self._nats(self._write(request.key, json.loads(payload), request))
+        if request.claim is not None:  # settled: the answer that stands is on the server already
+            writing = self._nats(self._acked(request))
+        else:
+            writing = self._nats(self._write(request.key, json.loads(payload), request))
         if writing is not None:
             self._writing.add(writing)
             writing.add_done_callback(lambda done: self._app(self._writing.discard, done))  # in the NATS thread
+
+    # -- settling an answer before the audit log records it (the broker's Settler) ---------------------
+
+    def settles(self, identity: Identity) -> bool:
+        return identity.relay_user is not None
+
+    async def settle(self, triage: Triage, verdicts: list[Verdict]) -> list[Verdict]:
+        """The answer that stands for a relayed request: ours, written create-only before the audit
+        log records it, or the one another approver wrote first. Either way both audit logs record
+        the same decision, and this app's own unused answer only as a ``late_answer`` event."""
+        user = triage.identity.relay_user
+        request = self.requests.get(names.decision_key(user, triage.request_id)) if user else None
+        if request is None:
+            return verdicts
+        if request.elsewhere.done():
+            claim = Claim(won=False, theirs=request.elsewhere.result())
+        else:
+            reply = _reply_of(triage.kind, request.unique, verdicts)
+            writing = self._nats(self._claim(request.key, reply, request.sequence, request.deadline + 60.0))
+            if writing is None:
+                claim = Claim(won=False, failure="the relay was closed")
+            else:
+                self._writing.add(writing)
+                writing.add_done_callback(lambda done: self._app(self._writing.discard, done))
+                try:
+                    claim = await asyncio.wrap_future(writing)
+                except asyncio.CancelledError:
+                    raise
+                except Exception as exc:  # never an answer recorded that may not stand: the agent was not told
+                    log.exception("relay: writing the answer for %s failed", request.key)
+                    claim = Claim(won=False, failure=f"writing it failed: {_reason(exc)}")
+        request.claim = claim
+        return self._standing(request, verdicts, claim)
+
+    def _standing(self, request: RelayedRequest, verdicts: list[Verdict], claim: Claim) -> list[Verdict]:
+        if claim.won and claim.failure is None:
+            return verdicts
+        own = [(index, verdict) for index, verdict in enumerate(verdicts) if index not in request.theirs_at]
+        if claim.theirs is not None:
+            if not request.elsewhere.done():
+                request.elsewhere.set_result(claim.theirs)
+            self._answered_elsewhere(request.key, claim.theirs)
+            if own:
+                self._event("late_answer", f"{request.key}: this app's own answer came second and was not used: "
+                                           f"{_summary(verdict for _, verdict in own)}")
+            return [replace(_verdict_of(claim.theirs, index), risk=verdict.risk)
+                    for index, verdict in enumerate(verdicts)]
+        failure = claim.failure or "not written"
+        self._event("unwritten", f"{request.key}: {_summary(verdicts)}: {failure}")
+        decided_by: DecidedBy = "cancelled" if claim.won else "timeout"  # refused at once, or waited out
+        return [Verdict("deny", decided_by, note=f"desktop-approver could not deliver its answer over NATS: "
+                                                  f"{failure}", risk=verdict.risk) for verdict in verdicts]
+
+    def _event(self, code: str, detail: str) -> None:
+        try:
+            self.broker.audit.record_event("relay", code, detail)
+        except Exception:  # the log's own health signal tells the person; the answer goes on
+            log.exception("relay: the audit log could not record %s", code)
 
     def _forget(self, request: RelayedRequest) -> None:
         if self.requests.get(request.key) is request:
@@ -538,11 +685,7 @@ class RelayApprover:
             if isinstance(checked, Refusal) and connection is not None:
                 connection.refuse(checked)
             return ("term", None)
-        self.broker.audit.record_event("relay", "expired", f"{key}: past its deadline when it arrived; denied by "
-                                                           "timeout")
-        return ("write", self._expired_reply(connection.identity, cast("models.Asking", checked)))
-
-    def _expired_reply(self, identity: Identity, message: models.Asking) -> dict[str, Any]:
+        message = cast("models.Asking", checked)
         from ..core.calls.risk import assess
 
         calls: list[Any] = message.calls() if isinstance(message, models.Request) else list(message.calls)
@@ -551,27 +694,38 @@ class RelayApprover:
                  for index, call in enumerate(calls)]
         verdicts = [Verdict("deny", "timeout", note="nobody answered before the request's deadline",
                             risk=info.risk_report()) for info in infos]
+        identity = connection.identity
         session = message.session or f"{identity.label}-relay"
-        self.broker.audit.record_answered(identity, session, message.id, infos, verdicts)
-        if isinstance(message, models.Request):
-            return dict(json.loads(encode_decision(message.id, verdicts[0])))
-        return dict(json.loads(encode(models.BatchDecision(id=message.id, decisions=[
-            models.CallDecision.of(verdict, index=index) for index, verdict in enumerate(verdicts)]))))
+        self._expiring[key] = (identity, session, message.id, infos, verdicts)
+        return ("expire", _reply_of(message.type, message.id, verdicts))
+
+    def _expired(self, key: str, claim: Claim) -> None:
+        """The expiry is written (or another answer stood): recorded now, as what stands."""
+        identity, session, request_id, infos, verdicts = self._expiring.pop(key)
+        if claim.theirs is not None:
+            self._answered_elsewhere(key, claim.theirs)
+            verdicts = [replace(_verdict_of(claim.theirs, index), risk=verdict.risk)
+                        for index, verdict in enumerate(verdicts)]
+        else:
+            self._event("expired", f"{key}: past its deadline when it arrived; denied by timeout"
+                                   + (f" ({claim.failure})" if claim.failure else ""))
+        try:
+            self.broker.audit.record_answered(identity, session, request_id, infos, verdicts)
+        except Exception:  # the log's health signal tells the person
+            log.exception("relay: the audit log could not record the expiry of %s", key)
 
     def _seen_elsewhere(self, key: str, value: dict[str, Any]) -> None:
         request = self.requests.get(key)
         if request is not None and not request.elsewhere.done():
             request.elsewhere.set_result(value)
 
-    def _answered_elsewhere(self, key: str, value: dict[str, Any], ours_came_second: bool = False) -> None:
+    def _answered_elsewhere(self, key: str, value: dict[str, Any]) -> None:
         """Another approver's answer stands: recorded, so both audit logs say who decided."""
-        reply = value.get("reply", {})
-        decisions = [reply] if reply.get("type") == "decision" else list(reply.get("decisions", []))
-        summary = ", ".join(f"{d.get('decision')} by {d.get('decided_by')}" for d in decisions) or reply.get("code")
-        detail = f"{key}: answered by approver {value.get('approver')}: {summary}"
-        if ours_came_second:
-            detail += " (this app's answer came second and was not used)"
-        self.broker.audit.record_event("relay", "answered_elsewhere", detail)
+        decisions = _decisions_in(value)
+        summary = ", ".join(f"{d.get('decision')} by {d.get('decided_by')}" for d in decisions) or str(
+            value.get("reply", {}).get("code"))
+        self._event("answered_elsewhere", f"{key}: answered by approver {printable(str(value.get('approver')), 80)}: "
+                                          f"{printable(summary, 400)}")
 
     def _alive(self, keys: list[str]) -> None:
         now = time.monotonic()
@@ -622,7 +776,19 @@ def _key_of(msg: Any) -> object:
     return names.decision_key(user, unique) if user is not None else object()
 
 
-def _log_failure(done: concurrent.futures.Future[None]) -> None:
+def _reason(exc: BaseException) -> str:
+    return str(exc) or type(exc).__name__
+
+
+def _stored_at(msg: Any) -> float | None:
+    """When the NATS server stored a stream message (the server's clock), if it says."""
+    try:
+        return float(msg.metadata.timestamp.timestamp())
+    except Exception:  # no JetStream metadata: judged by our own clock alone
+        return None
+
+
+def _log_failure(done: concurrent.futures.Future[Any]) -> None:
     if not done.cancelled() and (exc := done.exception()) is not None:
         log.error("relay: %s", exc, exc_info=exc)
 
@@ -636,10 +802,38 @@ def _error_reply(message_id: str, kind: object, code: str, text: str) -> dict[st
             "code": code, "message": text}
 
 
+def _decisions_in(value: dict[str, Any]) -> list[dict[str, Any]]:
+    """The per-call decisions of a stored answer (none for an error, or for what cannot be read)."""
+    reply = value.get("reply")
+    if not isinstance(reply, dict):
+        return []
+    if reply.get("type") == "decision":
+        return [reply]
+    decisions = reply.get("decisions")
+    return [d for d in decisions if isinstance(d, dict)] if isinstance(decisions, list) else []
+
+
+def _reply_of(kind: str, message_id: str, verdicts: list[Verdict]) -> dict[str, Any]:
+    """The protocol's answer carrying ``verdicts`` (what the connection would send for them)."""
+    if kind == "request":
+        return dict(json.loads(encode_decision(message_id, verdicts[0])))
+    return dict(json.loads(encode(models.BatchDecision(id=message_id, decisions=[
+        models.CallDecision.of(verdict, index=index) for index, verdict in enumerate(verdicts)]))))
+
+
+def _kind_of(reply: dict[str, Any]) -> str:
+    """The asking message an answer answers."""
+    return "batch" if reply.get("type") == "batch_decision" else "request"
+
+
+def _summary(verdicts: Iterable[Verdict]) -> str:
+    return ", ".join(f"{verdict.decision} by {verdict.decided_by}"
+                     + (f" ({printable(verdict.note, 200)})" if verdict.note else "") for verdict in verdicts)
+
+
 def _verdict_of(value: dict[str, Any], index: int) -> Verdict:
     """Another approver's answer for call ``index``, as this app records it (a deny if unreadable)."""
-    reply = value.get("reply", {})
-    decisions = [reply] if reply.get("type") == "decision" else list(reply.get("decisions", []))
+    decisions = _decisions_in(value)
     found = next((d for d in decisions if d.get("index", 0) == index), None) if decisions else None
     approver = printable(str(value.get("approver")), 80)
     if not isinstance(found, dict) or found.get("decision") not in DECISIONS:

@@ -135,8 +135,10 @@ def test_what_does_not_fit_is_refused_and_audited(tmp_path: Path, nats_server: N
     approvers.append(approver)
 
     def envelope(unique: str, **message: Any) -> bytes:
-        return json.dumps({"relay": 1, "id": unique, "client": {"agent": "raw"}, "message": {
-            "v": 1, "type": "request", "id": unique, "tool": "allow", "args": {}, **message}}).encode()
+        return json.dumps({"relay": 1, "id": unique, "client": {"agent": "raw"}, "sent_at": time.time(),
+                           "deadline": time.time() + 60, "message": {
+                               "v": 1, "type": "request", "id": unique, "tool": "allow", "args": {}, "timeout": 30,
+                               **message}}).encode()
 
     async def send(nc: Any) -> None:
         js = nc.jetstream()
