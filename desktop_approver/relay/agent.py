@@ -117,7 +117,7 @@ class AgentLink:
     async def open(self, timeout: float) -> None:
         try:
             nats = import_nats()
-        except ModuleNotFoundError as exc:
+        except ImportError as exc:
             raise ApproverUnavailable(f"a NATS URL needs the relay extra (pip install 'desktop-approver[relay]'): "
                                       f"{exc}") from None
         timeout = max(timeout, CONNECT_TIMEOUT)
@@ -127,10 +127,18 @@ class AgentLink:
                 inbox_prefix=names.inbox_prefix(self.address.user), connect_timeout=max(1, round(timeout)),
                 max_reconnect_attempts=1, reconnect_time_wait=0.25, error_cb=self._error,
                 reconnected_cb=self._reconnected, disconnected_cb=self._disconnected), timeout)
+        except ImportError as exc:  # nats-py loads nkeys only for a .creds file
+            missing = getattr(exc, "name", None) or str(exc)
+            raise ApproverUnavailable(f"the NATS credentials {self.address.creds_file or ''} need the Python package "
+                                      f"{missing}, which is not installed (pip install "
+                                      f"'desktop-approver[relay]')") from None
         except (TimeoutError, OSError, nats.errors.Error) as exc:
             reason = _reason(exc) if self.last_error is None else f"{_reason(exc)} ({self.last_error})"
             raise ApproverUnavailable(f"desktop-approver's NATS server at {self.address.shown} refused or did not "
                                       f"answer: {reason}") from None
+        except Exception as exc:  # noqa: BLE001 - a credentials file nats-py or nkeys cannot use, and the like
+            raise ApproverUnavailable(f"desktop-approver's NATS relay cannot connect to {self.address.shown} as "
+                                      f"{self.address.user}: {_reason(exc)}") from None
         # Connected: from now on reconnect without end; each request's deadline bounds the wait.
         self.nc.options["max_reconnect_attempts"] = -1
         self.js = self.nc.jetstream(timeout=PUBLISH_TIMEOUT)

@@ -76,6 +76,8 @@ DEFAULT_MAX_PENDING = 1024
 MAX_ENVELOPE_BYTES = 2 * wire.MAX_LINE_BYTES
 """An envelope larger than this is refused unread: its message could not be within the protocol's
 line limit (``wire.MAX_LINE_BYTES``) with any client information that fits the protocol."""
+PROBLEM = "relay"
+"""The name of the relay's entry in the app's health (``status``'s ``problems``, the tray)."""
 NO_UID = cast("int", None)
 """A remote peer has no uid on this machine; the audit log records none."""
 
@@ -165,8 +167,13 @@ class RelayApprover:
     """Answers relayed requests with ``broker``; ``start`` and ``close`` on the app's loop."""
 
     def __init__(self, broker: Broker, address: RelayAddress, *, name: str | None = None,
-                 agent_silence: float = DEFAULT_AGENT_SILENCE, max_pending: int = DEFAULT_MAX_PENDING) -> None:
+                 agent_silence: float = DEFAULT_AGENT_SILENCE, max_pending: int = DEFAULT_MAX_PENDING,
+                 on_problem: Callable[[str, str | None], None] | None = None) -> None:
         self.broker = broker
+        self.on_problem = on_problem
+        """The app's health (``ApproverService.set_problem``): the tray and ``status`` show what the
+        relay cannot do; without it, the broker's ``problems`` hold it."""
+        self.problem: str | None = None
         self.address = address
         self.name = name or f"{address.user}@{socket.gethostname()}"
         self.durable = f"approver-{names.subject_token(self.name)}"
@@ -278,21 +285,30 @@ class RelayApprover:
             self.nats_loop.close()
 
     async def _run(self) -> None:
-        import nats
-
-        warned = False
+        """Connect, and keep trying whatever fails (the server away, credentials refused, a module
+        missing): the person is told what is wrong (:attr:`problem`), and it works once that is
+        fixed; this task never ends with an error while the app runs."""
+        told: str | None = None
         while not self.closing:
             try:
                 await self._connect()
-                break
-            except (TimeoutError, OSError, nats.errors.Error) as exc:
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # noqa: BLE001 - whatever it is, we say so and try again
+                reason = connect_problem(exc, self.address)
                 log.debug("relay: connecting to %s failed: %r", self.address.shown, exc)
-                if not warned:
-                    log.warning("relay: cannot reach NATS at %s yet (%s); trying again", self.address.shown, exc)
-                    warned = True
+                if reason != told:
+                    log.warning("relay: %s; trying again", reason)
+                    self._app(self._set_problem, reason)
+                    told = reason
+                await self._disconnect()
                 await asyncio.sleep(RECONNECT_WAIT)
-        log.info("relay: answering requests from %s as %s", self.address.shown, self.name)
-        await self._read_requests()
+                continue
+            if told is not None:
+                self._app(self._set_problem, None)
+            log.info("relay: answering requests from %s as %s", self.address.shown, self.name)
+            await self._read_requests()
+            return
 
     async def _connect(self) -> None:
         import nats
@@ -335,7 +351,9 @@ class RelayApprover:
                 batch = await self._subscription.fetch(64, timeout=1.0)
             except nats.errors.TimeoutError:
                 continue
-            except (nats.errors.Error, OSError) as exc:
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # noqa: BLE001 - the server's or ours: reading goes on
                 log.debug("relay: fetch failed (%r); again", exc)
                 await asyncio.sleep(RECONNECT_WAIT / 4)
                 continue
@@ -364,6 +382,7 @@ class RelayApprover:
         if self.nc is not None:
             with contextlib.suppress(Exception):
                 await self.nc.close()
+            self.nc = None
 
     # -- the NATS loop: one message from the stream ----------------------------------------------------
 
@@ -608,6 +627,16 @@ class RelayApprover:
             self._writing.add(writing)
             writing.add_done_callback(lambda done: self._app(self._writing.discard, done))  # in the NATS thread
 
+    def _set_problem(self, problem: str | None) -> None:
+        """Tell the person what keeps the relay from working (None: it works)."""
+        self.problem = problem
+        if self.on_problem is not None:
+            self.on_problem(PROBLEM, problem)
+        elif problem is None:
+            self.broker.problems.pop(PROBLEM, None)
+        else:
+            self.broker.problems[PROBLEM] = problem
+
     # -- settling an answer before the audit log records it (the broker's Settler) ---------------------
 
     def settles(self, identity: Identity) -> bool:
@@ -774,6 +803,17 @@ def _key_of(msg: Any) -> object:
     except names.EnvelopeError:
         return object()
     return names.decision_key(user, unique) if user is not None else object()
+
+
+def connect_problem(exc: BaseException, address: RelayAddress) -> str:
+    """What keeps the relay from connecting, said for the person."""
+    if isinstance(exc, ImportError):
+        missing = getattr(exc, "name", None) or str(exc)
+        why = f"the Python package {missing} is missing"
+        if missing == "nkeys":
+            why += " (a .creds file needs it)"
+        return f"the relay cannot connect to {address.shown}: {why}; pip install 'desktop-approver[relay]'"
+    return f"the relay cannot connect to {address.shown} as {address.user}: {_reason(exc)}"
 
 
 def _reason(exc: BaseException) -> str:
