@@ -195,8 +195,9 @@ def run_agent(url: str, plan: list[dict[str, Any]], *, env: dict[str, str] | Non
               timeout: float = WAIT, python: list[str] | None = None) -> list[dict[str, Any]]:
     """``agent_proc.py`` with ``plan`` (one operation a step); one result per step. ``python``: the
     command that runs the script (faketime before it, say)."""
-    done = subprocess.run([*(python or [sys.executable]), str(HERE / "agent_proc.py"), url, json.dumps(plan)],
-                          capture_output=True, text=True, timeout=timeout, env=child_env(**(env or {})))
+    done = subprocess.run([*(python or [sys.executable]), str(HERE / "agent_proc.py"), url, "-"],
+                          input=json.dumps(plan), capture_output=True, text=True, timeout=timeout,
+                          env=child_env(**(env or {})))
     assert done.returncode == 0, done.stderr
     return [json.loads(line) for line in done.stdout.splitlines()]
 
