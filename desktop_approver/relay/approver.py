@@ -15,12 +15,17 @@ so session memory and rules never mix two users' agents, and a claimed directory
 level (:attr:`~desktop_approver.core.decisions.tickets.Identity.policy_cwd`).
 
 The answer is written with a create-only put to ``<user>.<id>`` in the bucket: exactly one
-decision exists, whoever sends it. An approver that finds the key taken withdraws its own prompt
-(the dialog closes) and records who answered; the answer seen first is the one both audit logs
-keep, since a prompt still open when another approver's answer arrives is answered with it.
-A request past its deadline is denied by ``timeout``; a cancel, or an agent whose heartbeat stops,
-withdraws it everywhere (``deny`` by ``cancelled``). Requests that do not fit (a wrong subject, a
-malformed envelope, an id replayed under another stream sequence) are refused and audited.
+decision exists, whoever sends it. It is written before the audit log records it (the broker's
+:class:`~desktop_approver.core.decisions.broker.Settler`, :meth:`RelayApprover.settle`): when
+another approver's answer is there first, that one is recorded as the decision (naming who gave
+it) and ours only as a ``late_answer`` event, so every audit log holds the decision that stands.
+An approver that sees another's answer arrive withdraws its own prompt (the dialog closes).
+A request past its deadline is denied by ``timeout``; the deadline is the agent's, bounded by our
+own clock, and one from a skewed clock is refused (``clock_skew``, :func:`.names.deadline_problem`).
+A cancel, or an agent whose heartbeat stops, withdraws it everywhere (``deny`` by ``cancelled``).
+Requests that do not fit (a wrong subject, a malformed or oversized envelope, an id replayed under
+another stream sequence) are refused and audited. Connecting never gives up: whatever fails (the
+server, the credentials, a missing package) is told to the person as the app's ``relay`` problem.
 
 Two loops, one owner each: nats-py runs on a loop of its own in a thread (the connection, the
 stream, the bucket, the stream's messages), so the app's loop (qasync's, under Qt) never runs
@@ -528,12 +533,14 @@ class RelayApprover:
 
     async def _heartbeat(self, msg: Any) -> None:
         user = names.user_of_subject(msg.subject, names.ALIVE_ROOT)
-        try:
-            ids = json.loads(msg.data).get("ids", [])
-        except (ValueError, AttributeError):
+        if user is None or len(msg.data) > wire.MAX_LINE_BYTES:
             return
-        if user is not None and isinstance(ids, list):
-            self._app(self._alive, [names.decision_key(user, str(unique)) for unique in ids])
+        try:
+            ids = names.load_json(msg.data).get("ids", [])
+        except (ValueError, AttributeError, RecursionError):
+            return
+        if isinstance(ids, list):  # only what could be a request's id: a heartbeat is no way in
+            self._app(self._alive, [names.decision_key(user, unique) for unique in ids if names.is_token(unique)])
 
     async def _in_progress(self, messages: list[Any]) -> None:
         for msg in messages:
