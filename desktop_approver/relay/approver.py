@@ -118,6 +118,8 @@ class RelayedRequest:
     """When this approver stops waiting (epoch s): the envelope's deadline bounded by our own clock."""
     elsewhere: asyncio.Future[dict[str, Any]]
     """Set when another approver's answer for this key is seen first."""
+    withdrawn: asyncio.Future[str]
+    """Set (with why) when the agent withdraws the request: a cancel, or its heartbeat stopped."""
     last_seen: float = field(default_factory=time.monotonic)
     answered: bool = False
     theirs_at: set[int] = field(default_factory=set)
@@ -146,19 +148,28 @@ class RelayDecider:
             return await self.inner.decide(ticket)
         if request.elsewhere.done():  # answered before we got to it: nobody is asked
             return self._theirs(request, ticket)
+        if request.withdrawn.done():
+            return self._withdrawn(request, ticket)
         deciding = asyncio.ensure_future(self.inner.decide(ticket))
         try:
-            either: tuple[asyncio.Future[Any], ...] = (deciding, request.elsewhere)
+            either: tuple[asyncio.Future[Any], ...] = (deciding, request.elsewhere, request.withdrawn)
             await asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED)
         except asyncio.CancelledError:
             deciding.cancel()
             raise
         if deciding.done():
             return deciding.result()
-        deciding.cancel()  # the prompt disappears: another approver answered first
+        deciding.cancel()  # the prompt disappears: another approver answered first, or the agent withdrew
         with contextlib.suppress(asyncio.CancelledError):
             await deciding
-        return self._theirs(request, ticket)
+        return self._theirs(request, ticket) if request.elsewhere.done() else self._withdrawn(request, ticket)
+
+    @staticmethod
+    def _withdrawn(request: RelayedRequest, ticket: Ticket) -> list[Verdict]:
+        """The agent withdrew it: a deny by ``cancelled``, settled like any answer (another approver's
+        answer, if it came first, is the one recorded)."""
+        why = request.withdrawn.result()
+        return [Verdict("deny", "cancelled", note=f"withdrawn: {why}") for _ in ticket.calls]
 
     @staticmethod
     def _theirs(request: RelayedRequest, ticket: Ticket) -> list[Verdict]:
@@ -597,7 +608,7 @@ class RelayApprover:
             message["timeout"] = min(float(message["timeout"]), left / (1 + PAUSE_ALLOWANCE))
         request = RelayedRequest(key=key, user=user, unique=envelope["id"], sequence=sequence, msg=msg,
                                  connection=connection, deadline=deadline,
-                                 elsewhere=self.app_loop.create_future())
+                                 elsewhere=self.app_loop.create_future(), withdrawn=self.app_loop.create_future())
         opened.append(request)
         if existing is not None:  # answered while we were away: recorded here with that answer, no prompt
             request.elsewhere.set_result(existing)
@@ -793,8 +804,13 @@ class RelayApprover:
         request = self.requests.get(key)
         if request is None or request.answered:
             return
-        self.broker.audit.record_event("relay", "withdrawn", f"{key}: {why}")
-        request.connection.received(_line({"v": 1, "type": "cancel", "id": request.unique}))
+        if request.withdrawn.done():
+            return
+        self._event("withdrawn", f"{key}: {why}")
+        # Through the decider, not a cancel of the broker's task: the deny is settled like any answer
+        # (written before it is recorded), so a withdrawal never stands in a log against another's answer.
+        request.withdrawn.set_result("the agent cancelled the request" if why == "cancel" else
+                                     "the agent is gone (its heartbeat stopped)")
 
     def _refuse(self, code: str, detail: str, message_id: str | None = None) -> None:
         log.warning("relay: refused (%s): %s", code, printable(detail, 200))
