@@ -489,6 +489,8 @@ class RelayApprover:
                 try:
                     await self.kv.create(key, names.encode(value))
                     log.debug("relay: %s decided here", key)
+                    if self.problem is not None:  # we can write again: whatever kept us from it is over
+                        self._app(self._set_problem, None)
                     return Claim(won=True, failure=instead)
                 except KeyWrongLastSequenceError:
                     existing = await self._decision(key)
@@ -560,6 +562,10 @@ class RelayApprover:
 
     async def _error(self, error: Exception) -> None:
         log.warning("relay: NATS: %s", error)
+        text = _reason(error)
+        if "permissions violation" in text.lower():  # our answers or reads would fail: the person must know
+            self._app(self._set_problem, f"the NATS server at {self.address.shown} refuses {self.address.user} "
+                                         f"something the relay needs: {text}")
 
     async def _reconnected(self) -> None:
         self.connected_at = time.monotonic()
@@ -902,9 +908,10 @@ def _verdict_of(value: dict[str, Any], index: int) -> Verdict:
     if not isinstance(found, dict) or found.get("decision") not in DECISIONS:
         return Verdict("deny", "cancelled", note=f"answered by approver {approver} (unreadable: denied)")
     decided_by: DecidedBy = found["decided_by"] if found.get("decided_by") in DECIDED_BY else "user"
-    note, updated = found.get("note"), found.get("updated_args")
-    said = f"answered by approver {approver}" + (f": {note}" if note else "")
+    note, updated, rule = found.get("note"), found.get("updated_args"), found.get("rule")
+    said = f"answered by approver {approver}" + (f": {note[:4096]}" if isinstance(note, str) and note
+                                                  else "")
     return Verdict(found["decision"], decided_by, note=said,
-                   rule=found.get("rule"), blocked=bool(found.get("blocked")),
+                   rule=printable(rule, 400) if isinstance(rule, str) else None, blocked=found.get("blocked") is True,
                    updated_args=updated if isinstance(updated, dict) else None,
                    scope=found["scope"] if found.get("scope") in SCOPES else "exact")

@@ -193,3 +193,24 @@ def test_over_tls_with_a_private_ca(tmp_path: Path, approvers: list[Approver]) -
         assert untrusted["error"] == "ApproverUnavailable" and "certificate verify failed" in untrusted["message"]
     finally:
         server.stop()
+
+
+def test_an_approver_the_server_refuses_to_let_answer_tells_the_person(tmp_path: Path,
+                                                                        approvers: list[Approver]) -> None:
+    """An operator forgot an approver's permission to write decisions: the person is told (the
+    app's ``relay`` problem), the agent is denied at its deadline, nothing is allowed."""
+    config = tmp_path / "no-writes.conf"
+    config.write_text(SAMPLE.read_text().replace('"$JS.ACK.APPROVER_REQUESTS.>", "$KV.approver_decisions.>"',
+                                                 '"$JS.ACK.APPROVER_REQUESTS.>"'))
+    server = NatsServer(tmp_path, config=config).start()
+    try:
+        approver = Approver(tmp_path, server.user_url("desk", "change-me-desk"), "desk")
+        approvers.append(approver)
+        (result,) = run_agent(server.user_url("ci", "change-me-ci"),
+                              [{"op": "request", "tool": "allow", "args": {}, "timeout": 1}])
+        assert (result["decision"]["decision"], result["decision"]["decided_by"]) == ("deny", "timeout")
+        problem = approver.expect("problem relay")
+        assert "refuses desk" in problem and "permissions violation" in problem.lower()
+        assert "approver_decisions" in problem
+    finally:
+        server.stop()
