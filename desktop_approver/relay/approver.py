@@ -81,6 +81,9 @@ DEFAULT_MAX_PENDING = 1024
 MAX_ENVELOPE_BYTES = 2 * wire.MAX_LINE_BYTES
 """An envelope larger than this is refused unread: its message could not be within the protocol's
 line limit (``wire.MAX_LINE_BYTES``) with any client information that fits the protocol."""
+CLOSED = ("not answered here: this app closed while the request waited (it stays on the NATS server "
+          "for the other approvers and the next start)")
+"""What this app's log records for a relayed request still open when it closes: no answer was sent."""
 PROBLEM = "relay"
 """The name of the relay's entry in the app's health (``status``'s ``problems``, the tray)."""
 NO_UID = cast("int", None)
@@ -169,7 +172,8 @@ class RelayDecider:
         """The agent withdrew it: a deny by ``cancelled``, settled like any answer (another approver's
         answer, if it came first, is the one recorded)."""
         why = request.withdrawn.result()
-        return [Verdict("deny", "cancelled", note=f"withdrawn: {why}") for _ in ticket.calls]
+        return [Verdict("deny", "cancelled", note=why if why == CLOSED else f"withdrawn: {why}")
+                for _ in ticket.calls]
 
     @staticmethod
     def _theirs(request: RelayedRequest, ticket: Ticket) -> list[Verdict]:
@@ -237,17 +241,26 @@ class RelayApprover:
     async def close(self) -> None:
         """Stop reading; decisions already made are written first (within a few seconds)."""
         self.closing = True
-        if self.broker.settler is self:
-            self.broker.settler = None
         if self._checking is not None:
             self._checking.cancel()
         if self._thread.is_alive():
             with contextlib.suppress(Exception):
                 await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(self._stop_reading(), self.nats_loop))
-            if self._writing:
-                await asyncio.wait([asyncio.wrap_future(write) for write in self._writing], timeout=CLOSE_WAIT)
+        # Prompts disappear; the stream keeps each open request for the other approvers, or for our
+        # next start. The log records why this app did not answer it, not a deny the agent never got.
+        waiting = [task for request in self.requests.values() if not request.answered
+                   for task in request.connection.tasks.values()]
         for request in list(self.requests.values()):
-            request.connection.connection_lost()  # prompts disappear; the stream keeps the request for later
+            if not request.withdrawn.done():
+                request.withdrawn.set_result(CLOSED)
+        if waiting:
+            await asyncio.wait(waiting, timeout=CLOSE_WAIT)
+        if self._writing and self._thread.is_alive():
+            await asyncio.wait([asyncio.wrap_future(write) for write in self._writing], timeout=CLOSE_WAIT)
+        for request in list(self.requests.values()):
+            request.connection.connection_lost()
+        if self.broker.settler is self:
+            self.broker.settler = None
         if self._thread.is_alive():
             with contextlib.suppress(Exception):
                 await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(self._disconnect(), self.nats_loop))
@@ -643,6 +656,8 @@ class RelayApprover:
         if request.answered or request.connection.closed:
             return
         request.answered = True
+        if self.closing and request.claim is None:  # not answered here: the stream keeps it for another
+            return
         if request.claim is not None:  # settled: the answer that stands is on the server already
             writing = self._nats(self._acked(request))
         else:
@@ -674,6 +689,9 @@ class RelayApprover:
         request = self.requests.get(names.decision_key(user, triage.request_id)) if user else None
         if request is None:
             return verdicts
+        if self.closing and not request.elsewhere.done():  # not answered here: nothing is written
+            return [replace(verdict, decision="deny", decided_by="cancelled", note=CLOSED, updated_args=None)
+                    for verdict in verdicts]
         if request.elsewhere.done():
             claim = Claim(won=False, theirs=request.elsewhere.result())
         else:

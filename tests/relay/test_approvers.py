@@ -174,3 +174,23 @@ def test_an_agent_that_is_interrupted_withdraws_its_request_at_once(tmp_path: Pa
     assert approver.expect("withdrawn").split()[1] == request_id
     approver.stop()
     assert any(e["code"] == "withdrawn" and "cancel" in e["detail"] for e in approver.events("relay"))
+
+
+def test_an_approver_that_closes_records_that_it_did_not_answer_and_another_answers(
+        tmp_path: Path, nats_server: NatsServer, approvers: list[Approver]) -> None:
+    """Closing the app with a request open writes nothing (the request stays on the stream) and its
+    log says so, not a deny the agent never got; the approver that answers later decides it."""
+    first = Approver(tmp_path, nats_server.user_url("desk1", "x"), "first", race="wait")
+    approvers.append(first)
+    agent = start_agent(nats_server.user_url("alice", "pw"), [{"op": "request", "tool": "race", "args": {}}])
+    request_id = first.expect("asked").split()[1]
+    first.stop()
+    assert stored_decisions(nats_server) == 0
+    second = Approver(tmp_path, nats_server.user_url("desk2", "x"), "second", race="allow")
+    approvers.append(second)
+    out, err = agent.communicate(timeout=WAIT)
+    assert '"allow_once"' in out, err
+    (row,) = first.decisions()
+    assert (row["request_id"], row["decision"], row["decided_by"]) == (request_id, "deny", "cancelled")
+    assert row["note"].startswith("not answered here: this app closed")
+    assert stored_decisions(nats_server) == 1
