@@ -206,6 +206,8 @@ class RelayApprover:
         """Set once the stream, the bucket and our consumer are there (tests wait for it)."""
         self.closing = False
         self.connected_at: float | None = None
+        self.clock_offset = 0.0
+        """Seconds to add to our clock to read the NATS server's (:meth:`_measure_clock`)."""
         self._app_loop: asyncio.AbstractEventLoop | None = None
         self._checking: asyncio.TimerHandle | None = None
         self._writing: set[concurrent.futures.Future[Any]] = set()
@@ -364,6 +366,7 @@ class RelayApprover:
         except BadRequestError as exc:
             log.warning("relay: using the bucket %s as it is: %s", names.BUCKET, exc)
             self.kv = await js.key_value(names.BUCKET)
+        await self._measure_clock()
         await self.nc.subscribe(f"{names.KV_SUBJECT_ROOT}.>", cb=self._decision_seen)
         await self.nc.subscribe(f"{names.ALIVE_ROOT}.>", cb=self._heartbeat)
         self._subscription = await js.pull_subscribe(
@@ -371,6 +374,28 @@ class RelayApprover:
             config=api.ConsumerConfig(ack_wait=ACK_WAIT, deliver_policy=api.DeliverPolicy.ALL,
                                       max_ack_pending=4 * DEFAULT_MAX_PENDING))
         self._app(self.ready.set)
+
+    async def _measure_clock(self) -> None:
+        """How far our clock is from the server's (the stream info's ``ts``): deadlines are then
+        counted on the server's clock, so a desktop whose clock is off neither expires every request
+        at once nor keeps one too long. Unmeasured (an older server): our own clock is used."""
+        before = time.time()
+        try:
+            reply = await self.nc.request(f"$JS.API.STREAM.INFO.{names.STREAM}", b"", timeout=5)
+            server = _server_time(json.loads(reply.data).get("ts"))
+        except Exception as exc:  # noqa: BLE001 - an answer we cannot read: our own clock it is
+            log.debug("relay: the server's time is unknown: %r", exc)
+            return
+        after = time.time()
+        if server is None:
+            return
+        self.clock_offset = server - (before + after) / 2
+        if abs(self.clock_offset) > names.CLOCK_TOLERANCE:
+            text = (f"this desktop's clock is {abs(self.clock_offset):.0f} s "
+                    f"{'ahead of' if self.clock_offset < 0 else 'behind'} the NATS server's at {self.address.shown}: "
+                    "relayed deadlines are counted on the server's clock")
+            log.warning("relay: %s", text)
+            self._app(self._event, "clock", text)
 
     async def _read_requests(self) -> None:
         import nats
@@ -605,7 +630,7 @@ class RelayApprover:
                                         f"decided (stream sequence {existing.get('seq')})", envelope["id"])
             return ("term", None)
         message = dict(envelope["message"])
-        now = time.time()
+        now = time.time() + self.clock_offset  # the server's time: its stream's stamps are on that clock
         skewed = names.deadline_problem(envelope["deadline"], stored_at, now)
         if existing is None and skewed is not None:
             self._refuse("clock_skew", f"from NATS user {user}: request {envelope['id']}: {skewed}", envelope["id"])
@@ -626,7 +651,7 @@ class RelayApprover:
         if left > 0:  # the person's pause allowance included, it ends by the deadline
             message["timeout"] = min(float(message["timeout"]), left / (1 + PAUSE_ALLOWANCE))
         request = RelayedRequest(key=key, user=user, unique=envelope["id"], sequence=sequence, msg=msg,
-                                 connection=connection, deadline=deadline,
+                                 connection=connection, deadline=deadline - self.clock_offset,
                                  elsewhere=self.app_loop.create_future(), withdrawn=self.app_loop.create_future())
         opened.append(request)
         if existing is not None:  # answered while we were away: recorded here with that answer, no prompt
@@ -865,6 +890,19 @@ def connect_problem(exc: BaseException, address: RelayAddress) -> str:
 
 def _reason(exc: BaseException) -> str:
     return str(exc) or type(exc).__name__
+
+
+def _server_time(stamp: object) -> float | None:
+    """An RFC 3339 time as the server writes it (nanoseconds, ``Z``) in epoch seconds, or None."""
+    import datetime
+    import re
+
+    found = re.fullmatch(r"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:\.(\d+))?(Z|[+-]\d\d:\d\d)", str(stamp))
+    if found is None:
+        return None
+    whole, fraction, zone = found.groups()
+    moment = datetime.datetime.fromisoformat(whole + ("+00:00" if zone == "Z" else zone))
+    return moment.timestamp() + float(f"0.{fraction}" if fraction else 0)
 
 
 def _stored_at(msg: Any) -> float | None:

@@ -165,3 +165,23 @@ def test_an_agent_with_a_skewed_clock_is_told_at_once(tmp_path: Path, nats_serve
     (fine,) = run_agent(nats_server.user_url("alice", "pw"), [{"op": "request", "tool": "allow", "args": {}}],
                         python=[*FAKED, "+20s", sys.executable], env=REAL_MONOTONIC)
     assert fine["decision"]["decision"] == "allow_once"
+
+
+def test_an_approver_with_a_skewed_clock_counts_deadlines_on_the_servers(
+        tmp_path: Path, nats_server: NatsServer, approvers: list[Approver]) -> None:
+    """An approver whose clock is an hour ahead (faketime) would find every request long past its
+    deadline and deny it at once; it measures its clock against the server's and answers as usual."""
+    import shutil
+
+    import pytest
+
+    if shutil.which("faketime") is None:
+        pytest.skip("no faketime")
+    approver = Approver(tmp_path, nats_server.user_url("desk", "x"), "desk", python=[*FAKED, "+1h", sys.executable],
+                        env=REAL_MONOTONIC)
+    approvers.append(approver)
+    (answer,) = run_agent(nats_server.user_url("alice", "pw"), [{"op": "request", "tool": "allow", "args": {}}])
+    assert (answer["decision"]["decision"], answer["decision"]["decided_by"]) == ("allow_once", "user")
+    approver.stop()
+    clock = [event["detail"] for event in approver.events("relay") if event["code"] == "clock"]
+    assert len(clock) == 1 and "clock is 3600 s ahead of the NATS server's" in clock[0]
