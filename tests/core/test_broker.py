@@ -502,3 +502,16 @@ def test_a_settled_answer_is_what_the_audit_log_records_at_once_or_from_the_pers
                         ("remote", "ls -l", "deny", "policy", "answered elsewhere"),
                         ("remote", "make", "deny", "policy", "answered elsewhere")]
     assert not broker.memory.entries()  # nothing remembered from an answer that did not stand
+
+
+def test_a_settler_that_fails_leaves_a_deny_never_the_allow(tmp_path: Path) -> None:
+    class Broken(TakeTheirs):
+        async def settle(self, triage: broker_module.Triage, verdicts: list[Verdict]) -> list[Verdict]:
+            raise RuntimeError("the relay broke")
+
+    broker = broker_for(tmp_path, ScriptedPerson(allow_all()), policy_toml=POLICY)
+    broker.settler = Broken()
+    (verdict,) = asyncio.run(broker.submit(replace(WHO, agent="remote"), "s", "r", "request", call("make")))
+    assert (verdict.decision, verdict.decided_by) == ("deny", "cancelled")
+    (entry,) = broker.audit.history()
+    assert (entry.decision, entry.decided_by) == ("deny", "cancelled") and "could not settle" in (entry.note or "")

@@ -193,6 +193,11 @@ class Broker:
                 cancelled = Verdict("deny", "cancelled", note="the agent cancelled the request or disconnected")
                 self.audit.record_decisions((info.audit_id or 0, cancelled) for info in infos)
                 raise
+            except Exception:  # which answer stands is unknown: never recorded or sent as an allow
+                log.exception("settling the answer to %s failed", printable(request_id))
+                final = [replace(verdict, decision="deny", decided_by="cancelled", updated_args=None,
+                                 note="desktop-approver could not settle the answer (internal error)")
+                         for verdict in final]
         self._remember(final, infos, identity, session)
         self.audit.record_decisions((info.audit_id or 0, verdict) for info, verdict in zip(infos, final, strict=True))
         return final
