@@ -504,6 +504,7 @@ def test_a_settled_answer_is_what_the_audit_log_records_at_once_or_from_the_pers
     assert not broker.memory.entries()  # nothing remembered from an answer that did not stand
 
 
+@pytest.mark.logs("settling the answer to r failed")
 def test_a_settler_that_fails_leaves_a_deny_never_the_allow(tmp_path: Path) -> None:
     class Broken(TakeTheirs):
         async def settle(self, triage: broker_module.Triage, verdicts: list[Verdict]) -> list[Verdict]:

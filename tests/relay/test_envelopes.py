@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -69,9 +68,19 @@ def read_decision(server: NatsServer, unique: str) -> dict[str, Any] | None:
     return asyncio.run(go())
 
 
-FAKED = ["faketime", "-f"]
-REAL_MONOTONIC = {"FAKETIME_DONT_FAKE_MONOTONIC": "1"}
-"""Only the wall clock is skewed: the monotonic clock (the agent's own wait) is the machine's."""
+LIBFAKETIME = next((str(path) for path in (Path("/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1"),
+                                           Path("/usr/lib/faketime/libfaketime.so.1")) if path.exists()), None)
+
+
+def skewed(offset: str) -> dict[str, str]:
+    """The environment of a process whose wall clock is off by ``offset`` (libfaketime preloaded into
+    the process itself, so a signal reaches it); its monotonic clock (an agent's own wait) is the machine's."""
+    import pytest
+
+    if LIBFAKETIME is None:
+        pytest.skip("no libfaketime")
+    return {"LD_PRELOAD": LIBFAKETIME, "FAKETIME": offset, "FAKETIME_DONT_FAKE_MONOTONIC": "1",
+            "FAKETIME_NO_CACHE": "1"}
 
 
 def wait_for(condition: Any) -> None:
@@ -152,18 +161,12 @@ def test_an_agent_with_a_skewed_clock_is_told_at_once(tmp_path: Path, nats_serve
                                                       approvers: list[Approver]) -> None:
     """The real client under faketime: an hour behind, its request is refused (``clock_skew``) at once
     instead of expiring; its own wait is on the monotonic clock either way."""
-    import shutil
-
-    import pytest
-
-    if shutil.which("faketime") is None:
-        pytest.skip("no faketime")
     approvers.append(Approver(tmp_path, nats_server.user_url("desk", "x"), "desk"))
     (behind,) = run_agent(nats_server.user_url("alice", "pw"), [{"op": "request", "tool": "allow", "args": {}}],
-                          python=[*FAKED, "-1h", sys.executable], env=REAL_MONOTONIC)
+                          env=skewed("-1h"))
     assert behind["error"] == "ProtocolError" and behind["message"].startswith("clock_skew: ")
     (fine,) = run_agent(nats_server.user_url("alice", "pw"), [{"op": "request", "tool": "allow", "args": {}}],
-                        python=[*FAKED, "+20s", sys.executable], env=REAL_MONOTONIC)
+                        env=skewed("+20s"))
     assert fine["decision"]["decision"] == "allow_once"
 
 
@@ -171,14 +174,7 @@ def test_an_approver_with_a_skewed_clock_counts_deadlines_on_the_servers(
         tmp_path: Path, nats_server: NatsServer, approvers: list[Approver]) -> None:
     """An approver whose clock is an hour ahead (faketime) would find every request long past its
     deadline and deny it at once; it measures its clock against the server's and answers as usual."""
-    import shutil
-
-    import pytest
-
-    if shutil.which("faketime") is None:
-        pytest.skip("no faketime")
-    approver = Approver(tmp_path, nats_server.user_url("desk", "x"), "desk", python=[*FAKED, "+1h", sys.executable],
-                        env=REAL_MONOTONIC)
+    approver = Approver(tmp_path, nats_server.user_url("desk", "x"), "desk", env=skewed("+1h"))
     approvers.append(approver)
     (answer,) = run_agent(nats_server.user_url("alice", "pw"), [{"op": "request", "tool": "allow", "args": {}}])
     assert (answer["decision"]["decision"], answer["decision"]["decided_by"]) == ("allow_once", "user")
