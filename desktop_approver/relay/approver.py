@@ -872,7 +872,7 @@ def _key_of(msg: Any) -> object:
     user = names.user_of_subject(msg.subject)
     try:
         unique = names.decode_envelope(msg.data)["id"]
-    except names.EnvelopeError:
+    except Exception:  # noqa: BLE001 - refused when it is taken; here it only orders nothing
         return object()
     return names.decision_key(user, unique) if user is not None else object()
 
