@@ -210,6 +210,8 @@ class RelayApprover:
         """Seconds to add to our clock to read the NATS server's (:meth:`_measure_clock`)."""
         self._app_loop: asyncio.AbstractEventLoop | None = None
         self._checking: asyncio.TimerHandle | None = None
+        self._settling: set[concurrent.futures.Future[Any]] = set()
+        """Answers being written by :meth:`settle`; a new request waits while one is written and not recorded."""
         self._writing: set[concurrent.futures.Future[Any]] = set()
         """Decisions handed to the NATS loop and not written yet (a closing app waits for them)."""
         # the NATS loop's
@@ -283,6 +285,11 @@ class RelayApprover:
         done: concurrent.futures.Future[_T] = concurrent.futures.Future()
 
         def run() -> None:
+            if any(writing.done() for writing in self._settling):
+                # An answer is on the server (its agent may already ask again) and not yet recorded
+                # and remembered here: that comes first, or a session approval would be missed.
+                self.app_loop.call_soon(run)
+                return
             try:
                 done.set_result(function(*args))
             except BaseException as exc:
@@ -727,6 +734,7 @@ class RelayApprover:
             else:
                 self._writing.add(writing)
                 writing.add_done_callback(lambda done: self._app(self._writing.discard, done))
+                self._settling.add(writing)
                 try:
                     claim = await asyncio.wrap_future(writing)
                 except asyncio.CancelledError:
@@ -734,6 +742,8 @@ class RelayApprover:
                 except Exception as exc:  # never an answer recorded that may not stand: the agent was not told
                     log.exception("relay: writing the answer for %s failed", request.key)
                     claim = Claim(won=False, failure=f"writing it failed: {_reason(exc)}")
+                finally:  # the broker records and remembers it in this same step, before anything else
+                    self._settling.discard(writing)
         request.claim = claim
         return self._standing(request, verdicts, claim)
 
