@@ -30,6 +30,7 @@ import asyncio
 import contextlib
 import json
 import logging
+import math
 import os
 import queue
 import sys
@@ -51,8 +52,6 @@ log = logging.getLogger(__name__)
 DEFAULT_TIMEOUT = 300.0
 """A request without its own ``timeout`` gets the app's default, written into the envelope so
 approver and agent count the same deadline."""
-PAUSE_ALLOWANCE = 1.0
-"""As ``core.decisions.tickets.PAUSE_ALLOWANCE``: the person may stretch a wait to twice its timeout."""
 DEADLINE_GRACE = 3.0
 """Seconds past the approver's latest moment before the agent stops waiting for its decision."""
 HEARTBEAT_SECONDS = 5.0
@@ -118,7 +117,7 @@ class AgentLink:
     async def open(self, timeout: float) -> None:
         try:
             nats = import_nats()
-        except ModuleNotFoundError as exc:
+        except ImportError as exc:
             raise ApproverUnavailable(f"a NATS URL needs the relay extra (pip install 'desktop-approver[relay]'): "
                                       f"{exc}") from None
         timeout = max(timeout, CONNECT_TIMEOUT)
@@ -128,10 +127,18 @@ class AgentLink:
                 inbox_prefix=names.inbox_prefix(self.address.user), connect_timeout=max(1, round(timeout)),
                 max_reconnect_attempts=1, reconnect_time_wait=0.25, error_cb=self._error,
                 reconnected_cb=self._reconnected, disconnected_cb=self._disconnected), timeout)
+        except ImportError as exc:  # nats-py loads nkeys only for a .creds file
+            missing = getattr(exc, "name", None) or str(exc)
+            raise ApproverUnavailable(f"the NATS credentials {self.address.creds_file or ''} need the Python package "
+                                      f"{missing}, which is not installed (pip install "
+                                      f"'desktop-approver[relay]')") from None
         except (TimeoutError, OSError, nats.errors.Error) as exc:
             reason = _reason(exc) if self.last_error is None else f"{_reason(exc)} ({self.last_error})"
             raise ApproverUnavailable(f"desktop-approver's NATS server at {self.address.shown} refused or did not "
                                       f"answer: {reason}") from None
+        except Exception as exc:  # noqa: BLE001 - a credentials file nats-py or nkeys cannot use, and the like
+            raise ApproverUnavailable(f"desktop-approver's NATS relay cannot connect to {self.address.shown} as "
+                                      f"{self.address.user}: {_reason(exc)}") from None
         # Connected: from now on reconnect without end; each request's deadline bounds the wait.
         self.nc.options["max_reconnect_attempts"] = -1
         self.js = self.nc.jetstream(timeout=PUBLISH_TIMEOUT)
@@ -166,6 +173,10 @@ class AgentLink:
                 self._line(line)
 
     def _line(self, line: bytes) -> None:
+        if len(line) > wire.MAX_LINE_BYTES:  # as the app answers on its socket: unread, refused without an id
+            self._reply({"type": "error", "code": "line_too_long",
+                         "message": f"message of {len(line)} bytes exceeds the limit of {wire.MAX_LINE_BYTES}"})
+            return
         try:
             message = json.loads(line)
         except (UnicodeDecodeError, json.JSONDecodeError):
@@ -227,13 +238,26 @@ class AgentLink:
         local_id = str(message.get("id"))
         unique = uuid.uuid4().hex
         timeout = message.get("timeout")
-        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0:
+        if timeout is None:
             timeout = DEFAULT_TIMEOUT
+        if (isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not math.isfinite(timeout)
+                or not 0 < timeout <= names.MAX_TIMEOUT):  # as the app's own ladder refuses it
+            self._reply({"type": "error", "id": message.get("id"), "in_reply_to": message.get("type"),
+                         "code": "invalid_message", "message": f"timeout must be a number of seconds above 0 and "
+                                                               f"at most {names.MAX_TIMEOUT:g}"})
+            return
+        # Our own wait is counted on the monotonic clock: whatever the wall clocks here or at the
+        # approvers say, it ends at the timeout stretched by the pause allowance (and some grace).
         sent_at = time.time()
-        deadline = time.monotonic() + timeout * (1 + PAUSE_ALLOWANCE) + DEADLINE_GRACE
+        deadline = time.monotonic() + timeout * names.DEADLINE_FACTOR + DEADLINE_GRACE
         envelope = {"relay": names.RELAY_VERSION, "id": unique, "client": self.client, "sent_at": sent_at,
-                    "deadline": sent_at + timeout * (1 + PAUSE_ALLOWANCE),
+                    "deadline": sent_at + timeout * names.DEADLINE_FACTOR,
                     "message": {**message, "id": unique, "timeout": timeout}}
+        payload = names.encode(envelope)
+        if (too_large := self._too_large(payload)) is not None:
+            self._reply({"type": "error", "id": message.get("id"), "in_reply_to": message.get("type"),
+                         "code": "line_too_long", "message": too_large})
+            return
         user = self.address.user
         decided: asyncio.Future[bytes] = asyncio.get_running_loop().create_future()
 
@@ -244,8 +268,12 @@ class AgentLink:
         self.waiting[local_id] = unique
         subscription = await self.nc.subscribe(names.decision_subject(user, unique), cb=seen)
         try:
-            await self._publish(names.request_subject(user, self.agent), names.encode(envelope), unique, deadline)
+            await self._publish(names.request_subject(user, self.agent), payload, unique, deadline)
             value = await self._await_decision(unique, decided, deadline)
+        except TooLarge as exc:
+            self._reply({"type": "error", "id": message.get("id"), "in_reply_to": message.get("type"),
+                         "code": "line_too_long", "message": str(exc)})
+            return
         finally:
             self.waiting.pop(local_id, None)
             with contextlib.suppress(Exception):
@@ -259,8 +287,20 @@ class AgentLink:
         reply["id"] = local_id
         self._reply(reply)
 
+    def _too_large(self, payload: bytes) -> str | None:
+        """Why the server would refuse ``payload`` as too large (its ``max_payload``), or None."""
+        limit = int(getattr(self.nc, "max_payload", 0) or 0)
+        if limit and len(payload) > limit:
+            return (f"the request is {len(payload)} bytes with its envelope, over the {limit} bytes the NATS "
+                    f"server at {self.address.shown} takes (its max_payload)")
+        return None
+
     async def _publish(self, subject: str, payload: bytes, message_id: str, deadline: float) -> None:
-        """Publish to the stream until it is stored (the same ``Nats-Msg-Id``: stored once), or the deadline."""
+        """Publish to the stream until it is stored (the same ``Nats-Msg-Id``: stored once), or the deadline.
+
+        What can never be stored fails at once: :class:`TooLarge` for a payload over the server's
+        limit, :class:`ApproverUnavailable` for a stream that refuses it or a closed connection.
+        """
         import nats
 
         while True:
@@ -270,6 +310,20 @@ class AgentLink:
             except (nats.errors.NoRespondersError, nats.js.errors.NoStreamResponseError):
                 raise ApproverUnavailable(f"no approver has set up the relay on {self.address.shown} "
                                           f"(no stream takes {subject})") from None
+            except nats.errors.MaxPayloadError:
+                raise TooLarge(self._too_large(payload) or f"the request is {len(payload)} bytes with its "
+                               f"envelope, more than the NATS server at {self.address.shown} takes") from None
+            except (nats.errors.ConnectionClosedError, nats.errors.BadSubjectError) as exc:
+                raise ApproverUnavailable(f"the NATS relay cannot publish to {self.address.shown}: "
+                                          f"{_reason(exc)}") from None
+            except nats.js.errors.APIError as exc:
+                if not isinstance(exc, (nats.js.errors.ServiceUnavailableError, nats.js.errors.ServerError)):
+                    raise ApproverUnavailable(f"the NATS server at {self.address.shown} refused to store the "
+                                              f"request: {_reason(exc)}") from None
+                if time.monotonic() >= deadline:
+                    raise ApproverUnavailable(f"the NATS server at {self.address.shown} did not store the request "
+                                              f"before its deadline: {_reason(exc)}") from None
+                await asyncio.sleep(0.25)
             except (TimeoutError, nats.errors.Error, OSError) as exc:
                 if time.monotonic() >= deadline:
                     raise ApproverUnavailable(f"the NATS server at {self.address.shown} did not store the request "
@@ -332,8 +386,16 @@ class AgentLink:
         unique = uuid.uuid4().hex
         envelope = {"relay": names.RELAY_VERSION, "id": unique, "client": self.client, "sent_at": time.time(),
                     "message": {**message, "id": unique}}
-        await self._publish(names.request_subject(self.address.user, self.agent), names.encode(envelope), unique,
-                            time.monotonic() + PUBLISH_TIMEOUT * 3)
+        payload = names.encode(envelope)
+        try:
+            if (too_large := self._too_large(payload)) is not None:
+                raise TooLarge(too_large)
+            await self._publish(names.request_subject(self.address.user, self.agent), payload, unique,
+                                time.monotonic() + PUBLISH_TIMEOUT * 3)
+        except TooLarge as exc:
+            self._reply({"type": "error", "id": message.get("id"), "in_reply_to": message.get("type"),
+                         "code": "line_too_long", "message": str(exc)})
+            return
         if message.get("type") == "notice":
             self._reply({"type": "noticed", "id": message.get("id")})
         else:  # each approver forgets on its own; none answers for the others
@@ -364,6 +426,11 @@ class AgentLink:
 
     async def _disconnected(self) -> None:
         log.debug("disconnected %r", self)
+
+
+class TooLarge(Exception):
+    """A message the NATS server would never take (over its ``max_payload``): answered ``line_too_long``
+    at once, as the app answers a line over its limit, never retried until the deadline."""
 
 
 def _timeout_reply(message: dict[str, Any], local_id: str, note: str, count: int) -> dict[str, Any]:

@@ -15,12 +15,17 @@ so session memory and rules never mix two users' agents, and a claimed directory
 level (:attr:`~desktop_approver.core.decisions.tickets.Identity.policy_cwd`).
 
 The answer is written with a create-only put to ``<user>.<id>`` in the bucket: exactly one
-decision exists, whoever sends it. An approver that finds the key taken withdraws its own prompt
-(the dialog closes) and records who answered; the answer seen first is the one both audit logs
-keep, since a prompt still open when another approver's answer arrives is answered with it.
-A request past its deadline is denied by ``timeout``; a cancel, or an agent whose heartbeat stops,
-withdraws it everywhere (``deny`` by ``cancelled``). Requests that do not fit (a wrong subject, a
-malformed envelope, an id replayed under another stream sequence) are refused and audited.
+decision exists, whoever sends it. It is written before the audit log records it (the broker's
+:class:`~desktop_approver.core.decisions.broker.Settler`, :meth:`RelayApprover.settle`): when
+another approver's answer is there first, that one is recorded as the decision (naming who gave
+it) and ours only as a ``late_answer`` event, so every audit log holds the decision that stands.
+An approver that sees another's answer arrive withdraws its own prompt (the dialog closes).
+A request past its deadline is denied by ``timeout``; the deadline is the agent's, bounded by our
+own clock, and one from a skewed clock is refused (``clock_skew``, :func:`.names.deadline_problem`).
+A cancel, or an agent whose heartbeat stops, withdraws it everywhere (``deny`` by ``cancelled``).
+Requests that do not fit (a wrong subject, a malformed or oversized envelope, an id replayed under
+another stream sequence) are refused and audited. Connecting never gives up: whatever fails (the
+server, the credentials, a missing package) is told to the person as the app's ``relay`` problem.
 
 Two loops, one owner each: nats-py runs on a loop of its own in a thread (the connection, the
 stream, the bucket, the stream's messages), so the app's loop (qasync's, under Qt) never runs
@@ -39,10 +44,11 @@ import logging
 import socket
 import threading
 import time
-from collections.abc import Callable, Coroutine
-from dataclasses import dataclass, field
+from collections.abc import Callable, Coroutine, Iterable
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
+from ..client import wire
 from ..client.vocabulary import DECIDED_BY, DECISIONS, SCOPES, DecidedBy
 from ..core.decisions.tickets import PAUSE_ALLOWANCE, CallInfo, Identity, Ticket, Verdict
 from ..core.messages import models
@@ -55,7 +61,7 @@ from . import names
 from .address import RelayAddress
 
 if TYPE_CHECKING:
-    from ..core.decisions.broker import Broker
+    from ..core.decisions.broker import Broker, Triage
     from ..core.decisions.tickets import Decider
 
 log = logging.getLogger(__name__)
@@ -72,13 +78,32 @@ DEFAULT_AGENT_SILENCE = 20.0
 withdrawn: it died without a word."""
 DEFAULT_MAX_PENDING = 1024
 """Relayed calls that may wait for the person at once (all remote agents together)."""
+MAX_ENVELOPE_BYTES = 2 * wire.MAX_LINE_BYTES
+"""An envelope larger than this is refused unread: its message could not be within the protocol's
+line limit (``wire.MAX_LINE_BYTES``) with any client information that fits the protocol."""
+CLOSED = ("not answered here: this app closed while the request waited (it stays on the NATS server "
+          "for the other approvers and the next start)")
+"""What this app's log records for a relayed request still open when it closes: no answer was sent."""
+PROBLEM = "relay"
+"""The name of the relay's entry in the app's health (``status``'s ``problems``, the tray)."""
 NO_UID = cast("int", None)
 """A remote peer has no uid on this machine; the audit log records none."""
 
 Action = tuple[str, dict[str, Any] | None]
 """What the NATS side does with a stream message after the app took it: ``("open", None)`` (answered
 later), ``("term", None)`` (refused, never again), ``("ack", None)``, ``("write", reply)`` (write
-this answer, then ack)."""
+this answer, then ack), ``("expire", reply)`` (write this deny by timeout, then record what stands)."""
+
+
+@dataclass(frozen=True)
+class Claim:
+    """How a create-only write of a decision went: ``won`` (ours stands, or, with ``failure``, only a
+    refusal in its place could be stored), lost to ``theirs`` (the value that stands), or ``failure``
+    alone (nothing of ours stored, and nobody else's found)."""
+
+    won: bool
+    theirs: dict[str, Any] | None = None
+    failure: str | None = None
 
 
 @dataclass(eq=False)
@@ -92,11 +117,18 @@ class RelayedRequest:
     msg: Any
     """The stream message (the NATS loop's: only acked there)."""
     connection: Connection
-    deadline: float | None
+    deadline: float
+    """When this approver stops waiting (epoch s): the envelope's deadline bounded by our own clock."""
     elsewhere: asyncio.Future[dict[str, Any]]
     """Set when another approver's answer for this key is seen first."""
+    withdrawn: asyncio.Future[str]
+    """Set (with why) when the agent withdraws the request: a cancel, or its heartbeat stopped."""
     last_seen: float = field(default_factory=time.monotonic)
     answered: bool = False
+    theirs_at: set[int] = field(default_factory=set)
+    """The calls another approver's answer decided here (the prompt closed): not this app's attempt."""
+    claim: Claim | None = None
+    """How writing the answer went, once :meth:`RelayApprover.settle` wrote it (then not written again)."""
 
     def __repr__(self) -> str:
         return f"<RelayedRequest {self.key} seq={self.sequence}{' answered' if self.answered else ''}>"
@@ -119,23 +151,34 @@ class RelayDecider:
             return await self.inner.decide(ticket)
         if request.elsewhere.done():  # answered before we got to it: nobody is asked
             return self._theirs(request, ticket)
+        if request.withdrawn.done():
+            return self._withdrawn(request, ticket)
         deciding = asyncio.ensure_future(self.inner.decide(ticket))
         try:
-            either: tuple[asyncio.Future[Any], ...] = (deciding, request.elsewhere)
+            either: tuple[asyncio.Future[Any], ...] = (deciding, request.elsewhere, request.withdrawn)
             await asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED)
         except asyncio.CancelledError:
             deciding.cancel()
             raise
         if deciding.done():
             return deciding.result()
-        deciding.cancel()  # the prompt disappears: another approver answered first
+        deciding.cancel()  # the prompt disappears: another approver answered first, or the agent withdrew
         with contextlib.suppress(asyncio.CancelledError):
             await deciding
-        return self._theirs(request, ticket)
+        return self._theirs(request, ticket) if request.elsewhere.done() else self._withdrawn(request, ticket)
+
+    @staticmethod
+    def _withdrawn(request: RelayedRequest, ticket: Ticket) -> list[Verdict]:
+        """The agent withdrew it: a deny by ``cancelled``, settled like any answer (another approver's
+        answer, if it came first, is the one recorded)."""
+        why = request.withdrawn.result()
+        return [Verdict("deny", "cancelled", note=why if why == CLOSED else f"withdrawn: {why}")
+                for _ in ticket.calls]
 
     @staticmethod
     def _theirs(request: RelayedRequest, ticket: Ticket) -> list[Verdict]:
         value = request.elsewhere.result()
+        request.theirs_at.update(call.index for call in ticket.calls)
         log.debug("%s answered elsewhere first, by %s", request.key, printable(str(value.get("approver")), 80))
         return [_verdict_of(value, call.index) for call in ticket.calls]
 
@@ -144,21 +187,32 @@ class RelayApprover:
     """Answers relayed requests with ``broker``; ``start`` and ``close`` on the app's loop."""
 
     def __init__(self, broker: Broker, address: RelayAddress, *, name: str | None = None,
-                 agent_silence: float = DEFAULT_AGENT_SILENCE, max_pending: int = DEFAULT_MAX_PENDING) -> None:
+                 agent_silence: float = DEFAULT_AGENT_SILENCE, max_pending: int = DEFAULT_MAX_PENDING,
+                 on_problem: Callable[[str, str | None], None] | None = None) -> None:
         self.broker = broker
+        self.on_problem = on_problem
+        """The app's health (``ApproverService.set_problem``): the tray and ``status`` show what the
+        relay cannot do; without it, the broker's ``problems`` hold it."""
+        self.problem: str | None = None
         self.address = address
         self.name = name or f"{address.user}@{socket.gethostname()}"
         self.durable = f"approver-{names.subject_token(self.name)}"
         self.agent_silence = agent_silence
         self.context = Context(broker, max_pending_per_client=max_pending, socket_path=address.shown)
         self.requests: dict[str, RelayedRequest] = {}
+        self._expiring: dict[str, tuple[Identity, str, str, list[CallInfo], list[Verdict]]] = {}
+        """Requests past their deadline on arrival, recorded once their expiry is written."""
         self.ready = asyncio.Event()
         """Set once the stream, the bucket and our consumer are there (tests wait for it)."""
         self.closing = False
         self.connected_at: float | None = None
+        self.clock_offset = 0.0
+        """Seconds to add to our clock to read the NATS server's (:meth:`_measure_clock`)."""
         self._app_loop: asyncio.AbstractEventLoop | None = None
         self._checking: asyncio.TimerHandle | None = None
-        self._writing: set[concurrent.futures.Future[None]] = set()
+        self._settling: set[concurrent.futures.Future[Any]] = set()
+        """Answers being written by :meth:`settle`; a new request waits while one is written and not recorded."""
+        self._writing: set[concurrent.futures.Future[Any]] = set()
         """Decisions handed to the NATS loop and not written yet (a closing app waits for them)."""
         # the NATS loop's
         self.nats_loop = asyncio.new_event_loop()
@@ -184,6 +238,7 @@ class RelayApprover:
         self._app_loop = self.context.loop = asyncio.get_running_loop()
         if not isinstance(self.broker.decider, RelayDecider):
             self.broker.decider = RelayDecider(self.broker.decider, self)
+        self.broker.settler = self
         self._thread.start()
         self._checking = self.app_loop.call_later(self._check_interval, self._check_open_requests)
 
@@ -195,10 +250,21 @@ class RelayApprover:
         if self._thread.is_alive():
             with contextlib.suppress(Exception):
                 await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(self._stop_reading(), self.nats_loop))
-            if self._writing:
-                await asyncio.wait([asyncio.wrap_future(write) for write in self._writing], timeout=CLOSE_WAIT)
+        # Prompts disappear; the stream keeps each open request for the other approvers, or for our
+        # next start. The log records why this app did not answer it, not a deny the agent never got.
+        waiting = [task for request in self.requests.values() if not request.answered
+                   for task in request.connection.tasks.values()]
         for request in list(self.requests.values()):
-            request.connection.connection_lost()  # prompts disappear; the stream keeps the request for later
+            if not request.withdrawn.done():
+                request.withdrawn.set_result(CLOSED)
+        if waiting:
+            await asyncio.wait(waiting, timeout=CLOSE_WAIT)
+        if self._writing and self._thread.is_alive():
+            await asyncio.wait([asyncio.wrap_future(write) for write in self._writing], timeout=CLOSE_WAIT)
+        for request in list(self.requests.values()):
+            request.connection.connection_lost()
+        if self.broker.settler is self:
+            self.broker.settler = None
         if self._thread.is_alive():
             with contextlib.suppress(Exception):
                 await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(self._disconnect(), self.nats_loop))
@@ -219,6 +285,11 @@ class RelayApprover:
         done: concurrent.futures.Future[_T] = concurrent.futures.Future()
 
         def run() -> None:
+            if any(writing.done() for writing in self._settling):
+                # An answer is on the server (its agent may already ask again) and not yet recorded
+                # and remembered here: that comes first, or a session approval would be missed.
+                self.app_loop.call_soon(run)
+                return
             try:
                 done.set_result(function(*args))
             except BaseException as exc:
@@ -227,7 +298,7 @@ class RelayApprover:
         self.app_loop.call_soon_threadsafe(run)
         return asyncio.wrap_future(done, loop=self.nats_loop)
 
-    def _nats(self, work: Coroutine[Any, Any, None]) -> concurrent.futures.Future[None] | None:
+    def _nats(self, work: Coroutine[Any, Any, _T]) -> concurrent.futures.Future[_T] | None:
         """Run ``work`` on the NATS loop (from the app's loop); its failure is logged."""
         if not self._thread.is_alive():
             work.close()
@@ -252,21 +323,30 @@ class RelayApprover:
             self.nats_loop.close()
 
     async def _run(self) -> None:
-        import nats
-
-        warned = False
+        """Connect, and keep trying whatever fails (the server away, credentials refused, a module
+        missing): the person is told what is wrong (:attr:`problem`), and it works once that is
+        fixed; this task never ends with an error while the app runs."""
+        told: str | None = None
         while not self.closing:
             try:
                 await self._connect()
-                break
-            except (TimeoutError, OSError, nats.errors.Error) as exc:
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # noqa: BLE001 - whatever it is, we say so and try again
+                reason = connect_problem(exc, self.address)
                 log.debug("relay: connecting to %s failed: %r", self.address.shown, exc)
-                if not warned:
-                    log.warning("relay: cannot reach NATS at %s yet (%s); trying again", self.address.shown, exc)
-                    warned = True
+                if reason != told:
+                    log.warning("relay: %s; trying again", reason)
+                    self._app(self._set_problem, reason)
+                    told = reason
+                await self._disconnect()
                 await asyncio.sleep(RECONNECT_WAIT)
-        log.info("relay: answering requests from %s as %s", self.address.shown, self.name)
-        await self._read_requests()
+                continue
+            if told is not None:
+                self._app(self._set_problem, None)
+            log.info("relay: answering requests from %s as %s", self.address.shown, self.name)
+            await self._read_requests()
+            return
 
     async def _connect(self) -> None:
         import nats
@@ -293,6 +373,7 @@ class RelayApprover:
         except BadRequestError as exc:
             log.warning("relay: using the bucket %s as it is: %s", names.BUCKET, exc)
             self.kv = await js.key_value(names.BUCKET)
+        await self._measure_clock()
         await self.nc.subscribe(f"{names.KV_SUBJECT_ROOT}.>", cb=self._decision_seen)
         await self.nc.subscribe(f"{names.ALIVE_ROOT}.>", cb=self._heartbeat)
         self._subscription = await js.pull_subscribe(
@@ -300,6 +381,28 @@ class RelayApprover:
             config=api.ConsumerConfig(ack_wait=ACK_WAIT, deliver_policy=api.DeliverPolicy.ALL,
                                       max_ack_pending=4 * DEFAULT_MAX_PENDING))
         self._app(self.ready.set)
+
+    async def _measure_clock(self) -> None:
+        """How far our clock is from the server's (the stream info's ``ts``): deadlines are then
+        counted on the server's clock, so a desktop whose clock is off neither expires every request
+        at once nor keeps one too long. Unmeasured (an older server): our own clock is used."""
+        before = time.time()
+        try:
+            reply = await self.nc.request(f"$JS.API.STREAM.INFO.{names.STREAM}", b"", timeout=5)
+            server = _server_time(json.loads(reply.data).get("ts"))
+        except Exception as exc:  # noqa: BLE001 - an answer we cannot read: our own clock it is
+            log.debug("relay: the server's time is unknown: %r", exc)
+            return
+        after = time.time()
+        if server is None:
+            return
+        self.clock_offset = server - (before + after) / 2
+        if abs(self.clock_offset) > names.CLOCK_TOLERANCE:
+            text = (f"this desktop's clock is {abs(self.clock_offset):.0f} s "
+                    f"{'ahead of' if self.clock_offset < 0 else 'behind'} the NATS server's at {self.address.shown}: "
+                    "relayed deadlines are counted on the server's clock")
+            log.warning("relay: %s", text)
+            self._app(self._event, "clock", text)
 
     async def _read_requests(self) -> None:
         import nats
@@ -309,7 +412,9 @@ class RelayApprover:
                 batch = await self._subscription.fetch(64, timeout=1.0)
             except nats.errors.TimeoutError:
                 continue
-            except (nats.errors.Error, OSError) as exc:
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # noqa: BLE001 - the server's or ours: reading goes on
                 log.debug("relay: fetch failed (%r); again", exc)
                 await asyncio.sleep(RECONNECT_WAIT / 4)
                 continue
@@ -338,6 +443,7 @@ class RelayApprover:
         if self.nc is not None:
             with contextlib.suppress(Exception):
                 await self.nc.close()
+            self.nc = None
 
     # -- the NATS loop: one message from the stream ----------------------------------------------------
 
@@ -345,6 +451,11 @@ class RelayApprover:
         user = names.user_of_subject(msg.subject)
         if user is None:
             self._app(self._refuse, "relay_subject", f"a message on {msg.subject!r}, not approver.req.<user>.<agent>")
+            await msg.term()
+            return
+        if len(msg.data) > MAX_ENVELOPE_BYTES:  # not even read: a server may take far more than we do
+            self._app(self._refuse, "line_too_long", f"from NATS user {user}: an envelope of {len(msg.data)} bytes, "
+                                                     f"over the limit of {MAX_ENVELOPE_BYTES}")
             await msg.term()
             return
         try:
@@ -355,21 +466,35 @@ class RelayApprover:
             return
         unique, message = envelope["id"], envelope["message"]
         kind, key = message.get("type"), names.decision_key(user, unique)
+        size = len(_line(message))
         if message.get("id") != unique:
             self._app(self._refuse, "relay_envelope", f"from NATS user {user}: the message's id is not the "
                                                       "envelope's", unique)
             await msg.term()
+        elif size > wire.MAX_LINE_BYTES:  # as the socket refuses a line over the limit; the agent is told at once
+            text = f"message of {size} bytes exceeds the limit of {wire.MAX_LINE_BYTES}"
+            self._app(self._refuse, "line_too_long", f"from NATS user {user}: {text}", unique)
+            if kind in names.ASKING and await self._decision(key) is None:
+                await self._write(key, _error_reply(unique, kind, "line_too_long", text), None)
+                await msg.ack()
+            else:
+                await msg.term()
         elif kind == "cancel":
             self._app(self._withdraw, key, "cancel")
             await msg.ack()
         elif kind in ("request", "batch"):
             existing = await self._decision(key)
-            action, reply = await self._app_result(self._ask, msg, user, envelope, key, existing)
+            action, reply = await self._app_result(self._ask, msg, user, envelope, key, existing, _stored_at(msg))
             if action == "term":
                 await msg.term()
             elif action == "write":
                 assert reply is not None
                 await self._write(key, reply, None)
+                await msg.ack()
+            elif action == "expire":
+                assert reply is not None
+                claim = await self._claim(key, reply, None, time.time() + 60.0)
+                self._app(self._expired, key, claim)
                 await msg.ack()
         elif kind in ("notice", "end_session"):
             self._app(self._tell, user, envelope)
@@ -380,35 +505,69 @@ class RelayApprover:
             await msg.term()
 
     async def _write(self, key: str, reply: dict[str, Any], request: RelayedRequest | None) -> None:
-        """Create the decision's key (exactly once, whoever writes); retried through a reconnect."""
-        import nats
-        from nats.js.errors import KeyWrongLastSequenceError
-
-        value = {"relay": names.RELAY_VERSION, "approver": self.name, "reply": reply,
-                 "seq": request.sequence if request is not None else None}
-        stop = (request.deadline if request is not None and request.deadline is not None else time.time()) + 60.0
+        """Write an answer nothing recorded as a decision here (a refusal, an error), then ack."""
+        stop = (request.deadline if request is not None else time.time()) + 60.0
         try:
-            while True:
-                try:
-                    await self.kv.create(key, names.encode(value))
-                    log.debug("relay: %s decided here", key)
-                    break
-                except KeyWrongLastSequenceError:
-                    existing = await self._decision(key)
-                    if existing is not None and existing.get("approver") != self.name:
-                        self._app(self._answered_elsewhere, key, existing, True)
-                    break
-                except (TimeoutError, nats.errors.Error, OSError) as exc:
-                    if time.time() > stop:
-                        log.error("relay: the decision for %s could not be written: %s", key, exc)
-                        return
-                    await asyncio.sleep(RECONNECT_WAIT / 4)
+            claim = await self._claim(key, reply, request.sequence if request is not None else None, stop)
+            if claim.theirs is not None:
+                self._app(self._answered_elsewhere, key, claim.theirs)
+            elif claim.failure is not None:
+                self._app(self._event, "unwritten", f"{key}: {claim.failure}")
             if request is not None:
                 with contextlib.suppress(Exception):
                     await request.msg.ack()
         finally:
             if request is not None:
                 self._app(self._forget, request)
+
+    async def _claim(self, key: str, reply: dict[str, Any], sequence: int | None, stop: float) -> Claim:
+        """Create the decision's key (exactly once, whoever writes); retried through a reconnect until
+        ``stop``. What the server can never take (too large, refused) is not retried: a refusal is
+        stored in its place, so the agent hears at once."""
+        import nats
+        from nats.js.errors import APIError, KeyWrongLastSequenceError, ServerError, ServiceUnavailableError
+
+        value = {"relay": names.RELAY_VERSION, "approver": self.name, "reply": reply, "seq": sequence}
+        instead: str | None = None
+        while True:
+            try:
+                try:
+                    await self.kv.create(key, names.encode(value))
+                    log.debug("relay: %s decided here", key)
+                    if self.problem is not None:  # we can write again: whatever kept us from it is over
+                        self._app(self._set_problem, None)
+                    return Claim(won=True, failure=instead)
+                except KeyWrongLastSequenceError:
+                    existing = await self._decision(key)
+                    if existing is None:
+                        continue  # gone again (its age passed): ours may still be written
+                    if existing.get("approver") == self.name:  # ours, from a try whose reply was lost
+                        return Claim(won=True, failure=instead)
+                    return Claim(won=False, theirs=existing)
+            except (nats.errors.MaxPayloadError, nats.errors.BadSubjectError, APIError) as exc:
+                if isinstance(exc, (ServiceUnavailableError, ServerError)) and time.time() <= stop:
+                    await asyncio.sleep(RECONNECT_WAIT / 4)
+                    continue
+                why = f"the NATS server cannot store the answer ({len(names.encode(value))} bytes): {_reason(exc)}"
+                if instead is not None or reply.get("type") == "error":
+                    return Claim(won=False, failure=why)
+                instead = f"this app's answer was not delivered: {why}; the agent was refused instead"
+                value = {**value, "reply": _error_reply(str(reply.get("id")), _kind_of(reply), "internal",
+                                                        f"desktop-approver could not deliver its answer: {why}")}
+            except (TimeoutError, nats.errors.Error, OSError) as exc:
+                if time.time() > stop:
+                    log.error("relay: the decision for %s could not be written: %s", key, exc)
+                    return Claim(won=False, failure=f"not stored on the NATS server before the deadline: "
+                                                    f"{_reason(exc)}")
+                await asyncio.sleep(RECONNECT_WAIT / 4)
+
+    async def _acked(self, request: RelayedRequest) -> None:
+        """Settled already (written before it was recorded): only acknowledged now."""
+        try:
+            with contextlib.suppress(Exception):
+                await request.msg.ack()
+        finally:
+            self._app(self._forget, request)
 
     async def _decision(self, key: str) -> dict[str, Any] | None:
         from nats.js.errors import KeyNotFoundError
@@ -432,12 +591,14 @@ class RelayApprover:
 
     async def _heartbeat(self, msg: Any) -> None:
         user = names.user_of_subject(msg.subject, names.ALIVE_ROOT)
-        try:
-            ids = json.loads(msg.data).get("ids", [])
-        except (ValueError, AttributeError):
+        if user is None or len(msg.data) > wire.MAX_LINE_BYTES:
             return
-        if user is not None and isinstance(ids, list):
-            self._app(self._alive, [names.decision_key(user, str(unique)) for unique in ids])
+        try:
+            ids = names.load_json(msg.data).get("ids", [])
+        except (ValueError, AttributeError, RecursionError):
+            return
+        if isinstance(ids, list):  # only what could be a request's id: a heartbeat is no way in
+            self._app(self._alive, [names.decision_key(user, unique) for unique in ids if names.is_token(unique)])
 
     async def _in_progress(self, messages: list[Any]) -> None:
         for msg in messages:
@@ -446,6 +607,10 @@ class RelayApprover:
 
     async def _error(self, error: Exception) -> None:
         log.warning("relay: NATS: %s", error)
+        text = _reason(error)
+        if "permissions violation" in text.lower():  # our answers or reads would fail: the person must know
+            self._app(self._set_problem, f"the NATS server at {self.address.shown} refuses {self.address.user} "
+                                         f"something the relay needs: {text}")
 
     async def _reconnected(self) -> None:
         self.connected_at = time.monotonic()
@@ -458,7 +623,7 @@ class RelayApprover:
     # -- the app's loop: requests through the core ----------------------------------------------------
 
     def _ask(self, msg: Any, user: str, envelope: dict[str, Any], key: str,
-             existing: dict[str, Any] | None) -> Action:
+             existing: dict[str, Any] | None, stored_at: float | None = None) -> Action:
         sequence = msg.metadata.sequence.stream
         mine = self.requests.get(key)
         if mine is not None:
@@ -472,20 +637,29 @@ class RelayApprover:
                                         f"decided (stream sequence {existing.get('seq')})", envelope["id"])
             return ("term", None)
         message = dict(envelope["message"])
-        deadline = envelope.get("deadline")
-        left = (deadline - time.time()) if deadline is not None else None
-        if existing is None and left is not None and left <= 0:
+        now = time.time() + self.clock_offset  # the server's time: its stream's stamps are on that clock
+        skewed = names.deadline_problem(envelope["deadline"], stored_at, now)
+        if existing is None and skewed is not None:
+            self._refuse("clock_skew", f"from NATS user {user}: request {envelope['id']}: {skewed}", envelope["id"])
+            return ("write", _error_reply(envelope["id"], message.get("type"), "clock_skew",
+                                          f"desktop-approver refused the request: {skewed}"))
+        # Our own clock bounds it too: never longer than the request's own timeout (with the pause
+        # allowance) from when we got it, nor than the longest wait, whatever the agent's clock says.
+        deadline = min(envelope["deadline"], now + float(message["timeout"]) * names.DEADLINE_FACTOR,
+                       now + names.MAX_WAIT)
+        left = deadline - now
+        if existing is None and left <= 0:
             return self._expire(user, envelope, key)
         opened: list[RelayedRequest] = []  # the request the connection's answer belongs to, once made
         connection = self._connection(user, envelope, lambda payload: self._answer(opened[0], payload))
         if connection is None:
             return ("write", _error_reply(envelope["id"], message.get("type"), "invalid_message",
                                           "the client information is not valid"))
-        if left is not None and left > 0:  # the person's pause allowance included, it ends by the agent's deadline
-            message["timeout"] = min(float(message.get("timeout") or left), left / (1 + PAUSE_ALLOWANCE))
+        if left > 0:  # the person's pause allowance included, it ends by the deadline
+            message["timeout"] = min(float(message["timeout"]), left / (1 + PAUSE_ALLOWANCE))
         request = RelayedRequest(key=key, user=user, unique=envelope["id"], sequence=sequence, msg=msg,
-                                 connection=connection, deadline=deadline,
-                                 elsewhere=self.app_loop.create_future())
+                                 connection=connection, deadline=deadline - self.clock_offset,
+                                 elsewhere=self.app_loop.create_future(), withdrawn=self.app_loop.create_future())
         opened.append(request)
         if existing is not None:  # answered while we were away: recorded here with that answer, no prompt
             request.elsewhere.set_result(existing)
@@ -514,10 +688,89 @@ class RelayApprover:
         if request.answered or request.connection.closed:
             return
         request.answered = True
-        writing = self._nats(self._write(request.key, json.loads(payload), request))
+        if self.closing and request.claim is None:  # not answered here: the stream keeps it for another
+            return
+        if request.claim is not None:  # settled: the answer that stands is on the server already
+            writing = self._nats(self._acked(request))
+        else:
+            writing = self._nats(self._write(request.key, json.loads(payload), request))
         if writing is not None:
             self._writing.add(writing)
             writing.add_done_callback(lambda done: self._app(self._writing.discard, done))  # in the NATS thread
+
+    def _set_problem(self, problem: str | None) -> None:
+        """Tell the person what keeps the relay from working (None: it works)."""
+        self.problem = problem
+        if self.on_problem is not None:
+            self.on_problem(PROBLEM, problem)
+        elif problem is None:
+            self.broker.problems.pop(PROBLEM, None)
+        else:
+            self.broker.problems[PROBLEM] = problem
+
+    # -- settling an answer before the audit log records it (the broker's Settler) ---------------------
+
+    def settles(self, identity: Identity) -> bool:
+        return identity.relay_user is not None
+
+    async def settle(self, triage: Triage, verdicts: list[Verdict]) -> list[Verdict]:
+        """The answer that stands for a relayed request: ours, written create-only before the audit
+        log records it, or the one another approver wrote first. Either way both audit logs record
+        the same decision, and this app's own unused answer only as a ``late_answer`` event."""
+        user = triage.identity.relay_user
+        request = self.requests.get(names.decision_key(user, triage.request_id)) if user else None
+        if request is None:
+            return verdicts
+        if self.closing and not request.elsewhere.done():  # not answered here: nothing is written
+            return [replace(verdict, decision="deny", decided_by="cancelled", note=CLOSED, updated_args=None)
+                    for verdict in verdicts]
+        if request.elsewhere.done():
+            claim = Claim(won=False, theirs=request.elsewhere.result())
+        else:
+            reply = _reply_of(triage.kind, request.unique, verdicts)
+            writing = self._nats(self._claim(request.key, reply, request.sequence, request.deadline + 60.0))
+            if writing is None:
+                claim = Claim(won=False, failure="the relay was closed")
+            else:
+                self._writing.add(writing)
+                writing.add_done_callback(lambda done: self._app(self._writing.discard, done))
+                self._settling.add(writing)
+                try:
+                    claim = await asyncio.wrap_future(writing)
+                except asyncio.CancelledError:
+                    raise
+                except Exception as exc:  # never an answer recorded that may not stand: the agent was not told
+                    log.exception("relay: writing the answer for %s failed", request.key)
+                    claim = Claim(won=False, failure=f"writing it failed: {_reason(exc)}")
+                finally:  # the broker records and remembers it in this same step, before anything else
+                    self._settling.discard(writing)
+        request.claim = claim
+        return self._standing(request, verdicts, claim)
+
+    def _standing(self, request: RelayedRequest, verdicts: list[Verdict], claim: Claim) -> list[Verdict]:
+        if claim.won and claim.failure is None:
+            return verdicts
+        own = [(index, verdict) for index, verdict in enumerate(verdicts) if index not in request.theirs_at]
+        if claim.theirs is not None:
+            if not request.elsewhere.done():
+                request.elsewhere.set_result(claim.theirs)
+            self._answered_elsewhere(request.key, claim.theirs)
+            if own:
+                self._event("late_answer", f"{request.key}: this app's own answer came second and was not used: "
+                                           f"{_summary(verdict for _, verdict in own)}")
+            return [replace(_verdict_of(claim.theirs, index), risk=verdict.risk)
+                    for index, verdict in enumerate(verdicts)]
+        failure = claim.failure or "not written"
+        self._event("unwritten", f"{request.key}: {_summary(verdicts)}: {failure}")
+        decided_by: DecidedBy = "cancelled" if claim.won else "timeout"  # refused at once, or waited out
+        return [Verdict("deny", decided_by, note=f"desktop-approver could not deliver its answer over NATS: "
+                                                  f"{failure}", risk=verdict.risk) for verdict in verdicts]
+
+    def _event(self, code: str, detail: str) -> None:
+        try:
+            self.broker.audit.record_event("relay", code, detail)
+        except Exception:  # the log's own health signal tells the person; the answer goes on
+            log.exception("relay: the audit log could not record %s", code)
 
     def _forget(self, request: RelayedRequest) -> None:
         if self.requests.get(request.key) is request:
@@ -538,11 +791,7 @@ class RelayApprover:
             if isinstance(checked, Refusal) and connection is not None:
                 connection.refuse(checked)
             return ("term", None)
-        self.broker.audit.record_event("relay", "expired", f"{key}: past its deadline when it arrived; denied by "
-                                                           "timeout")
-        return ("write", self._expired_reply(connection.identity, cast("models.Asking", checked)))
-
-    def _expired_reply(self, identity: Identity, message: models.Asking) -> dict[str, Any]:
+        message = cast("models.Asking", checked)
         from ..core.calls.risk import assess
 
         calls: list[Any] = message.calls() if isinstance(message, models.Request) else list(message.calls)
@@ -551,27 +800,38 @@ class RelayApprover:
                  for index, call in enumerate(calls)]
         verdicts = [Verdict("deny", "timeout", note="nobody answered before the request's deadline",
                             risk=info.risk_report()) for info in infos]
+        identity = connection.identity
         session = message.session or f"{identity.label}-relay"
-        self.broker.audit.record_answered(identity, session, message.id, infos, verdicts)
-        if isinstance(message, models.Request):
-            return dict(json.loads(encode_decision(message.id, verdicts[0])))
-        return dict(json.loads(encode(models.BatchDecision(id=message.id, decisions=[
-            models.CallDecision.of(verdict, index=index) for index, verdict in enumerate(verdicts)]))))
+        self._expiring[key] = (identity, session, message.id, infos, verdicts)
+        return ("expire", _reply_of(message.type, message.id, verdicts))
+
+    def _expired(self, key: str, claim: Claim) -> None:
+        """The expiry is written (or another answer stood): recorded now, as what stands."""
+        identity, session, request_id, infos, verdicts = self._expiring.pop(key)
+        if claim.theirs is not None:
+            self._answered_elsewhere(key, claim.theirs)
+            verdicts = [replace(_verdict_of(claim.theirs, index), risk=verdict.risk)
+                        for index, verdict in enumerate(verdicts)]
+        else:
+            self._event("expired", f"{key}: past its deadline when it arrived; denied by timeout"
+                                   + (f" ({claim.failure})" if claim.failure else ""))
+        try:
+            self.broker.audit.record_answered(identity, session, request_id, infos, verdicts)
+        except Exception:  # the log's health signal tells the person
+            log.exception("relay: the audit log could not record the expiry of %s", key)
 
     def _seen_elsewhere(self, key: str, value: dict[str, Any]) -> None:
         request = self.requests.get(key)
         if request is not None and not request.elsewhere.done():
             request.elsewhere.set_result(value)
 
-    def _answered_elsewhere(self, key: str, value: dict[str, Any], ours_came_second: bool = False) -> None:
+    def _answered_elsewhere(self, key: str, value: dict[str, Any]) -> None:
         """Another approver's answer stands: recorded, so both audit logs say who decided."""
-        reply = value.get("reply", {})
-        decisions = [reply] if reply.get("type") == "decision" else list(reply.get("decisions", []))
-        summary = ", ".join(f"{d.get('decision')} by {d.get('decided_by')}" for d in decisions) or reply.get("code")
-        detail = f"{key}: answered by approver {value.get('approver')}: {summary}"
-        if ours_came_second:
-            detail += " (this app's answer came second and was not used)"
-        self.broker.audit.record_event("relay", "answered_elsewhere", detail)
+        decisions = _decisions_in(value)
+        summary = ", ".join(f"{d.get('decision')} by {d.get('decided_by')}" for d in decisions) or str(
+            value.get("reply", {}).get("code"))
+        self._event("answered_elsewhere", f"{key}: answered by approver {printable(str(value.get('approver')), 80)}: "
+                                          f"{printable(summary, 400)}")
 
     def _alive(self, keys: list[str]) -> None:
         now = time.monotonic()
@@ -603,8 +863,13 @@ class RelayApprover:
         request = self.requests.get(key)
         if request is None or request.answered:
             return
-        self.broker.audit.record_event("relay", "withdrawn", f"{key}: {why}")
-        request.connection.received(_line({"v": 1, "type": "cancel", "id": request.unique}))
+        if request.withdrawn.done():
+            return
+        self._event("withdrawn", f"{key}: {why}")
+        # Through the decider, not a cancel of the broker's task: the deny is settled like any answer
+        # (written before it is recorded), so a withdrawal never stands in a log against another's answer.
+        request.withdrawn.set_result("the agent cancelled the request" if why == "cancel" else
+                                     "the agent is gone (its heartbeat stopped)")
 
     def _refuse(self, code: str, detail: str, message_id: str | None = None) -> None:
         log.warning("relay: refused (%s): %s", code, printable(detail, 200))
@@ -617,12 +882,48 @@ def _key_of(msg: Any) -> object:
     user = names.user_of_subject(msg.subject)
     try:
         unique = names.decode_envelope(msg.data)["id"]
-    except names.EnvelopeError:
+    except Exception:  # noqa: BLE001 - refused when it is taken; here it only orders nothing
         return object()
     return names.decision_key(user, unique) if user is not None else object()
 
 
-def _log_failure(done: concurrent.futures.Future[None]) -> None:
+def connect_problem(exc: BaseException, address: RelayAddress) -> str:
+    """What keeps the relay from connecting, said for the person."""
+    if isinstance(exc, ImportError):
+        missing = getattr(exc, "name", None) or str(exc)
+        why = f"the Python package {missing} is missing"
+        if missing == "nkeys":
+            why += " (a .creds file needs it)"
+        return f"the relay cannot connect to {address.shown}: {why}; pip install 'desktop-approver[relay]'"
+    return f"the relay cannot connect to {address.shown} as {address.user}: {_reason(exc)}"
+
+
+def _reason(exc: BaseException) -> str:
+    return str(exc) or type(exc).__name__
+
+
+def _server_time(stamp: object) -> float | None:
+    """An RFC 3339 time as the server writes it (nanoseconds, ``Z``) in epoch seconds, or None."""
+    import datetime
+    import re
+
+    found = re.fullmatch(r"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:\.(\d+))?(Z|[+-]\d\d:\d\d)", str(stamp))
+    if found is None:
+        return None
+    whole, fraction, zone = found.groups()
+    moment = datetime.datetime.fromisoformat(whole + ("+00:00" if zone == "Z" else zone))
+    return moment.timestamp() + float(f"0.{fraction}" if fraction else 0)
+
+
+def _stored_at(msg: Any) -> float | None:
+    """When the NATS server stored a stream message (the server's clock), if it says."""
+    try:
+        return float(msg.metadata.timestamp.timestamp())
+    except Exception:  # no JetStream metadata: judged by our own clock alone
+        return None
+
+
+def _log_failure(done: concurrent.futures.Future[Any]) -> None:
     if not done.cancelled() and (exc := done.exception()) is not None:
         log.error("relay: %s", exc, exc_info=exc)
 
@@ -636,18 +937,47 @@ def _error_reply(message_id: str, kind: object, code: str, text: str) -> dict[st
             "code": code, "message": text}
 
 
+def _decisions_in(value: dict[str, Any]) -> list[dict[str, Any]]:
+    """The per-call decisions of a stored answer (none for an error, or for what cannot be read)."""
+    reply = value.get("reply")
+    if not isinstance(reply, dict):
+        return []
+    if reply.get("type") == "decision":
+        return [reply]
+    decisions = reply.get("decisions")
+    return [d for d in decisions if isinstance(d, dict)] if isinstance(decisions, list) else []
+
+
+def _reply_of(kind: str, message_id: str, verdicts: list[Verdict]) -> dict[str, Any]:
+    """The protocol's answer carrying ``verdicts`` (what the connection would send for them)."""
+    if kind == "request":
+        return dict(json.loads(encode_decision(message_id, verdicts[0])))
+    return dict(json.loads(encode(models.BatchDecision(id=message_id, decisions=[
+        models.CallDecision.of(verdict, index=index) for index, verdict in enumerate(verdicts)]))))
+
+
+def _kind_of(reply: dict[str, Any]) -> str:
+    """The asking message an answer answers."""
+    return "batch" if reply.get("type") == "batch_decision" else "request"
+
+
+def _summary(verdicts: Iterable[Verdict]) -> str:
+    return ", ".join(f"{verdict.decision} by {verdict.decided_by}"
+                     + (f" ({printable(verdict.note, 200)})" if verdict.note else "") for verdict in verdicts)
+
+
 def _verdict_of(value: dict[str, Any], index: int) -> Verdict:
     """Another approver's answer for call ``index``, as this app records it (a deny if unreadable)."""
-    reply = value.get("reply", {})
-    decisions = [reply] if reply.get("type") == "decision" else list(reply.get("decisions", []))
+    decisions = _decisions_in(value)
     found = next((d for d in decisions if d.get("index", 0) == index), None) if decisions else None
     approver = printable(str(value.get("approver")), 80)
     if not isinstance(found, dict) or found.get("decision") not in DECISIONS:
         return Verdict("deny", "cancelled", note=f"answered by approver {approver} (unreadable: denied)")
     decided_by: DecidedBy = found["decided_by"] if found.get("decided_by") in DECIDED_BY else "user"
-    note, updated = found.get("note"), found.get("updated_args")
-    said = f"answered by approver {approver}" + (f": {note}" if note else "")
+    note, updated, rule = found.get("note"), found.get("updated_args"), found.get("rule")
+    said = f"answered by approver {approver}" + (f": {note[:4096]}" if isinstance(note, str) and note
+                                                  else "")
     return Verdict(found["decision"], decided_by, note=said,
-                   rule=found.get("rule"), blocked=bool(found.get("blocked")),
+                   rule=printable(rule, 400) if isinstance(rule, str) else None, blocked=found.get("blocked") is True,
                    updated_args=updated if isinstance(updated, dict) else None,
                    scope=found["scope"] if found.get("scope") in SCOPES else "exact")

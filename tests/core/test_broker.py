@@ -462,3 +462,57 @@ def test_take_answers_at_once_admits_or_refuses_then_asks_in_one_step(tmp_path: 
     assert asyncio.run(main()) == ["policy", None, True, None, ["allow_once"], [2, 1]]
     # r2 was not admitted: nobody was asked and its calls are not in the log (the connection audits the refusal)
     assert [entry.args["command"] for entry in broker.audit.history()] == ["make", "ls -la"]
+
+
+class TakeTheirs:
+    """A :class:`~desktop_approver.core.decisions.broker.Settler` for which another answer stood
+    (the NATS relay, when another approver wrote first): every answer becomes a deny by ``policy``."""
+
+    def __init__(self) -> None:
+        self.offered: list[list[str]] = []
+
+    def settles(self, identity: Identity) -> bool:
+        return identity.agent == "remote"
+
+    async def settle(self, triage: broker_module.Triage, verdicts: list[Verdict]) -> list[Verdict]:
+        await asyncio.sleep(0)
+        self.offered.append([f"{verdict.decision} by {verdict.decided_by}" for verdict in verdicts])
+        return [Verdict("deny", "policy", note="answered elsewhere", risk=verdict.risk) for verdict in verdicts]
+
+
+def test_a_settled_answer_is_what_the_audit_log_records_at_once_or_from_the_person(tmp_path: Path) -> None:
+    """The audit log records the answer that stands, never this app's own when another stood: for
+    calls a rule answers at once (recorded once settled, not in the turn) and for the person's."""
+    broker = broker_for(tmp_path, ScriptedPerson(allow_all("allow_session")), policy_toml=POLICY)
+    settler = broker.settler = TakeTheirs()
+    remote = replace(WHO, agent="remote")
+
+    async def go() -> list[list[Verdict]]:
+        return [await broker.submit(remote, "s", "ruled", "request", call("ls -l")),
+                await broker.submit(remote, "s", "asked", "request", call("make")),
+                await broker.submit(WHO, "s", "local", "request", call("ls -l"))]
+
+    ruled, asked, local = asyncio.run(go())
+    assert settler.offered == [["allow_once by policy"], ["allow_session by user"]]  # the local one is not settled
+    assert [(v.decision, v.decided_by) for v in ruled + asked + local] == [
+        ("deny", "policy"), ("deny", "policy"), ("allow_once", "policy")]
+    recorded = sorted((entry.agent, entry.args["command"], entry.decision, entry.decided_by, entry.note)
+                      for entry in broker.audit.history())
+    assert recorded == [("agent", "ls -l", "allow_once", "policy", None),
+                        ("remote", "ls -l", "deny", "policy", "answered elsewhere"),
+                        ("remote", "make", "deny", "policy", "answered elsewhere")]
+    assert not broker.memory.entries()  # nothing remembered from an answer that did not stand
+
+
+@pytest.mark.logs("settling the answer to r failed")
+def test_a_settler_that_fails_leaves_a_deny_never_the_allow(tmp_path: Path) -> None:
+    class Broken(TakeTheirs):
+        async def settle(self, triage: broker_module.Triage, verdicts: list[Verdict]) -> list[Verdict]:
+            raise RuntimeError("the relay broke")
+
+    broker = broker_for(tmp_path, ScriptedPerson(allow_all()), policy_toml=POLICY)
+    broker.settler = Broken()
+    (verdict,) = asyncio.run(broker.submit(replace(WHO, agent="remote"), "s", "r", "request", call("make")))
+    assert (verdict.decision, verdict.decided_by) == ("deny", "cancelled")
+    (entry,) = broker.audit.history()
+    assert (entry.decision, entry.decided_by) == ("deny", "cancelled") and "could not settle" in (entry.note or "")

@@ -1,6 +1,6 @@
 """An agent for the relay tests, in a process of its own: the real client library over a URL.
 
-``agent_proc.py URL PLAN``: PLAN is a JSON list of steps, each ``{"op": "request", "tool": ...,
+``agent_proc.py URL PLAN``: PLAN (``-``: read from stdin) is a JSON list of steps, each ``{"op": "request", "tool": ...,
 "args": {...}, "session": ..., "timeout": ...}``, ``{"op": "batch", "calls": [[tool, args], ...]}``,
 ``{"op": "status"}``, ``{"op": "notice", "text": ...}``, ``{"op": "sessions"}``, with ``"async": true``
 to use the AsyncClient. Prints one JSON line per step: the decision(s), or the error's class and text.
@@ -63,7 +63,7 @@ async def run_async(url: str, step: dict[str, Any]) -> Any:
 
 
 def main() -> None:
-    url, plan = sys.argv[1], json.loads(sys.argv[2])
+    url, plan = sys.argv[1], json.loads(sys.stdin.read() if sys.argv[2] == "-" else sys.argv[2])
     with Client(url=url or None, agent="relay-agent") as client:
         for step in plan:
             try:

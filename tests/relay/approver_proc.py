@@ -1,13 +1,15 @@
 """An approver app for the relay tests, in a process of its own: the app's Qt-free service (its
 socket, audit log, broker) with a :class:`RelayApprover` and a scripted person.
 
-``approver_proc.py URL FOLDER NAME [--creds FILE] [--race allow|deny|wait] [--silence SECONDS]``
+``approver_proc.py URL FOLDER NAME [--creds FILE] [--race allow|deny|wait] [--silence SECONDS]
+[--policy FILE] [--no-wait]``
 
-Prints ``ready`` once the relay reads the stream; ``asked <request id> <agent> <host> <tools>`` for
-each ticket the person sees; ``withdrawn <request id>`` when a ticket goes away unanswered. The
-person answers by tool name: ``allow``, ``deny`` (with a note), ``edit`` (allowed with edited
-arguments), ``session`` (allow for the session), ``race`` (``--race``), ``slow`` (allow, 3 s
-later), ``wait`` (never).
+Prints ``ready`` once the relay reads the stream (``started`` at once with ``--no-wait``);
+``problem <what> <text>`` / ``fixed <what>`` as the app's health changes; ``asked <request id>
+<agent> <host> <tools>`` for each ticket the person sees; ``withdrawn <request id>`` when a ticket
+goes away unanswered. The person answers by tool name: ``allow``, ``deny`` (with a note), ``edit``
+(allowed with edited arguments), ``session`` (allow for the session), ``race`` (``--race``),
+``slow`` (allow, 3 s later), ``wait`` (never).
 """
 
 from __future__ import annotations
@@ -67,17 +69,25 @@ async def main() -> None:
     parser.add_argument("--creds")
     parser.add_argument("--race", default="allow")
     parser.add_argument("--silence", type=float, default=20.0)
+    parser.add_argument("--policy", type=Path)
+    parser.add_argument("--no-wait", action="store_true")
     args = parser.parse_args()
     options = ServiceOptions(socket_path=args.folder / "sock" / "approver.sock",
-                             audit_path=args.folder / "audit.sqlite3", policy_path=None, state_path=None)
+                             audit_path=args.folder / "audit.sqlite3", policy_path=args.policy, state_path=None)
     service = ApproverService(options, Person(args.race))
+    service.health_listeners.append(
+        lambda what, problem: print(f"problem {what} {problem}" if problem else f"fixed {what}", flush=True))
     await service.start()
-    relay = RelayApprover(service.broker, parse(args.url, args.creds), name=args.name, agent_silence=args.silence)
+    relay = RelayApprover(service.broker, parse(args.url, args.creds), name=args.name, agent_silence=args.silence,
+                          on_problem=service.set_problem)
     await relay.start()
-    await asyncio.wait_for(relay.ready.wait(), 30)
     stop = asyncio.Event()
     asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)
-    print("ready", flush=True)
+    if args.no_wait:
+        print("started", flush=True)
+    else:
+        await asyncio.wait_for(relay.ready.wait(), 30)
+        print("ready", flush=True)
     await stop.wait()
     await relay.close()
     await service.close()

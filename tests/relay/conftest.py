@@ -100,20 +100,25 @@ class Approver:
     """``approver_proc.py`` in a process: the app's core service with a relay and a scripted person."""
 
     def __init__(self, tmp: Path, url: str, name: str, *, creds: Path | None = None, race: str = "allow",
-                 silence: float = 20.0, env: dict[str, str] | None = None) -> None:
+                 silence: float = 20.0, env: dict[str, str] | None = None, policy: Path | None = None,
+                 wait: bool = True, python: list[str] | None = None) -> None:
         self.name = name
         self.folder = tmp / f"approver-{name}"
         self.folder.mkdir()
         self.audit = self.folder / "audit.sqlite3"
-        command = [sys.executable, str(HERE / "approver_proc.py"), url, str(self.folder), name, "--race", race,
-                   "--silence", str(silence)]
+        command = [*(python or [sys.executable]), str(HERE / "approver_proc.py"), url, str(self.folder), name,
+                   "--race", race, "--silence", str(silence)]
         if creds is not None:
             command += ["--creds", str(creds)]
+        if policy is not None:
+            command += ["--policy", str(policy)]
+        if not wait:
+            command.append("--no-wait")
         with open(self.folder / "stderr", "wb") as stderr:
             self.process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=stderr,
                                             env=child_env(**(env or {})), text=True, bufsize=1)
         self.lines: list[str] = []
-        self.expect("ready")
+        self.expect("ready" if wait else "started")
 
     def expect(self, prefix: str, timeout: float = WAIT, suffix: str = "") -> str:
         """The next line the approver prints that starts with ``prefix`` and ends with ``suffix``
@@ -181,11 +186,18 @@ def approvers(tmp_path: Path) -> Iterator[list[Approver]]:
         approver.stop()
 
 
+BLOCK_NKEYS = [sys.executable, "-c", "import runpy, sys; sys.modules['nkeys'] = None; path = sys.argv.pop(1); "
+                                     "sys.argv[0] = path; runpy.run_path(path, run_name='__main__')"]
+"""Instead of ``sys.executable`` (``python=``): the script runs as if the nkeys package were not installed."""
+
+
 def run_agent(url: str, plan: list[dict[str, Any]], *, env: dict[str, str] | None = None,
-              timeout: float = WAIT) -> list[dict[str, Any]]:
-    """``agent_proc.py`` with ``plan`` (one operation a step); one result per step."""
-    done = subprocess.run([sys.executable, str(HERE / "agent_proc.py"), url, json.dumps(plan)], capture_output=True,
-                          text=True, timeout=timeout, env=child_env(**(env or {})))
+              timeout: float = WAIT, python: list[str] | None = None) -> list[dict[str, Any]]:
+    """``agent_proc.py`` with ``plan`` (one operation a step); one result per step. ``python``: the
+    command that runs the script (faketime before it, say)."""
+    done = subprocess.run([*(python or [sys.executable]), str(HERE / "agent_proc.py"), url, "-"],
+                          input=json.dumps(plan), capture_output=True, text=True, timeout=timeout,
+                          env=child_env(**(env or {})))
     assert done.returncode == 0, done.stderr
     return [json.loads(line) for line in done.stdout.splitlines()]
 

@@ -67,8 +67,47 @@ def test_two_approvers_racing_write_one_decision_and_agree_who_made_it(
         assert f"answered by approver {winner.name}: {decision} by user" in detail
         rows = [row for row in winner.decisions() if row["request_id"] == key.split(".", 1)[1]]
         assert [(row["decision"], row["decided_by"]) for row in rows] == [(decision, "user")]
+        # The loser's own log records the winner's decision as the decision, naming the winner;
+        # its own answer, if the person gave one in time, only as a late attempt.
+        (lost,) = [row for row in (yes if winner is no else no).decisions() if row["request_id"] == key.split(".")[1]]
+        assert (lost["decision"], lost["decided_by"]) == (decision, "user"), (loser, lost)
+        assert lost["note"].startswith(f"answered by approver {winner.name}")
         told.append(decision)
     assert sorted(told) == sorted(got)
+    for approver, own in ((yes, "allow_once by user"), (no, "deny by user (not on a Friday)")):
+        for event in approver.events("relay"):
+            if event["code"] == "late_answer":
+                key = event["detail"].split(":", 1)[0]
+                assert key in by_request and by_request[key][0].startswith(f"{approver.name} heard"), event
+                assert event["detail"].endswith(f"came second and was not used: {own}"), event
+
+
+def test_an_approver_whose_rule_answers_a_request_decided_elsewhere_records_the_decision_that_stands(
+        tmp_path: Path, nats_server: NatsServer, approvers: list[Approver]) -> None:
+    """A rule answers at once, but another approver's answer is already on the server: that one is
+    the decision in both logs, and the rule's answer only a late attempt (never a decision)."""
+    first = Approver(tmp_path, nats_server.user_url("desk1", "x"), "first")
+    approvers.append(first)
+    (allowed,) = run_agent(nats_server.user_url("alice", "pw"), [{"op": "request", "tool": "allow", "args": {}}])
+    assert allowed["decision"]["decision"] == "allow_once"
+    policy = tmp_path / "policy.toml"
+    policy.write_text('[[rule]]\naction = "deny"\ntool = "allow"\nnote = "not from this desk"\n')
+    ruled = Approver(tmp_path, nats_server.user_url("desk2", "x"), "ruled", policy=policy)
+    approvers.append(ruled)
+    deadline = time.monotonic() + WAIT
+    while not ruled.events("relay") and time.monotonic() < deadline:
+        time.sleep(0.05)
+    ruled.stop()
+    first.stop()
+    (theirs,) = first.decisions()
+    (mine,) = ruled.decisions()
+    assert (mine["request_id"], mine["decision"], mine["decided_by"]) == (
+        theirs["request_id"], theirs["decision"], theirs["decided_by"]) == (theirs["request_id"], "allow_once", "user")
+    assert mine["note"] == "answered by approver first"
+    codes = {event["code"]: event["detail"] for event in ruled.events("relay")}
+    assert codes["answered_elsewhere"].endswith("answered by approver first: allow_once by user")
+    assert codes["late_answer"].endswith("came second and was not used: deny by policy (not from this desk)")
+    assert stored_decisions(nats_server) == 1
 
 
 def test_a_slower_approver_closes_its_prompt_and_records_the_other_answer(
@@ -135,3 +174,23 @@ def test_an_agent_that_is_interrupted_withdraws_its_request_at_once(tmp_path: Pa
     assert approver.expect("withdrawn").split()[1] == request_id
     approver.stop()
     assert any(e["code"] == "withdrawn" and "cancel" in e["detail"] for e in approver.events("relay"))
+
+
+def test_an_approver_that_closes_records_that_it_did_not_answer_and_another_answers(
+        tmp_path: Path, nats_server: NatsServer, approvers: list[Approver]) -> None:
+    """Closing the app with a request open writes nothing (the request stays on the stream) and its
+    log says so, not a deny the agent never got; the approver that answers later decides it."""
+    first = Approver(tmp_path, nats_server.user_url("desk1", "x"), "first", race="wait")
+    approvers.append(first)
+    agent = start_agent(nats_server.user_url("alice", "pw"), [{"op": "request", "tool": "race", "args": {}}])
+    request_id = first.expect("asked").split()[1]
+    first.stop()
+    assert stored_decisions(nats_server) == 0
+    second = Approver(tmp_path, nats_server.user_url("desk2", "x"), "second", race="allow")
+    approvers.append(second)
+    out, err = agent.communicate(timeout=WAIT)
+    assert '"allow_once"' in out, err
+    (row,) = first.decisions()
+    assert (row["request_id"], row["decision"], row["decided_by"]) == (request_id, "deny", "cancelled")
+    assert row["note"].startswith("not answered here: this app closed")
+    assert stored_decisions(nats_server) == 1

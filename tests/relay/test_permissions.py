@@ -135,8 +135,10 @@ def test_what_does_not_fit_is_refused_and_audited(tmp_path: Path, nats_server: N
     approvers.append(approver)
 
     def envelope(unique: str, **message: Any) -> bytes:
-        return json.dumps({"relay": 1, "id": unique, "client": {"agent": "raw"}, "message": {
-            "v": 1, "type": "request", "id": unique, "tool": "allow", "args": {}, **message}}).encode()
+        return json.dumps({"relay": 1, "id": unique, "client": {"agent": "raw"}, "sent_at": time.time(),
+                           "deadline": time.time() + 60, "message": {
+                               "v": 1, "type": "request", "id": unique, "tool": "allow", "args": {}, "timeout": 30,
+                               **message}}).encode()
 
     async def send(nc: Any) -> None:
         js = nc.jetstream()
@@ -158,7 +160,8 @@ def test_what_does_not_fit_is_refused_and_audited(tmp_path: Path, nats_server: N
     assert "approver.req.alice" in refused["relay_subject"]
     assert "not JSON" in refused["relay_envelope"]
     assert "invalid_message" in refused and "bad1" in refused["invalid_message"]
-    assert "once1 again" in refused["replayed_id"]
+    # refused whether the first once1 was still open ("again") or already decided when it came
+    assert "once1 again" in refused["replayed_id"] or "once1 was already decided" in refused["replayed_id"]
     rows = approver.decisions()
     assert [(row["request_id"], row["decision"]) for row in rows] == [("once1", "allow_once")]  # answered once
     assert stored_decisions(nats_server) == 2  # once1's answer and bad1's error: nothing else was written
@@ -189,5 +192,26 @@ def test_over_tls_with_a_private_ca(tmp_path: Path, approvers: list[Approver]) -
         assert allowed["decision"]["decision"] == "allow_once"
         (untrusted,) = run_agent(url, [{"op": "request", "tool": "allow", "args": {}}])
         assert untrusted["error"] == "ApproverUnavailable" and "certificate verify failed" in untrusted["message"]
+    finally:
+        server.stop()
+
+
+def test_an_approver_the_server_refuses_to_let_answer_tells_the_person(tmp_path: Path,
+                                                                        approvers: list[Approver]) -> None:
+    """An operator forgot an approver's permission to write decisions: the person is told (the
+    app's ``relay`` problem), the agent is denied at its deadline, nothing is allowed."""
+    config = tmp_path / "no-writes.conf"
+    config.write_text(SAMPLE.read_text().replace('"$JS.ACK.APPROVER_REQUESTS.>", "$KV.approver_decisions.>"',
+                                                 '"$JS.ACK.APPROVER_REQUESTS.>"'))
+    server = NatsServer(tmp_path, config=config).start()
+    try:
+        approver = Approver(tmp_path, server.user_url("desk", "change-me-desk"), "desk")
+        approvers.append(approver)
+        (result,) = run_agent(server.user_url("ci", "change-me-ci"),
+                              [{"op": "request", "tool": "allow", "args": {}, "timeout": 1}])
+        assert (result["decision"]["decision"], result["decision"]["decided_by"]) == ("deny", "timeout")
+        problem = approver.expect("problem relay")
+        assert "refuses desk" in problem and "permissions violation" in problem.lower()
+        assert "approver_decisions" in problem
     finally:
         server.stop()

@@ -93,6 +93,17 @@ class PolicyLike(Protocol):
     def explain(self, call: PolicyCall) -> Any: ...
 
 
+class Settler(Protocol):
+    """Where an answer must first be agreed with others before it is recorded: the NATS relay, where
+    several approvers answer one request and the first answer written stands
+    (``relay.approver.RelayApprover``). :meth:`settle` returns the answer that stands, which the
+    audit log then records as the decision (this app's own, if it came first)."""
+
+    def settles(self, identity: Identity) -> bool: ...
+
+    async def settle(self, triage: Triage, verdicts: list[Verdict]) -> list[Verdict]: ...
+
+
 class Broker:
     def __init__(self, decider: Decider, *, audit: AuditLog, memory: SessionMemory | None = None,
                  policy: PolicyLike | None = None, mode: modes.ModeState | None = None,
@@ -109,6 +120,8 @@ class Broker:
         self.show_listeners: list[ShowListener] = []
         self.problems: dict[str, str] = {}
         """What the app runs without (the service's health, shared): ``status`` reports it."""
+        self.settler: Settler | None = None
+        """For the requests it :meth:`~Settler.settles`, every answer is settled before it is recorded."""
 
     def __repr__(self) -> str:
         return (f"<Broker pending={len(self.pending)} mode={self.mode.mode} timeout={self.default_timeout:g}s "
@@ -135,7 +148,9 @@ class Broker:
                  for info, (_, because) in zip(infos, decided, strict=True)]
         triage = Triage(identity, session, request_id, kind, infos, verdicts, risks)
         answered = [verdict for verdict in verdicts if verdict is not None]
-        if len(answered) == len(verdicts):  # each verdict made with its risk: the answer as it is sent
+        if len(answered) == len(verdicts) and self._settles(identity):
+            log.debug("answered at once, to be settled: %r", triage)  # by ask(), which then records it
+        elif len(answered) == len(verdicts):  # each verdict made with its risk: the answer as it is sent
             triage.answered = answered
             if loop is None:
                 self.audit.record_answered(identity, session, request_id, infos, answered)
@@ -157,7 +172,7 @@ class Broker:
         verdicts = list(triage.verdicts)
         undecided = [info for info, verdict in zip(infos, verdicts, strict=True) if verdict is None]
         try:
-            answers = await self._ask_person(triage, undecided, timeout)
+            answers = await self._ask_person(triage, undecided, timeout) if undecided else []
             for info, verdict in zip(undecided, answers, strict=True):
                 verdicts[info.index] = verdict
         except asyncio.CancelledError:
@@ -171,6 +186,18 @@ class Broker:
                 verdicts[info.index] = failed
         final = [replace(verdict or Verdict("deny", "user"), risk=risk)
                  for verdict, risk in zip(verdicts, triage.risks, strict=True)]
+        if self.settler is not None and self._settles(identity):
+            try:
+                final = await self.settler.settle(triage, final)
+            except asyncio.CancelledError:
+                cancelled = Verdict("deny", "cancelled", note="the agent cancelled the request or disconnected")
+                self.audit.record_decisions((info.audit_id or 0, cancelled) for info in infos)
+                raise
+            except Exception:  # which answer stands is unknown: never recorded or sent as an allow
+                log.exception("settling the answer to %s failed", printable(request_id))
+                final = [replace(verdict, decision="deny", decided_by="cancelled", updated_args=None,
+                                 note="desktop-approver could not settle the answer (internal error)")
+                         for verdict in final]
         self._remember(final, infos, identity, session)
         self.audit.record_decisions((info.audit_id or 0, verdict) for info, verdict in zip(infos, final, strict=True))
         return final
@@ -213,6 +240,9 @@ class Broker:
             triage.recorded = True
         log.debug("withdrawn before the person answered: %r", triage)
         return final
+
+    def _settles(self, identity: Identity) -> bool:
+        return self.settler is not None and self.settler.settles(identity)
 
     def status(self) -> dict[str, Any]:
         return {"pending": sum(len(t.calls) for t in self.pending.values()), "mode": self.mode.mode,
