@@ -76,6 +76,8 @@ DEFAULT_MAX_PENDING = 1024
 MAX_ENVELOPE_BYTES = 2 * wire.MAX_LINE_BYTES
 """An envelope larger than this is refused unread: its message could not be within the protocol's
 line limit (``wire.MAX_LINE_BYTES``) with any client information that fits the protocol."""
+STORED_PAUSES = (0.02, 0.05, 0.1, 0.2, 0.4, 0.8)
+"""Pauses between reads of a key after a put to it was seen, until the bucket has stored it."""
 NO_UID = cast("int", None)
 """A remote peer has no uid on this machine; the audit log records none."""
 
@@ -456,9 +458,16 @@ class RelayApprover:
                     log.debug("relay: %s decided here", key)
                     return Claim(won=True, failure=instead)
                 except KeyWrongLastSequenceError:
-                    existing = await self._decision(key)
-                    if existing is None:
+                    stored = await self._entry(key)
+                    if stored is None:
                         continue  # gone again (its age passed): ours may still be written
+                    existing, revision = stored
+                    if existing is None:  # no decision for this request stands there: ours replaces it
+                        try:
+                            await self.kv.update(key, names.encode(value), last=revision)
+                        except KeyWrongLastSequenceError:
+                            continue  # written again meanwhile: look again
+                        return Claim(won=True, failure=instead)
                     if existing.get("approver") == self.name:  # ours, from a try whose reply was lost
                         return Claim(won=True, failure=instead)
                     return Claim(won=False, theirs=existing)
@@ -488,6 +497,13 @@ class RelayApprover:
             self._app(self._forget, request)
 
     async def _decision(self, key: str) -> dict[str, Any] | None:
+        """The decision stored on ``key`` (None: none, or nothing that answers its request)."""
+        entry = await self._entry(key)
+        return entry[0] if entry is not None else None
+
+    async def _entry(self, key: str) -> tuple[dict[str, Any] | None, int] | None:
+        """What the bucket stored on ``key``: (the decision, its revision), the decision None when the
+        value is none for this key's request (refused and audited); None when nothing is stored."""
         from nats.js.errors import KeyNotFoundError
 
         try:
@@ -495,17 +511,33 @@ class RelayApprover:
         except KeyNotFoundError:
             return None
         try:
-            return names.decode_decision(entry.value or b"")
-        except ValueError:
-            return {"approver": "?", "reply": {}}
+            return names.decision_for(entry.value or b"", names.unique_of_key(key)), int(entry.revision or 0)
+        except ValueError as exc:
+            self._app(self._refuse, "relay_decision", f"the value stored on {key} is no decision for it: {exc}",
+                      names.unique_of_key(key))
+            return None, int(entry.revision or 0)
 
     async def _decision_seen(self, msg: Any) -> None:
+        """A put to a key, as published: only a sign. What counts is what the bucket stored (a put it
+        refused, another approver's that lost the race, is published all the same), read back."""
         try:
-            value = names.decode_decision(msg.data)
+            claimed = names.decode_decision(msg.data)
         except ValueError:
+            claimed = {}
+        if claimed.get("approver") == self.name:  # ours: we know what we wrote
             return
-        if value.get("approver") != self.name:
-            self._app(self._seen_elsewhere, msg.subject.removeprefix(f"{names.KV_SUBJECT_ROOT}."), value)
+        key = msg.subject.removeprefix(f"{names.KV_SUBJECT_ROOT}.")
+        for pause in STORED_PAUSES:
+            try:
+                value = await self._decision(key)
+            except Exception as exc:  # the server away: the request's own checks read it again later
+                log.debug("relay: reading back %s failed: %r", key, exc)
+                return
+            if value is not None:
+                if value.get("approver") != self.name:
+                    self._app(self._seen_elsewhere, key, value)
+                return
+            await asyncio.sleep(pause)
 
     async def _heartbeat(self, msg: Any) -> None:
         user = names.user_of_subject(msg.subject, names.ALIVE_ROOT)
