@@ -131,7 +131,7 @@ class ApproverService:
         if self.options.relay is not None:  # the relay (nats-py) loads only when asked for
             from ..relay.approver import RelayApprover
 
-            self.relay = RelayApprover(self.broker, self.options.relay)
+            self.relay = RelayApprover(self.broker, self.options.relay, on_problem=self.set_problem)
             await self.relay.start()
         self._watch_audit()
         self._watch_token()

@@ -39,8 +39,10 @@ import logging
 import socket
 import threading
 import time
+import uuid
 from collections.abc import Callable, Coroutine, Iterable
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from ..client import wire
@@ -76,6 +78,16 @@ DEFAULT_MAX_PENDING = 1024
 MAX_ENVELOPE_BYTES = 2 * wire.MAX_LINE_BYTES
 """An envelope larger than this is refused unread: its message could not be within the protocol's
 line limit (``wire.MAX_LINE_BYTES``) with any client information that fits the protocol."""
+STREAM_MAX_BYTES = 1024 ** 3
+"""The most the request stream keeps on the server (the oldest requests go first); an operator's
+account limits (``packaging/nats/approver.conf``) may be tighter."""
+STREAM_MAX_PER_SUBJECT = 100_000
+"""The most one agent's subject keeps (its oldest requests go first), so one agent that floods the
+stream pushes out its own requests before anybody else's."""
+BUCKET_MAX_BYTES = 512 * 1024 ** 2
+"""The most the decision bucket keeps on the server."""
+PROBLEM = "relay"
+"""The name of the relay's entry in the app's health (``status``'s ``problems``, the tray)."""
 STORED_PAUSES = (0.02, 0.05, 0.1, 0.2, 0.4, 0.8)
 """Pauses between reads of a key after a put to it was seen, until the bucket has stored it."""
 NO_UID = cast("int", None)
@@ -167,11 +179,19 @@ class RelayApprover:
     """Answers relayed requests with ``broker``; ``start`` and ``close`` on the app's loop."""
 
     def __init__(self, broker: Broker, address: RelayAddress, *, name: str | None = None,
-                 agent_silence: float = DEFAULT_AGENT_SILENCE, max_pending: int = DEFAULT_MAX_PENDING) -> None:
+                 agent_silence: float = DEFAULT_AGENT_SILENCE, max_pending: int = DEFAULT_MAX_PENDING,
+                 on_problem: Callable[[str, str | None], None] | None = None) -> None:
         self.broker = broker
+        self.on_problem = on_problem
+        """The app's health (``ApproverService.set_problem``): the tray and ``status`` show what the
+        relay cannot do; without it, the broker's ``problems`` hold it."""
+        self.problem: str | None = None
         self.address = address
         self.name = name or f"{address.user}@{socket.gethostname()}"
-        self.durable = f"approver-{names.subject_token(self.name)}"
+        self.durable = f"approver-{names.subject_token(self.name)[:40]}-{_instance_id(broker)}"
+        """This app's consumer: its own, even beside another app with the same user and host (each
+        approver sees every request); kept across restarts, removed by the server once unused for
+        the stream's retention."""
         self.agent_silence = agent_silence
         self.context = Context(broker, max_pending_per_client=max_pending, socket_path=address.shown)
         self.requests: dict[str, RelayedRequest] = {}
@@ -191,6 +211,8 @@ class RelayApprover:
         self.nc: Any = None
         self.kv: Any = None
         self._subscription: Any = None
+        self._check_store = False
+        """Set after a reconnect: the reader sees whether the server still has the stream, the bucket, our consumer."""
         self._runner: asyncio.Task[None] | None = None
 
     def __repr__(self) -> str:
@@ -298,8 +320,6 @@ class RelayApprover:
 
     async def _connect(self) -> None:
         import nats
-        from nats.js import api
-        from nats.js.errors import BadRequestError
 
         self.nc = await asyncio.wait_for(nats.connect(
             **self.address.connect_options(), name=f"desktop-approver {self.name}", connect_timeout=2,
@@ -307,38 +327,71 @@ class RelayApprover:
             reconnected_cb=self._reconnected, disconnected_cb=self._disconnected), 5)
         self.nc.options["max_reconnect_attempts"] = -1  # connected: reconnect without end from now on
         self.connected_at = time.monotonic()
+        await self._set_up()
+        await self.nc.subscribe(f"{names.KV_SUBJECT_ROOT}.>", cb=self._decision_seen)
+        await self.nc.subscribe(f"{names.ALIVE_ROOT}.>", cb=self._heartbeat)
+        self._app(self.ready.set)
+
+    async def _set_up(self) -> list[str]:
+        """The stream, the bucket and our consumer, each created when missing (idempotent: what is
+        there is used as it is); what had to be created, by name."""
+        from nats.js import api
+        from nats.js.errors import BadRequestError, NotFoundError
+
         js = self.nc.jetstream(timeout=5)
+        created: list[str] = []
+        try:
+            await js.stream_info(names.STREAM)
+        except NotFoundError:
+            created.append(f"the stream {names.STREAM}")
         try:
             await js.add_stream(api.StreamConfig(
                 name=names.STREAM, subjects=[f"{names.SUBJECT_ROOT}.>"], storage=api.StorageType.FILE,
-                max_age=names.RETENTION_SECONDS, duplicate_window=120.0))
+                max_age=names.RETENTION_SECONDS, duplicate_window=120.0, max_bytes=STREAM_MAX_BYTES,
+                max_msgs_per_subject=STREAM_MAX_PER_SUBJECT, discard=api.DiscardPolicy.OLD))
         except BadRequestError as exc:  # there already, set up otherwise (an operator's, an older version's)
             log.warning("relay: using the stream %s as it is: %s", names.STREAM, exc)
         try:
+            await js.stream_info(names.KV_STREAM)
+        except NotFoundError:
+            created.append(f"the decision bucket {names.BUCKET}")
+        try:
             self.kv = await js.create_key_value(api.KeyValueConfig(
                 bucket=names.BUCKET, history=1, storage=api.StorageType.FILE, ttl=names.RETENTION_SECONDS,
-                direct=True))
+                direct=True, max_bytes=BUCKET_MAX_BYTES))
         except BadRequestError as exc:
             log.warning("relay: using the bucket %s as it is: %s", names.BUCKET, exc)
             self.kv = await js.key_value(names.BUCKET)
-        await self.nc.subscribe(f"{names.KV_SUBJECT_ROOT}.>", cb=self._decision_seen)
-        await self.nc.subscribe(f"{names.ALIVE_ROOT}.>", cb=self._heartbeat)
-        self._subscription = await js.pull_subscribe(
-            f"{names.SUBJECT_ROOT}.>", durable=self.durable, stream=names.STREAM,
-            config=api.ConsumerConfig(ack_wait=ACK_WAIT, deliver_policy=api.DeliverPolicy.ALL,
-                                      max_ack_pending=4 * DEFAULT_MAX_PENDING))
-        self._app(self.ready.set)
+        try:
+            await js.consumer_info(names.STREAM, self.durable)
+        except NotFoundError:
+            created.append(f"this app's consumer {self.durable}")
+            await js.add_consumer(names.STREAM, api.ConsumerConfig(
+                name=self.durable, durable_name=self.durable, filter_subject=f"{names.SUBJECT_ROOT}.>",
+                ack_wait=ACK_WAIT, deliver_policy=api.DeliverPolicy.ALL, max_ack_pending=4 * DEFAULT_MAX_PENDING,
+                inactive_threshold=names.RETENTION_SECONDS))
+        if self._subscription is not None:
+            with contextlib.suppress(Exception):
+                await self._subscription.unsubscribe()
+        self._subscription = await js.pull_subscribe_bind(durable=self.durable, stream=names.STREAM)
+        return created
 
     async def _read_requests(self) -> None:
         import nats
 
         while not self.closing:
+            if self._check_store:
+                await self._restore("after a reconnect")
+                continue
             try:
                 batch = await self._subscription.fetch(64, timeout=1.0)
             except nats.errors.TimeoutError:
                 continue
-            except (nats.errors.Error, OSError) as exc:
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # noqa: BLE001 - the server's or ours: reading goes on
                 log.debug("relay: fetch failed (%r); again", exc)
+                await self._restore(f"reading the stream failed ({_reason(exc)})")
                 await asyncio.sleep(RECONNECT_WAIT / 4)
                 continue
             keys = [_key_of(msg) for msg in batch]
@@ -347,6 +400,31 @@ class RelayApprover:
             else:
                 for msg in batch:
                     await self._take_safely(msg)
+
+    async def _restore(self, why: str) -> None:
+        """After a reconnect or a failed read: set up again what the server no longer has (a server
+        started on an empty store, a stream deleted), and tell the person; no restart needed."""
+        self._check_store = False
+        try:
+            created = await self._set_up()
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - the server away, or refusing: said, and tried again
+            problem = f"cannot set the relay up on {self.address.shown} {why}: {_reason(exc)}"
+            if problem != self.problem:
+                log.warning("relay: %s; trying again", problem)
+                self._app(self._set_problem, problem)
+            self._check_store = True
+            await asyncio.sleep(RECONNECT_WAIT)
+            return
+        if created:
+            text = (f"the NATS server at {self.address.shown} had lost {', '.join(created)} ({why}): set up "
+                    "again; requests and decisions it held are gone (their agents are denied at their deadline)")
+            log.warning("relay: %s", text)
+            self._app(self._event, "store_lost", text)
+            self._app(self._set_problem, None)
+        elif self.problem is not None and self.problem.startswith("cannot set the relay up"):
+            self._app(self._set_problem, None)
 
     async def _take_safely(self, msg: Any) -> None:
         try:
@@ -558,6 +636,7 @@ class RelayApprover:
 
     async def _reconnected(self) -> None:
         self.connected_at = time.monotonic()
+        self._check_store = True  # a server restarted on an empty store has nothing of ours
         log.info("relay: reconnected to %s", self.address.shown)
 
     async def _disconnected(self) -> None:
@@ -639,6 +718,16 @@ class RelayApprover:
         if writing is not None:
             self._writing.add(writing)
             writing.add_done_callback(lambda done: self._app(self._writing.discard, done))  # in the NATS thread
+
+    def _set_problem(self, problem: str | None) -> None:
+        """Tell the person what keeps the relay from working (None: it works)."""
+        self.problem = problem
+        if self.on_problem is not None:
+            self.on_problem(PROBLEM, problem)
+        elif problem is None:
+            self.broker.problems.pop(PROBLEM, None)
+        else:
+            self.broker.problems[PROBLEM] = problem
 
     # -- settling an answer before the audit log records it (the broker's Settler) ---------------------
 
@@ -795,6 +884,25 @@ class RelayApprover:
     def _refuse(self, code: str, detail: str, message_id: str | None = None) -> None:
         log.warning("relay: refused (%s): %s", code, printable(detail, 200))
         self.context.audit_refusal(code, detail, None, None, message_id)
+
+
+def _instance_id(broker: Broker) -> str:
+    """A name for this app's consumer, kept beside its audit log so that a restart reads on where it
+    stopped (a new consumer would read the whole stream again); random without a log file."""
+    path = getattr(broker.audit, "path", None)
+    if not path or str(path) == ":memory:":
+        return uuid.uuid4().hex[:12]
+    kept = Path(f"{path}.relay-consumer")
+    with contextlib.suppress(OSError, UnicodeDecodeError):
+        text = kept.read_text(encoding="utf-8").strip()
+        if names.is_token(text) and len(text) <= 16:
+            return text
+    made = uuid.uuid4().hex[:12]
+    try:
+        kept.write_text(made + "\n", encoding="utf-8")
+    except OSError as exc:  # a new consumer at the next start: requests are read again, nothing lost
+        log.warning("relay: cannot keep this app's consumer name in %s: %s", kept, exc)
+    return made
 
 
 def _key_of(msg: Any) -> object:
