@@ -261,19 +261,19 @@ class Connection:
 
     @handles("end_session")
     def _end_session(self, message: models.EndSession) -> None:
-        forgotten = self.context.broker.memory.forget_session(message.session, agent=self.identity.agent)
+        forgotten = self.context.broker.memory.forget_session(message.session, agent=self.identity.memory_agent)
         self.send(encode(models.SessionEnded(id=message.id, forgotten=forgotten)))
 
     @handles("sessions")
     def _sessions(self, message: models.ListSessions) -> None:
         entries = [models.MemoryEntryInfo(**entry.as_dict())
-                   for entry in self.context.broker.memory.entries(agent=self.identity.agent)]
+                   for entry in self.context.broker.memory.entries(agent=self.identity.memory_agent)]
         self.send(encode(models.SessionsReply(id=message.id, entries=entries)))
 
     @handles("revoke")
     def _revoke(self, message: models.Revoke) -> None:
         broker, who = self.context.broker, self.identity
-        count = broker.memory.revoke(session=message.session, tool=message.tool, agent=who.agent)
+        count = broker.memory.revoke(session=message.session, tool=message.tool, agent=who.memory_agent)
         try:
             broker.audit.record_event("revoke", None, f"agent={who.agent} session={message.session} "
                                       f"tool={message.tool} count={count}", self.peer.pid, self.peer.uid)
