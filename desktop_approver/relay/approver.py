@@ -52,7 +52,7 @@ from ..core.messages import models
 from ..core.messages.protocol import Refusal, decode, encode, encode_decision
 from ..core.store.logsafe import printable
 from ..core.transport.connection import Connection
-from ..core.transport.context import Context
+from ..core.transport.context import DEFAULT_MAX_PENDING_PER_CLIENT, Context
 from ..core.transport.peercred import PeerCredentials
 from . import names
 from .address import RelayAddress
@@ -73,8 +73,16 @@ CLOSE_WAIT = 5.0
 DEFAULT_AGENT_SILENCE = 20.0
 """Seconds without an agent's heartbeat (``agent.HEARTBEAT_SECONDS``) after which its requests are
 withdrawn: it died without a word."""
-DEFAULT_MAX_PENDING = 1024
-"""Relayed calls that may wait for the person at once (all remote agents together)."""
+DEFAULT_MAX_PENDING = 256
+"""Relayed calls of one NATS user that may wait for the person at once (``too_many_pending``); one
+of its agents may have the socket's limit per client (``DEFAULT_MAX_PENDING_PER_CLIENT``), so one
+agent, or one user, that floods the stream never locks out the others."""
+MAX_ACK_PENDING = 10_000
+"""Stream messages this app may hold unacknowledged (its open requests, all users together): above
+what the users' own limits let wait, so one user at its limit never holds up another's requests."""
+DEFAULT_MAX_PENDING_BYTES = 16 * 1024 ** 2
+"""Bytes of envelopes of one NATS user held open here at once: what a user's waiting requests may
+cost this app's memory."""
 MAX_ENVELOPE_BYTES = 2 * wire.MAX_LINE_BYTES
 """An envelope larger than this is refused unread: its message could not be within the protocol's
 line limit (``wire.MAX_LINE_BYTES``) with any client information that fits the protocol."""
@@ -125,6 +133,9 @@ class RelayedRequest:
     """When this approver stops waiting (epoch s): the envelope's deadline bounded by our own clock."""
     elsewhere: asyncio.Future[dict[str, Any]]
     """Set when another approver's answer for this key is seen first."""
+    size: int = 0
+    """The envelope's bytes (what it holds of this app's memory, counted per user)."""
+    calls: int = 1
     last_seen: float = field(default_factory=time.monotonic)
     answered: bool = False
     theirs_at: set[int] = field(default_factory=set)
@@ -180,7 +191,8 @@ class RelayApprover:
 
     def __init__(self, broker: Broker, address: RelayAddress, *, name: str | None = None,
                  agent_silence: float = DEFAULT_AGENT_SILENCE, max_pending: int = DEFAULT_MAX_PENDING,
-                 on_problem: Callable[[str, str | None], None] | None = None) -> None:
+                 on_problem: Callable[[str, str | None], None] | None = None,
+                 max_pending_bytes: int = DEFAULT_MAX_PENDING_BYTES) -> None:
         self.broker = broker
         self.on_problem = on_problem
         """The app's health (``ApproverService.set_problem``): the tray and ``status`` show what the
@@ -193,7 +205,10 @@ class RelayApprover:
         approver sees every request); kept across restarts, removed by the server once unused for
         the stream's retention."""
         self.agent_silence = agent_silence
-        self.context = Context(broker, max_pending_per_client=max_pending, socket_path=address.shown)
+        self.max_pending = max_pending
+        self.max_pending_bytes = max_pending_bytes
+        self.context = Context(broker, max_pending_per_client=min(max_pending, DEFAULT_MAX_PENDING_PER_CLIENT),
+                               socket_path=address.shown)
         self.requests: dict[str, RelayedRequest] = {}
         self._expiring: dict[str, tuple[Identity, str, str, list[CallInfo], list[Verdict]]] = {}
         """Requests past their deadline on arrival, recorded once their expiry is written."""
@@ -368,7 +383,7 @@ class RelayApprover:
             created.append(f"this app's consumer {self.durable}")
             await js.add_consumer(names.STREAM, api.ConsumerConfig(
                 name=self.durable, durable_name=self.durable, filter_subject=f"{names.SUBJECT_ROOT}.>",
-                ack_wait=ACK_WAIT, deliver_policy=api.DeliverPolicy.ALL, max_ack_pending=4 * DEFAULT_MAX_PENDING,
+                ack_wait=ACK_WAIT, deliver_policy=api.DeliverPolicy.ALL, max_ack_pending=MAX_ACK_PENDING,
                 inactive_threshold=names.RETENTION_SECONDS))
         if self._subscription is not None:
             with contextlib.suppress(Exception):
@@ -673,6 +688,11 @@ class RelayApprover:
         left = deadline - now
         if existing is None and left <= 0:
             return self._expire(user, envelope, key)
+        crowded = self._crowded(user, message, len(msg.data))
+        if crowded is not None:
+            self._refuse("too_many_pending", f"from NATS user {user}: request {envelope['id']}: {crowded}",
+                         envelope["id"], user)
+            return ("write", _error_reply(envelope["id"], message.get("type"), "too_many_pending", crowded))
         opened: list[RelayedRequest] = []  # the request the connection's answer belongs to, once made
         connection = self._connection(user, envelope, lambda payload: self._answer(opened[0], payload))
         if connection is None:
@@ -681,7 +701,8 @@ class RelayApprover:
         if left > 0:  # the person's pause allowance included, it ends by the deadline
             message["timeout"] = min(float(message["timeout"]), left / (1 + PAUSE_ALLOWANCE))
         request = RelayedRequest(key=key, user=user, unique=envelope["id"], sequence=sequence, msg=msg,
-                                 connection=connection, deadline=deadline,
+                                 connection=connection, deadline=deadline, size=len(msg.data),
+                                 calls=len(message.get("calls") or ()) if message.get("type") == "batch" else 1,
                                  elsewhere=self.app_loop.create_future())
         opened.append(request)
         if existing is not None:  # answered while we were away: recorded here with that answer, no prompt
@@ -690,6 +711,21 @@ class RelayApprover:
         log.debug("relay: %r from %s", request, user)
         connection.received(_line(message))
         return ("open", None)
+
+    def _crowded(self, user: str, message: dict[str, Any], size: int) -> str | None:
+        """Why one more request of ``user`` may not wait for the person (its calls or bytes already
+        waiting here are at the limits), or None."""
+        calls = len(message.get("calls") or ()) if message.get("type") == "batch" else 1
+        waiting = [request for request in self.requests.values() if request.user == user and not request.answered]
+        held_calls = sum(request.calls for request in waiting)
+        held_bytes = sum(request.size for request in waiting)
+        if held_calls + calls > self.max_pending:
+            return (f"NATS user {user} already has {held_calls} calls waiting for the person; {calls} more would "
+                    f"pass the limit of {self.max_pending}")
+        if held_bytes + size > self.max_pending_bytes:
+            return (f"NATS user {user} already has {held_bytes} bytes of requests waiting for the person; "
+                    f"{size} more would pass the limit of {self.max_pending_bytes}")
+        return None
 
     def _connection(self, user: str, envelope: dict[str, Any], send: Callable[[bytes], None]) -> Connection | None:
         """A core connection for one relayed message, with the remote identity; None if the hello is refused."""
@@ -704,6 +740,8 @@ class RelayApprover:
         info = hello.client
         connection.identity = Identity(agent=f"{user}/{info.agent or 'agent'}", pid=info.pid, cwd=info.cwd,
                                        host=info.host, git_branch=info.git_branch, relay_user=user)
+        connection.pending_key = ("nats", user, info.agent or "agent")  # each agent of each user: its own limit
+        connection.pending_owner = f"NATS user {user}'s agent {printable(info.agent or 'agent', 64)!r}"
         return connection
 
     def _answer(self, request: RelayedRequest, payload: bytes) -> None:
@@ -881,9 +919,9 @@ class RelayApprover:
         self.broker.audit.record_event("relay", "withdrawn", f"{key}: {why}")
         request.connection.received(_line({"v": 1, "type": "cancel", "id": request.unique}))
 
-    def _refuse(self, code: str, detail: str, message_id: str | None = None) -> None:
+    def _refuse(self, code: str, detail: str, message_id: str | None = None, user: str | None = None) -> None:
         log.warning("relay: refused (%s): %s", code, printable(detail, 200))
-        self.context.audit_refusal(code, detail, None, None, message_id)
+        self.context.audit_refusal(code, detail, None, None, message_id, who=f"NATS user {user}" if user else None)
 
 
 def _instance_id(broker: Broker) -> str:
