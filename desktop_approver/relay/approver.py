@@ -622,12 +622,13 @@ class RelayApprover:
         key = msg.subject.removeprefix(f"{names.KV_SUBJECT_ROOT}.")
         for pause in STORED_PAUSES:
             try:
-                value = await self._decision(key)
+                stored = await self._entry(key)
             except Exception as exc:  # the server away: the request's own checks read it again later
                 log.debug("relay: reading back %s failed: %r", key, exc)
                 return
-            if value is not None:
-                if value.get("approver") != self.name:
+            if stored is not None:  # a decision, or something refused (and audited) as none
+                value = stored[0]
+                if value is not None and value.get("approver") != self.name:
                     self._app(self._seen_elsewhere, key, value)
                 return
             await asyncio.sleep(pause)
