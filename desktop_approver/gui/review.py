@@ -438,11 +438,18 @@ def identity_html(ticket: Ticket, compact: bool = False) -> str:
         """An agent's word in the agent's style, quoted, its tick marks shown as escapes."""
         return f"<i>“{escape(untick(text))}”</i>"
 
-    name = f"<b>{escape(untick(who.label))}</b>" + (" <i>(name as claimed)</i>" if who.agent else "")
-    lines = [" · ".join([name, f"pid {escape(pid)}"])]
     claims = []
-    if who.host:
-        claims.append(f"host {claim(who.host)}")
+    if who.relay_user is not None:  # from another machine: the NATS server vouches for its user, no more
+        lines = [f"NATS user <b>{escape(untick(who.relay_user))}</b> ✔ <i>(verified by the NATS server; "
+                 "the agent is on another machine)</i>"]
+        claims.append(f"name {claim((who.agent or '').removeprefix(f'{who.relay_user}/') or 'agent')}")
+        if who.host:
+            claims.append(f"host {claim(who.host)}")
+    else:
+        name = f"<b>{escape(untick(who.label))}</b>" + (" <i>(name as claimed)</i>" if who.agent else "")
+        lines = [" · ".join([name, f"pid {escape(pid)}"])]
+        if who.host:
+            claims.append(f"host {claim(who.host)}")
     if who.git_branch:
         claims.append(f"branch {claim(who.git_branch)}")
     home = os.path.expanduser("~")
@@ -487,7 +494,8 @@ def untick(text: str) -> str:
 def identity_details(ticket: Ticket) -> str:
     """The identity's texts uncut, for the tooltip (markers for hidden characters, never markup)."""
     who = ticket.identity
-    rows = [("agent (as claimed)", who.label), ("session", ticket.session), ("host", who.host),
+    rows = [("NATS user (verified by the NATS server)", who.relay_user), ("agent (as claimed)", who.label),
+            ("session", ticket.session), ("host (as claimed)" if who.relay_user else "host", who.host),
             ("branch", who.git_branch), ("directory (claimed)", who.cwd), ("directory", who.peer_cwd),
             ("program", who.peer_exe)]
     return "\n".join(f"{label}: {visible(value)}" for label, value in rows if value)

@@ -58,6 +58,8 @@ HEARTBEAT_SECONDS = 5.0
 """How often an agent with requests waiting says it is still there (``approver.alive``)."""
 RECHECK_SECONDS = 30.0
 """How often a waiting request reads its key anyway (a decision missed while reconnecting)."""
+STORED_PAUSES = (0.02, 0.05, 0.1, 0.2, 0.4, 0.8)
+"""Pauses between reads of a key after a write to it was seen, until the bucket has stored it."""
 PUBLISH_TIMEOUT = 2.0
 CONNECT_TIMEOUT = 5.0
 """At least this long to reach the server: the clients' default (1 s) is for a local socket."""
@@ -259,17 +261,16 @@ class AgentLink:
                          "code": "line_too_long", "message": too_large})
             return
         user = self.address.user
-        decided: asyncio.Future[bytes] = asyncio.get_running_loop().create_future()
+        written = asyncio.Event()
 
         async def seen(msg: Any) -> None:
-            if msg.data and not decided.done():
-                decided.set_result(msg.data)
+            written.set()  # only a sign: what counts is the value the bucket stored, read back
 
         self.waiting[local_id] = unique
         subscription = await self.nc.subscribe(names.decision_subject(user, unique), cb=seen)
         try:
             await self._publish(names.request_subject(user, self.agent), payload, unique, deadline)
-            value = await self._await_decision(unique, decided, deadline)
+            value = await self._await_decision(unique, written, deadline)
         except TooLarge as exc:
             self._reply({"type": "error", "id": message.get("id"), "in_reply_to": message.get("type"),
                          "code": "line_too_long", "message": str(exc)})
@@ -331,23 +332,29 @@ class AgentLink:
                 log.debug("publish of %s not stored yet (%s): again", message_id, _reason(exc))
                 await asyncio.sleep(0.25)
 
-    async def _await_decision(self, unique: str, decided: asyncio.Future[bytes],
-                              deadline: float) -> dict[str, Any] | None:
-        """The decision's value; None at the deadline (no approver wrote one in time)."""
+    async def _await_decision(self, unique: str, written: asyncio.Event, deadline: float) -> dict[str, Any] | None:
+        """The decision stored for ``unique``; None at the deadline (no approver wrote one in time).
+
+        A message on the key's subject only says a value was written: the decision is the value the
+        bucket stored, read back by direct get, and only if it answers this very request (a put the
+        bucket refused, or anything a reply subject sent there, is no decision)."""
         while True:
             left = deadline - time.monotonic()
             if left <= 0:
                 break
             self.reconnected.clear()
-            recheck: asyncio.Future[Any] = asyncio.ensure_future(self.reconnected.wait())
+            nudged = [asyncio.ensure_future(written.wait()), asyncio.ensure_future(self.reconnected.wait())]
             try:
-                await asyncio.wait((decided, recheck), timeout=min(left, RECHECK_SECONDS),
-                                   return_when=asyncio.FIRST_COMPLETED)
+                await asyncio.wait(nudged, timeout=min(left, RECHECK_SECONDS), return_when=asyncio.FIRST_COMPLETED)
             finally:
-                recheck.cancel()
-            if decided.done():
-                return names.decode_decision(decided.result())
-            if (value := await self._get(unique)) is not None:
+                for waiting in nudged:
+                    waiting.cancel()
+            if written.is_set():
+                written.clear()
+                value = await self._get_stored(unique, deadline)
+            else:
+                value = await self._get(unique)
+            if value is not None:
                 return value
         value = await self._get(unique)  # the last word: it may have come while we were away
         if value is not None:
@@ -357,8 +364,20 @@ class AgentLink:
                                       "request's deadline")
         return None
 
+    async def _get_stored(self, unique: str, deadline: float) -> dict[str, Any] | None:
+        """After a write was seen: its value once the bucket has it (a subscriber may hear of a put a
+        moment before the stream stored it, or of one the stream refused: then None, in a second)."""
+        for pause in STORED_PAUSES:
+            if (value := await self._get(unique)) is not None:
+                return value
+            if time.monotonic() + pause >= deadline:
+                break
+            await asyncio.sleep(pause)
+        return None
+
     async def _get(self, unique: str) -> dict[str, Any] | None:
-        """The decision by direct get (None: none yet, or the server is not reachable now)."""
+        """The decision by direct get (None: none yet, none that answers this request, or the server
+        is not reachable now)."""
         import nats
 
         try:
@@ -370,9 +389,9 @@ class AgentLink:
         if not msg.data:  # a status message: 404, no such key yet
             return None
         try:
-            return names.decode_decision(msg.data)
-        except ValueError:
-            log.warning("ignored a malformed relay decision for %s", unique)
+            return names.decision_for(msg.data, unique)
+        except ValueError as exc:  # not a decision: we keep waiting, and deny at the deadline
+            log.warning("ignored a value on the relay's key for %s that is no decision for it: %s", unique, exc)
             return None
 
     async def _publish_cancel(self, unique: str) -> None:

@@ -44,8 +44,10 @@ import logging
 import socket
 import threading
 import time
+import uuid
 from collections.abc import Callable, Coroutine, Iterable
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from ..client import wire
@@ -55,7 +57,7 @@ from ..core.messages import models
 from ..core.messages.protocol import Refusal, decode, encode, encode_decision
 from ..core.store.logsafe import printable
 from ..core.transport.connection import Connection
-from ..core.transport.context import Context
+from ..core.transport.context import DEFAULT_MAX_PENDING_PER_CLIENT, Context
 from ..core.transport.peercred import PeerCredentials
 from . import names
 from .address import RelayAddress
@@ -76,16 +78,34 @@ CLOSE_WAIT = 5.0
 DEFAULT_AGENT_SILENCE = 20.0
 """Seconds without an agent's heartbeat (``agent.HEARTBEAT_SECONDS``) after which its requests are
 withdrawn: it died without a word."""
-DEFAULT_MAX_PENDING = 1024
-"""Relayed calls that may wait for the person at once (all remote agents together)."""
+DEFAULT_MAX_PENDING = 256
+"""Relayed calls of one NATS user that may wait for the person at once (``too_many_pending``); one
+of its agents may have the socket's limit per client (``DEFAULT_MAX_PENDING_PER_CLIENT``), so one
+agent, or one user, that floods the stream never locks out the others."""
+MAX_ACK_PENDING = 10_000
+"""Stream messages this app may hold unacknowledged (its open requests, all users together): above
+what the users' own limits let wait, so one user at its limit never holds up another's requests."""
+DEFAULT_MAX_PENDING_BYTES = 16 * 1024 ** 2
+"""Bytes of envelopes of one NATS user held open here at once: what a user's waiting requests may
+cost this app's memory."""
 MAX_ENVELOPE_BYTES = 2 * wire.MAX_LINE_BYTES
 """An envelope larger than this is refused unread: its message could not be within the protocol's
 line limit (``wire.MAX_LINE_BYTES``) with any client information that fits the protocol."""
 CLOSED = ("not answered here: this app closed while the request waited (it stays on the NATS server "
           "for the other approvers and the next start)")
 """What this app's log records for a relayed request still open when it closes: no answer was sent."""
+STREAM_MAX_BYTES = 1024 ** 3
+"""The most the request stream keeps on the server (the oldest requests go first); an operator's
+account limits (``packaging/nats/approver.conf``) may be tighter."""
+STREAM_MAX_PER_SUBJECT = 100_000
+"""The most one agent's subject keeps (its oldest requests go first), so one agent that floods the
+stream pushes out its own requests before anybody else's."""
+BUCKET_MAX_BYTES = 512 * 1024 ** 2
+"""The most the decision bucket keeps on the server."""
 PROBLEM = "relay"
 """The name of the relay's entry in the app's health (``status``'s ``problems``, the tray)."""
+STORED_PAUSES = (0.02, 0.05, 0.1, 0.2, 0.4, 0.8)
+"""Pauses between reads of a key after a put to it was seen, until the bucket has stored it."""
 NO_UID = cast("int", None)
 """A remote peer has no uid on this machine; the audit log records none."""
 
@@ -123,6 +143,9 @@ class RelayedRequest:
     """Set when another approver's answer for this key is seen first."""
     withdrawn: asyncio.Future[str]
     """Set (with why) when the agent withdraws the request: a cancel, or its heartbeat stopped."""
+    size: int = 0
+    """The envelope's bytes (what it holds of this app's memory, counted per user)."""
+    calls: int = 1
     last_seen: float = field(default_factory=time.monotonic)
     answered: bool = False
     theirs_at: set[int] = field(default_factory=set)
@@ -188,7 +211,8 @@ class RelayApprover:
 
     def __init__(self, broker: Broker, address: RelayAddress, *, name: str | None = None,
                  agent_silence: float = DEFAULT_AGENT_SILENCE, max_pending: int = DEFAULT_MAX_PENDING,
-                 on_problem: Callable[[str, str | None], None] | None = None) -> None:
+                 on_problem: Callable[[str, str | None], None] | None = None,
+                 max_pending_bytes: int = DEFAULT_MAX_PENDING_BYTES) -> None:
         self.broker = broker
         self.on_problem = on_problem
         """The app's health (``ApproverService.set_problem``): the tray and ``status`` show what the
@@ -196,9 +220,15 @@ class RelayApprover:
         self.problem: str | None = None
         self.address = address
         self.name = name or f"{address.user}@{socket.gethostname()}"
-        self.durable = f"approver-{names.subject_token(self.name)}"
+        self.durable = f"approver-{names.subject_token(self.name)[:40]}-{_instance_id(broker)}"
+        """This app's consumer: its own, even beside another app with the same user and host (each
+        approver sees every request); kept across restarts, removed by the server once unused for
+        the stream's retention."""
         self.agent_silence = agent_silence
-        self.context = Context(broker, max_pending_per_client=max_pending, socket_path=address.shown)
+        self.max_pending = max_pending
+        self.max_pending_bytes = max_pending_bytes
+        self.context = Context(broker, max_pending_per_client=min(max_pending, DEFAULT_MAX_PENDING_PER_CLIENT),
+                               socket_path=address.shown)
         self.requests: dict[str, RelayedRequest] = {}
         self._expiring: dict[str, tuple[Identity, str, str, list[CallInfo], list[Verdict]]] = {}
         """Requests past their deadline on arrival, recorded once their expiry is written."""
@@ -220,6 +250,8 @@ class RelayApprover:
         self.nc: Any = None
         self.kv: Any = None
         self._subscription: Any = None
+        self._check_store = False
+        """Set after a reconnect: the reader sees whether the server still has the stream, the bucket, our consumer."""
         self._runner: asyncio.Task[None] | None = None
 
     def __repr__(self) -> str:
@@ -350,8 +382,6 @@ class RelayApprover:
 
     async def _connect(self) -> None:
         import nats
-        from nats.js import api
-        from nats.js.errors import BadRequestError
 
         self.nc = await asyncio.wait_for(nats.connect(
             **self.address.connect_options(), name=f"desktop-approver {self.name}", connect_timeout=2,
@@ -359,28 +389,55 @@ class RelayApprover:
             reconnected_cb=self._reconnected, disconnected_cb=self._disconnected), 5)
         self.nc.options["max_reconnect_attempts"] = -1  # connected: reconnect without end from now on
         self.connected_at = time.monotonic()
-        js = self.nc.jetstream(timeout=5)
-        try:
-            await js.add_stream(api.StreamConfig(
-                name=names.STREAM, subjects=[f"{names.SUBJECT_ROOT}.>"], storage=api.StorageType.FILE,
-                max_age=names.RETENTION_SECONDS, duplicate_window=120.0))
-        except BadRequestError as exc:  # there already, set up otherwise (an operator's, an older version's)
-            log.warning("relay: using the stream %s as it is: %s", names.STREAM, exc)
-        try:
-            self.kv = await js.create_key_value(api.KeyValueConfig(
-                bucket=names.BUCKET, history=1, storage=api.StorageType.FILE, ttl=names.RETENTION_SECONDS,
-                direct=True))
-        except BadRequestError as exc:
-            log.warning("relay: using the bucket %s as it is: %s", names.BUCKET, exc)
-            self.kv = await js.key_value(names.BUCKET)
+        await self._set_up()
         await self._measure_clock()
         await self.nc.subscribe(f"{names.KV_SUBJECT_ROOT}.>", cb=self._decision_seen)
         await self.nc.subscribe(f"{names.ALIVE_ROOT}.>", cb=self._heartbeat)
-        self._subscription = await js.pull_subscribe(
-            f"{names.SUBJECT_ROOT}.>", durable=self.durable, stream=names.STREAM,
-            config=api.ConsumerConfig(ack_wait=ACK_WAIT, deliver_policy=api.DeliverPolicy.ALL,
-                                      max_ack_pending=4 * DEFAULT_MAX_PENDING))
         self._app(self.ready.set)
+
+    async def _set_up(self) -> list[str]:
+        """The stream, the bucket and our consumer, each created when missing (idempotent: what is
+        there is used as it is); what had to be created, by name."""
+        from nats.js import api
+        from nats.js.errors import BadRequestError, NotFoundError
+
+        js = self.nc.jetstream(timeout=5)
+        created: list[str] = []
+        try:
+            await js.stream_info(names.STREAM)
+        except NotFoundError:
+            created.append(f"the stream {names.STREAM}")
+        try:
+            await js.add_stream(api.StreamConfig(
+                name=names.STREAM, subjects=[f"{names.SUBJECT_ROOT}.>"], storage=api.StorageType.FILE,
+                max_age=names.RETENTION_SECONDS, duplicate_window=120.0, max_bytes=STREAM_MAX_BYTES,
+                max_msgs_per_subject=STREAM_MAX_PER_SUBJECT, discard=api.DiscardPolicy.OLD))
+        except BadRequestError as exc:  # there already, set up otherwise (an operator's, an older version's)
+            log.warning("relay: using the stream %s as it is: %s", names.STREAM, exc)
+        try:
+            await js.stream_info(names.KV_STREAM)
+        except NotFoundError:
+            created.append(f"the decision bucket {names.BUCKET}")
+        try:
+            self.kv = await js.create_key_value(api.KeyValueConfig(
+                bucket=names.BUCKET, history=1, storage=api.StorageType.FILE, ttl=names.RETENTION_SECONDS,
+                direct=True, max_bytes=BUCKET_MAX_BYTES))
+        except BadRequestError as exc:
+            log.warning("relay: using the bucket %s as it is: %s", names.BUCKET, exc)
+            self.kv = await js.key_value(names.BUCKET)
+        try:
+            await js.consumer_info(names.STREAM, self.durable)
+        except NotFoundError:
+            created.append(f"this app's consumer {self.durable}")
+            await js.add_consumer(names.STREAM, api.ConsumerConfig(
+                name=self.durable, durable_name=self.durable, filter_subject=f"{names.SUBJECT_ROOT}.>",
+                ack_wait=ACK_WAIT, deliver_policy=api.DeliverPolicy.ALL, max_ack_pending=MAX_ACK_PENDING,
+                inactive_threshold=names.RETENTION_SECONDS))
+        if self._subscription is not None:
+            with contextlib.suppress(Exception):
+                await self._subscription.unsubscribe()
+        self._subscription = await js.pull_subscribe_bind(durable=self.durable, stream=names.STREAM)
+        return created
 
     async def _measure_clock(self) -> None:
         """How far our clock is from the server's (the stream info's ``ts``): deadlines are then
@@ -408,6 +465,9 @@ class RelayApprover:
         import nats
 
         while not self.closing:
+            if self._check_store:
+                await self._restore("after a reconnect")
+                continue
             try:
                 batch = await self._subscription.fetch(64, timeout=1.0)
             except nats.errors.TimeoutError:
@@ -416,6 +476,7 @@ class RelayApprover:
                 raise
             except Exception as exc:  # noqa: BLE001 - the server's or ours: reading goes on
                 log.debug("relay: fetch failed (%r); again", exc)
+                await self._restore(f"reading the stream failed ({_reason(exc)})")
                 await asyncio.sleep(RECONNECT_WAIT / 4)
                 continue
             keys = [_key_of(msg) for msg in batch]
@@ -424,6 +485,31 @@ class RelayApprover:
             else:
                 for msg in batch:
                     await self._take_safely(msg)
+
+    async def _restore(self, why: str) -> None:
+        """After a reconnect or a failed read: set up again what the server no longer has (a server
+        started on an empty store, a stream deleted), and tell the person; no restart needed."""
+        self._check_store = False
+        try:
+            created = await self._set_up()
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - the server away, or refusing: said, and tried again
+            problem = f"cannot set the relay up on {self.address.shown} {why}: {_reason(exc)}"
+            if problem != self.problem:
+                log.warning("relay: %s; trying again", problem)
+                self._app(self._set_problem, problem)
+            self._check_store = True
+            await asyncio.sleep(RECONNECT_WAIT)
+            return
+        if created:
+            text = (f"the NATS server at {self.address.shown} had lost {', '.join(created)} ({why}): set up "
+                    "again; requests and decisions it held are gone (their agents are denied at their deadline)")
+            log.warning("relay: %s", text)
+            self._app(self._event, "store_lost", text)
+            self._app(self._set_problem, None)
+        elif self.problem is not None and self.problem.startswith("cannot set the relay up"):
+            self._app(self._set_problem, None)
 
     async def _take_safely(self, msg: Any) -> None:
         try:
@@ -538,9 +624,16 @@ class RelayApprover:
                         self._app(self._set_problem, None)
                     return Claim(won=True, failure=instead)
                 except KeyWrongLastSequenceError:
-                    existing = await self._decision(key)
-                    if existing is None:
+                    stored = await self._entry(key)
+                    if stored is None:
                         continue  # gone again (its age passed): ours may still be written
+                    existing, revision = stored
+                    if existing is None:  # no decision for this request stands there: ours replaces it
+                        try:
+                            await self.kv.update(key, names.encode(value), last=revision)
+                        except KeyWrongLastSequenceError:
+                            continue  # written again meanwhile: look again
+                        return Claim(won=True, failure=instead)
                     if existing.get("approver") == self.name:  # ours, from a try whose reply was lost
                         return Claim(won=True, failure=instead)
                     return Claim(won=False, theirs=existing)
@@ -570,6 +663,13 @@ class RelayApprover:
             self._app(self._forget, request)
 
     async def _decision(self, key: str) -> dict[str, Any] | None:
+        """The decision stored on ``key`` (None: none, or nothing that answers its request)."""
+        entry = await self._entry(key)
+        return entry[0] if entry is not None else None
+
+    async def _entry(self, key: str) -> tuple[dict[str, Any] | None, int] | None:
+        """What the bucket stored on ``key``: (the decision, its revision), the decision None when the
+        value is none for this key's request (refused and audited); None when nothing is stored."""
         from nats.js.errors import KeyNotFoundError
 
         try:
@@ -577,17 +677,34 @@ class RelayApprover:
         except KeyNotFoundError:
             return None
         try:
-            return names.decode_decision(entry.value or b"")
-        except ValueError:
-            return {"approver": "?", "reply": {}}
+            return names.decision_for(entry.value or b"", names.unique_of_key(key)), int(entry.revision or 0)
+        except ValueError as exc:
+            self._app(self._refuse, "relay_decision", f"the value stored on {key} is no decision for it: {exc}",
+                      names.unique_of_key(key))
+            return None, int(entry.revision or 0)
 
     async def _decision_seen(self, msg: Any) -> None:
+        """A put to a key, as published: only a sign. What counts is what the bucket stored (a put it
+        refused, another approver's that lost the race, is published all the same), read back."""
         try:
-            value = names.decode_decision(msg.data)
+            claimed = names.decode_decision(msg.data)
         except ValueError:
+            claimed = {}
+        if claimed.get("approver") == self.name:  # ours: we know what we wrote
             return
-        if value.get("approver") != self.name:
-            self._app(self._seen_elsewhere, msg.subject.removeprefix(f"{names.KV_SUBJECT_ROOT}."), value)
+        key = msg.subject.removeprefix(f"{names.KV_SUBJECT_ROOT}.")
+        for pause in STORED_PAUSES:
+            try:
+                stored = await self._entry(key)
+            except Exception as exc:  # the server away: the request's own checks read it again later
+                log.debug("relay: reading back %s failed: %r", key, exc)
+                return
+            if stored is not None:  # a decision, or something refused (and audited) as none
+                value = stored[0]
+                if value is not None and value.get("approver") != self.name:
+                    self._app(self._seen_elsewhere, key, value)
+                return
+            await asyncio.sleep(pause)
 
     async def _heartbeat(self, msg: Any) -> None:
         user = names.user_of_subject(msg.subject, names.ALIVE_ROOT)
@@ -614,6 +731,7 @@ class RelayApprover:
 
     async def _reconnected(self) -> None:
         self.connected_at = time.monotonic()
+        self._check_store = True  # a server restarted on an empty store has nothing of ours
         log.info("relay: reconnected to %s", self.address.shown)
 
     async def _disconnected(self) -> None:
@@ -650,6 +768,11 @@ class RelayApprover:
         left = deadline - now
         if existing is None and left <= 0:
             return self._expire(user, envelope, key)
+        crowded = self._crowded(user, message, len(msg.data))
+        if crowded is not None:
+            self._refuse("too_many_pending", f"from NATS user {user}: request {envelope['id']}: {crowded}",
+                         envelope["id"], user)
+            return ("write", _error_reply(envelope["id"], message.get("type"), "too_many_pending", crowded))
         opened: list[RelayedRequest] = []  # the request the connection's answer belongs to, once made
         connection = self._connection(user, envelope, lambda payload: self._answer(opened[0], payload))
         if connection is None:
@@ -658,7 +781,8 @@ class RelayApprover:
         if left > 0:  # the person's pause allowance included, it ends by the deadline
             message["timeout"] = min(float(message["timeout"]), left / (1 + PAUSE_ALLOWANCE))
         request = RelayedRequest(key=key, user=user, unique=envelope["id"], sequence=sequence, msg=msg,
-                                 connection=connection, deadline=deadline - self.clock_offset,
+                                 connection=connection, deadline=deadline - self.clock_offset, size=len(msg.data),
+                                 calls=len(message.get("calls") or ()) if message.get("type") == "batch" else 1,
                                  elsewhere=self.app_loop.create_future(), withdrawn=self.app_loop.create_future())
         opened.append(request)
         if existing is not None:  # answered while we were away: recorded here with that answer, no prompt
@@ -667,6 +791,21 @@ class RelayApprover:
         log.debug("relay: %r from %s", request, user)
         connection.received(_line(message))
         return ("open", None)
+
+    def _crowded(self, user: str, message: dict[str, Any], size: int) -> str | None:
+        """Why one more request of ``user`` may not wait for the person (its calls or bytes already
+        waiting here are at the limits), or None."""
+        calls = len(message.get("calls") or ()) if message.get("type") == "batch" else 1
+        waiting = [request for request in self.requests.values() if request.user == user and not request.answered]
+        held_calls = sum(request.calls for request in waiting)
+        held_bytes = sum(request.size for request in waiting)
+        if held_calls + calls > self.max_pending:
+            return (f"NATS user {user} already has {held_calls} calls waiting for the person; {calls} more would "
+                    f"pass the limit of {self.max_pending}")
+        if held_bytes + size > self.max_pending_bytes:
+            return (f"NATS user {user} already has {held_bytes} bytes of requests waiting for the person; "
+                    f"{size} more would pass the limit of {self.max_pending_bytes}")
+        return None
 
     def _connection(self, user: str, envelope: dict[str, Any], send: Callable[[bytes], None]) -> Connection | None:
         """A core connection for one relayed message, with the remote identity; None if the hello is refused."""
@@ -681,6 +820,8 @@ class RelayApprover:
         info = hello.client
         connection.identity = Identity(agent=f"{user}/{info.agent or 'agent'}", pid=info.pid, cwd=info.cwd,
                                        host=info.host, git_branch=info.git_branch, relay_user=user)
+        connection.pending_key = ("nats", user, info.agent or "agent")  # each agent of each user: its own limit
+        connection.pending_owner = f"NATS user {user}'s agent {printable(info.agent or 'agent', 64)!r}"
         return connection
 
     def _answer(self, request: RelayedRequest, payload: bytes) -> None:
@@ -871,9 +1012,28 @@ class RelayApprover:
         request.withdrawn.set_result("the agent cancelled the request" if why == "cancel" else
                                      "the agent is gone (its heartbeat stopped)")
 
-    def _refuse(self, code: str, detail: str, message_id: str | None = None) -> None:
+    def _refuse(self, code: str, detail: str, message_id: str | None = None, user: str | None = None) -> None:
         log.warning("relay: refused (%s): %s", code, printable(detail, 200))
-        self.context.audit_refusal(code, detail, None, None, message_id)
+        self.context.audit_refusal(code, detail, None, None, message_id, who=f"NATS user {user}" if user else None)
+
+
+def _instance_id(broker: Broker) -> str:
+    """A name for this app's consumer, kept beside its audit log so that a restart reads on where it
+    stopped (a new consumer would read the whole stream again); random without a log file."""
+    path = getattr(broker.audit, "path", None)
+    if not path or str(path) == ":memory:":
+        return uuid.uuid4().hex[:12]
+    kept = Path(f"{path}.relay-consumer")
+    with contextlib.suppress(OSError, UnicodeDecodeError):
+        text = kept.read_text(encoding="utf-8").strip()
+        if names.is_token(text) and len(text) <= 16:
+            return text
+    made = uuid.uuid4().hex[:12]
+    try:
+        kept.write_text(made + "\n", encoding="utf-8")
+    except OSError as exc:  # a new consumer at the next start: requests are read again, nothing lost
+        log.warning("relay: cannot keep this app's consumer name in %s: %s", kept, exc)
+    return made
 
 
 def _key_of(msg: Any) -> object:

@@ -198,3 +198,19 @@ def decode_decision(data: bytes) -> dict[str, Any]:
     if not isinstance(value, dict) or not isinstance(value.get("reply"), dict):
         raise ValueError("not a relay decision")
     return value
+
+
+def decision_for(data: bytes, unique: str) -> dict[str, Any]:
+    """The decision stored for request ``unique``: as :func:`decode_decision`, and its reply must name
+    that request. Anything else on the key (a value copied from another key, a server's answer sent
+    there by a reply subject) is no decision: raises ValueError saying why."""
+    value = decode_decision(data)
+    answers = value["reply"].get("id")
+    if answers != unique:
+        raise ValueError(f"it answers {str(answers)[:64]!r}, not {unique!r}")
+    return value
+
+
+def unique_of_key(key: str) -> str:
+    """The request id of a decision key ``<user>.<id>``."""
+    return key.split(".", 1)[-1]

@@ -74,3 +74,50 @@ def test_host_and_branch_are_the_agents_claims_never_beside_a_tick(approver: Any
     assert "✔" not in claims[0] and "&lt;U+2714&gt;" in claims[0]  # the agent's tick is an escape, not a tick
     assert "\\n" in claims[0] and "&lt;b&gt;" in claims[0]
     assert "sandbox-vm" not in text.split("<br>")[0]  # not on the line of the app's verified pid
+
+
+def test_a_relayed_request_shows_the_verified_nats_user_apart_from_the_claims(tmp_path: Any, run: Any) -> None:
+    """Over the NATS relay the server vouches for its user, and for nothing the agent says: the user
+    on the first line with its tick, the agent's name and host among the claims."""
+    from desktop_approver.core.service import ServiceOptions
+    from desktop_approver.gui.app import DesktopApprover
+    from desktop_approver.relay.address import parse
+    from tests.relay.conftest import NatsServer, relay_config
+
+    server = NatsServer(tmp_path, config=relay_config(tmp_path)).start()
+    options = ServiceOptions(socket_path=tmp_path / "sock" / "approver.sock", audit_path=tmp_path / "audit.sqlite3",
+                             policy_path=None, state_path=tmp_path / "state.json",
+                             relay=parse(server.user_url("desk", "x")))
+    app = DesktopApprover(options, arming_delay_ms=0)
+    try:
+        run(app.start())
+        dialog = app.dialog
+
+        def ask() -> Any:
+            while True:  # until the app has set the relay up on the server
+                with Client(url=server.user_url("alice", "pw"), agent="claude") as client:
+                    try:
+                        return client.request("Bash", {"command": "make deploy"}, session="s")
+                    except Exception as exc:  # noqa: BLE001 - the stream is not there yet
+                        if "no approver has set up the relay" not in str(exc):
+                            raise
+
+        async def scenario() -> tuple[str, str]:
+            pending = asyncio.get_running_loop().run_in_executor(None, ask)
+            await wait_for(lambda: dialog.isVisible() and dialog.deny.isEnabled(), what="the dialog")
+            text, details = dialog.review.identity.text(), dialog.review.identity.toolTip()
+            dialog.grab().save(str(tmp_path / "relayed-dialog.png"))
+            dialog.deny.click()
+            await pending
+            return text, details
+
+        text, details = run(scenario())
+    finally:
+        run(app.close())
+        server.stop()
+    first, *rest = text.split("<br>")
+    assert first.startswith("NATS user <b>alice</b> ✔") and "claude" not in first
+    claims = [line for line in rest if "the agent claims:" in line]
+    assert len(claims) == 1 and "name <i>“claude”</i>" in claims[0] and "host <i>“" in claims[0]
+    assert "✔" not in claims[0] and "alice/claude" not in text
+    assert "NATS user (verified by the NATS server): alice" in details

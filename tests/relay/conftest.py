@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -89,9 +90,51 @@ class NatsServer:
             self.process.wait(WAIT)
 
 
+SAMPLE_CONFIG = ROOT / "packaging" / "nats" / "approver.conf"
+TEST_APPROVERS = ("desk", "desk1", "desk2", "inspector")
+"""Approver users of the tests' server (password ``x``), in the account that holds JetStream."""
+TEST_AGENTS = ("alice", "bob")
+"""Agent users of the tests' server (password ``pw``), each in an account of its own, as CI's."""
+UNCONFINED = "root"
+"""A user (password ``x``) in the JetStream account without permissions: what the server's
+configuration would stop, sent anyway, to test what the app does with it."""
+
+
+def relay_config(tmp: Path, *, sample: Path = SAMPLE_CONFIG) -> Path:
+    """The sample server configuration (``packaging/nats/approver.conf``, as the README has users run
+    it) with the tests' users added the way its comments say to add them."""
+    text = sample.read_text()
+    for user in ("desk", "desk2"):
+        text = text.replace(f'password: "change-me-{user}"', 'password: "x"')
+    extra = "".join(f'      {{ user: {user}, password: "x", permissions: $APPROVER }}\n'
+                    for user in TEST_APPROVERS if f"user: {user}," not in text)
+    extra += f'      {{ user: {UNCONFINED}, password: "x" }}\n'
+    anchor = '      { user: desk2, password: "x", permissions: $APPROVER }\n'
+    assert anchor in text, "the sample configuration's approvers changed: update relay_config"
+    text = text.replace(anchor, anchor + extra)
+    block = re.search(r"(?ms)^  CI \{\n.*?^  \}\n", text)
+    assert block is not None, "the sample configuration has no CI account: update relay_config"
+    text = text.rstrip()
+    assert text.endswith("}"), "the sample configuration does not end with its accounts block"
+    text = text[:-1]  # the accounts block stays open for the tests' agents
+    accounts = []
+    for user in TEST_AGENTS:
+        account = user.upper()
+        accounts.append(account)
+        text += "\n" + (block.group(0).replace("  CI {", f"  {account} {{").replace("change-me-ci", "pw")
+                         .replace("user: ci,", f"user: {user},").replace(".ci.", f".{user}.")
+                         .replace("_INBOX_ci.", f"_INBOX_{user}."))
+    text += "}\n"
+    text = text.replace("accounts: [CI, BUILDBOX]", f"accounts: [CI, BUILDBOX, {', '.join(accounts)}]")
+    path = tmp / "relay-test.conf"
+    path.write_text(text)
+    return path
+
+
 @pytest.fixture
 def nats_server(tmp_path: Path) -> Iterator[NatsServer]:
-    server = NatsServer(tmp_path).start()
+    """A server with the sample configuration and the tests' users (:func:`relay_config`)."""
+    server = NatsServer(tmp_path, config=relay_config(tmp_path)).start()
     yield server
     server.stop()
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from tests.relay.conftest import ROOT, Approver, NatsServer, run_agent, start_agent
+from tests.relay.conftest import ROOT, UNCONFINED, Approver, NatsServer, run_agent, start_agent
 from tests.relay.test_approvers import stored_decisions
 
 SAMPLE = ROOT / "packaging" / "nats" / "approver.conf"
@@ -112,13 +112,14 @@ def test_an_agent_cannot_publish_as_another_read_anothers_decisions_or_write_any
     assert stored_decisions(sample_server, "desk", "change-me-desk") == 1
     assert approver.lines == []  # the forged request never reached the person
     # The server records each refusal with the user; none of them reached the app to be audited there.
-    violations = [line for line in sample_server.log.read_text().splitlines() if '"APPROVALS/user:ci"' in line]
+    violations = [line for line in sample_server.log.read_text().splitlines() if '"CI/user:ci"' in line]
     assert len([line for line in violations if "Violation" in line]) >= 5, violations
 
 
 def test_a_permission_the_server_refuses_fails_the_agent_closed(tmp_path: Path, approvers: list[Approver]) -> None:
     config = tmp_path / "narrow.conf"  # an operator forgot the agent's subscription to its decisions
-    config.write_text(SAMPLE.read_text().replace('"$KV.approver_decisions.ci.>"', '"nothing.here"'))
+    config.write_text(SAMPLE.read_text().replace('"_INBOX_ci.>", "$KV.approver_decisions.ci.>"',
+                                                 '"_INBOX_ci.>", "nothing.here"'))
     server = NatsServer(tmp_path, config=config).start()
     try:
         approvers.append(Approver(tmp_path, server.user_url("desk", "change-me-desk"), "desk"))
@@ -131,6 +132,7 @@ def test_a_permission_the_server_refuses_fails_the_agent_closed(tmp_path: Path, 
 
 def test_what_does_not_fit_is_refused_and_audited(tmp_path: Path, nats_server: NatsServer,
                                                   approvers: list[Approver]) -> None:
+    """Sent as the unconfined test user: the server's configuration would stop most of it."""
     approver = Approver(tmp_path, nats_server.user_url("desk", "x"), "desk")
     approvers.append(approver)
 
@@ -149,7 +151,7 @@ def test_what_does_not_fit_is_refused_and_audited(tmp_path: Path, nats_server: N
         await js.publish("approver.req.alice.raw", envelope("once1"), headers={"Nats-Msg-Id": "once1"})  # dropped
         await js.publish("approver.req.alice.raw", envelope("once1"), headers={"Nats-Msg-Id": "once1-again"})
 
-    raw(nats_server, "alice", "pw", send)
+    raw(nats_server, UNCONFINED, "x", send)
     approver.expect("asked", suffix=" allow")
     until = time.monotonic() + 30
     while time.monotonic() < until and not (stored_decisions(nats_server) >= 2 and any(

@@ -140,7 +140,7 @@ class Broker:
         """
         infos = [_read(index, call, identity) for index, call in enumerate(calls)]
         risks = [info.risk_report() for info in infos]
-        self.memory.seen(session, agent=identity.agent)
+        self.memory.seen(session, agent=identity.memory_agent)
         decided = [self._decide_without_person(info, risk, identity, session)
                    for info, risk in zip(infos, risks, strict=True)]
         verdicts = [verdict for verdict, _ in decided]
@@ -280,10 +280,10 @@ class Broker:
                 return Verdict("allow_once", "mode", risk=risk), None  # no note: nobody wrote one (decided_by says why)
             passed_over.append("approve-all mode")
         scopes: tuple[Scope, ...] = () if _destructive(info) else (EXACT,) if unproven_why else (EXACT, WHOLE_TOOL)
-        if scopes and self.memory.lookup(session, info.tool, info.args, agent=identity.agent,
+        if scopes and self.memory.lookup(session, info.tool, info.args, agent=identity.memory_agent,
                                          canonical=info.canonical_args, scopes=scopes) is not None:
             return Verdict("allow_session", "session", risk=risk), None
-        held = self.memory.covering(session, info.tool, info.args, agent=identity.agent,
+        held = self.memory.covering(session, info.tool, info.args, agent=identity.memory_agent,
                                     canonical=info.canonical_args)
         if held is not None:
             passed_over.append("the session approval of "
@@ -352,7 +352,7 @@ class Broker:
         for verdict, info in zip(verdicts, infos, strict=True):
             if verdict.decision == "allow_session" and verdict.decided_by == "user" and not _destructive(info):
                 self.memory.remember(session, info.tool, verdict.updated_args or info.args, scope=verdict.scope,
-                                     agent=identity.agent)
+                                     agent=identity.memory_agent)
 
     def tell(self, identity: Identity, kind: str, text: str) -> None:
         """An agent's notice for the person (the GUI shows it); it never touches a decision."""

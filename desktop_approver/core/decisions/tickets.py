@@ -56,6 +56,15 @@ class Identity:
         return self.peer_cwd or self.cwd
 
     @property
+    def memory_agent(self) -> str | None:
+        """Whose session memory this is: the agent's name, and for a relayed request also the host
+        it claims (a session allowed on one machine never answers another's, as a socket's
+        sessions are its own agent's)."""
+        if self.relay_user is not None and self.host:
+            return f"{self.agent}@{self.host}"
+        return self.agent
+
+    @property
     def label(self) -> str:
         return self.agent or (self.peer_exe.rsplit("/", 1)[-1] if self.peer_exe else "unknown agent")
 

@@ -30,7 +30,7 @@ import logging
 import os
 import sqlite3
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from typing import Any, TypeVar
 
 from ...client import wire
@@ -87,6 +87,11 @@ class Connection:
         self._close = close
         self.identity = Identity(peer_pid=peer.pid, peer_uid=peer.uid, peer_exe=process_exe(peer.pid),
                                  peer_cwd=process_cwd(peer.pid))
+        self.pending_key: Hashable = peer.pid
+        """Whose calls waiting for the person these are, for ``too_many_pending``: the peer process;
+        a relayed request's connection sets its NATS user and agent (they have no pid here)."""
+        self.pending_owner = "this client"
+        """Who :attr:`pending_key` is, as the refusal (and its audit row) says it."""
         self.authenticated = context.token_check is None
         self.tasks: dict[str, asyncio.Task[list[Verdict]]] = {}  # pending id -> Broker.ask under way
         self.kinds: dict[str, AskKind] = {}         # pending id -> "request" | "batch" (for errors about it)
@@ -188,7 +193,9 @@ class Connection:
         """A typed error for a message we will not act on, written to the audit log (within its budget).
         The refusal is answered even when the log cannot take it (a full disk): it decides nothing."""
         try:
-            self.context.audit_refusal(refusal.code, refusal.message, self.peer.pid, self.peer.uid, refusal.id)
+            relayed = self.identity.relay_user
+            self.context.audit_refusal(refusal.code, refusal.message, self.peer.pid, self.peer.uid, refusal.id,
+                                       who=f"NATS user {relayed}" if relayed is not None else None)
         except Exception:
             log.exception("the audit log could not record a refusal (%s) for %r", refusal.code, self)
         self.send(encode(refusal.reply()))
@@ -216,7 +223,7 @@ class Connection:
             return
         calls = message.calls() if isinstance(message, models.Request) else message.calls
         session = message.session or f"{self.identity.label}-{self.peer.pid}"
-        pid = self.peer.pid
+        pid = self.pending_key
         try:
             triage = self.context.broker.take(
                 self.identity, session, message.id, message.type, calls, timeout=message.timeout,
@@ -232,7 +239,7 @@ class Connection:
             return
         if triage.asking is None:  # over the limit of calls waiting for the person
             self.refuse(Refusal(
-                "too_many_pending", f"this client already has {self.context.pending_by_peer[pid]} calls "
+                "too_many_pending", f"{self.pending_owner} already has {self.context.pending_by_peer[pid]} calls "
                 f"waiting for the person; {triage.waiting} more would pass the limit of "
                 f"{self.context.max_pending_per_client}", message.id, message.type))
             return
@@ -261,19 +268,19 @@ class Connection:
 
     @handles("end_session")
     def _end_session(self, message: models.EndSession) -> None:
-        forgotten = self.context.broker.memory.forget_session(message.session, agent=self.identity.agent)
+        forgotten = self.context.broker.memory.forget_session(message.session, agent=self.identity.memory_agent)
         self.send(encode(models.SessionEnded(id=message.id, forgotten=forgotten)))
 
     @handles("sessions")
     def _sessions(self, message: models.ListSessions) -> None:
         entries = [models.MemoryEntryInfo(**entry.as_dict())
-                   for entry in self.context.broker.memory.entries(agent=self.identity.agent)]
+                   for entry in self.context.broker.memory.entries(agent=self.identity.memory_agent)]
         self.send(encode(models.SessionsReply(id=message.id, entries=entries)))
 
     @handles("revoke")
     def _revoke(self, message: models.Revoke) -> None:
         broker, who = self.context.broker, self.identity
-        count = broker.memory.revoke(session=message.session, tool=message.tool, agent=who.agent)
+        count = broker.memory.revoke(session=message.session, tool=message.tool, agent=who.memory_agent)
         try:
             broker.audit.record_event("revoke", None, f"agent={who.agent} session={message.session} "
                                       f"tool={message.tool} count={count}", self.peer.pid, self.peer.uid)
@@ -310,7 +317,7 @@ class Connection:
         """The person's answer (or the withdrawal, or our failure) goes to the agent."""
         self.tasks.pop(message.id, None)
         self.kinds.pop(message.id, None)
-        self.context.release(self.peer.pid, waiting)
+        self.context.release(self.pending_key, waiting)
         self.last_active = self.context.event_loop.time()
         if done.cancelled():
             # A task cancelled before its first step (request and cancel in one read) never ran

@@ -11,10 +11,10 @@ import asyncio
 import logging
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from typing import TYPE_CHECKING
 
-from ..store.logsafe import Printable
+from ..store.logsafe import Printable, printable
 from .limits import RefusalBudget
 
 if TYPE_CHECKING:
@@ -42,7 +42,8 @@ class Context:
         self.started = time.monotonic()
         """When the app began listening, by the monotonic clock: ``status`` uptime must not jump with the wall clock."""
         self.refusals = RefusalBudget()
-        self.pending_by_peer: Counter[int | None] = Counter()   # calls waiting for the person, by peer pid
+        self.pending_by_peer: Counter[Hashable] = Counter()   # calls waiting for the person, by Connection.pending_key
+        self._suppressed_by: Counter[str] = Counter()
         self._summary_timer: asyncio.TimerHandle | None = None
         self.loop: asyncio.AbstractEventLoop | None = None
         """The loop the connections run on (the server sets it when it starts). Transport callbacks ask
@@ -58,23 +59,26 @@ class Context:
         return (f"<Context waiting={sum(self.pending_by_peer.values())} peers={len(self.pending_by_peer)} "
                 f"token={'required' if self.token_check else 'no'}>")
 
-    def reserve(self, pid: int | None, calls: int) -> bool:
+    def reserve(self, pid: Hashable, calls: int) -> bool:
         """Count ``calls`` more waiting for the peer ``pid``, unless that passes its limit (False)."""
         if self.pending_by_peer[pid] + calls > self.max_pending_per_client:
             return False
         self.pending_by_peer[pid] += calls
         return True
 
-    def release(self, pid: int | None, calls: int) -> None:
+    def release(self, pid: Hashable, calls: int) -> None:
         self.pending_by_peer[pid] -= calls
         if self.pending_by_peer[pid] <= 0:
             del self.pending_by_peer[pid]
 
     def audit_refusal(self, code: str, message: str, pid: int | None, uid: int | None,
-                      message_id: str | None = None) -> None:
-        """One audit row per refusal, within :class:`RefusalBudget`; the rest become one summary row."""
+                      message_id: str | None = None, who: str | None = None) -> None:
+        """One audit row per refusal, within :class:`RefusalBudget`; the rest become one summary row,
+        which counts them by ``who`` when a refusal names one (a relayed request's NATS user)."""
         log.debug("refused (%s) peer=%s: %s", code, pid, Printable(message))
         if not self.refusals.allow():
+            if who is not None:
+                self._suppressed_by[who] += 1
             if self._summary_timer is None:
                 self._summary_timer = self.event_loop.call_later(1.0, self.write_refusal_summary)
             return
@@ -85,9 +89,12 @@ class Context:
     def write_refusal_summary(self) -> None:
         self._summary_timer = None
         count = self.refusals.take_suppressed()
+        named = ", ".join(f"{printable(who, 80)}: {n}" for who, n in self._suppressed_by.most_common(20))
+        self._suppressed_by.clear()
         if count:
             self.broker.audit.record_event("refused", "rate_limited",
-                                           f"{count} more refusals not recorded one by one (too many at once)")
+                                           f"{count} more refusals not recorded one by one (too many at once)"
+                                           + (f"; of them {named}" if named else ""))
 
     def close(self) -> None:
         """The app is quitting: the refusals not yet summarised are written now."""
