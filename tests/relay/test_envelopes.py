@@ -39,7 +39,7 @@ def publish(server: NatsServer, payloads: list[tuple[str, bytes]]) -> None:
     import nats
 
     async def go() -> None:
-        nc = await nats.connect(server.user_url("alice", "pw"), allow_reconnect=False)
+        nc = await nats.connect(server.user_url("alice", "pw"), allow_reconnect=False, inbox_prefix="_INBOX_alice")
         try:
             js = nc.jetstream()
             for unique, payload in payloads:
