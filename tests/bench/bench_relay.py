@@ -38,7 +38,7 @@ if str(ROOT) not in sys.path[:1]:
 from serve import BENCH_AGENT, BENCH_ARGS, BENCH_SESSION, BENCH_TOOL  # noqa: E402
 
 NATS_USER = "bench"
-POLICY = '[[rule]]\naction = "allow"\ntool = "Bash"\ncommand = "ls*"\n'
+POLICY = '[[rule]]\naction = "allow"\ntool = "Bash"\ncommand = "echo *"\n'
 
 
 def free_port() -> int:
@@ -80,7 +80,8 @@ async def serve(url: str, socket_path: str, name: str, policy: str | None) -> No
                              policy_path=Path(policy) if policy else None, state_path=None,
                              max_pending_per_client=4096)
     service = ApproverService(options, Refuse())
-    for agent in (BENCH_AGENT, f"{NATS_USER}/{BENCH_AGENT}"):
+    # a relayed agent's session memory is its NATS user's, its name's and its claimed host's
+    for agent in (BENCH_AGENT, f"{NATS_USER}/{BENCH_AGENT}@{socket.gethostname()}"):
         service.memory.remember(BENCH_SESSION, BENCH_TOOL, BENCH_ARGS, agent=agent)
     await service.start()
     relay = RelayApprover(service.broker, parse(url.replace("://", f"://desk-{name}:x@")), name=name,
@@ -152,7 +153,7 @@ async def throughput(url: str, requests: int, agents: int) -> float:
     per_agent = requests // agents
 
     async def agent(client: AsyncClient) -> None:
-        answers = await asyncio.gather(*(client.request("Bash", {"command": f"ls -l {n}"}, timeout=120)
+        answers = await asyncio.gather(*(client.request("Bash", {"command": f"echo {n}"}, timeout=120)
                                          for n in range(per_agent)))
         assert all(answer.decided_by == "policy" and answer.allowed for answer in answers)
 
