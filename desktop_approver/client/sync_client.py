@@ -99,7 +99,8 @@ class Client:
     def sessions(self) -> list[dict[str, Any]]:
         """What the running app remembers from "Allow for session"."""
         message_id, message = self.protocol.admin("sessions")
-        return self.protocol.read_entries(self._exchange(message_id, message, self.connect_timeout + QUICK_ANSWER_GRACE))
+        reply = self._exchange(message_id, message, self.connect_timeout + QUICK_ANSWER_GRACE)
+        return self.protocol.read_entries(reply)
 
     def revoke(self, session: str | None = None, tool: str | None = None) -> int:
         """Forget remembered approvals (of a session, a tool, or all); returns how many."""
