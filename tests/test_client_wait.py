@@ -9,6 +9,7 @@ call. Timeouts that would make a wait over before it starts are refused where th
 from __future__ import annotations
 
 import asyncio
+import json
 import math
 from pathlib import Path
 from typing import Any
@@ -113,3 +114,53 @@ def test_a_timeout_that_cannot_be_waited_is_refused_not_sent(timeout: float) -> 
     with pytest.raises(ValueError, match="finite number of seconds above 0"):
         asyncio.run(ask())
     assert fake.requests == []
+
+
+SLOW_WELCOME = 0.6  # seconds the app below takes to answer a hello: over the connect timeout given
+
+
+class SlowToWelcome:
+    """An app that answers each hello late, as a just-started one loading its protocol does."""
+
+    def __init__(self) -> None:
+        self.writers: list[asyncio.StreamWriter] = []
+
+    async def serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.writers.append(writer)
+        while line := await reader.readline():
+            message = json.loads(line)
+            if message["type"] == "hello":
+                await asyncio.sleep(SLOW_WELCOME)
+                writer.write(b'{"v": 1, "type": "welcome", "default_timeout": 60}\n')
+            elif message["type"] == "request":
+                writer.write(json.dumps({"v": 1, "type": "decision", "id": message["id"], "decision": "deny",
+                                         "decided_by": "user"}).encode() + b"\n")
+
+    def close(self) -> None:
+        for writer in self.writers:
+            writer.close()
+
+
+def test_a_welcome_slower_than_the_connect_timeout_is_waited_for(tmp_path: Path) -> None:
+    """The connect timeout bounds reaching the socket, not the app's first answer: both clients
+    wait for a late welcome (a just-started app on a loaded machine) instead of failing closed."""
+    socket_path = tmp_path / "approver.sock"
+
+    async def ask_both() -> list[str]:
+        app = SlowToWelcome()
+        server = await asyncio.start_unix_server(app.serve, path=str(socket_path))
+        socket_path.chmod(0o600)  # the clients connect only to a socket nobody else may use
+        agent = AsyncClient(socket_path, connect_timeout=SLOW_WELCOME / 3)
+        blocking = Client(socket_path, connect_timeout=SLOW_WELCOME / 3)
+        try:
+            answers = [await asyncio.get_running_loop().run_in_executor(None, blocking.request, "Bash", {}),
+                       await agent.request("Bash", {})]
+        finally:
+            await agent.aclose()
+            blocking.close()
+            server.close()
+            app.close()
+            await server.wait_closed()
+        return [answer.decision for answer in answers]
+
+    assert asyncio.run(ask_both()) == ["deny", "deny"]

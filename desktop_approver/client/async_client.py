@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from . import wire
-from .base import CONNECT_TIMEOUT, DUPLICATE_ID, ClientProtocol, IdleClosed, unavailable
+from .base import CONNECT_TIMEOUT, DUPLICATE_ID, QUICK_ANSWER_GRACE, ClientProtocol, IdleClosed, unavailable
 from .errors import ApproverError, ApproverUnavailable, ProtocolError, Unauthorized
 from .transport import AsyncConnection, AsyncTransport
 from .urls import open_transport
@@ -72,37 +72,37 @@ class AsyncClient:
 
     async def status(self) -> dict[str, Any]:
         status_id, message = self.protocol.status()
-        reply = await self._exchange(status_id, message, None, wait=self.connect_timeout + 4.0)
+        reply = await self._exchange(status_id, message, None, wait=self.connect_timeout + QUICK_ANSWER_GRACE)
         return self.protocol.read_status(reply)
 
     async def end_session(self, session: str | None = None) -> int:
         """The agent's session is over: the app forgets its session approvals."""
         message_id, message = self.protocol.admin("end_session", session=session or self.session)
-        reply = await self._exchange(message_id, message, None, wait=self.connect_timeout + 4.0)
+        reply = await self._exchange(message_id, message, None, wait=self.connect_timeout + QUICK_ANSWER_GRACE)
         return self.protocol.read_count(reply, "session_ended", "forgotten")
 
     async def sessions(self) -> list[dict[str, Any]]:
         """What the running app remembers from "Allow for session"."""
         message_id, message = self.protocol.admin("sessions")
-        reply = await self._exchange(message_id, message, None, wait=self.connect_timeout + 4.0)
+        reply = await self._exchange(message_id, message, None, wait=self.connect_timeout + QUICK_ANSWER_GRACE)
         return self.protocol.read_entries(reply)
 
     async def revoke(self, session: str | None = None, tool: str | None = None) -> int:
         """Forget remembered approvals (of a session, a tool, or all); returns how many."""
         message_id, message = self.protocol.admin("revoke", session=session, tool=tool)
-        reply = await self._exchange(message_id, message, None, wait=self.connect_timeout + 4.0)
+        reply = await self._exchange(message_id, message, None, wait=self.connect_timeout + QUICK_ANSWER_GRACE)
         return self.protocol.read_count(reply, "revoked", "count")
 
     async def notice(self, kind: NoticeKind, text: str, session: str | None = None) -> None:
         """Tell the person the agent is ``waiting`` for them, ``finished``, or some ``info``."""
         message_id, message = self.protocol.admin("notice", kind=kind, text=text, session=session)
-        reply = await self._exchange(message_id, message, None, wait=self.connect_timeout + 4.0)
+        reply = await self._exchange(message_id, message, None, wait=self.connect_timeout + QUICK_ANSWER_GRACE)
         self.protocol.read_noticed(reply)
 
     async def show(self, what: ShowWhat = "request") -> bool:
         """Ask the app to raise the waiting request, the inbox or the history (see :meth:`Client.show`)."""
         message_id, message = self.protocol.admin("show", what=what)
-        reply = await self._exchange(message_id, message, None, wait=self.connect_timeout + 4.0)
+        reply = await self._exchange(message_id, message, None, wait=self.connect_timeout + QUICK_ANSWER_GRACE)
         return self.protocol.read_shown(reply)
 
     async def aclose(self) -> None:
@@ -136,8 +136,11 @@ class AsyncClient:
             welcomed = self._welcomed = asyncio.get_running_loop().create_future()
             connection.write(wire.encode(self.protocol.hello()))
             self._reader_task = asyncio.get_running_loop().create_task(self._read_loop(connection))
+            # ``connect_timeout`` bounds reaching the socket; the welcome is the app's first answer and
+            # gets what the blocking client gives its pipelined hello with a status: a just-started app
+            # loads its protocol with its first connection (about a second on two loaded cores).
             try:
-                await asyncio.wait_for(asyncio.shield(welcomed), self.connect_timeout)
+                await asyncio.wait_for(asyncio.shield(welcomed), self.connect_timeout + QUICK_ANSWER_GRACE)
             except TimeoutError:
                 self._drop(ApproverUnavailable("no welcome"))
                 raise unavailable(self.socket_path, "it did not answer the hello") from None

@@ -30,6 +30,8 @@ SESSION_ENV = "DESKTOP_APPROVER_SESSION"
 CONNECT_TIMEOUT = 1.0
 REPLY_GRACE = 10.0
 """Seconds we wait past the request's own timeout before giving up on a silent app."""
+QUICK_ANSWER_GRACE = 4.0
+"""Seconds past ``connect_timeout`` an answer that needs nobody (a welcome, a status) may take."""
 DEFAULT_WAIT = 300.0
 DUPLICATE_ID = "duplicate_id"  # the error code of a message that reused a pending id
 

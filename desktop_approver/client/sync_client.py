@@ -17,7 +17,7 @@ import os
 import time
 
 from . import wire
-from .base import CONNECT_TIMEOUT, ClientProtocol, IdleClosed, unavailable
+from .base import CONNECT_TIMEOUT, QUICK_ANSWER_GRACE, ClientProtocol, IdleClosed, unavailable
 from .errors import ApproverUnavailable, Unauthorized
 from .urls import open_transport
 
@@ -88,36 +88,37 @@ class Client:
     def status(self) -> dict[str, Any]:
         """The app's status (pending count, mode, version); raises if it is not running."""
         status_id, message = self.protocol.status()
-        return self.protocol.read_status(self._exchange(status_id, message, self.connect_timeout + 4.0))
+        return self.protocol.read_status(self._exchange(status_id, message, self.connect_timeout + QUICK_ANSWER_GRACE))
 
     def end_session(self, session: str | None = None) -> int:
         """The agent's session is over: the app forgets its session approvals. Returns how many."""
         message_id, message = self.protocol.admin("end_session", session=session or self.session)
-        reply = self._exchange(message_id, message, self.connect_timeout + 4.0)
+        reply = self._exchange(message_id, message, self.connect_timeout + QUICK_ANSWER_GRACE)
         return self.protocol.read_count(reply, "session_ended", "forgotten")
 
     def sessions(self) -> list[dict[str, Any]]:
         """What the running app remembers from "Allow for session"."""
         message_id, message = self.protocol.admin("sessions")
-        return self.protocol.read_entries(self._exchange(message_id, message, self.connect_timeout + 4.0))
+        reply = self._exchange(message_id, message, self.connect_timeout + QUICK_ANSWER_GRACE)
+        return self.protocol.read_entries(reply)
 
     def revoke(self, session: str | None = None, tool: str | None = None) -> int:
         """Forget remembered approvals (of a session, a tool, or all); returns how many."""
         message_id, message = self.protocol.admin("revoke", session=session, tool=tool)
-        reply = self._exchange(message_id, message, self.connect_timeout + 4.0)
+        reply = self._exchange(message_id, message, self.connect_timeout + QUICK_ANSWER_GRACE)
         return self.protocol.read_count(reply, "revoked", "count")
 
     def notice(self, kind: NoticeKind, text: str, session: str | None = None) -> None:
         """Tell the person the agent is ``waiting`` for them, ``finished``, or some ``info``: shown in
         the tray and as a notification that never takes focus. Decides nothing."""
         message_id, message = self.protocol.admin("notice", kind=kind, text=text, session=session)
-        self.protocol.read_noticed(self._exchange(message_id, message, self.connect_timeout + 4.0))
+        self.protocol.read_noticed(self._exchange(message_id, message, self.connect_timeout + QUICK_ANSWER_GRACE))
 
     def show(self, what: ShowWhat = "request") -> bool:
         """Ask the app to raise the most urgent waiting request (``"request"``), the inbox or the
         history, for the person; False when the app shows no windows. Decides nothing."""
         message_id, message = self.protocol.admin("show", what=what)
-        return self.protocol.read_shown(self._exchange(message_id, message, self.connect_timeout + 4.0))
+        return self.protocol.read_shown(self._exchange(message_id, message, self.connect_timeout + QUICK_ANSWER_GRACE))
 
     def _reply_wait(self, timeout: float | None) -> Callable[[], float]:
         """The wait for a decision, asked again as the reply is awaited: the welcome (pipelined with

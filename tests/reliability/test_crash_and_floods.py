@@ -69,18 +69,26 @@ def test_kill_9_with_pending_requests_then_restart(tmp_path: Path, figures: dict
                 failures.append(time.perf_counter())
 
         tasks = [asyncio.ensure_future(ask(agents[n % 4], n)) for n in range(100)]
-        await asyncio.get_running_loop().run_in_executor(None, lambda: wait_for(lambda: pending(app) == 100,
-                                                                                 "100 pending requests"))
-        killed = time.perf_counter()
-        os.kill(app.pid, signal.SIGKILL)
-        await asyncio.wait_for(asyncio.gather(*tasks), WAIT)
+        try:
+            await asyncio.get_running_loop().run_in_executor(None, lambda: wait_for(lambda: pending(app) == 100,
+                                                                                     "100 pending requests"))
+            killed = time.perf_counter()
+            os.kill(app.pid, signal.SIGKILL)
+            await asyncio.wait_for(asyncio.gather(*tasks), WAIT)
+        finally:  # a failure here leaves no connection for the garbage collector to find in a later test
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            for agent in agents:
+                await agent.aclose()
         figures["kill -9 with 100 pending: slowest client told"] = f"{(max(failures) - killed) * 1000:.1f} ms"
 
     try:
         asyncio.run(hundred())
         assert len(failures) == 100                          # every client failed closed, none hung
     finally:
-        app.process.wait(WAIT)
+        app.process.kill()                                   # not killed yet if the test failed first
+        app.process.communicate(timeout=WAIT)
     with sqlite3.connect(tmp_path / "audit.sqlite3") as db:
         assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
         assert db.execute("SELECT COUNT(*) FROM requests").fetchone()[0] == 180   # asked calls recorded first
@@ -94,13 +102,16 @@ def test_a_killed_client_takes_its_request_with_it(tmp_path: Path, figures: dict
                   "Client(sys.argv[1], agent='doomed').request('Bash', {'command': 'sleep 1'}, timeout=3600)\n")
         client = subprocess.Popen([sys.executable, "-c", script, str(app.socket_path)],
                                   env=dict(os.environ, PYTHONPATH=str(ROOT)))
-        wait_for(lambda: pending(app) == 1, "the request to wait")
-        client.kill()
-        killed = time.perf_counter()
-        wait_for(lambda: pending(app) == 0, "the request to go")
-        withdrawn_after = time.perf_counter() - killed
-        figures["client killed mid-request: request withdrawn after"] = f"{withdrawn_after * 1000:.0f} ms"
-        client.wait(WAIT)
+        try:
+            wait_for(lambda: pending(app) == 1, "the request to wait")
+            client.kill()
+            killed = time.perf_counter()
+            wait_for(lambda: pending(app) == 0, "the request to go")
+            withdrawn_after = time.perf_counter() - killed
+            figures["client killed mid-request: request withdrawn after"] = f"{withdrawn_after * 1000:.0f} ms"
+        finally:  # killed and reaped even when a wait failed: no process outlives the test
+            client.kill()
+            client.wait(WAIT)
     with sqlite3.connect(tmp_path / "audit.sqlite3") as db:
         assert db.execute("SELECT decided_by FROM decisions").fetchall() == [("cancelled",)]
 
@@ -123,16 +134,18 @@ sys.stdin.read()
 
 def test_a_flood_is_refused_with_typed_errors_and_others_are_served(tmp_path: Path, figures: dict[str, str]) -> None:
     with AppProcess(tmp_path, "never") as app:
-        flooder = subprocess.Popen([sys.executable, "-c", FLOODER, str(app.socket_path), "10000"],
-                                   stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-        assert flooder.stdout is not None and flooder.stdin is not None
-        assert int(flooder.stdout.readline()) == 10000 - 128
-        started = time.perf_counter()
-        assert pending(app) == 128                           # the flooder's limit, counted in calls
-        figures["flood of 10,000 requests: another client's status answered in"] = \
-            f"{(time.perf_counter() - started) * 1000:.1f} ms"
-        flooder.stdin.close()
-        flooder.wait(WAIT)
+        with subprocess.Popen([sys.executable, "-c", FLOODER, str(app.socket_path), "10000"],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True) as flooder:
+            assert flooder.stdout is not None and flooder.stdin is not None
+            try:
+                assert int(flooder.stdout.readline()) == 10000 - 128
+                started = time.perf_counter()
+                assert pending(app) == 128                   # the flooder's limit, counted in calls
+                figures["flood of 10,000 requests: another client's status answered in"] = \
+                    f"{(time.perf_counter() - started) * 1000:.1f} ms"
+            finally:  # even after a failed assertion: its stdin closed, it ends, it is reaped
+                flooder.stdin.close()
+                flooder.wait(WAIT)
         wait_for(lambda: pending(app) == 0, "the flooder's requests to be cancelled")
 
 
