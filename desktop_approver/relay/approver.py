@@ -52,6 +52,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from ..client import wire
 from ..client.vocabulary import DECIDED_BY, DECISIONS, SCOPES, DecidedBy
+from ..core.decisions.broker import Unsettled
 from ..core.decisions.tickets import PAUSE_ALLOWANCE, CallInfo, Identity, Ticket, Verdict
 from ..core.messages import models
 from ..core.messages.protocol import Refusal, decode, encode, encode_decision
@@ -253,6 +254,8 @@ class RelayApprover:
         self._check_store = False
         """Set after a reconnect: the reader sees whether the server still has the stream, the bucket, our consumer."""
         self._runner: asyncio.Task[None] | None = None
+        self._settling_earlier: asyncio.Task[None] | None = None
+        """Recording what an earlier run left unsettled (:meth:`_settle_unsettled`)."""
 
     def __repr__(self) -> str:
         state = "connected" if self.nc is not None and self.nc.is_connected else "disconnected"
@@ -377,6 +380,7 @@ class RelayApprover:
             if told is not None:
                 self._app(self._set_problem, None)
             log.info("relay: answering requests from %s as %s", self.address.shown, self.name)
+            self._settling_earlier = self.nats_loop.create_task(self._settle_unsettled())
             await self._read_requests()
             return
 
@@ -878,8 +882,9 @@ class RelayApprover:
                 self._settling.add(writing)
                 try:
                     claim = await asyncio.wrap_future(writing)
-                except asyncio.CancelledError:
-                    raise
+                except asyncio.CancelledError:  # the app closes: ours may be on the wire, and may stand
+                    self._unsettled(request, triage, verdicts)
+                    raise Unsettled(request.key) from None
                 except Exception as exc:  # never an answer recorded that may not stand: the agent was not told
                     log.exception("relay: writing the answer for %s failed", request.key)
                     claim = Claim(won=False, failure=f"writing it failed: {_reason(exc)}")
@@ -887,6 +892,58 @@ class RelayApprover:
                     self._settling.discard(writing)
         request.claim = claim
         return self._standing(request, verdicts, claim)
+
+    def _unsettled(self, request: RelayedRequest, triage: Triage, verdicts: list[Verdict]) -> None:
+        """Closing while our answer was being written: no decision is recorded now (it may have been
+        stored, and the agent told), only where to read it; the next start records what stands
+        (:meth:`_settle_unsettled`)."""
+        rows = [info.audit_id for info in triage.infos if info.audit_id is not None]
+        try:
+            self.broker.audit.record_unsettled("relay", rows, {
+                "key": request.key, "deadline": request.deadline, "ours": _summary(verdicts)})
+        except Exception:  # the log's health signal tells the person
+            log.exception("relay: the audit log could not note %s as unsettled", request.key)
+        log.warning("relay: closing while the answer to %s was being written: recorded at the next start", request.key)
+
+    async def _settle_unsettled(self) -> None:
+        """What an earlier run left unsettled (it closed while writing its answer): the answer that
+        stands is read from the bucket and recorded; with none there once the deadline passed, the
+        agent was denied by timeout, and so is the record."""
+        try:
+            entries = await self._app_result(self.broker.audit.unsettled)
+        except Exception:  # noqa: BLE001 - the log's health signal tells the person; the next start tries again
+            log.exception("relay: cannot read what an earlier run left unsettled")
+            return
+        for entry in entries:
+            key, rows = str(entry.get("key")), entry["rows"]
+            user, _, unique = key.partition(".")
+            if not (names.is_token(user) and names.is_token(unique)):
+                continue
+            while True:
+                try:
+                    value = await self._decision(key)
+                except Exception as exc:  # noqa: BLE001 - the server away: read again
+                    log.debug("relay: reading %s failed: %r", key, exc)
+                    await asyncio.sleep(RECONNECT_WAIT)
+                    continue
+                left = float(entry.get("deadline") or 0) - time.time()
+                if value is not None or left < 0:
+                    break
+                await asyncio.sleep(min(left + 1, 60.0))  # ours may still be written by nobody: wait out its deadline
+            self._app(self._record_unsettled, key, rows, value)
+
+    def _record_unsettled(self, key: str, rows: list[int], value: dict[str, Any] | None) -> None:
+        if value is not None:
+            verdicts = [_verdict_of(value, index) for index in range(len(rows))]
+            self._event("settled", f"{key}: left unsettled when this app closed; what stands: {_summary(verdicts)}")
+        else:
+            verdicts = [Verdict("deny", "timeout", note="this app closed while writing its answer, and no answer "
+                                                        "was stored before the deadline") for _ in rows]
+            self._event("settled", f"{key}: left unsettled when this app closed; no answer stored: denied by timeout")
+        try:
+            self.broker.audit.record_decisions(zip(rows, verdicts, strict=True))
+        except Exception:  # the log's health signal tells the person
+            log.exception("relay: the audit log could not record what stands for %s", key)
 
     def _standing(self, request: RelayedRequest, verdicts: list[Verdict], claim: Claim) -> list[Verdict]:
         if claim.won and claim.failure is None:

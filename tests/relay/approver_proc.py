@@ -20,6 +20,7 @@ import signal
 import sys
 from pathlib import Path
 
+from desktop_approver.core.decisions.broker import Triage
 from desktop_approver.core.decisions.tickets import Ticket, Verdict
 from desktop_approver.core.service import ApproverService, ServiceOptions
 from desktop_approver.relay.address import parse
@@ -80,6 +81,13 @@ async def main() -> None:
     await service.start()
     relay = RelayApprover(service.broker, parse(args.url, args.creds), name=args.name, agent_silence=args.silence,
                           on_problem=service.set_problem)
+    settle = relay.settle
+
+    async def settling(triage: Triage, verdicts: list[Verdict]) -> list[Verdict]:
+        print(f"settling {triage.request_id}", flush=True)  # the answer is being written now
+        return await settle(triage, verdicts)
+
+    relay.settle = settling  # type: ignore[method-assign]
     await relay.start()
     stop = asyncio.Event()
     asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)

@@ -147,7 +147,7 @@ class Approver:
                  wait: bool = True, python: list[str] | None = None) -> None:
         self.name = name
         self.folder = tmp / f"approver-{name}"
-        self.folder.mkdir()
+        self.folder.mkdir(exist_ok=True)  # there already: the same app started again
         self.audit = self.folder / "audit.sqlite3"
         command = [*(python or [sys.executable]), str(HERE / "approver_proc.py"), url, str(self.folder), name,
                    "--race", race, "--silence", str(silence)]
