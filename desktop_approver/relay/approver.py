@@ -221,7 +221,10 @@ class RelayApprover:
         self.problem: str | None = None
         self.address = address
         self.name = name or f"{address.user}@{socket.gethostname()}"
-        self.durable = f"approver-{names.subject_token(self.name)[:40]}-{_instance_id(broker)}"
+        self.instance = _instance_id(broker)
+        """This app's own id (kept beside its audit log): stored with each answer it writes, so an
+        answer is known as ours by it, never by the name another app may share."""
+        self.durable = f"approver-{names.subject_token(self.name)[:40]}-{self.instance}"
         """This app's consumer: its own, even beside another app with the same user and host (each
         approver sees every request); kept across restarts, removed by the server once unused for
         the stream's retention."""
@@ -617,7 +620,8 @@ class RelayApprover:
         import nats
         from nats.js.errors import APIError, KeyWrongLastSequenceError, ServerError, ServiceUnavailableError
 
-        value = {"relay": names.RELAY_VERSION, "approver": self.name, "reply": reply, "seq": sequence}
+        value = {"relay": names.RELAY_VERSION, "approver": self.name, "instance": self.instance, "reply": reply,
+                 "seq": sequence}
         instead: str | None = None
         while True:
             try:
@@ -638,7 +642,7 @@ class RelayApprover:
                         except KeyWrongLastSequenceError:
                             continue  # written again meanwhile: look again
                         return Claim(won=True, failure=instead)
-                    if existing.get("approver") == self.name:  # ours, from a try whose reply was lost
+                    if self._ours(existing):  # ours, from a try whose reply was lost
                         return Claim(won=True, failure=instead)
                     return Claim(won=False, theirs=existing)
             except (nats.errors.MaxPayloadError, nats.errors.BadSubjectError, APIError) as exc:
@@ -694,7 +698,7 @@ class RelayApprover:
             claimed = names.decode_decision(msg.data)
         except ValueError:
             claimed = {}
-        if claimed.get("approver") == self.name:  # ours: we know what we wrote
+        if self._ours(claimed):  # ours: we know what we wrote
             return
         key = msg.subject.removeprefix(f"{names.KV_SUBJECT_ROOT}.")
         for pause in STORED_PAUSES:
@@ -705,10 +709,15 @@ class RelayApprover:
                 return
             if stored is not None:  # a decision, or something refused (and audited) as none
                 value = stored[0]
-                if value is not None and value.get("approver") != self.name:
+                if value is not None and not self._ours(value):
                     self._app(self._seen_elsewhere, key, value)
                 return
             await asyncio.sleep(pause)
+
+    def _ours(self, value: dict[str, Any]) -> bool:
+        """Whether this app wrote the stored answer ``value`` (by its instance id: another app may
+        share its name, the default ``<user>@<host>`` on two machines of one name)."""
+        return value.get("instance") == self.instance
 
     async def _heartbeat(self, msg: Any) -> None:
         user = names.user_of_subject(msg.subject, names.ALIVE_ROOT)
