@@ -112,7 +112,7 @@ NO_UID = cast("int", None)
 
 Action = tuple[str, dict[str, Any] | None]
 """What the NATS side does with a stream message after the app took it: ``("open", None)`` (answered
-later), ``("term", None)`` (refused, never again), ``("ack", None)``, ``("write", reply)`` (write
+later), ``("term", None)`` (refused, never again), ``("ack", None)`` (nothing more to do), ``("write", reply)`` (write
 this answer, then ack), ``("expire", reply)`` (write this deny by timeout, then record what stands)."""
 
 
@@ -589,6 +589,8 @@ class RelayApprover:
                 claim = await self._claim(key, reply, None, time.time() + 60.0)
                 self._app(self._expired, key, claim)
                 await msg.ack()
+            elif action == "ack":
+                await msg.ack()
         elif kind in ("notice", "end_session"):
             self._app(self._tell, user, envelope)
             await msg.ack()
@@ -767,6 +769,8 @@ class RelayApprover:
             self._refuse("replayed_id", f"from NATS user {user}: request id {envelope['id']} was already "
                                         f"decided (stream sequence {existing.get('seq')})", envelope["id"])
             return ("term", None)
+        if existing is not None:
+            return self._decided_before(user, envelope, key, existing)
         message = dict(envelope["message"])
         now = time.time() + self.clock_offset  # the server's time: its stream's stamps are on that clock
         skewed = names.deadline_problem(envelope["deadline"], stored_at, now)
@@ -804,6 +808,37 @@ class RelayApprover:
         log.debug("relay: %r from %s", request, user)
         connection.received(_line(message))
         return ("open", None)
+
+    def _decided_before(self, user: str, envelope: dict[str, Any], key: str, existing: dict[str, Any]) -> Action:
+        """A request answered before this app read it (by another approver while we were away, or
+        read again: a consumer made anew reads the whole stream): nobody is asked, nothing goes into
+        session memory (it may have ended since), and it is recorded at most once in this log."""
+        reply = existing.get("reply")
+        if isinstance(reply, dict) and reply.get("type") == "error":  # a refusal: audited when it was made
+            return ("ack", None)
+        try:
+            if self.broker.audit.has_request(envelope["id"], f"{user}/"):
+                return ("ack", None)
+        except Exception:  # the log's health signal tells the person; not recorded twice, at worst not at all
+            log.exception("relay: the audit log could not be read for %s", key)
+            return ("ack", None)
+        connection = self._connection(user, envelope, lambda payload: None)
+        checked = decode(_line(envelope["message"]))
+        if connection is None or isinstance(checked, Refusal):
+            if isinstance(checked, Refusal) and connection is not None:
+                connection.refuse(checked)
+            return ("term", None)
+        message = cast("models.Asking", checked)
+        infos = _infos_of(message)
+        verdicts = [replace(_verdict_of(existing, info.index), risk=info.risk_report()) for info in infos]
+        if not self._ours(existing):
+            self._answered_elsewhere(key, existing)
+        try:
+            self.broker.audit.record_answered(connection.identity, message.session or
+                                              f"{connection.identity.label}-relay", message.id, infos, verdicts)
+        except Exception:  # the log's health signal tells the person
+            log.exception("relay: the audit log could not record %s", key)
+        return ("ack", None)
 
     def _crowded(self, user: str, message: dict[str, Any], size: int) -> str | None:
         """Why one more request of ``user`` may not wait for the person (its calls or bytes already
@@ -999,12 +1034,7 @@ class RelayApprover:
                 connection.refuse(checked)
             return ("term", None)
         message = cast("models.Asking", checked)
-        from ..core.calls.risk import assess
-
-        calls: list[Any] = message.calls() if isinstance(message, models.Request) else list(message.calls)
-        infos = [CallInfo.of(index, call, assess(call.tool, call.args, cwd=None,
-                                                 hints=call.hints.as_dict() if call.hints is not None else None))
-                 for index, call in enumerate(calls)]
+        infos = _infos_of(message)
         verdicts = [Verdict("deny", "timeout", note="nobody answered before the request's deadline",
                             risk=info.risk_report()) for info in infos]
         identity = connection.identity
@@ -1100,6 +1130,16 @@ def _instance_id(broker: Broker) -> str:
     except OSError as exc:  # a new consumer at the next start: requests are read again, nothing lost
         log.warning("relay: cannot keep this app's consumer name in %s: %s", kept, exc)
     return made
+
+
+def _infos_of(message: models.Asking) -> list[CallInfo]:
+    """The calls of a request recorded without asking anyone (their risk read as the broker reads it)."""
+    from ..core.calls.risk import assess
+
+    calls: list[Any] = message.calls() if isinstance(message, models.Request) else list(message.calls)
+    return [CallInfo.of(index, call, assess(call.tool, call.args, cwd=None,
+                                            hints=call.hints.as_dict() if call.hints is not None else None))
+            for index, call in enumerate(calls)]
 
 
 def _key_of(msg: Any) -> object:
