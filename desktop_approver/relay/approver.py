@@ -95,6 +95,8 @@ line limit (``wire.MAX_LINE_BYTES``) with any client information that fits the p
 CLOSED = ("not answered here: this app closed while the request waited (it stays on the NATS server "
           "for the other approvers and the next start)")
 """What this app's log records for a relayed request still open when it closes: no answer was sent."""
+TOO_LATE = "the answer could not be written to the NATS server before the request's deadline"
+"""The note of an answer denied by ``timeout`` because it could not be written in time."""
 STREAM_MAX_BYTES = 1024 ** 3
 """The most the request stream keeps on the server (the oldest requests go first); an operator's
 account limits (``packaging/nats/approver.conf``) may be tighter."""
@@ -125,6 +127,9 @@ class Claim:
     won: bool
     theirs: dict[str, Any] | None = None
     failure: str | None = None
+    timed_out: bool = False
+    """Ours stands, but as a deny by ``timeout``: the request's deadline passed before it could be
+    written, so what was written is what the agent decided by itself then."""
 
 
 @dataclass(eq=False)
@@ -615,24 +620,34 @@ class RelayApprover:
             if request is not None:
                 self._app(self._forget, request)
 
-    async def _claim(self, key: str, reply: dict[str, Any], sequence: int | None, stop: float) -> Claim:
+    async def _claim(self, key: str, reply: dict[str, Any], sequence: int | None, stop: float,
+                     deadline: float | None = None) -> Claim:
         """Create the decision's key (exactly once, whoever writes); retried through a reconnect until
         ``stop``. What the server can never take (too large, refused) is not retried: a refusal is
-        stored in its place, so the agent hears at once."""
+        stored in its place, so the agent hears at once. Past the request's ``deadline`` the agent has
+        denied it by ``timeout`` itself: an allow not yet written is then written as that deny."""
         import nats
         from nats.js.errors import APIError, KeyWrongLastSequenceError, ServerError, ServiceUnavailableError
 
         value = {"relay": names.RELAY_VERSION, "approver": self.name, "instance": self.instance, "reply": reply,
                  "seq": sequence}
         instead: str | None = None
+        timed_out = False
+
+        async def won() -> Claim:
+            return Claim(won=True, failure=instead, timed_out=timed_out or await self._late(key, value, deadline))
+
         while True:
+            if deadline is not None and not timed_out and time.time() > deadline and _allows(value["reply"]):
+                timed_out = True
+                value = {**value, "reply": _timed_out(value["reply"])}
             try:
                 try:
                     await self.kv.create(key, names.encode(value))
                     log.debug("relay: %s decided here", key)
                     if self.problem is not None:  # we can write again: whatever kept us from it is over
                         self._app(self._set_problem, None)
-                    return Claim(won=True, failure=instead)
+                    return await won()
                 except KeyWrongLastSequenceError:
                     stored = await self._entry(key)
                     if stored is None:
@@ -643,9 +658,9 @@ class RelayApprover:
                             await self.kv.update(key, names.encode(value), last=revision)
                         except KeyWrongLastSequenceError:
                             continue  # written again meanwhile: look again
-                        return Claim(won=True, failure=instead)
+                        return await won()
                     if self._ours(existing):  # ours, from a try whose reply was lost
-                        return Claim(won=True, failure=instead)
+                        return await won()
                     return Claim(won=False, theirs=existing)
             except (nats.errors.MaxPayloadError, nats.errors.BadSubjectError, APIError) as exc:
                 if isinstance(exc, (ServiceUnavailableError, ServerError)) and time.time() <= stop:
@@ -663,6 +678,20 @@ class RelayApprover:
                     return Claim(won=False, failure=f"not stored on the NATS server before the deadline: "
                                                     f"{_reason(exc)}")
                 await asyncio.sleep(RECONNECT_WAIT / 4)
+
+    async def _late(self, key: str, value: dict[str, Any], deadline: float | None) -> bool:
+        """Whether our allow on ``key`` was stored after the request's ``deadline`` (our clock) by the
+        server's stamp: the agent had denied it by ``timeout`` then, and ignores it."""
+        if deadline is None or time.time() <= deadline or not _allows(value["reply"]):
+            return False
+        try:
+            stored = await self.nc.request(f"$JS.API.DIRECT.GET.{names.KV_STREAM}.{names.KV_SUBJECT_ROOT}.{key}",
+                                           b"", timeout=5)
+            stamp = _server_time((stored.headers or {}).get("Nats-Time-Stamp"))
+        except Exception as exc:  # noqa: BLE001 - unknown when it landed: past the deadline, it is no allow
+            log.debug("relay: when %s was stored is unknown: %r", key, exc)
+            return True
+        return stamp is None or stamp > deadline + self.clock_offset
 
     async def _acked(self, request: RelayedRequest) -> None:
         """Settled already (written before it was recorded): only acknowledged now."""
@@ -917,7 +946,8 @@ class RelayApprover:
             claim = Claim(won=False, theirs=request.elsewhere.result())
         else:
             reply = _reply_of(triage.kind, request.unique, verdicts)
-            writing = self._nats(self._claim(request.key, reply, request.sequence, request.deadline + 60.0))
+            writing = self._nats(self._claim(request.key, reply, request.sequence, request.deadline + 60.0,
+                                             request.deadline))
             if writing is None:
                 claim = Claim(won=False, failure="the relay was closed")
             else:
@@ -990,6 +1020,10 @@ class RelayApprover:
             log.exception("relay: the audit log could not record what stands for %s", key)
 
     def _standing(self, request: RelayedRequest, verdicts: list[Verdict], claim: Claim) -> list[Verdict]:
+        if claim.won and claim.timed_out:
+            self._event("unwritten", f"{request.key}: {_summary(verdicts)}: not written before the request's "
+                                     "deadline; denied by timeout instead")
+            return [Verdict("deny", "timeout", note=TOO_LATE, risk=verdict.risk) for verdict in verdicts]
         if claim.won and claim.failure is None:
             return verdicts
         own = [(index, verdict) for index, verdict in enumerate(verdicts) if index not in request.theirs_at]
@@ -1220,6 +1254,17 @@ def _reply_of(kind: str, message_id: str, verdicts: list[Verdict]) -> dict[str, 
         return dict(json.loads(encode_decision(message_id, verdicts[0])))
     return dict(json.loads(encode(models.BatchDecision(id=message_id, decisions=[
         models.CallDecision.of(verdict, index=index) for index, verdict in enumerate(verdicts)]))))
+
+
+def _allows(reply: dict[str, Any]) -> bool:
+    """Whether an answer allows any of its calls."""
+    return any(str(decision.get("decision", "")).startswith("allow") for decision in _decisions_in({"reply": reply}))
+
+
+def _timed_out(reply: dict[str, Any]) -> dict[str, Any]:
+    """The deny by ``timeout`` that replaces an answer written too late to count."""
+    calls = max(1, len(_decisions_in({"reply": reply})))
+    return _reply_of(_kind_of(reply), str(reply.get("id")), [Verdict("deny", "timeout", note=TOO_LATE)] * calls)
 
 
 def _kind_of(reply: dict[str, Any]) -> str:
