@@ -813,7 +813,7 @@ class RelayApprover:
                        now + names.MAX_WAIT)
         left = deadline - now
         if existing is None and left <= 0:
-            return self._expire(user, envelope, key)
+            return self._expire(user, envelope, key, _late_note(envelope["deadline"], stored_at))
         crowded = self._crowded(user, message, len(msg.data))
         if crowded is not None:
             self._refuse("too_many_pending", f"from NATS user {user}: request {envelope['id']}: {crowded}",
@@ -1058,7 +1058,7 @@ class RelayApprover:
         if connection is not None:
             connection.received(_line(envelope["message"]))
 
-    def _expire(self, user: str, envelope: dict[str, Any], key: str) -> Action:
+    def _expire(self, user: str, envelope: dict[str, Any], key: str, note: str) -> Action:
         """Past its deadline on arrival (the approvers were away): a deny by ``timeout``, recorded,
         nobody asked: the agent has stopped waiting and denied it the same way."""
         connection = self._connection(user, envelope, lambda payload: None)
@@ -1069,8 +1069,7 @@ class RelayApprover:
             return ("term", None)
         message = cast("models.Asking", checked)
         infos = _infos_of(message)
-        verdicts = [Verdict("deny", "timeout", note="nobody answered before the request's deadline",
-                            risk=info.risk_report()) for info in infos]
+        verdicts = [Verdict("deny", "timeout", note=note, risk=info.risk_report()) for info in infos]
         identity = connection.identity
         session = message.session or f"{identity.label}-relay"
         self._expiring[key] = (identity, session, message.id, infos, verdicts)
@@ -1174,6 +1173,17 @@ def _infos_of(message: models.Asking) -> list[CallInfo]:
     return [CallInfo.of(index, call, assess(call.tool, call.args, cwd=None,
                                             hints=call.hints.as_dict() if call.hints is not None else None))
             for index, call in enumerate(calls)]
+
+
+def _late_note(deadline: float, stored_at: float | None) -> str:
+    """Why a request is denied by ``timeout`` on arrival, said plainly: its deadline had passed before
+    the server even stored it (the agent's clock is behind, within the tolerance), or it waited on
+    the stream while no approver read it."""
+    if stored_at is not None and stored_at >= deadline:
+        return (f"not asked: the request's deadline had already passed {stored_at - deadline:.0f} s before the NATS "
+                "server stored it (the agent's clock is behind the server's, or its timeout too short for the "
+                "relay)")
+    return "nobody answered before the request's deadline (it waited on the NATS server while no approver read it)"
 
 
 def _key_of(msg: Any) -> object:
