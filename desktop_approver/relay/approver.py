@@ -74,6 +74,10 @@ ACK_WAIT = 30.0
 """Seconds the server waits for our ack before redelivering; a request still open is kept alive
 with ``in_progress`` every third of that, so only a dead approver's requests come again."""
 RECONNECT_WAIT = 1.0
+CLOCK_MEASURE_EVERY = 60.0
+"""Seconds after which the server's clock is measured again (:meth:`RelayApprover._measure_clock`)."""
+CLOCK_JUMP = 1.0
+"""Seconds our wall clock may move apart from the monotonic one before the offset is measured again."""
 CLOSE_WAIT = 5.0
 """Seconds a closing approver gives the decisions it made to reach the server."""
 DEFAULT_AGENT_SILENCE = 20.0
@@ -262,6 +266,9 @@ class RelayApprover:
         self._check_store = False
         """Set after a reconnect: the reader sees whether the server still has the stream, the bucket, our consumer."""
         self._runner: asyncio.Task[None] | None = None
+        self._clock_mark: tuple[float, float] | None = None
+        """Our wall and monotonic clocks when the offset was last measured (None: measure again)."""
+        self._told_offset = 0.0
         self._settling_earlier: asyncio.Task[None] | None = None
         """Recording what an earlier run left unsettled (:meth:`_settle_unsettled`)."""
 
@@ -455,6 +462,7 @@ class RelayApprover:
         """How far our clock is from the server's (the stream info's ``ts``): deadlines are then
         counted on the server's clock, so a desktop whose clock is off neither expires every request
         at once nor keeps one too long. Unmeasured (an older server): our own clock is used."""
+        self._clock_mark = (time.time(), time.monotonic())
         before = time.time()
         try:
             reply = await self.nc.request(f"$JS.API.STREAM.INFO.{names.STREAM}", b"", timeout=5)
@@ -466,12 +474,23 @@ class RelayApprover:
         if server is None:
             return
         self.clock_offset = server - (before + after) / 2
-        if abs(self.clock_offset) > names.CLOCK_TOLERANCE:
+        self._clock_mark = (after, time.monotonic())
+        told, self._told_offset = self._told_offset, self.clock_offset
+        if abs(self.clock_offset) > names.CLOCK_TOLERANCE and abs(self.clock_offset - told) > CLOCK_JUMP:
             text = (f"this desktop's clock is {abs(self.clock_offset):.0f} s "
                     f"{'ahead of' if self.clock_offset < 0 else 'behind'} the NATS server's at {self.address.shown}: "
                     "relayed deadlines are counted on the server's clock")
             log.warning("relay: %s", text)
             self._app(self._event, "clock", text)
+
+    def _clock_stale(self) -> bool:
+        """Whether the measured offset may no longer hold: never measured since a (re)connect, measured
+        a while ago, or our wall clock jumped since (stepped by NTP, a suspend, a person)."""
+        if self._clock_mark is None:
+            return True
+        wall, monotonic = self._clock_mark
+        since = time.monotonic() - monotonic
+        return since > CLOCK_MEASURE_EVERY or abs((time.time() - wall) - since) > CLOCK_JUMP
 
     async def _read_requests(self) -> None:
         import nats
@@ -480,6 +499,8 @@ class RelayApprover:
             if self._check_store:
                 await self._restore("after a reconnect")
                 continue
+            if self._clock_stale():
+                await self._measure_clock()
             try:
                 batch = await self._subscription.fetch(64, timeout=1.0)
             except nats.errors.TimeoutError:
@@ -491,6 +512,8 @@ class RelayApprover:
                 await self._restore(f"reading the stream failed ({_reason(exc)})")
                 await asyncio.sleep(RECONNECT_WAIT / 4)
                 continue
+            if self._clock_stale():  # before the batch's deadlines are judged
+                await self._measure_clock()
             keys = [_key_of(msg) for msg in batch]
             if len(set(keys)) == len(keys):  # no two about one request (a cancel after its request): at once
                 await asyncio.gather(*(self._take_safely(msg) for msg in batch))
@@ -776,6 +799,7 @@ class RelayApprover:
     async def _reconnected(self) -> None:
         self.connected_at = time.monotonic()
         self._check_store = True  # a server restarted on an empty store has nothing of ours
+        self._clock_mark = None  # another server, maybe: its clock is measured again
         log.info("relay: reconnected to %s", self.address.shown)
 
     async def _disconnected(self) -> None:

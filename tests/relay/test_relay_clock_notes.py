@@ -21,3 +21,18 @@ def test_a_deadline_past_on_arrival_says_so_not_that_nobody_answered(
     assert "before the NATS server stored it" in decision["note"]
     assert "nobody answered" not in decision["note"]
     assert approver.lines == []  # nobody was asked
+
+
+def test_a_desktop_clock_that_jumps_after_connecting_is_measured_again(
+        tmp_path: Path, nats_server: NatsServer, approvers: list[Approver]) -> None:
+    clock = tmp_path / "faketime.rc"
+    clock.write_text("+0\n")
+    env = {**skewed("+0"), "FAKETIME_TIMESTAMP_FILE": str(clock)}
+    del env["FAKETIME"]
+    approver = Approver(tmp_path, nats_server.user_url("desk", "x"), "desk", env=env)
+    approvers.append(approver)
+    clock.write_text("+10m\n")  # stepped forward after the relay measured the server's clock
+    (result,) = run_agent(nats_server.user_url("alice", "pw"),
+                          [{"op": "request", "tool": "allow", "args": {}, "timeout": 20}])
+    assert result["decision"]["decision"] == "allow_once", result  # asked, not expired at once
+    approver.expect("asked")
