@@ -102,11 +102,12 @@ CLOSED = ("not answered here: this app closed while the request waited (it stays
 TOO_LATE = "the answer could not be written to the NATS server before the request's deadline"
 """The note of an answer denied by ``timeout`` because it could not be written in time."""
 STREAM_MAX_BYTES = 1024 ** 3
-"""The most the request stream keeps on the server (the oldest requests go first); an operator's
-account limits (``packaging/nats/approver.conf``) may be tighter."""
+"""The most the request stream keeps on the server; full, it refuses new requests (the agent hears
+it at its publish) and never drops one it holds. An operator's account limits
+(``packaging/nats/approver.conf``) may be tighter."""
 STREAM_MAX_PER_SUBJECT = 100_000
-"""The most one agent's subject keeps (its oldest requests go first), so one agent that floods the
-stream pushes out its own requests before anybody else's."""
+"""The most one agent's subject keeps; past it, that agent's new requests are refused (never
+another's, nor its own that wait)."""
 BUCKET_MAX_BYTES = 512 * 1024 ** 2
 """The most the decision bucket keeps on the server."""
 PROBLEM = "relay"
@@ -426,13 +427,21 @@ class RelayApprover:
             await js.stream_info(names.STREAM)
         except NotFoundError:
             created.append(f"the stream {names.STREAM}")
+        # Full, it refuses what comes (the publisher hears it at once), never drops what it holds: a
+        # request waiting for an answer is never pushed out by another agent's flood.
+        stream = api.StreamConfig(
+            name=names.STREAM, subjects=[f"{names.SUBJECT_ROOT}.>"], storage=api.StorageType.FILE,
+            max_age=names.RETENTION_SECONDS, duplicate_window=120.0, max_bytes=STREAM_MAX_BYTES,
+            max_msg_size=MAX_ENVELOPE_BYTES, max_msgs_per_subject=STREAM_MAX_PER_SUBJECT,
+            discard=api.DiscardPolicy.NEW, discard_new_per_subject=True)
         try:
-            await js.add_stream(api.StreamConfig(
-                name=names.STREAM, subjects=[f"{names.SUBJECT_ROOT}.>"], storage=api.StorageType.FILE,
-                max_age=names.RETENTION_SECONDS, duplicate_window=120.0, max_bytes=STREAM_MAX_BYTES,
-                max_msgs_per_subject=STREAM_MAX_PER_SUBJECT, discard=api.DiscardPolicy.OLD))
-        except BadRequestError as exc:  # there already, set up otherwise (an operator's, an older version's)
-            log.warning("relay: using the stream %s as it is: %s", names.STREAM, exc)
+            await js.add_stream(stream)
+        except BadRequestError as exc:  # there already, set up otherwise (an older version's, an operator's)
+            try:
+                await js.update_stream(stream)
+                log.info("relay: the stream %s is set up anew: %s", names.STREAM, exc)
+            except BadRequestError as refused:
+                log.warning("relay: using the stream %s as it is: %s", names.STREAM, refused)
         try:
             await js.stream_info(names.KV_STREAM)
         except NotFoundError:

@@ -24,6 +24,7 @@ from desktop_approver.core.decisions.broker import Triage
 from desktop_approver.core.decisions.tickets import Ticket, Verdict
 from desktop_approver.core.service import ApproverService, ServiceOptions
 from desktop_approver.relay.address import parse
+from desktop_approver.relay import approver as approver_module
 from desktop_approver.relay.approver import RelayApprover
 
 
@@ -72,7 +73,10 @@ async def main() -> None:
     parser.add_argument("--silence", type=float, default=20.0)
     parser.add_argument("--policy", type=Path)
     parser.add_argument("--no-wait", action="store_true")
+    parser.add_argument("--stream-max-bytes", type=int, help="a smaller request stream (to fill it in a test)")
     args = parser.parse_args()
+    if args.stream_max_bytes:
+        approver_module.STREAM_MAX_BYTES = args.stream_max_bytes
     options = ServiceOptions(socket_path=args.folder / "sock" / "approver.sock",
                              audit_path=args.folder / "audit.sqlite3", policy_path=args.policy, state_path=None)
     service = ApproverService(options, Person(args.race))
