@@ -110,6 +110,12 @@ STREAM_MAX_PER_SUBJECT = 100_000
 another's, nor its own that wait)."""
 BUCKET_MAX_BYTES = 512 * 1024 ** 2
 """The most the decision bucket keeps on the server."""
+REFUSAL_TTL = 600.0
+"""Seconds a refusal (``too_many_pending``, ``clock_skew``...) stays in the bucket: its agent reads it
+at once; the bucket is not filled for 49 hours by a flood of them."""
+REFUSALS_PER_MINUTE = 60
+"""Refusals of one NATS user written to the bucket a minute; more are not answered (their agents are
+denied at their deadline), so a flooding user cannot fill the bucket every answer needs."""
 PROBLEM = "relay"
 """The name of the relay's entry in the app's health (``status``'s ``problems``, the tray)."""
 STORED_PAUSES = (0.02, 0.05, 0.1, 0.2, 0.4, 0.8)
@@ -267,6 +273,8 @@ class RelayApprover:
         self._check_store = False
         """Set after a reconnect: the reader sees whether the server still has the stream, the bucket, our consumer."""
         self._runner: asyncio.Task[None] | None = None
+        self._refusals: dict[str, tuple[float, int, int]] = {}
+        """Per NATS user: since when (monotonic), refusals written and not written this minute."""
         self._clock_mark: tuple[float, float] | None = None
         """Our wall and monotonic clocks when the offset was last measured (None: measure again)."""
         self._told_offset = 0.0
@@ -604,7 +612,7 @@ class RelayApprover:
         elif size > wire.MAX_LINE_BYTES:  # as the socket refuses a line over the limit; the agent is told at once
             text = f"message of {size} bytes exceeds the limit of {wire.MAX_LINE_BYTES}"
             self._app(self._refuse, "line_too_long", f"from NATS user {user}: {text}", unique)
-            if kind in names.ASKING and await self._decision(key) is None:
+            if kind in names.ASKING and self._refusal_allowed(user) and await self._decision(key) is None:
                 await self._write(key, _error_reply(unique, kind, "line_too_long", text), None)
                 await msg.ack()
             else:
@@ -619,8 +627,11 @@ class RelayApprover:
                 await msg.term()
             elif action == "write":
                 assert reply is not None
-                await self._write(key, reply, None)
-                await msg.ack()
+                if self._refusal_allowed(user):
+                    await self._write(key, reply, None)
+                    await msg.ack()
+                else:  # a flood: its agent waits until its deadline (a deny) rather than fill the bucket
+                    await msg.term()
             elif action == "expire":
                 assert reply is not None
                 claim = await self._claim(key, reply, None, time.time() + 60.0)
@@ -636,11 +647,29 @@ class RelayApprover:
                                                   "relayed", unique)
             await msg.term()
 
+    def _refusal_allowed(self, user: str) -> bool:
+        """Whether one more refusal of ``user`` is written to the shared bucket this minute: a user that
+        floods the stream with requests refused at once must not fill the bucket every approver's
+        answers go to. Past the limit the log says so, once a minute (each refusal is audited anyway)."""
+        now = time.monotonic()
+        start, written, unwritten = self._refusals.get(user, (now, 0, 0))
+        if now - start > 60.0:
+            start, written, unwritten = now, 0, 0
+        allowed = written < REFUSALS_PER_MINUTE
+        if not allowed and not unwritten:
+            self._app(self._event, "refusals_unwritten", f"NATS user {user}: more than {REFUSALS_PER_MINUTE} "
+                                                          "refusals this minute: the rest are not written to the "
+                                                          "bucket; their agents are denied at their deadline")
+        self._refusals[user] = (start, written + allowed, unwritten + (not allowed))
+        return allowed
+
     async def _write(self, key: str, reply: dict[str, Any], request: RelayedRequest | None) -> None:
-        """Write an answer nothing recorded as a decision here (a refusal, an error), then ack."""
+        """Write an answer nothing recorded as a decision here (a refusal, an error), then ack. A
+        refusal written for a request nobody opened is kept only :data:`REFUSAL_TTL` in the bucket."""
         stop = (request.deadline if request is not None else time.time()) + 60.0
         try:
-            claim = await self._claim(key, reply, request.sequence if request is not None else None, stop)
+            claim = await self._claim(key, reply, request.sequence if request is not None else None, stop,
+                                      ttl=REFUSAL_TTL if request is None else None)
             if claim.theirs is not None:
                 self._app(self._answered_elsewhere, key, claim.theirs)
             elif claim.failure is not None:
@@ -653,7 +682,7 @@ class RelayApprover:
                 self._app(self._forget, request)
 
     async def _claim(self, key: str, reply: dict[str, Any], sequence: int | None, stop: float,
-                     deadline: float | None = None) -> Claim:
+                     deadline: float | None = None, ttl: float | None = None) -> Claim:
         """Create the decision's key (exactly once, whoever writes); retried through a reconnect until
         ``stop``. What the server can never take (too large, refused) is not retried: a refusal is
         stored in its place, so the agent hears at once. Past the request's ``deadline`` the agent has
@@ -675,7 +704,7 @@ class RelayApprover:
                 value = {**value, "reply": _timed_out(value["reply"])}
             try:
                 try:
-                    await self.kv.create(key, names.encode(value))
+                    await self.kv.create(key, names.encode(value), msg_ttl=ttl)
                     log.debug("relay: %s decided here", key)
                     if self.problem is not None:  # we can write again: whatever kept us from it is over
                         self._app(self._set_problem, None)
@@ -695,6 +724,13 @@ class RelayApprover:
                         return await won()
                     return Claim(won=False, theirs=existing)
             except (nats.errors.MaxPayloadError, nats.errors.BadSubjectError, APIError) as exc:
+                if isinstance(exc, APIError) and ttl is not None and "ttl" in str(exc.description or "").lower():
+                    ttl = None  # a bucket made without per-message TTLs: kept as long as any answer
+                    continue
+                if isinstance(exc, APIError) and "maximum bytes exceeded" in str(exc.description or ""):
+                    self._app(self._set_problem, f"the decision bucket {names.BUCKET} on {self.address.shown} is "
+                                                 "full: answers cannot be written (agents are denied at their "
+                                                 "deadline) until old ones age out or the bucket is made larger")
                 if isinstance(exc, (ServiceUnavailableError, ServerError)) and time.time() <= stop:
                     await asyncio.sleep(RECONNECT_WAIT / 4)
                     continue

@@ -74,7 +74,10 @@ async def main() -> None:
     parser.add_argument("--policy", type=Path)
     parser.add_argument("--no-wait", action="store_true")
     parser.add_argument("--stream-max-bytes", type=int, help="a smaller request stream (to fill it in a test)")
+    parser.add_argument("--bucket-max-bytes", type=int, help="a smaller decision bucket (to fill it in a test)")
     args = parser.parse_args()
+    if args.bucket_max_bytes:
+        approver_module.BUCKET_MAX_BYTES = args.bucket_max_bytes
     if args.stream_max_bytes:
         approver_module.STREAM_MAX_BYTES = args.stream_max_bytes
     options = ServiceOptions(socket_path=args.folder / "sock" / "approver.sock",
