@@ -699,9 +699,10 @@ class RelayApprover:
             return Claim(won=True, failure=instead, timed_out=timed_out or await self._late(key, value, deadline))
 
         while True:
-            if deadline is not None and not timed_out and time.time() > deadline and _allows(value["reply"]):
+            if deadline is not None and not timed_out and time.time() > deadline and _allows(reply):
                 timed_out = True
-                value = {**value, "reply": _timed_out(value["reply"])}
+                reply = _timed_out(reply)
+                value = {**value, "reply": reply}
             try:
                 try:
                     await self.kv.create(key, names.encode(value), msg_ttl=ttl)
@@ -750,7 +751,7 @@ class RelayApprover:
     async def _late(self, key: str, value: dict[str, Any], deadline: float | None) -> bool:
         """Whether our allow on ``key`` was stored after the request's ``deadline`` (our clock) by the
         server's stamp: the agent had denied it by ``timeout`` then, and ignores it."""
-        if deadline is None or time.time() <= deadline or not _allows(value["reply"]):
+        if deadline is None or time.time() <= deadline or not _allows(cast("dict[str, Any]", value["reply"])):
             return False
         try:
             stored = await self.nc.request(f"$JS.API.DIRECT.GET.{names.KV_STREAM}.{names.KV_SUBJECT_ROOT}.{key}",
@@ -858,8 +859,9 @@ class RelayApprover:
         sequence = msg.metadata.sequence.stream
         mine = self.requests.get(key)
         if mine is not None:
-            if mine.sequence == sequence:
-                return ("open", None)  # a redelivery of what we have open: answered when decided
+            if mine.sequence == sequence:  # a redelivery of what we have open: answered when decided
+                mine.msg = msg  # acked through the latest (a consumer made anew delivers it again)
+                return ("open", None)
             self._refuse("replayed_id", f"from NATS user {user}: request id {envelope['id']} again "
                                         f"(stream sequence {sequence}, first {mine.sequence})", envelope["id"])
             return ("term", None)

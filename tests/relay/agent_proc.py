@@ -2,7 +2,8 @@
 
 ``agent_proc.py URL PLAN``: PLAN (``-``: read from stdin) is a JSON list of steps, each ``{"op": "request", "tool": ...,
 "args": {...}, "session": ..., "timeout": ...}``, ``{"op": "batch", "calls": [[tool, args], ...]}``,
-``{"op": "status"}``, ``{"op": "notice", "text": ...}``, ``{"op": "sessions"}``, ``{"op": "end_session", "session": ...}``, with ``"async": true``
+``{"op": "status"}``, ``{"op": "notice", "text": ...}``, ``{"op": "sessions"}``,
+``{"op": "end_session", "session": ...}``, with ``"async": true``
 to use the AsyncClient. Prints one JSON line per step: the decision(s), or the error's class and text.
 """
 

@@ -23,8 +23,8 @@ from pathlib import Path
 from desktop_approver.core.decisions.broker import Triage
 from desktop_approver.core.decisions.tickets import Ticket, Verdict
 from desktop_approver.core.service import ApproverService, ServiceOptions
-from desktop_approver.relay.address import parse
 from desktop_approver.relay import approver as approver_module
+from desktop_approver.relay.address import parse
 from desktop_approver.relay.approver import RelayApprover
 
 

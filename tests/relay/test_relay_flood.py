@@ -19,16 +19,18 @@ def flood(server: NatsServer, user: str) -> tuple[int, str]:
         nc = await nats.connect(server.user_url(user, "pw"), inbox_prefix=f"_INBOX_{user}")
         try:
             js = nc.jetstream(timeout=10)
-            why = "never refused"
+            stored, why = 0, "never refused"
             for size in (256 * 1024, 256):  # then small ones: the stream has no room left even for a request
-                for stored in range(4 * STREAM_BYTES // size):
+                stored = 0
+                while stored < 4 * STREAM_BYTES // size:
                     try:
                         await js.publish(f"approver.req.{user}.flood", b"x" * size)
                     except nats.js.errors.APIError as exc:
                         why = str(exc.description)
                         break
+                    stored += 1
                 else:
-                    return stored + 1, why
+                    return stored, why
             return stored, why
         finally:
             await nc.close()

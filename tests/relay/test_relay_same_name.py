@@ -27,6 +27,7 @@ def test_two_apps_of_one_name_each_record_the_answer_the_agent_got(
         time.sleep(0.05)
     for approver in (yes, no):
         with sqlite3.connect(approver.audit) as db:
-            rows = db.execute("SELECT r.args, d.decision FROM decisions d JOIN requests r ON r.id = d.request").fetchall()
+            rows = db.execute("SELECT r.args, d.decision FROM decisions d JOIN requests r ON r.id = d.request"
+                              ).fetchall()
         logged = {json.loads(args)["n"]: decision for args, decision in rows}
         assert logged == got, (approver.folder, logged, got)
