@@ -4,6 +4,7 @@ at its publish) and never pushes out another user's request waiting for an answe
 from __future__ import annotations
 
 import asyncio
+import time
 from pathlib import Path
 
 from tests.relay.conftest import WAIT, Approver, NatsServer, run_agent, start_agent
@@ -38,12 +39,31 @@ def flood(server: NatsServer, user: str) -> tuple[int, str]:
     return asyncio.run(go())
 
 
+def stored_of(server: NatsServer, user: str) -> int:
+    """How many messages of ``user``'s agents the request stream holds."""
+    import nats
+
+    async def count() -> int:
+        nc = await nats.connect(server.user_url("inspector", "x"))
+        try:
+            info = await nc.jetstream().stream_info("APPROVER_REQUESTS", subjects_filter=f"approver.req.{user}.>")
+            return sum((info.state.subjects or {}).values())
+        finally:
+            await nc.close()
+
+    return asyncio.run(count())
+
+
 def test_a_flood_is_refused_to_its_sender_and_never_evicts_a_waiting_request(
         tmp_path: Path, nats_server: NatsServer, approvers: list[Approver]) -> None:
     small = ["--stream-max-bytes", str(STREAM_BYTES)]
     Approver(tmp_path, nats_server.user_url("desk", "x"), "setup", extra=small).stop()  # the stream is there
     waiting = start_agent(nats_server.user_url("bob", "pw"),
                           [{"op": "request", "tool": "allow", "args": {"command": "ls"}, "timeout": 20}])
+    deadline = time.monotonic() + WAIT
+    while not stored_of(nats_server, "bob"):  # bob's request is on the stream before the flood
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
     stored, why = flood(nats_server, "alice")  # no approver reads meanwhile: bob's request waits on the stream
     assert stored < 4 * STREAM_BYTES // 256, why
     assert "maximum bytes" in why, why
