@@ -1343,9 +1343,15 @@ def _allows(reply: dict[str, Any]) -> bool:
 
 
 def _timed_out(reply: dict[str, Any]) -> dict[str, Any]:
-    """The deny by ``timeout`` that replaces an answer written too late to count."""
-    calls = max(1, len(_decisions_in({"reply": reply})))
-    return _reply_of(_kind_of(reply), str(reply.get("id")), [Verdict("deny", "timeout", note=TOO_LATE)] * calls)
+    """The deny by ``timeout`` that replaces an answer written too late to count (each call's risk kept)."""
+
+    def denied(decision: dict[str, Any]) -> dict[str, Any]:
+        kept = {name: value for name, value in decision.items() if name not in ("updated_args", "scope", "rule")}
+        return {**kept, "decision": "deny", "decided_by": "timeout", "note": TOO_LATE, "blocked": False}
+
+    if reply.get("type") == "decision":
+        return denied(reply)
+    return {**reply, "decisions": [denied(decision) for decision in _decisions_in({"reply": reply})]}
 
 
 def _kind_of(reply: dict[str, Any]) -> str:
