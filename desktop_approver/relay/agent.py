@@ -48,6 +48,10 @@ from . import names
 from .address import RelayAddress
 
 log = logging.getLogger(__name__)
+STREAM_LIMITS = ("maximum bytes exceeded", "maximum messages exceeded", "maximum messages per subject exceeded",
+                 "message size exceeds maximum")
+"""What the server says when the request stream refuses a request at its limits (the stream keeps what
+it holds and refuses what comes): no retry helps until requests age out, so the agent is told at once."""
 
 DEFAULT_TIMEOUT = 300.0
 """A request without its own ``timeout`` gets the app's default, written into the envelope so
@@ -318,6 +322,10 @@ class AgentLink:
                 raise ApproverUnavailable(f"the NATS relay cannot publish to {self.address.shown}: "
                                           f"{_reason(exc)}") from None
             except nats.js.errors.APIError as exc:
+                if any(limit in str(exc.description or "") for limit in STREAM_LIMITS):  # not passing: said at once
+                    raise ApproverUnavailable(f"the NATS server at {self.address.shown} refused to store the "
+                                              f"request: the request stream is at a limit ({exc.description}); "
+                                              "too many requests are kept there") from None
                 if not isinstance(exc, (nats.js.errors.ServiceUnavailableError, nats.js.errors.ServerError)):
                     raise ApproverUnavailable(f"the NATS server at {self.address.shown} refused to store the "
                                               f"request: {_reason(exc)}") from None

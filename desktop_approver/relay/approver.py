@@ -52,6 +52,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from ..client import wire
 from ..client.vocabulary import DECIDED_BY, DECISIONS, SCOPES, DecidedBy
+from ..core.decisions.broker import Unsettled
 from ..core.decisions.tickets import PAUSE_ALLOWANCE, CallInfo, Identity, Ticket, Verdict
 from ..core.messages import models
 from ..core.messages.protocol import Refusal, decode, encode, encode_decision
@@ -73,6 +74,10 @@ ACK_WAIT = 30.0
 """Seconds the server waits for our ack before redelivering; a request still open is kept alive
 with ``in_progress`` every third of that, so only a dead approver's requests come again."""
 RECONNECT_WAIT = 1.0
+CLOCK_MEASURE_EVERY = 60.0
+"""Seconds after which the server's clock is measured again (:meth:`RelayApprover._measure_clock`)."""
+CLOCK_JUMP = 1.0
+"""Seconds our wall clock may move apart from the monotonic one before the offset is measured again."""
 CLOSE_WAIT = 5.0
 """Seconds a closing approver gives the decisions it made to reach the server."""
 DEFAULT_AGENT_SILENCE = 20.0
@@ -94,14 +99,23 @@ line limit (``wire.MAX_LINE_BYTES``) with any client information that fits the p
 CLOSED = ("not answered here: this app closed while the request waited (it stays on the NATS server "
           "for the other approvers and the next start)")
 """What this app's log records for a relayed request still open when it closes: no answer was sent."""
+TOO_LATE = "the answer could not be written to the NATS server before the request's deadline"
+"""The note of an answer denied by ``timeout`` because it could not be written in time."""
 STREAM_MAX_BYTES = 1024 ** 3
-"""The most the request stream keeps on the server (the oldest requests go first); an operator's
-account limits (``packaging/nats/approver.conf``) may be tighter."""
+"""The most the request stream keeps on the server; full, it refuses new requests (the agent hears
+it at its publish) and never drops one it holds. An operator's account limits
+(``packaging/nats/approver.conf``) may be tighter."""
 STREAM_MAX_PER_SUBJECT = 100_000
-"""The most one agent's subject keeps (its oldest requests go first), so one agent that floods the
-stream pushes out its own requests before anybody else's."""
+"""The most one agent's subject keeps; past it, that agent's new requests are refused (never
+another's, nor its own that wait)."""
 BUCKET_MAX_BYTES = 512 * 1024 ** 2
 """The most the decision bucket keeps on the server."""
+REFUSAL_TTL = 600.0
+"""Seconds a refusal (``too_many_pending``, ``clock_skew``...) stays in the bucket: its agent reads it
+at once; the bucket is not filled for 49 hours by a flood of them."""
+REFUSALS_PER_MINUTE = 60
+"""Refusals of one NATS user written to the bucket a minute; more are not answered (their agents are
+denied at their deadline), so a flooding user cannot fill the bucket every answer needs."""
 PROBLEM = "relay"
 """The name of the relay's entry in the app's health (``status``'s ``problems``, the tray)."""
 STORED_PAUSES = (0.02, 0.05, 0.1, 0.2, 0.4, 0.8)
@@ -111,7 +125,7 @@ NO_UID = cast("int", None)
 
 Action = tuple[str, dict[str, Any] | None]
 """What the NATS side does with a stream message after the app took it: ``("open", None)`` (answered
-later), ``("term", None)`` (refused, never again), ``("ack", None)``, ``("write", reply)`` (write
+later), ``("term", None)`` (refused, never again), ``("ack", None)`` (nothing more to do), ``("write", reply)`` (write
 this answer, then ack), ``("expire", reply)`` (write this deny by timeout, then record what stands)."""
 
 
@@ -124,6 +138,9 @@ class Claim:
     won: bool
     theirs: dict[str, Any] | None = None
     failure: str | None = None
+    timed_out: bool = False
+    """Ours stands, but as a deny by ``timeout``: the request's deadline passed before it could be
+    written, so what was written is what the agent decided by itself then."""
 
 
 @dataclass(eq=False)
@@ -220,7 +237,10 @@ class RelayApprover:
         self.problem: str | None = None
         self.address = address
         self.name = name or f"{address.user}@{socket.gethostname()}"
-        self.durable = f"approver-{names.subject_token(self.name)[:40]}-{_instance_id(broker)}"
+        self.instance = _instance_id(broker)
+        """This app's own id (kept beside its audit log): stored with each answer it writes, so an
+        answer is known as ours by it, never by the name another app may share."""
+        self.durable = f"approver-{names.subject_token(self.name)[:40]}-{self.instance}"
         """This app's consumer: its own, even beside another app with the same user and host (each
         approver sees every request); kept across restarts, removed by the server once unused for
         the stream's retention."""
@@ -253,6 +273,13 @@ class RelayApprover:
         self._check_store = False
         """Set after a reconnect: the reader sees whether the server still has the stream, the bucket, our consumer."""
         self._runner: asyncio.Task[None] | None = None
+        self._refusals: dict[str, tuple[float, int, int]] = {}
+        """Per NATS user: since when (monotonic), refusals written and not written this minute."""
+        self._clock_mark: tuple[float, float] | None = None
+        """Our wall and monotonic clocks when the offset was last measured (None: measure again)."""
+        self._told_offset = 0.0
+        self._settling_earlier: asyncio.Task[None] | None = None
+        """Recording what an earlier run left unsettled (:meth:`_settle_unsettled`)."""
 
     def __repr__(self) -> str:
         state = "connected" if self.nc is not None and self.nc.is_connected else "disconnected"
@@ -377,6 +404,7 @@ class RelayApprover:
             if told is not None:
                 self._app(self._set_problem, None)
             log.info("relay: answering requests from %s as %s", self.address.shown, self.name)
+            self._settling_earlier = self.nats_loop.create_task(self._settle_unsettled())
             await self._read_requests()
             return
 
@@ -407,13 +435,21 @@ class RelayApprover:
             await js.stream_info(names.STREAM)
         except NotFoundError:
             created.append(f"the stream {names.STREAM}")
+        # Full, it refuses what comes (the publisher hears it at once), never drops what it holds: a
+        # request waiting for an answer is never pushed out by another agent's flood.
+        stream = api.StreamConfig(
+            name=names.STREAM, subjects=[f"{names.SUBJECT_ROOT}.>"], storage=api.StorageType.FILE,
+            max_age=names.RETENTION_SECONDS, duplicate_window=120.0, max_bytes=STREAM_MAX_BYTES,
+            max_msg_size=MAX_ENVELOPE_BYTES, max_msgs_per_subject=STREAM_MAX_PER_SUBJECT,
+            discard=api.DiscardPolicy.NEW, discard_new_per_subject=True)
         try:
-            await js.add_stream(api.StreamConfig(
-                name=names.STREAM, subjects=[f"{names.SUBJECT_ROOT}.>"], storage=api.StorageType.FILE,
-                max_age=names.RETENTION_SECONDS, duplicate_window=120.0, max_bytes=STREAM_MAX_BYTES,
-                max_msgs_per_subject=STREAM_MAX_PER_SUBJECT, discard=api.DiscardPolicy.OLD))
-        except BadRequestError as exc:  # there already, set up otherwise (an operator's, an older version's)
-            log.warning("relay: using the stream %s as it is: %s", names.STREAM, exc)
+            await js.add_stream(stream)
+        except BadRequestError as exc:  # there already, set up otherwise (an older version's, an operator's)
+            try:
+                await js.update_stream(stream)
+                log.info("relay: the stream %s is set up anew: %s", names.STREAM, exc)
+            except BadRequestError as refused:
+                log.warning("relay: using the stream %s as it is: %s", names.STREAM, refused)
         try:
             await js.stream_info(names.KV_STREAM)
         except NotFoundError:
@@ -443,6 +479,7 @@ class RelayApprover:
         """How far our clock is from the server's (the stream info's ``ts``): deadlines are then
         counted on the server's clock, so a desktop whose clock is off neither expires every request
         at once nor keeps one too long. Unmeasured (an older server): our own clock is used."""
+        self._clock_mark = (time.time(), time.monotonic())
         before = time.time()
         try:
             reply = await self.nc.request(f"$JS.API.STREAM.INFO.{names.STREAM}", b"", timeout=5)
@@ -454,12 +491,23 @@ class RelayApprover:
         if server is None:
             return
         self.clock_offset = server - (before + after) / 2
-        if abs(self.clock_offset) > names.CLOCK_TOLERANCE:
+        self._clock_mark = (after, time.monotonic())
+        told, self._told_offset = self._told_offset, self.clock_offset
+        if abs(self.clock_offset) > names.CLOCK_TOLERANCE and abs(self.clock_offset - told) > CLOCK_JUMP:
             text = (f"this desktop's clock is {abs(self.clock_offset):.0f} s "
                     f"{'ahead of' if self.clock_offset < 0 else 'behind'} the NATS server's at {self.address.shown}: "
                     "relayed deadlines are counted on the server's clock")
             log.warning("relay: %s", text)
             self._app(self._event, "clock", text)
+
+    def _clock_stale(self) -> bool:
+        """Whether the measured offset may no longer hold: never measured since a (re)connect, measured
+        a while ago, or our wall clock jumped since (stepped by NTP, a suspend, a person)."""
+        if self._clock_mark is None:
+            return True
+        wall, monotonic = self._clock_mark
+        since = time.monotonic() - monotonic
+        return since > CLOCK_MEASURE_EVERY or abs((time.time() - wall) - since) > CLOCK_JUMP
 
     async def _read_requests(self) -> None:
         import nats
@@ -468,6 +516,8 @@ class RelayApprover:
             if self._check_store:
                 await self._restore("after a reconnect")
                 continue
+            if self._clock_stale():
+                await self._measure_clock()
             try:
                 batch = await self._subscription.fetch(64, timeout=1.0)
             except nats.errors.TimeoutError:
@@ -479,6 +529,8 @@ class RelayApprover:
                 await self._restore(f"reading the stream failed ({_reason(exc)})")
                 await asyncio.sleep(RECONNECT_WAIT / 4)
                 continue
+            if self._clock_stale():  # before the batch's deadlines are judged
+                await self._measure_clock()
             keys = [_key_of(msg) for msg in batch]
             if len(set(keys)) == len(keys):  # no two about one request (a cancel after its request): at once
                 await asyncio.gather(*(self._take_safely(msg) for msg in batch))
@@ -560,7 +612,7 @@ class RelayApprover:
         elif size > wire.MAX_LINE_BYTES:  # as the socket refuses a line over the limit; the agent is told at once
             text = f"message of {size} bytes exceeds the limit of {wire.MAX_LINE_BYTES}"
             self._app(self._refuse, "line_too_long", f"from NATS user {user}: {text}", unique)
-            if kind in names.ASKING and await self._decision(key) is None:
+            if kind in names.ASKING and self._refusal_allowed(user) and await self._decision(key) is None:
                 await self._write(key, _error_reply(unique, kind, "line_too_long", text), None)
                 await msg.ack()
             else:
@@ -575,12 +627,17 @@ class RelayApprover:
                 await msg.term()
             elif action == "write":
                 assert reply is not None
-                await self._write(key, reply, None)
-                await msg.ack()
+                if self._refusal_allowed(user):
+                    await self._write(key, reply, None)
+                    await msg.ack()
+                else:  # a flood: its agent waits until its deadline (a deny) rather than fill the bucket
+                    await msg.term()
             elif action == "expire":
                 assert reply is not None
                 claim = await self._claim(key, reply, None, time.time() + 60.0)
                 self._app(self._expired, key, claim)
+                await msg.ack()
+            elif action == "ack":
                 await msg.ack()
         elif kind in ("notice", "end_session"):
             self._app(self._tell, user, envelope)
@@ -590,11 +647,29 @@ class RelayApprover:
                                                   "relayed", unique)
             await msg.term()
 
+    def _refusal_allowed(self, user: str) -> bool:
+        """Whether one more refusal of ``user`` is written to the shared bucket this minute: a user that
+        floods the stream with requests refused at once must not fill the bucket every approver's
+        answers go to. Past the limit the log says so, once a minute (each refusal is audited anyway)."""
+        now = time.monotonic()
+        start, written, unwritten = self._refusals.get(user, (now, 0, 0))
+        if now - start > 60.0:
+            start, written, unwritten = now, 0, 0
+        allowed = written < REFUSALS_PER_MINUTE
+        if not allowed and not unwritten:
+            self._app(self._event, "refusals_unwritten", f"NATS user {user}: more than {REFUSALS_PER_MINUTE} "
+                                                          "refusals this minute: the rest are not written to the "
+                                                          "bucket; their agents are denied at their deadline")
+        self._refusals[user] = (start, written + allowed, unwritten + (not allowed))
+        return allowed
+
     async def _write(self, key: str, reply: dict[str, Any], request: RelayedRequest | None) -> None:
-        """Write an answer nothing recorded as a decision here (a refusal, an error), then ack."""
+        """Write an answer nothing recorded as a decision here (a refusal, an error), then ack. A
+        refusal written for a request nobody opened is kept only :data:`REFUSAL_TTL` in the bucket."""
         stop = (request.deadline if request is not None else time.time()) + 60.0
         try:
-            claim = await self._claim(key, reply, request.sequence if request is not None else None, stop)
+            claim = await self._claim(key, reply, request.sequence if request is not None else None, stop,
+                                      ttl=REFUSAL_TTL if request is None else None)
             if claim.theirs is not None:
                 self._app(self._answered_elsewhere, key, claim.theirs)
             elif claim.failure is not None:
@@ -606,23 +681,35 @@ class RelayApprover:
             if request is not None:
                 self._app(self._forget, request)
 
-    async def _claim(self, key: str, reply: dict[str, Any], sequence: int | None, stop: float) -> Claim:
+    async def _claim(self, key: str, reply: dict[str, Any], sequence: int | None, stop: float,
+                     deadline: float | None = None, ttl: float | None = None) -> Claim:
         """Create the decision's key (exactly once, whoever writes); retried through a reconnect until
         ``stop``. What the server can never take (too large, refused) is not retried: a refusal is
-        stored in its place, so the agent hears at once."""
+        stored in its place, so the agent hears at once. Past the request's ``deadline`` the agent has
+        denied it by ``timeout`` itself: an allow not yet written is then written as that deny."""
         import nats
         from nats.js.errors import APIError, KeyWrongLastSequenceError, ServerError, ServiceUnavailableError
 
-        value = {"relay": names.RELAY_VERSION, "approver": self.name, "reply": reply, "seq": sequence}
+        value = {"relay": names.RELAY_VERSION, "approver": self.name, "instance": self.instance, "reply": reply,
+                 "seq": sequence}
         instead: str | None = None
+        timed_out = False
+
+        async def won() -> Claim:
+            return Claim(won=True, failure=instead, timed_out=timed_out or await self._late(key, value, deadline))
+
         while True:
+            if deadline is not None and not timed_out and time.time() > deadline and _allows(reply):
+                timed_out = True
+                reply = _timed_out(reply)
+                value = {**value, "reply": reply}
             try:
                 try:
-                    await self.kv.create(key, names.encode(value))
+                    await self.kv.create(key, names.encode(value), msg_ttl=ttl)
                     log.debug("relay: %s decided here", key)
                     if self.problem is not None:  # we can write again: whatever kept us from it is over
                         self._app(self._set_problem, None)
-                    return Claim(won=True, failure=instead)
+                    return await won()
                 except KeyWrongLastSequenceError:
                     stored = await self._entry(key)
                     if stored is None:
@@ -633,11 +720,18 @@ class RelayApprover:
                             await self.kv.update(key, names.encode(value), last=revision)
                         except KeyWrongLastSequenceError:
                             continue  # written again meanwhile: look again
-                        return Claim(won=True, failure=instead)
-                    if existing.get("approver") == self.name:  # ours, from a try whose reply was lost
-                        return Claim(won=True, failure=instead)
+                        return await won()
+                    if self._ours(existing):  # ours, from a try whose reply was lost
+                        return await won()
                     return Claim(won=False, theirs=existing)
             except (nats.errors.MaxPayloadError, nats.errors.BadSubjectError, APIError) as exc:
+                if isinstance(exc, APIError) and ttl is not None and "ttl" in str(exc.description or "").lower():
+                    ttl = None  # a bucket made without per-message TTLs: kept as long as any answer
+                    continue
+                if isinstance(exc, APIError) and "maximum bytes exceeded" in str(exc.description or ""):
+                    self._app(self._set_problem, f"the decision bucket {names.BUCKET} on {self.address.shown} is "
+                                                 "full: answers cannot be written (agents are denied at their "
+                                                 "deadline) until old ones age out or the bucket is made larger")
                 if isinstance(exc, (ServiceUnavailableError, ServerError)) and time.time() <= stop:
                     await asyncio.sleep(RECONNECT_WAIT / 4)
                     continue
@@ -653,6 +747,20 @@ class RelayApprover:
                     return Claim(won=False, failure=f"not stored on the NATS server before the deadline: "
                                                     f"{_reason(exc)}")
                 await asyncio.sleep(RECONNECT_WAIT / 4)
+
+    async def _late(self, key: str, value: dict[str, Any], deadline: float | None) -> bool:
+        """Whether our allow on ``key`` was stored after the request's ``deadline`` (our clock) by the
+        server's stamp: the agent had denied it by ``timeout`` then, and ignores it."""
+        if deadline is None or time.time() <= deadline or not _allows(cast("dict[str, Any]", value["reply"])):
+            return False
+        try:
+            stored = await self.nc.request(f"$JS.API.DIRECT.GET.{names.KV_STREAM}.{names.KV_SUBJECT_ROOT}.{key}",
+                                           b"", timeout=5)
+            stamp = _server_time((stored.headers or {}).get("Nats-Time-Stamp"))
+        except Exception as exc:  # noqa: BLE001 - unknown when it landed: past the deadline, it is no allow
+            log.debug("relay: when %s was stored is unknown: %r", key, exc)
+            return True
+        return stamp is None or stamp > deadline + self.clock_offset
 
     async def _acked(self, request: RelayedRequest) -> None:
         """Settled already (written before it was recorded): only acknowledged now."""
@@ -690,7 +798,7 @@ class RelayApprover:
             claimed = names.decode_decision(msg.data)
         except ValueError:
             claimed = {}
-        if claimed.get("approver") == self.name:  # ours: we know what we wrote
+        if self._ours(claimed):  # ours: we know what we wrote
             return
         key = msg.subject.removeprefix(f"{names.KV_SUBJECT_ROOT}.")
         for pause in STORED_PAUSES:
@@ -701,10 +809,15 @@ class RelayApprover:
                 return
             if stored is not None:  # a decision, or something refused (and audited) as none
                 value = stored[0]
-                if value is not None and value.get("approver") != self.name:
+                if value is not None and not self._ours(value):
                     self._app(self._seen_elsewhere, key, value)
                 return
             await asyncio.sleep(pause)
+
+    def _ours(self, value: dict[str, Any]) -> bool:
+        """Whether this app wrote the stored answer ``value`` (by its instance id: another app may
+        share its name, the default ``<user>@<host>`` on two machines of one name)."""
+        return value.get("instance") == self.instance
 
     async def _heartbeat(self, msg: Any) -> None:
         user = names.user_of_subject(msg.subject, names.ALIVE_ROOT)
@@ -732,6 +845,7 @@ class RelayApprover:
     async def _reconnected(self) -> None:
         self.connected_at = time.monotonic()
         self._check_store = True  # a server restarted on an empty store has nothing of ours
+        self._clock_mark = None  # another server, maybe: its clock is measured again
         log.info("relay: reconnected to %s", self.address.shown)
 
     async def _disconnected(self) -> None:
@@ -745,8 +859,9 @@ class RelayApprover:
         sequence = msg.metadata.sequence.stream
         mine = self.requests.get(key)
         if mine is not None:
-            if mine.sequence == sequence:
-                return ("open", None)  # a redelivery of what we have open: answered when decided
+            if mine.sequence == sequence:  # a redelivery of what we have open: answered when decided
+                mine.msg = msg  # acked through the latest (a consumer made anew delivers it again)
+                return ("open", None)
             self._refuse("replayed_id", f"from NATS user {user}: request id {envelope['id']} again "
                                         f"(stream sequence {sequence}, first {mine.sequence})", envelope["id"])
             return ("term", None)
@@ -754,6 +869,8 @@ class RelayApprover:
             self._refuse("replayed_id", f"from NATS user {user}: request id {envelope['id']} was already "
                                         f"decided (stream sequence {existing.get('seq')})", envelope["id"])
             return ("term", None)
+        if existing is not None:
+            return self._decided_before(user, envelope, key, existing)
         message = dict(envelope["message"])
         now = time.time() + self.clock_offset  # the server's time: its stream's stamps are on that clock
         skewed = names.deadline_problem(envelope["deadline"], stored_at, now)
@@ -767,7 +884,7 @@ class RelayApprover:
                        now + names.MAX_WAIT)
         left = deadline - now
         if existing is None and left <= 0:
-            return self._expire(user, envelope, key)
+            return self._expire(user, envelope, key, _late_note(envelope["deadline"], stored_at))
         crowded = self._crowded(user, message, len(msg.data))
         if crowded is not None:
             self._refuse("too_many_pending", f"from NATS user {user}: request {envelope['id']}: {crowded}",
@@ -791,6 +908,37 @@ class RelayApprover:
         log.debug("relay: %r from %s", request, user)
         connection.received(_line(message))
         return ("open", None)
+
+    def _decided_before(self, user: str, envelope: dict[str, Any], key: str, existing: dict[str, Any]) -> Action:
+        """A request answered before this app read it (by another approver while we were away, or
+        read again: a consumer made anew reads the whole stream): nobody is asked, nothing goes into
+        session memory (it may have ended since), and it is recorded at most once in this log."""
+        reply = existing.get("reply")
+        if isinstance(reply, dict) and reply.get("type") == "error":  # a refusal: audited when it was made
+            return ("ack", None)
+        try:
+            if self.broker.audit.has_request(envelope["id"], f"{user}/"):
+                return ("ack", None)
+        except Exception:  # the log's health signal tells the person; not recorded twice, at worst not at all
+            log.exception("relay: the audit log could not be read for %s", key)
+            return ("ack", None)
+        connection = self._connection(user, envelope, lambda payload: None)
+        checked = decode(_line(envelope["message"]))
+        if connection is None or isinstance(checked, Refusal):
+            if isinstance(checked, Refusal) and connection is not None:
+                connection.refuse(checked)
+            return ("term", None)
+        message = cast("models.Asking", checked)
+        infos = _infos_of(message)
+        verdicts = [replace(_verdict_of(existing, info.index), risk=info.risk_report()) for info in infos]
+        if not self._ours(existing):
+            self._answered_elsewhere(key, existing)
+        try:
+            self.broker.audit.record_answered(connection.identity, message.session or
+                                              f"{connection.identity.label}-relay", message.id, infos, verdicts)
+        except Exception:  # the log's health signal tells the person
+            log.exception("relay: the audit log could not record %s", key)
+        return ("ack", None)
 
     def _crowded(self, user: str, message: dict[str, Any], size: int) -> str | None:
         """Why one more request of ``user`` may not wait for the person (its calls or bytes already
@@ -869,7 +1017,8 @@ class RelayApprover:
             claim = Claim(won=False, theirs=request.elsewhere.result())
         else:
             reply = _reply_of(triage.kind, request.unique, verdicts)
-            writing = self._nats(self._claim(request.key, reply, request.sequence, request.deadline + 60.0))
+            writing = self._nats(self._claim(request.key, reply, request.sequence, request.deadline + 60.0,
+                                             request.deadline))
             if writing is None:
                 claim = Claim(won=False, failure="the relay was closed")
             else:
@@ -878,8 +1027,9 @@ class RelayApprover:
                 self._settling.add(writing)
                 try:
                     claim = await asyncio.wrap_future(writing)
-                except asyncio.CancelledError:
-                    raise
+                except asyncio.CancelledError:  # the app closes: ours may be on the wire, and may stand
+                    self._unsettled(request, triage, verdicts)
+                    raise Unsettled(request.key) from None
                 except Exception as exc:  # never an answer recorded that may not stand: the agent was not told
                     log.exception("relay: writing the answer for %s failed", request.key)
                     claim = Claim(won=False, failure=f"writing it failed: {_reason(exc)}")
@@ -888,7 +1038,63 @@ class RelayApprover:
         request.claim = claim
         return self._standing(request, verdicts, claim)
 
+    def _unsettled(self, request: RelayedRequest, triage: Triage, verdicts: list[Verdict]) -> None:
+        """Closing while our answer was being written: no decision is recorded now (it may have been
+        stored, and the agent told), only where to read it; the next start records what stands
+        (:meth:`_settle_unsettled`)."""
+        rows = [info.audit_id for info in triage.infos if info.audit_id is not None]
+        try:
+            self.broker.audit.record_unsettled("relay", rows, {
+                "key": request.key, "deadline": request.deadline, "ours": _summary(verdicts)})
+        except Exception:  # the log's health signal tells the person
+            log.exception("relay: the audit log could not note %s as unsettled", request.key)
+        log.warning("relay: closing while the answer to %s was being written: recorded at the next start", request.key)
+
+    async def _settle_unsettled(self) -> None:
+        """What an earlier run left unsettled (it closed while writing its answer): the answer that
+        stands is read from the bucket and recorded; with none there once the deadline passed, the
+        agent was denied by timeout, and so is the record."""
+        try:
+            entries = await self._app_result(self.broker.audit.unsettled)
+        except Exception:  # noqa: BLE001 - the log's health signal tells the person; the next start tries again
+            log.exception("relay: cannot read what an earlier run left unsettled")
+            return
+        for entry in entries:
+            key, rows = str(entry.get("key")), entry["rows"]
+            user, _, unique = key.partition(".")
+            if not (names.is_token(user) and names.is_token(unique)):
+                continue
+            while True:
+                try:
+                    value = await self._decision(key)
+                except Exception as exc:  # noqa: BLE001 - the server away: read again
+                    log.debug("relay: reading %s failed: %r", key, exc)
+                    await asyncio.sleep(RECONNECT_WAIT)
+                    continue
+                left = float(entry.get("deadline") or 0) - time.time()
+                if value is not None or left < 0:
+                    break
+                await asyncio.sleep(min(left + 1, 60.0))  # ours may still be written by nobody: wait out its deadline
+            self._app(self._record_unsettled, key, rows, value)
+
+    def _record_unsettled(self, key: str, rows: list[int], value: dict[str, Any] | None) -> None:
+        if value is not None:
+            verdicts = [_verdict_of(value, index) for index in range(len(rows))]
+            self._event("settled", f"{key}: left unsettled when this app closed; what stands: {_summary(verdicts)}")
+        else:
+            verdicts = [Verdict("deny", "timeout", note="this app closed while writing its answer, and no answer "
+                                                        "was stored before the deadline") for _ in rows]
+            self._event("settled", f"{key}: left unsettled when this app closed; no answer stored: denied by timeout")
+        try:
+            self.broker.audit.record_decisions(zip(rows, verdicts, strict=True))
+        except Exception:  # the log's health signal tells the person
+            log.exception("relay: the audit log could not record what stands for %s", key)
+
     def _standing(self, request: RelayedRequest, verdicts: list[Verdict], claim: Claim) -> list[Verdict]:
+        if claim.won and claim.timed_out:
+            self._event("unwritten", f"{request.key}: {_summary(verdicts)}: not written before the request's "
+                                     "deadline; denied by timeout instead")
+            return [Verdict("deny", "timeout", note=TOO_LATE, risk=verdict.risk) for verdict in verdicts]
         if claim.won and claim.failure is None:
             return verdicts
         own = [(index, verdict) for index, verdict in enumerate(verdicts) if index not in request.theirs_at]
@@ -923,7 +1129,7 @@ class RelayApprover:
         if connection is not None:
             connection.received(_line(envelope["message"]))
 
-    def _expire(self, user: str, envelope: dict[str, Any], key: str) -> Action:
+    def _expire(self, user: str, envelope: dict[str, Any], key: str, note: str) -> Action:
         """Past its deadline on arrival (the approvers were away): a deny by ``timeout``, recorded,
         nobody asked: the agent has stopped waiting and denied it the same way."""
         connection = self._connection(user, envelope, lambda payload: None)
@@ -933,14 +1139,8 @@ class RelayApprover:
                 connection.refuse(checked)
             return ("term", None)
         message = cast("models.Asking", checked)
-        from ..core.calls.risk import assess
-
-        calls: list[Any] = message.calls() if isinstance(message, models.Request) else list(message.calls)
-        infos = [CallInfo.of(index, call, assess(call.tool, call.args, cwd=None,
-                                                 hints=call.hints.as_dict() if call.hints is not None else None))
-                 for index, call in enumerate(calls)]
-        verdicts = [Verdict("deny", "timeout", note="nobody answered before the request's deadline",
-                            risk=info.risk_report()) for info in infos]
+        infos = _infos_of(message)
+        verdicts = [Verdict("deny", "timeout", note=note, risk=info.risk_report()) for info in infos]
         identity = connection.identity
         session = message.session or f"{identity.label}-relay"
         self._expiring[key] = (identity, session, message.id, infos, verdicts)
@@ -1036,6 +1236,27 @@ def _instance_id(broker: Broker) -> str:
     return made
 
 
+def _infos_of(message: models.Asking) -> list[CallInfo]:
+    """The calls of a request recorded without asking anyone (their risk read as the broker reads it)."""
+    from ..core.calls.risk import assess
+
+    calls: list[Any] = message.calls() if isinstance(message, models.Request) else list(message.calls)
+    return [CallInfo.of(index, call, assess(call.tool, call.args, cwd=None,
+                                            hints=call.hints.as_dict() if call.hints is not None else None))
+            for index, call in enumerate(calls)]
+
+
+def _late_note(deadline: float, stored_at: float | None) -> str:
+    """Why a request is denied by ``timeout`` on arrival, said plainly: its deadline had passed before
+    the server even stored it (the agent's clock is behind, within the tolerance), or it waited on
+    the stream while no approver read it."""
+    if stored_at is not None and stored_at >= deadline:
+        return (f"not asked: the request's deadline had already passed {stored_at - deadline:.0f} s before the NATS "
+                "server stored it (the agent's clock is behind the server's, or its timeout too short for the "
+                "relay)")
+    return "nobody answered before the request's deadline (it waited on the NATS server while no approver read it)"
+
+
 def _key_of(msg: Any) -> object:
     """The decision key a stream message is about, to keep two messages about one request in order;
     a message that names none is about nothing else (an object of its own)."""
@@ -1114,6 +1335,23 @@ def _reply_of(kind: str, message_id: str, verdicts: list[Verdict]) -> dict[str, 
         return dict(json.loads(encode_decision(message_id, verdicts[0])))
     return dict(json.loads(encode(models.BatchDecision(id=message_id, decisions=[
         models.CallDecision.of(verdict, index=index) for index, verdict in enumerate(verdicts)]))))
+
+
+def _allows(reply: dict[str, Any]) -> bool:
+    """Whether an answer allows any of its calls."""
+    return any(str(decision.get("decision", "")).startswith("allow") for decision in _decisions_in({"reply": reply}))
+
+
+def _timed_out(reply: dict[str, Any]) -> dict[str, Any]:
+    """The deny by ``timeout`` that replaces an answer written too late to count (each call's risk kept)."""
+
+    def denied(decision: dict[str, Any]) -> dict[str, Any]:
+        kept = {name: value for name, value in decision.items() if name not in ("updated_args", "scope", "rule")}
+        return {**kept, "decision": "deny", "decided_by": "timeout", "note": TOO_LATE, "blocked": False}
+
+    if reply.get("type") == "decision":
+        return denied(reply)
+    return {**reply, "decisions": [denied(decision) for decision in _decisions_in({"reply": reply})]}
 
 
 def _kind_of(reply: dict[str, Any]) -> str:

@@ -15,8 +15,8 @@ only, required there) a finite time after ``sent_at`` by at most :data:`MAX_WAIT
 ``timeout`` a finite number of seconds in (0, :data:`MAX_TIMEOUT`], and no other field. What the
 clocks may say is :func:`deadline_problem`'s.
 
-A decision is one JSON object in the bucket: ``{"relay": 1, "approver": "<name>", "reply": {the
-protocol's decision, batch_decision or error message}}``.
+A decision is one JSON object in the bucket: ``{"relay": 1, "approver": "<name>", "instance": "<the
+writing app's own id>", "reply": {the protocol's decision, batch_decision or error message}}``.
 """
 
 from __future__ import annotations

@@ -2,7 +2,8 @@
 
 ``agent_proc.py URL PLAN``: PLAN (``-``: read from stdin) is a JSON list of steps, each ``{"op": "request", "tool": ...,
 "args": {...}, "session": ..., "timeout": ...}``, ``{"op": "batch", "calls": [[tool, args], ...]}``,
-``{"op": "status"}``, ``{"op": "notice", "text": ...}``, ``{"op": "sessions"}``, with ``"async": true``
+``{"op": "status"}``, ``{"op": "notice", "text": ...}``, ``{"op": "sessions"}``,
+``{"op": "end_session", "session": ...}``, with ``"async": true``
 to use the AsyncClient. Prints one JSON line per step: the decision(s), or the error's class and text.
 """
 
@@ -24,6 +25,8 @@ def result(value: Any) -> dict[str, Any]:
         return {"ok": True}
     if isinstance(value, dict):
         return {"status": value}
+    if isinstance(value, int):
+        return {"count": value}
     return {"decision": value.to_json()}
 
 
@@ -41,6 +44,8 @@ def run_sync(client: Client, step: dict[str, Any]) -> Any:
         return client.notice("info", step["text"])
     if op == "sessions":
         return client.sessions()
+    if op == "end_session":
+        return client.end_session(step["session"])
     raise ValueError(op)
 
 

@@ -20,8 +20,10 @@ import signal
 import sys
 from pathlib import Path
 
+from desktop_approver.core.decisions.broker import Triage
 from desktop_approver.core.decisions.tickets import Ticket, Verdict
 from desktop_approver.core.service import ApproverService, ServiceOptions
+from desktop_approver.relay import approver as approver_module
 from desktop_approver.relay.address import parse
 from desktop_approver.relay.approver import RelayApprover
 
@@ -71,7 +73,13 @@ async def main() -> None:
     parser.add_argument("--silence", type=float, default=20.0)
     parser.add_argument("--policy", type=Path)
     parser.add_argument("--no-wait", action="store_true")
+    parser.add_argument("--stream-max-bytes", type=int, help="a smaller request stream (to fill it in a test)")
+    parser.add_argument("--bucket-max-bytes", type=int, help="a smaller decision bucket (to fill it in a test)")
     args = parser.parse_args()
+    if args.bucket_max_bytes:
+        approver_module.BUCKET_MAX_BYTES = args.bucket_max_bytes
+    if args.stream_max_bytes:
+        approver_module.STREAM_MAX_BYTES = args.stream_max_bytes
     options = ServiceOptions(socket_path=args.folder / "sock" / "approver.sock",
                              audit_path=args.folder / "audit.sqlite3", policy_path=args.policy, state_path=None)
     service = ApproverService(options, Person(args.race))
@@ -80,6 +88,13 @@ async def main() -> None:
     await service.start()
     relay = RelayApprover(service.broker, parse(args.url, args.creds), name=args.name, agent_silence=args.silence,
                           on_problem=service.set_problem)
+    settle = relay.settle
+
+    async def settling(triage: Triage, verdicts: list[Verdict]) -> list[Verdict]:
+        print(f"settling {triage.request_id}", flush=True)  # the answer is being written now
+        return await settle(triage, verdicts)
+
+    relay.settle = settling  # type: ignore[method-assign]
     await relay.start()
     stop = asyncio.Event()
     asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)

@@ -144,10 +144,10 @@ class Approver:
 
     def __init__(self, tmp: Path, url: str, name: str, *, creds: Path | None = None, race: str = "allow",
                  silence: float = 20.0, env: dict[str, str] | None = None, policy: Path | None = None,
-                 wait: bool = True, python: list[str] | None = None) -> None:
+                 wait: bool = True, python: list[str] | None = None, extra: list[str] | None = None) -> None:
         self.name = name
         self.folder = tmp / f"approver-{name}"
-        self.folder.mkdir()
+        self.folder.mkdir(exist_ok=True)  # there already: the same app started again
         self.audit = self.folder / "audit.sqlite3"
         command = [*(python or [sys.executable]), str(HERE / "approver_proc.py"), url, str(self.folder), name,
                    "--race", race, "--silence", str(silence)]
@@ -157,6 +157,7 @@ class Approver:
             command += ["--policy", str(policy)]
         if not wait:
             command.append("--no-wait")
+        command += extra or []
         with open(self.folder / "stderr", "wb") as stderr:
             self.process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=stderr,
                                             env=child_env(**(env or {})), text=True, bufsize=1)

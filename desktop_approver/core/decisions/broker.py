@@ -93,6 +93,12 @@ class PolicyLike(Protocol):
     def explain(self, call: PolicyCall) -> Any: ...
 
 
+class Unsettled(Exception):
+    """Raised by :meth:`Settler.settle` when it is cancelled while its answer may still reach the
+    others (a write on the wire): no deny is recorded for it then, since the answer that stands may be
+    an allow; the settler has noted the calls as unsettled and records what stands once it can read it."""
+
+
 class Settler(Protocol):
     """Where an answer must first be agreed with others before it is recorded: the NATS relay, where
     several approvers answer one request and the first answer written stands
@@ -193,6 +199,9 @@ class Broker:
                 cancelled = Verdict("deny", "cancelled", note="the agent cancelled the request or disconnected")
                 self.audit.record_decisions((info.audit_id or 0, cancelled) for info in infos)
                 raise
+            except Unsettled:  # the answer may still stand: recorded by the settler once it is known
+                log.warning("the answer to %s was cancelled while it was being settled", printable(request_id))
+                raise asyncio.CancelledError from None
             except Exception:  # which answer stands is unknown: never recorded or sent as an allow
                 log.exception("settling the answer to %s failed", printable(request_id))
                 final = [replace(verdict, decision="deny", decided_by="cancelled", updated_args=None,

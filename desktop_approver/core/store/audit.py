@@ -99,6 +99,10 @@ and the columns each has at least. A database with other tables, or fewer, is no
 STOPPED_BEFORE_AN_ANSWER = ("the app stopped before an answer (killed, or closed while the audit log failed): "
                             "the agent got ApproverUnavailable, a deny")
 """The note of a call an earlier run left waiting, closed at the next start (:meth:`AuditLog.close_abandoned`)."""
+UNSETTLED = "unsettled"
+"""The event code of calls whose answer was being settled with others when the app closed (the relay:
+written to the NATS server, maybe stored): no decision is recorded for them until the app reads what
+stands (:meth:`AuditLog.unsettled`), and :meth:`AuditLog.close_abandoned` leaves them alone."""
 SQLITE_HEADER = b"SQLite format 3\x00"
 SQLITE_FULL = 13
 ROOM_TO_RECOVER = 64 * 1024
@@ -639,9 +643,11 @@ class AuditLog:
             return 0
         if not self._earlier_runs_last:  # opened only now (it could not be at start): what it held is earlier
             self._earlier_runs_last = int(self._db.execute("SELECT COALESCE(MAX(id), 0) FROM requests").fetchone()[0])
+        held = {row for entry in self.unsettled() for row in entry["rows"]}
         rows = [row for (row,) in self._db.execute(
             "SELECT r.id FROM requests r LEFT JOIN decisions d ON d.request = r.id"
-            " WHERE d.id IS NULL AND r.id <= ?", (self._earlier_runs_last,)) if row not in self._asked]
+            " WHERE d.id IS NULL AND r.id <= ?", (self._earlier_runs_last,)) if row not in self._asked
+            and row not in held]
         if rows:
             self._write_abandoned(rows, time.time())
             log.warning("the audit log closed %d calls an earlier run of the app left waiting: %s", len(rows),
@@ -1105,6 +1111,33 @@ class AuditLog:
         with self._transaction(0):
             self._cursor.execute("INSERT INTO events (at, kind, code, detail, peer_pid, peer_uid) VALUES (?,?,?,?,?,?)",
                                  (time.time(), kind, code, (detail or "")[:2000], peer_pid, peer_uid))
+
+    def record_unsettled(self, kind: str, rows: Sequence[int], about: dict[str, Any]) -> None:
+        """Calls whose answer may still stand elsewhere (:data:`UNSETTLED`): no decision yet, never a
+        guessed one; ``about`` says where to read what stands (JSON, kept in the event's detail)."""
+        self.record_event(kind, UNSETTLED, json.dumps({**about, "rows": list(rows)}))
+
+    def unsettled(self) -> list[dict[str, Any]]:
+        """What :meth:`record_unsettled` noted and no decision answers yet (``kind``, ``rows``, and its ``about``)."""
+        found: list[dict[str, Any]] = []
+        for kind, detail in self._db.execute("SELECT kind, detail FROM events WHERE code = ?", (UNSETTLED,)):
+            try:
+                entry = json.loads(detail)
+                rows = [int(row) for row in entry["rows"]]
+            except (ValueError, TypeError, KeyError):
+                continue
+            decided = self._db.execute(f"SELECT COUNT(*) FROM decisions WHERE request IN ({','.join('?' * len(rows))})",
+                                       rows).fetchone()[0] if rows else 0
+            if rows and not decided:
+                found.append({**entry, "kind": kind, "rows": rows})
+        return found
+
+    def has_request(self, request_id: str, agent_prefix: str) -> bool:
+        """Whether calls of the request ``request_id`` of an agent whose name starts with ``agent_prefix``
+        are in the log already (a request read again must not be recorded twice)."""
+        like = agent_prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+        return self._db.execute("SELECT 1 FROM requests WHERE request_id = ? AND agent LIKE ? ESCAPE '\\' LIMIT 1",
+                                (request_id, like)).fetchone() is not None
 
     def events(self, kind: str | None = None, limit: int = 100) -> list[dict[str, Any]]:
         sql = "SELECT at, kind, code, detail, peer_pid, peer_uid FROM events"
