@@ -79,8 +79,10 @@ class DiffRendering(QObject):
     """The rows of some diffs, drawn into one browser in segments (see the module docstring).
 
     Signals: ``navigable()`` when a streamed diff has been diffed to its end (every row and change
-    is known; not emitted when the diffs were complete at :meth:`start`); ``done()`` when every
-    row is drawn from the complete, lexed diff.
+    is known; not emitted when the diffs were complete when :meth:`start` first saw them). It is
+    emitted exactly once per list of diffs, whatever :meth:`start` calls (folds, a mode switch)
+    come between: a pending one is never dropped. ``done()`` when every row is drawn from the
+    complete, lexed diff.
     """
 
     navigable = Signal()
@@ -101,6 +103,7 @@ class DiffRendering(QObject):
         self._table_rows = TABLE_ROWS
         self._step_started = False  # nothing done yet in this step (an insertion waits for that)
         self._announce = False      # the rows are all known, and navigable() is still to be emitted
+        self._announced: list[FileDiff] | None = None  # the diffs navigable() was emitted for (or needs not be)
         self._collect = False       # the rows are all known, and the collector has not run since
         self._pending: _Pending | None = None
         self._restore_scroll: int | None = None
@@ -149,10 +152,13 @@ class DiffRendering(QObject):
               keep_scroll: bool = False) -> None:
         """Draw the first screen of ``files`` now; the rest follows the first paint, a step a turn."""
         self._timer.stop()
+        if files is not self._files:  # new content: whatever was to be said about the old is moot
+            self._announce = False
+            self._announced = files if all(diff.complete for diff in files) else None
         self._files, self._mode, self._folded = files, mode, folded
         self._restore_scroll = self.browser.verticalScrollBar().value() if keep_scroll else None
         self._rows, self._offsets, self._segments, self._pending = None, [], [], None
-        self._announce = self._collect = False
+        self._collect = False
         for index, diff in enumerate(files):
             while not diff.complete and len(diff_html.diff_rows(diff, mode, folded.get(index, set()))) < FIRST_ROWS:
                 diff.diff_more(FIRST_ROWS)
@@ -160,6 +166,7 @@ class DiffRendering(QObject):
                 break  # the files after it start after rows not known yet
         if all(diff.complete for diff in files):
             self._know_rows()
+            self._announce = self._announced is not files  # (diffed to the end by this loop: said in a step)
         html, self._segments = self._draw(0, FIRST_ROWS, syntax=True)
         self.browser.setHtml(html)
         self._after_step()
@@ -173,7 +180,7 @@ class DiffRendering(QObject):
         """Show a message instead of rows (a diff that could not be read)."""
         self._timer.stop()
         self._files, self._rows, self._offsets, self._segments, self._pending = [], [], [], [], None
-        self._announce = False
+        self._announce, self._announced = False, None
         self._rendering = self._waiting_for_paint = False
         self.browser.setHtml(html)
 
@@ -183,10 +190,17 @@ class DiffRendering(QObject):
             for diff in self._files:
                 diff.finish()
             self._know_rows()
-            self._announce = True
-        if self._announce:
-            self._announce = False
-            self.navigable.emit()
+            self._announce = self._announced is not self._files
+        self._emit_navigable()
+
+    def _emit_navigable(self) -> bool:
+        """Say ``navigable()`` if it is due (once per list of diffs); whether it was said."""
+        if not self._announce:
+            return False
+        self._announce = False
+        self._announced = self._files
+        self.navigable.emit()
+        return True
 
     def _know_rows(self) -> None:
         self._rows = [diff_html.diff_rows(diff, self._mode, self._folded.get(index, set()))
@@ -353,7 +367,8 @@ class DiffRendering(QObject):
         # Then, a step each: list the rows, run the collector, say so (the view counts the changes).
         if self._rows is None:
             self._know_rows()
-            self._collect = self._announce = True
+            self._collect = True
+            self._announce = self._announced is not self._files
             return END_OF_STEP
         if self._collect:
             # The rows and lines just made are some 20,000 long-lived objects: enough for Python to
@@ -362,9 +377,7 @@ class DiffRendering(QObject):
             self._collect = False
             gc.collect()
             return END_OF_STEP
-        if self._announce:
-            self._announce = False
-            self.navigable.emit()
+        if self._emit_navigable():
             return END_OF_STEP
         position = 0
         for index, segment in enumerate(self._segments):

@@ -85,6 +85,8 @@ class PreviewView(QWidget):
         self._change_at = -1
         self._warnings_besides_diff: tuple[list[str], bool] = ([], False)
         self._change_cache: dict[Any, list[int]] = {}
+        self._known = True  # the diff shown (if any) is diffed to its end and its warnings are said
+        self._fold_later: dict[int, int] | None = None  # "Fold all" while diffing: hunks known then, per file
 
         self.warning_bar = QLabel()
         self.warning_bar.setObjectName("previewWarnings")
@@ -185,7 +187,7 @@ class PreviewView(QWidget):
         self.diff_browser.setObjectName("diffView")
         self.diff_browser.anchorClicked.connect(self._diff_link)
         self.rendering = DiffRendering(self.diff_browser)
-        self.rendering.navigable.connect(self._diff_known)
+        self.rendering.navigable.connect(self._diffed_to_end)
         self.rendering.done.connect(self.rendering_done)
 
         self.unified_button = QToolButton()
@@ -257,6 +259,8 @@ class PreviewView(QWidget):
         self._awaiting_paint = True
         self._files = []
         self._folded = {}
+        self._fold_later = None
+        self._known = False
         self._change_cache = {}
         preview_dict = _as_dict(preview)
         derived = False
@@ -309,12 +313,34 @@ class PreviewView(QWidget):
         self._warnings_besides_diff = (warnings, serious)
         self._diff_known()
 
+    def is_known(self) -> bool:
+        """Whether what is shown is known to its end: a long diff diffed, its warnings and counts said.
+        Until then nobody may approve it (the dialog keeps Allow locked)."""
+        return self._known
+
+    def _diffed_to_end(self) -> None:
+        """A long diff is diffed to its end (said once per content): fold the hunks found since
+        "Fold all", then say the summary and the warnings."""
+        if self._fold_later is not None:
+            later, self._fold_later = self._fold_later, None
+            grown = False
+            for index, diff in enumerate(self._files):
+                new = set(range(later.get(index, 0), len(diff.hunks)))
+                if new:
+                    self._folded.setdefault(index, set()).update(new)
+                    grown = True
+            if grown:
+                self._render_diff(keep_scroll=True)
+        self._diff_known()
+
     def _diff_known(self) -> None:
         """The diff's summary, file list and change count, and every warning: once the diff is
-        known to its end (at once for most; when a long one is diffed, again with the rest)."""
+        known to its end (at once for most; when a long one is diffed, again with the rest).
+        All from the whole diff, never from the rows drawn or unfolded."""
         warnings, serious = list(self._warnings_besides_diff[0]), self._warnings_besides_diff[1]
+        self._known = all(diff.complete for diff in self._files)
         if self._files:
-            if self.rendering.is_navigable():
+            if self._known:
                 for diff in self._files:
                     found = diff_html.diff_warnings(diff)
                     warnings.extend(found)
@@ -328,7 +354,7 @@ class PreviewView(QWidget):
         self._set_warnings(list(dict.fromkeys(warnings)), serious)
 
     def _summarise_diff(self) -> None:
-        known = self.rendering.is_navigable()
+        known = self._known
         self.file_list.clear()
         counted = [(diff.added, diff.removed) if known else (0, 0) for diff in self._files]  # (each counts every line)
         for diff, (added, removed) in zip(self._files, counted, strict=True):
@@ -341,7 +367,7 @@ class PreviewView(QWidget):
             self.change_label.setText("")
             return
         hunks = sum(len(d.hunks) for d in self._files)
-        changes = len(self.change_rows())
+        changes = count_changes(self._files)
         changed = sum(added + removed for added, removed in counted)
         self.diff_summary.setText(
             f"{changes} change{'s' if changes != 1 else ''} ({changed:,} line{'s' if changed != 1 else ''}) · "
@@ -369,11 +395,14 @@ class PreviewView(QWidget):
         self._render_diff(keep_scroll=True)
 
     def fold_all(self) -> None:
+        """Fold every hunk; while a long diff is diffed, those found later too (when it is known)."""
         self._folded = {i: set(range(len(diff.hunks))) for i, diff in enumerate(self._files)}
+        self._fold_later = None if self._known else {i: len(diff.hunks) for i, diff in enumerate(self._files)}
         self._render_diff()
 
     def unfold_all(self) -> None:
         self._folded = {}
+        self._fold_later = None
         self._render_diff()
 
     def is_rendering(self) -> bool:
@@ -467,7 +496,7 @@ class PreviewView(QWidget):
         has_hunks = any(diff.hunks for diff in self._files)  # a long diff has its first by now, if any
         for button in (self.unified_button, self.split_button, self.fold_button, self.unfold_button):
             button.setEnabled(has_hunks)
-        if self.rendering.is_navigable():
+        if self._known:
             self._update_change_label()
         else:
             for button in (self.previous_change, self.next_change):
@@ -577,6 +606,21 @@ class PreviewView(QWidget):
         if self._awaiting_paint and browser is shown:
             self._awaiting_paint = False
             self.first_paint_done.emit()
+
+
+def count_changes(files: list[FileDiff]) -> int:
+    """The runs of changed lines over the whole diff (a run per hunk at least): what n/p step
+    through when nothing is folded, whatever is folded now."""
+    count = 0
+    for diff in files:
+        for hunk in diff.hunks:
+            previous = False
+            for line in hunk.plain_lines:
+                changed = line.kind != "context"
+                if changed and not previous:
+                    count += 1
+                previous = changed
+    return count
 
 
 def cut_long_strings(value: Any, limit: int) -> tuple[Any, int]:

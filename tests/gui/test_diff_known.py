@@ -1,0 +1,102 @@
+"""A long diff becomes known once, whatever the person clicks while it is diffed (issue 23).
+
+Folding a hunk, "Fold all" or a mode switch while a long diff is still being diffed must never
+lose its warnings, counts and summary, and nothing of it may depend on what is folded.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+
+import pytest
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+from desktop_approver.gui.preview_view import PreviewView  # noqa: E402
+
+pytestmark = pytest.mark.gui
+
+OLD = "".join(f"line_{n} = compute({n})\n" for n in range(3000))
+# A change every 30 lines: about a hundred hunks; a right-to-left override near the end.
+NEW = "".join((f"line_{n} = calc({n})\n" if n % 30 == 0 else f"line_{n} = compute({n})\n") for n in range(3000))
+NEW = NEW.replace("line_2970 = calc(2970)", "line_2970 = calc(2970)\u202e")
+LONG = {"kind": "diff", "path": "f.py", "old": OLD, "new": NEW}
+
+
+@pytest.fixture()
+def view(qtbot) -> PreviewView:
+    widget = PreviewView()
+    qtbot.addWidget(widget)
+    widget.resize(900, 600)
+    widget.show()
+    return widget
+
+
+def _known_state(qtbot, view: PreviewView, click: Callable[[PreviewView], None]) -> tuple[int, list[str], str]:
+    """Show LONG, ``click`` while it is still diffed, and wait for the rendering to end."""
+    said: list[int] = []
+    view.rendering.navigable.connect(lambda: said.append(1))
+    view.set_content("Edit", {"file_path": "f.py"}, LONG)
+    assert not view.is_known() and view.diff_summary.text() == "diffing…"
+    click(view)
+    qtbot.waitUntil(lambda: not view.is_rendering(), timeout=60_000)
+    return len(said), view.warnings(), view.diff_summary.text()
+
+
+def _whole(qtbot, view: PreviewView) -> str:
+    """The summary of the same diff known with nothing clicked."""
+    other = PreviewView()
+    qtbot.addWidget(other)
+    other.set_content("Edit", {"file_path": "f.py"}, LONG)
+    qtbot.waitUntil(other.is_known, timeout=60_000)
+    return other.diff_summary.text()
+
+
+@pytest.mark.parametrize("click", [
+    lambda view: view.fold_all(),
+    lambda view: view.toggle_fold(0, 0),
+    lambda view: view.set_mode("split"),
+    lambda view: (view.fold_all(), view.unfold_all(), view.set_mode("split")),
+], ids=["fold-all", "fold-one", "mode", "fold-unfold-mode"])
+def test_clicks_while_diffing_never_lose_the_warnings_and_summary(qtbot, view: PreviewView,
+                                                                 click: Callable[[PreviewView], None]) -> None:
+    said, warnings, summary = _known_state(qtbot, view, click)
+    assert said == 1  # the diff became known exactly once
+    assert view.is_known()
+    assert any("U+202E" in warning and "new line 2971" in warning for warning in warnings), warnings
+    assert view.warning_bar.property("severity") == "danger"
+    assert summary == _whole(qtbot, view) and summary.startswith("100 changes")
+    assert view.file_list.itemText(0).endswith("+100 −100")
+
+
+def test_a_mode_switch_after_the_last_line_is_diffed_still_says_it(qtbot, view: PreviewView) -> None:
+    """The turns between the last line diffed and the announcement: a restart there must not drop it."""
+    said: list[int] = []
+    view.rendering.navigable.connect(lambda: said.append(1))
+    view.set_content("Edit", {"file_path": "f.py"}, LONG)
+    qtbot.waitUntil(lambda: all(diff.complete for diff in view._files), timeout=60_000)
+    view.set_mode("split")
+    view.set_mode("unified")
+    qtbot.waitUntil(lambda: not view.is_rendering(), timeout=60_000)
+    assert said == [1] and view.is_known() and view.diff_summary.text().startswith("100 changes")
+
+
+def test_fold_all_while_diffing_folds_the_hunks_found_later(qtbot, view: PreviewView) -> None:
+    _known_state(qtbot, view, lambda v: v.fold_all())
+    hunks = len(view._files[0].hunks)
+    assert hunks == 100
+    assert view._folded == {0: set(range(hunks))}
+    assert view.change_rows() == []  # every change folded away: nothing drawn open
+    text = view.diff_browser.toPlainText()
+    assert "calc(2940)" not in text and "lines folded" in text
+
+
+def test_the_change_count_does_not_depend_on_folds(qtbot, view: PreviewView) -> None:
+    view.set_content("Edit", {"file_path": "f.py"}, LONG)
+    qtbot.waitUntil(view.is_known, timeout=60_000)
+    whole = view.diff_summary.text()
+    view.fold_all()
+    view.toggle_fold(0, 0)
+    qtbot.waitUntil(lambda: not view.is_rendering(), timeout=60_000)
+    assert view.diff_summary.text() == whole
