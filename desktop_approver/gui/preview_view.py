@@ -31,7 +31,7 @@ from PySide6.QtWidgets import (
 
 from ..render import command_html, diff_html, highlight, text_html
 from ..render.autopreview import RECOGNISED, normalise_tool_name, preview_for
-from ..render.diffs import FileDiff, from_preview
+from ..render.diffs import STREAM_OVER_LINES, FileDiff, from_preview
 from ..render.headline import dangerous_parts, one_line, shorten
 from ..render.reveal import MILD_KINDS, reveal
 from . import theme
@@ -41,7 +41,6 @@ from .elided import ElidedLabel
 
 highlight.set_dark(theme.is_dark())  # the renderer was not loaded when the theme was applied (see theme.set_dark)
 
-STREAM_OVER_LINES = 2000  # old and new texts longer than this together are diffed as they are read
 JSON_MAX_LINES = 200
 JSON_MAX_CHARS = 20_000
 LONG_STRING = 400        # string values longer than this are cut in the arguments until "Show all"

@@ -182,6 +182,20 @@ class FileDiff:
 
 # -- building -----------------------------------------------------------------------------------
 
+STREAM_OVER_LINES = 2000  # old and new texts longer than this together are diffed as they are read
+
+
+def read_in_steps(preview: Mapping[str, Any] | None) -> bool:
+    """Whether the dialog reads this preview's diff a step at a time (its warnings come when it is
+    read to its end): such a call is approved only in the dialog, once it is read."""
+    if not preview or preview.get("kind") not in ("diff", "file_write"):
+        return False
+    try:
+        return not all(diff.complete for diff in from_preview(preview, stream_over=STREAM_OVER_LINES))
+    except (ValueError, TypeError, AttributeError):
+        return False
+
+
 def from_preview(preview: Mapping[str, Any], *, stream_over: int | None = None) -> list[FileDiff]:
     """The diffs of a ``diff`` or ``file_write`` preview (a unified diff may hold several files).
 
