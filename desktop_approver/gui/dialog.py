@@ -306,6 +306,7 @@ class ApprovalDialog(QDialog):
         self.upcoming = []
         self._tick.stop()
         self._arming_timer.stop()
+        self.review.preview.clear()  # a long diff still being drawn stops with the window
         self._update_buttons()
         app = QApplication.instance()
         if app is not None and self._filtering:

@@ -312,6 +312,16 @@ class PreviewView(QWidget):
         self._warnings_besides_diff = (warnings, serious)
         self._diff_known()
 
+    def clear(self) -> None:
+        """Show nothing and stop drawing (the window closed): a long diff nobody sees is not rendered on."""
+        self._content = None
+        self._files, self._folded, self._fold_later, self._change_cache = [], {}, None, {}
+        self._known = True
+        self.rendering.clear("")
+        self.command_browser.setHtml("")
+        self.text_browser.setHtml("")
+        self.args_browser.setHtml("")
+
     def is_known(self) -> bool:
         """Whether what is shown is known to its end: a long diff diffed, its warnings and counts said.
         Until then nobody may approve it (the dialog keeps Allow locked)."""

@@ -87,3 +87,14 @@ def test_a_short_diff_is_known_at_once(qtbot: Any, loop: asyncio.AbstractEventLo
     qtbot.addWidget(dialog)
     dialog.load(_ticket(loop, {"kind": "diff", "path": "small.py", "old": "a\n", "new": "b\n"}))
     assert not dialog.reading() and dialog.allow_once.isEnabled() and not dialog.arming.isVisible()
+
+
+def test_closing_the_dialog_stops_drawing_its_diff(qtbot: Any, loop: asyncio.AbstractEventLoop) -> None:
+    dialog = ApprovalDialog(arming_delay_ms=0)
+    qtbot.addWidget(dialog)
+    dialog.load(_ticket(loop, {"kind": "diff", "path": "big.py", "old": OLD, "new": NEW}))
+    preview = dialog.review.preview
+    assert preview.is_rendering()
+    dialog.clear()
+    assert not dialog.isVisible() and not preview.is_rendering()
+    assert preview.rows_rendered == 0 and not dialog.reading()
