@@ -38,6 +38,7 @@ from . import theme
 from .code_browser import CodeBrowser
 from .diff_rendering import DiffRendering
 from .elided import ElidedLabel
+from .whole_line import WholeLine
 
 highlight.set_dark(theme.is_dark())  # the renderer was not loaded when the theme was applied (see theme.set_dark)
 
@@ -86,6 +87,7 @@ class PreviewView(QWidget):
         self._change_cache: dict[Any, list[int]] = {}
         self._known = True  # the diff shown (if any) is diffed to its end and its warnings are said
         self._fold_later: dict[int, int] | None = None  # "Fold all" while diffing: hunks known then, per file
+        self.whole_line: WholeLine | None = None  # a long line opened from its row
 
         self.warning_bar = QLabel()
         self.warning_bar.setObjectName("previewWarnings")
@@ -515,6 +517,22 @@ class PreviewView(QWidget):
         parts = url.toString().split(":")
         if len(parts) == 3 and parts[0] == "hunk" and parts[1].isdigit() and parts[2].isdigit():
             self.toggle_fold(int(parts[1]), int(parts[2]))
+        elif len(parts) == 4 and parts[0] == "line" and all(part.isdigit() for part in parts[1:]):
+            self.show_whole_line(int(parts[1]), int(parts[2]), int(parts[3]))
+
+    def show_whole_line(self, file_index: int, hunk: int, index: int) -> None:
+        """A line too long for its row, all of it, wrapped, hidden characters shown as markers."""
+        if not (0 <= file_index < len(self._files) and 0 <= hunk < len(self._files[file_index].hunks)):
+            return
+        lines = self._files[file_index].hunks[hunk].plain_lines
+        if not 0 <= index < len(lines):
+            return
+        line = lines[index]
+        number = line.old_no if line.kind == "del" else line.new_no
+        side = {"del": "old", "add": "new"}.get(line.kind, "")
+        title = f"{reveal(self._files[file_index].path or 'the diff').text}, {side} line {number}".replace(" ,", ",")
+        self.whole_line = WholeLine(title, reveal(line.text, multiline=True, spaces=False).text, self)
+        self.whole_line.show()
 
     # -- other pages ----------------------------------------------------------------------------
 

@@ -591,8 +591,14 @@ def pair_changed_lines(removed: list[DiffLine], added: list[DiffLine]) -> list[t
     return pairs
 
 
+INTRALINE_MAX_CHARS = 4000  # longer lines are shown as changed lines, their changed words not marked:
+                            # comparing word by word costs more than quadratic time in the words
+
+
 def line_similarity(old: str, new: str) -> float:
-    """How much two lines share, by their words (punctuation alone makes no kinship)."""
+    """How much two lines share, by their words (punctuation alone makes no kinship); long lines
+    by their first :data:`INTRALINE_MAX_CHARS` characters."""
+    old, new = old[:INTRALINE_MAX_CHARS], new[:INTRALINE_MAX_CHARS]
     old_words, new_words = _WORDS.findall(old), _WORDS.findall(new)
     if not old_words and not new_words:
         old_words, new_words = list(old.strip()), list(new.strip())
@@ -603,7 +609,7 @@ def line_similarity(old: str, new: str) -> float:
 
 def word_spans(old: str, new: str) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
     """Spans of the words that differ between two versions of a line (empty if unrelated)."""
-    if old == new:
+    if old == new or len(old) > INTRALINE_MAX_CHARS or len(new) > INTRALINE_MAX_CHARS:
         return [], []
     old_tokens = [m.span() for m in _TOKEN.finditer(old)]
     new_tokens = [m.span() for m in _TOKEN.finditer(new)]

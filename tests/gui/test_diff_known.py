@@ -7,6 +7,7 @@ lose its warnings, counts and summary, and nothing of it may depend on what is f
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable
 
 import pytest
@@ -100,3 +101,29 @@ def test_the_change_count_does_not_depend_on_folds(qtbot, view: PreviewView) -> 
     view.toggle_fold(0, 0)
     qtbot.waitUntil(lambda: not view.is_rendering(), timeout=60_000)
     assert view.diff_summary.text() == whole
+
+
+@pytest.mark.parametrize("mode", ["unified", "split"])
+def test_a_long_line_in_a_long_diff_is_cut_and_opens_whole(qtbot, view: PreviewView, mode: str) -> None:
+    from PySide6.QtCore import QUrl
+
+    from desktop_approver.render.diff_html import LINE_SHOWN_CHARS
+
+    old = "a\n" * 2500 + "x" * 300_000 + "\n"
+    new = "a\n" * 2500 + "x" * 299_999 + "y\u202e\n"
+    view.set_content("Edit", {"file_path": "x.txt"}, {"kind": "diff", "path": "x.txt", "old": old, "new": new})
+    view.set_mode(mode)  # type: ignore[arg-type]
+    qtbot.waitUntil(lambda: not view.is_rendering(), timeout=60_000)
+    text = view.diff_browser.toPlainText()
+    assert text.count("x") < 2 * LINE_SHOWN_CHARS + 100
+    assert f"{300_000 - LINE_SHOWN_CHARS:,} more characters on this line" in text
+    assert "hidden characters among those not shown" in text
+    assert any("U+202E" in warning for warning in view.warnings())  # scanned to the end of the line
+    links = re.findall(r'href="(line:[0-9:]+)"', view.diff_browser.toHtml())
+    assert len(links) == 2  # the removed line's and the added line's
+    view.diff_browser.anchorClicked.emit(QUrl(links[-1]))
+    window = view.whole_line
+    assert window is not None
+    assert window.view.toPlainText() == "x" * 299_999 + "y<U+202E>"
+    assert "new line 2501" in window.windowTitle()
+    window.close()
