@@ -44,6 +44,7 @@ SCREEN_ROWS = 40         # drawn at once where a jump lands
 SEGMENT_ROWS = 20        # the first screen and a jump's screen are cut into tables this small: each is
                          # drawn again in one short step once the diff is complete or lexed that far
 STEP_BUDGET_S = 0.008    # one step of the background work; the event loop turns between steps
+FIRST_LEX_BUDGET_S = 0.02  # the first screen is coloured if the lexer gets there in this time (else later)
 INSERT_BUDGET_S = 0.008  # what inserting one table should cost (its size follows)
 DIFF_STEP_LINES = 200    # lines diffed between two looks at the clock
 TABLE_ROWS = 30          # rows drawn in order go into tables of about this many rows (the first guess) ...
@@ -167,7 +168,9 @@ class DiffRendering(QObject):
         if all(diff.complete for diff in files):
             self._know_rows()
             self._announce = self._announced is not files  # (diffed to the end by this loop: said in a step)
-        html, self._segments = self._draw(0, FIRST_ROWS, syntax=True)
+        # A change at the end of a long file: lexing to it would delay the first paint by seconds.
+        coloured = self._lex(0, FIRST_ROWS, time.perf_counter() + FIRST_LEX_BUDGET_S)
+        html, self._segments = self._draw(0, FIRST_ROWS, syntax=coloured)
         self.browser.setHtml(html)
         self._after_step()
         self._rendering = True
@@ -245,6 +248,20 @@ class DiffRendering(QObject):
             segments.append(_Segment(row, stop, final=coloured and diff.complete))
             row = stop
         return "".join(parts), segments
+
+    def _lex(self, start: int, end: int, deadline: float) -> bool:
+        """Lex towards rows ``start``–``end`` until ``deadline``: whether they can be coloured now."""
+        row = start
+        while row < end:
+            file_index, offset = self._file_at(row)
+            stop = min(end, offset + len(self.rows(file_index)))
+            if stop <= row:
+                break
+            if not diff_html.lex_rows(self._files[file_index], self._mode, self._folded.get(file_index, set()),
+                                      row - offset, stop - offset, deadline):
+                return False
+            row = stop
+        return True
 
     def _tables(self) -> list[QTextTable]:
         return [frame for frame in self.browser.document().rootFrame().childFrames() if isinstance(frame, QTextTable)]
@@ -384,6 +401,8 @@ class DiffRendering(QObject):
             if segment.start > position:
                 return self._fill(position, segment.start, index)
             if not segment.final:
+                if not self._lex(segment.start, segment.end, deadline):
+                    return True  # lexed a step's worth towards it: the loop turns
                 html, segments = self._draw(segment.start, segment.end, syntax=True)
                 self._replace(index, html)
                 self._segments[index:index + 1] = segments

