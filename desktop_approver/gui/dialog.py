@@ -169,6 +169,13 @@ class ApprovalDialog(QDialog):
         self.arming.setMaximumHeight(14)
         self.arming.setRange(0, self.arming_delay_ms)
         layout.addWidget(self.arming)
+        self.reading_note = QLabel(READING_REASON)  # why Allow waits, while a long diff is read
+        self.reading_note.setObjectName("readingNote")
+        self.reading_note.setTextFormat(Qt.TextFormat.PlainText)
+        self.reading_note.setWordWrap(True)
+        self.reading_note.setStyleSheet("QLabel{font-weight:bold}")
+        self.reading_note.hide()
+        layout.addWidget(self.reading_note)
 
         self.legend = MutedLabel(LEGEND)  # quieter than the rest, at WCAG AA contrast in every theme
         self.legend.setObjectName("keyLegend")
@@ -501,13 +508,8 @@ class ApprovalDialog(QDialog):
         self.always_allow.setEnabled(offered and self._armed and valid and not self.review.edited_args())
 
     def _show_reading(self) -> None:
-        """Say on the lock's bar, under the buttons' row, why Allow waits while the call is read."""
-        if self.reading():
-            self.arming.setFormat(READING_REASON)
-            self.arming.show()
-        else:
-            self.arming.setFormat(ARMING_TEXT)
-            self.arming.setVisible(self.ticket is not None and not self._armed)
+        """Say above the buttons why Allow waits while the call is read."""
+        self.reading_note.setVisible(self.reading())
 
     def pause_countdown(self) -> None:
         if self.ticket is not None and self.ticket.countdown.can_pause:

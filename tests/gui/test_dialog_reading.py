@@ -56,7 +56,7 @@ def test_allow_waits_until_the_diff_is_read(qtbot: Any, loop: asyncio.AbstractEv
     assert not dialog.allow_once.isEnabled() and not dialog.allow_session.isEnabled()
     assert not dialog.always_allow.isEnabled()
     assert READING_REASON in dialog.allow_once.toolTip()
-    assert dialog.arming.isVisible() and dialog.arming.format() == READING_REASON
+    assert dialog.reading_note.isVisible() and dialog.reading_note.text() == READING_REASON
     assert dialog.deny.isEnabled()
     # Neither a shortcut nor a direct answer gets through.
     qtbot.keyClick(dialog, Qt.Key.Key_O, Qt.KeyboardModifier.AltModifier)
@@ -65,7 +65,7 @@ def test_allow_waits_until_the_diff_is_read(qtbot: Any, loop: asyncio.AbstractEv
     assert answers == []
     qtbot.waitUntil(preview.is_known, timeout=60_000)
     assert any("U+202E" in warning for warning in preview.warnings())  # said before Allow unlocks
-    assert dialog.allow_once.isEnabled() and not dialog.arming.isVisible()
+    assert dialog.allow_once.isEnabled() and not dialog.reading_note.isVisible()
     assert READING_REASON not in dialog.allow_once.toolTip()
     dialog.allow_once.click()
     assert len(answers) == 1 and answers[0][0].decision == "allow_once"
@@ -86,7 +86,7 @@ def test_a_short_diff_is_known_at_once(qtbot: Any, loop: asyncio.AbstractEventLo
     dialog = ApprovalDialog(arming_delay_ms=0)
     qtbot.addWidget(dialog)
     dialog.load(_ticket(loop, {"kind": "diff", "path": "small.py", "old": "a\n", "new": "b\n"}))
-    assert not dialog.reading() and dialog.allow_once.isEnabled() and not dialog.arming.isVisible()
+    assert not dialog.reading() and dialog.allow_once.isEnabled() and not dialog.reading_note.isVisible()
 
 
 def test_closing_the_dialog_stops_drawing_its_diff(qtbot: Any, loop: asyncio.AbstractEventLoop) -> None:
