@@ -679,7 +679,7 @@ def covers_every_argument(kind: Any, tool: str, args: Mapping[str, Any]) -> bool
 
 
 def _hunk_texts(hunk: Any) -> list[str]:
-    return [getattr(line, "text", "") for line in getattr(hunk, "lines", [])]
+    return [getattr(line, "text", "") for line in getattr(hunk, "plain_lines", [])]  # (no changed words: they cost)
 
 
 def _as_dict(preview: Any) -> dict[str, Any] | None:

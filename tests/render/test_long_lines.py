@@ -50,3 +50,21 @@ def test_changed_words_of_huge_lines_are_not_compared() -> None:
     old = " ".join(f"w{n}" for n in range(INTRALINE_MAX_CHARS))
     assert word_spans(old, old + " more") == ([], [])
     assert word_spans("a b c", "a x c") != ([], [])
+
+
+def test_a_row_of_a_huge_change_block_marks_the_words_of_its_own_pair_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A bounded amount of work a row: not the whole block's word diffs on the first row drawn."""
+    from desktop_approver.render import diffs
+
+    old = "".join(f"a{n} = f({n})\n" for n in range(5000))
+    new = "".join(f"b{n} = g({n})\n" for n in range(5000))
+    (diff,) = from_preview({"kind": "diff", "path": "x.py", "old": old, "new": new})
+    (hunk,) = diff.hunks
+    calls: list[str] = []
+    real = diffs.word_spans
+    monkeypatch.setattr(diffs, "word_spans", lambda a, b: (calls.append(a), real(a, b))[1])
+    first_added = next(k for k, line in enumerate(hunk.plain_lines) if line.kind == "add")
+    for k in (0, 1, first_added + 1, 4999):
+        hunk.line(k)
+    assert calls == ["a0 = f(0)", "a1 = f(1)", "a4999 = f(4999)"]  # a pair each, once
+    assert hunk.line(first_added).intraline == real("a0 = f(0)", "b0 = g(0)")[1]
