@@ -49,6 +49,8 @@ from .review import ReviewPanel
 from .review_text import visible
 
 ARMING_DELAY_MS = 700
+ARMING_TEXT = "allow unlocks in a moment (Deny works now)…"
+READING_REASON = "reading the diff… Allow waits until all of it is read (Deny works now)"
 LEGEND = ("Alt+O allow once · Alt+S for the session · Alt+D, Esc or Enter deny · "
           "Alt+← / Alt+→ previous / next request · n / p next / previous change")
 NEXT_SHOWN = 3
@@ -151,6 +153,8 @@ class ApprovalDialog(QDialog):
         self.review.interacted.connect(self.pause_countdown)
         self.review.edit_validity_changed.connect(lambda _ok: self._update_buttons())
         self.review.ticks_changed.connect(self._update_buttons)
+        # A long diff is read a step at a time: Allow waits until all of it is known (its warnings said).
+        self.review.preview.warnings_changed.connect(lambda _warnings: self._update_buttons())
         self.scroll = QScrollArea()
         self.scroll.setObjectName("reviewScroll")
         self.scroll.setWidgetResizable(True)
@@ -161,10 +165,17 @@ class ApprovalDialog(QDialog):
         self.arming = QProgressBar()
         self.arming.setObjectName("arming")
         self.arming.setTextVisible(True)
-        self.arming.setFormat("allow unlocks in a moment (Deny works now)…")
+        self.arming.setFormat(ARMING_TEXT)
         self.arming.setMaximumHeight(14)
         self.arming.setRange(0, self.arming_delay_ms)
         layout.addWidget(self.arming)
+        self.reading_note = QLabel(READING_REASON)  # why Allow waits, while a long diff is read
+        self.reading_note.setObjectName("readingNote")
+        self.reading_note.setTextFormat(Qt.TextFormat.PlainText)
+        self.reading_note.setWordWrap(True)
+        self.reading_note.setStyleSheet("QLabel{font-weight:bold}")
+        self.reading_note.hide()
+        layout.addWidget(self.reading_note)
 
         self.legend = MutedLabel(LEGEND)  # quieter than the rest, at WCAG AA contrast in every theme
         self.legend.setObjectName("keyLegend")
@@ -302,6 +313,7 @@ class ApprovalDialog(QDialog):
         self.upcoming = []
         self._tick.stop()
         self._arming_timer.stop()
+        self.review.preview.clear()  # a long diff still being drawn stops with the window
         self._update_buttons()
         app = QApplication.instance()
         if app is not None and self._filtering:
@@ -467,8 +479,13 @@ class ApprovalDialog(QDialog):
         room = (self._placed.width - others - 6 * self.button_row.spacing() - 60) // 2
         return max(base, min(generous, room))
 
+    def reading(self) -> bool:
+        """Whether the call shown is still being read (a long diff not diffed to its end, its
+        warnings not said yet): nobody approves what they could not see, so Allow waits."""
+        return self.ticket is not None and not self.review.preview.is_known()
+
     def _update_buttons(self) -> None:
-        valid = self.review.edits_valid()
+        valid = self.review.edits_valid() and not self.reading()
         once, session = self.choices()
         slot = self._slot_width()
         for button, choice in ((self.allow_once, once), (self.allow_session, session)):
@@ -478,7 +495,9 @@ class ApprovalDialog(QDialog):
             button.setText(shown)
             button.setEnabled(self._armed and valid and choice.enabled)
             whole = plain_label(choice.label) if shown != choice.label else ""
-            button.setToolTip("\n".join(part for part in (whole, choice.why_not) if part))
+            waiting = READING_REASON if self.reading() else ""
+            button.setToolTip("\n".join(part for part in (whole, waiting, choice.why_not) if part))
+        self._show_reading()
         self.deny.setEnabled(self.ticket is not None)  # refusing never waits for the lock
         if self.isVisible():  # new labels (a batch's ticks) must not widen the dialog past its width
             self._arrange_buttons(self.width())
@@ -487,6 +506,10 @@ class ApprovalDialog(QDialog):
                    and ticket.risk_level != "destructive")
         self.always_allow.setVisible(offered)
         self.always_allow.setEnabled(offered and self._armed and valid and not self.review.edited_args())
+
+    def _show_reading(self) -> None:
+        """Say above the buttons why Allow waits while the call is read."""
+        self.reading_note.setVisible(self.reading())
 
     def pause_countdown(self) -> None:
         if self.ticket is not None and self.ticket.countdown.can_pause:
@@ -551,7 +574,7 @@ class ApprovalDialog(QDialog):
         if choice != "deny":
             once, session = self.choices()
             allowed = once if choice == "allow_once" else session
-            if not (self._armed and self.review.edits_valid() and allowed.enabled):
+            if not (self._armed and self.review.edits_valid() and allowed.enabled) or self.reading():
                 return
         note = self.review.note.text().strip() or (note_fallback if choice == "deny" else None)
         verdicts = verdicts_for(ticket, choice, self.review.allowed_mask(), self.review.edited_args(), note,

@@ -44,6 +44,7 @@ SCREEN_ROWS = 40         # drawn at once where a jump lands
 SEGMENT_ROWS = 20        # the first screen and a jump's screen are cut into tables this small: each is
                          # drawn again in one short step once the diff is complete or lexed that far
 STEP_BUDGET_S = 0.008    # one step of the background work; the event loop turns between steps
+FIRST_LEX_BUDGET_S = 0.02  # the first screen is coloured if the lexer gets there in this time (else later)
 INSERT_BUDGET_S = 0.008  # what inserting one table should cost (its size follows)
 DIFF_STEP_LINES = 200    # lines diffed between two looks at the clock
 TABLE_ROWS = 30          # rows drawn in order go into tables of about this many rows (the first guess) ...
@@ -79,8 +80,10 @@ class DiffRendering(QObject):
     """The rows of some diffs, drawn into one browser in segments (see the module docstring).
 
     Signals: ``navigable()`` when a streamed diff has been diffed to its end (every row and change
-    is known; not emitted when the diffs were complete at :meth:`start`); ``done()`` when every
-    row is drawn from the complete, lexed diff.
+    is known; not emitted when the diffs were complete when :meth:`start` first saw them). It is
+    emitted exactly once per list of diffs, whatever :meth:`start` calls (folds, a mode switch)
+    come between: a pending one is never dropped. ``done()`` when every row is drawn from the
+    complete, lexed diff.
     """
 
     navigable = Signal()
@@ -101,6 +104,7 @@ class DiffRendering(QObject):
         self._table_rows = TABLE_ROWS
         self._step_started = False  # nothing done yet in this step (an insertion waits for that)
         self._announce = False      # the rows are all known, and navigable() is still to be emitted
+        self._announced: list[FileDiff] | None = None  # the diffs navigable() was emitted for (or needs not be)
         self._collect = False       # the rows are all known, and the collector has not run since
         self._pending: _Pending | None = None
         self._restore_scroll: int | None = None
@@ -149,10 +153,13 @@ class DiffRendering(QObject):
               keep_scroll: bool = False) -> None:
         """Draw the first screen of ``files`` now; the rest follows the first paint, a step a turn."""
         self._timer.stop()
+        if files is not self._files:  # new content: whatever was to be said about the old is moot
+            self._announce = False
+            self._announced = files if all(diff.complete for diff in files) else None
         self._files, self._mode, self._folded = files, mode, folded
         self._restore_scroll = self.browser.verticalScrollBar().value() if keep_scroll else None
         self._rows, self._offsets, self._segments, self._pending = None, [], [], None
-        self._announce = self._collect = False
+        self._collect = False
         for index, diff in enumerate(files):
             while not diff.complete and len(diff_html.diff_rows(diff, mode, folded.get(index, set()))) < FIRST_ROWS:
                 diff.diff_more(FIRST_ROWS)
@@ -160,7 +167,10 @@ class DiffRendering(QObject):
                 break  # the files after it start after rows not known yet
         if all(diff.complete for diff in files):
             self._know_rows()
-        html, self._segments = self._draw(0, FIRST_ROWS, syntax=True)
+            self._announce = self._announced is not files  # (diffed to the end by this loop: said in a step)
+        # A change at the end of a long file: lexing to it would delay the first paint by seconds.
+        coloured = self._lex(0, FIRST_ROWS, time.perf_counter() + FIRST_LEX_BUDGET_S)
+        html, self._segments = self._draw(0, FIRST_ROWS, syntax=coloured)
         self.browser.setHtml(html)
         self._after_step()
         self._rendering = True
@@ -173,7 +183,7 @@ class DiffRendering(QObject):
         """Show a message instead of rows (a diff that could not be read)."""
         self._timer.stop()
         self._files, self._rows, self._offsets, self._segments, self._pending = [], [], [], [], None
-        self._announce = False
+        self._announce, self._announced = False, None
         self._rendering = self._waiting_for_paint = False
         self.browser.setHtml(html)
 
@@ -183,10 +193,17 @@ class DiffRendering(QObject):
             for diff in self._files:
                 diff.finish()
             self._know_rows()
-            self._announce = True
-        if self._announce:
-            self._announce = False
-            self.navigable.emit()
+            self._announce = self._announced is not self._files
+        self._emit_navigable()
+
+    def _emit_navigable(self) -> bool:
+        """Say ``navigable()`` if it is due (once per list of diffs); whether it was said."""
+        if not self._announce:
+            return False
+        self._announce = False
+        self._announced = self._files
+        self.navigable.emit()
+        return True
 
     def _know_rows(self) -> None:
         self._rows = [diff_html.diff_rows(diff, self._mode, self._folded.get(index, set()))
@@ -231,6 +248,20 @@ class DiffRendering(QObject):
             segments.append(_Segment(row, stop, final=coloured and diff.complete))
             row = stop
         return "".join(parts), segments
+
+    def _lex(self, start: int, end: int, deadline: float) -> bool:
+        """Lex towards rows ``start``–``end`` until ``deadline``: whether they can be coloured now."""
+        row = start
+        while row < end:
+            file_index, offset = self._file_at(row)
+            stop = min(end, offset + len(self.rows(file_index)))
+            if stop <= row:
+                break
+            if not diff_html.lex_rows(self._files[file_index], self._mode, self._folded.get(file_index, set()),
+                                      row - offset, stop - offset, deadline):
+                return False
+            row = stop
+        return True
 
     def _tables(self) -> list[QTextTable]:
         return [frame for frame in self.browser.document().rootFrame().childFrames() if isinstance(frame, QTextTable)]
@@ -353,7 +384,8 @@ class DiffRendering(QObject):
         # Then, a step each: list the rows, run the collector, say so (the view counts the changes).
         if self._rows is None:
             self._know_rows()
-            self._collect = self._announce = True
+            self._collect = True
+            self._announce = self._announced is not self._files
             return END_OF_STEP
         if self._collect:
             # The rows and lines just made are some 20,000 long-lived objects: enough for Python to
@@ -362,15 +394,15 @@ class DiffRendering(QObject):
             self._collect = False
             gc.collect()
             return END_OF_STEP
-        if self._announce:
-            self._announce = False
-            self.navigable.emit()
+        if self._emit_navigable():
             return END_OF_STEP
         position = 0
         for index, segment in enumerate(self._segments):
             if segment.start > position:
                 return self._fill(position, segment.start, index)
             if not segment.final:
+                if not self._lex(segment.start, segment.end, deadline):
+                    return True  # lexed a step's worth towards it: the loop turns
                 html, segments = self._draw(segment.start, segment.end, syntax=True)
                 self._replace(index, html)
                 self._segments[index:index + 1] = segments

@@ -37,9 +37,10 @@ from ..render.headline import headline, shorten
 from . import batch, placement, theme
 from .badges import risk_colours, risk_text
 from .decider import GuiDecider
-from .dialog import COMPACT_BELOW, arrange_row, verdicts_for
+from .dialog import COMPACT_BELOW, READING_REASON, arrange_row, verdicts_for
 from .elided import plain_tooltip
 from .keys import close_on_escape
+from .notifications import needs_the_dialog
 from .review import ReviewPanel
 from .review_text import summarise_args, visible
 
@@ -119,6 +120,7 @@ class InboxWindow(QWidget):
         splitter.addWidget(self.tree)
         self.review = ReviewPanel()
         self.review.ticks_changed.connect(self._update_buttons)
+        self.review.preview.warnings_changed.connect(lambda _warnings: self._update_buttons())  # a long diff read
         self.review_scroll = QScrollArea()  # the review scrolls: it never sets the window's minimum size
         self.review_scroll.setObjectName("inboxReviewScroll")
         self.review_scroll.setWidgetResizable(True)
@@ -277,11 +279,16 @@ class InboxWindow(QWidget):
         if len(tickets) == 1 and self.review.ticket is tickets[0]:
             ticked = self.review.allowed_mask()
             chooser = batch.allow_once_choice if choice == "allow_once" else batch.allow_session_choice
-            return chooser(tickets[0].calls, ticked)
+            chosen = chooser(tickets[0].calls, ticked)
+            if not self.review.preview.is_known():  # nobody approves what they could not see
+                return batch.Choice(chosen.label, False, READING_REASON, chosen.short)
+            return chosen
         how = "&once" if choice == "allow_once" else "for &session"
         label = f"Allow {len(tickets)} {how}"
         if any(t.risk_level == "destructive" for t in tickets):
             return batch.Choice(label, False, "a selected request is destructive: review and allow it on its own")
+        if any(needs_the_dialog(t) for t in tickets):
+            return batch.Choice(label, False, "a selected request has a long diff: review and allow it on its own")
         return batch.Choice(label, bool(tickets))
 
     def _selection_changed(self) -> None:

@@ -102,6 +102,21 @@ def short_summary(call: CallInfo) -> str:
     return f"{tool_name(call)} {headline(call.tool, call.args, 60)}"
 
 
+def needs_the_dialog(ticket: Ticket) -> bool:
+    """Whether a call of ``ticket`` has a diff long enough that the dialog reads it in steps (its
+    hidden-character warnings are known only then): a notification's Allow must not approve it unseen."""
+    from ..render.autopreview import preview_for  # (only when an Allow is clicked: not at the app's start)
+    from ..render.diffs import read_in_steps
+
+    for call in ticket.calls:
+        preview = call.preview
+        if preview is None and isinstance(call.args, dict):
+            preview = preview_for(call.tool, call.args, cwd=ticket.identity.cwd)
+        if read_in_steps(preview):
+            return True
+    return False
+
+
 class TicketNotifications(QObject):
     """Bridges the decider's queue to a :class:`~desktop_approver.notify.freedesktop.DesktopNotifier`, one per agent.
 
@@ -244,6 +259,9 @@ class TicketNotifications(QObject):
             return
         if action == "deny":
             self.decider.answer(ticket, [Verdict("deny", "user") for _ in ticket.calls])
+        elif action in ("allow_once", "allow_session") and needs_the_dialog(ticket):
+            # Its long diff's warnings are said only once the dialog has read it to its end: show it there.
+            self.review_requested.emit(ticket)
         elif action in ("allow_once", "allow_session") and ticket.risk_level != "destructive":
             allow: DecisionName = "allow_once" if action == "allow_once" else "allow_session"
             self.decider.answer(ticket, [Verdict(allow, "user") for _ in ticket.calls])

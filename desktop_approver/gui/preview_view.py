@@ -31,17 +31,17 @@ from PySide6.QtWidgets import (
 
 from ..render import command_html, diff_html, highlight, text_html
 from ..render.autopreview import RECOGNISED, normalise_tool_name, preview_for
-from ..render.diffs import FileDiff, from_preview
+from ..render.diffs import STREAM_OVER_LINES, FileDiff, from_preview
 from ..render.headline import dangerous_parts, one_line, shorten
 from ..render.reveal import MILD_KINDS, reveal
 from . import theme
 from .code_browser import CodeBrowser
 from .diff_rendering import DiffRendering
 from .elided import ElidedLabel
+from .whole_line import WholeLine
 
 highlight.set_dark(theme.is_dark())  # the renderer was not loaded when the theme was applied (see theme.set_dark)
 
-STREAM_OVER_LINES = 2000  # old and new texts longer than this together are diffed as they are read
 JSON_MAX_LINES = 200
 JSON_MAX_CHARS = 20_000
 LONG_STRING = 400        # string values longer than this are cut in the arguments until "Show all"
@@ -85,6 +85,9 @@ class PreviewView(QWidget):
         self._change_at = -1
         self._warnings_besides_diff: tuple[list[str], bool] = ([], False)
         self._change_cache: dict[Any, list[int]] = {}
+        self._known = True  # the diff shown (if any) is diffed to its end and its warnings are said
+        self._fold_later: dict[int, int] | None = None  # "Fold all" while diffing: hunks known then, per file
+        self.whole_line: WholeLine | None = None  # a long line opened from its row
 
         self.warning_bar = QLabel()
         self.warning_bar.setObjectName("previewWarnings")
@@ -185,7 +188,7 @@ class PreviewView(QWidget):
         self.diff_browser.setObjectName("diffView")
         self.diff_browser.anchorClicked.connect(self._diff_link)
         self.rendering = DiffRendering(self.diff_browser)
-        self.rendering.navigable.connect(self._diff_known)
+        self.rendering.navigable.connect(self._diffed_to_end)
         self.rendering.done.connect(self.rendering_done)
 
         self.unified_button = QToolButton()
@@ -257,6 +260,8 @@ class PreviewView(QWidget):
         self._awaiting_paint = True
         self._files = []
         self._folded = {}
+        self._fold_later = None
+        self._known = False
         self._change_cache = {}
         preview_dict = _as_dict(preview)
         derived = False
@@ -309,12 +314,44 @@ class PreviewView(QWidget):
         self._warnings_besides_diff = (warnings, serious)
         self._diff_known()
 
+    def clear(self) -> None:
+        """Show nothing and stop drawing (the window closed): a long diff nobody sees is not rendered on."""
+        self._content = None
+        self._files, self._folded, self._fold_later, self._change_cache = [], {}, None, {}
+        self._known = True
+        self.rendering.clear("")
+        self.command_browser.setHtml("")
+        self.text_browser.setHtml("")
+        self.args_browser.setHtml("")
+
+    def is_known(self) -> bool:
+        """Whether what is shown is known to its end: a long diff diffed, its warnings and counts said.
+        Until then nobody may approve it (the dialog keeps Allow locked)."""
+        return self._known
+
+    def _diffed_to_end(self) -> None:
+        """A long diff is diffed to its end (said once per content): fold the hunks found since
+        "Fold all", then say the summary and the warnings."""
+        if self._fold_later is not None:
+            later, self._fold_later = self._fold_later, None
+            grown = False
+            for index, diff in enumerate(self._files):
+                new = set(range(later.get(index, 0), len(diff.hunks)))
+                if new:
+                    self._folded.setdefault(index, set()).update(new)
+                    grown = True
+            if grown:
+                self._render_diff(keep_scroll=True)
+        self._diff_known()
+
     def _diff_known(self) -> None:
         """The diff's summary, file list and change count, and every warning: once the diff is
-        known to its end (at once for most; when a long one is diffed, again with the rest)."""
+        known to its end (at once for most; when a long one is diffed, again with the rest).
+        All from the whole diff, never from the rows drawn or unfolded."""
         warnings, serious = list(self._warnings_besides_diff[0]), self._warnings_besides_diff[1]
+        self._known = all(diff.complete for diff in self._files)
         if self._files:
-            if self.rendering.is_navigable():
+            if self._known:
                 for diff in self._files:
                     found = diff_html.diff_warnings(diff)
                     warnings.extend(found)
@@ -328,7 +365,7 @@ class PreviewView(QWidget):
         self._set_warnings(list(dict.fromkeys(warnings)), serious)
 
     def _summarise_diff(self) -> None:
-        known = self.rendering.is_navigable()
+        known = self._known
         self.file_list.clear()
         counted = [(diff.added, diff.removed) if known else (0, 0) for diff in self._files]  # (each counts every line)
         for diff, (added, removed) in zip(self._files, counted, strict=True):
@@ -341,7 +378,7 @@ class PreviewView(QWidget):
             self.change_label.setText("")
             return
         hunks = sum(len(d.hunks) for d in self._files)
-        changes = len(self.change_rows())
+        changes = count_changes(self._files)
         changed = sum(added + removed for added, removed in counted)
         self.diff_summary.setText(
             f"{changes} change{'s' if changes != 1 else ''} ({changed:,} line{'s' if changed != 1 else ''}) · "
@@ -369,11 +406,14 @@ class PreviewView(QWidget):
         self._render_diff(keep_scroll=True)
 
     def fold_all(self) -> None:
+        """Fold every hunk; while a long diff is diffed, those found later too (when it is known)."""
         self._folded = {i: set(range(len(diff.hunks))) for i, diff in enumerate(self._files)}
+        self._fold_later = None if self._known else {i: len(diff.hunks) for i, diff in enumerate(self._files)}
         self._render_diff()
 
     def unfold_all(self) -> None:
         self._folded = {}
+        self._fold_later = None
         self._render_diff()
 
     def is_rendering(self) -> bool:
@@ -467,7 +507,7 @@ class PreviewView(QWidget):
         has_hunks = any(diff.hunks for diff in self._files)  # a long diff has its first by now, if any
         for button in (self.unified_button, self.split_button, self.fold_button, self.unfold_button):
             button.setEnabled(has_hunks)
-        if self.rendering.is_navigable():
+        if self._known:
             self._update_change_label()
         else:
             for button in (self.previous_change, self.next_change):
@@ -477,6 +517,22 @@ class PreviewView(QWidget):
         parts = url.toString().split(":")
         if len(parts) == 3 and parts[0] == "hunk" and parts[1].isdigit() and parts[2].isdigit():
             self.toggle_fold(int(parts[1]), int(parts[2]))
+        elif len(parts) == 4 and parts[0] == "line" and all(part.isdigit() for part in parts[1:]):
+            self.show_whole_line(int(parts[1]), int(parts[2]), int(parts[3]))
+
+    def show_whole_line(self, file_index: int, hunk: int, index: int) -> None:
+        """A line too long for its row, all of it, wrapped, hidden characters shown as markers."""
+        if not (0 <= file_index < len(self._files) and 0 <= hunk < len(self._files[file_index].hunks)):
+            return
+        lines = self._files[file_index].hunks[hunk].plain_lines
+        if not 0 <= index < len(lines):
+            return
+        line = lines[index]
+        number = line.old_no if line.kind == "del" else line.new_no
+        side = {"del": "old", "add": "new"}.get(line.kind, "")
+        title = f"{reveal(self._files[file_index].path or 'the diff').text}, {side} line {number}".replace(" ,", ",")
+        self.whole_line = WholeLine(title, reveal(line.text, multiline=True, spaces=False).text, self)
+        self.whole_line.show()
 
     # -- other pages ----------------------------------------------------------------------------
 
@@ -579,6 +635,21 @@ class PreviewView(QWidget):
             self.first_paint_done.emit()
 
 
+def count_changes(files: list[FileDiff]) -> int:
+    """The runs of changed lines over the whole diff (a run per hunk at least): what n/p step
+    through when nothing is folded, whatever is folded now."""
+    count = 0
+    for diff in files:
+        for hunk in diff.hunks:
+            previous = False
+            for line in hunk.plain_lines:
+                changed = line.kind != "context"
+                if changed and not previous:
+                    count += 1
+                previous = changed
+    return count
+
+
 def cut_long_strings(value: Any, limit: int) -> tuple[Any, int]:
     """``value`` with every string longer than ``limit`` cut short; and how many characters were cut."""
     cut = 0
@@ -608,7 +679,7 @@ def covers_every_argument(kind: Any, tool: str, args: Mapping[str, Any]) -> bool
 
 
 def _hunk_texts(hunk: Any) -> list[str]:
-    return [getattr(line, "text", "") for line in getattr(hunk, "lines", [])]
+    return [getattr(line, "text", "") for line in getattr(hunk, "plain_lines", [])]  # (no changed words: they cost)
 
 
 def _as_dict(preview: Any) -> dict[str, Any] | None:

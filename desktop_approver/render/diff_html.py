@@ -19,6 +19,8 @@ from .reveal import reveal
 
 Mode = Literal["unified", "split"]
 
+LINE_SHOWN_CHARS = 2000  # a row draws this much of a line: Qt lays out one long line in quadratic time
+
 
 class DiffHighlighter:
     """Lazy per-line tokens for both sides of one :class:`FileDiff`.
@@ -59,6 +61,11 @@ class DiffHighlighter:
         """Whether the line's tokens are there already (a side is lexed from its start, in order)."""
         side, at = self._where(hunk, position, line)
         return at is None or self.sides[side].is_lexed(at)
+
+    def lex_until(self, hunk: int, position: int, line: DiffLine, deadline: float) -> bool:
+        """Lex towards the line until ``deadline`` (``time.perf_counter()``); whether it is lexed."""
+        side, at = self._where(hunk, position, line)
+        return at is None or self.sides[side].lex_until(at, deadline)
 
     def _where(self, hunk: int, position: int, line: DiffLine) -> tuple[str, int | None]:
         side = "old" if line.kind == "del" else "new"
@@ -229,6 +236,21 @@ def rows_lexed(diff: FileDiff, mode: Mode, folded: frozenset[int] | set[int], st
     return True
 
 
+def lex_rows(diff: FileDiff, mode: Mode, folded: frozenset[int] | set[int], start: int, end: int,
+             deadline: float) -> bool:
+    """Lex towards rows ``start``–``end`` until ``deadline`` (``time.perf_counter()``): whether they
+    can be coloured now. A view calls it again, a step at a time, rather than freeze on a long file."""
+    highlighter = highlighter_for(diff)
+    for row in diff_rows(diff, mode, folded)[start:end]:
+        if row.kind not in ("line", "pair"):
+            continue
+        hunk = diff.hunks[row.hunk]
+        for at in (row.left, row.right):
+            if at is not None and not highlighter.lex_until(row.hunk, at, hunk.plain_lines[at], deadline):
+                return False
+    return True
+
+
 def _largest_line_number(diff: FileDiff) -> int:
     if diff.streamed:  # the same width before and after the last hunk is known: the file's length
         return max((text or "").count("\n") + 1 for text in (diff.old_text, diff.new_text))
@@ -327,7 +349,15 @@ class _RowPainter:
     def _line_content(self, h: int, k: int, line: DiffLine) -> str:
         tokens = self.highlighter.tokens(h, k, line) if self.syntax else []
         word_bg = highlight.ADD_WORD if line.kind == "add" else highlight.DEL_WORD if line.kind == "del" else None
-        return highlight.code_html(line.text, tokens, words=line.intraline, word_bg=word_bg)
+        text = line.text
+        if len(text) <= LINE_SHOWN_CHARS:
+            return highlight.code_html(text, tokens, words=line.intraline, word_bg=word_bg)
+        # A long line: its start, then a note that cannot be missed and a link to all of it.
+        shown = text[:LINE_SHOWN_CHARS]
+        tokens = [(a, min(b, LINE_SHOWN_CHARS), t) for a, b, t in tokens if a < LINE_SHOWN_CHARS]
+        words = [(a, min(b, LINE_SHOWN_CHARS)) for a, b in line.intraline if a < LINE_SHOWN_CHARS]
+        return (highlight.code_html(shown, tokens, words=words, word_bg=word_bg)
+                + long_line_note(text, f"line:{self.file_index}:{h}:{k}"))
 
     def _unified_line(self, h: int, k: int, line: DiffLine) -> str:
         background, gutter, sign = _line_colours(line.kind)
@@ -341,6 +371,21 @@ class _RowPainter:
         number = line.old_no if side == "old" else line.new_no
         return self._numbers((number,), gutter) + self._code_cell(self._line_content(h, k, line), sign,
                                                                  background, "50%")
+
+
+def long_line_note(text: str, link: str) -> str:
+    """What a row says past the first :data:`LINE_SHOWN_CHARS` characters of a long line: how much
+    more there is (hidden characters and carriage returns named), and a link to the whole line."""
+    rest = text[LINE_SHOWN_CHARS:]
+    parts = [f"… {len(rest):,} more characters on this line"]
+    returns = text.count("\r")
+    if returns:
+        parts.append(f"{returns:,} carriage returns (\\r) in it: a terminal or an old Mac editor shows them "
+                     f"as line breaks")
+    if highlight.NEEDS_REVEAL.search(rest.replace("\r", "")):
+        parts.append("hidden characters among those not shown (see the warnings)")
+    return (f'<br/><span style="{highlight.MARKER_STYLE}">{html.escape(" · ".join(parts))}</span> '
+            f'<a href="{html.escape(link)}">show the whole line</a>')
 
 
 def _line_colours(kind: str) -> tuple[str, str, str]:

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import itertools
 import re
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 from collections import Counter
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -77,6 +77,10 @@ class Hunk:
         self._lines = lines
         self._marked = False
         self._marked_blocks: set[int] = set()  # starts of change blocks already marked
+        self._marked_pairs: dict[int, set[int]] = {}  # in a large block (by its start): pairs marked
+        self._blocks: list[int] | None = None  # the starts of the change blocks, once a line is asked for
+        self._blocks_for = 0                   # (for this many lines: a streamed hunk grows)
+        self._block_bounds: dict[int, tuple[int, int, int]] = {}
 
     def _extend(self, lines: list[DiffLine]) -> None:
         """Append whole change blocks (a streamed diff adds one opcode's lines at a time)."""
@@ -90,29 +94,57 @@ class Hunk:
             add_intraline(self._lines)
             self._marked = True
             self._marked_blocks.clear()
+            self._marked_pairs.clear()
         return self._lines
 
     def line(self, index: int) -> DiffLine:
-        """Line ``index`` with the changed words of its own change block marked.
+        """Line ``index`` with its changed words marked: those of its own change block when the block
+        is small, else of the one line it is paired with (by position, as large blocks are paired).
 
-        A renderer drawing a screenful of a 10,000-line hunk pays for those blocks only.
+        A renderer drawing a screenful of a 10,000-line hunk pays for those lines only: a bounded
+        amount of work a row, however long the block.
         """
         line = self._lines[index]
         if self._marked or line.kind == "context":
             return line
-        start = index
-        while start > 0 and self._lines[start - 1].kind in ("del", "add") and not (
-                self._lines[start - 1].kind == "add" and self._lines[start].kind == "del"):
-            start -= 1
-        if start not in self._marked_blocks:
-            end = start
-            while end < len(self._lines) and self._lines[end].kind == "del":
-                end += 1
-            while end < len(self._lines) and self._lines[end].kind == "add":
-                end += 1
+        start, middle, end = self._block_of(index)
+        if start in self._marked_blocks:
+            return line
+        removed, added = middle - start, end - middle
+        if removed * added <= PAIR_BY_SIMILARITY_OVER:
             add_intraline(self._lines[start:end])
             self._marked_blocks.add(start)
+            return line
+        offset = index - start if index < middle else index - middle
+        if offset < min(removed, added) and offset not in self._marked_pairs.setdefault(start, set()):
+            old, new = self._lines[start + offset], self._lines[middle + offset]
+            old.intraline, new.intraline = word_spans(old.text, new.text)
+            self._marked_pairs[start].add(offset)
         return line
+
+    def _block_of(self, index: int) -> tuple[int, int, int]:
+        """The change block holding line ``index``: its start, its first added line, its end."""
+        if self._blocks is None or self._blocks_for != len(self._lines):
+            starts: list[int] = []
+            lines = self._lines
+            for at in range(len(lines)):
+                kind = lines[at].kind
+                if kind != "context" and (at == 0 or lines[at - 1].kind == "context"
+                                          or (kind == "del" and lines[at - 1].kind == "add")):
+                    starts.append(at)
+            self._blocks, self._blocks_for = starts, len(lines)
+            self._block_bounds = {}
+        start = self._blocks[bisect_right(self._blocks, index) - 1]
+        bounds = self._block_bounds.get(start)
+        if bounds is None:
+            middle = start
+            while middle < len(self._lines) and self._lines[middle].kind == "del":
+                middle += 1
+            end = middle
+            while end < len(self._lines) and self._lines[end].kind == "add":
+                end += 1
+            bounds = self._block_bounds[start] = (start, middle, end)
+        return bounds
 
     @property
     def plain_lines(self) -> list[DiffLine]:
@@ -181,6 +213,20 @@ class FileDiff:
 
 
 # -- building -----------------------------------------------------------------------------------
+
+STREAM_OVER_LINES = 2000  # old and new texts longer than this together are diffed as they are read
+
+
+def read_in_steps(preview: Mapping[str, Any] | None) -> bool:
+    """Whether the dialog reads this preview's diff a step at a time (its warnings come when it is
+    read to its end): such a call is approved only in the dialog, once it is read."""
+    if not preview or preview.get("kind") not in ("diff", "file_write"):
+        return False
+    try:
+        return not all(diff.complete for diff in from_preview(preview, stream_over=STREAM_OVER_LINES))
+    except (ValueError, TypeError, AttributeError):
+        return False
+
 
 def from_preview(preview: Mapping[str, Any], *, stream_over: int | None = None) -> list[FileDiff]:
     """The diffs of a ``diff`` or ``file_write`` preview (a unified diff may hold several files).
@@ -554,6 +600,9 @@ def add_intraline(lines: list[DiffLine]) -> None:
             old.intraline, new.intraline = word_spans(old.text, new.text)
 
 
+PAIR_BY_SIMILARITY_OVER = 1600  # removed × added lines of a block: more are paired by position
+
+
 def pair_changed_lines(removed: list[DiffLine], added: list[DiffLine]) -> list[tuple[DiffLine, DiffLine]]:
     """Which removed line became which added line, in order, by shared words.
 
@@ -561,7 +610,7 @@ def pair_changed_lines(removed: list[DiffLine], added: list[DiffLine]) -> list[t
     happens to sit at the same index and mark half of both as changed. Large blocks (where the
     quadratic search would cost) fall back to pairing by position.
     """
-    if len(removed) * len(added) > 1600:
+    if len(removed) * len(added) > PAIR_BY_SIMILARITY_OVER:
         return list(zip(removed, added, strict=False))  # by position; the longer side's tail stays unpaired
     pairs = []
     next_add = 0
@@ -577,8 +626,14 @@ def pair_changed_lines(removed: list[DiffLine], added: list[DiffLine]) -> list[t
     return pairs
 
 
+INTRALINE_MAX_CHARS = 4000  # longer lines are shown as changed lines, their changed words not marked:
+                            # comparing word by word costs more than quadratic time in the words
+
+
 def line_similarity(old: str, new: str) -> float:
-    """How much two lines share, by their words (punctuation alone makes no kinship)."""
+    """How much two lines share, by their words (punctuation alone makes no kinship); long lines
+    by their first :data:`INTRALINE_MAX_CHARS` characters."""
+    old, new = old[:INTRALINE_MAX_CHARS], new[:INTRALINE_MAX_CHARS]
     old_words, new_words = _WORDS.findall(old), _WORDS.findall(new)
     if not old_words and not new_words:
         old_words, new_words = list(old.strip()), list(new.strip())
@@ -589,7 +644,7 @@ def line_similarity(old: str, new: str) -> float:
 
 def word_spans(old: str, new: str) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
     """Spans of the words that differ between two versions of a line (empty if unrelated)."""
-    if old == new:
+    if old == new or len(old) > INTRALINE_MAX_CHARS or len(new) > INTRALINE_MAX_CHARS:
         return [], []
     old_tokens = [m.span() for m in _TOKEN.finditer(old)]
     new_tokens = [m.span() for m in _TOKEN.finditer(new)]

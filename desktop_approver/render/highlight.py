@@ -20,6 +20,7 @@ import itertools
 import os
 import re
 import threading
+import time
 from collections.abc import Iterator, Sequence
 from functools import cache, lru_cache
 from typing import TYPE_CHECKING, Any
@@ -170,6 +171,17 @@ class LazyLines:
     def is_lexed(self, index: int) -> bool:
         """Whether line ``index`` has its tokens already (asking for it costs nothing)."""
         return index < len(self._done) or self._tokens is None
+
+    def lex_until(self, index: int, deadline: float) -> bool:
+        """Lex towards line ``index`` until ``time.perf_counter()`` passes ``deadline``; whether it is lexed."""
+        while len(self._done) <= index and self._tokens is not None:
+            for _ in range(200):  # (a look at the clock every 200 tokens)
+                self._advance()
+                if len(self._done) > index or self._tokens is None:
+                    break
+            if time.perf_counter() >= deadline:
+                break
+        return self.is_lexed(index)
 
     def line(self, index: int) -> LineTokens:
         while len(self._done) <= index and self._tokens is not None:

@@ -304,3 +304,29 @@ def test_an_agents_long_hostile_name_is_short_marked_and_after_the_verdict() -> 
     assert "\n" not in summary and len(summary) < 200 and "n" * 100 not in summary and "t" * 100 not in summary
     title, body = notification_text(ticket)
     assert "\n" not in title and len(title) < 120 and len(body.splitlines()) <= 3
+
+
+def test_allow_on_a_notification_of_a_long_diff_opens_the_dialog(notifying_approver: Any, notification_server: Any,
+                                                                  run: Callable[..., Any]) -> None:
+    """Its warnings are said only once the dialog has read the diff to its end: never allowed unseen."""
+    server = notification_server.server
+    dialog = notifying_approver.dialog
+    notifying_approver.set_popups(False)
+    old = "".join(f"value_{n} = compute({n})\n" for n in range(3000))
+    new = old.replace("value_2990 = compute(2990)", "value_2990 = compute(2990)\u202e")
+
+    async def scenario() -> None:
+        client = Client(notifying_approver.service.options.socket_path, agent="test-agent")
+        preview = {"kind": "diff", "path": "big.py", "old": old, "new": new}
+        answer = asyncio.get_running_loop().run_in_executor(None, lambda: client.request(
+            "Edit", {"file_path": "big.py"}, session="run-1", preview=preview))
+        shown = await wait_for(lambda: list(server.open.values()), what="the notification", timeout=30)
+        notification_server.invoke_action(shown[0].id, "allow_once")
+        inbox = notifying_approver.inbox
+        await wait_for(lambda: inbox.isVisible() or dialog.isVisible(), what="the review to open")
+        (ticket,) = notifying_approver.decider.tickets()  # not answered by the click
+        assert not answer.done()
+        notifying_approver.decider.answer(ticket, [_deny()])
+        assert (await answer).decision == "deny"
+
+    run(scenario())
