@@ -457,6 +457,7 @@ class ApprovalDialog(QDialog):
 
     def _hint_of(self, label: str) -> int:
         probe = QPushButton(label, self)
+        probe.hide()  # explicitly: a child is shown with the dialog, and this one lives until deleteLater
         probe.setFont(self.allow_session.font())
         probe.ensurePolished()
         width = probe.sizeHint().width()

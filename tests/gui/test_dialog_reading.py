@@ -98,3 +98,17 @@ def test_closing_the_dialog_stops_drawing_its_diff(qtbot: Any, loop: asyncio.Abs
     dialog.clear()
     assert not dialog.isVisible() and not preview.is_rendering()
     assert preview.rows_rendered == 0 and not dialog.reading()
+
+
+def test_no_measuring_button_shows_on_the_dialog(qtbot: Any, loop: asyncio.AbstractEventLoop) -> None:
+    """The buttons made to measure a label's width live until the loop deletes them: shown with the
+    dialog they were a stray "…session (not the" button at its top left (seen under Xvfb)."""
+    from PySide6.QtWidgets import QPushButton
+
+    dialog = ApprovalDialog(arming_delay_ms=0)
+    qtbot.addWidget(dialog)
+    dialog.load(_ticket(loop, {"kind": "diff", "path": "small.py", "old": "a\n", "new": "b\n"}))
+    dialog.show()
+    shown = [button.text() for button in dialog.findChildren(QPushButton) if button.isVisible()]
+    assert not any("unticked" in text for text in shown), shown
+    assert sum("session" in text.replace("&", "") for text in shown) == 1, shown
