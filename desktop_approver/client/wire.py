@@ -114,7 +114,11 @@ def encode(message: dict[str, Any]) -> bytes:
 
 def canonical_json(value: Any) -> str:
     """Key-sorted compact JSON: the identity of a call's arguments for session memory."""
-    return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return _canonical_encode(value)
+
+
+_canonical_encode = json.JSONEncoder(sort_keys=True, ensure_ascii=False, separators=(",", ":")).encode
+"""One encoder for every call (``json.dumps`` with options builds a new one each time, a third of its cost)."""
 
 
 class Decision:

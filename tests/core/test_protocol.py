@@ -455,6 +455,11 @@ def test_lines_read_without_the_number_hooks_decode_exactly_as_with_them(monkeyp
     lines = [b'{"v": 1, "type": "request", "id": "r", "tool": "T", "args": {"n": %s, "s": "NaN e123"}, "timeout": %s}'
              % (number.encode(), b"5") for number in numbers]
     lines += [b'{"v": 1, "type": "status", "id": "s", "n": [%s]}' % number.encode() for number in numbers]
+    # and with nothing else in the line that looks like a number: only the number decides the reader
+    lines += [b'{"v":1,"type":"request","id":"r","tool":"T","args":{"n":[%s]},"timeout":5}' % number.encode()
+              for number in numbers]
+    assert any(protocol._NEEDS_STRICT_NUMBERS.search(line.decode()) is None for line in lines)  # the fast path is tried
+    assert any(protocol._NEEDS_STRICT_NUMBERS.search(line.decode()) is not None for line in lines)
 
     def outcome(line: bytes) -> object:
         message = protocol.decode(line)
