@@ -279,6 +279,8 @@ class RelayApprover:
         """Our wall and monotonic clocks when the offset was last measured (None: measure again)."""
         self._told_offset = 0.0
         self._settling_earlier: asyncio.Task[None] | None = None
+        self._unsettled_keys: set[str] | None = None
+        """Keys an earlier run left unsettled (read once, on the app loop): not opened again."""
         """Recording what an earlier run left unsettled (:meth:`_settle_unsettled`)."""
 
     def __repr__(self) -> str:
@@ -871,6 +873,8 @@ class RelayApprover:
             return ("term", None)
         if existing is not None:
             return self._decided_before(user, envelope, key, existing)
+        if self._left_unsettled(key):  # what stands is recorded by _settle_unsettled: nobody asked, nothing twice
+            return ("ack", None)
         message = dict(envelope["message"])
         now = time.time() + self.clock_offset  # the server's time: its stream's stamps are on that clock
         skewed = names.deadline_problem(envelope["deadline"], stored_at, now)
@@ -908,6 +912,18 @@ class RelayApprover:
         log.debug("relay: %r from %s", request, user)
         connection.received(_line(message))
         return ("open", None)
+
+    def _left_unsettled(self, key: str) -> bool:
+        """Whether an earlier run of this app closed while writing its answer to this request (the
+        stream delivers it again): it is not opened again, so the person is not asked twice and
+        the log does not record two answers; :meth:`_settle_unsettled` records the one that stands."""
+        if self._unsettled_keys is None:
+            try:
+                self._unsettled_keys = {str(entry.get("key")) for entry in self.broker.audit.unsettled()}
+            except Exception:  # the log's health signal tells the person; the request is opened as new
+                log.exception("relay: cannot read what an earlier run left unsettled")
+                return False
+        return key in self._unsettled_keys
 
     def _decided_before(self, user: str, envelope: dict[str, Any], key: str, existing: dict[str, Any]) -> Action:
         """A request answered before this app read it (by another approver while we were away, or
