@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import html
 import weakref
+from collections.abc import Iterator
 from typing import Literal, NamedTuple
 
 from . import highlight
@@ -223,17 +224,22 @@ def diff_table_html(rows: str) -> str:
 _digits: weakref.WeakKeyDictionary[FileDiff, int] = weakref.WeakKeyDictionary()  # of complete or streamed diffs
 
 
-def rows_lexed(diff: FileDiff, mode: Mode, folded: frozenset[int] | set[int], start: int, end: int) -> bool:
-    """Whether rows ``start``–``end`` can be coloured without lexing anything more."""
-    highlighter = highlighter_for(diff)
+def _row_lines(diff: FileDiff, mode: Mode, folded: frozenset[int] | set[int], start: int,
+               end: int) -> Iterator[tuple[int, int, DiffLine]]:
+    """The lines (hunk, index, line) that rows ``start``–``end`` show, in row order."""
     for row in diff_rows(diff, mode, folded)[start:end]:
         if row.kind not in ("line", "pair"):
             continue
         hunk = diff.hunks[row.hunk]
         for at in (row.left, row.right):
-            if at is not None and not highlighter.is_lexed(row.hunk, at, hunk.plain_lines[at]):
-                return False
-    return True
+            if at is not None:
+                yield row.hunk, at, hunk.plain_lines[at]
+
+
+def rows_lexed(diff: FileDiff, mode: Mode, folded: frozenset[int] | set[int], start: int, end: int) -> bool:
+    """Whether rows ``start``–``end`` can be coloured without lexing anything more."""
+    highlighter = highlighter_for(diff)
+    return all(highlighter.is_lexed(hunk, at, line) for hunk, at, line in _row_lines(diff, mode, folded, start, end))
 
 
 def lex_rows(diff: FileDiff, mode: Mode, folded: frozenset[int] | set[int], start: int, end: int,
@@ -241,14 +247,8 @@ def lex_rows(diff: FileDiff, mode: Mode, folded: frozenset[int] | set[int], star
     """Lex towards rows ``start``–``end`` until ``deadline`` (``time.perf_counter()``): whether they
     can be coloured now. A view calls it again, a step at a time, rather than freeze on a long file."""
     highlighter = highlighter_for(diff)
-    for row in diff_rows(diff, mode, folded)[start:end]:
-        if row.kind not in ("line", "pair"):
-            continue
-        hunk = diff.hunks[row.hunk]
-        for at in (row.left, row.right):
-            if at is not None and not highlighter.lex_until(row.hunk, at, hunk.plain_lines[at], deadline):
-                return False
-    return True
+    return all(highlighter.lex_until(hunk, at, line, deadline)
+               for hunk, at, line in _row_lines(diff, mode, folded, start, end))
 
 
 def _largest_line_number(diff: FileDiff) -> int:
