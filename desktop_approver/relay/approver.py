@@ -938,14 +938,10 @@ class RelayApprover:
         except Exception:  # the log's health signal tells the person; not recorded twice, at worst not at all
             log.exception("relay: the audit log could not be read for %s", key)
             return ("ack", None)
-        connection = self._connection(user, envelope, lambda payload: None)
-        checked = decode(_line(envelope["message"]))
-        if connection is None or isinstance(checked, Refusal):
-            if isinstance(checked, Refusal) and connection is not None:
-                connection.refuse(checked)
+        read = self._read_unasked(user, envelope)
+        if read is None:
             return ("term", None)
-        message = cast("models.Asking", checked)
-        infos = _infos_of(message)
+        connection, message, infos = read
         verdicts = [replace(_verdict_of(existing, info.index), risk=info.risk_report()) for info in infos]
         if not self._ours(existing):
             self._answered_elsewhere(key, existing)
@@ -955,6 +951,19 @@ class RelayApprover:
         except Exception:  # the log's health signal tells the person
             log.exception("relay: the audit log could not record %s", key)
         return ("ack", None)
+
+    def _read_unasked(self, user: str, envelope: dict[str, Any]
+                      ) -> tuple[Connection, models.Asking, list[CallInfo]] | None:
+        """A request recorded without asking anyone (decided before, or past its deadline): its
+        connection, message and calls; None (refused, as on the socket) when it does not read."""
+        connection = self._connection(user, envelope, lambda payload: None)
+        checked = decode(_line(envelope["message"]))
+        if connection is None or isinstance(checked, Refusal):
+            if isinstance(checked, Refusal) and connection is not None:
+                connection.refuse(checked)
+            return None
+        message = cast("models.Asking", checked)
+        return connection, message, _infos_of(message)
 
     def _crowded(self, user: str, message: dict[str, Any], size: int) -> str | None:
         """Why one more request of ``user`` may not wait for the person (its calls or bytes already
@@ -1148,14 +1157,10 @@ class RelayApprover:
     def _expire(self, user: str, envelope: dict[str, Any], key: str, note: str) -> Action:
         """Past its deadline on arrival (the approvers were away): a deny by ``timeout``, recorded,
         nobody asked: the agent has stopped waiting and denied it the same way."""
-        connection = self._connection(user, envelope, lambda payload: None)
-        checked = decode(_line(envelope["message"]))
-        if connection is None or isinstance(checked, Refusal):
-            if isinstance(checked, Refusal) and connection is not None:
-                connection.refuse(checked)
+        read = self._read_unasked(user, envelope)
+        if read is None:
             return ("term", None)
-        message = cast("models.Asking", checked)
-        infos = _infos_of(message)
+        connection, message, infos = read
         verdicts = [Verdict("deny", "timeout", note=note, risk=info.risk_report()) for info in infos]
         identity = connection.identity
         session = message.session or f"{identity.label}-relay"
