@@ -14,7 +14,10 @@ again afterwards, two calls into Qt's event dispatcher for every read.
 
 A turn can also end with work of its own (:meth:`AppEventLoop.call_at_turn_end`): the audit log
 commits the calls answered in the turn once, after every socket read in it
-(``core/store/audit.py``), and their agents are answered then, not a Qt turn later.
+(``core/store/audit.py``), and their agents are answered then, not a Qt turn later. The turn's end
+is Qt's own: the event dispatcher's ``awake`` signal, which it emits once per pass of its loop
+(glib's after the pass, the Unix one before the next), so the commit costs no timer and no extra
+pass of Qt's loop (about 30 µs of a round trip answered from session memory, BENCHMARKS.md).
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ from contextvars import Context
 from typing import Any
 
 import qasync
-from PySide6.QtCore import QSocketNotifier, QTimer
+from PySide6.QtCore import QAbstractEventDispatcher, QSocketNotifier, QTimer
 
 
 def _fileno(fd: Any) -> int:
@@ -46,6 +49,11 @@ class AppEventLoop(qasync.QEventLoop):  # type: ignore[misc]  # qasync has no ty
         self._ready_timer.setInterval(0)
         self._ready_timer.timeout.connect(self._run_ready)
         self._turn_end: collections.deque[asyncio.Handle] = collections.deque()
+        self._dispatcher = QAbstractEventDispatcher.instance()
+        """Qt's event dispatcher of this thread, whose ``awake`` ends a turn; None before there is one
+        (then the ready timer does)."""
+        if self._dispatcher is not None:
+            self._dispatcher.awake.connect(self._end_turn)
         self._reading: set[int] = set()             # descriptors whose read callback is running
         self._retired: list[QSocketNotifier] = []   # removed while Qt may still be delivering their signal
 
@@ -68,9 +76,17 @@ class AppEventLoop(qasync.QEventLoop):  # type: ignore[misc]  # qasync has no ty
         self._check_closed()
         handle = asyncio.Handle(callback, args, self, context=context)
         self._turn_end.append(handle)
-        if not self._ready_timer.isActive():  # inside a turn too: it may be a nested Qt loop's
+        if self._dispatcher is None and not self._ready_timer.isActive():
             self._ready_timer.start()
         return handle
+
+    def _end_turn(self) -> None:
+        """A pass of Qt's loop is over (its dispatcher is ``awake``): run what waits for the turn's end."""
+        if self._turn_end:
+            ending, self._turn_end = self._turn_end, collections.deque()
+            for handle in ending:
+                if not handle.cancelled():
+                    handle._run()
 
     # -- readable sockets ---------------------------------------------------------------------------
 
@@ -122,6 +138,9 @@ class AppEventLoop(qasync.QEventLoop):  # type: ignore[misc]  # qasync has no ty
 
     def close(self) -> None:
         super().close()  # refuses while running: nothing queued is dropped then
+        if self._dispatcher is not None:
+            self._dispatcher.awake.disconnect(self._end_turn)
+            self._dispatcher = None
         self._ready_timer.stop()
         self._ready_handles.clear()
         self._turn_end.clear()
@@ -138,10 +157,7 @@ class AppEventLoop(qasync.QEventLoop):  # type: ignore[misc]  # qasync has no ty
         for handle in batch:
             if not handle.cancelled():
                 handle._run()  # asyncio's Handle: an exception goes to the loop's exception handler
-        ending, self._turn_end = self._turn_end, collections.deque()
-        for handle in ending:
-            if not handle.cancelled():
-                handle._run()
+        self._end_turn()
         if (self._ready_handles or self._turn_end) and not self.is_closed():
             self._ready_timer.start()
         else:

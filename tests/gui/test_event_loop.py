@@ -213,3 +213,34 @@ def test_a_turn_end_asked_for_inside_a_nested_qt_loop_runs_there(qloop: AppEvent
 
     qloop.run_until_complete(main())
     assert seen == ["turn end", "modal closed"]
+
+
+def test_the_turn_end_is_qt_s_own_pass_so_it_costs_no_timer(qloop: AppEventLoop) -> None:
+    """The turn's end is the dispatcher's ``awake`` after the pass that asked for it: the audit
+    commit an agent's answer waits for needs no timer and no second pass of Qt's loop."""
+    seen: list[str] = []
+    timer_started: list[bool] = []
+
+    def from_a_qt_event() -> None:  # as a socket read is: straight from Qt's dispatch
+        qloop.call_at_turn_end(seen.append, "turn end")
+        timer_started.append(qloop._ready_timer.isActive())
+
+    async def main() -> None:
+        QTimer.singleShot(0, from_a_qt_event)
+        await asyncio.sleep(0.05)
+
+    qloop.run_until_complete(main())
+    assert seen == ["turn end"] and timer_started == [False]
+
+
+def test_without_a_dispatcher_the_ready_timer_ends_the_turn(qloop: AppEventLoop) -> None:
+    seen: list[str] = []
+    qloop._dispatcher.awake.disconnect(qloop._end_turn)
+    qloop._dispatcher = None
+
+    async def main() -> None:
+        QTimer.singleShot(0, lambda: qloop.call_at_turn_end(seen.append, "turn end"))
+        await asyncio.sleep(0.05)
+
+    qloop.run_until_complete(main())
+    assert seen == ["turn end"]
