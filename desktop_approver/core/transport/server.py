@@ -52,6 +52,8 @@ if TYPE_CHECKING:
     from .connection import Connection
 
 log = logging.getLogger(__name__)
+READ_BUFFER = 256 * 1024
+"""Bytes one read of a socket takes at most: asyncio's own limit for a read (``max_size``)."""
 SMALL_READ = 4096
 TRICKLE_PAUSE = 0.002
 """After a read of under SMALL_READ bytes that ended no line, wait this long before reading on."""
@@ -82,10 +84,14 @@ class AlreadyRunning(RuntimeError):
     """Another desktop-approver answers on this socket."""
 
 
-class _Link(asyncio.Protocol):
+class _Link(asyncio.BufferedProtocol):
     """One connection as the transport sees it: asyncio calls it as bytes arrive, and it hands each
     complete line straight to the protocol object that gives its lines meaning (no read loop task:
     a line is acted on in the very callback that read it).
+
+    A buffered protocol: the socket is read into the server's one read buffer (``recv_into``), where
+    a plain protocol has asyncio allocate 256 KiB for every read and shrink it to the line's size,
+    which costs ten times the read itself (about 35 µs of a round trip here; BENCHMARKS.md).
 
     It also keeps the stream's limits: its unfinished-line bytes, the idle timer, back-pressure
     (no reading while the client leaves too many replies unread) and the trickle pause.
@@ -137,6 +143,12 @@ class _Link(asyncio.Protocol):
             self.connection = None
         if self.connection is None:
             self.hang_up()
+
+    def get_buffer(self, sizehint: int) -> memoryview:
+        return self.server._read_buffer  # shared: asyncio reads into it and calls buffer_updated at once
+
+    def buffer_updated(self, nbytes: int) -> None:
+        self.data_received(bytes(self.server._read_buffer[:nbytes]))
 
     def data_received(self, data: bytes) -> None:
         connection = self.connection
@@ -314,6 +326,9 @@ class ApproverServer:
         self._connections_by_peer: Counter[int | None] = Counter()
         self._held_total = 0                                     # bytes of unfinished lines, all clients
         self._links: set[_Link] = set()                          # every open socket, refused ones too
+        self._read_buffer = memoryview(bytearray(READ_BUFFER))
+        """Every connection's reads land here (``_Link.get_buffer``): asyncio calls ``recv_into`` and
+        then ``buffer_updated`` in one callback, so one read never meets another in it."""
         self._closing = False
         self._started_on: asyncio.AbstractEventLoop | None = None
 
