@@ -728,3 +728,16 @@ def test_a_directory_that_just_changed_is_not_trusted_to_show_the_next_change(tm
     record(log, ALICE, "Bash", {"command": "ls"}, Verdict("allow_once", "policy"))
     assert log._file is not None and log._file._quiet_folder is None
     log.close()
+
+
+def test_arguments_stored_from_their_canonical_form_are_stored_as_they_always_were(log: AuditLog) -> None:
+    """The broker's calls carry their canonical JSON; the stored form read back from it is the one
+    encoding the arguments gives (key-sorted, default separators, non-ASCII as written)."""
+    from desktop_approver.client.wire import canonical_json
+
+    args = {"z": [1.5, -0.0, 1e300, 2 ** 62, None, True], "command": "grüß \u202e ls", "a": {"y": "\U0001f600", "b": {}}}
+    direct = CallInfo(index=0, tool="Bash", args=args)
+    from_canonical = CallInfo(index=0, tool="Bash", args=args, canonical_args=canonical_json(args))
+    log.record_answered(ALICE, "s", "r", [direct, from_canonical], [Verdict("deny", "user")] * 2)
+    stored = [row[0] for row in log._db.execute("SELECT args FROM requests ORDER BY id")]
+    assert stored[0] == stored[1] == json.dumps(args, ensure_ascii=False, sort_keys=True)

@@ -188,6 +188,17 @@ def _reasons_json(reasons: tuple[str, ...]) -> str:
     return _encode(list(reasons))
 
 
+@functools.lru_cache(maxsize=1024)
+def _args_json(canonical: str) -> str:
+    """A call's arguments as stored, from their canonical JSON: agents repeat calls (that is what
+    session memory answers), and reading the short canonical form back costs less than encoding."""
+    return _encode(json.loads(canonical))
+
+
+def _stored_args(call: CallInfo) -> str:
+    return _encode(call.args) if call.canonical_args is None else _args_json(call.canonical_args)
+
+
 def _stored_reasons(reasons: tuple[str, ...], asked_because: str | None) -> str:
     """The reasons as the history shows them: the risk's, then why an automatic answer was withheld."""
     return _reasons_json(tuple(reasons) + ((asked_because,) if asked_because else ()))
@@ -1118,7 +1129,7 @@ class AuditLog:
         ids = []
         for call in calls:
             risk, preview, hints = call.risk, call.preview, call.hints
-            cursor = execute(INSERT_REQUEST, (now, request_id, call.index, *who, call.tool, _encode(call.args),
+            cursor = execute(INSERT_REQUEST, (now, request_id, call.index, *who, call.tool, _stored_args(call),
                                               call.description, None if preview is None else _encode(preview),
                                               _encode(hints) if hints else None, risk.level if risk else None,
                                               _stored_reasons(risk.reasons, call.asked_because) if risk else None))
