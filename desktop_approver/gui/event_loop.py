@@ -49,7 +49,7 @@ class AppEventLoop(qasync.QEventLoop):  # type: ignore[misc]  # qasync has no ty
         self._ready_timer.setInterval(0)
         self._ready_timer.timeout.connect(self._run_ready)
         self._turn_end: collections.deque[asyncio.Handle] = collections.deque()
-        self._dispatcher = QAbstractEventDispatcher.instance()
+        self._dispatcher: QAbstractEventDispatcher | None = QAbstractEventDispatcher.instance()
         """Qt's event dispatcher of this thread, whose ``awake`` ends a turn; None before there is one
         (then the ready timer does)."""
         if self._dispatcher is not None:

@@ -735,7 +735,8 @@ def test_arguments_stored_from_their_canonical_form_are_stored_as_they_always_we
     encoding the arguments gives (key-sorted, default separators, non-ASCII as written)."""
     from desktop_approver.client.wire import canonical_json
 
-    args = {"z": [1.5, -0.0, 1e300, 2 ** 62, None, True], "command": "grüß \u202e ls", "a": {"y": "\U0001f600", "b": {}}}
+    args = {"z": [1.5, -0.0, 1e300, 2 ** 62, None, True], "command": "grüß \u202e ls",
+            "a": {"y": "\U0001f600", "b": {}}}
     direct = CallInfo(index=0, tool="Bash", args=args)
     from_canonical = CallInfo(index=0, tool="Bash", args=args, canonical_args=canonical_json(args))
     log.record_answered(ALICE, "s", "r", [direct, from_canonical], [Verdict("deny", "user")] * 2)

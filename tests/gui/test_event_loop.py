@@ -235,6 +235,7 @@ def test_the_turn_end_is_qt_s_own_pass_so_it_costs_no_timer(qloop: AppEventLoop)
 
 def test_without_a_dispatcher_the_ready_timer_ends_the_turn(qloop: AppEventLoop) -> None:
     seen: list[str] = []
+    assert qloop._dispatcher is not None
     qloop._dispatcher.awake.disconnect(qloop._end_turn)
     qloop._dispatcher = None
 
