@@ -657,14 +657,6 @@ def test_calls_an_earlier_run_left_waiting_are_closed_when_a_locked_log_works_ag
     log.close()
 
 
-def _settle(log: AuditLog) -> None:
-    """Wait out the directory's last change, then write once: the next writes take the fast path
-    (the names are not looked up again while the directory stays as it is)."""
-    time.sleep(audit_module.SETTLED_FOLDER + 0.03)
-    record(log, ALICE, "Bash", {"command": "ls"}, Verdict("allow_once", "policy"))
-    assert log._file is not None and log._file._quiet_folder is not None
-
-
 def _move_away(path: Path) -> None:
     os.rename(path, path.with_name(path.name + ".moved"))
 
@@ -680,53 +672,44 @@ def _overwrite_in_place(path: Path) -> None:
         handle.write(b"this is not a database at all")
 
 
+def _rename_parent(path: Path) -> None:
+    os.rename(path.parent, path.parent.with_name("renamed"))
+
+
 @pytest.mark.logs("audit log", "write-ahead log")
 @pytest.mark.parametrize(("suffix", "change"), [
     ("", os.unlink), ("", _move_away), ("", _replace), ("", _overwrite_in_place),
-    ("-wal", os.unlink), ("-wal", _move_away), ("-wal", _replace)],
+    ("-wal", os.unlink), ("-wal", _move_away), ("-wal", _replace), ("", _rename_parent)],
     ids=["log deleted", "log moved away", "log replaced", "log overwritten", "wal deleted", "wal moved away",
-         "wal replaced"])
-def test_a_log_whose_directory_was_quiet_still_fails_closed_at_the_first_write_after_a_change(
+         "wal replaced", "a parent directory renamed"])
+def test_a_log_changed_under_a_quiet_directory_fails_closed_at_the_first_write(
         tmp_path: Path, suffix: str, change: Callable[[Path], None]) -> None:
-    """The names are looked up only when the directory changed: every change of a name changes it."""
-    path = tmp_path / "audit.sqlite3"
+    """However the file at the path stops being the log, the very next write is refused: also after
+    the directory has been still for a while (a check that trusted its times would miss some)."""
+    path = tmp_path / "logs" / "audit.sqlite3"
     log = AuditLog(path)
-    _settle(log)
-    change(tmp_path / f"audit.sqlite3{suffix}")
+    record(log, ALICE, "Bash", {"command": "ls"}, Verdict("allow_once", "policy"))
+    time.sleep(0.1)
+    record(log, ALICE, "Bash", {"command": "ls"}, Verdict("allow_once", "policy"))
+    change(path.with_name(f"audit.sqlite3{suffix}"))
     with pytest.raises(audit_module.LogFileLost):
         record(log, BOB, "Bash", {"command": "rm -rf /"}, Verdict("allow_once", "policy"))
     log.close()
 
 
-def test_while_the_directory_is_quiet_a_write_looks_up_no_name(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    path = tmp_path / "audit.sqlite3"
-    log = AuditLog(path)
-    _settle(log)
-    looked_up: list[str] = []
-    real_stat = os.stat
-
-    def counted(name: str | os.PathLike[str], *args: object, **kwargs: object) -> os.stat_result:
-        looked_up.append(os.fspath(name))
-        return real_stat(name, *args, **kwargs)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(os, "stat", counted)
-    for n in range(3):
-        record(log, BOB, "Bash", {"n": n}, Verdict("allow_once", "policy"))
-    assert looked_up == []
-    (tmp_path / "unrelated").write_text("a file made beside the log")  # the directory changed: looked up again
-    record(log, BOB, "Bash", {"n": 3}, Verdict("allow_once", "policy"))
-    assert str(path) in looked_up
-    monkeypatch.undo()
-    log.close()
-
-
-def test_a_directory_that_just_changed_is_not_trusted_to_show_the_next_change(tmp_path: Path) -> None:
-    """File systems stamp times by a coarse clock: a change in the same tick as the last one could
-    leave them as they were, so a directory changed less than ``SETTLED_FOLDER`` ago is looked up by name."""
-    log = AuditLog(tmp_path / "audit.sqlite3")
-    (tmp_path / "unrelated").write_text("just now")
+@pytest.mark.logs("audit log", "write-ahead log")
+@pytest.mark.parametrize("change", [os.unlink, _replace], ids=["target deleted", "target replaced"])
+def test_a_log_reached_through_a_symlink_fails_closed_when_its_target_changes(
+        tmp_path: Path, change: Callable[[Path], None]) -> None:
+    (tmp_path / "data").mkdir()
+    target = tmp_path / "data" / "audit.sqlite3"
+    link = tmp_path / "audit.sqlite3"
+    link.symlink_to(target)
+    log = AuditLog(link)
     record(log, ALICE, "Bash", {"command": "ls"}, Verdict("allow_once", "policy"))
-    assert log._file is not None and log._file._quiet_folder is None
+    change(target)
+    with pytest.raises(audit_module.LogFileLost):
+        record(log, BOB, "Bash", {"command": "rm -rf /"}, Verdict("allow_once", "policy"))
     log.close()
 
 

@@ -412,12 +412,9 @@ class _FileWatch:
     """The log's own file as it was opened: device and inode, and a descriptor to read its header.
 
     Reading the 16-byte header through our own descriptor never blocks (a regular file, opened
-    ``O_NONBLOCK``). Before each transaction the names are looked up again (the file, its ``-wal``)
-    only when the directory changed since they were last found to be the log's: a file deleted,
-    replaced or moved away changes the directory's times, which one ``fstat`` of a descriptor of the
-    directory reads (about a quarter of the two ``stat`` calls by name it spares). The descriptor
-    of the file is only closed after SQLite's connection: closing a descriptor of a file drops every
-    POSIX lock the process holds on it.
+    ``O_NONBLOCK``) and costs one ``stat`` and one ``pread`` per transaction (about 5 % of a commit).
+    The descriptor is only closed after SQLite's connection: closing a descriptor of a file drops
+    every POSIX lock the process holds on it.
     """
 
     def __init__(self, path: str) -> None:
@@ -425,10 +422,6 @@ class _FileWatch:
         self.fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
         info = os.fstat(self.fd)
         self.identity = (info.st_dev, info.st_ino)
-        self.folder_fd = os.open(os.path.dirname(path) or ".", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-        self._quiet_folder: tuple[int, int, int] | None = None
-        """The directory's inode, change and modification times when the names in it were last found
-        to be the log's: while they stay so, nothing in it was deleted, created or renamed since."""
         self.companions = tuple((path + suffix, _identity(path + suffix)) for suffix in ("-wal", "-shm"))
         """The write-ahead log and its index as the connection opened them: the answered calls not yet
         checkpointed live only in the ``-wal`` the connection holds open, so one deleted or replaced
@@ -438,33 +431,8 @@ class _FileWatch:
 
     def problem(self, everything: bool = False) -> str | None:
         """What is wrong with the file at the path, as the log sees it; None when it is the log.
-        ``everything``: the ``-shm`` too (its loss loses no row: looked at once a second, not per write),
-        and the names looked up whether or not the directory changed."""
+        ``everything``: the ``-shm`` too (its loss loses no row: looked at once a second, not per write)."""
         self.wal_lost = False
-        folder = self._folder()
-        if not everything and folder is not None and folder == self._quiet_folder:
-            return self._overwritten()  # no name in the directory changed: only the header can have
-        found = self._looked_up(everything)
-        self._quiet_folder = folder if found is None and _settled(folder) else None
-        return found
-
-    def _folder(self) -> tuple[int, int, int] | None:
-        try:
-            info = os.fstat(self.folder_fd)
-        except OSError:
-            return None
-        return info.st_ino, info.st_ctime_ns, info.st_mtime_ns
-
-    def _overwritten(self) -> str | None:
-        try:  # (a deleted file is no longer at the path: the stat by name says so)
-            header = os.pread(self.fd, len(SQLITE_HEADER), 0)
-        except OSError as exc:
-            return f"cannot be read ({exc.strerror or exc})"
-        if header and header != SQLITE_HEADER:
-            return "was overwritten: it is no longer a database"
-        return None
-
-    def _looked_up(self, everything: bool) -> str | None:
         try:
             info = os.stat(self.path)
         except FileNotFoundError:
@@ -474,8 +442,12 @@ class _FileWatch:
             return f"cannot be looked at ({_why(exc)})"
         if (info.st_dev, info.st_ino) != self.identity:
             return "was replaced by another file"
-        if (overwritten := self._overwritten()) is not None:
-            return overwritten
+        try:  # (a deleted file is no longer at the path: the stat above says so)
+            header = os.pread(self.fd, len(SQLITE_HEADER), 0)
+        except OSError as exc:
+            return f"cannot be read ({exc.strerror or exc})"
+        if header and header != SQLITE_HEADER:
+            return "was overwritten: it is no longer a database"
         if not everything:  # before each transaction the -wal only (it holds the rows), written out
             wal, identity = self.companions[0]
             try:
@@ -514,25 +486,10 @@ class _FileWatch:
 
     def close(self) -> None:
         """Once: a descriptor number closed twice may by then be another file's."""
-        for fd in (self.fd, self.folder_fd):
-            if fd >= 0:
-                with contextlib.suppress(OSError):
-                    os.close(fd)
-        self.fd = self.folder_fd = -1
-
-
-SETTLED_FOLDER = 0.05
-"""Seconds since a directory last changed before its times are trusted to show the next change: a
-file system stamps times by a coarse clock (a tick of up to 10 ms), so a change in the tick of the
-last one could leave them as they were."""
-
-
-def _settled(folder: tuple[int, int, int] | None) -> bool:
-    """The directory's last change is older than the clock's tick (see ``SETTLED_FOLDER``)."""
-    if folder is None:
-        return False
-    age = time.time() - max(folder[1], folder[2]) / 1e9
-    return age > SETTLED_FOLDER  # (a change in the future, the clock set back, is never trusted)
+        fd, self.fd = self.fd, -1
+        if fd >= 0:
+            with contextlib.suppress(OSError):
+                os.close(fd)
 
 
 def _identity(path: str) -> tuple[int, int] | None:
