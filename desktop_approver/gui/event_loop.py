@@ -76,17 +76,24 @@ class AppEventLoop(qasync.QEventLoop):  # type: ignore[misc]  # qasync has no ty
         self._check_closed()
         handle = asyncio.Handle(callback, args, self, context=context)
         self._turn_end.append(handle)
-        if self._dispatcher is None and not self._ready_timer.isActive():
+        if not self._ready_timer.isActive():  # a pass of Qt's loop is due, whatever asked (see _end_turn)
             self._ready_timer.start()
         return handle
 
     def _end_turn(self) -> None:
-        """A pass of Qt's loop is over (its dispatcher is ``awake``): run what waits for the turn's end."""
+        """A pass of Qt's loop is over (its dispatcher is ``awake``): run what waits for the turn's end.
+
+        The ready timer, started when the first of them was asked for, makes sure that a pass comes
+        (a dispatcher that says ``awake`` before its pass, a turn end asked for by a turn end); once
+        they have run and nothing else is queued it is stopped, so it costs no pass of its own.
+        """
         if self._turn_end:
             ending, self._turn_end = self._turn_end, collections.deque()
             for handle in ending:
                 if not handle.cancelled():
                     handle._run()
+            if not (self._ready_handles or self._turn_end or self._retired):
+                self._ready_timer.stop()
 
     # -- readable sockets ---------------------------------------------------------------------------
 

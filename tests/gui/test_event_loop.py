@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from typing import Any
 
 import pytest
@@ -215,22 +216,58 @@ def test_a_turn_end_asked_for_inside_a_nested_qt_loop_runs_there(qloop: AppEvent
     assert seen == ["turn end", "modal closed"]
 
 
-def test_the_turn_end_is_qt_s_own_pass_so_it_costs_no_timer(qloop: AppEventLoop) -> None:
-    """The turn's end is the dispatcher's ``awake`` after the pass that asked for it: the audit
-    commit an agent's answer waits for needs no timer and no second pass of Qt's loop."""
-    seen: list[str] = []
-    timer_started: list[bool] = []
+def test_the_turn_end_is_qt_s_own_pass_so_it_costs_no_pass_of_its_own(qloop: AppEventLoop) -> None:
+    """The turn's end comes with the pass that asked for it (glib's dispatcher says ``awake`` after
+    the pass; the Unix one runs the ready timer within it): the audit commit an agent's answer
+    waits for takes no second pass of Qt's loop, and the ready timer started as a guarantee is
+    stopped, so no empty pass follows."""
+    from PySide6.QtCore import QAbstractEventDispatcher
+
+    dispatcher = QAbstractEventDispatcher.instance()
+    assert dispatcher is not None
+    passes = [0]
+
+    def count() -> None:
+        passes[0] += 1
+
+    seen: list[tuple[str, int, bool]] = []
+
+    def turn_end() -> None:
+        seen.append(("turn end", passes[0], False))
+        QTimer.singleShot(0, lambda: seen.append(("next pass", passes[0], qloop._ready_timer.isActive())))
 
     def from_a_qt_event() -> None:  # as a socket read is: straight from Qt's dispatch
-        qloop.call_at_turn_end(seen.append, "turn end")
-        timer_started.append(qloop._ready_timer.isActive())
+        seen.append(("asked", passes[0], False))
+        qloop.call_at_turn_end(turn_end)
 
     async def main() -> None:
         QTimer.singleShot(0, from_a_qt_event)
         await asyncio.sleep(0.05)
 
+    dispatcher.awake.connect(count)
+    try:
+        qloop.run_until_complete(main())
+    finally:
+        dispatcher.awake.disconnect(count)
+    (_, asked_in, _), (_, ended_in, _), (_, _, timer_left_running) = seen
+    assert ended_in - asked_in <= 1 and not timer_left_running
+
+
+def test_a_turn_end_asked_for_by_a_turn_end_runs_without_waiting_for_another_event(qloop: AppEventLoop) -> None:
+    """Red team: the second one waited for whatever woke Qt next (2 s of nothing, or for ever)."""
+    ran: list[float] = []
+
+    async def main() -> None:
+        start = time.monotonic()
+        QTimer.singleShot(0, lambda: qloop.call_at_turn_end(
+            lambda: qloop.call_at_turn_end(lambda: ran.append(time.monotonic() - start))))
+        for _ in range(200):
+            if ran:
+                return
+            await asyncio.sleep(0.005)
+
     qloop.run_until_complete(main())
-    assert seen == ["turn end"] and timer_started == [False]
+    assert ran and ran[0] < 0.5
 
 
 def test_without_a_dispatcher_the_ready_timer_ends_the_turn(qloop: AppEventLoop) -> None:
