@@ -725,3 +725,38 @@ def test_arguments_stored_from_their_canonical_form_are_stored_as_they_always_we
     log.record_answered(ALICE, "s", "r", [direct, from_canonical], [Verdict("deny", "user")] * 2)
     stored = [row[0] for row in log._db.execute("SELECT args FROM requests ORDER BY id")]
     assert stored[0] == stored[1] == json.dumps(args, ensure_ascii=False, sort_keys=True)
+
+
+@pytest.mark.logs("audit log", "write-ahead log", "could not copy")
+def test_a_wal_cut_short_in_place_fails_closed_and_the_database_is_not_overwritten_with_its_hole(
+        tmp_path: Path) -> None:
+    """Red team: `: > audit.sqlite3-wal` (or a copy-and-truncate rotation) went unnoticed; the next
+    writes filled the hole's offsets and the last checkpoint copied zeros over the database: every
+    row was gone. Now the next write is refused, and what the database file held stays readable."""
+    path = tmp_path / "audit.sqlite3"
+    log = AuditLog(path)
+    record(log, ALICE, "Bash", {"command": "checkpointed"}, Verdict("allow_once", "policy"))
+    log._db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+    record(log, ALICE, "Bash", {"command": "only in the -wal"}, Verdict("allow_once", "policy"))
+    os.truncate(path.with_name("audit.sqlite3-wal"), 0)
+    with pytest.raises(audit_module.LogFileLost, match="cut short"):
+        record(log, BOB, "Bash", {"command": "rm -rf /"}, Verdict("allow_once", "policy"))
+    log.watch()
+    record(log, BOB, "Bash", {"command": "after"}, Verdict("allow_once", "policy"))
+    log.close()
+    with sqlite3.connect(path) as db:
+        kept = {json.loads(args)["command"] for (args,) in db.execute("SELECT args FROM requests")}
+    assert {"checkpointed", "after"} <= kept and "rm -rf /" not in kept
+
+
+@pytest.mark.logs("audit log", "write-ahead log")
+def test_a_database_file_emptied_in_place_fails_closed(tmp_path: Path) -> None:
+    path = tmp_path / "audit.sqlite3"
+    log = AuditLog(path)
+    record(log, ALICE, "Bash", {"command": "ls"}, Verdict("allow_once", "policy"))
+    log._db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+    record(log, ALICE, "Bash", {"command": "pwd"}, Verdict("allow_once", "policy"))
+    os.truncate(path, 0)
+    with pytest.raises(audit_module.LogFileLost, match="emptied"):
+        record(log, BOB, "Bash", {"command": "rm -rf /"}, Verdict("allow_once", "policy"))
+    log.close()

@@ -428,6 +428,13 @@ class _FileWatch:
         at the path is a lost log too (a later checkpoint or restart would not find them)."""
         self.wal_lost = False
         """The last :meth:`problem` was about the ``-wal`` or ``-shm`` (the database file is still ours)."""
+        self.had_header = bool(os.pread(self.fd, len(SQLITE_HEADER), 0))
+        """The file has held a database header: a log in WAL mode is never emptied, so one that is now
+        was cut short by someone (``: > file``, a copy-and-truncate log rotation)."""
+        self.wal_size = 0
+        """The largest size the ``-wal`` was seen at: SQLite never shortens it while the log is open
+        (it starts again from its beginning), so a shorter one was cut short by someone, and what it
+        held of the answered calls is gone; a checkpoint of it would copy the hole into the database."""
 
     def problem(self, everything: bool = False) -> str | None:
         """What is wrong with the file at the path, as the log sees it; None when it is the log.
@@ -448,6 +455,9 @@ class _FileWatch:
             return f"cannot be read ({exc.strerror or exc})"
         if header and header != SQLITE_HEADER:
             return "was overwritten: it is no longer a database"
+        if not header and self.had_header:
+            return "was emptied: it is no longer a database"
+        self.had_header = bool(header)
         if not everything:  # before each transaction the -wal only (it holds the rows), written out
             wal, identity = self.companions[0]
             try:
@@ -456,7 +466,7 @@ class _FileWatch:
                 if identity is None:
                     return None
             else:
-                if (wal_info.st_dev, wal_info.st_ino) == identity:
+                if (wal_info.st_dev, wal_info.st_ino) == identity and not self._cut_short(wal_info):
                     return None
         for companion, identity in self.companions:  # what is wrong, in words; once a second the -shm too
             if identity is None:
@@ -472,7 +482,17 @@ class _FileWatch:
             if (info.st_dev, info.st_ino) != identity:
                 self.wal_lost = True
                 return f"lost its {companion[-4:]} file (it was replaced by another file)"
+            if companion.endswith("-wal") and self._cut_short(info):
+                self.wal_lost = True
+                return "lost what its -wal file held (it was cut short)"
         return None
+
+    def _cut_short(self, wal: os.stat_result) -> bool:
+        """The ``-wal`` is shorter than it was (see ``wal_size``); else its size is noted."""
+        if wal.st_size < self.wal_size:
+            return True
+        self.wal_size = wal.st_size
+        return False
 
     def companions_intact(self) -> bool:
         """The ``-wal`` and ``-shm`` at the path are still the ones the connection opened (for the
