@@ -54,6 +54,10 @@ class AppEventLoop(qasync.QEventLoop):  # type: ignore[misc]  # qasync has no ty
         (then the ready timer does)."""
         if self._dispatcher is not None:
             self._dispatcher.awake.connect(self._end_turn)
+        self._awake_after_pass = self._dispatcher is not None and "Glib" in self._dispatcher.metaObject().className()
+        """glib's dispatcher says ``awake`` after every pass of its loop. Others (the Unix one) say it
+        before a pass, and a turn end asked for while they deliver posted events would wait for the
+        next event: for them, the ready timer brings the pass."""
         self._reading: set[int] = set()             # descriptors whose read callback is running
         self._retired: list[QSocketNotifier] = []   # removed while Qt may still be delivering their signal
 
@@ -76,23 +80,25 @@ class AppEventLoop(qasync.QEventLoop):  # type: ignore[misc]  # qasync has no ty
         self._check_closed()
         handle = asyncio.Handle(callback, args, self, context=context)
         self._turn_end.append(handle)
-        if not self._ready_timer.isActive():  # a pass of Qt's loop is due, whatever asked (see _end_turn)
-            self._ready_timer.start()
+        if not self._awake_after_pass and not self._ready_timer.isActive():
+            self._ready_timer.start()  # a pass of Qt's loop is due (see _awake_after_pass); _end_turn stops it
         return handle
 
     def _end_turn(self) -> None:
         """A pass of Qt's loop is over (its dispatcher is ``awake``): run what waits for the turn's end.
 
-        The ready timer, started when the first of them was asked for, makes sure that a pass comes
-        (a dispatcher that says ``awake`` before its pass, a turn end asked for by a turn end); once
-        they have run and nothing else is queued it is stopped, so it costs no pass of its own.
+        One asked for by these (a turn end asked for by a turn end) needs another pass: the ready
+        timer brings it. A timer started only to bring this pass is stopped, so it costs no pass of its own.
         """
         if self._turn_end:
             ending, self._turn_end = self._turn_end, collections.deque()
             for handle in ending:
                 if not handle.cancelled():
                     handle._run()
-            if not (self._ready_handles or self._turn_end or self._retired):
+            if self._turn_end:
+                if not self._ready_timer.isActive():
+                    self._ready_timer.start()
+            elif not self._awake_after_pass and not (self._ready_handles or self._retired):
                 self._ready_timer.stop()
 
     # -- readable sockets ---------------------------------------------------------------------------

@@ -237,8 +237,8 @@ def test_the_turn_end_is_qt_s_own_pass_so_it_costs_no_pass_of_its_own(qloop: App
         QTimer.singleShot(0, lambda: seen.append(("next pass", passes[0], qloop._ready_timer.isActive())))
 
     def from_a_qt_event() -> None:  # as a socket read is: straight from Qt's dispatch
-        seen.append(("asked", passes[0], False))
         qloop.call_at_turn_end(turn_end)
+        seen.append(("asked", passes[0], qloop._ready_timer.isActive()))
 
     async def main() -> None:
         QTimer.singleShot(0, from_a_qt_event)
@@ -249,8 +249,9 @@ def test_the_turn_end_is_qt_s_own_pass_so_it_costs_no_pass_of_its_own(qloop: App
         qloop.run_until_complete(main())
     finally:
         dispatcher.awake.disconnect(count)
-    (_, asked_in, _), (_, ended_in, _), (_, _, timer_left_running) = seen
+    (_, asked_in, timer_started), (_, ended_in, _), (_, _, timer_left_running) = seen
     assert ended_in - asked_in <= 1 and not timer_left_running
+    assert not (timer_started and qloop._awake_after_pass)  # glib's: not even started
 
 
 def test_a_turn_end_asked_for_by_a_turn_end_runs_without_waiting_for_another_event(qloop: AppEventLoop) -> None:
