@@ -941,8 +941,9 @@ class AuditLog:
 
     @_watched
     def _commit_open_group(self) -> None:
-        with self._transaction(0):
-            pass  # the open group is the whole transaction
+        """The open group is the whole transaction (written out: the hottest commit of the app)."""
+        group, owed = self._begin()
+        self._commit(group, owed, 0)
 
     def close(self) -> None:
         self.commit_turn()  # answers waiting for their commit get it (or hear why not)
@@ -1060,6 +1061,17 @@ class AuditLog:
         """BEGIN … COMMIT around one write (``writes``: the calls it records, for the checkpointer).
         An open group of answered calls is part of it and is committed (or fails) with it, and its
         waiters are told after."""
+        group, owed = self._begin()
+        try:
+            yield
+        except BaseException as exc:
+            self._fail(group, exc)
+            raise
+        self._commit(group, owed, writes)
+
+    def _begin(self) -> tuple[GroupCommit | None, list[tuple[int, Verdict, float]]]:
+        """The transaction begun (or the open group's taken over), with the decisions owed written
+        first; the group and the owed decisions it holds."""
         group, self._group = self._group, None
         owed = self._owed
         try:
@@ -1068,12 +1080,23 @@ class AuditLog:
                 self._cursor.execute("BEGIN")
             if owed:
                 self._insert_waited_decisions(owed)
-            yield
+        except BaseException as exc:
+            self._fail(group, exc)
+            raise
+        return group, owed
+
+    def _fail(self, group: GroupCommit | None, exc: BaseException) -> None:
+        """Nothing of the transaction stays; the group's waiters hear why."""
+        self._roll_back()
+        if group is not None:
+            self._abandon_group(group, exc)
+
+    def _commit(self, group: GroupCommit | None, owed: list[tuple[int, Verdict, float]], writes: int) -> None:
+        """COMMIT what :meth:`_begin` began; then the owed decisions are settled and the group's waiters told."""
+        try:
             self._cursor.execute("COMMIT")
         except BaseException as exc:
-            self._roll_back()
-            if group is not None:
-                self._abandon_group(group, exc)
+            self._fail(group, exc)
             raise
         if owed:
             self._owed = [entry for entry in self._owed if entry not in owed]
