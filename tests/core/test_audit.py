@@ -760,3 +760,22 @@ def test_a_database_file_emptied_in_place_fails_closed(tmp_path: Path) -> None:
     with pytest.raises(audit_module.LogFileLost, match="emptied"):
         record(log, BOB, "Bash", {"command": "rm -rf /"}, Verdict("allow_once", "policy"))
     log.close()
+
+
+@pytest.mark.logs("audit log", "write-ahead log", "could not copy")
+def test_a_wal_cut_short_right_after_the_first_write_of_a_reopened_log_is_noticed(tmp_path: Path) -> None:
+    """Red team: the size was noted only at each check, so a log just opened (its -wal empty)
+    took its first write, and a -wal emptied right after it passed the next check."""
+    path = tmp_path / "audit.sqlite3"
+    first = AuditLog(path)
+    record(first, ALICE, "Bash", {"command": "an earlier run"}, Verdict("allow_once", "policy"))
+    first.close()
+    log = AuditLog(path)
+    record(log, ALICE, "Bash", {"command": "the first write"}, Verdict("allow_once", "policy"))
+    os.truncate(path.with_name("audit.sqlite3-wal"), 0)
+    with pytest.raises(audit_module.LogFileLost, match="cut short"):
+        record(log, BOB, "Bash", {"command": "rm -rf /"}, Verdict("allow_once", "policy"))
+    log.close()
+    with sqlite3.connect(path) as db:
+        kept = {json.loads(args)["command"] for (args,) in db.execute("SELECT args FROM requests")}
+    assert "an earlier run" in kept and "rm -rf /" not in kept

@@ -432,9 +432,21 @@ class _FileWatch:
         """The file has held a database header: a log in WAL mode is never emptied, so one that is now
         was cut short by someone (``: > file``, a copy-and-truncate log rotation)."""
         self.wal_size = 0
-        """The largest size the ``-wal`` was seen at: SQLite never shortens it while the log is open
-        (it starts again from its beginning), so a shorter one was cut short by someone, and what it
-        held of the answered calls is gone; a checkpoint of it would copy the hole into the database."""
+        """The largest size the ``-wal`` was seen at (when the log was opened, after each commit and at
+        each check): SQLite never shortens it while the log is open (it starts again from its
+        beginning), so a shorter one was cut short by someone, and what it held of the answered calls
+        is gone; a checkpoint of it would copy the hole into the database."""
+        self.note_wal_size()
+
+    def note_wal_size(self) -> None:
+        """After a commit: the ``-wal`` holds it, so it may not be shorter than it is now."""
+        wal, identity = self.companions[0]
+        try:
+            info = os.stat(wal)
+        except OSError:
+            return  # gone: the next check says so
+        if (info.st_dev, info.st_ino) == identity and info.st_size > self.wal_size:
+            self.wal_size = info.st_size
 
     def problem(self, everything: bool = False) -> str | None:
         """What is wrong with the file at the path, as the log sees it; None when it is the log.
@@ -1098,6 +1110,8 @@ class AuditLog:
         except BaseException as exc:
             self._fail(group, exc)
             raise
+        if self._file is not None:
+            self._file.note_wal_size()
         if owed:
             self._owed = [entry for entry in self._owed if entry not in owed]
             for row, _, _ in owed:
