@@ -13,6 +13,18 @@ T = TypeVar("T")
 
 
 @pytest.fixture
+def view(qtbot: Any) -> Any:
+    """A preview view (``gui/preview_view.py``) on screen at a usual size, for the preview tests."""
+    from desktop_approver.gui.preview_view import PreviewView
+
+    widget = PreviewView()
+    qtbot.addWidget(widget)
+    widget.resize(900, 600)
+    widget.show()
+    return widget
+
+
+@pytest.fixture
 def qloop(qapp: Any) -> Iterator[asyncio.AbstractEventLoop]:
     """The app's own event loop (``gui/event_loop.py``) on the test's QApplication."""
     from desktop_approver.gui.event_loop import AppEventLoop

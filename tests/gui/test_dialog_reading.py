@@ -44,12 +44,18 @@ def _ticket(loop: asyncio.AbstractEventLoop, preview: dict[str, Any]) -> Ticket:
                   countdown=Countdown(300, loop=loop), batch_size=1)
 
 
-def test_allow_waits_until_the_diff_is_read(qtbot: Any, loop: asyncio.AbstractEventLoop) -> None:
+def _reading_dialog(qtbot: Any, loop: asyncio.AbstractEventLoop) -> tuple[ApprovalDialog, list[Any]]:
+    """A dialog loaded with the long diff, still reading it; the verdicts it answers land in the list."""
     dialog = ApprovalDialog(arming_delay_ms=0)
     qtbot.addWidget(dialog)
     answers: list[Any] = []
     dialog.decided.connect(lambda ticket, verdicts: answers.append(verdicts))
     dialog.load(_ticket(loop, {"kind": "diff", "path": "big.py", "old": OLD, "new": NEW}))
+    return dialog, answers
+
+
+def test_allow_waits_until_the_diff_is_read(qtbot: Any, loop: asyncio.AbstractEventLoop) -> None:
+    dialog, answers = _reading_dialog(qtbot, loop)
     preview = dialog.review.preview
     assert dialog.armed and not preview.is_known() and dialog.reading()
     # Locked, and it says why, on the buttons and in the bar under the review.
@@ -72,11 +78,7 @@ def test_allow_waits_until_the_diff_is_read(qtbot: Any, loop: asyncio.AbstractEv
 
 
 def test_deny_works_while_the_diff_is_read(qtbot: Any, loop: asyncio.AbstractEventLoop) -> None:
-    dialog = ApprovalDialog(arming_delay_ms=0)
-    qtbot.addWidget(dialog)
-    answers: list[Any] = []
-    dialog.decided.connect(lambda ticket, verdicts: answers.append(verdicts))
-    dialog.load(_ticket(loop, {"kind": "diff", "path": "big.py", "old": OLD, "new": NEW}))
+    dialog, answers = _reading_dialog(qtbot, loop)
     assert dialog.reading()
     dialog.deny.click()
     assert len(answers) == 1 and answers[0][0].decision == "deny"

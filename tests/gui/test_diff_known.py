@@ -25,15 +25,6 @@ NEW = NEW.replace("line_2970 = calc(2970)", "line_2970 = calc(2970)\u202e")
 LONG = {"kind": "diff", "path": "f.py", "old": OLD, "new": NEW}
 
 
-@pytest.fixture()
-def view(qtbot) -> PreviewView:
-    widget = PreviewView()
-    qtbot.addWidget(widget)
-    widget.resize(900, 600)
-    widget.show()
-    return widget
-
-
 def _known_state(qtbot, view: PreviewView, click: Callable[[PreviewView], None]) -> tuple[int, list[str], str]:
     """Show LONG, ``click`` while it is still diffed, and wait for the rendering to end."""
     said: list[int] = []

@@ -24,15 +24,6 @@ NEW = OLD.replace("def clean(path):", "def clean(path, dry_run=False):").replace
 DIFF = {"kind": "diff", "path": "tools/clean.py", "old": OLD, "new": NEW}
 
 
-@pytest.fixture()
-def view(qtbot) -> PreviewView:
-    widget = PreviewView()
-    qtbot.addWidget(widget)
-    widget.resize(900, 600)
-    widget.show()
-    return widget
-
-
 def _finish(qtbot, view: PreviewView) -> None:
     qtbot.waitUntil(lambda: not view.is_rendering(), timeout=30_000)
 
