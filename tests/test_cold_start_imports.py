@@ -19,9 +19,10 @@ from tests.support.service import ScriptedPerson, ServiceThread
 
 ROOT = Path(__file__).resolve().parent.parent
 # What the per-call commands must not pay for: argparse (with gettext, locale and shutil), typing,
-# threading, weakref, dataclasses (with inspect), asyncio, pathlib's helpers, logging.
+# threading, weakref, dataclasses (with inspect), asyncio, pathlib's helpers, logging; ``signal``, whose
+# enums cost about 1 ms to build (the hook's alarm uses ``_signal``), and ``struct`` with its extension.
 HEAVY = ("argparse", "gettext", "locale", "shutil", "typing", "threading", "weakref", "dataclasses", "inspect",
-         "asyncio", "logging", "subprocess", "tempfile", "urllib")
+         "asyncio", "logging", "subprocess", "tempfile", "urllib", "signal", "struct", "_struct")
 
 PROBE = """
 import json, runpy, socket, sys

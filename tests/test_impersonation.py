@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 
 from desktop_approver import AsyncClient, Client, UntrustedServer
-from desktop_approver.client.server_check import check_socket_path
+from desktop_approver.client.server_check import check_server, check_socket_path, server_uid
 from tests.support.users import SYSTEM_PYTHON, as_second_user
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -188,3 +188,19 @@ def test_client_refuses_a_directory_others_may_write(serve: Any) -> None:
     os.chmod(service.socket_path.parent, 0o700)
     with Client(service.socket_path) as client:
         assert client.status()["type"] == "status_reply"
+
+
+def test_the_servers_uid_is_the_one_the_kernel_gives_for_the_other_end() -> None:
+    left, right = socket.socketpair(socket.AF_UNIX)
+    with left, right:
+        assert server_uid(left) == os.getuid()
+        check_server(left, "/run/user/x/s")  # our own uid: passes
+
+
+def test_credentials_too_short_to_hold_a_uid_are_refused_not_read_as_root() -> None:
+    class ShortCredentials:
+        def getsockopt(self, *args: object) -> bytes:
+            return bytes(4)  # the uid's bytes are missing: read as a number they would say 0
+
+    with pytest.raises(UntrustedServer, match="no credentials for the server.*4 bytes"):
+        check_server(ShortCredentials(), "/run/user/x/s")  # type: ignore[arg-type]

@@ -21,12 +21,17 @@ from __future__ import annotations
 import os
 import socket
 import stat
-import struct
 import sys
 
 from .errors import UntrustedServer
 
 _SOL_LOCAL, _LOCAL_PEERCRED = 0, 0x001  # macOS <sys/un.h>
+_UCRED_SIZE = 12
+"""Linux's ``struct ucred``: pid, uid, gid, each 32 bits (read without ``struct``, which a hook
+would load for this alone)."""
+_XUCRED_SIZE = 76
+"""macOS's ``struct xucred``: version and uid (32 bits each), the group count (16 bits, padded to
+32) and 16 groups of 32 bits."""
 
 
 def check_socket_path(path: os.PathLike[str] | str) -> None:
@@ -56,13 +61,14 @@ def check_socket_path(path: os.PathLike[str] | str) -> None:
 def server_uid(sock: socket.socket) -> int | None:
     """The uid of the process listening on the other end, where the kernel tells it; else None."""
     if sys.platform.startswith("linux"):
-        raw = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
-        return int(struct.unpack("3i", raw)[1])
-    if sys.platform == "darwin":
-        size = struct.calcsize("IIh16I")
-        raw = sock.getsockopt(_SOL_LOCAL, _LOCAL_PEERCRED, size)
-        return int(struct.unpack("IIh16I", raw[:size])[1])
-    return None
+        raw = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, _UCRED_SIZE)
+    elif sys.platform == "darwin":
+        raw = sock.getsockopt(_SOL_LOCAL, _LOCAL_PEERCRED, _XUCRED_SIZE)
+    else:
+        return None
+    if len(raw) < 8:  # never from a kernel that knows the option; a uid read from nothing would be 0
+        raise OSError(f"the peer credentials are {len(raw)} bytes long")
+    return int.from_bytes(raw[4:8], sys.byteorder)  # the uid: the second 32-bit field of both
 
 
 def check_server(sock: socket.socket, path: os.PathLike[str] | str) -> None:
