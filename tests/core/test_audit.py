@@ -14,6 +14,7 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -747,6 +748,52 @@ def test_a_wal_cut_short_in_place_fails_closed_and_the_database_is_not_overwritt
     with sqlite3.connect(path) as db:
         kept = {json.loads(args)["command"] for (args,) in db.execute("SELECT args FROM requests")}
     assert {"checkpointed", "after"} <= kept and "rm -rf /" not in kept
+
+
+class _TurnLoop:
+    """A loop whose turn the test ends: what ``call_at_turn_end`` was given runs at :meth:`end_turn`."""
+
+    def __init__(self) -> None:
+        self.waiting: list[Any] = []
+
+    def call_at_turn_end(self, callback: Any) -> None:
+        self.waiting.append(callback)
+
+    def end_turn(self) -> None:
+        waiting, self.waiting = self.waiting, []
+        for callback in waiting:
+            callback()
+
+
+@pytest.mark.logs("audit log", "write-ahead log", "could not copy")
+def test_a_wal_cut_short_while_a_group_commits_answers_go_out_is_noticed(tmp_path: Path) -> None:
+    """Red team: with the -wal's size noted only after the answers went out, an agent that cut the
+    -wal back (to its size before the commit) as soon as it had its answer was not noticed: the next
+    write was taken, and closing the log left a file that was no database. The size is noted before
+    anyone hears an answer, so the cut is refused at the next write."""
+    path = tmp_path / "audit.sqlite3"
+    wal = path.with_name("audit.sqlite3-wal")
+    log = AuditLog(path)
+    record(log, ALICE, "Bash", {"command": "first"}, Verdict("allow_once", "policy"))
+    size_before = wal.stat().st_size
+    loop = _TurnLoop()
+    call = CallInfo(index=0, tool="Bash", args={"command": "x" * 20_000})
+    group = log.record_answered_in_turn(ALICE, "s", "r1", [call], [Verdict("allow_once", "policy")], loop=loop)
+    heard: list[BaseException | None] = []
+
+    def agent_cuts_the_wal(error: BaseException | None) -> None:
+        heard.append(error)
+        assert wal.stat().st_size > size_before  # the commit grew it
+        os.truncate(wal, size_before)
+
+    group.when_done(agent_cuts_the_wal)
+    loop.end_turn()
+    assert heard == [None]
+    with pytest.raises(audit_module.LogFileLost, match="cut short"):
+        log.record_event("mode", "changed", "the next write")
+    log.close()
+    with sqlite3.connect(path) as db:
+        assert db.execute("PRAGMA integrity_check").fetchone() == ("ok",)
 
 
 @pytest.mark.logs("audit log", "write-ahead log")

@@ -1110,6 +1110,10 @@ class AuditLog:
         except BaseException as exc:
             self._fail(group, exc)
             raise
+        if self._file is not None:
+            # Before anyone hears an answer: a -wal cut short while the answers go out (an agent
+            # acting on its own) must be shorter than a size noted after this commit, or it passes.
+            self._file.note_wal_size()
         if owed:
             self._owed = [entry for entry in self._owed if entry not in owed]
             for row, _, _ in owed:
@@ -1117,13 +1121,9 @@ class AuditLog:
                 self._row.pop(row, None)
             log.warning("the audit log wrote %d decisions it owed", len(owed))
         try:
-            if group is not None:  # the agents hear their answers first: the rest keeps nobody waiting
+            if group is not None:  # the agents hear their answers before the checkpointer's count
                 group._finish(None)
         finally:
-            # Before any later transaction of this log all the same (nothing else runs in between but
-            # the waiters, and a write of theirs looks at the -wal first, noting its size as well).
-            if self._file is not None:
-                self._file.note_wal_size()
             self._committed(max(writes + (group.calls if group is not None else 0), 1))
 
     def _roll_back(self) -> None:
