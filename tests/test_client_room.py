@@ -14,7 +14,7 @@ ROOM = ("desktop_approver.client.async_client", "desktop_approver.client.base", 
         "desktop_approver.client.paths", "desktop_approver.client.previews", "desktop_approver.client.server_check",
         "desktop_approver.client.settings", "desktop_approver.client.sync_client",
         "desktop_approver.client.transport", "desktop_approver.client.urls", "desktop_approver.client.vocabulary",
-        "desktop_approver.client.wire")
+        "desktop_approver.client.wire", "desktop_approver.client.wording")
 # What besides the room a client may load: the package itself (its version) and nothing else of ours.
 ALLOWED_OF_OURS = {"desktop_approver", "desktop_approver.version", "desktop_approver.client"}
 

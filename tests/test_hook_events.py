@@ -23,6 +23,10 @@ EXACT = {"type": "addRules", "rules": [{"toolName": "Bash", "ruleContent": "npm 
 """The rule of the app's own making: the approved command exactly, for this session."""
 
 
+BLOCKED = "The tool call was blocked by a policy rule and was not run. Note: no npm here"
+"""The words every way in gives the model for a block (``client/wording.py``)."""
+
+
 def permission_request(**extra: Any) -> str:
     event = {"session_id": "cc-7", "cwd": "/tmp/proj", "hook_event_name": "PermissionRequest", "tool_name": "Bash",
              "tool_input": {"command": "npm test"}, "permission_suggestions": [SUGGESTION], **extra}
@@ -62,7 +66,7 @@ def test_permission_request_blocked_interrupts(serve: Any) -> None:
     service = serve(lambda ticket: [Verdict("deny", "policy", note="no npm here", blocked=True)])
     decision = decision_of(cli("hook", "claude-code", "--socket", str(service.socket_path),
                                stdin=permission_request()).stdout)
-    assert decision == {"behavior": "deny", "message": "blocked by policy: no npm here", "interrupt": True}
+    assert decision == {"behavior": "deny", "message": BLOCKED, "interrupt": True}
 
 
 def test_permission_request_edited_input(serve: Any) -> None:
@@ -149,7 +153,7 @@ def test_pre_tool_use_block_ends_the_run_with_the_stop_reason(serve: Any) -> Non
     result = cli("hook", "claude-code", "--socket", str(service.socket_path), stdin=json.dumps(event))
     answer = json.loads(result.stdout)
     assert result.returncode == 0
-    assert answer["continue"] is False and answer["stopReason"] == "blocked by policy: no npm here"
+    assert answer["continue"] is False and answer["stopReason"] == BLOCKED
     assert answer["hookSpecificOutput"]["permissionDecision"] == "deny"
 
 

@@ -7,7 +7,8 @@ Blocking (one line; each function call waits for the person)::
 
 :class:`DesktopApprovalMiddleware` is function middleware. A deny short-circuits the call with the
 person's note as its result (the model reads it and the loop goes on); edited arguments replace
-``context.arguments`` before the function runs; a policy ``block`` raises ``MiddlewareFailure``,
+``context.arguments`` before the function runs; a policy ``block`` raises :class:`MiddlewareBlocked`,
+both :class:`~desktop_approver.client.errors.Blocked` and the framework's ``MiddlewareFailure``,
 which ends the run.
 
 Deferred (tools with ``approval_mode="always_require"``): the run returns with
@@ -38,7 +39,19 @@ from agent_framework._middleware import MiddlewareFailure
 from ..client.errors import Blocked
 from .base import Answer, Approver, Call, hints_from
 
-__all__ = ["DesktopApprovalMiddleware", "answer_approval_requests"]
+__all__ = ["DesktopApprovalMiddleware", "MiddlewareBlocked", "answer_approval_requests"]
+
+
+class MiddlewareBlocked(Blocked, MiddlewareFailure):
+    """A policy block, as the framework's fail-closed abort: ``except Blocked`` catches it with the
+    rule and the reason (``decision``), and so does code written for ``except MiddlewareFailure``
+    (the framework never turns a ``MiddlewareFailure`` into a tool result)."""
+
+    def __init__(self, decision: object) -> None:
+        reason = str(Blocked(decision))
+        MiddlewareFailure.__init__(self, reason)
+        self.args = (reason,)
+        self.decision = decision
 
 
 class DesktopApprovalMiddleware(FunctionMiddleware):
@@ -61,7 +74,7 @@ class DesktopApprovalMiddleware(FunctionMiddleware):
                 hints=hints_from(getattr(function, "additional_properties", None)),
                 description=getattr(function, "description", None) or None)
         except Blocked as exc:
-            raise MiddlewareFailure(str(exc)) from exc
+            raise MiddlewareBlocked(exc.decision) from None
         if not answer.allowed:
             context.result = answer.message
             return  # not calling call_next: the function does not run

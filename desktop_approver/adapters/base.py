@@ -33,6 +33,7 @@ from ..client import Client
 from ..client.base import check_timeout
 from ..client.errors import ApproverError, ApproverUnavailable, Blocked
 from ..client.wire import Decision
+from ..client.wording import deny_message
 
 if TYPE_CHECKING:
     from ..client.async_client import AsyncClient
@@ -47,14 +48,6 @@ HINT_NAMES = {  # MCP annotation / framework flag -> the wire's hint name
     "destructiveHint": "destructiveHint", "destructive_hint": "destructiveHint", "destructive": "destructiveHint",
     "idempotentHint": "idempotentHint", "idempotent_hint": "idempotentHint", "idempotent": "idempotentHint",
     "openWorldHint": "openWorldHint", "open_world_hint": "openWorldHint", "open_world": "openWorldHint",
-}
-WHO_DENIED = {
-    "user": "by the person at the desktop",
-    "policy": "by a policy rule",
-    "mode": "by the approver's deny-everything mode",
-    "timeout": "because nobody answered in time",
-    "cancelled": "because the request was cancelled",
-    "session": "by a remembered decision",
 }
 
 
@@ -113,17 +106,6 @@ def hints_from(source: Any) -> dict[str, bool] | None:
         if wire_name is not None and isinstance(value, bool):
             hints[wire_name] = value
     return hints or None
-
-
-def deny_message(decision: Decision) -> str:
-    """What the model reads when a call was refused."""
-    if decision.blocked:
-        text = "The tool call was blocked by a policy rule and was not run"
-    else:
-        text = f"The tool call was denied {WHO_DENIED.get(decision.decided_by, 'by the approver')} and was not run"
-    if decision.note:
-        return f"{text}. Note: {decision.note}"
-    return text + "."
 
 
 def answer_from(decision: Decision, args: Mapping[str, Any]) -> Answer:

@@ -14,7 +14,8 @@ or a ``PreToolUse`` hook (asked before every tool call)::
 session (``updated_permissions`` with ``destination="session"``; :mod:`.claude_code_rules`), so
 Claude Code stops asking about that call; its own suggestions are wider and never passed on. A deny is
 ``PermissionResultDeny(message=note)``: Claude reads the note and goes on; a policy ``block``
-denies with ``interrupt=True``, which stops the run. The hook answers ``permissionDecision``
+denies with ``interrupt=True``, which stops the run, and is kept as :attr:`DesktopPermissions.blocked`
+(the SDK lets no exception of a callback reach the caller of ``query()``). The hook answers ``permissionDecision``
 allow / deny the same way, with the hook's ``session_id`` as the session.
 
 The SDK's permission flow is one call at a time (it has no batch of pending approvals), so this
@@ -29,6 +30,7 @@ from claude_agent_sdk import PermissionResultAllow, PermissionResultDeny, ToolPe
 from claude_agent_sdk.types import PermissionUpdate
 
 from ..client.errors import Blocked
+from ..client.wording import block_message
 from .base import Answer, Approver
 from .claude_code_rules import session_update
 
@@ -40,6 +42,10 @@ class DesktopPermissions:
 
     def __init__(self, approver: Approver | None = None) -> None:
         self.approver = approver or Approver(agent="claude-agent-sdk")
+        self.blocked: Blocked | None = None
+        """The last policy block, with its rule and reason. The SDK lets no exception of a permission
+        callback or hook reach the code that runs ``query()`` (it answers the CLI instead), so the
+        block ends Claude's run and waits here: ``if permissions.blocked: raise permissions.blocked``."""
 
     def __repr__(self) -> str:
         return f"DesktopPermissions({self.approver!r})"
@@ -51,7 +57,8 @@ class DesktopPermissions:
             answer = await self.approver.ask_async(tool_name, tool_input, description=description,
                                                    agent=self._agent(context.agent_id))
         except Blocked as exc:
-            return PermissionResultDeny(message=str(exc), interrupt=True)
+            self.blocked = exc
+            return PermissionResultDeny(message=block_message(exc), interrupt=True)
         if not answer.allowed:
             return PermissionResultDeny(message=answer.message)
         updates = session_rules(tool_name, answer.args) if answer.for_session else None
@@ -68,9 +75,11 @@ class DesktopPermissions:
                                                    session=input_data.get("session_id") or None,
                                                    agent=self._agent(input_data.get("agent_id")))
         except Blocked as exc:
-            return {"continue_": False, "stopReason": str(exc),
+            self.blocked = exc
+            reason = block_message(exc)
+            return {"continue_": False, "stopReason": reason,
                     "hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny",
-                                           "permissionDecisionReason": str(exc)}}
+                                           "permissionDecisionReason": reason}}
         return {"hookSpecificOutput": _hook_output(answer)}
 
     def _agent(self, agent_id: str | None) -> str:

@@ -37,6 +37,7 @@ from mcp import ClientSession, StdioServerParameters, stdio_client, stdio_server
 from mcp.server.lowlevel.server import Server
 
 from ..client.errors import Blocked
+from ..client.wording import block_message
 from .base import Answer, Approver, hints_from
 
 if TYPE_CHECKING:
@@ -85,7 +86,7 @@ class Gate:
                                                    description=tool.description if tool is not None else None)
         except Blocked as exc:
             # A policy block ends nothing in MCP: the client reads it as the refusal it is.
-            return refusal(f"The tool call was blocked by a policy rule and was not run. {exc}")
+            return refusal(block_message(exc))
         if not answer.allowed:
             return refusal(answer.message)
         return await self._forward(params.name, answer.args)
@@ -396,7 +397,7 @@ class PermissionTool:
         try:
             answer = await self.approver.ask_async(tool, tool_input)
         except Blocked as exc:
-            answer = Answer(False, dict(tool_input), f"The tool call was blocked by a policy rule. {exc}")
+            answer = Answer(False, dict(tool_input), block_message(exc))
             blocked = True
         text = json.dumps(permission_result(answer, interrupt=blocked))
         return types.CallToolResult(content=[types.TextContent(type="text", text=text)])

@@ -181,8 +181,9 @@ def ask(kind: str, event: dict[str, Any], tool_input: dict[str, Any], args: argp
             rules = [update] if update is not None else None
         answer("allow", reason, decision.updated_args, rules)
     else:
-        who = "blocked by policy" if decision.blocked else f"denied on the desktop ({decision.decided_by})"
-        answer("deny", who + (f": {decision.note}" if decision.note else ""), interrupt=decision.blocked)
+        from ..client.wording import deny_message  # the same words as every adapter and the gate
+
+        answer("deny", deny_message(decision), interrupt=decision.blocked)
     return 0
 
 
