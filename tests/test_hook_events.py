@@ -218,9 +218,11 @@ def test_install_merges_keeps_what_is_there_and_prints_the_diff(tmp_path: Path) 
     assert written["model"] == "opus"
     assert written["hooks"]["Stop"][0] == existing["hooks"]["Stop"][0]
     installed = written["hooks"]["Stop"][1]["hooks"][0]["command"]
+    assert installed == HOOK_COMMAND  # the project's settings are shared: no path of this machine's venv
+    assert "shared with the project" in first.stderr
     for event, extra in (("PermissionRequest", " --deadline 600"), ("Notification", ""), ("Stop", "")):
         commands = [h["command"] for g in written["hooks"][event] for h in g["hooks"]]
-        assert commands.count(installed + extra) == 1 and HOOK_COMMAND not in commands
+        assert commands.count(installed + extra) == 1
     second = install()
     assert second.returncode == 0 and "nothing changed" in second.stdout
     assert json.loads(settings.read_text()) == written
@@ -231,15 +233,15 @@ def test_install_writes_an_absolute_command_that_runs_without_the_venv_on_path(s
     import subprocess
     import sys
 
-    project = tmp_path / "proj"
-    (project / ".claude").mkdir(parents=True)
-    (project / ".claude" / "settings.json").write_text(json.dumps(
+    own = tmp_path / "claude-config"
+    own.mkdir()
+    (own / "settings.json").write_text(json.dumps(
         {"hooks": {"Stop": [{"hooks": [{"type": "command", "command": HOOK_COMMAND}]}]}}))  # an earlier install
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
-    result = subprocess.run([sys.executable, "-m", "desktop_approver", "hook", "claude-code", "--install",
-                             "--project"], cwd=project, capture_output=True, text=True, env=env, timeout=30)
+    env = dict(os.environ, PYTHONPATH=str(ROOT), CLAUDE_CONFIG_DIR=str(own))
+    result = subprocess.run([sys.executable, "-m", "desktop_approver", "hook", "claude-code", "--install"],
+                            cwd=tmp_path, capture_output=True, text=True, env=env, timeout=30)
     assert result.returncode == 0, result.stderr
-    written = json.loads((project / ".claude" / "settings.json").read_text())
+    written = json.loads((own / "settings.json").read_text())
     commands = {h["command"].removesuffix(" --deadline 600")
                 for event in written["hooks"].values() for g in event for h in g["hooks"]}
     assert len(commands) == 1, commands  # the bare command of an earlier install now has the path too
@@ -250,6 +252,25 @@ def test_install_writes_an_absolute_command_that_runs_without_the_venv_on_path(s
                          capture_output=True, text=True, env={"PYTHONPATH": str(ROOT), "PATH": "/nonexistent"},
                          timeout=30)
     assert decision_of(ran.stdout) == {"behavior": "allow"}, ran.stderr
+
+
+def test_install_project_never_writes_this_machine_s_path_into_the_shared_settings(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    project = tmp_path / "proj"
+    (project / ".claude").mkdir(parents=True)
+    mine = f"{sys.executable} -m desktop_approver hook claude-code --when-unavailable ask"
+    (project / ".claude" / "settings.json").write_text(json.dumps(  # a path an earlier version put there
+        {"hooks": {"Stop": [{"hooks": [{"type": "command", "command": mine}]}]}}))
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    result = subprocess.run([sys.executable, "-m", "desktop_approver", "hook", "claude-code", "--install",
+                             "--project"], cwd=project, capture_output=True, text=True, env=env, timeout=30)
+    assert result.returncode == 0, result.stderr
+    text = (project / ".claude" / "settings.json").read_text()
+    assert sys.executable not in text and str(Path(sys.executable).parent) not in text
+    written = json.loads(text)
+    assert written["hooks"]["Stop"][0]["hooks"][0]["command"] == HOOK_COMMAND + " --when-unavailable ask"
 
 
 def test_install_repoints_an_earlier_hook_keeping_its_options_and_leaves_others_alone() -> None:

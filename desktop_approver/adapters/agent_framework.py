@@ -37,7 +37,7 @@ from agent_framework import Content, FunctionInvocationContext, FunctionMiddlewa
 from agent_framework._middleware import MiddlewareFailure
 
 from ..client.errors import Blocked
-from .base import Answer, Approver, Call, hints_from
+from .base import Answer, Approver, Call, approver_or_default, hints_from
 
 __all__ = ["DesktopApprovalMiddleware", "MiddlewareBlocked", "answer_approval_requests"]
 
@@ -58,7 +58,7 @@ class DesktopApprovalMiddleware(FunctionMiddleware):
     """Function middleware that asks the desktop before each function runs."""
 
     def __init__(self, approver: Approver | None = None, *, agent: str | None = None) -> None:
-        self.approver = approver or Approver(agent=agent or "agent-framework")
+        self.approver = approver_or_default(approver, agent or "agent-framework")
         self.agent = agent
 
     def __repr__(self) -> str:
@@ -87,7 +87,7 @@ async def answer_approval_requests(response: Any, approver: Approver | None = No
                                    agent: str | None = None) -> Message:
     """Ask about every pending approval request in one batch; the user message that answers them."""
     requests = [r for r in response.user_input_requests if r.type == "function_approval_request"]
-    approver = approver or Approver(agent=agent or "agent-framework")
+    approver = approver_or_default(approver, agent or "agent-framework")
     calls = [_call_of(request) for request in requests]
     answers = await approver.ask_batch_async(calls, session=_session_id(session),
                                              agent=agent or approver.agent or "agent-framework")

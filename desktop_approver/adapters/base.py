@@ -117,6 +117,23 @@ def answer_from(decision: Decision, args: Mapping[str, Any]) -> Answer:
     return Answer(True, final, message, decision, edited)
 
 
+def approver_or_default(approver: object, agent: str | None) -> Approver:
+    """``approver``, or a new :class:`Approver` named ``agent`` when it is None.
+
+    Anything else fails here, when the adapter is built, with what to pass instead: a wrong object
+    would otherwise be found only at the first tool call, as an ``AttributeError`` in the middle of
+    a run (a :class:`~desktop_approver.testing.FakeApprover` is a transport, not an approver).
+    """
+    if approver is None:
+        return Approver(agent=agent)
+    if isinstance(approver, Approver):
+        return approver
+    kind = type(approver).__name__
+    hint = (f"a {kind} is a transport: pass Approver(transport=your_{kind.lower()})" if hasattr(approver, "connect")
+            else "build one with desktop_approver.adapters.base.Approver(...), or pass nothing for the default")
+    raise TypeError(f"expected a desktop_approver.adapters.base.Approver, not {kind}: {hint}")
+
+
 class Approver:
     """Asks the app about tool calls for an adapter; one per agent run is typical, sharing is fine.
 

@@ -31,7 +31,7 @@ from claude_agent_sdk.types import PermissionUpdate
 
 from ..client.errors import Blocked
 from ..client.wording import block_message
-from .base import Answer, Approver
+from .base import Answer, Approver, approver_or_default
 from .claude_code_rules import session_update
 
 __all__ = ["DesktopPermissions"]
@@ -41,7 +41,7 @@ class DesktopPermissions:
     """The permission callback and the PreToolUse hook, sharing one :class:`Approver`."""
 
     def __init__(self, approver: Approver | None = None) -> None:
-        self.approver = approver or Approver(agent="claude-agent-sdk")
+        self.approver = approver_or_default(approver, "claude-agent-sdk")
         self.blocked: Blocked | None = None
         """The last policy block, with its rule and reason. The SDK lets no exception of a permission
         callback or hook reach the code that runs ``query()`` (it answers the CLI instead), so the

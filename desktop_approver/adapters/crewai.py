@@ -40,7 +40,7 @@ from crewai.hooks import (
 
 from ..client.errors import Blocked
 from ..client.wording import block_message
-from .base import Answer, Approver
+from .base import Answer, Approver, approver_or_default
 
 __all__ = ["DesktopApproval"]
 log = logging.getLogger("desktop_approver.adapters.crewai")
@@ -50,7 +50,7 @@ class DesktopApproval:
     """The before-tool-call hook (and the note-delivering before-LLM-call hook) for CrewAI."""
 
     def __init__(self, approver: Approver | None = None) -> None:
-        self.approver = approver or Approver(agent="crewai")
+        self.approver = approver_or_default(approver, "crewai")
         self._notes: dict[int, list[str]] = {}  # id(agent) -> notes not yet shown to its model
         # session (crew, else task) -> the block that ends its run, and, without a crew, the agent
         # executor it ends (a crew's next kickoff forgets the block: see _forget_at_next_kickoff)

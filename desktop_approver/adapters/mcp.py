@@ -38,7 +38,7 @@ from mcp.server.lowlevel.server import Server
 
 from ..client.errors import Blocked
 from ..client.wording import block_message
-from .base import Answer, Approver, hints_from
+from .base import Answer, Approver, approver_or_default, hints_from
 
 if TYPE_CHECKING:
     from mcp.shared._stream_protocols import ReadStream
@@ -59,7 +59,7 @@ class Gate:
 
     def __init__(self, upstream: ClientSession, approver: Approver, *, allow_read_only: bool = False) -> None:
         self.upstream = upstream
-        self.approver = approver
+        self.approver = approver_or_default(approver, None)
         self.allow_read_only = allow_read_only
         self.tools: dict[str, types.Tool] = {}
 
@@ -381,7 +381,7 @@ class PermissionTool:
     """Serves one tool that asks the app whether Claude Code may use another tool."""
 
     def __init__(self, approver: Approver) -> None:
-        self.approver = approver
+        self.approver = approver_or_default(approver, None)
 
     async def list_tools(self, ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
         return types.ListToolsResult(tools=[types.Tool(

@@ -42,7 +42,7 @@ from agents.tool_guardrails import (
 )
 
 from ..client.errors import Blocked
-from .base import Answer, Approver, Call, hints_from
+from .base import Answer, Approver, Call, approver_or_default, hints_from
 
 __all__ = ["GuardrailBlocked", "desktop_guardrail", "require_desktop_approval", "resolve_interruptions",
            "resolve_interruptions_sync"]
@@ -64,7 +64,7 @@ class GuardrailBlocked(Blocked, ToolInputGuardrailTripwireTriggered):
 
 def desktop_guardrail(approver: Approver | None = None) -> ToolInputGuardrail[Any]:
     """A tool input guardrail that asks the desktop before the tool runs."""
-    approver = approver or Approver(agent="openai-agents")
+    approver = approver_or_default(approver, "openai-agents")
 
     async def ask_the_desktop(data: ToolInputGuardrailData) -> ToolGuardrailFunctionOutput:
         context = data.context
@@ -114,7 +114,7 @@ def require_desktop_approval(agent: Agent[Any], approver: Approver | None = None
 async def resolve_interruptions(result: RunResult | RunResultStreaming, approver: Approver | None = None, *,
                                 session: str | None = None) -> RunState[Any]:
     """Ask about every pending approval in one batch; the state to resume the run with."""
-    approver = approver or Approver(agent=_agent_name(result))
+    approver = approver_or_default(approver, _agent_name(result))
     items = list(result.interruptions)
     answers = await approver.ask_batch_async(_calls(items), session=session or _result_group_id(result),
                                              agent=_agent_name(result))
@@ -125,7 +125,7 @@ def resolve_interruptions_sync(result: RunResult, approver: Approver | None = No
                                session: str | None = None) -> RunState[Any]:
     """:func:`resolve_interruptions` next to ``Runner.run_sync``."""
     own = approver is None
-    approver = approver or Approver(agent=_agent_name(result))
+    approver = approver_or_default(approver, _agent_name(result))
     try:
         items = list(result.interruptions)
         answers = approver.ask_batch(_calls(items), session=session or _result_group_id(result),

@@ -23,9 +23,12 @@ Claude Code.
   installed), so with several agents running they know which one needs them.
 
 ``--install [--project]`` merges the hooks into ``~/.claude/settings.json`` (or the project's
-``.claude/settings.json``), keeping what is there, and prints the diff. The hook command is the
-absolute path of the ``desktop-approver`` that ran ``--install`` (as ``install --systemd`` writes
-it): Claude Code runs hooks with its own PATH, where a venv's command may be missing.
+``.claude/settings.json``), keeping what is there, and prints the diff. In the person's own settings
+the hook command is the absolute path of the ``desktop-approver`` that ran ``--install`` (as
+``install --systemd`` writes it): Claude Code runs hooks with its own PATH, where a venv's command
+may be missing. The project's settings are shared with everyone who checks the project out, so
+``--project`` writes the bare ``desktop-approver hook claude-code`` (each person's PATH finds it),
+never this machine's path, and says so on stderr.
 
 When the app is unreachable the call is denied (fail closed); ``--when-unavailable ask`` hands
 the question back to Claude Code's own terminal prompt instead. Claude Code kills a hook after its
@@ -386,7 +389,9 @@ def install(*, project: bool) -> int:
         settings = json.loads(before_text) if before_text.strip() else {}
         if not isinstance(settings, dict):
             raise ValueError("it is not a JSON object")
-        merged = merged_settings(settings, hook_command())
+        # The project's settings are shared (committed, read by every teammate's Claude Code): no
+        # path of this machine's venv goes there, only the bare command each person's PATH finds.
+        merged = merged_settings(settings, HOOK_COMMAND if project else hook_command())
     except (OSError, ValueError) as exc:
         print(f"desktop-approver: cannot update {path}: {exc}", file=sys.stderr)
         return 2
@@ -400,6 +405,10 @@ def install(*, project: bool) -> int:
     if path.exists():
         os.chmod(temporary, path.stat().st_mode & 0o777)
     os.replace(temporary, path)
+    if project:
+        print(f"desktop-approver: {path} is shared with the project: its hooks run `{HOOK_COMMAND}` from each "
+              "person's PATH (install it with pipx, or run --install without --project for your own settings, "
+              "which get this installation's absolute path)", file=sys.stderr)
     sys.stdout.writelines(difflib.unified_diff(before_text.splitlines(keepends=True),
                                                after_text.splitlines(keepends=True),
                                                fromfile=f"{path} (before)", tofile=f"{path} (after)"))
