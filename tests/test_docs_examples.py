@@ -226,6 +226,7 @@ RUNNERS: dict[str, Callable[..., None]] = {
     "Testing your agent": run_its_tests,
     "Testing an agent without the app": run_its_tests,
     "PydanticAI": framework("pydantic_ai", lambda: {"model": pydantic_ai_model()}, "cleaner"),
+    "Agent frameworks": framework("pydantic_ai", lambda: {"model": pydantic_ai_model()}, "cleaner"),  # README's one
     "OpenAI Agents SDK": framework("agents", lambda: {"model": openai_agents_model()}, "cleaner"),
     "LangChain / LangGraph": framework("langchain", lambda: {"model": langchain_model()}, "cleaner"),
     "Claude Agent SDK": claude_agent_sdk,
@@ -237,8 +238,8 @@ RUNNERS: dict[str, Callable[..., None]] = {
 }
 
 
-FRAMEWORK_SECTIONS = {"PydanticAI", "OpenAI Agents SDK", "LangChain / LangGraph", "Claude Agent SDK",
-                      "Microsoft Agent Framework", "CrewAI", "Testing an agent without the app"}
+FRAMEWORK_SECTIONS = {"PydanticAI", "Agent frameworks", "OpenAI Agents SDK", "LangChain / LangGraph",
+                      "Claude Agent SDK", "Microsoft Agent Framework", "CrewAI", "Testing an agent without the app"}
 
 
 @pytest.mark.parametrize("example", [
