@@ -52,4 +52,5 @@ def test_the_public_names_stay_importable_from_the_package() -> None:
 
 def test_no_module_of_the_client_is_left_at_the_package_root() -> None:
     root = {path.stem for path in (ROOT / "desktop_approver").glob("*.py")}
-    assert root == {"__init__", "__main__", "cli", "demo", "logs", "testing", "version"}
+    # wiring: the tray's service options, the core and the relay wired above both (tests/test_layering.py)
+    assert root == {"__init__", "__main__", "cli", "demo", "logs", "testing", "version", "wiring"}
