@@ -179,7 +179,8 @@ def test_five_requests_from_three_agents_make_three_notifications(notifying_appr
             "⚠ Destructive: git push --force origin main · 2 waiting from “codex” (as claimed)",
             "✔ Safe: ls · 1 waiting from “aider” (as claimed)"], what="one notification per agent", timeout=30)
         codex = [n for n in server.open.values() if n.summary.endswith("“codex” (as claimed)")][0]
-        assert codex.id == first_id and codex.replaced == first_id  # replaced in place (replaces_id)
+        # Its most urgent request changed: a new notification, the old one closed (never its text replaced).
+        assert codex.id != first_id and (first_id, 3) in server.closed
         assert codex.hints["urgency"] == 2 and codex.labels[1:] == ["Review", "Deny"]
         assert all(n.hints["urgency"] == 1 for n in server.open.values() if n is not codex)
         for ticket in approver.decider.tickets():
@@ -330,3 +331,73 @@ def test_allow_on_a_notification_of_a_long_diff_opens_the_dialog(notifying_appro
         assert (await answer).decision == "deny"
 
     run(scenario())
+
+
+# -- an action is bound to the request it was shown for (issue 31) ------------------------------
+
+
+def ask_async(approver: Any, tool: str, args: dict, agent: str = "test-agent") -> asyncio.Task[Any]:
+    from desktop_approver import AsyncClient
+
+    client = AsyncClient(approver.service.options.socket_path, agent=agent)
+    return asyncio.ensure_future(client.request(tool, args, session="run-1"))
+
+
+@pytest.mark.parametrize("action", ["allow_once", "allow_session", "deny"])
+def test_a_click_on_a_withdrawn_requests_notification_never_answers_the_next(
+        notifying_approver: Any, notification_server: Any, run: Callable[..., Any], action: str) -> None:
+    """The race an agent controls: its first request goes, its next takes the notification, and a
+    click picked on the first one's text arrives: it opens the review, and answers nothing."""
+    server = notification_server.server
+    approver = notifying_approver
+    approver.set_popups(False)
+    opened: list[Any] = []
+    approver.notifications.review_requested.connect(opened.append)
+
+    async def scenario() -> None:
+        first = ask_async(approver, "write_file", {"path": "notes.txt", "content": "hi"})
+        old = (await wait_for(lambda: list(server.open.values()), what="the first notification", timeout=30))[0]
+        assert "notes.txt" in old.summary
+        first.cancel()  # the agent withdraws it
+        await wait_for(lambda: not approver.decider.tickets(), what="the first request withdrawn", timeout=30)
+        second = ask(approver, "write_file", {"path": "other.txt", "content": "x"})
+        new = (await wait_for(lambda: [n for n in server.open.values() if "other.txt" in n.summary],
+                              what="the second request's notification", timeout=30))[0]
+        assert new.id != old.id and new.replaced == 0  # a new notification, never the old one's text replaced
+        ticket = approver.decider.tickets()[0]
+        notification_server.invoke_late_action(old, action)  # the late click, on what the first one showed
+        await wait_for(lambda: opened, what="the review to open", timeout=30)
+        assert opened == [ticket] and approver.decider.tickets() == [ticket]  # shown, not answered
+        assert not second.done()
+        notification_server.invoke_action(new.id, "deny")  # its own notification answers it
+        assert (await second).decision == "deny"
+
+    run(scenario(), timeout=90)
+
+
+def test_a_click_on_a_displaced_notification_reviews_its_own_request(
+        notifying_approver: Any, notification_server: Any, run: Callable[..., Any]) -> None:
+    """A more urgent request of the same agent takes its notification: Allow on the old one shows
+    the old request, and allows neither."""
+    server = notification_server.server
+    approver = notifying_approver
+    approver.set_popups(False)
+    opened: list[Any] = []
+    approver.notifications.review_requested.connect(opened.append)
+
+    async def scenario() -> None:
+        first = ask(approver, "write_file", {"path": "a.txt", "content": "hi"})
+        old = (await wait_for(lambda: list(server.open.values()), what="the first notification", timeout=30))[0]
+        second = ask(approver, "Bash", {"command": "rm -rf ~/projects"})
+        new = (await wait_for(lambda: [n for n in server.open.values() if "rm -rf" in n.summary],
+                              what="the destructive request's notification", timeout=30))[0]
+        assert new.id != old.id and old.id not in server.open and len(server.open) == 1
+        displaced = next(t for t in approver.decider.tickets() if t.calls[0].tool == "write_file")
+        notification_server.invoke_late_action(old, "allow_once")
+        await wait_for(lambda: opened, what="the review to open", timeout=30)
+        assert opened == [displaced] and len(approver.decider.tickets()) == 2
+        for ticket in approver.decider.tickets():
+            approver.decider.answer(ticket, [_deny() for _ in ticket.calls])
+        assert (await first).decision == "deny" and (await second).decision == "deny"
+
+    run(scenario(), timeout=90)
