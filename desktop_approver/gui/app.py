@@ -104,7 +104,7 @@ class DesktopApprover(QObject):
         self.decider.present.connect(self._present)
         self.decider.queue_changed.connect(self._queue_changed)
         self.decider.queue_changed.connect(self.tray.refresh)
-        self.tray.ticket_chosen.connect(self.decider.show)
+        self.tray.ticket_chosen.connect(self.review_chosen)
         self.tray.inbox_requested.connect(self.open_inbox)
         self.tray.history_requested.connect(self.open_history)
         self.tray.sessions_requested.connect(self.open_sessions)
@@ -325,6 +325,14 @@ class DesktopApprover(QObject):
         window.show()
         window.raise_()
         window.activateWindow()
+
+    def review_chosen(self, ticket: Ticket) -> None:
+        """A request picked in the tray's menu: that one, or the inbox when it has gone meanwhile
+        (never another request in its place)."""
+        if ticket in self.decider.tickets():
+            self.decider.show(ticket)
+        else:
+            self.open_inbox()
 
     def show_for_key(self, what: str) -> None:
         """``desktop-approver show`` (a key the person bound): the most urgent waiting request (or the

@@ -4,7 +4,9 @@ The rows follow the same queue as the dialog (most urgent first, :mod:`desktop_a
 each with its place, agent and session, risk, how long it has waited and how long it has left.
 A decided request leaves at once. New arrivals never take focus or the selection: the selected
 rows stay selected wherever the queue puts them. Several rows can be selected and decided
-together, with buttons that say how many; the review on the right is the dialog's widget.
+together, with buttons that say how many; the review on the right is the dialog's widget. A click
+(or key) answers only what the buttons last said they act on: when a selected request left or the
+review moved on since, it answers nothing and the buttons say what they act on now (issue 31).
 """
 
 from __future__ import annotations
@@ -98,6 +100,7 @@ class InboxWindow(QWidget):
         self.setAttribute(Qt.WidgetAttribute.WA_ShowWithoutActivating, True)
         self.decider = decider
         self._rows: dict[str, QTreeWidgetItem] = {}
+        self._offered: tuple[str | None, ...] = ()  # what the buttons were last labelled for (see decide_selected)
 
         layout = QVBoxLayout(self)
         self.summary = QLabel()
@@ -259,6 +262,12 @@ class InboxWindow(QWidget):
         tickets = self.selected_tickets()
         if not tickets:
             return 0
+        if self._offer(tickets) != self._offered:
+            # The selection or the review changed under the person (a request left, the review
+            # moved on) since the buttons last said what they do: show it, answer nothing.
+            self._update_buttons()
+            self.selected_label.setText("The selection changed: check it and choose again")
+            return 0
         single = len(tickets) == 1 and self.review.ticket is tickets[0]
         if choice != "deny":
             allowed = self.choice_for(choice, tickets)
@@ -301,9 +310,14 @@ class InboxWindow(QWidget):
         self.review.setEnabled(bool(tickets))
         self._update_buttons()
 
+    def _offer(self, tickets: list[Ticket]) -> tuple[str | None, ...]:
+        """What a button click would act on: the selected requests and the one the review shows."""
+        return (*(t.key for t in tickets), self.review.ticket.key if self.review.ticket is not None else None)
+
     def _update_buttons(self) -> None:
         """Labels that say what a click does to the selection ("Allow 2 once", "Deny 3")."""
         tickets = self.selected_tickets()
+        self._offered = self._offer(tickets)
         for button, choice in ((self.allow_once, "allow_once"), (self.allow_session, "allow_session")):
             allowed = self.choice_for(choice, tickets) if tickets else batch.Choice(
                 "Allow &once" if choice == "allow_once" else "Allow for &session", False)
