@@ -151,7 +151,7 @@ class ApprovalDialog(QDialog):
 
         self.review = ReviewPanel()
         self.review.interacted.connect(self.pause_countdown)
-        self.review.edit_validity_changed.connect(lambda _ok: self._update_buttons())
+        self.review.edit_validity_changed.connect(lambda _ok: self._follow_edit())
         self.review.ticks_changed.connect(self._update_buttons)
         # A long diff is read a step at a time: Allow waits until all of it is known (its warnings said).
         self.review.preview.warnings_changed.connect(lambda _warnings: self._update_buttons())
@@ -449,11 +449,18 @@ class ApprovalDialog(QDialog):
 
     def choices(self) -> tuple[batch.Choice, batch.Choice]:
         """What "allow once" and "allow for session" would do now, with the ticks as they are."""
-        ticket = self.ticket
+        ticket = self.review.effective_ticket() if self.review.ticket is self.ticket else self.ticket
         if ticket is None:
             return batch.Choice("Allow &once", False), batch.Choice("Allow for &session", False)
         ticked = self.review.allowed_mask()
         return batch.allow_once_choice(ticket.calls, ticked), batch.allow_session_choice(ticket.calls, ticked)
+
+    def _follow_edit(self) -> None:
+        """An edit read again: the title and the buttons follow the call as it would run."""
+        effective = self.review.effective_ticket()
+        if effective is not None and self.review.ticket is self.ticket:
+            self.setWindowTitle(window_title(effective))
+        self._update_buttons()
 
     def _hint_of(self, label: str) -> int:
         probe = QPushButton(label, self)
@@ -502,7 +509,7 @@ class ApprovalDialog(QDialog):
         self.deny.setEnabled(self.ticket is not None)  # refusing never waits for the lock
         if self.isVisible():  # new labels (a batch's ticks) must not widen the dialog past its width
             self._arrange_buttons(self.width())
-        ticket = self.ticket
+        ticket = self.review.effective_ticket() if self.review.ticket is self.ticket else self.ticket
         offered = (self.offer_always_allow and ticket is not None and len(ticket.calls) == 1
                    and ticket.risk_level != "destructive")
         self.always_allow.setVisible(offered)

@@ -123,6 +123,7 @@ class InboxWindow(QWidget):
         splitter.addWidget(self.tree)
         self.review = ReviewPanel()
         self.review.ticks_changed.connect(self._update_buttons)
+        self.review.edit_validity_changed.connect(lambda _ok: self._update_buttons())  # an edit read again
         self.review.preview.warnings_changed.connect(lambda _warnings: self._update_buttons())  # a long diff read
         self.review_scroll = QScrollArea()  # the review scrolls: it never sets the window's minimum size
         self.review_scroll.setObjectName("inboxReviewScroll")
@@ -288,9 +289,11 @@ class InboxWindow(QWidget):
         if len(tickets) == 1 and self.review.ticket is tickets[0]:
             ticked = self.review.allowed_mask()
             chooser = batch.allow_once_choice if choice == "allow_once" else batch.allow_session_choice
-            chosen = chooser(tickets[0].calls, ticked)
+            chosen = chooser((self.review.effective_ticket() or tickets[0]).calls, ticked)  # edits read again
             if not self.review.preview.is_known():  # nobody approves what they could not see
                 return batch.Choice(chosen.label, False, READING_REASON, chosen.short)
+            if not self.review.edits_valid():
+                return batch.Choice(chosen.label, False, "the edited arguments are being read", chosen.short)
             return chosen
         how = "&once" if choice == "allow_once" else "for &session"
         label = f"Allow {len(tickets)} {how}"

@@ -2,6 +2,13 @@
 
 One widget, embedded by the approval dialog and by the inbox, so both show the same thing.
 For a batch it lists the calls with a check box each (checked = allow) for partial approval.
+
+Edits are new calls (issue 31): arguments the person edits are read again by the core's reader
+(:func:`~desktop_approver.core.decisions.broker.read_again`) a moment after the typing stops, and
+everything the panel shows follows that reading (badge, reasons, preview, the batch's line);
+:meth:`ReviewPanel.effective_ticket` is the ticket as it would run, which the buttons and the
+title follow. Until an edit is read, :meth:`ReviewPanel.edits_valid` is False: nobody approves a
+call whose reading they have not seen.
 """
 
 from __future__ import annotations
@@ -9,9 +16,10 @@ from __future__ import annotations
 import html
 import json
 import os
+from dataclasses import replace
 from typing import Any
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -31,6 +39,7 @@ from PySide6.QtWidgets import (
 )
 
 from ..core.calls.reading import read_call
+from ..core.decisions.broker import read_again
 from ..core.decisions.tickets import CallInfo, Ticket
 from ..render.headline import FIRST_VIEW_CHARS, further_down, headline, shorten
 from ..render.preview_check import preview_mismatch
@@ -45,6 +54,7 @@ from .review_text import agent_hints_text, first_view_text, reading_line, summar
 RISK_ROLE = Qt.ItemDataRole.UserRole + 2
 NAME_CHARS = 60   # an agent, tool or session name in a line of text is cut to this (the tooltip has it all)
 PATH_CHARS = 90
+REREAD_AFTER_MS = 300  # edited arguments are read again once the typing pauses this long
 
 
 class ArgsEditor(QWidget):
@@ -107,6 +117,12 @@ class ReviewPanel(QWidget):
         self.ticket: Ticket | None = None
         self.compact = False
         self._edited: dict[int, dict[str, Any]] = {}
+        self._reads: dict[int, CallInfo] = {}  # the edited calls, read again as new calls
+        self._editing_row = 0
+        self._reread = QTimer(self)
+        self._reread.setSingleShot(True)
+        self._reread.setInterval(REREAD_AFTER_MS)
+        self._reread.timeout.connect(self._read_edit)
         layout = QVBoxLayout(self)
 
         # The app's own verdict: always here, at the top, in the app's style; no agent text in it.
@@ -195,6 +211,7 @@ class ReviewPanel(QWidget):
         self.args_editor = ArgsEditor()
         self.args_editor.hide()
         self.args_editor.validity_changed.connect(self._editor_validity)
+        self.args_editor.editor.textChanged.connect(self._edit_typed)
         self.splitter.addWidget(self.args_editor)
         frame_layout.addWidget(self.splitter, 1)
 
@@ -257,6 +274,8 @@ class ReviewPanel(QWidget):
         self.badge.show()
         self.agent_frame.show()
         self._edited = {}
+        self._reads = {}
+        self._reread.stop()
         self.note.clear()
         self.edit_button.setChecked(False)
         self.whole_tool.setChecked(False)
@@ -267,18 +286,10 @@ class ReviewPanel(QWidget):
         self.calls.blockSignals(True)
         self.calls.clear()
         for call, ticked in zip(ticket.calls, initial_ticks(ticket.calls), strict=True):
-            level = call.risk.level if call.risk else "moderate"
-            reasons = "; ".join(call.risk.reasons) if call.risk and call.risk.reasons else "no risk found"
-            item = QListWidgetItem(f"{risk_text(level)}   {shorten(visible(call.tool), NAME_CHARS)}  —  "
-                                   f"{headline(call.tool, call.args, 90)}\n      {reasons}")
+            item = QListWidgetItem()
             item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
             item.setCheckState(Qt.CheckState.Checked if ticked else Qt.CheckState.Unchecked)
-            item.setForeground(QBrush(QColor(risk_colours(level)[0])))
-            item.setData(RISK_ROLE, level)
-            warning = ("\ndestructive calls start unticked: tick it only after reading it"
-                       if level == "destructive" and len(ticket.calls) > 1 else "")
-            item.setToolTip(plain_tooltip(f"{visible(call.tool)}: {summarise_args(call.args, 400)}\n"
-                                          "ticked: allowed when you approve; unticked: denied" + warning))
+            describe_item(item, call, len(ticket.calls))
             self.calls.addItem(item)
         self.calls.blockSignals(False)
         self.calls.setVisible(len(ticket.calls) > 1)
@@ -299,6 +310,8 @@ class ReviewPanel(QWidget):
         """Show nothing (the request left and nothing else is selected): no stale review stays up."""
         self.ticket = None
         self._edited = {}
+        self._reads = {}
+        self._reread.stop()
         self.note.clear()
         self.edit_button.setChecked(False)
         self.identity.clear()
@@ -317,10 +330,18 @@ class ReviewPanel(QWidget):
         self.agent_frame.hide()
 
     def current_call(self) -> CallInfo | None:
+        """The selected call as it would run: edited arguments read again, else the agent's."""
         if self.ticket is None:
             return None
         row = max(0, self.calls.currentRow())
-        return self.ticket.calls[row] if row < len(self.ticket.calls) else None
+        return self._reads.get(row, self.ticket.calls[row]) if row < len(self.ticket.calls) else None
+
+    def effective_ticket(self) -> Ticket | None:
+        """The ticket as it would run: each edited call replaced by its new reading (issue 31).
+        What the buttons may offer and the title says follow this, never the agent's first version."""
+        if self.ticket is None or not self._reads:
+            return self.ticket
+        return replace(self.ticket, calls=[self._reads.get(i, call) for i, call in enumerate(self.ticket.calls)])
 
     def allowed_mask(self) -> list[bool]:
         """Which calls the person leaves checked (all of them for a single call)."""
@@ -333,19 +354,33 @@ class ReviewPanel(QWidget):
         return dict(self._edited)
 
     def edits_valid(self) -> bool:
+        """False while the edited arguments are invalid or not read again yet."""
+        if self._reread.isActive():
+            return False
         return not self.args_editor.isVisible() or self.args_editor.is_valid()
 
     def _show_call(self, row: int) -> None:
         self._capture_edit()
         if self.ticket is None or not (0 <= row < len(self.ticket.calls)):
             return
-        call = self.ticket.calls[row]
+        self._display(row)
+        self._editing_row = row  # the editor now holds this call's arguments
+        self.args_editor.load(self._edited.get(row, self.ticket.calls[row].args))
+
+    def _display(self, row: int) -> None:
+        """Show call ``row`` as it would run (its edit read again), without touching the editor."""
+        assert self.ticket is not None
+        original = self.ticket.calls[row]
+        call = self._reads.get(row, original)
+        effective = self.effective_ticket() or self.ticket
         self.tool.setText(visible(call.tool))
         # A batch is as dangerous as its worst call, whichever call is selected.
-        self.badge.set_risk(self.ticket.risk_level)
+        self.badge.set_risk(effective.risk_level)
         self._restyle()
         reasons = list(call.risk.reasons) if call.risk else []
         text = "; ".join(reasons) if reasons else "no risk found in the content"
+        if row in self._reads:
+            text = f"Your edit, read again as a new call: {text}"
         if len(self.ticket.calls) > 1:
             level = call.risk.level if call.risk else "moderate"
             text = f"This call ({row + 1} of {len(self.ticket.calls)}): {risk_text(level)} · {text}"
@@ -370,29 +405,58 @@ class ReviewPanel(QWidget):
         self.preview_warning.setVisible(mismatch is not None)
         # When the agent's picture is of another call, show what the arguments do instead.
         shown = None if mismatch else call.preview
-        self.preview.set_content(call.tool, self._edited.get(row, call.args), shown, self.ticket.identity.cwd)
+        self.preview.set_content(call.tool, call.args, shown, self.ticket.identity.cwd)
         destructive = call.risk is not None and call.risk.level == "destructive"
+        if destructive:
+            self.whole_tool.setChecked(False)
         self.whole_tool.setEnabled(not destructive)
-        self.whole_tool.setVisible(not destructive)  # never offered: destructive calls are allowed once
-        self.args_editor.load(self._edited.get(row, call.args))
+        # Never offered for a destructive call (allowed once); kept hidden for an edit of one.
+        self.whole_tool.setVisible(not (original.risk is not None and original.risk.level == "destructive"))
+        item = self.calls.item(row)
+        if item is not None:
+            self.calls.blockSignals(True)
+            describe_item(item, call, len(self.ticket.calls))
+            self.calls.blockSignals(False)
 
     def _capture_edit(self) -> None:
+        """Take what the editor holds as the edit of its call, read again (or none, when it is the agent's)."""
         if self.ticket is None or not self.args_editor.isVisible():
             return
-        row = getattr(self, "_editing_row", None)
-        if row is None:
+        row = self._editing_row
+        if not 0 <= row < len(self.ticket.calls):
             return
+        original = self.ticket.calls[row]
         value = self.args_editor.value()
         if value is not None:
-            self._edited[row] = value
+            if self._edited.get(row) != value or row not in self._reads:
+                self._edited[row] = value
+                self._reads[row] = read_again(original, value, self.ticket.identity)
+        elif self.args_editor.is_valid():  # edited back to the agent's arguments
+            self._edited.pop(row, None)
+            self._reads.pop(row, None)
+
+    def _edit_typed(self) -> None:
+        """Typing in the editor: Allow waits until the edit is read again (a moment after the typing stops)."""
+        if self.ticket is None or not self.args_editor.isVisible():
+            return
+        self._reread.start()
+        self.edit_validity_changed.emit(False)
+
+    def _read_edit(self) -> None:
+        if self.ticket is None:
+            return
+        self._capture_edit()
+        if 0 <= self._editing_row < len(self.ticket.calls):
+            self._display(self._editing_row)
+        self.edit_validity_changed.emit(self.edits_valid())
 
     def _toggle_editor(self, on: bool) -> None:
         self.interacted.emit()
         self._editing_row = max(0, self.calls.currentRow())
-        call = self.current_call()
-        if call is not None:
-            self.args_editor.load(self._edited.get(self._editing_row, call.args))
+        if self.ticket is not None and self._editing_row < len(self.ticket.calls):
+            self.args_editor.load(self._edited.get(self._editing_row, self.ticket.calls[self._editing_row].args))
         self.args_editor.setVisible(on)
+        self._reread.stop()  # loading the editor is no edit
         self.edit_validity_changed.emit(self.edits_valid())
 
     def _ticks_changed(self, _item: QListWidgetItem) -> None:
@@ -401,6 +465,20 @@ class ReviewPanel(QWidget):
 
     def _editor_validity(self, ok: bool) -> None:
         self.edit_validity_changed.emit(ok)
+
+
+def describe_item(item: QListWidgetItem, call: CallInfo, calls: int) -> None:
+    """A batch's line for ``call``: the app's verdict, then the call (as claimed), then the reasons."""
+    level = call.risk.level if call.risk else "moderate"
+    reasons = "; ".join(call.risk.reasons) if call.risk and call.risk.reasons else "no risk found"
+    item.setText(f"{risk_text(level)}   {shorten(visible(call.tool), NAME_CHARS)}  —  "
+                 f"{headline(call.tool, call.args, 90)}\n      {reasons}")
+    item.setForeground(QBrush(QColor(risk_colours(level)[0])))
+    item.setData(RISK_ROLE, level)
+    warning = ("\ndestructive calls start unticked: tick it only after reading it"
+               if level == "destructive" and calls > 1 else "")
+    item.setToolTip(plain_tooltip(f"{visible(call.tool)}: {summarise_args(call.args, 400)}\n"
+                                  "ticked: allowed when you approve; unticked: denied" + warning))
 
 
 def danger_below_text(commands: list[str]) -> str | None:

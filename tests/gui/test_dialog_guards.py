@@ -142,7 +142,8 @@ def test_edited_arguments_reach_the_client(approver: Any, run: Any, qtbot: Any) 
         assert not dialog.allow_once.isEnabled()
         assert "✖" in dialog.review.args_editor.status.text()
         editor.setPlainText(json.dumps({"command": "rm -rf build/tmp"}))
-        assert dialog.allow_once.isEnabled()
+        assert not dialog.allow_once.isEnabled()  # an edit is a new call: Allow waits until it is read
+        await wait_for(lambda: dialog.allow_once.isEnabled(), what="the edit read again")
         dialog.allow_once.click()
         decision = await answer
         assert decision.decision == "allow_once"
