@@ -41,12 +41,12 @@ from ..client.vocabulary import DecisionName, Scope
 from ..core.decisions.queue import time_left_text
 from ..core.decisions.tickets import Ticket, Verdict
 from ..core.store.logsafe import printable
-from ..render.headline import headline, shorten
+from ..render.claims import as_claimed, claimed
+from ..render.headline import headline
 from . import batch, placement
 from .badges import risk_text
 from .contrast import MutedLabel
 from .review import ReviewPanel
-from .review_text import visible
 
 ARMING_DELAY_MS = 700
 ARMING_TEXT = "allow unlocks in a moment (Deny works now)…"
@@ -69,14 +69,14 @@ def window_title(ticket: Ticket) -> str:
     (the dangerous part of a long command first, not its harmless start), the agent's name last,
     cut short and marked as its claim.
     """
-    agent = f"“{shorten(visible(ticket.identity.label), WINDOW_TITLE_NAME_CHARS)}” (as claimed)"
+    agent = as_claimed(ticket.identity.label, WINDOW_TITLE_NAME_CHARS)
     level = risk_text(ticket.risk_level)
     if len(ticket.calls) == 1:
         call = ticket.calls[0]
-        return (f"{level} {shorten(visible(call.tool), WINDOW_TITLE_NAME_CHARS)}: {headline(call.tool, call.args, 54)}"
+        return (f"{level} {claimed(call.tool, WINDOW_TITLE_NAME_CHARS)}: {headline(call.tool, call.args, 54)}"
                 f" — from {agent}")
     worst = batch.riskiest(ticket.calls)
-    return (f"{level} {len(ticket.calls)} calls, {shorten(visible(worst.tool), WINDOW_TITLE_NAME_CHARS)}: "
+    return (f"{level} {len(ticket.calls)} calls, {claimed(worst.tool, WINDOW_TITLE_NAME_CHARS)}: "
             f"{headline(worst.tool, worst.args, 40)} — from {agent}")
 
 
@@ -290,11 +290,11 @@ class ApprovalDialog(QDialog):
         parts = []
         for place, other in self.upcoming[:NEXT_SHOWN]:
             first = other.calls[0]
-            what = (f"{shorten(visible(first.tool), TITLE_NAME_CHARS)}: {headline(first.tool, first.args, 36)}"
+            what = (f"{claimed(first.tool, TITLE_NAME_CHARS)}: {headline(first.tool, first.args, 36)}"
                     if len(other.calls) == 1 else f"{len(other.calls)} calls")
             # The app's verdict and the call first; the agent's name after, quoted as its claim.
             text = (f"#{place} {risk_text(other.risk_level)} {what}"
-                    f" — “{shorten(visible(other.identity.label), TITLE_NAME_CHARS)}”"
+                    f" — {claimed(other.identity.label, TITLE_NAME_CHARS)}"
                     f" · {time_left_text(other.countdown.latest())} left")
             parts.append(f'<a href="ticket:{other.key}" style="text-decoration:none">{html.escape(text)}</a>')
         more = len(self.upcoming) - NEXT_SHOWN

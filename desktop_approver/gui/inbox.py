@@ -35,7 +35,8 @@ from PySide6.QtWidgets import (
 from ..client.vocabulary import DecisionName
 from ..core.decisions.queue import count_text, time_left_text, waited_text
 from ..core.decisions.tickets import Ticket
-from ..render.headline import headline, shorten
+from ..render.claims import as_claimed, claimed
+from ..render.headline import headline
 from . import batch, placement, theme
 from .badges import risk_colours, risk_text
 from .decider import GuiDecider
@@ -50,39 +51,42 @@ if TYPE_CHECKING:
     from PySide6.QtGui import QBrush
 
 TICKET_ROLE = Qt.ItemDataRole.UserRole + 1
-COLUMNS = ("#", "Agent", "Request", "Risk", "Waiting", "Left")
-PLACE, AGENT, REQUEST, RISK, WAITED, LEFT = range(len(COLUMNS))
+# The app's verdict first, so it is in view at every width; the agent's words after it, quoted.
+COLUMNS = ("#", "Risk", "Agent (as claimed)", "Request", "Waiting", "Left")
+PLACE, RISK, AGENT, REQUEST, WAITED, LEFT = range(len(COLUMNS))
 WIDE_ENOUGH = 1000  # narrower than this, the list goes above the review instead of beside it
 
 
 AGENT_CHARS = 40    # the agent column's text is cut to this (the tooltip has it all)
+DETAIL_CHARS = 200  # each of the agent's words in the agent column's tooltip
 
 
 def agent_text(ticket: Ticket) -> str:
-    return shorten(f"{visible(ticket.identity.label)} · {visible(ticket.session)}", AGENT_CHARS)
+    """“codex” · “s1”: the agent's name and session, each its claim (:mod:`~desktop_approver.render.claims`)."""
+    return f"{claimed(ticket.identity.label, AGENT_CHARS * 2 // 3)} · {claimed(ticket.session, AGENT_CHARS // 3)}"
 
 
 def agent_details(ticket: Ticket) -> str:
     who = ticket.identity
-    parts = [f"{visible(who.label)} (as claimed)", f"session {visible(ticket.session)}"]
+    parts = [as_claimed(who.label, DETAIL_CHARS), f"session {as_claimed(ticket.session, DETAIL_CHARS)}"]
     if who.peer_pid:
         parts.append(f"pid {who.peer_pid}")
     if who.host:
-        parts.append(f"host “{visible(who.host)}” (as claimed)")
+        parts.append(f"host {as_claimed(who.host, DETAIL_CHARS)}")
     if who.git_branch:
-        parts.append(f"branch “{visible(who.git_branch)}” (as claimed)")
+        parts.append(f"branch {as_claimed(who.git_branch, DETAIL_CHARS)}")
     if who.cwd:
-        parts.append(f"{visible(who.cwd)} (as claimed)")
+        parts.append(f"in {as_claimed(who.cwd, DETAIL_CHARS)}")
     return "  ·  ".join(parts)
 
 
 def request_text(ticket: Ticket) -> str:
     """The call's tool and what it does, the dangerous part first (:func:`.headline`)."""
     first = ticket.calls[0]
-    label = f"{shorten(visible(first.tool), 30)}  {headline(first.tool, first.args, 60)}"
+    label = f"{claimed(first.tool, 30)}  {headline(first.tool, first.args, 60)}"
     if len(ticket.calls) > 1:
         worst = batch.riskiest(ticket.calls)
-        label = (f"batch of {len(ticket.calls)}: {shorten(visible(worst.tool), 30)}  "
+        label = (f"batch of {len(ticket.calls)}: {claimed(worst.tool, 30)}  "
                  f"{headline(worst.tool, worst.args, 50)} …")
     return label
 
@@ -199,8 +203,9 @@ class InboxWindow(QWidget):
     def add_ticket(self, ticket: Ticket) -> None:
         if ticket.key in self._rows:
             return
-        row = QTreeWidgetItem(["", agent_text(ticket), request_text(ticket), risk_text(ticket.risk_level),
-                               waited(ticket), time_left_text(ticket.countdown.latest())])
+        texts = {PLACE: "", RISK: risk_text(ticket.risk_level), AGENT: agent_text(ticket),
+                 REQUEST: request_text(ticket), WAITED: waited(ticket), LEFT: time_left_text(ticket.countdown.latest())}
+        row = QTreeWidgetItem([texts[column] for column in range(len(COLUMNS))])
         row.setData(0, TICKET_ROLE, ticket.key)
         row.setForeground(RISK, _colour(ticket.risk_level))
         row.setToolTip(AGENT, plain_tooltip(agent_details(ticket)))

@@ -38,9 +38,10 @@ from ..core.decisions import modes
 from ..core.decisions.queue import riskiest_first
 from ..core.decisions.tickets import CallInfo, Ticket, Verdict
 from ..core.store.logsafe import printable
-from ..render.headline import headline, shorten
+from ..render import claims
+from ..render.claims import as_claimed
+from ..render.headline import headline
 from .decider import GuiDecider
-from .review_text import visible
 
 log = logging.getLogger(__name__)
 
@@ -54,11 +55,12 @@ BOUND_KEPT = 256  # notifications remembered after they were replaced, so a late
 
 def claimed(name: str) -> str:
     """An agent's name as its claim: cut short, escaped, marked (“codex” (as claimed))."""
-    return f"“{shorten(visible(name), NAME_CHARS)}” (as claimed)"
+    return as_claimed(name, NAME_CHARS)
 
 
 def tool_name(call: CallInfo) -> str:
-    return shorten(visible(call.tool), NAME_CHARS)
+    """The tool's name as the agent's word: “write_file”."""
+    return claims.claimed(call.tool, NAME_CHARS)
 
 
 def notification_text(ticket: Ticket) -> tuple[str, str]:

@@ -26,6 +26,7 @@ from ..core.calls.reading import read_call, summary_of
 from ..core.decisions import modes
 from ..core.decisions.queue import count_text, riskiest_first, time_left_text, waited_text
 from ..core.decisions.tickets import CallInfo, Ticket
+from ..render.claims import claimed
 from . import icons
 from .decider import GuiDecider
 from .review_text import visible
@@ -55,13 +56,13 @@ def menu_safe(text: str) -> str:
 def call_text(call: CallInfo) -> str:
     """What one call does, in a line: its command, else its tool and the path, URL or query it touches."""
     what = visible(summary_of(call.args, call.tool))
-    return what if read_call(call.tool, call.args).commands else f"{visible(call.tool)} {what}"
+    return what if read_call(call.tool, call.args).commands else f"{claimed(call.tool, AGENT_CHARS)} {what}"
 
 
 def ticket_text(ticket: Ticket) -> str:
-    """"ops: git push --force origin main", "codex: batch of 3, rm -rf build": the agent and the
-    riskiest call's command or path, both elided."""
-    agent = elide_middle(visible(ticket.identity.label), AGENT_CHARS)
+    """"“ops”: git push --force origin main", "“codex”: batch of 3, rm -rf build": the agent (its
+    claim, quoted) and the riskiest call's command or path, elided in the middle."""
+    agent = claimed(ticket.identity.label, AGENT_CHARS)
     if len(ticket.calls) == 1:
         what = elide_middle(call_text(ticket.calls[0]), WHAT_CHARS)
     else:
@@ -262,7 +263,7 @@ class Tray(QSystemTrayIcon):
         self._top_action(f"{count_text(waiting)} waiting, most urgent first" if waiting else "Nothing waiting")
         for ticket in waiting[:MENU_ENTRIES]:
             action = self._top_action(self.waiting_text(ticket), enabled=True)
-            action.setToolTip(menu_safe(f"{visible(ticket.identity.label)}: "
+            action.setToolTip(menu_safe(f"{claimed(ticket.identity.label, 200)} (as claimed): "
                                         + "; ".join(call_text(call) for call in ticket.calls[:5])))
             action.triggered.connect(lambda _checked=False, t=ticket: self.ticket_chosen.emit(t))
             self._waiting_actions.append((action, ticket))

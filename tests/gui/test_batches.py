@@ -135,5 +135,5 @@ def test_batch_notification_names_the_most_dangerous_call_first() -> None:
                       session="s", identity=Identity(agent="bot"), countdown=Countdown(60), batch_size=4)
 
     _title, body = notification_text(asyncio.run(build()))
-    assert body.splitlines()[0] == "⚠ Destructive Bash: rm -rf ~/important"
+    assert body.splitlines()[0] == "⚠ Destructive “Bash”: rm -rf ~/important"
     assert "… and 1 more" in body

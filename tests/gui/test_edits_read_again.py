@@ -37,7 +37,7 @@ def test_an_edit_that_makes_a_call_destructive_is_read_and_shown_as_such(approve
         await edit(dialog, "rm -rf ~/projects")
         assert dialog.review.badge.level == "destructive"
         assert dialog.review.reasons.text().startswith("Your edit, read again as a new call")
-        assert dialog.windowTitle().startswith("⚠ Destructive Bash: rm -rf ~/projects")
+        assert dialog.windowTitle().startswith("⚠ Destructive “Bash”: rm -rf ~/projects")
         assert dialog.allow_once.isEnabled() and not dialog.allow_session.isEnabled()
         assert not dialog.review.whole_tool.isEnabled() and not dialog.review.whole_tool.isChecked()
         assert dialog.review.preview._content[1] == {"command": "rm -rf ~/projects"}  # what is shown is what runs
@@ -61,7 +61,7 @@ def test_allow_for_session_remembers_only_the_edited_call_it_showed_read(approve
         await wait_for(lambda: dialog.isVisible() and dialog.allow_session.isEnabled(), what="the armed dialog")
         await edit(dialog, "ls -la")
         assert dialog.review.badge.level == "safe" and dialog.allow_session.isEnabled()
-        assert dialog.windowTitle().startswith("✔ Safe Bash: ls -la")
+        assert dialog.windowTitle().startswith("✔ Safe “Bash”: ls -la")
         dialog.allow_session.click()
         decision = await answer
         assert decision.decision == "allow_session" and decision.risk is not None

@@ -51,7 +51,7 @@ def test_an_arrival_after_the_settling_moment_never_replaces_the_request_in_view
         assert dialog.ticket.identity.agent == "coder" and dialog.position.text() == "Request #1 · 2 waiting"
         strip = dialog.next_strip.text()
         assert strip.startswith("Also waiting: <a")
-        assert "#2 ⚠ Destructive Bash: git push --force origin main — “ops”" in strip
+        assert "#2 ⚠ Destructive “Bash”: git push --force origin main — “ops”" in strip
         dialog.deny.click()
         dialog.deny.click()
         await asyncio.gather(first, push)

@@ -44,7 +44,7 @@ def test_notification_button_answers_allow_session(notifying_approver: Any, noti
         assert len(shown) == 1
         note = shown[0]
         assert note.app_name == "desktop-approver"
-        assert note.summary == "▲ Moderate: write_file a.txt · 1 waiting from “test-agent” (as claimed)"
+        assert note.summary == "▲ Moderate: “write_file” a.txt · 1 waiting from “test-agent” (as claimed)"
         assert "a.txt" in note.body
         assert note.labels[1:] == ["Allow once", "Allow for session", "Deny"]
         assert note.action_keys == ["default", "allow_once", "allow_session", "deny"]
@@ -232,7 +232,7 @@ def test_a_lost_server_degrades_the_tray_and_a_new_one_shows_what_waits(
         await wait_for(lambda: "went away" in app.troubles.get("notifications", ""), what="the tray degraded")
         second = await loop.run_in_executor(None, start_notification_server)
         shown = await wait_for(lambda: list(second.server.open.values()), what="shown again", timeout=30)
-        assert shown[0].summary == "▲ Moderate: write_file c.txt · 1 waiting from “test-agent” (as claimed)"
+        assert shown[0].summary == "▲ Moderate: “write_file” c.txt · 1 waiting from “test-agent” (as claimed)"
         assert "notifications" not in app.troubles
         app.notifications.set_enabled(False)  # turned off, nothing is missing
         app.notifications.set_enabled(True)
@@ -263,7 +263,7 @@ def test_a_batch_notification_gives_only_the_destructive_calls_reasons_under_des
     _title, body = notification_text(asyncio.run(build()))
     verdict = body.splitlines()[-1]
     assert verdict.startswith("Risk: destructive (force-pushes") and "pytest" not in verdict
-    assert "▲ Moderate Bash: pytest -q" in body  # the call itself is still listed, under its own level
+    assert "▲ Moderate “Bash”: pytest -q" in body  # the call itself is still listed, under its own level
 
 
 def _ticket(command: str, agent: str = "bot", tool: str = "Bash") -> Any:

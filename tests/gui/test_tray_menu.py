@@ -42,10 +42,11 @@ def test_entries_follow_the_urgency_order_and_name_the_command(approver: Any, ru
         texts = entries(approver)
         # Destructive first (the queue's one order), and each names its command, not only "Bash".
         assert [t.split("  ")[0] for t in texts[:2]] == ["⚠ Destructive"] * 2
-        assert {t.split("  ")[1] for t in texts[:2]} == {"codex: git push --force origin main", "codex: rm -rf build"}
+        assert {t.split("  ")[1] for t in texts[:2]} == {"“codex”: git push --force origin main",
+                                                         "“codex”: rm -rf build"}
         assert [ticket for _a, ticket in approver.tray._waiting_actions] == approver.decider.tickets()
-        assert any("codex: pytest -q" in t for t in texts[2:])
-        assert any("r&&d: ls" in t for t in texts[2:])  # an agent's "&" is shown, never a keyboard shortcut
+        assert any("“codex”: pytest -q" in t for t in texts[2:])
+        assert any("“r&&d”: ls" in t for t in texts[2:])  # an agent's "&" is shown, never a keyboard shortcut
         deny_all(approver)
         await asyncio.gather(*answers)
 
