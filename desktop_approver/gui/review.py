@@ -1,7 +1,11 @@
 """The review of one ticket: who asks, what for, how risky, what exactly would run.
 
 One widget, embedded by the approval dialog and by the inbox, so both show the same thing.
-For a batch it lists the calls with a check box each (checked = allow) for partial approval.
+For a batch it lists the calls with a check box each (checked = allow) for partial approval,
+most dangerous first (issue 31: in a 50-call batch the destructive calls are at the top, in view,
+and the review opens on the worst of them), with a line naming the calls Allow leaves out. The
+list's rows are in that order; the calls' positions in the request (what verdicts and edits are
+keyed by) are :meth:`ReviewPanel.position_of` a row.
 
 Edits are new calls (issue 31): arguments the person edits are read again by the core's reader
 (:func:`~desktop_approver.core.decisions.broker.read_again`) a moment after the typing stops, and
@@ -40,6 +44,7 @@ from PySide6.QtWidgets import (
 
 from ..core.calls.reading import read_call
 from ..core.decisions.broker import read_again
+from ..core.decisions.queue import riskiest_first
 from ..core.decisions.tickets import CallInfo, Ticket
 from ..render.headline import FIRST_VIEW_CHARS, further_down, headline, shorten
 from ..render.preview_check import preview_mismatch
@@ -118,7 +123,8 @@ class ReviewPanel(QWidget):
         self.compact = False
         self._edited: dict[int, dict[str, Any]] = {}
         self._reads: dict[int, CallInfo] = {}  # the edited calls, read again as new calls
-        self._editing_row = 0
+        self._editing_row = 0  # the position in the ticket (not the list's row) of the call in the editor
+        self._order: list[int] = []  # the list's rows, as positions in the ticket: most dangerous first
         self._reread = QTimer(self)
         self._reread.setSingleShot(True)
         self._reread.setInterval(REREAD_AFTER_MS)
@@ -153,6 +159,11 @@ class ReviewPanel(QWidget):
         self.danger_below.hide()
         findings.addWidget(self.danger_below)
         findings.addWidget(self.reasons)
+        # A batch's calls Allow leaves out, named in the app's voice: one line, in the first view.
+        self.left_out = ElidedLabel()
+        self.left_out.setObjectName("leftOut")
+        self.left_out.hide()
+        findings.addWidget(self.left_out)
         verdict_layout.addWidget(self.badge, 0, Qt.AlignmentFlag.AlignTop)
         verdict_layout.addLayout(findings, 1)
         layout.addWidget(self.verdict)
@@ -285,16 +296,45 @@ class ReviewPanel(QWidget):
         self.agent_title.setText(f"From the agent {name} (as claimed): its own words, not checked by desktop-approver")
         self.calls.blockSignals(True)
         self.calls.clear()
-        for call, ticked in zip(ticket.calls, initial_ticks(ticket.calls), strict=True):
+        positions = {id(call): position for position, call in enumerate(ticket.calls)}
+        self._order = [positions[id(call)] for call in riskiest_first(ticket.calls)]
+        ticks = initial_ticks(ticket.calls)
+        for position in self._order:
             item = QListWidgetItem()
             item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
-            item.setCheckState(Qt.CheckState.Checked if ticked else Qt.CheckState.Unchecked)
-            describe_item(item, call, len(ticket.calls))
+            item.setCheckState(Qt.CheckState.Checked if ticks[position] else Qt.CheckState.Unchecked)
+            describe_item(item, ticket.calls[position], len(ticket.calls))
             self.calls.addItem(item)
         self.calls.blockSignals(False)
         self.calls.setVisible(len(ticket.calls) > 1)
+        self.left_out.setVisible(len(ticket.calls) > 1)
+        self._name_left_out()
         self.calls.setCurrentRow(0)
         self._show_call(0)
+
+    def position_of(self, row: int) -> int:
+        """The position in the ticket's calls of the list's ``row`` (the list is most dangerous first)."""
+        return self._order[row] if 0 <= row < len(self._order) else row
+
+    def row_of(self, position: int) -> int:
+        """The list's row showing the ticket's call at ``position``."""
+        return self._order.index(position) if position in self._order else position
+
+    def _name_left_out(self) -> None:
+        """Say which calls Allow leaves out (unticked: denied), by name, most dangerous first."""
+        if self.ticket is None or len(self.ticket.calls) < 2:
+            self.left_out.setText("")
+            return
+        ticked = self.allowed_mask()
+        out = [position for position in self._order if not ticked[position]]
+        if not out:
+            self.left_out.setText("Every call is ticked: Allow allows all of them.")
+            return
+        calls = [self._reads.get(position, self.ticket.calls[position]) for position in out]
+        names = ", ".join(f"{risk_text(call.risk.level if call.risk else 'moderate').split()[0]} "
+                          f"{summarise_args(call.args, 40)}" for call in calls[:3])
+        more = f" and {len(out) - 3} more" if len(out) > 3 else ""
+        self.left_out.setText(f"Unticked, denied when you allow: {names}{more}")
 
     def set_compact(self, compact: bool) -> None:
         """Fewer lines about who asks (a short screen), so the call is in the first view."""
@@ -327,14 +367,17 @@ class ReviewPanel(QWidget):
         self.calls.clear()
         self.calls.blockSignals(False)
         self.calls.hide()
+        self._order = []
+        self.left_out.setText("")
+        self.left_out.hide()
         self.agent_frame.hide()
 
     def current_call(self) -> CallInfo | None:
         """The selected call as it would run: edited arguments read again, else the agent's."""
         if self.ticket is None:
             return None
-        row = max(0, self.calls.currentRow())
-        return self._reads.get(row, self.ticket.calls[row]) if row < len(self.ticket.calls) else None
+        position = self.position_of(max(0, self.calls.currentRow()))
+        return self._reads.get(position, self.ticket.calls[position]) if position < len(self.ticket.calls) else None
 
     def effective_ticket(self) -> Ticket | None:
         """The ticket as it would run: each edited call replaced by its new reading (issue 31).
@@ -347,7 +390,10 @@ class ReviewPanel(QWidget):
         """Which calls the person leaves checked (all of them for a single call)."""
         if self.ticket is None:
             return []
-        return [self.calls.item(i).checkState() == Qt.CheckState.Checked for i in range(self.calls.count())]
+        mask = [True] * len(self.ticket.calls)
+        for row in range(self.calls.count()):
+            mask[self.position_of(row)] = self.calls.item(row).checkState() == Qt.CheckState.Checked
+        return mask
 
     def edited_args(self) -> dict[int, dict[str, Any]]:
         self._capture_edit()
@@ -363,13 +409,15 @@ class ReviewPanel(QWidget):
         self._capture_edit()
         if self.ticket is None or not (0 <= row < len(self.ticket.calls)):
             return
-        self._display(row)
-        self._editing_row = row  # the editor now holds this call's arguments
-        self.args_editor.load(self._edited.get(row, self.ticket.calls[row].args))
+        position = self.position_of(row)
+        self._display(position)
+        self._editing_row = position  # the editor now holds this call's arguments
+        self.args_editor.load(self._edited.get(position, self.ticket.calls[position].args))
 
-    def _display(self, row: int) -> None:
-        """Show call ``row`` as it would run (its edit read again), without touching the editor."""
+    def _display(self, position: int) -> None:
+        """Show the call at ``position`` as it would run (its edit read again), without touching the editor."""
         assert self.ticket is not None
+        row = position  # below, "row" is the call's position in the ticket
         original = self.ticket.calls[row]
         call = self._reads.get(row, original)
         effective = self.effective_ticket() or self.ticket
@@ -412,11 +460,12 @@ class ReviewPanel(QWidget):
         self.whole_tool.setEnabled(not destructive)
         # Never offered for a destructive call (allowed once); kept hidden for an edit of one.
         self.whole_tool.setVisible(not (original.risk is not None and original.risk.level == "destructive"))
-        item = self.calls.item(row)
+        item = self.calls.item(self.row_of(row))
         if item is not None:
             self.calls.blockSignals(True)
             describe_item(item, call, len(self.ticket.calls))
             self.calls.blockSignals(False)
+        self._name_left_out()
 
     def _capture_edit(self) -> None:
         """Take what the editor holds as the edit of its call, read again (or none, when it is the agent's)."""
@@ -452,7 +501,7 @@ class ReviewPanel(QWidget):
 
     def _toggle_editor(self, on: bool) -> None:
         self.interacted.emit()
-        self._editing_row = max(0, self.calls.currentRow())
+        self._editing_row = self.position_of(max(0, self.calls.currentRow()))
         if self.ticket is not None and self._editing_row < len(self.ticket.calls):
             self.args_editor.load(self._edited.get(self._editing_row, self.ticket.calls[self._editing_row].args))
         self.args_editor.setVisible(on)
@@ -461,6 +510,7 @@ class ReviewPanel(QWidget):
 
     def _ticks_changed(self, _item: QListWidgetItem) -> None:
         self.interacted.emit()
+        self._name_left_out()
         self.ticks_changed.emit()
 
     def _editor_validity(self, ok: bool) -> None:

@@ -164,7 +164,7 @@ def test_batch_partial_approval(approver: Any, run: Any) -> None:
         assert "batch of 3" in dialog.position.text()
         calls = dialog.review.calls
         assert calls.isVisible() and calls.count() == 3
-        calls.item(1).setCheckState(Qt.CheckState.Unchecked)
+        calls.item(dialog.review.row_of(1)).setCheckState(Qt.CheckState.Unchecked)
         dialog.review.note.setText("not install")
         dialog.allow_once.click()
         decisions = await answer

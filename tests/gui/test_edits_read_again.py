@@ -100,10 +100,11 @@ def test_an_edit_in_a_batch_goes_to_the_call_it_was_made_on(approver: Any, run: 
             session="s1"))
         await wait_for(lambda: dialog.isVisible() and dialog.allow_once.isEnabled(), what="the armed dialog")
         dialog.review.edit_button.click()
-        dialog.review.calls.setCurrentRow(1)  # the editor now holds the second call
+        dialog.review.calls.setCurrentRow(dialog.review.row_of(1))  # the editor now holds the second call
         await edit(dialog, "rm -rf ~/projects")
-        assert dialog.review.calls.item(1).text().startswith("⚠ Destructive")
-        assert dialog.review.calls.item(0).text().startswith("▲ Moderate")
+        review = dialog.review
+        assert review.calls.item(review.row_of(1)).text().startswith("⚠ Destructive")
+        assert review.calls.item(review.row_of(0)).text().startswith("▲ Moderate")
         assert not dialog.allow_session.isEnabled()  # a ticked call is now destructive
         assert "incl. ⚠" in dialog.allow_once.toolTip() + dialog.allow_once.text()  # the button names it
         qtbot.keyClick(dialog, Qt.Key.Key_D, Qt.KeyboardModifier.AltModifier)
