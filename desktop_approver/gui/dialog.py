@@ -32,6 +32,7 @@ from PySide6.QtWidgets import (
     QProgressBar,
     QPushButton,
     QScrollArea,
+    QSizePolicy,
     QToolButton,
     QVBoxLayout,
     QWidget,
@@ -46,6 +47,7 @@ from ..render.headline import headline
 from . import batch, placement
 from .badges import risk_text
 from .contrast import MutedLabel
+from .elided import ElidedLabel
 from .review import ReviewPanel
 
 ARMING_DELAY_MS = 700
@@ -55,6 +57,7 @@ LEGEND = ("Alt+O allow once · Alt+S for the session · Alt+D, Esc or Enter deny
           "Alt+← / Alt+→ previous / next request · n / p next / previous change")
 NEXT_SHOWN = 3
 COMPACT_BELOW = 600   # on a screen less tall than this the review says less about who asks
+STRIP_LINES = 2  # the "Also waiting" line's fixed height, in lines
 TITLE_NAME_CHARS = 32  # an agent or tool name in the title or the "Also waiting" line is cut to this
 WINDOW_TITLE_NAME_CHARS = 24  # in the window title (a task bar shows some 140 characters at most)
 WM_SHIFT = 64  # how far a window manager may move a new window to fit its frame (not a move by the person)
@@ -131,9 +134,10 @@ class ApprovalDialog(QDialog):
         self.next_button.clicked.connect(lambda: self.navigate.emit(1))
         self.position = QLabel()
         self.position.setObjectName("queuePosition")
-        self.countdown = QLabel()
+        # One line, cut to its width (the whole text in its tooltip): the paused text is longer, and
+        # a first touch must not push everything below it down (issue 31: a still screen).
+        self.countdown = ElidedLabel()
         self.countdown.setObjectName("countdown")
-        self.countdown.setWordWrap(True)
         self.countdown.setAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         top.addWidget(self.previous_button)
         top.addWidget(self.position)
@@ -144,7 +148,11 @@ class ApprovalDialog(QDialog):
         self.next_strip = QLabel()
         self.next_strip.setObjectName("nextRequests")
         self.next_strip.setTextFormat(Qt.TextFormat.RichText)
+        # Two lines whatever its content: as many waiting requests as fit, then "and N more"; its room
+        # is kept while hidden, so an arrival or the clock never moves what is below it.
         self.next_strip.setWordWrap(True)
+        self.strip_lines = STRIP_LINES
+        self._set_strip_room(compact=False)
         self.next_strip.setTextInteractionFlags(Qt.TextInteractionFlag.LinksAccessibleByMouse)
         self.next_strip.linkActivated.connect(self._strip_link)
         layout.addWidget(self.next_strip)
@@ -287,7 +295,10 @@ class ApprovalDialog(QDialog):
         if not self.upcoming:
             self.next_strip.hide()
             return
-        parts = []
+        metrics = self.next_strip.fontMetrics()
+        room = max(1, (self.next_strip.width() if self.next_strip.isVisible() else self.width()) - 24)
+        parts: list[str] = []
+        lines, used = 1, metrics.horizontalAdvance("Also waiting: ")
         for place, other in self.upcoming[:NEXT_SHOWN]:
             first = other.calls[0]
             what = (f"{claimed(first.tool, TITLE_NAME_CHARS)}: {headline(first.tool, first.args, 36)}"
@@ -296,8 +307,15 @@ class ApprovalDialog(QDialog):
             text = (f"#{place} {risk_text(other.risk_level)} {what}"
                     f" — {claimed(other.identity.label, TITLE_NAME_CHARS)}"
                     f" · {time_left_text(other.countdown.latest())} left")
+            width = metrics.horizontalAdvance(text + " | ")
+            more_lines, now = (lines, used + width) if used + width <= room else (lines + 1 + width // room,
+                                                                               width % room)
+            if parts and (more_lines > self.strip_lines or (more_lines == self.strip_lines and
+                                                       now + metrics.horizontalAdvance(" · and 99 more") > room)):
+                break  # its lines are full: the rest are counted
+            lines, used = more_lines, now
             parts.append(f'<a href="ticket:{other.key}" style="text-decoration:none">{html.escape(text)}</a>')
-        more = len(self.upcoming) - NEXT_SHOWN
+        more = len(self.upcoming) - len(parts)
         tail = f" · and {more} more" if more > 0 else ""
         self.next_strip.setText("Also waiting: " + " &nbsp;|&nbsp; ".join(parts) + html.escape(tail))
         self.next_strip.show()
@@ -353,6 +371,7 @@ class ApprovalDialog(QDialog):
         area = self.available()
         limit = placement.Rect(area.x(), area.y(), area.width(), area.height())
         self.review.set_compact(area.height() < COMPACT_BELOW)
+        self._set_strip_room(compact=area.height() < COMPACT_BELOW)
         remembered = self._remembered()
         self.ensurePolished()  # a never-shown window's size hints are not final until polished
         layout = self.layout()
@@ -381,6 +400,15 @@ class ApprovalDialog(QDialog):
                 QTimer.singleShot(0, self, self._refit)
         finally:
             self._placing = False
+
+    def _set_strip_room(self, compact: bool) -> None:
+        """The "Also waiting" strip's fixed room: two lines, kept while hidden; on a short screen
+        (scale 2 on 1280x800) one line, given only while others wait, so the call stays in the first view."""
+        self.strip_lines = 1 if compact else STRIP_LINES
+        policy = QSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Fixed)
+        policy.setRetainSizeWhenHidden(not compact)
+        self.next_strip.setSizePolicy(policy)
+        self.next_strip.setFixedHeight(self.next_strip.fontMetrics().lineSpacing() * self.strip_lines + 4)
 
     def _arrange_buttons(self, width: int) -> None:
         """The buttons in one row when they fit ``width``, else one under the other (:func:`arrange_row`)."""
@@ -417,6 +445,7 @@ class ApprovalDialog(QDialog):
 
     def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)
+        self._update_strip()  # as many as fit the new width, on its one line
         if self.isVisible() and not self._placing and event.spontaneous():
             self._save_geometry_later.start()
 

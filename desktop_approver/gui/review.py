@@ -294,6 +294,7 @@ class ReviewPanel(QWidget):
         self.identity.setToolTip(plain_tooltip(identity_details(ticket)))
         name = visible(ticket.identity.label)
         self.agent_title.setText(f"From the agent {name} (as claimed): its own words, not checked by desktop-approver")
+        self.verdict.setMinimumHeight(0)  # a new request: its own height (held while its calls are browsed)
         self.calls.blockSignals(True)
         self.calls.clear()
         positions = {id(call): position for position, call in enumerate(ticket.calls)}
@@ -409,6 +410,10 @@ class ReviewPanel(QWidget):
         self._capture_edit()
         if self.ticket is None or not (0 <= row < len(self.ticket.calls)):
             return
+        if self.verdict.isVisible():
+            # Another call of the same batch: the verdict area never gets shorter, so the list
+            # under it (and the pointer on it) stays where it is (issue 31: a still screen).
+            self.verdict.setMinimumHeight(max(self.verdict.minimumHeight(), self.verdict.height()))
         position = self.position_of(row)
         self._display(position)
         self._editing_row = position  # the editor now holds this call's arguments
