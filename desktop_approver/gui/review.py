@@ -123,6 +123,7 @@ class ReviewPanel(QWidget):
         self.compact = False
         self._edited: dict[int, dict[str, Any]] = {}
         self._reads: dict[int, CallInfo] = {}  # the edited calls, read again as new calls
+        self._reasons_text = ""  # the verdict's lines for the call shown, before the preview is known
         self._editing_row = 0  # the position in the ticket (not the list's row) of the call in the editor
         self._order: list[int] = []  # the list's rows, as positions in the ticket: most dangerous first
         self._reread = QTimer(self)
@@ -219,6 +220,7 @@ class ReviewPanel(QWidget):
         self.splitter = QSplitter(Qt.Orientation.Vertical)
         self.preview = PreviewView()
         self.splitter.addWidget(self.preview)
+        self.preview.warnings_changed.connect(lambda _warnings: self._say_reasons() if self.ticket else None)
         self.args_editor = ArgsEditor()
         self.args_editor.hide()
         self.args_editor.validity_changed.connect(self._editor_validity)
@@ -444,7 +446,7 @@ class ReviewPanel(QWidget):
         for typed, resolved in tilde_paths(call.args, commands)[:4]:
             text += f"\n{visible(typed)} is {visible(resolved)}"
         text += f"\n{reading_line(call)}"
-        self.reasons.setText(text)
+        self._reasons_text = text
         self.description.setText(f"“{first_view_text(call.description or '', 1 if self.compact else 3)}”")
         self.description.setToolTip(plain_tooltip(visible(call.description or "", multiline=True)))
         self.description.setVisible(bool(call.description))
@@ -459,6 +461,7 @@ class ReviewPanel(QWidget):
         # When the agent's picture is of another call, show what the arguments do instead.
         shown = None if mismatch else call.preview
         self.preview.set_content(call.tool, call.args, shown, self.ticket.identity.cwd)
+        self._say_reasons()
         destructive = call.risk is not None and call.risk.level == "destructive"
         if destructive:
             self.whole_tool.setChecked(False)
@@ -471,6 +474,14 @@ class ReviewPanel(QWidget):
             describe_item(item, call, len(self.ticket.calls))
             self.calls.blockSignals(False)
         self._name_left_out()
+
+    def _say_reasons(self) -> None:
+        """The verdict's lines; "fully read" only once the preview is known to its end (a long diff
+        is read in steps, and its hidden characters are known only then)."""
+        text = self._reasons_text
+        if not self.preview.is_known():
+            text = text.replace("fully read", "arguments fully read; the diff is still being read (Allow waits)")
+        self.reasons.setText(text)
 
     def _capture_edit(self) -> None:
         """Take what the editor holds as the edit of its call, read again (or none, when it is the agent's)."""
