@@ -269,7 +269,9 @@ class TicketNotifications(QObject):
         default, which opens the inbox); nothing in do-not-disturb or when turned off."""
         if not (self.available and self.enabled) or self.mode.mode == modes.DO_NOT_DISTURB:
             return
-        self._spawn(self.notifier.show(f"notice:{agent}", text, "", [], urgency=1))
+        # Its name and its words, each quoted as its claim (render/claims.py).
+        title = f"{claims.claimed(agent, NAME_CHARS)}: {claims.claimed(text, 200)}"
+        self._spawn(self.notifier.show(f"notice:{agent}", title, "", [], urgency=1))
 
     def _on_action(self, key: str, action: str) -> None:
         if key.startswith("notice:"):

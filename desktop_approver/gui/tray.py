@@ -35,6 +35,7 @@ NOTICE_LIFETIME = 3600.0  # seconds an agent's notice stays in the tray
 APPROVE_ALL_CHOICES = (("Approve all for &15 minutes", 15 * 60), ("Approve all for 1 &hour", 3600))
 MENU_ENTRIES = 15         # waiting requests listed in the menu; the rest are counted
 AGENT_CHARS = 24          # an agent's name in a menu entry, elided beyond this
+NOTICE_CHARS = 80         # an agent's notice in the menu (the tooltip has more)
 WHAT_CHARS = 64           # a command or path in a menu entry, elided in the middle beyond this
 MODE_TIP_SECONDS = 10_000  # how often the tooltip's approve-all time left is rewritten (ms)
 
@@ -213,10 +214,12 @@ class Tray(QSystemTrayIcon):
         now = time.time()
         for agent in [a for a, (_k, _t, when) in self.notices.items() if now - when > NOTICE_LIFETIME]:
             del self.notices[agent]  # an hour-old "waiting" says nothing any more
-        for _agent, (kind, text, when) in sorted(self.notices.items(), key=lambda item: -item[1][2]):
-            mark = "●" if kind == "waiting" else "✔" if kind == "finished" else "•"
+        for agent, (kind, text, when) in sorted(self.notices.items(), key=lambda item: -item[1][2]):
+            # The agent's word, quoted after its name (render/claims.py); the marks are not the verdict's.
+            mark = "●" if kind == "waiting" else "■" if kind == "finished" else "•"
             age = now - when
-            lines.append(f"{mark} {visible(text)} ({'just now' if age < 60 else waited_text(age) + ' ago'})")
+            lines.append(f"{mark} {claimed(agent, AGENT_CHARS)}: {claimed(text, NOTICE_CHARS)} "
+                         f"({'just now' if age < 60 else waited_text(age) + ' ago'})")
         return lines
 
     # -- the menu -----------------------------------------------------------------------------
