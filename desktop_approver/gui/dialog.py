@@ -293,7 +293,9 @@ class ApprovalDialog(QDialog):
         arrival and a link that brings it up. Rebuilt by the clock only to update the time left:
         the order and the numbers change only when a request arrives or leaves."""
         if not self.upcoming:
-            self.next_strip.hide()
+            # Its room is kept on a roomy screen: say so there rather than leave a gap.
+            self.next_strip.setText("Nothing else is waiting.")
+            self.next_strip.setVisible(self.strip_lines > 1)
             return
         metrics = self.next_strip.fontMetrics()
         room = max(1, (self.next_strip.width() if self.next_strip.isVisible() else self.width()) - 24)

@@ -140,7 +140,7 @@ def test_nothing_above_the_call_moves_on_a_touch_an_arrival_or_the_clock(approve
         assert (top_of(review), top_of(review.preview), where(dialog)) == before
         answers.append(ask(approver, "Bash", {"command": "make " + "target " * 40}))
         answers.append(ask(approver, "write_file", {"path": "a" * 200 + ".txt", "content": "x"}))
-        await wait_for(lambda: dialog.next_strip.isVisible() and len(approver.decider.tickets()) == 3,
+        await wait_for(lambda: "Also waiting" in dialog.next_strip.text() and len(approver.decider.tickets()) == 3,
                        what="the others, also waiting")
         await settled()
         assert (top_of(review), top_of(review.preview), where(dialog)) == before

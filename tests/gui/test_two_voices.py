@@ -183,7 +183,7 @@ def test_hostile_names_are_claims_on_every_surface_and_the_verdict_is_the_apps(a
         first = ask(approver, HOSTILE_TOOL, {"command": "rm -rf ~/projects"}, agent=HOSTILE_AGENT)
         await wait_for(lambda: dialog.isVisible() and dialog.ticket is not None, what="the dialog")
         second = ask(approver, HOSTILE_TOOL, {"path": "notes.txt"}, agent=HOSTILE_AGENT)
-        await wait_for(lambda: len(approver.decider.tickets()) == 2 and dialog.next_strip.isVisible(),
+        await wait_for(lambda: len(approver.decider.tickets()) == 2 and "Also waiting" in dialog.next_strip.text(),
                        what="the second request, also waiting")
         approver.open_inbox()
         tickets = approver.decider.tickets()
