@@ -406,7 +406,7 @@ class ReviewPanel(QWidget):
         """False while the edited arguments are invalid or not read again yet."""
         if self._reread.isActive():
             return False
-        return not self.args_editor.isVisible() or self.args_editor.is_valid()
+        return not self.edit_button.isChecked() or self.args_editor.is_valid()
 
     def _show_call(self, row: int) -> None:
         self._capture_edit()
@@ -483,9 +483,9 @@ class ReviewPanel(QWidget):
             text = text.replace("fully read", "arguments fully read; the diff is still being read (Allow waits)")
         self.reasons.setText(text)
 
-    def _capture_edit(self) -> None:
+    def _capture_edit(self, closing: bool = False) -> None:
         """Take what the editor holds as the edit of its call, read again (or none, when it is the agent's)."""
-        if self.ticket is None or not self.args_editor.isVisible():
+        if self.ticket is None or not (closing or self.edit_button.isChecked()):
             return
         row = self._editing_row
         if not 0 <= row < len(self.ticket.calls):
@@ -502,7 +502,7 @@ class ReviewPanel(QWidget):
 
     def _edit_typed(self) -> None:
         """Typing in the editor: Allow waits until the edit is read again (a moment after the typing stops)."""
-        if self.ticket is None or not self.args_editor.isVisible():
+        if self.ticket is None or not self.edit_button.isChecked():
             return
         self._reread.start()
         self.edit_validity_changed.emit(False)
@@ -517,6 +517,14 @@ class ReviewPanel(QWidget):
 
     def _toggle_editor(self, on: bool) -> None:
         self.interacted.emit()
+        if not on:  # what was typed is the edit, read again now: closing the editor never drops it
+            self._reread.stop()
+            self._capture_edit(closing=True)
+            if self.ticket is not None and 0 <= self._editing_row < len(self.ticket.calls):
+                self._display(self._editing_row)
+            self.args_editor.setVisible(False)
+            self.edit_validity_changed.emit(self.edits_valid())
+            return
         self._editing_row = self.position_of(max(0, self.calls.currentRow()))
         if self.ticket is not None and self._editing_row < len(self.ticket.calls):
             self.args_editor.load(self._edited.get(self._editing_row, self.ticket.calls[self._editing_row].args))

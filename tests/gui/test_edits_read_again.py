@@ -112,3 +112,45 @@ def test_an_edit_in_a_batch_goes_to_the_call_it_was_made_on(approver: Any, run: 
         assert [d.decision for d in decisions] == ["deny", "deny"]
 
     run(scenario())
+
+
+def test_the_inbox_follows_an_edit_too(approver: Any, run: Any) -> None:
+    approver.set_popups(False)
+    inbox = approver.inbox
+
+    async def scenario() -> None:
+        answer = ask(approver, "make")
+        await wait_for(lambda: len(inbox._rows) == 1, what="the row")
+        inbox.select(approver.decider.tickets()[0])
+        assert inbox.allow_session.isEnabled()
+        review = inbox.review
+        review.edit_button.click()
+        review.args_editor.editor.setPlainText(json.dumps({"command": "rm -rf ~/projects"}))
+        assert not inbox.allow_once.isEnabled() and inbox.decide_selected("allow_once") == 0  # not read yet
+        await wait_for(lambda: review.edits_valid() and inbox.allow_once.isEnabled(), what="the edit read again")
+        assert review.badge.level == "destructive" and not inbox.allow_session.isEnabled()
+        assert inbox.decide_selected("allow_session") == 0
+        assert inbox.decide_selected("allow_once") == 1
+        decision = await answer
+        assert decision.updated_args == {"command": "rm -rf ~/projects"} and decision.risk["level"] == "destructive"
+        assert approver.service.memory.entries() == []
+
+    run(scenario())
+
+
+def test_closing_the_editor_at_once_keeps_the_edit_and_reads_it(approver: Any, run: Any) -> None:
+    dialog = approver.dialog
+
+    async def scenario() -> None:
+        answer = ask(approver, "make")
+        await wait_for(lambda: dialog.isVisible() and dialog.allow_once.isEnabled(), what="the armed dialog")
+        review = dialog.review
+        review.edit_button.click()
+        review.args_editor.editor.setPlainText(json.dumps({"command": "rm -rf ~/projects"}))
+        review.edit_button.click()  # closed before the pause that reads it
+        assert review.edits_valid() and review.badge.level == "destructive" and not dialog.allow_session.isEnabled()
+        dialog.allow_once.click()
+        decision = await answer
+        assert decision.updated_args == {"command": "rm -rf ~/projects"}
+
+    run(scenario())
