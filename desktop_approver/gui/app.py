@@ -112,7 +112,7 @@ class DesktopApprover(QObject):
         self.tray.popups_toggled.connect(self.set_popups)
         self.tray.mode_chosen.connect(self.choose_mode)
         self.tray.quit_requested.connect(self.ask_to_quit)
-        self.tray.missed_seen.connect(self.missed.clear)
+        self.tray.missed_seen.connect(self._show_missed)
         self.decider.ticket_removed.connect(self._ticket_left)
         self.popups_changed.connect(self.tray.show_popups)
         self.events.mode_changed.connect(self.tray.show_mode)
@@ -464,6 +464,11 @@ class DesktopApprover(QObject):
         if ticket.countdown.expired.done() and self.service.mode.mode == modes.DO_NOT_DISTURB:
             self.missed.append(ticket)
             self.tray.set_missed(self.missed_text())
+
+    def _show_missed(self) -> None:
+        """The tray's "timed out during do-not-disturb" entry: the history, showing what timed out."""
+        self.open_history().show_timed_out()
+        self.missed.clear()
 
     def missed_text(self) -> str:
         return f"{count_text(self.missed)} timed out (denied) during do-not-disturb"

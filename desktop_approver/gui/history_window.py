@@ -157,6 +157,15 @@ class HistoryWindow(QWidget):
         for combo in (self.decision, self.decided_by, self.risk, self.period):
             combo.currentIndexChanged.connect(lambda _i: self.refresh())
 
+    def show_timed_out(self, within: float = 86400) -> None:
+        """The requests that timed out (denied by nobody) in the last day: what do-not-disturb let go."""
+        for line in (self.search, self.agent, self.tool):
+            line.clear()
+        for combo, value in ((self.decision, None), (self.risk, None), (self.decided_by, "timeout"),
+                             (self.period, within)):
+            combo.setCurrentIndex(max(0, combo.findData(value)))
+        self.refresh()
+
     def show_statistics(self) -> None:
         self.tabs.setCurrentWidget(self.statistics)
         self.statistics.refresh()

@@ -103,7 +103,10 @@ def test_do_not_disturb_says_what_timed_out_when_the_person_returns(approver: An
         entry = approver.tray.menu.actions()[0]
         assert entry.text().startswith("1 request timed out (denied) during do-not-disturb")
         entry.trigger()  # leads to the history, and is then cleared
-        assert approver.history_window is not None and approver.history_window.isVisible()
+        history = approver.history_window
+        assert history is not None and history.isVisible()
+        assert history.decided_by.currentData() == "timeout"  # what timed out, not the whole history
+        assert [entry.decided_by for entry in history.entries] == ["timeout"]
         assert approver.tray.missed is None and not approver.missed
         deny_all(approver)
         await answered
