@@ -98,6 +98,8 @@ class DesktopApprover(QObject):
         self.tray = Tray(self.decider, self.service.mode, popups=self._popups, icon_style=tray_icons)
         self.notifications = (TicketNotifications(self.decider, self.service.mode, notifier, self)
                               if notifier is not None else None)
+        if self.notifications is not None:  # the counts are on screen there: a new count pops nothing up
+            self.notifications.counts_in_view = lambda: self.inbox.isVisible() or self.dialog.isVisible()
         self._quiet_clock = QTimer(self)  # quiet hours: checked twice a minute
         self._quiet_clock.setInterval(30_000)
 

@@ -28,6 +28,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import OrderedDict
+from collections.abc import Callable
 from typing import Any
 
 from PySide6.QtCore import QObject, Signal
@@ -156,6 +157,9 @@ class TicketNotifications(QObject):
         self._syncing: set[str] = set()
         self._calls: set[asyncio.Future[None]] = set()  # the loop keeps only weak references to tasks
         self.problem: str | None = None  # the notifier's, shown only while notifications are turned on
+        self.counts_in_view: Callable[[], bool] = lambda: False
+        """Whether a window shows the queue's counts (the app's inbox or dialog): then a change of an
+        agent's counts alone is not sent, since servers pop a replaced notification up again (issue 31)."""
         notifier.on_action = self._on_action  # the notifier is Qt-free: it takes plain callbacks
         for listeners, listener in ((getattr(notifier, "health_listeners", None), self._health),
                                     (getattr(notifier, "ready_listeners", None), self._server_ready)):
@@ -247,8 +251,11 @@ class TicketNotifications(QObject):
         _title, body = notification_text(top)
         destructive = top.risk_level == "destructive"
         signature = (top.key, title, body)
-        if self._signatures.get(agent) == signature:
+        said = self._signatures.get(agent)
+        if said == signature:
             return  # nothing new to say: do not pop it up again
+        if said is not None and said[0] == top.key and said[2] == body and self.counts_in_view():
+            return  # only its counts changed, and they are on screen: the next real change brings them
         self._signatures[agent] = signature
         self._shown[agent] = top
         self._bound[self.key(top)] = (agent, top)

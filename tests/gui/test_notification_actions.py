@@ -401,3 +401,28 @@ def test_a_click_on_a_displaced_notification_reviews_its_own_request(
         assert (await first).decision == "deny" and (await second).decision == "deny"
 
     run(scenario(), timeout=90)
+
+
+def test_a_count_change_pops_nothing_up_while_the_inbox_shows_the_counts(
+        notifying_approver: Any, notification_server: Any, run: Callable[..., Any]) -> None:
+    server = notification_server.server
+    approver = notifying_approver
+    approver.set_popups(False)
+
+    async def scenario() -> None:
+        first = ask(approver, "Bash", {"command": "rm -rf build/"})
+        await wait_for(lambda: len(server.shown) == 1, what="the notification", timeout=30)
+        approver.open_inbox()
+        second = ask(approver, "Bash", {"command": "make docs"}, session="run-2")
+        await wait_for(lambda: len(approver.decider.tickets()) == 2, what="the second request")
+        await wait_for(lambda: not approver.notifications._syncing, what="the notifications brought in line")
+        assert len(server.shown) == 1  # the same request named: its new count is in the inbox, not popped up
+        approver.inbox.hide()
+        third = ask(approver, "Bash", {"command": "make lint"}, session="run-3")
+        await wait_for(lambda: len(server.shown) == 2 and "3 waiting" in server.shown[-1].summary,
+                       what="the count, once no window shows it", timeout=30)
+        for ticket in approver.decider.tickets():
+            approver.decider.answer(ticket, [_deny() for _ in ticket.calls])
+        await asyncio.gather(first, second, third)
+
+    run(scenario(), timeout=90)
