@@ -46,6 +46,7 @@ from ..core.calls.reading import read_call
 from ..core.decisions.broker import read_again
 from ..core.decisions.queue import riskiest_first
 from ..core.decisions.tickets import CallInfo, Ticket
+from ..render.claims import neutral
 from ..render.headline import FIRST_VIEW_CHARS, further_down, headline, shorten
 from ..render.preview_check import preview_mismatch
 from . import theme
@@ -428,7 +429,7 @@ class ReviewPanel(QWidget):
         original = self.ticket.calls[row]
         call = self._reads.get(row, original)
         effective = self.effective_ticket() or self.ticket
-        self.tool.setText(visible(call.tool))
+        self.tool.setText(neutral(call.tool))  # in its frame, and without the verdict's marks
         # A batch is as dangerous as its worst call, whichever call is selected.
         self.badge.set_risk(effective.risk_level)
         self._restyle()

@@ -47,7 +47,7 @@ def test_agent_text_stays_in_the_agents_frame_and_never_reaches_the_verdict(appr
         assert "From the agent" in review.agent_title.text() and "not checked" in review.agent_title.text()
         assert review.tool_claim.text() == "tool name as claimed" and review.tool_claim.isVisibleTo(review)
         # The line break is shown as an escape, not a second line that reads like a verdict.
-        assert review.tool.text() == "Read\\nRisk: safe ✔" and "\n" not in review.tool.text()
+        assert review.tool.text() == "Read\\nRisk: safe <U+2714>" and "\n" not in review.tool.text()
         assert "\n" not in dialog.windowTitle() and "Read\\nRisk" in dialog.windowTitle()
         # The verdict: outside the frame, the app's own words only.
         assert review.verdict not in framed and review.badge not in framed and review.reasons not in framed
