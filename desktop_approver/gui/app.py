@@ -99,7 +99,7 @@ class DesktopApprover(QObject):
         self.notifications = (TicketNotifications(self.decider, self.service.mode, notifier, self)
                               if notifier is not None else None)
         if self.notifications is not None:  # the counts are on screen there: a new count pops nothing up
-            self.notifications.counts_in_view = lambda: self.inbox.isVisible() or self.dialog.isVisible()
+            self.notifications.counts_in_view = self._counts_in_view
         self._quiet_clock = QTimer(self)  # quiet hours: checked twice a minute
         self._quiet_clock.setInterval(30_000)
 
@@ -159,6 +159,8 @@ class DesktopApprover(QObject):
             self._dialog.navigate.connect(self._navigate)
             self._dialog.show_ticket.connect(self._show_key)
             self._dialog.always_allow_requested.connect(self.always_allow)
+            mode = self.service.mode
+            self._dialog.approve_all_left = lambda: mode.left
         return self._dialog
 
     @property
@@ -169,6 +171,10 @@ class DesktopApprover(QObject):
 
             self._inbox = InboxWindow(self.decider)
         return self._inbox
+
+    def _counts_in_view(self) -> bool:
+        """Whether the inbox or the dialog is on screen (never builds either: they load when first needed)."""
+        return any(window is not None and window.isVisible() for window in (self._inbox, self._dialog))
 
     def _shown_ticket(self) -> Ticket | None:
         """The ticket in the dialog, if a dialog was ever built."""

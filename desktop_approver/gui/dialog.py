@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import html
 import logging
+from collections.abc import Callable
 from typing import Any
 
 from PySide6.QtCore import QEvent, QObject, QRect, QSettings, QSize, Qt, QTimer, Signal
@@ -225,6 +226,8 @@ class ApprovalDialog(QDialog):
         QShortcut(QKeySequence("Alt+Right"), self).activated.connect(lambda: self.navigate.emit(1))
         QShortcut(QKeySequence("Alt+Left"), self).activated.connect(lambda: self.navigate.emit(-1))
 
+        self.approve_all_left: Callable[[], float | None] = lambda: None
+        """Seconds of approve-all left (the app sets it), said on the countdown line while it lasts."""
         self._armed = False
         self._arming_elapsed = 0
         self._arming_timer = QTimer(self)
@@ -564,6 +567,9 @@ class ApprovalDialog(QDialog):
                                    f"when it resumes; denies in {time_left_text(countdown.latest())} at the latest)")
         else:  # the real deadline: after a pause the hard limit may come before the clock runs out
             self.countdown.setText(f"Denies automatically in {time_left_text(countdown.latest())}")
+        approving = self.approve_all_left()
+        if approving is not None:  # this one still asks you: say how long the mode lasts
+            self.countdown.setText(f"{self.countdown.text()} · approve-all: {time_left_text(approving)} left")
         self._update_strip()
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:

@@ -172,3 +172,20 @@ def test_batch_partial_approval(approver: Any, run: Any) -> None:
         assert decisions[1].note == "not install"
 
     run(scenario())
+
+
+def test_a_request_approve_all_leaves_to_you_shows_the_modes_time_left(approver: Any, run: Any) -> None:
+    from desktop_approver.core.decisions import modes
+
+    dialog = approver.dialog
+    approver.choose_mode(modes.APPROVE_ALL, 900)
+
+    async def scenario() -> None:
+        answer = ask(approver, "Bash", {"command": "rm -rf build"})  # destructive: never approve-all's
+        await wait_for(lambda: dialog.isVisible() and dialog.ticket is not None, what="the dialog")
+        assert "approve-all: 1" in dialog.countdown.text() and "left" in dialog.countdown.text()
+        dialog.deny.click()
+        assert (await answer).decision == "deny"
+        approver.choose_mode(modes.INTERACTIVE, None)
+
+    run(scenario())
