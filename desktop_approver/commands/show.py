@@ -4,8 +4,9 @@ The desktop's own shortcut settings run it (``desktop-approver show`` on Super+A
 reaches the most urgent waiting request, the inbox or the history without the mouse. It talks to the
 running app over its socket, with the same checks as any client: the socket must be this user's
 (the client refuses another uid's app) and the app refuses a peer of another uid. It raises a window
-and decides nothing. Exit code 0 when shown, 2 with a one-line reason when the app is not running,
-refuses us, or shows no windows.
+and decides nothing; with nothing waiting it opens the inbox and says so on standard output. Exit
+code 0 when shown, 2 with a one-line reason when the app is not running, refuses us, or shows no
+windows.
 """
 
 from __future__ import annotations
@@ -33,10 +34,14 @@ def run(args: argparse.Namespace) -> int:
     try:
         with Client(args.socket, agent="desktop-approver show") as client:
             shown = client.show(args.what)
+            # Nothing waiting: say so, rather than leave the person wondering what the key did.
+            idle = shown and args.what == "request" and client.status().get("pending") == 0
     except ApproverError as exc:
         print(f"desktop-approver show: {exc}", file=sys.stderr)
         return 2
     if not shown:
         print("desktop-approver show: the app shows no windows (it runs without its GUI)", file=sys.stderr)
         return 2
+    if idle:
+        print("desktop-approver show: nothing is waiting; the inbox is open (new requests appear there)")
     return 0

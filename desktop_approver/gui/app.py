@@ -98,13 +98,15 @@ class DesktopApprover(QObject):
         self.tray = Tray(self.decider, self.service.mode, popups=self._popups, icon_style=tray_icons)
         self.notifications = (TicketNotifications(self.decider, self.service.mode, notifier, self)
                               if notifier is not None else None)
+        if self.notifications is not None:  # the counts are on screen there: a new count pops nothing up
+            self.notifications.counts_in_view = self._counts_in_view
         self._quiet_clock = QTimer(self)  # quiet hours: checked twice a minute
         self._quiet_clock.setInterval(30_000)
 
         self.decider.present.connect(self._present)
         self.decider.queue_changed.connect(self._queue_changed)
         self.decider.queue_changed.connect(self.tray.refresh)
-        self.tray.ticket_chosen.connect(self.decider.show)
+        self.tray.ticket_chosen.connect(self.review_chosen)
         self.tray.inbox_requested.connect(self.open_inbox)
         self.tray.history_requested.connect(self.open_history)
         self.tray.sessions_requested.connect(self.open_sessions)
@@ -112,7 +114,7 @@ class DesktopApprover(QObject):
         self.tray.popups_toggled.connect(self.set_popups)
         self.tray.mode_chosen.connect(self.choose_mode)
         self.tray.quit_requested.connect(self.ask_to_quit)
-        self.tray.missed_seen.connect(self.missed.clear)
+        self.tray.missed_seen.connect(self._show_missed)
         self.decider.ticket_removed.connect(self._ticket_left)
         self.popups_changed.connect(self.tray.show_popups)
         self.events.mode_changed.connect(self.tray.show_mode)
@@ -157,6 +159,8 @@ class DesktopApprover(QObject):
             self._dialog.navigate.connect(self._navigate)
             self._dialog.show_ticket.connect(self._show_key)
             self._dialog.always_allow_requested.connect(self.always_allow)
+            mode = self.service.mode
+            self._dialog.approve_all_left = lambda: mode.left
         return self._dialog
 
     @property
@@ -167,6 +171,10 @@ class DesktopApprover(QObject):
 
             self._inbox = InboxWindow(self.decider)
         return self._inbox
+
+    def _counts_in_view(self) -> bool:
+        """Whether the inbox or the dialog is on screen (never builds either: they load when first needed)."""
+        return any(window is not None and window.isVisible() for window in (self._inbox, self._dialog))
 
     def _shown_ticket(self) -> Ticket | None:
         """The ticket in the dialog, if a dialog was ever built."""
@@ -326,6 +334,14 @@ class DesktopApprover(QObject):
         window.raise_()
         window.activateWindow()
 
+    def review_chosen(self, ticket: Ticket) -> None:
+        """A request picked in the tray's menu: that one, or the inbox when it has gone meanwhile
+        (never another request in its place)."""
+        if ticket in self.decider.tickets():
+            self.decider.show(ticket)
+        else:
+            self.open_inbox()
+
     def show_for_key(self, what: str) -> None:
         """``desktop-approver show`` (a key the person bound): the most urgent waiting request (or the
         inbox when nothing waits), the inbox or the history, raised and given the focus."""
@@ -456,6 +472,11 @@ class DesktopApprover(QObject):
         if ticket.countdown.expired.done() and self.service.mode.mode == modes.DO_NOT_DISTURB:
             self.missed.append(ticket)
             self.tray.set_missed(self.missed_text())
+
+    def _show_missed(self) -> None:
+        """The tray's "timed out during do-not-disturb" entry: the history, showing what timed out."""
+        self.open_history().show_timed_out()
+        self.missed.clear()
 
     def missed_text(self) -> str:
         return f"{count_text(self.missed)} timed out (denied) during do-not-disturb"

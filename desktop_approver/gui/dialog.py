@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import html
 import logging
+from collections.abc import Callable
 from typing import Any
 
 from PySide6.QtCore import QEvent, QObject, QRect, QSettings, QSize, Qt, QTimer, Signal
@@ -32,6 +33,7 @@ from PySide6.QtWidgets import (
     QProgressBar,
     QPushButton,
     QScrollArea,
+    QSizePolicy,
     QToolButton,
     QVBoxLayout,
     QWidget,
@@ -41,12 +43,13 @@ from ..client.vocabulary import DecisionName, Scope
 from ..core.decisions.queue import time_left_text
 from ..core.decisions.tickets import Ticket, Verdict
 from ..core.store.logsafe import printable
-from ..render.headline import headline, shorten
+from ..render.claims import as_claimed, claimed
+from ..render.headline import headline
 from . import batch, placement
 from .badges import risk_text
 from .contrast import MutedLabel
+from .elided import ElidedLabel
 from .review import ReviewPanel
-from .review_text import visible
 
 ARMING_DELAY_MS = 700
 ARMING_TEXT = "allow unlocks in a moment (Deny works now)…"
@@ -55,6 +58,7 @@ LEGEND = ("Alt+O allow once · Alt+S for the session · Alt+D, Esc or Enter deny
           "Alt+← / Alt+→ previous / next request · n / p next / previous change")
 NEXT_SHOWN = 3
 COMPACT_BELOW = 600   # on a screen less tall than this the review says less about who asks
+STRIP_LINES = 2  # the "Also waiting" line's fixed height, in lines
 TITLE_NAME_CHARS = 32  # an agent or tool name in the title or the "Also waiting" line is cut to this
 WINDOW_TITLE_NAME_CHARS = 24  # in the window title (a task bar shows some 140 characters at most)
 WM_SHIFT = 64  # how far a window manager may move a new window to fit its frame (not a move by the person)
@@ -69,14 +73,14 @@ def window_title(ticket: Ticket) -> str:
     (the dangerous part of a long command first, not its harmless start), the agent's name last,
     cut short and marked as its claim.
     """
-    agent = f"“{shorten(visible(ticket.identity.label), WINDOW_TITLE_NAME_CHARS)}” (as claimed)"
+    agent = as_claimed(ticket.identity.label, WINDOW_TITLE_NAME_CHARS)
     level = risk_text(ticket.risk_level)
     if len(ticket.calls) == 1:
         call = ticket.calls[0]
-        return (f"{level} {shorten(visible(call.tool), WINDOW_TITLE_NAME_CHARS)}: {headline(call.tool, call.args, 54)}"
+        return (f"{level} {claimed(call.tool, WINDOW_TITLE_NAME_CHARS)}: {headline(call.tool, call.args, 54)}"
                 f" — from {agent}")
     worst = batch.riskiest(ticket.calls)
-    return (f"{level} {len(ticket.calls)} calls, {shorten(visible(worst.tool), WINDOW_TITLE_NAME_CHARS)}: "
+    return (f"{level} {len(ticket.calls)} calls, {claimed(worst.tool, WINDOW_TITLE_NAME_CHARS)}: "
             f"{headline(worst.tool, worst.args, 40)} — from {agent}")
 
 
@@ -131,9 +135,10 @@ class ApprovalDialog(QDialog):
         self.next_button.clicked.connect(lambda: self.navigate.emit(1))
         self.position = QLabel()
         self.position.setObjectName("queuePosition")
-        self.countdown = QLabel()
+        # One line, cut to its width (the whole text in its tooltip): the paused text is longer, and
+        # a first touch must not push everything below it down (issue 31: a still screen).
+        self.countdown = ElidedLabel()
         self.countdown.setObjectName("countdown")
-        self.countdown.setWordWrap(True)
         self.countdown.setAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         top.addWidget(self.previous_button)
         top.addWidget(self.position)
@@ -144,14 +149,18 @@ class ApprovalDialog(QDialog):
         self.next_strip = QLabel()
         self.next_strip.setObjectName("nextRequests")
         self.next_strip.setTextFormat(Qt.TextFormat.RichText)
+        # Two lines whatever its content: as many waiting requests as fit, then "and N more"; its room
+        # is kept while hidden, so an arrival or the clock never moves what is below it.
         self.next_strip.setWordWrap(True)
+        self.strip_lines = STRIP_LINES
+        self._set_strip_room(compact=False)
         self.next_strip.setTextInteractionFlags(Qt.TextInteractionFlag.LinksAccessibleByMouse)
         self.next_strip.linkActivated.connect(self._strip_link)
         layout.addWidget(self.next_strip)
 
         self.review = ReviewPanel()
         self.review.interacted.connect(self.pause_countdown)
-        self.review.edit_validity_changed.connect(lambda _ok: self._update_buttons())
+        self.review.edit_validity_changed.connect(lambda _ok: self._follow_edit())
         self.review.ticks_changed.connect(self._update_buttons)
         # A long diff is read a step at a time: Allow waits until all of it is known (its warnings said).
         self.review.preview.warnings_changed.connect(lambda _warnings: self._update_buttons())
@@ -217,6 +226,8 @@ class ApprovalDialog(QDialog):
         QShortcut(QKeySequence("Alt+Right"), self).activated.connect(lambda: self.navigate.emit(1))
         QShortcut(QKeySequence("Alt+Left"), self).activated.connect(lambda: self.navigate.emit(-1))
 
+        self.approve_all_left: Callable[[], float | None] = lambda: None
+        """Seconds of approve-all left (the app sets it), said on the countdown line while it lasts."""
         self._armed = False
         self._arming_elapsed = 0
         self._arming_timer = QTimer(self)
@@ -285,19 +296,31 @@ class ApprovalDialog(QDialog):
         arrival and a link that brings it up. Rebuilt by the clock only to update the time left:
         the order and the numbers change only when a request arrives or leaves."""
         if not self.upcoming:
-            self.next_strip.hide()
+            # Its room is kept on a roomy screen: say so there rather than leave a gap.
+            self.next_strip.setText("Nothing else is waiting.")
+            self.next_strip.setVisible(self.strip_lines > 1)
             return
-        parts = []
+        metrics = self.next_strip.fontMetrics()
+        room = max(1, (self.next_strip.width() if self.next_strip.isVisible() else self.width()) - 24)
+        parts: list[str] = []
+        lines, used = 1, metrics.horizontalAdvance("Also waiting: ")
         for place, other in self.upcoming[:NEXT_SHOWN]:
             first = other.calls[0]
-            what = (f"{shorten(visible(first.tool), TITLE_NAME_CHARS)}: {headline(first.tool, first.args, 36)}"
+            what = (f"{claimed(first.tool, TITLE_NAME_CHARS)}: {headline(first.tool, first.args, 36)}"
                     if len(other.calls) == 1 else f"{len(other.calls)} calls")
             # The app's verdict and the call first; the agent's name after, quoted as its claim.
             text = (f"#{place} {risk_text(other.risk_level)} {what}"
-                    f" — “{shorten(visible(other.identity.label), TITLE_NAME_CHARS)}”"
+                    f" — {claimed(other.identity.label, TITLE_NAME_CHARS)}"
                     f" · {time_left_text(other.countdown.latest())} left")
+            width = metrics.horizontalAdvance(text + " | ")
+            more_lines, now = (lines, used + width) if used + width <= room else (lines + 1 + width // room,
+                                                                               width % room)
+            if parts and (more_lines > self.strip_lines or (more_lines == self.strip_lines and
+                                                       now + metrics.horizontalAdvance(" · and 99 more") > room)):
+                break  # its lines are full: the rest are counted
+            lines, used = more_lines, now
             parts.append(f'<a href="ticket:{other.key}" style="text-decoration:none">{html.escape(text)}</a>')
-        more = len(self.upcoming) - NEXT_SHOWN
+        more = len(self.upcoming) - len(parts)
         tail = f" · and {more} more" if more > 0 else ""
         self.next_strip.setText("Also waiting: " + " &nbsp;|&nbsp; ".join(parts) + html.escape(tail))
         self.next_strip.show()
@@ -353,6 +376,7 @@ class ApprovalDialog(QDialog):
         area = self.available()
         limit = placement.Rect(area.x(), area.y(), area.width(), area.height())
         self.review.set_compact(area.height() < COMPACT_BELOW)
+        self._set_strip_room(compact=area.height() < COMPACT_BELOW)
         remembered = self._remembered()
         self.ensurePolished()  # a never-shown window's size hints are not final until polished
         layout = self.layout()
@@ -381,6 +405,15 @@ class ApprovalDialog(QDialog):
                 QTimer.singleShot(0, self, self._refit)
         finally:
             self._placing = False
+
+    def _set_strip_room(self, compact: bool) -> None:
+        """The "Also waiting" strip's fixed room: two lines, kept while hidden; on a short screen
+        (scale 2 on 1280x800) one line, given only while others wait, so the call stays in the first view."""
+        self.strip_lines = 1 if compact else STRIP_LINES
+        policy = QSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Fixed)
+        policy.setRetainSizeWhenHidden(not compact)
+        self.next_strip.setSizePolicy(policy)
+        self.next_strip.setFixedHeight(self.next_strip.fontMetrics().lineSpacing() * self.strip_lines + 4)
 
     def _arrange_buttons(self, width: int) -> None:
         """The buttons in one row when they fit ``width``, else one under the other (:func:`arrange_row`)."""
@@ -417,6 +450,7 @@ class ApprovalDialog(QDialog):
 
     def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)
+        self._update_strip()  # as many as fit the new width, on its one line
         if self.isVisible() and not self._placing and event.spontaneous():
             self._save_geometry_later.start()
 
@@ -449,11 +483,18 @@ class ApprovalDialog(QDialog):
 
     def choices(self) -> tuple[batch.Choice, batch.Choice]:
         """What "allow once" and "allow for session" would do now, with the ticks as they are."""
-        ticket = self.ticket
+        ticket = self.review.effective_ticket() if self.review.ticket is self.ticket else self.ticket
         if ticket is None:
             return batch.Choice("Allow &once", False), batch.Choice("Allow for &session", False)
         ticked = self.review.allowed_mask()
         return batch.allow_once_choice(ticket.calls, ticked), batch.allow_session_choice(ticket.calls, ticked)
+
+    def _follow_edit(self) -> None:
+        """An edit read again: the title and the buttons follow the call as it would run."""
+        effective = self.review.effective_ticket()
+        if effective is not None and self.review.ticket is self.ticket:
+            self.setWindowTitle(window_title(effective))
+        self._update_buttons()
 
     def _hint_of(self, label: str) -> int:
         probe = QPushButton(label, self)
@@ -502,7 +543,7 @@ class ApprovalDialog(QDialog):
         self.deny.setEnabled(self.ticket is not None)  # refusing never waits for the lock
         if self.isVisible():  # new labels (a batch's ticks) must not widen the dialog past its width
             self._arrange_buttons(self.width())
-        ticket = self.ticket
+        ticket = self.review.effective_ticket() if self.review.ticket is self.ticket else self.ticket
         offered = (self.offer_always_allow and ticket is not None and len(ticket.calls) == 1
                    and ticket.risk_level != "destructive")
         self.always_allow.setVisible(offered)
@@ -526,6 +567,9 @@ class ApprovalDialog(QDialog):
                                    f"when it resumes; denies in {time_left_text(countdown.latest())} at the latest)")
         else:  # the real deadline: after a pause the hard limit may come before the clock runs out
             self.countdown.setText(f"Denies automatically in {time_left_text(countdown.latest())}")
+        approving = self.approve_all_left()
+        if approving is not None:  # this one still asks you: say how long the mode lasts
+            self.countdown.setText(f"{self.countdown.text()} · approve-all: {time_left_text(approving)} left")
         self._update_strip()
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:

@@ -29,7 +29,9 @@ from PySide6.QtWidgets import (
 )
 
 from ..core.store.audit import AuditLog, HistoryEntry
+from ..render.claims import claimed
 from ..render.headline import shorten
+from ..render.preview_check import preview_mismatch
 from . import theme
 from .badges import risk_text
 from .elided import plain_tooltip
@@ -45,7 +47,8 @@ DECISIONS = (("Any decision", None), ("Allowed", "allow"), ("Allowed once", "all
 DECIDERS = (("Anyone", None), ("You", "user"), ("A policy rule", "policy"), ("Session memory", "session"),
             ("The mode", "mode"), ("Timeout", "timeout"), ("Cancelled", "cancelled"))
 RISKS = (("Any risk", None), ("Safe", "safe"), ("Moderate", "moderate"), ("Destructive", "destructive"))
-COLUMNS = ("When", "Agent", "Tool", "Call", "Risk", "Decision", "Decided by")
+# The app's verdict first, in view at every width; the agent's words quoted (render/claims.py).
+COLUMNS = ("Risk", "When", "Agent (as claimed)", "Tool (as claimed)", "Call", "Decision", "Decided by")
 
 
 class HistoryWindow(QWidget):
@@ -95,7 +98,7 @@ class HistoryWindow(QWidget):
         self.table.setRootIsDecorated(False)
         self.table.setUniformRowHeights(True)
         self.table.setHeaderLabels(list(COLUMNS))
-        for column, width in enumerate((150, 130, 130, 380, 110, 120)):
+        for column, width in enumerate((120, 150, 130, 130, 380, 110, 120)):
             self.table.setColumnWidth(column, width)
         self.table.currentItemChanged.connect(lambda *_: self._show_selected())
         splitter.addWidget(self.table)
@@ -154,6 +157,15 @@ class HistoryWindow(QWidget):
         for combo in (self.decision, self.decided_by, self.risk, self.period):
             combo.currentIndexChanged.connect(lambda _i: self.refresh())
 
+    def show_timed_out(self, within: float = 86400) -> None:
+        """The requests that timed out (denied by nobody) in the last day: what do-not-disturb let go."""
+        for line in (self.search, self.agent, self.tool):
+            line.clear()
+        for combo, value in ((self.decision, None), (self.risk, None), (self.decided_by, "timeout"),
+                             (self.period, within)):
+            combo.setCurrentIndex(max(0, combo.findData(value)))
+        self.refresh()
+
     def show_statistics(self) -> None:
         self.tabs.setCurrentWidget(self.statistics)
         self.statistics.refresh()
@@ -175,10 +187,10 @@ class HistoryWindow(QWidget):
         self.table.clear()
         for entry in self.entries:
             item = QTreeWidgetItem([
-                datetime.fromtimestamp(entry.created).strftime("%Y-%m-%d %H:%M:%S"), visible(entry.agent or "?"),
-                visible(entry.tool),
-                summarise_args(entry.args), risk_text(entry.risk_level or "moderate"),
-                entry.decision or "never answered", _decider_text(entry)])
+                risk_text(entry.risk_level or "moderate"),
+                datetime.fromtimestamp(entry.created).strftime("%Y-%m-%d %H:%M:%S"),
+                claimed(entry.agent or "?", CLAIM_CHARS), claimed(entry.tool, CLAIM_CHARS),
+                summarise_args(entry.args), entry.decision or "never answered", _decider_text(entry)])
             item.setData(0, Qt.ItemDataRole.UserRole, entry.id)
             self.table.addTopLevelItem(item)
             if selected is not None and entry.id == selected.id:
@@ -206,12 +218,15 @@ class HistoryWindow(QWidget):
         entry = self.selected_entry()
         if entry is None:
             return
-        self.detail.setText(entry_details(entry))
+        mismatch = preview_mismatch(entry.tool, entry.args, entry.preview, entry.cwd)
+        # As in the dialog: when the agent's picture is of another call, say so and show the arguments.
+        self.detail.setText(entry_details(entry) + (f"\n{mismatch}" if mismatch else ""))
         self.agent_text.setText(agent_details(entry))
         self.agent_text.setToolTip(plain_tooltip(visible(entry.description or "", multiline=True)))
-        self.preview.set_content(entry.tool, entry.args, entry.preview, entry.cwd)
+        self.preview.set_content(entry.tool, entry.args, None if mismatch else entry.preview, entry.cwd)
 
 
+CLAIM_CHARS = 32         # an agent's or tool's name in the table (the detail pane has more)
 AGENT_CHARS = 120        # an agent's name, session or directory in the detail pane
 DESCRIPTION_CHARS = 600  # its description (the whole one is in the tooltip)
 
@@ -242,12 +257,11 @@ def entry_details(entry: HistoryEntry) -> str:
 
 def agent_details(entry: HistoryEntry) -> str:
     """What the agent said about itself and the call, one escaped, cut line each, for its frame."""
-    lines = [f"agent “{shorten(visible(entry.agent or '?'), AGENT_CHARS)}” · "
-             f"session “{shorten(visible(entry.session or ''), AGENT_CHARS)}”"]
+    lines = [f"agent {claimed(entry.agent or '?', AGENT_CHARS)} · session {claimed(entry.session or '', AGENT_CHARS)}"]
     if entry.cwd:
-        lines.append(f"in “{shorten(visible(entry.cwd), AGENT_CHARS)}”")
+        lines.append(f"in {claimed(entry.cwd, AGENT_CHARS)}")
     if entry.description:
-        lines.append(f"description “{shorten(visible(entry.description), DESCRIPTION_CHARS)}”")
+        lines.append(f"description {claimed(entry.description, DESCRIPTION_CHARS)}")
     return "\n".join(lines)
 
 

@@ -4,7 +4,9 @@ The rows follow the same queue as the dialog (most urgent first, :mod:`desktop_a
 each with its place, agent and session, risk, how long it has waited and how long it has left.
 A decided request leaves at once. New arrivals never take focus or the selection: the selected
 rows stay selected wherever the queue puts them. Several rows can be selected and decided
-together, with buttons that say how many; the review on the right is the dialog's widget.
+together, with buttons that say how many; the review on the right is the dialog's widget. A click
+(or key) answers only what the buttons last said they act on: when a selected request left or the
+review moved on since, it answers nothing and the buttons say what they act on now (issue 31).
 """
 
 from __future__ import annotations
@@ -33,7 +35,8 @@ from PySide6.QtWidgets import (
 from ..client.vocabulary import DecisionName
 from ..core.decisions.queue import count_text, time_left_text, waited_text
 from ..core.decisions.tickets import Ticket
-from ..render.headline import headline, shorten
+from ..render.claims import as_claimed, claimed
+from ..render.headline import headline
 from . import batch, placement, theme
 from .badges import risk_colours, risk_text
 from .decider import GuiDecider
@@ -48,39 +51,42 @@ if TYPE_CHECKING:
     from PySide6.QtGui import QBrush
 
 TICKET_ROLE = Qt.ItemDataRole.UserRole + 1
-COLUMNS = ("#", "Agent", "Request", "Risk", "Waiting", "Left")
-PLACE, AGENT, REQUEST, RISK, WAITED, LEFT = range(len(COLUMNS))
+# The app's verdict first, so it is in view at every width; the agent's words after it, quoted.
+COLUMNS = ("#", "Risk", "Agent (as claimed)", "Request", "Waiting", "Left")
+PLACE, RISK, AGENT, REQUEST, WAITED, LEFT = range(len(COLUMNS))
 WIDE_ENOUGH = 1000  # narrower than this, the list goes above the review instead of beside it
 
 
 AGENT_CHARS = 40    # the agent column's text is cut to this (the tooltip has it all)
+DETAIL_CHARS = 200  # each of the agent's words in the agent column's tooltip
 
 
 def agent_text(ticket: Ticket) -> str:
-    return shorten(f"{visible(ticket.identity.label)} · {visible(ticket.session)}", AGENT_CHARS)
+    """“codex” · “s1”: the agent's name and session, each its claim (:mod:`~desktop_approver.render.claims`)."""
+    return f"{claimed(ticket.identity.label, AGENT_CHARS * 2 // 3)} · {claimed(ticket.session, AGENT_CHARS // 3)}"
 
 
 def agent_details(ticket: Ticket) -> str:
     who = ticket.identity
-    parts = [f"{visible(who.label)} (as claimed)", f"session {visible(ticket.session)}"]
+    parts = [as_claimed(who.label, DETAIL_CHARS), f"session {as_claimed(ticket.session, DETAIL_CHARS)}"]
     if who.peer_pid:
         parts.append(f"pid {who.peer_pid}")
     if who.host:
-        parts.append(f"host “{visible(who.host)}” (as claimed)")
+        parts.append(f"host {as_claimed(who.host, DETAIL_CHARS)}")
     if who.git_branch:
-        parts.append(f"branch “{visible(who.git_branch)}” (as claimed)")
+        parts.append(f"branch {as_claimed(who.git_branch, DETAIL_CHARS)}")
     if who.cwd:
-        parts.append(f"{visible(who.cwd)} (as claimed)")
+        parts.append(f"in {as_claimed(who.cwd, DETAIL_CHARS)}")
     return "  ·  ".join(parts)
 
 
 def request_text(ticket: Ticket) -> str:
     """The call's tool and what it does, the dangerous part first (:func:`.headline`)."""
     first = ticket.calls[0]
-    label = f"{shorten(visible(first.tool), 30)}  {headline(first.tool, first.args, 60)}"
+    label = f"{claimed(first.tool, 30)}  {headline(first.tool, first.args, 60)}"
     if len(ticket.calls) > 1:
         worst = batch.riskiest(ticket.calls)
-        label = (f"batch of {len(ticket.calls)}: {shorten(visible(worst.tool), 30)}  "
+        label = (f"batch of {len(ticket.calls)}: {claimed(worst.tool, 30)}  "
                  f"{headline(worst.tool, worst.args, 50)} …")
     return label
 
@@ -98,6 +104,7 @@ class InboxWindow(QWidget):
         self.setAttribute(Qt.WidgetAttribute.WA_ShowWithoutActivating, True)
         self.decider = decider
         self._rows: dict[str, QTreeWidgetItem] = {}
+        self._offered: tuple[str | None, ...] = ()  # what the buttons were last labelled for (see decide_selected)
 
         layout = QVBoxLayout(self)
         self.summary = QLabel()
@@ -120,6 +127,7 @@ class InboxWindow(QWidget):
         splitter.addWidget(self.tree)
         self.review = ReviewPanel()
         self.review.ticks_changed.connect(self._update_buttons)
+        self.review.edit_validity_changed.connect(lambda _ok: self._update_buttons())  # an edit read again
         self.review.preview.warnings_changed.connect(lambda _warnings: self._update_buttons())  # a long diff read
         self.review_scroll = QScrollArea()  # the review scrolls: it never sets the window's minimum size
         self.review_scroll.setObjectName("inboxReviewScroll")
@@ -195,8 +203,9 @@ class InboxWindow(QWidget):
     def add_ticket(self, ticket: Ticket) -> None:
         if ticket.key in self._rows:
             return
-        row = QTreeWidgetItem(["", agent_text(ticket), request_text(ticket), risk_text(ticket.risk_level),
-                               waited(ticket), time_left_text(ticket.countdown.latest())])
+        texts = {PLACE: "", RISK: risk_text(ticket.risk_level), AGENT: agent_text(ticket),
+                 REQUEST: request_text(ticket), WAITED: waited(ticket), LEFT: time_left_text(ticket.countdown.latest())}
+        row = QTreeWidgetItem([texts[column] for column in range(len(COLUMNS))])
         row.setData(0, TICKET_ROLE, ticket.key)
         row.setForeground(RISK, _colour(ticket.risk_level))
         row.setToolTip(AGENT, plain_tooltip(agent_details(ticket)))
@@ -259,6 +268,12 @@ class InboxWindow(QWidget):
         tickets = self.selected_tickets()
         if not tickets:
             return 0
+        if self._offer(tickets) != self._offered:
+            # The selection or the review changed under the person (a request left, the review
+            # moved on) since the buttons last said what they do: show it, answer nothing.
+            self._update_buttons()
+            self.selected_label.setText("The selection changed: check it and choose again")
+            return 0
         single = len(tickets) == 1 and self.review.ticket is tickets[0]
         if choice != "deny":
             allowed = self.choice_for(choice, tickets)
@@ -279,9 +294,11 @@ class InboxWindow(QWidget):
         if len(tickets) == 1 and self.review.ticket is tickets[0]:
             ticked = self.review.allowed_mask()
             chooser = batch.allow_once_choice if choice == "allow_once" else batch.allow_session_choice
-            chosen = chooser(tickets[0].calls, ticked)
+            chosen = chooser((self.review.effective_ticket() or tickets[0]).calls, ticked)  # edits read again
             if not self.review.preview.is_known():  # nobody approves what they could not see
                 return batch.Choice(chosen.label, False, READING_REASON, chosen.short)
+            if not self.review.edits_valid():
+                return batch.Choice(chosen.label, False, "the edited arguments are being read", chosen.short)
             return chosen
         how = "&once" if choice == "allow_once" else "for &session"
         label = f"Allow {len(tickets)} {how}"
@@ -301,9 +318,14 @@ class InboxWindow(QWidget):
         self.review.setEnabled(bool(tickets))
         self._update_buttons()
 
+    def _offer(self, tickets: list[Ticket]) -> tuple[str | None, ...]:
+        """What a button click would act on: the selected requests and the one the review shows."""
+        return (*(t.key for t in tickets), self.review.ticket.key if self.review.ticket is not None else None)
+
     def _update_buttons(self) -> None:
         """Labels that say what a click does to the selection ("Allow 2 once", "Deny 3")."""
         tickets = self.selected_tickets()
+        self._offered = self._offer(tickets)
         for button, choice in ((self.allow_once, "allow_once"), (self.allow_session, "allow_session")):
             allowed = self.choice_for(choice, tickets) if tickets else batch.Choice(
                 "Allow &once" if choice == "allow_once" else "Allow for &session", False)

@@ -1,22 +1,34 @@
-"""Desktop notifications for waiting tickets: at most one per agent, replaced in place.
+"""Desktop notifications for waiting tickets: at most one per agent, each bound to one request.
 
 Five requests from three agents make three notifications, not five: each agent's one says how
 many of its requests wait and names the most urgent, the app's verdict first and the agent's
 name last, marked as its claim ("⚠ Destructive: git push --force origin main · 2 waiting from
-“codex” (as claimed)"), and carries that request's buttons. It is replaced in place (the spec's ``replaces_id``)
-as the agent's requests come and go, and withdrawn when none waits. Only a destructive request
-makes it critical; destructive requests get only "Review" and "Deny": approving them needs the
-full review. Nothing is shown in do-not-disturb. Clicking the body opens the review. Without a
-notification server nothing breaks: the dialog, inbox and tray still work, and the tray says why
-notifications are missing (:attr:`TicketNotifications.health_changed`, from the notifier's health);
-when a server or the bus comes back, every agent's notification is shown again. A click that asks
-for a window leaves as a signal (:attr:`TicketNotifications.review_requested`, ``inbox_requested``).
+“codex” (as claimed)"), and carries that request's buttons. Only a destructive request makes it
+critical; destructive requests get only "Review" and "Deny": approving them needs the full review.
+Nothing is shown in do-not-disturb. Clicking the body opens the review.
+
+A notification is bound to the one request it names (issue 31): its key is that request's ticket
+(``request:t12``), it is updated in place (the spec's ``replaces_id``) only while it names that
+request (the counts change), and when the agent's most urgent request becomes another one (the
+first expired, was withdrawn or answered, or a more urgent one came) the old notification is
+closed and a new one shown. An action always carries the request it was shown for; when that
+request is no longer the one its agent's notification names (it expired, was withdrawn or was
+replaced), the action opens the review instead of answering: an agent that times its requests
+cannot turn an Allow picked on one text into the approval of another.
+
+Without a notification server nothing breaks: the dialog, inbox and tray still work, and the tray
+says why notifications are missing (:attr:`TicketNotifications.health_changed`, from the notifier's
+health); when a server or the bus comes back, every agent's notification is shown again. A click
+that asks for a window leaves as a signal (:attr:`TicketNotifications.review_requested`,
+``inbox_requested``).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+from collections import OrderedDict
+from collections.abc import Callable
 from typing import Any
 
 from PySide6.QtCore import QObject, Signal
@@ -27,9 +39,10 @@ from ..core.decisions import modes
 from ..core.decisions.queue import riskiest_first
 from ..core.decisions.tickets import CallInfo, Ticket, Verdict
 from ..core.store.logsafe import printable
-from ..render.headline import headline, shorten
+from ..render import claims
+from ..render.claims import as_claimed
+from ..render.headline import headline
 from .decider import GuiDecider
-from .review_text import visible
 
 log = logging.getLogger(__name__)
 
@@ -38,15 +51,17 @@ DESTRUCTIVE_ACTIONS = [("review", "Review"), ("deny", "Deny")]
 
 
 NAME_CHARS = 32  # an agent's or tool's name in a notification is cut to this
+BOUND_KEPT = 256  # notifications remembered after they were replaced, so a late click on one is known
 
 
 def claimed(name: str) -> str:
     """An agent's name as its claim: cut short, escaped, marked (“codex” (as claimed))."""
-    return f"“{shorten(visible(name), NAME_CHARS)}” (as claimed)"
+    return as_claimed(name, NAME_CHARS)
 
 
 def tool_name(call: CallInfo) -> str:
-    return shorten(visible(call.tool), NAME_CHARS)
+    """The tool's name as the agent's word: “write_file”."""
+    return claims.claimed(call.tool, NAME_CHARS)
 
 
 def notification_text(ticket: Ticket) -> tuple[str, str]:
@@ -136,11 +151,15 @@ class TicketNotifications(QObject):
         self.available = False
         self.enabled = True  # the person's setting
         self._shown: dict[str, Ticket] = {}          # agent -> the request its notification acts on
+        self._bound: OrderedDict[str, tuple[str, Ticket]] = OrderedDict()  # notifier key -> (agent, its request)
         self._signatures: dict[str, tuple[Any, ...]] = {}
         self._dirty: set[str] = set()
         self._syncing: set[str] = set()
         self._calls: set[asyncio.Future[None]] = set()  # the loop keeps only weak references to tasks
         self.problem: str | None = None  # the notifier's, shown only while notifications are turned on
+        self.counts_in_view: Callable[[], bool] = lambda: False
+        """Whether a window shows the queue's counts (the app's inbox or dialog): then a change of an
+        agent's counts alone is not sent, since servers pop a replaced notification up again (issue 31)."""
         notifier.on_action = self._on_action  # the notifier is Qt-free: it takes plain callbacks
         for listeners, listener in ((getattr(notifier, "health_listeners", None), self._health),
                                     (getattr(notifier, "ready_listeners", None), self._server_ready)):
@@ -152,8 +171,9 @@ class TicketNotifications(QObject):
                 f"shown={[printable(agent, 40) for agent in sorted(self._shown)]}>")
 
     @staticmethod
-    def key(agent: str) -> str:
-        return f"agent:{agent}"
+    def key(ticket: Ticket) -> str:
+        """The notifier's key of the notification that names ``ticket``: one request, one notification."""
+        return f"request:{ticket.key}"
 
     async def start(self) -> bool:
         """Start the notifier; False only when it failed outright (no bus is not that: it keeps trying)."""
@@ -215,22 +235,36 @@ class TicketNotifications(QObject):
         quiet = not self.available or not self.enabled or self.mode.mode == modes.DO_NOT_DISTURB
         if quiet or not waiting:
             self._signatures.pop(agent, None)
-            if self._shown.pop(agent, None) is not None and self.available:
+            if (gone := self._shown.pop(agent, None)) is not None and self.available:
                 log.debug("notification for %s withdrawn", printable(agent))
-                await self.notifier.withdraw(self.key(agent))
+                await self.notifier.withdraw(self.key(gone))
             return
         top = waiting[0]
+        before = self._shown.get(agent)
+        if before is not None and before is not top:
+            # Another request: never the same notification, so nothing picked on the old text lands on it.
+            log.debug("notification for %s no longer names ticket %s", printable(agent), printable(before.key))
+            self._signatures.pop(agent, None)
+            del self._shown[agent]
+            await self.notifier.withdraw(self.key(before))
         title = agent_title(agent, waiting)
         _title, body = notification_text(top)
         destructive = top.risk_level == "destructive"
         signature = (top.key, title, body)
-        if self._signatures.get(agent) == signature:
+        said = self._signatures.get(agent)
+        if said == signature:
             return  # nothing new to say: do not pop it up again
+        if said is not None and said[0] == top.key and said[2] == body and self.counts_in_view():
+            return  # only its counts changed, and they are on screen: the next real change brings them
         self._signatures[agent] = signature
         self._shown[agent] = top
+        self._bound[self.key(top)] = (agent, top)
+        self._bound.move_to_end(self.key(top))
+        while len(self._bound) > BOUND_KEPT:
+            self._bound.popitem(last=False)
         log.debug("notification for %s shows ticket %s (%d waiting)", printable(agent), printable(top.key),
                   len(waiting))
-        await self.notifier.show(self.key(agent), title, body, DESTRUCTIVE_ACTIONS if destructive else ACTIONS,
+        await self.notifier.show(self.key(top), title, body, DESTRUCTIVE_ACTIONS if destructive else ACTIONS,
                                  urgency=2 if destructive else 1)
 
     def show_mode(self, mode: str, _reason: str | None) -> None:
@@ -242,17 +276,24 @@ class TicketNotifications(QObject):
         default, which opens the inbox); nothing in do-not-disturb or when turned off."""
         if not (self.available and self.enabled) or self.mode.mode == modes.DO_NOT_DISTURB:
             return
-        self._spawn(self.notifier.show(f"notice:{agent}", text, "", [], urgency=1))
+        # Its name and its words, each quoted as its claim (render/claims.py).
+        title = f"{claims.claimed(agent, NAME_CHARS)}: {claims.claimed(text, 200)}"
+        self._spawn(self.notifier.show(f"notice:{agent}", title, "", [], urgency=1))
 
     def _on_action(self, key: str, action: str) -> None:
         if key.startswith("notice:"):
             if action == "default":
                 self.inbox_requested.emit()
             return
-        agent = key.removeprefix("agent:")
-        ticket = self._shown.get(agent)
-        if ticket is None or ticket not in self.decider.tickets():
-            return  # the request it named is gone: a click never lands on another one
+        bound = self._bound.get(key)
+        if bound is None:
+            log.debug("notification action %s on an unknown notification ignored", printable(action, 40))
+            return
+        agent, ticket = bound
+        waiting = self.decider.tickets()
+        if self._shown.get(agent) is not ticket or ticket not in waiting:
+            self._stale_action(agent, ticket, action, waiting)
+            return
         log.debug("notification action %s on ticket %s", printable(action, 40), printable(ticket.key))
         if action in ("default", "review"):
             self.review_requested.emit(ticket)
@@ -265,6 +306,21 @@ class TicketNotifications(QObject):
         elif action in ("allow_once", "allow_session") and ticket.risk_level != "destructive":
             allow: DecisionName = "allow_once" if action == "allow_once" else "allow_session"
             self.decider.answer(ticket, [Verdict(allow, "user") for _ in ticket.calls])
+
+    def _stale_action(self, agent: str, ticket: Ticket, action: str, waiting: list[Ticket]) -> None:
+        """A click on a notification whose request is no longer the one it names: show, never answer.
+
+        The request itself when it still waits (a more urgent one took its agent's notification),
+        else what that agent's notification names now, else the inbox.
+        """
+        now = self._shown.get(agent)
+        target = ticket if ticket in waiting else now if now is not None and now in waiting else None
+        log.info("notification action %s on ticket %s, which its notification no longer names: "
+                 "opening the review instead of answering", printable(action, 40), printable(ticket.key))
+        if target is not None:
+            self.review_requested.emit(target)
+        else:
+            self.inbox_requested.emit()
 
     def _spawn(self, coro: Any) -> None:
         call = asyncio.ensure_future(self._safely(coro))

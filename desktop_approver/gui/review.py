@@ -1,7 +1,18 @@
 """The review of one ticket: who asks, what for, how risky, what exactly would run.
 
 One widget, embedded by the approval dialog and by the inbox, so both show the same thing.
-For a batch it lists the calls with a check box each (checked = allow) for partial approval.
+For a batch it lists the calls with a check box each (checked = allow) for partial approval,
+most dangerous first (issue 31: in a 50-call batch the destructive calls are at the top, in view,
+and the review opens on the worst of them), with a line naming the calls Allow leaves out. The
+list's rows are in that order; the calls' positions in the request (what verdicts and edits are
+keyed by) are :meth:`ReviewPanel.position_of` a row.
+
+Edits are new calls (issue 31): arguments the person edits are read again by the core's reader
+(:func:`~desktop_approver.core.decisions.broker.read_again`) a moment after the typing stops, and
+everything the panel shows follows that reading (badge, reasons, preview, the batch's line);
+:meth:`ReviewPanel.effective_ticket` is the ticket as it would run, which the buttons and the
+title follow. Until an edit is read, :meth:`ReviewPanel.edits_valid` is False: nobody approves a
+call whose reading they have not seen.
 """
 
 from __future__ import annotations
@@ -9,9 +20,10 @@ from __future__ import annotations
 import html
 import json
 import os
+from dataclasses import replace
 from typing import Any
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -31,7 +43,10 @@ from PySide6.QtWidgets import (
 )
 
 from ..core.calls.reading import read_call
+from ..core.decisions.broker import read_again
+from ..core.decisions.queue import riskiest_first
 from ..core.decisions.tickets import CallInfo, Ticket
+from ..render.claims import neutral
 from ..render.headline import FIRST_VIEW_CHARS, further_down, headline, shorten
 from ..render.preview_check import preview_mismatch
 from . import theme
@@ -45,6 +60,7 @@ from .review_text import agent_hints_text, first_view_text, reading_line, summar
 RISK_ROLE = Qt.ItemDataRole.UserRole + 2
 NAME_CHARS = 60   # an agent, tool or session name in a line of text is cut to this (the tooltip has it all)
 PATH_CHARS = 90
+REREAD_AFTER_MS = 300  # edited arguments are read again once the typing pauses this long
 
 
 class ArgsEditor(QWidget):
@@ -107,6 +123,14 @@ class ReviewPanel(QWidget):
         self.ticket: Ticket | None = None
         self.compact = False
         self._edited: dict[int, dict[str, Any]] = {}
+        self._reads: dict[int, CallInfo] = {}  # the edited calls, read again as new calls
+        self._reasons_text = ""  # the verdict's lines for the call shown, before the preview is known
+        self._editing_row = 0  # the position in the ticket (not the list's row) of the call in the editor
+        self._order: list[int] = []  # the list's rows, as positions in the ticket: most dangerous first
+        self._reread = QTimer(self)
+        self._reread.setSingleShot(True)
+        self._reread.setInterval(REREAD_AFTER_MS)
+        self._reread.timeout.connect(self._read_edit)
         layout = QVBoxLayout(self)
 
         # The app's own verdict: always here, at the top, in the app's style; no agent text in it.
@@ -137,6 +161,11 @@ class ReviewPanel(QWidget):
         self.danger_below.hide()
         findings.addWidget(self.danger_below)
         findings.addWidget(self.reasons)
+        # A batch's calls Allow leaves out, named in the app's voice: one line, in the first view.
+        self.left_out = ElidedLabel()
+        self.left_out.setObjectName("leftOut")
+        self.left_out.hide()
+        findings.addWidget(self.left_out)
         verdict_layout.addWidget(self.badge, 0, Qt.AlignmentFlag.AlignTop)
         verdict_layout.addLayout(findings, 1)
         layout.addWidget(self.verdict)
@@ -192,9 +221,11 @@ class ReviewPanel(QWidget):
         self.splitter = QSplitter(Qt.Orientation.Vertical)
         self.preview = PreviewView()
         self.splitter.addWidget(self.preview)
+        self.preview.warnings_changed.connect(lambda _warnings: self._say_reasons() if self.ticket else None)
         self.args_editor = ArgsEditor()
         self.args_editor.hide()
         self.args_editor.validity_changed.connect(self._editor_validity)
+        self.args_editor.editor.textChanged.connect(self._edit_typed)
         self.splitter.addWidget(self.args_editor)
         frame_layout.addWidget(self.splitter, 1)
 
@@ -257,6 +288,8 @@ class ReviewPanel(QWidget):
         self.badge.show()
         self.agent_frame.show()
         self._edited = {}
+        self._reads = {}
+        self._reread.stop()
         self.note.clear()
         self.edit_button.setChecked(False)
         self.whole_tool.setChecked(False)
@@ -264,26 +297,48 @@ class ReviewPanel(QWidget):
         self.identity.setToolTip(plain_tooltip(identity_details(ticket)))
         name = visible(ticket.identity.label)
         self.agent_title.setText(f"From the agent {name} (as claimed): its own words, not checked by desktop-approver")
+        self.verdict.setMinimumHeight(0)  # a new request: its own height (held while its calls are browsed)
         self.calls.blockSignals(True)
         self.calls.clear()
-        for call, ticked in zip(ticket.calls, initial_ticks(ticket.calls), strict=True):
-            level = call.risk.level if call.risk else "moderate"
-            reasons = "; ".join(call.risk.reasons) if call.risk and call.risk.reasons else "no risk found"
-            item = QListWidgetItem(f"{risk_text(level)}   {shorten(visible(call.tool), NAME_CHARS)}  —  "
-                                   f"{headline(call.tool, call.args, 90)}\n      {reasons}")
+        positions = {id(call): position for position, call in enumerate(ticket.calls)}
+        self._order = [positions[id(call)] for call in riskiest_first(ticket.calls)]
+        ticks = initial_ticks(ticket.calls)
+        for position in self._order:
+            item = QListWidgetItem()
             item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
-            item.setCheckState(Qt.CheckState.Checked if ticked else Qt.CheckState.Unchecked)
-            item.setForeground(QBrush(QColor(risk_colours(level)[0])))
-            item.setData(RISK_ROLE, level)
-            warning = ("\ndestructive calls start unticked: tick it only after reading it"
-                       if level == "destructive" and len(ticket.calls) > 1 else "")
-            item.setToolTip(plain_tooltip(f"{visible(call.tool)}: {summarise_args(call.args, 400)}\n"
-                                          "ticked: allowed when you approve; unticked: denied" + warning))
+            item.setCheckState(Qt.CheckState.Checked if ticks[position] else Qt.CheckState.Unchecked)
+            describe_item(item, ticket.calls[position], len(ticket.calls))
             self.calls.addItem(item)
         self.calls.blockSignals(False)
         self.calls.setVisible(len(ticket.calls) > 1)
+        self.left_out.setVisible(len(ticket.calls) > 1)
+        self._name_left_out()
         self.calls.setCurrentRow(0)
         self._show_call(0)
+
+    def position_of(self, row: int) -> int:
+        """The position in the ticket's calls of the list's ``row`` (the list is most dangerous first)."""
+        return self._order[row] if 0 <= row < len(self._order) else row
+
+    def row_of(self, position: int) -> int:
+        """The list's row showing the ticket's call at ``position``."""
+        return self._order.index(position) if position in self._order else position
+
+    def _name_left_out(self) -> None:
+        """Say which calls Allow leaves out (unticked: denied), by name, most dangerous first."""
+        if self.ticket is None or len(self.ticket.calls) < 2:
+            self.left_out.setText("")
+            return
+        ticked = self.allowed_mask()
+        out = [position for position in self._order if not ticked[position]]
+        if not out:
+            self.left_out.setText("Every call is ticked: Allow allows all of them.")
+            return
+        calls = [self._reads.get(position, self.ticket.calls[position]) for position in out]
+        names = ", ".join(f"{risk_text(call.risk.level if call.risk else 'moderate').split()[0]} "
+                          f"{summarise_args(call.args, 40)}" for call in calls[:3])
+        more = f" and {len(out) - 3} more" if len(out) > 3 else ""
+        self.left_out.setText(f"Unticked, denied when you allow: {names}{more}")
 
     def set_compact(self, compact: bool) -> None:
         """Fewer lines about who asks (a short screen), so the call is in the first view."""
@@ -299,6 +354,8 @@ class ReviewPanel(QWidget):
         """Show nothing (the request left and nothing else is selected): no stale review stays up."""
         self.ticket = None
         self._edited = {}
+        self._reads = {}
+        self._reread.stop()
         self.note.clear()
         self.edit_button.setChecked(False)
         self.identity.clear()
@@ -314,38 +371,72 @@ class ReviewPanel(QWidget):
         self.calls.clear()
         self.calls.blockSignals(False)
         self.calls.hide()
+        self._order = []
+        self.left_out.setText("")
+        self.left_out.hide()
         self.agent_frame.hide()
 
     def current_call(self) -> CallInfo | None:
+        """The selected call as it would run: edited arguments read again, else the agent's."""
         if self.ticket is None:
             return None
-        row = max(0, self.calls.currentRow())
-        return self.ticket.calls[row] if row < len(self.ticket.calls) else None
+        position = self.position_of(max(0, self.calls.currentRow()))
+        return self._reads.get(position, self.ticket.calls[position]) if position < len(self.ticket.calls) else None
+
+    def effective_ticket(self) -> Ticket | None:
+        """The ticket as it would run: each edited call replaced by its new reading (issue 31).
+        What the buttons may offer and the title says follow this, never the agent's first version."""
+        if self.ticket is None or not self._reads:
+            return self.ticket
+        return replace(self.ticket, calls=[self._reads.get(i, call) for i, call in enumerate(self.ticket.calls)])
 
     def allowed_mask(self) -> list[bool]:
         """Which calls the person leaves checked (all of them for a single call)."""
         if self.ticket is None:
             return []
-        return [self.calls.item(i).checkState() == Qt.CheckState.Checked for i in range(self.calls.count())]
+        mask = [True] * len(self.ticket.calls)
+        for row in range(self.calls.count()):
+            mask[self.position_of(row)] = self.calls.item(row).checkState() == Qt.CheckState.Checked
+        return mask
 
     def edited_args(self) -> dict[int, dict[str, Any]]:
         self._capture_edit()
         return dict(self._edited)
 
     def edits_valid(self) -> bool:
-        return not self.args_editor.isVisible() or self.args_editor.is_valid()
+        """False while the edited arguments are invalid or not read again yet."""
+        if self._reread.isActive():
+            return False
+        return not self.edit_button.isChecked() or self.args_editor.is_valid()
 
     def _show_call(self, row: int) -> None:
         self._capture_edit()
         if self.ticket is None or not (0 <= row < len(self.ticket.calls)):
             return
-        call = self.ticket.calls[row]
-        self.tool.setText(visible(call.tool))
+        if self.verdict.isVisible():
+            # Another call of the same batch: the verdict area never gets shorter, so the list
+            # under it (and the pointer on it) stays where it is (issue 31: a still screen).
+            self.verdict.setMinimumHeight(max(self.verdict.minimumHeight(), self.verdict.height()))
+        position = self.position_of(row)
+        self._display(position)
+        self._editing_row = position  # the editor now holds this call's arguments
+        self.args_editor.load(self._edited.get(position, self.ticket.calls[position].args))
+
+    def _display(self, position: int) -> None:
+        """Show the call at ``position`` as it would run (its edit read again), without touching the editor."""
+        assert self.ticket is not None
+        row = position  # below, "row" is the call's position in the ticket
+        original = self.ticket.calls[row]
+        call = self._reads.get(row, original)
+        effective = self.effective_ticket() or self.ticket
+        self.tool.setText(neutral(call.tool))  # in its frame, and without the verdict's marks
         # A batch is as dangerous as its worst call, whichever call is selected.
-        self.badge.set_risk(self.ticket.risk_level)
+        self.badge.set_risk(effective.risk_level)
         self._restyle()
         reasons = list(call.risk.reasons) if call.risk else []
         text = "; ".join(reasons) if reasons else "no risk found in the content"
+        if row in self._reads:
+            text = f"Your edit, read again as a new call: {text}"
         if len(self.ticket.calls) > 1:
             level = call.risk.level if call.risk else "moderate"
             text = f"This call ({row + 1} of {len(self.ticket.calls)}): {risk_text(level)} · {text}"
@@ -356,7 +447,7 @@ class ReviewPanel(QWidget):
         for typed, resolved in tilde_paths(call.args, commands)[:4]:
             text += f"\n{visible(typed)} is {visible(resolved)}"
         text += f"\n{reading_line(call)}"
-        self.reasons.setText(text)
+        self._reasons_text = text
         self.description.setText(f"“{first_view_text(call.description or '', 1 if self.compact else 3)}”")
         self.description.setToolTip(plain_tooltip(visible(call.description or "", multiline=True)))
         self.description.setVisible(bool(call.description))
@@ -370,37 +461,99 @@ class ReviewPanel(QWidget):
         self.preview_warning.setVisible(mismatch is not None)
         # When the agent's picture is of another call, show what the arguments do instead.
         shown = None if mismatch else call.preview
-        self.preview.set_content(call.tool, self._edited.get(row, call.args), shown, self.ticket.identity.cwd)
+        self.preview.set_content(call.tool, call.args, shown, self.ticket.identity.cwd)
+        self._say_reasons()
         destructive = call.risk is not None and call.risk.level == "destructive"
+        if destructive:
+            self.whole_tool.setChecked(False)
         self.whole_tool.setEnabled(not destructive)
-        self.whole_tool.setVisible(not destructive)  # never offered: destructive calls are allowed once
-        self.args_editor.load(self._edited.get(row, call.args))
+        # Never offered for a destructive call (allowed once); kept hidden for an edit of one.
+        self.whole_tool.setVisible(not (original.risk is not None and original.risk.level == "destructive"))
+        item = self.calls.item(self.row_of(row))
+        if item is not None:
+            self.calls.blockSignals(True)
+            describe_item(item, call, len(self.ticket.calls))
+            self.calls.blockSignals(False)
+        self._name_left_out()
 
-    def _capture_edit(self) -> None:
-        if self.ticket is None or not self.args_editor.isVisible():
+    def _say_reasons(self) -> None:
+        """The verdict's lines; "fully read" only once the preview is known to its end (a long diff
+        is read in steps, and its hidden characters are known only then)."""
+        text = self._reasons_text
+        if not self.preview.is_known():
+            text = text.replace("fully read", "arguments fully read; the diff is still being read (Allow waits)")
+        self.reasons.setText(text)
+
+    def _capture_edit(self, closing: bool = False) -> None:
+        """Take what the editor holds as the edit of its call, read again (or none, when it is the agent's)."""
+        if self.ticket is None or not (closing or self.edit_button.isChecked()):
             return
-        row = getattr(self, "_editing_row", None)
-        if row is None:
+        row = self._editing_row
+        if not 0 <= row < len(self.ticket.calls):
             return
+        original = self.ticket.calls[row]
         value = self.args_editor.value()
         if value is not None:
-            self._edited[row] = value
+            if self._edited.get(row) != value or row not in self._reads:
+                self._edited[row] = value
+                self._reads[row] = read_again(original, value, self.ticket.identity)
+        elif self.args_editor.is_valid():  # edited back to the agent's arguments
+            self._edited.pop(row, None)
+            self._reads.pop(row, None)
+
+    def _edit_typed(self) -> None:
+        """Typing in the editor: Allow waits until the edit is read again (a moment after the typing stops)."""
+        if self.ticket is None or not self.edit_button.isChecked():
+            return
+        self._reread.start()
+        self.edit_validity_changed.emit(False)
+
+    def _read_edit(self) -> None:
+        if self.ticket is None:
+            return
+        self._capture_edit()
+        if 0 <= self._editing_row < len(self.ticket.calls):
+            self._display(self._editing_row)
+        self.edit_validity_changed.emit(self.edits_valid())
 
     def _toggle_editor(self, on: bool) -> None:
         self.interacted.emit()
-        self._editing_row = max(0, self.calls.currentRow())
-        call = self.current_call()
-        if call is not None:
-            self.args_editor.load(self._edited.get(self._editing_row, call.args))
+        if not on:  # what was typed is the edit, read again now: closing the editor never drops it
+            self._reread.stop()
+            self._capture_edit(closing=True)
+            if self.ticket is not None and 0 <= self._editing_row < len(self.ticket.calls):
+                self._display(self._editing_row)
+            self.args_editor.setVisible(False)
+            self.edit_validity_changed.emit(self.edits_valid())
+            return
+        self._editing_row = self.position_of(max(0, self.calls.currentRow()))
+        if self.ticket is not None and self._editing_row < len(self.ticket.calls):
+            self.args_editor.load(self._edited.get(self._editing_row, self.ticket.calls[self._editing_row].args))
         self.args_editor.setVisible(on)
+        self._reread.stop()  # loading the editor is no edit
         self.edit_validity_changed.emit(self.edits_valid())
 
     def _ticks_changed(self, _item: QListWidgetItem) -> None:
         self.interacted.emit()
+        self._name_left_out()
         self.ticks_changed.emit()
 
     def _editor_validity(self, ok: bool) -> None:
         self.edit_validity_changed.emit(ok)
+
+
+def describe_item(item: QListWidgetItem, call: CallInfo, calls: int) -> None:
+    """A batch's line for ``call``: the app's verdict, then the call (as claimed), then the reasons."""
+    level = call.risk.level if call.risk else "moderate"
+    reasons = "; ".join(call.risk.reasons) if call.risk and call.risk.reasons else "no risk found"
+    item.setText(f"{risk_text(level)}   {shorten(visible(call.tool), NAME_CHARS)}  —  "
+                 f"{headline(call.tool, call.args, 90)}\n      {reasons}")
+    item.setForeground(QBrush(QColor(risk_colours(level)[0])))
+    item.setData(RISK_ROLE, level)
+    warning = ("\ndestructive calls start unticked: tick it only after reading it"
+               if level == "destructive" and calls > 1 else "")
+    item.setToolTip(plain_tooltip(f"{visible(call.tool)}: {summarise_args(call.args, 400)}\n"
+                                  "ticked: allowed when you approve; unticked: denied" + warning))
 
 
 def danger_below_text(commands: list[str]) -> str | None:

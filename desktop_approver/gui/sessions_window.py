@@ -14,10 +14,11 @@ from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget
 
 from ..core.decisions.memory import WHOLE_TOOL, MemoryEntry, SessionMemory
+from ..render.claims import NAME_CHARS, claimed
 from .keys import close_on_escape
 from .review_text import visible
 
-COLUMNS = ("Session", "Agent", "Tool", "Covers", "Answered", "Since")
+COLUMNS = ("Session (as claimed)", "Agent (as claimed)", "Tool (as claimed)", "Covers", "Answered", "Since")
 
 
 class SessionsWindow(QWidget):
@@ -91,7 +92,9 @@ class SessionsWindow(QWidget):
         for entry in self.shown:
             covers = "any arguments (whole tool)" if entry.scope == WHOLE_TOOL else (entry.args_json or "")
             covers = visible(covers)
-            item = QTreeWidgetItem([visible(entry.session), visible(entry.agent or "?"), visible(entry.tool), covers,
+            # The session, agent and tool are the agent's words: quoted as its claims (render/claims.py).
+            item = QTreeWidgetItem([claimed(entry.session, NAME_CHARS), claimed(entry.agent or "?", NAME_CHARS),
+                                    claimed(entry.tool, NAME_CHARS), covers,
                                     str(entry.hits),
                                     datetime.fromtimestamp(entry.created).strftime("%H:%M:%S")])
             item.setToolTip(3, covers)

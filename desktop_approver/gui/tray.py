@@ -26,6 +26,7 @@ from ..core.calls.reading import read_call, summary_of
 from ..core.decisions import modes
 from ..core.decisions.queue import count_text, riskiest_first, time_left_text, waited_text
 from ..core.decisions.tickets import CallInfo, Ticket
+from ..render.claims import claimed
 from . import icons
 from .decider import GuiDecider
 from .review_text import visible
@@ -34,6 +35,7 @@ NOTICE_LIFETIME = 3600.0  # seconds an agent's notice stays in the tray
 APPROVE_ALL_CHOICES = (("Approve all for &15 minutes", 15 * 60), ("Approve all for 1 &hour", 3600))
 MENU_ENTRIES = 15         # waiting requests listed in the menu; the rest are counted
 AGENT_CHARS = 24          # an agent's name in a menu entry, elided beyond this
+NOTICE_CHARS = 80         # an agent's notice in the menu (the tooltip has more)
 WHAT_CHARS = 64           # a command or path in a menu entry, elided in the middle beyond this
 MODE_TIP_SECONDS = 10_000  # how often the tooltip's approve-all time left is rewritten (ms)
 
@@ -55,13 +57,13 @@ def menu_safe(text: str) -> str:
 def call_text(call: CallInfo) -> str:
     """What one call does, in a line: its command, else its tool and the path, URL or query it touches."""
     what = visible(summary_of(call.args, call.tool))
-    return what if read_call(call.tool, call.args).commands else f"{visible(call.tool)} {what}"
+    return what if read_call(call.tool, call.args).commands else f"{claimed(call.tool, AGENT_CHARS)} {what}"
 
 
 def ticket_text(ticket: Ticket) -> str:
-    """"ops: git push --force origin main", "codex: batch of 3, rm -rf build": the agent and the
-    riskiest call's command or path, both elided."""
-    agent = elide_middle(visible(ticket.identity.label), AGENT_CHARS)
+    """"“ops”: git push --force origin main", "“codex”: batch of 3, rm -rf build": the agent (its
+    claim, quoted) and the riskiest call's command or path, elided in the middle."""
+    agent = claimed(ticket.identity.label, AGENT_CHARS)
     if len(ticket.calls) == 1:
         what = elide_middle(call_text(ticket.calls[0]), WHAT_CHARS)
     else:
@@ -212,10 +214,12 @@ class Tray(QSystemTrayIcon):
         now = time.time()
         for agent in [a for a, (_k, _t, when) in self.notices.items() if now - when > NOTICE_LIFETIME]:
             del self.notices[agent]  # an hour-old "waiting" says nothing any more
-        for _agent, (kind, text, when) in sorted(self.notices.items(), key=lambda item: -item[1][2]):
-            mark = "●" if kind == "waiting" else "✔" if kind == "finished" else "•"
+        for agent, (kind, text, when) in sorted(self.notices.items(), key=lambda item: -item[1][2]):
+            # The agent's word, quoted after its name (render/claims.py); the marks are not the verdict's.
+            mark = "●" if kind == "waiting" else "■" if kind == "finished" else "•"
             age = now - when
-            lines.append(f"{mark} {visible(text)} ({'just now' if age < 60 else waited_text(age) + ' ago'})")
+            lines.append(f"{mark} {claimed(agent, AGENT_CHARS)}: {claimed(text, NOTICE_CHARS)} "
+                         f"({'just now' if age < 60 else waited_text(age) + ' ago'})")
         return lines
 
     # -- the menu -----------------------------------------------------------------------------
@@ -262,7 +266,7 @@ class Tray(QSystemTrayIcon):
         self._top_action(f"{count_text(waiting)} waiting, most urgent first" if waiting else "Nothing waiting")
         for ticket in waiting[:MENU_ENTRIES]:
             action = self._top_action(self.waiting_text(ticket), enabled=True)
-            action.setToolTip(menu_safe(f"{visible(ticket.identity.label)}: "
+            action.setToolTip(menu_safe(f"{claimed(ticket.identity.label, 200)} (as claimed): "
                                         + "; ".join(call_text(call) for call in ticket.calls[:5])))
             action.triggered.connect(lambda _checked=False, t=ticket: self.ticket_chosen.emit(t))
             self._waiting_actions.append((action, ticket))

@@ -16,6 +16,11 @@ One notification per key, whatever the timing: each key has one sender task, so 
 server's answer is still awaited (for :data:`NOTIFY_REPLY_WAIT` seconds) after :meth:`show` has
 stopped waiting for it: its id is what replaces or closes that notification later.
 
+A notification closed by us (withdrawn, or replaced by a new one for another key) is remembered
+for a while (:data:`CLOSED_KEPT` of them): a click the server sends for it afterwards, a person
+who picked a button while it was going, still reaches ``on_action`` with its own key, never
+another's, so the app can tell it was late (issue 31).
+
 Signals are trusted only from the connection that owns ``org.freedesktop.Notifications``: any
 other process on the session bus can emit an ``ActionInvoked`` too, and must not be able to
 answer a request by doing so.
@@ -50,6 +55,9 @@ RECONNECT_INTERVAL = 2.0
 NOTIFY_REPLY_WAIT = 60.0
 """Seconds a ``Notify`` reply is awaited in the background: an id given up on is a notification
 that can never be replaced or closed, so the next one would be a second (issue 21)."""
+
+CLOSED_KEPT = 64
+"""Notifications closed by us whose late clicks are still told, with their own key."""
 
 NOT_ANSWERING_AFTER = 5.0
 """Seconds a ``Notify`` may go unanswered before the server is reported as not answering (a
@@ -109,6 +117,7 @@ class DesktopNotifier:
         self._ids: dict[str, int] = {}
         self._keys: dict[int, str] = {}
         self._early: dict[int, str] = {}  # actions on ids whose Notify reply show() has not seen yet
+        self._closed: dict[int, str] = {}  # ids we closed -> their key, for a click that arrives late
         self._wanted: set[str] = set()  # keys shown and not withdrawn, including a Notify in flight
         self._latest: dict[str, Content] = {}  # what a key should show next, not yet sent
         self._senders: dict[str, asyncio.Task[None]] = {}  # one per key: its Notify calls one at a time
@@ -272,6 +281,7 @@ class DesktopNotifier:
         self._ids.clear()
         self._keys.clear()
         self._early.clear()
+        self._closed.clear()
 
     def _set_problem(self, problem: str | None) -> None:
         if problem == self.problem:
@@ -379,6 +389,9 @@ class DesktopNotifier:
         if notification_id is None or self._router is None:
             return
         self._keys.pop(notification_id, None)
+        self._closed[notification_id] = key
+        while len(self._closed) > CLOSED_KEPT:
+            del self._closed[next(iter(self._closed))]
         from jeepney import new_method_call
 
         try:
@@ -462,7 +475,11 @@ class DesktopNotifier:
         if member == "ActionInvoked" and fields.get(HeaderFields.signature) == "us":
             notification_id, action = message.body
             key = self._keys.get(notification_id)
-            if key is None:
+            late = self._closed.get(notification_id)
+            if key is None and late is not None:
+                if self.on_action is not None:
+                    self.on_action(late, action)  # its own key: the app sees it names what is gone
+            elif key is None:
                 # The reply to Notify came first on the wire, but show() may not have run since:
                 # keep the click for it (a few, so a stranger id cannot grow this).
                 if len(self._early) < 64:

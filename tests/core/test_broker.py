@@ -299,6 +299,18 @@ def test_edited_arguments_are_what_gets_remembered(tmp_path: Path) -> None:
     assert asyncio.run(broker.submit(WHO, "s", "r3", "request", calls("ls")))[0].decided_by == "user"
 
 
+def test_an_edit_is_read_again_its_answer_carries_the_new_reading_and_destructive_is_not_remembered(
+        tmp_path: Path) -> None:
+    """Issue 31: whatever a decider answers, the edited call is what is read, told and remembered."""
+    person = ScriptedPerson(lambda t: [Verdict("allow_session", "user", updated_args={"command": "rm -rf ~/x"},
+                                               scope="tool")])
+    broker = make(tmp_path, person)
+    first = asyncio.run(broker.submit(WHO, "s", "r1", "request", calls("ls")))[0]
+    assert first.risk is not None and first.risk["level"] == "destructive"  # not the agent's "ls"
+    assert broker.memory.entries() == []  # a destructive call is never remembered, edited or not
+    assert asyncio.run(broker.submit(WHO, "s", "r2", "request", calls("pwd")))[0].decided_by == "user"
+
+
 def test_batch_gets_one_verdict_per_call_in_order_and_all_are_audited(tmp_path: Path) -> None:
     person = ScriptedPerson(lambda t: [Verdict("allow_once" if i % 2 == 0 else "deny", "user")
                                        for i in range(len(t.calls))])

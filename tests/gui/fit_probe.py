@@ -136,6 +136,9 @@ async def main() -> dict[str, Any]:
         "batch-of-10": lambda: ask_batch("ops-" + "o" * 60, [
             ("Bash", {"command": f"make target-{i} && rm -rf build-{i}/" if i % 3 == 0 else f"make target-{i}"})
             for i in range(10)]),
+        # The agent's order puts its destructive calls last, out of view: the dialog must not (issue 31).
+        "batch-of-50": lambda: ask_batch("ops", [
+            ("Bash", {"command": f"rm -rf build-{i}/" if i >= 46 else f"make target-{i}"}) for i in range(50)]),
     }
     dialog = approver.dialog
     for name, send in inputs.items():
@@ -151,13 +154,28 @@ async def main() -> dict[str, Any]:
         seen["first_view"] = [top, dialog.scroll.viewport().height()]
         if os.environ.get("FIT_PROBE_SHOTS"):
             dialog.grab().save(os.path.join(os.environ["FIT_PROBE_SHOTS"], f"{name}.png"))
+        review = dialog.review
+        if review.calls.count() > 1:  # which call it opens on, what the list shows first, the left-out line
+            current = review.current_call()
+            viewport = dialog.scroll.viewport()
+            left_out_top = review.left_out.mapTo(viewport, QPoint(0, 0)).y()
+            seen["batch"] = {
+                "opens_on": current.risk.level if current is not None and current.risk else None,
+                "first_rows": [review.calls.item(row).text().split("   ")[0] for row in range(review.calls.count())
+                               if review.calls.visualItemRect(review.calls.item(row)).bottom()
+                               <= review.calls.viewport().height()],
+                "left_out": review.left_out.text(),
+                "left_out_in_first_view": review.left_out.isVisibleTo(dialog)
+                and 0 <= left_out_top and left_out_top + review.left_out.height() <= viewport.height()}
         ticket = dialog.ticket
         approver.open_inbox(ticket)
         await settle()
         inbox = approver.inbox
         seen["inbox"] = measure(inbox, {"allow_once": inbox.allow_once, "allow_session": inbox.allow_session,
                                         "deny": inbox.deny})
-        risk_column = inbox.tree.header().sectionViewportPosition(3)
+        from desktop_approver.gui.inbox import RISK
+
+        risk_column = inbox.tree.header().sectionViewportPosition(RISK)
         seen["inbox"]["risk_column_x"] = risk_column
         seen["inbox"]["tree_width"] = inbox.tree.viewport().width()
         inbox.hide()

@@ -44,7 +44,7 @@ async def answer(dialog: Any, *, calls: int, deny_rows: tuple[int, ...] = (), de
     await wait_for(lambda: dialog.isVisible() and dialog.ticket is not None and dialog.deny.isEnabled()
                    and len(dialog.ticket.calls) == calls, timeout=30, what=f"the dialog with {calls} call(s)")
     for row in deny_rows:
-        dialog.review.calls.item(row).setCheckState(Qt.CheckState.Unchecked)
+        dialog.review.calls.item(dialog.review.row_of(row)).setCheckState(Qt.CheckState.Unchecked)
     dialog.review.note.setText(NOTE)
     (dialog.deny if deny_all else dialog.allow_once).click()
 

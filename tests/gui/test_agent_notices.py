@@ -17,7 +17,7 @@ def test_the_tray_shows_the_newest_notice_per_agent_on_top(approver: Any) -> Non
     broker.tell(Identity(agent="claude"), "finished", "claude finished")
     broker.tell(Identity(agent="codex"), "finished", "codex finished")       # replaces codex's word
     texts = [action.text() for action in approver.tray.menu.actions()]
-    assert texts[0].startswith("✔ codex finished") and texts[1].startswith("✔ claude finished")
+    assert texts[0].startswith("■ “codex”: “codex finished”") and texts[1].startswith("■ “claude”: “claude finished”")
     assert not any("waiting for you" in text for text in texts)
     assert "codex finished" in approver.tray.toolTip()
 
@@ -45,4 +45,4 @@ def test_a_notice_becomes_a_quiet_notification_but_not_in_do_not_disturb(approve
     approver.service.mode.set(modes.DO_NOT_DISTURB)
     notes.announce("codex", "waiting", "codex is waiting for you again")
     run(asyncio.sleep(0.05))
-    assert shown == [("notice:codex", "codex is waiting for you", 1)]
+    assert shown == [("notice:codex", "“codex”: “codex is waiting for you”", 1)]

@@ -70,8 +70,11 @@ def test_alt_o_on_a_batch_allows_only_the_calls_it_names(approver: Any, run: Any
     async def scenario() -> None:
         answer = ask_batch(approver, ["make", "rm -rf build/", "make test"])
         await wait_for(lambda: dialog.isVisible() and dialog.allow_once.isEnabled(), what="the batch dialog")
-        items = [dialog.review.calls.item(i) for i in range(3)]
+        review = dialog.review
+        assert review.calls.item(0).text().startswith("⚠ Destructive")  # most dangerous first, in view
+        items = [review.calls.item(review.row_of(i)) for i in range(3)]  # in the agent's order
         assert [item.checkState() == Qt.CheckState.Checked for item in items] == [True, False, True]
+        assert review.left_out.text() == "Unticked, denied when you allow: ⚠ rm -rf build/"
         assert items[1].text().startswith("⚠ Destructive") and "deletes" in items[1].text()
         assert items[0].text().startswith("▲ Moderate") and "runs make" in items[0].text()
         assert dialog.allow_once.text() == "Allow 2 &once (not rm -rf build/)"
@@ -89,7 +92,7 @@ def test_ticking_a_destructive_call_renames_the_button_and_blocks_the_session(ap
         answer = ask_batch(approver, ["make", "rm -rf ~/important"])
         await wait_for(lambda: dialog.isVisible() and dialog.allow_once.isEnabled(), what="the batch dialog")
         assert dialog.allow_session.isEnabled()
-        dialog.review.calls.item(1).setCheckState(Qt.CheckState.Checked)
+        dialog.review.calls.item(dialog.review.row_of(1)).setCheckState(Qt.CheckState.Checked)
         # Named on the button (cut to its slot, which keeps the ⚠ in view) and whole in its tooltip.
         assert dialog.allow_once.text().startswith("Allow all 2 &once, incl. ⚠")
         assert "Allow all 2 once, incl. ⚠ rm -rf ~/important" in dialog.allow_once.toolTip()
@@ -97,7 +100,7 @@ def test_ticking_a_destructive_call_renames_the_button_and_blocks_the_session(ap
         dialog.allow_session.click()  # disabled: nothing happens
         dialog._answer("allow_session")  # and the dialog refuses it even when asked directly
         assert dialog.ticket is not None
-        dialog.review.calls.item(1).setCheckState(Qt.CheckState.Unchecked)
+        dialog.review.calls.item(dialog.review.row_of(1)).setCheckState(Qt.CheckState.Unchecked)
         dialog.allow_session.click()
         decisions = await answer
         assert [d.decision for d in decisions] == ["allow_session", "deny"]
@@ -135,7 +138,7 @@ def test_batch_notification_names_the_most_dangerous_call_first() -> None:
                       session="s", identity=Identity(agent="bot"), countdown=Countdown(60), batch_size=4)
 
     _title, body = notification_text(asyncio.run(build()))
-    assert body.splitlines()[0] == "⚠ Destructive Bash: rm -rf ~/important"
+    assert body.splitlines()[0] == "⚠ Destructive “Bash”: rm -rf ~/important"
     assert "… and 1 more" in body
 
 

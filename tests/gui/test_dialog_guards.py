@@ -142,7 +142,8 @@ def test_edited_arguments_reach_the_client(approver: Any, run: Any, qtbot: Any) 
         assert not dialog.allow_once.isEnabled()
         assert "✖" in dialog.review.args_editor.status.text()
         editor.setPlainText(json.dumps({"command": "rm -rf build/tmp"}))
-        assert dialog.allow_once.isEnabled()
+        assert not dialog.allow_once.isEnabled()  # an edit is a new call: Allow waits until it is read
+        await wait_for(lambda: dialog.allow_once.isEnabled(), what="the edit read again")
         dialog.allow_once.click()
         decision = await answer
         assert decision.decision == "allow_once"
@@ -163,11 +164,28 @@ def test_batch_partial_approval(approver: Any, run: Any) -> None:
         assert "batch of 3" in dialog.position.text()
         calls = dialog.review.calls
         assert calls.isVisible() and calls.count() == 3
-        calls.item(1).setCheckState(Qt.CheckState.Unchecked)
+        calls.item(dialog.review.row_of(1)).setCheckState(Qt.CheckState.Unchecked)
         dialog.review.note.setText("not install")
         dialog.allow_once.click()
         decisions = await answer
         assert [d.decision for d in decisions] == ["allow_once", "deny", "allow_once"]
         assert decisions[1].note == "not install"
+
+    run(scenario())
+
+
+def test_a_request_approve_all_leaves_to_you_shows_the_modes_time_left(approver: Any, run: Any) -> None:
+    from desktop_approver.core.decisions import modes
+
+    dialog = approver.dialog
+    approver.choose_mode(modes.APPROVE_ALL, 900)
+
+    async def scenario() -> None:
+        answer = ask(approver, "Bash", {"command": "rm -rf build"})  # destructive: never approve-all's
+        await wait_for(lambda: dialog.isVisible() and dialog.ticket is not None, what="the dialog")
+        assert "approve-all: 1" in dialog.countdown.text() and "left" in dialog.countdown.text()
+        dialog.deny.click()
+        assert (await answer).decision == "deny"
+        approver.choose_mode(modes.INTERACTIVE, None)
 
     run(scenario())

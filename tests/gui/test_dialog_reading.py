@@ -77,6 +77,16 @@ def test_allow_waits_until_the_diff_is_read(qtbot: Any, loop: asyncio.AbstractEv
     assert len(answers) == 1 and answers[0][0].decision == "allow_once"
 
 
+def test_the_verdict_says_fully_read_only_once_the_diff_is_read(qtbot: Any,
+                                                                 loop: asyncio.AbstractEventLoop) -> None:
+    """Issue 31: the risk panel said "fully read" while the diff was still being read."""
+    dialog, _answers = _reading_dialog(qtbot, loop)
+    reasons = dialog.review.reasons
+    assert "the diff is still being read" in reasons.text()
+    qtbot.waitUntil(dialog.review.preview.is_known, timeout=60_000)
+    assert "still being read" not in reasons.text() and reasons.text().endswith("fully read")
+
+
 def test_deny_works_while_the_diff_is_read(qtbot: Any, loop: asyncio.AbstractEventLoop) -> None:
     dialog, answers = _reading_dialog(qtbot, loop)
     assert dialog.reading()

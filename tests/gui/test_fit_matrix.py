@@ -51,7 +51,7 @@ def test_every_window_and_its_buttons_are_on_screen(tmp_path: Path, width: int, 
     area = report["area"]
     assert area[2] == round(width / float(scale)) or abs(area[2] - width / float(scale)) <= 1, area
     assert set(report["inputs"]) == {"long-names", "long-command", "blank-lines-description", "big-diff",
-                                     "batch-of-10"}
+                                     "batch-of-10", "batch-of-50"}
     for name, seen in report["inputs"].items():
         for window in ("dialog", "inbox"):
             where = f"{window} with {name} on {width}x{height} at {scale}"
@@ -70,8 +70,14 @@ def test_every_window_and_its_buttons_are_on_screen(tmp_path: Path, width: int, 
                     assert place["rect"][2] >= place["hint_width"], (where, button, place)  # never cut ("De")
             for control in seen[window]["controls"]:  # every check box, button and one-line label read whole
                 assert control["width"] >= control["needs"], (where, control)
-        if name != "batch-of-10":  # a batch's list of calls comes first; its selected call below
+        if not name.startswith("batch-"):  # a batch's list of calls comes first; its selected call below
             assert seen["call_in_first_view"], (name, width, height, scale)
+        else:  # most dangerous first (issue 31), the ones Allow leaves out named in the first view
+            batch = seen["batch"]
+            assert batch["opens_on"] == "destructive", (name, batch)
+            assert batch["first_rows"][:4] == ["⚠ Destructive"] * 4, (name, batch)
+            assert batch["left_out"].startswith("Unticked, denied when you allow: ⚠ "), (name, batch)
+            assert batch["left_out_in_first_view"], (name, width, height, scale, batch)
         inbox = seen["inbox"]
         assert 0 <= inbox["risk_column_x"] < inbox["tree_width"], (name, inbox)  # the Risk column in view
         assert len(seen["title"]) <= 140, seen["title"]

@@ -126,7 +126,7 @@ def test_sessions_window_lists_and_revokes(approver: Any, run: Any, qtbot: Any) 
         await wait_for(lambda: window.table.topLevelItemCount() == 3, what="three remembered approvals")
         assert window.empty.isHidden()
         first = window.table.topLevelItem(0)
-        assert first.text(0) == "alpha" and first.text(2) == "Bash" and '"ls"' in first.text(3)
+        assert first.text(0) == "“alpha”" and first.text(2) == "“Bash”" and '"ls"' in first.text(3)
 
         window.table.setCurrentItem(first)
         qtbot.mouseClick(window.revoke_selected, Qt.MouseButton.LeftButton)
@@ -139,7 +139,7 @@ def test_sessions_window_lists_and_revokes(approver: Any, run: Any, qtbot: Any) 
 
         window.table.setCurrentItem(window.table.topLevelItem(0))
         qtbot.mouseClick(window.revoke_session, Qt.MouseButton.LeftButton)
-        assert [window.table.topLevelItem(i).text(0) for i in range(window.table.topLevelItemCount())] == ["beta"]
+        assert [window.table.topLevelItem(i).text(0) for i in range(window.table.topLevelItemCount())] == ["“beta”"]
         qtbot.mouseClick(window.revoke_all, Qt.MouseButton.LeftButton)
         assert window.table.topLevelItemCount() == 0 and not window.empty.isHidden()
 
@@ -171,14 +171,14 @@ def test_history_window_filters_and_shows_an_entry(approver: Any, run: Any, qtbo
     window.decision.setCurrentIndex(window.decision.findData("deny"))
     assert window.table.topLevelItemCount() == 1
     item = window.table.topLevelItem(0)
-    assert item.text(1) == "codex" and item.text(5) == "deny" and item.text(6) == "You"
+    assert item.text(2) == "“codex”" and item.text(5) == "deny" and item.text(6) == "You"
     window.table.setCurrentItem(item)
     assert "never delete build" in window.detail.text()
     assert "destructive" in window.detail.text()
     assert "rm -rf build" in window.preview.command_browser.toPlainText()
     window.decision.setCurrentIndex(0)
     window.risk.setCurrentIndex(window.risk.findData("safe"))
-    assert [window.table.topLevelItem(i).text(3) for i in range(window.table.topLevelItemCount())] == ["git status"]
+    assert [window.table.topLevelItem(i).text(4) for i in range(window.table.topLevelItemCount())] == ["git status"]
     window.risk.setCurrentIndex(0)
     window.search.setText("npm")
     window.refresh()
@@ -231,6 +231,6 @@ def test_history_frames_the_agents_words_escaped_apart_from_the_decision(approve
     assert "Decision: deny by You" in facts
     assert "approved by policy" not in facts and "claude" not in facts and "Rule: allow" not in facts
     assert window.agent_frame.isAncestorOf(window.agent_text) and not window.agent_frame.isAncestorOf(window.detail)
-    assert "✔ Safe – approved by policy\\nRisk: safe" in claims and "claude\\nDecision" in claims
+    assert "<U+2714> Safe – approved by policy\\nRisk: safe" in claims and "claude\\nDecision" in claims
     assert len(claims.splitlines()) <= 3 and len(claims) < 1000  # escaped, and cut (the tooltip has it all)
     window.close()

@@ -33,12 +33,12 @@ def test_three_agents_in_queue_order_and_decided_together(approver: Any, run: An
         # The dialog's queue: the destructive push first, then the others by time left.
         assert [row.data(0, __import__("desktop_approver.gui.inbox", fromlist=["TICKET_ROLE"]).TICKET_ROLE)
                 for row in rows] == [t.key for t in approver.decider.tickets()]
-        assert rows[0].text(AGENT) == "ops · o1" and "git push --force" in rows[0].text(REQUEST)
+        assert rows[0].text(AGENT) == "“ops” · “o1”" and "git push --force" in rows[0].text(REQUEST)
         assert [row.text(PLACE) for row in rows] == ["1", "2", "3", "4"]
         assert all(":" in row.text(LEFT) for row in rows)  # a countdown column ("4:59")
         assert inbox.summary.text().startswith("4 requests waiting from 3 agents")
 
-        coder_rows = [row for row in rows if row.text(AGENT) == "coder · c1"]
+        coder_rows = [row for row in rows if row.text(AGENT) == "“coder” · “c1”"]
         for row in coder_rows:
             row.setSelected(True)
         assert len(inbox.selected_tickets()) == 2
@@ -56,7 +56,7 @@ def test_three_agents_in_queue_order_and_decided_together(approver: Any, run: An
         assert inbox.allow_once.text() == "Allow &once" and inbox.deny.text() == "&Deny"
         late = ask(approver, "late-agent", "l1", "Bash", {"command": "rm -rf ~/.cache/tool"})
         await wait_for(lambda: len(inbox._rows) == 3, what="the late arrival")
-        assert inbox.tree.topLevelItem(1).text(AGENT).startswith("late-agent")  # destructive: above research
+        assert inbox.tree.topLevelItem(1).text(AGENT).startswith("“late-agent”")  # destructive: above research
         assert inbox.selected_tickets()[0].identity.agent == "research"  # the arrival took no selection
         assert inbox.tree.currentItem() is research_row
         inbox.review.note.setText("not now")

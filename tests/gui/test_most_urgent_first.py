@@ -51,7 +51,7 @@ def test_an_arrival_after_the_settling_moment_never_replaces_the_request_in_view
         assert dialog.ticket.identity.agent == "coder" and dialog.position.text() == "Request #1 · 2 waiting"
         strip = dialog.next_strip.text()
         assert strip.startswith("Also waiting: <a")
-        assert "#2 ⚠ Destructive Bash: git push --force origin main — “ops”" in strip
+        assert "#2 ⚠ Destructive “Bash”: git push --force origin main — “ops”" in strip
         dialog.deny.click()
         dialog.deny.click()
         await asyncio.gather(first, push)
@@ -68,7 +68,8 @@ def test_a_batchs_badge_is_its_most_dangerous_calls_level(approver: Any, run: An
             [("Bash", {"command": "git status"}), ("Bash", {"command": "git reset --hard"})]))
         await wait_for(lambda: dialog.ticket is not None, what="the batch")
         review = dialog.review
-        review.calls.setCurrentRow(0)  # the safe call selected
+        assert review.calls.currentRow() == 0 and review.current_call().risk.level == "destructive"  # opens on it
+        review.calls.setCurrentRow(review.row_of(0))  # the safe call selected
         assert dialog.ticket.calls[0].risk.level == "safe"
         assert review.badge.text() == risk_text("destructive")
         assert "this call: ✔ Safe" in review.reasons.text().lower() or "✔ Safe" in review.reasons.text()

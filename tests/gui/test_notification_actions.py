@@ -44,7 +44,7 @@ def test_notification_button_answers_allow_session(notifying_approver: Any, noti
         assert len(shown) == 1
         note = shown[0]
         assert note.app_name == "desktop-approver"
-        assert note.summary == "▲ Moderate: write_file a.txt · 1 waiting from “test-agent” (as claimed)"
+        assert note.summary == "▲ Moderate: “write_file” a.txt · 1 waiting from “test-agent” (as claimed)"
         assert "a.txt" in note.body
         assert note.labels[1:] == ["Allow once", "Allow for session", "Deny"]
         assert note.action_keys == ["default", "allow_once", "allow_session", "deny"]
@@ -179,7 +179,8 @@ def test_five_requests_from_three_agents_make_three_notifications(notifying_appr
             "⚠ Destructive: git push --force origin main · 2 waiting from “codex” (as claimed)",
             "✔ Safe: ls · 1 waiting from “aider” (as claimed)"], what="one notification per agent", timeout=30)
         codex = [n for n in server.open.values() if n.summary.endswith("“codex” (as claimed)")][0]
-        assert codex.id == first_id and codex.replaced == first_id  # replaced in place (replaces_id)
+        # Its most urgent request changed: a new notification, the old one closed (never its text replaced).
+        assert codex.id != first_id and (first_id, 3) in server.closed
         assert codex.hints["urgency"] == 2 and codex.labels[1:] == ["Review", "Deny"]
         assert all(n.hints["urgency"] == 1 for n in server.open.values() if n is not codex)
         for ticket in approver.decider.tickets():
@@ -231,7 +232,7 @@ def test_a_lost_server_degrades_the_tray_and_a_new_one_shows_what_waits(
         await wait_for(lambda: "went away" in app.troubles.get("notifications", ""), what="the tray degraded")
         second = await loop.run_in_executor(None, start_notification_server)
         shown = await wait_for(lambda: list(second.server.open.values()), what="shown again", timeout=30)
-        assert shown[0].summary == "▲ Moderate: write_file c.txt · 1 waiting from “test-agent” (as claimed)"
+        assert shown[0].summary == "▲ Moderate: “write_file” c.txt · 1 waiting from “test-agent” (as claimed)"
         assert "notifications" not in app.troubles
         app.notifications.set_enabled(False)  # turned off, nothing is missing
         app.notifications.set_enabled(True)
@@ -262,7 +263,7 @@ def test_a_batch_notification_gives_only_the_destructive_calls_reasons_under_des
     _title, body = notification_text(asyncio.run(build()))
     verdict = body.splitlines()[-1]
     assert verdict.startswith("Risk: destructive (force-pushes") and "pytest" not in verdict
-    assert "▲ Moderate Bash: pytest -q" in body  # the call itself is still listed, under its own level
+    assert "▲ Moderate “Bash”: pytest -q" in body  # the call itself is still listed, under its own level
 
 
 def _ticket(command: str, agent: str = "bot", tool: str = "Bash") -> Any:
@@ -330,3 +331,98 @@ def test_allow_on_a_notification_of_a_long_diff_opens_the_dialog(notifying_appro
         assert (await answer).decision == "deny"
 
     run(scenario())
+
+
+# -- an action is bound to the request it was shown for (issue 31) ------------------------------
+
+
+def ask_async(approver: Any, tool: str, args: dict, agent: str = "test-agent") -> asyncio.Task[Any]:
+    from desktop_approver import AsyncClient
+
+    client = AsyncClient(approver.service.options.socket_path, agent=agent)
+    return asyncio.ensure_future(client.request(tool, args, session="run-1"))
+
+
+@pytest.mark.parametrize("action", ["allow_once", "allow_session", "deny"])
+def test_a_click_on_a_withdrawn_requests_notification_never_answers_the_next(
+        notifying_approver: Any, notification_server: Any, run: Callable[..., Any], action: str) -> None:
+    """The race an agent controls: its first request goes, its next takes the notification, and a
+    click picked on the first one's text arrives: it opens the review, and answers nothing."""
+    server = notification_server.server
+    approver = notifying_approver
+    approver.set_popups(False)
+    opened: list[Any] = []
+    approver.notifications.review_requested.connect(opened.append)
+
+    async def scenario() -> None:
+        first = ask_async(approver, "write_file", {"path": "notes.txt", "content": "hi"})
+        old = (await wait_for(lambda: list(server.open.values()), what="the first notification", timeout=30))[0]
+        assert "notes.txt" in old.summary
+        first.cancel()  # the agent withdraws it
+        await wait_for(lambda: not approver.decider.tickets(), what="the first request withdrawn", timeout=30)
+        second = ask(approver, "write_file", {"path": "other.txt", "content": "x"})
+        new = (await wait_for(lambda: [n for n in server.open.values() if "other.txt" in n.summary],
+                              what="the second request's notification", timeout=30))[0]
+        assert new.id != old.id and new.replaced == 0  # a new notification, never the old one's text replaced
+        ticket = approver.decider.tickets()[0]
+        notification_server.invoke_late_action(old, action)  # the late click, on what the first one showed
+        await wait_for(lambda: opened, what="the review to open", timeout=30)
+        assert opened == [ticket] and approver.decider.tickets() == [ticket]  # shown, not answered
+        assert not second.done()
+        notification_server.invoke_action(new.id, "deny")  # its own notification answers it
+        assert (await second).decision == "deny"
+
+    run(scenario(), timeout=90)
+
+
+def test_a_click_on_a_displaced_notification_reviews_its_own_request(
+        notifying_approver: Any, notification_server: Any, run: Callable[..., Any]) -> None:
+    """A more urgent request of the same agent takes its notification: Allow on the old one shows
+    the old request, and allows neither."""
+    server = notification_server.server
+    approver = notifying_approver
+    approver.set_popups(False)
+    opened: list[Any] = []
+    approver.notifications.review_requested.connect(opened.append)
+
+    async def scenario() -> None:
+        first = ask(approver, "write_file", {"path": "a.txt", "content": "hi"})
+        old = (await wait_for(lambda: list(server.open.values()), what="the first notification", timeout=30))[0]
+        second = ask(approver, "Bash", {"command": "rm -rf ~/projects"})
+        new = (await wait_for(lambda: [n for n in server.open.values() if "rm -rf" in n.summary],
+                              what="the destructive request's notification", timeout=30))[0]
+        assert new.id != old.id and old.id not in server.open and len(server.open) == 1
+        displaced = next(t for t in approver.decider.tickets() if t.calls[0].tool == "write_file")
+        notification_server.invoke_late_action(old, "allow_once")
+        await wait_for(lambda: opened, what="the review to open", timeout=30)
+        assert opened == [displaced] and len(approver.decider.tickets()) == 2
+        for ticket in approver.decider.tickets():
+            approver.decider.answer(ticket, [_deny() for _ in ticket.calls])
+        assert (await first).decision == "deny" and (await second).decision == "deny"
+
+    run(scenario(), timeout=90)
+
+
+def test_a_count_change_pops_nothing_up_while_the_inbox_shows_the_counts(
+        notifying_approver: Any, notification_server: Any, run: Callable[..., Any]) -> None:
+    server = notification_server.server
+    approver = notifying_approver
+    approver.set_popups(False)
+
+    async def scenario() -> None:
+        first = ask(approver, "Bash", {"command": "rm -rf build/"})
+        await wait_for(lambda: len(server.shown) == 1, what="the notification", timeout=30)
+        approver.open_inbox()
+        second = ask(approver, "Bash", {"command": "make docs"}, session="run-2")
+        await wait_for(lambda: len(approver.decider.tickets()) == 2, what="the second request")
+        await wait_for(lambda: not approver.notifications._syncing, what="the notifications brought in line")
+        assert len(server.shown) == 1  # the same request named: its new count is in the inbox, not popped up
+        approver.inbox.hide()
+        third = ask(approver, "Bash", {"command": "make lint"}, session="run-3")
+        await wait_for(lambda: len(server.shown) == 2 and "3 waiting" in server.shown[-1].summary,
+                       what="the count, once no window shows it", timeout=30)
+        for ticket in approver.decider.tickets():
+            approver.decider.answer(ticket, [_deny() for _ in ticket.calls])
+        await asyncio.gather(first, second, third)
+
+    run(scenario(), timeout=90)

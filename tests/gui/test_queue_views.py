@@ -34,14 +34,14 @@ def test_dialog_shows_its_place_the_next_requests_and_moves_with_keys(approver: 
         push_number = approver.arrival_numbers.number(next(t for t in approver.decider.tickets()
                                                            if t.identity.agent == "ops"))
         assert push_number in (2, 3)  # by arrival (the two arrive together), kept while it waits
-        assert f"#{push_number} ⚠ Destructive Bash: git push --force origin main — “ops”" in strip
+        assert f"#{push_number} ⚠ Destructive “Bash”: git push --force origin main — “ops”" in strip
         assert strip.index("ops") < strip.index("research")  # the queue's order: the most urgent first
-        assert dialog.windowTitle() == "▲ Moderate Bash: pytest -q — from “coder” (as claimed)"
+        assert dialog.windowTitle() == "▲ Moderate “Bash”: pytest -q — from “coder” (as claimed)"
 
         qtbot.keyClick(dialog, Qt.Key.Key_Left, Qt.KeyboardModifier.AltModifier)
         await wait_for(lambda: dialog.ticket is not shown, what="the previous request")
         assert dialog.position.text() == f"Request #{push_number} · 3 waiting" and dialog.ticket.identity.agent == "ops"
-        assert dialog.windowTitle().startswith("⚠ Destructive Bash: git push --force")
+        assert dialog.windowTitle().startswith("⚠ Destructive “Bash”: git push --force")
         qtbot.keyClick(dialog, Qt.Key.Key_Right, Qt.KeyboardModifier.AltModifier)
         assert dialog.ticket is shown
         qtbot.keyClick(dialog, Qt.Key.Key_Right, Qt.KeyboardModifier.AltModifier)

@@ -58,6 +58,7 @@ def test_show_with_nothing_waiting_opens_the_inbox_and_the_async_client_agrees(a
     async def scenario() -> None:
         done = await show(approver)
         assert done.returncode == 0, done.stderr
+        assert done.stdout.startswith("desktop-approver show: nothing is waiting")  # said, not silent (issue 31)
         assert approver.inbox.isVisible() and not approver.decider.tickets()
         approver.inbox.hide()
         async with AsyncClient(approver.service.options.socket_path) as client:

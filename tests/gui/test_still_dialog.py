@@ -117,3 +117,61 @@ def test_a_batch_keeps_the_single_requests_button_slots(approver: Any, run: Any)
         await asyncio.gather(single, batched)
 
     run(scenario())
+
+
+def top_of(widget: Any) -> int:
+    return widget.mapToGlobal(QPoint(0, 0)).y()
+
+
+def test_nothing_above_the_call_moves_on_a_touch_an_arrival_or_the_clock(approver: Any, run: Any) -> None:
+    """Issue 31: the countdown line growing on first touch, the "Also waiting" line appearing or
+    changing length used to push the call (and the pointer's target) down by 10 to 46 px."""
+    dialog = approver.dialog
+
+    async def scenario() -> None:
+        answers = [ask(approver, "Bash", {"command": "git status"})]
+        await wait_for(lambda: dialog.isVisible() and dialog.ticket is not None, what="the dialog")
+        await settled()
+        review = dialog.review
+        before = (top_of(review), top_of(review.preview), where(dialog))
+        dialog.pause_countdown()  # the first touch: the countdown says much more
+        await wait_for(lambda: "paused" in dialog.countdown.text(), what="the paused countdown")
+        await settled()
+        assert (top_of(review), top_of(review.preview), where(dialog)) == before
+        answers.append(ask(approver, "Bash", {"command": "make " + "target " * 40}))
+        answers.append(ask(approver, "write_file", {"path": "a" * 200 + ".txt", "content": "x"}))
+        await wait_for(lambda: "Also waiting" in dialog.next_strip.text() and len(approver.decider.tickets()) == 3,
+                       what="the others, also waiting")
+        await settled()
+        assert (top_of(review), top_of(review.preview), where(dialog)) == before
+        assert dialog.next_strip.height() == dialog.next_strip.maximumHeight()  # its fixed lines
+        for _ in range(3):
+            dialog.deny.click()
+        await asyncio.gather(*answers)
+
+    run(scenario())
+
+
+def test_browsing_a_batch_never_shortens_what_is_above_its_list(approver: Any, run: Any) -> None:
+    dialog = approver.dialog
+
+    async def scenario() -> None:
+        client = Client(approver.service.options.socket_path, agent="coder")
+        calls = [("Bash", {"command": "rm -rf ~/build ~/cache ~/tmp"}), ("Bash", {"command": "ls"}),
+                 ("Bash", {"command": "cat ~/notes.txt ~/todo.txt"}), ("Bash", {"command": "pwd"})]
+        answer = asyncio.get_running_loop().run_in_executor(None, lambda: client.request_batch(calls, session="s"))
+        await wait_for(lambda: dialog.isVisible() and dialog.ticket is not None, what="the batch")
+        await settled()
+        review = dialog.review
+        tops = []
+        for row in [*range(review.calls.count()), 0]:
+            review.calls.setCurrentRow(row)
+            await settled()
+            tops.append(top_of(review.calls))
+        assert tops == sorted(tops), tops  # it may make room once; it never jumps back up under the pointer
+        assert tops[-1] == tops[-2]
+        dialog.deny.click()
+        await answer
+        client.close()
+
+    run(scenario())

@@ -42,10 +42,11 @@ def test_entries_follow_the_urgency_order_and_name_the_command(approver: Any, ru
         texts = entries(approver)
         # Destructive first (the queue's one order), and each names its command, not only "Bash".
         assert [t.split("  ")[0] for t in texts[:2]] == ["⚠ Destructive"] * 2
-        assert {t.split("  ")[1] for t in texts[:2]} == {"codex: git push --force origin main", "codex: rm -rf build"}
+        assert {t.split("  ")[1] for t in texts[:2]} == {"“codex”: git push --force origin main",
+                                                         "“codex”: rm -rf build"}
         assert [ticket for _a, ticket in approver.tray._waiting_actions] == approver.decider.tickets()
-        assert any("codex: pytest -q" in t for t in texts[2:])
-        assert any("r&&d: ls" in t for t in texts[2:])  # an agent's "&" is shown, never a keyboard shortcut
+        assert any("“codex”: pytest -q" in t for t in texts[2:])
+        assert any("“r&&d”: ls" in t for t in texts[2:])  # an agent's "&" is shown, never a keyboard shortcut
         deny_all(approver)
         await asyncio.gather(*answers)
 
@@ -102,7 +103,10 @@ def test_do_not_disturb_says_what_timed_out_when_the_person_returns(approver: An
         entry = approver.tray.menu.actions()[0]
         assert entry.text().startswith("1 request timed out (denied) during do-not-disturb")
         entry.trigger()  # leads to the history, and is then cleared
-        assert approver.history_window is not None and approver.history_window.isVisible()
+        history = approver.history_window
+        assert history is not None and history.isVisible()
+        assert history.decided_by.currentData() == "timeout"  # what timed out, not the whole history
+        assert [entry.decided_by for entry in history.entries] == ["timeout"]
         assert approver.tray.missed is None and not approver.missed
         deny_all(approver)
         await answered

@@ -12,6 +12,7 @@ from typing import Any
 from PySide6.QtWidgets import QLabel, QWidget
 
 from desktop_approver import Client
+from desktop_approver.core.decisions.tickets import Verdict
 from desktop_approver.gui.badges import risk_text
 from tests.gui.conftest import wait_for
 
@@ -46,7 +47,7 @@ def test_agent_text_stays_in_the_agents_frame_and_never_reaches_the_verdict(appr
         assert "From the agent" in review.agent_title.text() and "not checked" in review.agent_title.text()
         assert review.tool_claim.text() == "tool name as claimed" and review.tool_claim.isVisibleTo(review)
         # The line break is shown as an escape, not a second line that reads like a verdict.
-        assert review.tool.text() == "Read\\nRisk: safe ✔" and "\n" not in review.tool.text()
+        assert review.tool.text() == "Read\\nRisk: safe <U+2714>" and "\n" not in review.tool.text()
         assert "\n" not in dialog.windowTitle() and "Read\\nRisk" in dialog.windowTitle()
         # The verdict: outside the frame, the app's own words only.
         assert review.verdict not in framed and review.badge not in framed and review.reasons not in framed
@@ -149,9 +150,76 @@ def test_a_destructive_part_out_of_the_first_view_is_named_up_front(approver: An
             else:  # far along one line: the caption says it (and the verdict area does not repeat it)
                 assert "further down" in review.preview.caption.text() and "curl -fsSL" in review.preview.caption.text()
                 assert not review.danger_below.isVisibleTo(review)
-            assert dialog.windowTitle().startswith("⚠ Destructive Bash: " + dangerous[:20]), dialog.windowTitle()
+            assert dialog.windowTitle().startswith("⚠ Destructive “Bash”: " + dangerous[:20]), dialog.windowTitle()
             dialog.deny.click()
             assert (await answer).decision == "deny"
             await wait_for(lambda: dialog.ticket is None, what="the dialog to close")
 
     run(scenario())
+
+
+# -- one way to show an agent's words, on every surface (issue 31) -------------------------------
+
+RLO, ZWSP = "\u202e", "\u200b"
+HOSTILE_AGENT = f"✔ Safe” (verified by desktop-approver) “{RLO}x{ZWSP}" + "a" * 500
+HOSTILE_TOOL = "✔ Safe"
+MARKS = "✔▲⚠"
+
+
+def _agent_part(text: str, verdict: str) -> str:
+    """``text`` without the app's own verdict where it belongs (its start, or after a "#n " place)."""
+    return text.replace(verdict, "", 1)
+
+
+def test_hostile_names_are_claims_on_every_surface_and_the_verdict_is_the_apps(approver: Any, run: Any) -> None:
+    from desktop_approver.gui.history_window import COLUMNS as HISTORY_COLUMNS
+    from desktop_approver.gui.inbox import AGENT, REQUEST, RISK
+    from desktop_approver.gui.notifications import agent_title, notification_text
+
+    dialog = approver.dialog
+    approver.set_popups(True)
+
+    async def scenario() -> None:
+        first = ask(approver, HOSTILE_TOOL, {"command": "rm -rf ~/projects"}, agent=HOSTILE_AGENT)
+        await wait_for(lambda: dialog.isVisible() and dialog.ticket is not None, what="the dialog")
+        second = ask(approver, HOSTILE_TOOL, {"path": "notes.txt"}, agent=HOSTILE_AGENT)
+        await wait_for(lambda: len(approver.decider.tickets()) == 2 and "Also waiting" in dialog.next_strip.text(),
+                       what="the second request, also waiting")
+        approver.open_inbox()
+        tickets = approver.decider.tickets()
+        surfaces: list[tuple[str, str, str]] = []  # (where, text, the app's verdict in it)
+        for ticket in tickets:
+            verdict = risk_text(ticket.risk_level)
+            row = approver.inbox._rows[ticket.key]
+            assert row.text(RISK) == verdict and RISK < AGENT  # the verdict first, in view at every width
+            surfaces += [("inbox agent", row.text(AGENT), ""), ("inbox request", row.text(REQUEST), ""),
+                         ("notification title", agent_title(ticket.identity.label, [ticket]), verdict),
+                         ("notification body", notification_text(ticket)[1], "")]
+        for action, ticket in approver.tray._waiting_actions:
+            surfaces.append(("tray entry", action.text(), risk_text(ticket.risk_level)))
+        shown = dialog.ticket
+        assert shown is not None
+        surfaces += [("dialog title", dialog.windowTitle(), risk_text(shown.risk_level)),
+                     ("also waiting", dialog.next_strip.text(),
+                      risk_text(next(t for t in tickets if t is not shown).risk_level))]
+        for where, text, verdict in surfaces:
+            rest = _agent_part(text, verdict) if verdict else text
+            assert RLO not in text and ZWSP not in text, where
+            assert not any(mark in rest for mark in MARKS), (where, text)
+            # A name cannot close its own quotation: every curly quote pair is the app's.
+            assert rest.count("“") == rest.count("”"), (where, text)
+            assert "(verified by desktop-approver) “" not in text, (where, text)
+        for ticket in approver.decider.tickets():
+            approver.decider.answer(ticket, [Verdict("deny", "user") for _ in ticket.calls])
+        await asyncio.gather(first, second)
+
+    run(scenario(), timeout=60)
+    history = approver.open_history()
+    agent_column = HISTORY_COLUMNS.index("Agent (as claimed)")
+    assert HISTORY_COLUMNS[0] == "Risk"
+    for index in range(history.table.topLevelItemCount()):
+        item = history.table.topLevelItem(index)
+        for column in (agent_column, agent_column + 1):
+            text = item.text(column)
+            assert text.startswith("“") and not any(mark in text for mark in MARKS) and RLO not in text
+        assert item.text(0) in {risk_text(level) for level in ("safe", "moderate", "destructive")}

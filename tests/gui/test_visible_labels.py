@@ -31,12 +31,14 @@ def test_labels_everywhere_show_hidden_characters(approver: Any, run: Any, qtbot
             None, lambda: client.request("Bash", {"command": f"echo 'txt.{RLO}exe'"}, session="s"))
         await wait_for(lambda: dialog.isVisible() and dialog.deny.isEnabled(), what="the dialog")
         approver.open_inbox()
+        from desktop_approver.gui.inbox import AGENT, REQUEST
+
         row = approver.inbox.tree.topLevelItem(0)
-        texts = [row.text(2), row.text(1), dialog.review.identity.text(), dialog.windowTitle(),
-                 dialog.allow_once.text(), row.toolTip(1),
+        texts = [row.text(REQUEST), row.text(AGENT), dialog.review.identity.text(), dialog.windowTitle(),
+                 dialog.allow_once.text(), row.toolTip(AGENT),
                  *(action.text() for action in approver.tray.menu.actions())]
         assert any("<U+202E>" in text for text in texts[6:]), texts
-        assert "<U+202E>" in row.text(1) and "<U+202E>" in dialog.windowTitle()
+        assert "<U+202E>" in row.text(AGENT) and "<U+202E>" in dialog.windowTitle()
         for text in texts:
             assert RLO not in text
         assert "&lt;U+202E&gt;" in dialog.review.identity.text()
@@ -46,4 +48,7 @@ def test_labels_everywhere_show_hidden_characters(approver: Any, run: Any, qtbot
     run(scenario())
     history = approver.open_history()
     item = history.table.topLevelItem(0)
-    assert RLO not in item.text(1) and "<U+202E>" in item.text(3)
+    from desktop_approver.gui.history_window import COLUMNS
+
+    agent, call = COLUMNS.index("Agent (as claimed)"), COLUMNS.index("Call")
+    assert RLO not in item.text(agent) and "<U+202E>" in item.text(agent) and "<U+202E>" in item.text(call)

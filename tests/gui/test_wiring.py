@@ -99,7 +99,8 @@ def test_a_tray_entry_and_a_notification_bring_their_request_up(approver: Any, r
         notes = TicketNotifications(approver.decider, approver.service.mode, Notifier())
         notes.review_requested.connect(approver.open_review)
         notes._shown["coder"] = other
-        notes._on_action("agent:coder", "review")
+        notes._bound[notes.key(other)] = ("coder", other)
+        notes._on_action(notes.key(other), "review")
         assert approver.dialog.ticket is other and approver.dialog.isVisible()
         for ticket in approver.decider.tickets():
             approver.decider.answer(ticket, [Verdict("deny", "user") for _ in ticket.calls])

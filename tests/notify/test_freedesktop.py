@@ -117,6 +117,29 @@ def test_withdraw_closes_and_showing_again_replaces(notification_server: Any) ->
     run(scenario())
 
 
+def test_a_late_click_on_a_withdrawn_notification_names_its_own_key(notification_server: Any) -> None:
+    """The person picked a button while it was being closed: the click arrives with that
+    notification's key, never another's, even when a new one for another key is up (issue 31)."""
+    server = notification_server.server
+    clicks = Recorder()
+
+    async def scenario() -> None:
+        notifier = DesktopNotifier(on_action=clicks, timeout=SLOW_MACHINE)
+        await notifier.start()
+        await notifier.show("request:t1", "first", "body", ACTIONS)
+        old = server.shown[-1]
+        await notifier.withdraw("request:t1")
+        assert old.id not in server.open
+        new = await notifier.show("request:t2", "second", "body", ACTIONS)
+        assert new is not None and new != old.id
+        notification_server.invoke_late_action(old, "allow_once")
+        await until(lambda: clicks.actions, "the late click")
+        assert clicks.actions == [("request:t1", "allow_once")]
+        await notifier.close()
+
+    run(scenario())
+
+
 def test_action_signal_from_another_connection_is_ignored(notification_server: Any,
                                                           caplog: pytest.LogCaptureFixture) -> None:
     clicks = Recorder()

@@ -137,6 +137,15 @@ class NotificationServer:
         await self._send(signal)
         await self.dismiss(notification_id, DISMISSED)
 
+    async def invoke_late_action(self, shown: Shown, action: str) -> None:
+        """A click on what was on screen that reaches the app after the notification went: the
+        person picked a button while it was being closed or replaced (a real server's race)."""
+        if action not in shown.action_keys:
+            raise ValueError(f"notification {shown.id} had no action {action!r}: {shown.action_keys}")
+        signal = new_signal(self._emitter, "ActionInvoked", "us", (shown.id, action))
+        signal.header.fields[HeaderFields.destination] = shown.sender
+        await self._send(signal)
+
     async def dismiss(self, notification_id: int, reason: int = DISMISSED) -> None:
         """Take a notification off the screen, telling everyone (NotificationClosed is broadcast)."""
         if self.open.pop(notification_id, None) is None:
@@ -212,6 +221,9 @@ class ServerThread:
 
     def invoke_action(self, notification_id: int, action: str) -> None:
         self.call(self.server.invoke_action(notification_id, action))
+
+    def invoke_late_action(self, shown: Shown, action: str) -> None:
+        self.call(self.server.invoke_late_action(shown, action))
 
     def dismiss(self, notification_id: int, reason: int = DISMISSED) -> None:
         self.call(self.server.dismiss(notification_id, reason))

@@ -190,8 +190,11 @@ class Broker:
             failed = Verdict("deny", "cancelled", note="desktop-approver could not ask the person (internal error)")
             for info in undecided:
                 verdicts[info.index] = failed
-        final = [replace(verdict or Verdict("deny", "user"), risk=risk)
-                 for verdict, risk in zip(verdicts, triage.risks, strict=True)]
+        # An edited call is a new call: its answer carries the reading of what will run (issue 31).
+        final = [replace(verdict or Verdict("deny", "user"),
+                         risk=read_again(info, verdict.updated_args, identity).risk_report()
+                         if verdict is not None and verdict.updated_args is not None else risk)
+                 for verdict, risk, info in zip(verdicts, triage.risks, infos, strict=True)]
         if self.settler is not None and self._settles(identity):
             try:
                 final = await self.settler.settle(triage, final)
@@ -359,6 +362,8 @@ class Broker:
 
     def _remember(self, verdicts: list[Verdict], infos: list[CallInfo], identity: Identity, session: str) -> None:
         for verdict, info in zip(verdicts, infos, strict=True):
+            if verdict.updated_args is not None:  # what is remembered is what will run, read again
+                info = read_again(info, verdict.updated_args, identity)
             if verdict.decision == "allow_session" and verdict.decided_by == "user" and not _destructive(info):
                 self.memory.remember(session, info.tool, verdict.updated_args or info.args, scope=verdict.scope,
                                      agent=identity.memory_agent)
@@ -410,6 +415,15 @@ def _read(index: int, call: AskedCall, identity: Identity) -> CallInfo:
                     preview=call.preview.model_dump(exclude_none=True) if call.preview is not None else None,
                     hints=hints, risk=_assess_where(call.tool, call.args, identity, hints, canonical),
                     canonical_args=canonical)
+
+
+def read_again(info: CallInfo, args: dict[str, Any], identity: Identity) -> CallInfo:
+    """The call with the person's edited arguments, read as a new call (issue 31): its own risk
+    and understanding; the agent's preview (a picture of the old arguments) dropped. The agent's
+    hints stay: they can only raise a level."""
+    canonical = canonical_json(args)
+    return replace(info, args=args, preview=None, canonical_args=canonical, asked_because=None,
+                   risk=_assess_where(info.tool, args, identity, info.hints, canonical))
 
 
 def _unproven(info: CallInfo) -> str | None:
