@@ -144,7 +144,8 @@ def test_batch_notification_names_the_most_dangerous_call_first() -> None:
 
 def test_space_ticks_and_unticks_the_current_batch_call(approver: Any, run: Any, qtbot: Any) -> None:
     """The contract's keys (ipc/PROTOCOL.md, "What the person sees"): Up / Down pick a call of the
-    batch, Space ticks or unticks it, and the buttons follow."""
+    batch, Space ticks or unticks it, and the buttons follow. The list shows the most dangerous call
+    first, so the destructive delete is row 0 and the build row 1."""
     dialog = approver.dialog
 
     async def scenario() -> None:
@@ -152,14 +153,15 @@ def test_space_ticks_and_unticks_the_current_batch_call(approver: Any, run: Any,
         await wait_for(lambda: dialog.isVisible() and dialog.allow_once.isEnabled(), what="the batch dialog")
         calls = dialog.review.calls
         calls.setFocus()
-        calls.setCurrentRow(0)
-        qtbot.keyClick(calls, Qt.Key.Key_Down)
-        assert calls.currentRow() == 1 and calls.item(1).checkState() == Qt.CheckState.Unchecked
+        calls.setCurrentRow(1)
+        qtbot.keyClick(calls, Qt.Key.Key_Up)
+        assert calls.currentRow() == 0 and "rm -rf" in calls.item(0).text()
+        assert calls.item(0).checkState() == Qt.CheckState.Unchecked
         qtbot.keyClick(calls, Qt.Key.Key_Space)
-        assert calls.item(1).checkState() == Qt.CheckState.Checked
+        assert calls.item(0).checkState() == Qt.CheckState.Checked
         assert dialog.allow_once.text().startswith("Allow all 2 &once, incl. ⚠")
         qtbot.keyClick(calls, Qt.Key.Key_Space)
-        assert calls.item(1).checkState() == Qt.CheckState.Unchecked
+        assert calls.item(0).checkState() == Qt.CheckState.Unchecked
         dialog.deny.click()
         assert [d.decision for d in await answer] == ["deny", "deny"]
 
