@@ -70,7 +70,7 @@ def window_title(ticket: Ticket) -> str:
     cut short and marked as its claim.
     """
     agent = f"“{shorten(visible(ticket.identity.label), WINDOW_TITLE_NAME_CHARS)}” (as claimed)"
-    level = risk_text(ticket.risk_level)
+    level = risk_text(ticket.shown_level)
     if len(ticket.calls) == 1:
         call = ticket.calls[0]
         return (f"{level} {shorten(visible(call.tool), WINDOW_TITLE_NAME_CHARS)}: {headline(call.tool, call.args, 54)}"

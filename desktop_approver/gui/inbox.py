@@ -195,7 +195,7 @@ class InboxWindow(QWidget):
     def add_ticket(self, ticket: Ticket) -> None:
         if ticket.key in self._rows:
             return
-        row = QTreeWidgetItem(["", agent_text(ticket), request_text(ticket), risk_text(ticket.risk_level),
+        row = QTreeWidgetItem(["", agent_text(ticket), request_text(ticket), risk_text(ticket.shown_level),
                                waited(ticket), time_left_text(ticket.countdown.latest())])
         row.setData(0, TICKET_ROLE, ticket.key)
         row.setForeground(RISK, _colour(ticket.risk_level))

@@ -267,7 +267,7 @@ class ReviewPanel(QWidget):
         self.calls.blockSignals(True)
         self.calls.clear()
         for call, ticked in zip(ticket.calls, initial_ticks(ticket.calls), strict=True):
-            level = call.risk.level if call.risk else "moderate"
+            level = call.risk.shown if call.risk else "not understood"
             reasons = "; ".join(call.risk.reasons) if call.risk and call.risk.reasons else "no risk found"
             item = QListWidgetItem(f"{risk_text(level)}   {shorten(visible(call.tool), NAME_CHARS)}  —  "
                                    f"{headline(call.tool, call.args, 90)}\n      {reasons}")
@@ -342,12 +342,12 @@ class ReviewPanel(QWidget):
         call = self.ticket.calls[row]
         self.tool.setText(visible(call.tool))
         # A batch is as dangerous as its worst call, whichever call is selected.
-        self.badge.set_risk(self.ticket.risk_level)
+        self.badge.set_risk(self.ticket.shown_level)
         self._restyle()
         reasons = list(call.risk.reasons) if call.risk else []
         text = "; ".join(reasons) if reasons else "no risk found in the content"
         if len(self.ticket.calls) > 1:
-            level = call.risk.level if call.risk else "moderate"
+            level = call.risk.shown if call.risk else "not understood"
             text = f"This call ({row + 1} of {len(self.ticket.calls)}): {risk_text(level)} · {text}"
         commands = [run.text for run in read_call(call.tool, call.args).commands]
         below = danger_below_text(commands)
