@@ -285,4 +285,11 @@ ISSUE_30_SHELL_FAMILIES: Families = [
     ("the Gradle wrapper's properties", bash("cp /tmp/w.properties gradle/wrapper/gradle-wrapper.properties"),
      ["cp *"]),
 ]
+# The white-box pass over the parse (issue 30): what its first version still let through.
+ISSUE_30_SHELL_FAMILIES += [
+    ("a --dry-run npm run does not know", bash("npm run deploy --dry-run"), ["npm run *"]),
+    ("a --dry-run npm test does not know", codex("npm test --dry-run"), ["npm test*"]),
+    ("a dry run switched off by its value", gemini("kubectl delete pod web --dry-run=none"), ["kubectl *"]),
+    ("make -n still runs a deploy target's + lines", openhands("make -n deploy"), ["make *"]),
+]
 ISSUE_30_CASES = as_cases(ISSUE_30_SHELL_FAMILIES, [])

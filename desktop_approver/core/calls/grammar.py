@@ -32,8 +32,12 @@ __all__ = ["VALUE_ROLES", "Level", "OptionUse", "Parse", "interpreter_of", "pars
 # Options whose role takes a value (the next word, glued to a short option, or after ``=``).
 VALUE_ROLES = frozenset({"value", "read", "list", "write", "delete", "cd", "runs", "setting", "data", "module",
                          "method", "url", "upload", "body"})
-# Options every program is taken to know: asking for help or a version, and a dry run.
-_UNIVERSAL = {"--help": "help", "--version": "help", "--dry-run": "simulate"}
+# Options every program is taken to know: asking for help or a version. A dry run is not among
+# them: ``npm run deploy --dry-run`` runs the script; only a program whose grammar lists the
+# option simulates.
+_UNIVERSAL = {"--help": "help", "--version": "help"}
+# The values of a dry-run option that still simulate (``kubectl --dry-run=none`` runs for real).
+_SIMULATING_VALUES = frozenset({"client", "server", "true", "yes", "1"})
 # Long spellings of a dry run: an option of one of these names that the grammar gives as a flag
 # (not the value of another option) simulates.
 _SIMULATE_SPELLINGS = frozenset({"--dry-run", "--dry_run", "--dryrun", "--simulate", "--just-print", "--recon",
@@ -130,6 +134,8 @@ class Parse:
         if not self.levels:
             return False
         for use in self.options():
+            if use.value is not None and use.value.lower() not in _SIMULATING_VALUES:
+                continue
             if use.role in ("simulate", "checks") or use.role in ("flag", "optional") \
                     and use.option in _SIMULATE_SPELLINGS:
                 return True

@@ -340,7 +340,7 @@ def _operands(entry: Program, label: str, operands: list[str], cwd: str | None, 
         if role == "url":
             for word in operands:
                 _address(word, label, cwd, state)
-        if entry.effect == "changes" and not state.simulated:
+        if entry.effect == "changes":     # make -n still runs a target's + and $(MAKE) lines
             for word in operands:
                 if _DEPLOY_NAME.search(word):
                     state.gap(f"a project script named like a deploy (`{word}` of `{label}`)")
