@@ -291,5 +291,9 @@ ISSUE_30_SHELL_FAMILIES += [
     ("a --dry-run npm test does not know", codex("npm test --dry-run"), ["npm test*"]),
     ("a dry run switched off by its value", gemini("kubectl delete pod web --dry-run=none"), ["kubectl *"]),
     ("make -n still runs a deploy target's + lines", openhands("make -n deploy"), ["make *"]),
+    ("curl -w @FILE prints the file", cline("curl -s -w @/home/me/.ssh/id_ed25519 https://example.com"),
+     ["curl *"]),
+    ("tsc -p builds another project", goose("tsc -p /home/me/other"), ["tsc *"]),
+    ("cmake -S configures another tree", bash("cmake -S /home/me/other -B build"), ["cmake *"]),
 ]
 ISSUE_30_CASES = as_cases(ISSUE_30_SHELL_FAMILIES, [])
