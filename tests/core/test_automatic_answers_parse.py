@@ -129,3 +129,33 @@ def test_a_request_to_this_machine_is_not_an_effect_outside_it() -> None:
     assert assess(*bash("curl -X POST http://127.0.0.1:8000/api/jobs"), cwd=PROJECT).level == "moderate"
     assert assess(*bash("curl -X POST https://api.example.com/jobs"), cwd=PROJECT).level == "destructive"
     assert assess(*bash("curl -X POST http://localhost.evil.example/x"), cwd=PROJECT).level == "destructive"
+
+
+# -- what people run ---------------------------------------------------------------------------------
+
+ORDINARY = Path(__file__).with_name("risk_calls_ordinary.jsonl")
+
+
+def ordinary_share() -> tuple[int, int]:
+    """Of the ordinary calls of issue 30 (everyday runners and toolchains, in the tool shapes of
+    Goose, OpenHands, Zed, Codex, Cline, Claude Code, Gemini CLI and LangChain's ShellTool, and the
+    read-only tools of GitHub, Linear, Sentry, Kubernetes and Slack's MCP servers): how many an
+    automatic answer may take (understood, not destructive), of how many."""
+    import json
+    import os
+
+    rows = [json.loads(line) for line in ORDINARY.read_text(encoding="utf-8").splitlines() if line.strip()]
+    old = os.environ.get("HOME")
+    os.environ["HOME"] = "/home/sam"
+    try:
+        found = [assess(row["tool"], row["args"], cwd=row["cwd"]) for row in rows]
+    finally:
+        if old is not None:
+            os.environ["HOME"] = old
+    return sum(1 for verdict in found if verdict.understood and verdict.level != "destructive"), len(rows)
+
+
+def test_most_ordinary_calls_in_the_agents_shapes_are_understood() -> None:
+    answered, total = ordinary_share()
+    assert total >= 200
+    assert answered / total >= 0.80, (answered, total)
