@@ -2,8 +2,9 @@
 
 The destructive families of issue 30 (``ISSUE_30_CASES`` in tests/core/automatic_answer_cases.py)
 go through the real broker in the three ways an answer comes without the person, in
-tests/core/test_automatic_answers.py. Here: the parse itself (:mod:`desktop_approver.core.calls.grammar`),
-the near variants approve-all still answers, and a working directory that is no project.
+tests/core/test_automatic_answers.py; the parse itself is tests/core/test_grammar.py. Here: the
+near variants approve-all still answers, a working directory that is no project, and the share of
+ordinary calls in the agents' shapes an automatic answer may take.
 """
 
 from __future__ import annotations
@@ -14,7 +15,6 @@ from typing import Any
 
 import pytest
 
-from desktop_approver.core.calls.grammar import OptionUse, parse
 from desktop_approver.core.calls.risk import assess
 from desktop_approver.core.decisions import modes
 from desktop_approver.core.decisions.tickets import Identity
@@ -37,48 +37,6 @@ from tests.support.automatic_answers import (
 @pytest.fixture(autouse=True)
 def _home(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HOME", "/home/me")
-
-
-# -- the parse --------------------------------------------------------------------------------------
-
-def test_an_option_value_is_never_read_as_an_option() -> None:
-    found = parse(("rsync", "-a", "--exclude", "--dry-run", "src/", "dst/"))
-    assert not found.simulated
-    assert OptionUse("--exclude", "value", "--dry-run") in found.options()
-    assert found.operands == ("src/", "dst/")
-
-
-def test_bundled_short_options_are_read_by_their_arity() -> None:
-    found = parse(("curl", "-sXDELETE", "https://api.example.com/x"))
-    assert [(use.option, use.value) for use in found.options()] == [("-s", None), ("-X", "DELETE")]
-    sed = parse(("sed", "-ni", "s/a/b/p", "notes.txt"))
-    assert [use.option for use in sed.options()] == ["-n", "-i"] and sed.by_role("inplace")
-    assert parse(("sed", "-i.bak", "s/a/b/", "x")).values("-i") == [".bak"]
-
-
-def test_long_options_with_equals_and_the_end_of_options() -> None:
-    found = parse(("curl", "--request=PUT", "--", "-weird-host"))
-    assert found.values("--request") == ["PUT"] and found.operands == ("-weird-host",)
-
-
-def test_subcommands_and_modules_descend() -> None:
-    push = parse(("git", "push", "--dry-run", "origin", "main"))
-    assert push.subcommand == ("push",) and push.simulated and push.operands == ("origin", "main")
-    module = parse(("python3", "-m", "pytest", "-q"))
-    assert module.label == "python3 -m pytest" and not module.gaps
-
-
-def test_what_the_grammar_does_not_give_is_a_gap_never_a_guess() -> None:
-    assert parse(("git", "frobnicate")).gaps == ("subcommand `frobnicate` of `git`",)
-    assert parse(("curl", "--no-such-option", "x")).gaps == ("option `--no-such-option` of `curl`",)
-    unknown = parse(("never-heard-of", "--dry-run", "--help"))
-    assert not unknown.known and not unknown.simulated and not unknown.helped
-    assert parse(("python3", "-m", "evilmod")).gaps == ("module `evilmod` run by `python3 -m`",)
-
-
-def test_a_saved_plan_is_not_only_a_simulation() -> None:
-    assert parse(("terraform", "plan")).simulated
-    assert not parse(("terraform", "plan", "-out", "x.plan")).simulated
 
 
 # -- the near variants are still answered ------------------------------------------------------------

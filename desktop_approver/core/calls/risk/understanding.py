@@ -39,6 +39,7 @@ from ..reading import (
 from ..shellparse import SHELLS, SimpleCommand
 from .findings import DESTRUCTIVE, MODERATE, SAFE, Findings
 from .forms import only_reads
+from .inline import only_prints
 from .places import Place, judge_use
 from .roles import argument_role, disagreements, shown_name, tool_entry, unread_arguments
 from .vouching import SHAPED_ROLES, Vouch, data_value, fed_input, shaped_operands, shell_action
@@ -225,10 +226,25 @@ def _parsed(found: Parse, cwd: str | None, state: _Reading) -> None:
             return
         _effect(level.entry, level.label, state, found)
         _sends(found, level.label, here, state)
-        if found.inner is not None:
+        if found.code is not None:
+            _inline(found, level.label, state)
+        elif found.inner is not None:
             _inner_command(list(found.inner), level.label, here, state)
         elif not (level.entry.subcommands and not level.operands):
             _operands(level.entry, level.label, list(level.operands), here, state, found)
+
+
+def _inline(found: Parse, label: str, state: _Reading) -> None:
+    """``python -c CODE``, ``node -e CODE``: understood only when the code only imports and prints
+    (:mod:`.inline` reads it); the findings of what it does are the programs reader's."""
+    use = found.code
+    if use is None or use.value is None:
+        return
+    why = only_prints(interpreter_of(found.name) or found.name, use.value)
+    if why is not None:
+        state.gap(f"the code given to `{label} {use.option}` ({why})")
+    elif state.findings.level == SAFE:
+        state.findings.add(MODERATE, f"runs inline code that only imports and prints ({label} {use.option})")
 
 
 def _option_use(use: OptionUse, entry: Program, label: str, here: str | None, state: _Reading) -> str | None:
