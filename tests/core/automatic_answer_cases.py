@@ -308,4 +308,10 @@ ISSUE_30_SHELL_FAMILIES += [
     ("node -e through a constructor", gemini("node -e \"console.log('a'.constructor.constructor('return 1')())\""),
      ["node *"]),
 ]
-ISSUE_30_CASES = as_cases(ISSUE_30_SHELL_FAMILIES, [])
+ISSUE_30_TOOL_FAMILIES: ToolFamilies = [
+    ("a request tool posts to another host",
+     ("http_request", {"url": "https://api.example.com/items", "method": "POST", "body": "{}"}), "http_*"),
+    ("requests_put to another host", ("requests_put", {"url": "https://api.example.com/items/3", "data": "{}"}),
+     "requests_*"),
+]
+ISSUE_30_CASES = as_cases(ISSUE_30_SHELL_FAMILIES, ISSUE_30_TOOL_FAMILIES)

@@ -37,6 +37,7 @@ from ..reading import (
     working_dirs,
 )
 from ..shellparse import SHELLS, SimpleCommand
+from .addresses import host_of, is_local
 from .findings import DESTRUCTIVE, MODERATE, SAFE, Findings
 from .forms import only_reads
 from .inline import only_prints
@@ -290,12 +291,6 @@ def _option_use(use: OptionUse, entry: Program, label: str, here: str | None, st
 
 
 _READ_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
-_LOCAL_HOST = re.compile(r"(localhost|[\w.-]+\.localhost|127(?:\.\d{1,3}){3}|\[::1\]|::1)(:\d+)?", re.I)
-
-
-def _host(address: str) -> str:
-    rest = re.sub(r"^[a-z][a-z0-9+.-]*://", "", address, flags=re.I)
-    return re.split(r"[/?#]", rest.rsplit("@", 1)[-1] if "@" in rest.split("/", 1)[0] else rest, maxsplit=1)[0]
 
 
 def _sends(found: Parse, label: str, here: str | None, state: _Reading) -> None:
@@ -311,10 +306,10 @@ def _sends(found: Parse, label: str, here: str | None, state: _Reading) -> None:
     addresses = [use.value for use in found.by_role("url") if use.value]
     if found.entry is not None and found.entry.operands == "url":
         addresses += list(found.operands)
-    remote = [a for a in addresses if not _LOCAL_HOST.fullmatch(_host(a))]
+    remote = [a for a in addresses if not is_local(a)]
     what = " ".join(changing[:1] or sending[:1])
     if remote or not addresses:
-        where = _host(remote[0]) if remote else "an address not given"
+        where = host_of(remote[0]) if remote else "an address not given"
         state.findings.add(DESTRUCTIVE, f"sends a request that acts outside the machine ({label} {what} to {where})")
     else:
         state.findings.add(MODERATE, f"sends a request to this machine ({label} {what})")
