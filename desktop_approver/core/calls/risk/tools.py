@@ -137,10 +137,10 @@ def tool_findings(reading: CallReading, workspace: str | None, findings: Finding
         if method not in ("GET", "HEAD", "OPTIONS") or any(k in reading.args for k in ("body", "data", "json",
                                                                                         "form")):
             findings.add(MODERATE, f"sends data over the network ({method})")
-            remote = [url for url in reading.urls if not is_local(url)]
-            if remote or not reading.urls:
+            elsewhere = [url for url in reading.urls if not is_local(url)]
+            if elsewhere or not reading.urls:
                 # an effect outside the machine (issue 30): only a request to this machine stays moderate
-                where = host_of(remote[0]) if remote else "an address not given"
+                where = host_of(elsewhere[0]) if elsewhere else "an address not given"
                 findings.add(DESTRUCTIVE, f"sends a request that acts outside the machine ({method} to {where})")
         findings.add(MODERATE, "network access")
         return
