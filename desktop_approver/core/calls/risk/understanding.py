@@ -13,10 +13,10 @@ raise the level (an option that runs a program, a variable that does, a deploy).
 
 from __future__ import annotations
 
+import fnmatch
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from fnmatch import fnmatchcase
 from typing import Any
 
 from ..catalog import Catalog, Program, Tool, catalog
@@ -554,12 +554,30 @@ def _runs_later(path: str, cat: Catalog) -> bool:
     parts = [part for part in path.replace("\\", "/").split("/") if part not in ("", ".")]
     if not parts:
         return False
-    if any(fnmatchcase(parts[-1], pattern) for pattern in cat.runs_later) or any(
-            part in cat.runs_later_dirs for part in parts[:-1]):
+    names, folders, tails = _runs_later_patterns(cat)
+    if names.fullmatch(parts[-1]) or any(part in folders for part in parts[:-1]):
         return True
-    tails = ["/".join(parts[at:]) for at in range(len(parts) - 1)]
-    return any(fnmatchcase(tail, pattern.removeprefix("./")) for tail in tails for pattern in cat.trusted_programs
-               if not pattern.startswith("/"))
+    return any(tails.fullmatch("/".join(parts[at:])) for at in range(len(parts) - 1))
+
+
+_PATTERNS: dict[int, tuple[Catalog, tuple[re.Pattern[str], frozenset[str], re.Pattern[str]]]] = {}
+
+
+def _runs_later_patterns(cat: Catalog) -> tuple[re.Pattern[str], frozenset[str], re.Pattern[str]]:
+    """The catalog's runs-later names and the project's trusted programs, each list as one regex
+    (made once a catalog; the catalog is kept with them so its id is not reused)."""
+    found = _PATTERNS.get(id(cat))
+    if found is not None and found[0] is cat:
+        return found[1]
+
+    def one(patterns: Iterable[str]) -> re.Pattern[str]:
+        return re.compile("|".join(f"(?:{fnmatch.translate(p)})" for p in patterns) or "(?!)")
+    tails = [p.removeprefix("./") for p in cat.trusted_programs if not p.startswith("/")]
+    made = (one(cat.runs_later), frozenset(cat.runs_later_dirs), one(tails))
+    if len(_PATTERNS) > 8:
+        _PATTERNS.clear()
+    _PATTERNS[id(cat)] = (cat, made)
+    return made
 
 
 def trusted_program(word: str, cat: Catalog | None = None) -> bool:
