@@ -55,6 +55,9 @@ EVERYDAY = [
     pytest.param(*cline(".venv/bin/pytest -q"), id="the project's pytest by its path"),
     pytest.param(*goose("tar -tzf dist/app.tar.gz"), id="tar lists"),
     pytest.param(*bash("echo done > notes.txt"), id="a note in the project"),
+    pytest.param("execute_code", {"language": "bash", "code": "pytest -q"}, id="a code block in bash"),
+    pytest.param("terminal", {"command": "cargo test", "cd": "crates/core"}, id="Zed's terminal with cd"),
+    pytest.param("ShellTool", {"commands": ["ls src", "git status"]}, id="LangChain's ShellTool list"),
 ]
 
 

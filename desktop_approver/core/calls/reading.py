@@ -140,6 +140,7 @@ EDITOR_TOOLS = frozenset({"str_replace_editor", "str_replace_based_edit_tool", "
                           "editor"})
 # Tools that run code given in an argument (``script``, ``code``, ``query``): never a shell command.
 CODE_TOOLS = frozenset({"python_repl", "pythonrepl", "python_repl_ast", "execute_python", "execute_ipython_cell",
+                        "execute_code",
                         "run_code", "code_interpreter", "evaluate", "browser_evaluate", "puppeteer_evaluate",
                         "playwright_evaluate", "run_javascript", "execute_javascript", "eval"})
 EDITOR_FAMILIES: dict[str, Family] = {"view": "read", "create": "write", "write": "write", "str_replace": "edit",
@@ -292,10 +293,23 @@ def normalise_tool(tool: str) -> str:
     return tool.rsplit("__", 1)[-1].lower() if isinstance(tool, str) else ""
 
 
+# A code tool's block in one of these languages is a shell command line (a code-block executor).
+SHELL_LANGUAGES = frozenset({"bash", "sh", "shell", "zsh", "console", "shellscript"})
+
+
+def shell_block(args: Mapping[str, Any]) -> str | None:
+    """The code of a code tool's block written in a shell's language (``{"language": "bash",
+    "code": "pytest -q"}``), else None."""
+    language, code = args.get("language"), args.get("code")
+    if isinstance(language, str) and language.strip().lower() in SHELL_LANGUAGES and isinstance(code, str):
+        return code
+    return None
+
+
 def family_of(tool: str, args: Mapping[str, Any] | None = None) -> Family:
     name = normalise_tool(tool)
     if name in CODE_TOOLS:
-        return "unknown"
+        return "shell" if args and shell_block(args) is not None else "unknown"
     if name in EDITOR_TOOLS:
         verb = args.get(EDITOR_VERB_ARG) if args else None
         return EDITOR_FAMILIES.get(verb, "unknown") if isinstance(verb, str) else "edit"
@@ -445,6 +459,9 @@ def _shell_values(args: Mapping[str, Any]) -> list[tuple[str, Any]]:
     action = args.get("action")
     if isinstance(action, Mapping):
         found += [(f"action.{key}", value) for key, value in _shell_values(action)]
+    block = shell_block(args)
+    if block is not None:
+        found.append(("code", block))
     return found
 
 

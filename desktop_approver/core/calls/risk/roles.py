@@ -100,6 +100,8 @@ def argument_role(entry: Tool | None, family: str, key: Any, value: Any) -> str 
     if entry is None:
         return _VOCABULARY_ROLES.get(known) if known is not None else None
     role = entry.args.get(key)
+    if role == "code" and family == "shell":
+        role = "command"              # a code tool's block in a shell's language is a command line
     if role is None and key.startswith("-") and isinstance(value, (bool, int)):
         role = entry.args.get("-*")   # ripgrep-style flags given as arguments (Claude Code's Grep)
     if role is None and family == "shell" and known in SHELL_ARGS:
