@@ -120,3 +120,12 @@ def test_most_ordinary_calls_in_the_agents_shapes_are_understood() -> None:
     answered, total = ordinary_share()
     assert total >= 200
     assert answered / total >= 0.80, (answered, total)
+
+
+def test_only_a_code_block_executor_reads_a_shell_block_as_a_command_line() -> None:
+    """A browser page's evaluator given "bash" still runs JavaScript: its code is never a command line."""
+    block = assess("execute_code", {"language": "bash", "code": "ls src"}, cwd=PROJECT)
+    page = assess("browser_evaluate", {"language": "bash", "code": "ls src"}, cwd=PROJECT)
+    python = assess("execute_code", {"language": "python", "code": "print(1)"}, cwd=PROJECT)
+    assert block.understood and block.level == "safe"
+    assert not page.understood and not python.understood

@@ -293,8 +293,11 @@ def normalise_tool(tool: str) -> str:
     return tool.rsplit("__", 1)[-1].lower() if isinstance(tool, str) else ""
 
 
-# A code tool's block in one of these languages is a shell command line (a code-block executor).
+# A code-block executor's block in one of these languages is a shell command line. Only the
+# executors that run blocks in the language they are given: an evaluator of a browser page given
+# "bash" still runs JavaScript, and a polyglot could read as a harmless command line.
 SHELL_LANGUAGES = frozenset({"bash", "sh", "shell", "zsh", "console", "shellscript"})
+BLOCK_EXECUTORS = frozenset({"execute_code", "run_code"})
 
 
 def shell_block(args: Mapping[str, Any]) -> str | None:
@@ -309,7 +312,7 @@ def shell_block(args: Mapping[str, Any]) -> str | None:
 def family_of(tool: str, args: Mapping[str, Any] | None = None) -> Family:
     name = normalise_tool(tool)
     if name in CODE_TOOLS:
-        return "shell" if args and shell_block(args) is not None else "unknown"
+        return "shell" if name in BLOCK_EXECUTORS and args and shell_block(args) is not None else "unknown"
     if name in EDITOR_TOOLS:
         verb = args.get(EDITOR_VERB_ARG) if args else None
         return EDITOR_FAMILIES.get(verb, "unknown") if isinstance(verb, str) else "edit"
@@ -346,7 +349,11 @@ def read_call(tool: str, args: Mapping[str, Any] | Any, cwd: str | None = None) 
             cwd = UNKNOWN_DIR    # two working directories that disagree: where it runs is not known
     commands: tuple[ShellRun, ...] = ()
     if family == "shell":
-        commands = tuple(_shell_run(key, value) for key, value in _shell_values(args))
+        values = _shell_values(args)
+        block = shell_block(args) if name in BLOCK_EXECUTORS else None
+        if block is not None:
+            values.append(("code", block))
+        commands = tuple(_shell_run(key, value) for key, value in values)
     reading = _Reader(tool, name, family, args, cwd, commands, given_names)
     return reading.finish(own_cwd)
 
@@ -459,9 +466,6 @@ def _shell_values(args: Mapping[str, Any]) -> list[tuple[str, Any]]:
     action = args.get("action")
     if isinstance(action, Mapping):
         found += [(f"action.{key}", value) for key, value in _shell_values(action)]
-    block = shell_block(args)
-    if block is not None:
-        found.append(("code", block))
     return found
 
 
