@@ -25,7 +25,22 @@ def test_one_call_prints_level_and_reasons() -> None:
 def test_safe_call_has_no_reasons() -> None:
     result = json.loads(run("--tool", "Bash", "--args", '{"command": "git status"}').stdout)
     assert {key: result[key] for key in ("level", "reasons")} == {"level": "safe", "reasons": []}
-    assert set(result) == {"level", "reasons", "understood", "gaps"}  # whether the reader knew every part
+    assert set(result) == {"level", "reasons", "understood", "gaps", "shown"}  # whether the reader knew every part
+    assert result["shown"] == "safe"
+
+
+@pytest.mark.parametrize(("args", "shown"), [
+    ({"command": "frobnicate --all"}, "not understood"),       # a program nobody knows: no guessed level
+    ({"command": "rm -rf ~"}, "destructive"),                   # known destructive, understood or not
+    ({"command": "npm test"}, "moderate"),
+])
+def test_the_badge_the_person_sees_never_guesses(args: dict[str, str], shown: str) -> None:
+    """``shown`` is the badge: a call not understood and not known destructive shows "not understood";
+    ``level`` keeps the reader's guess for tables and rules."""
+    result = json.loads(run("--tool", "Bash", "--args", json.dumps(args), "--cwd", "/tmp/proj").stdout)
+    assert result["shown"] == shown, result
+    explained = run("--tool", "Bash", "--args", json.dumps(args), "--cwd", "/tmp/proj", "--explain").stdout
+    assert f"shown     {shown}" in explained
 
 
 def test_the_result_says_whether_the_call_was_understood_and_what_was_not() -> None:

@@ -1,7 +1,9 @@
 """``desktop-approver risk``: run the risk classifier on its own, no app needed.
 
 One call: ``risk --tool Bash --args '{"command": "rm -rf build"}'`` prints
-``{"level": "destructive", "reasons": [...], "understood": true, "gaps": []}``: ``understood`` says
+``{"level": "destructive", "reasons": [...], "understood": true, "gaps": [], "shown": "destructive"}``:
+``shown`` is what the person's badge says (the level, or ``"not understood"`` for a call that was
+not understood and is not known to be destructive: its level would be a guess); ``understood`` says
 whether every part of the call was known to the catalog (only such a call, at safe or moderate, may
 be answered without the person), ``gaps`` what was not, one phrase each. With ``--jsonl`` it reads one
 ``{"tool", "args", "cwd", "hints"}`` object per line on stdin and prints one result per line
@@ -95,7 +97,7 @@ def _assess(tool: str, call_args: dict[str, Any], cwd: str, hints: dict[str, Any
     except ValidationError as exc:
         raise ValueError(f"bad hints: {describe_errors(exc)}") from None
     found = assess(tool, call_args, cwd=cwd, hints=known)
-    result = {**found.to_json(), "understood": found.understood, "gaps": list(found.gaps)}
+    result = {**found.to_json(), "understood": found.understood, "gaps": list(found.gaps), "shown": found.shown}
     if explain:
         result["reading"] = read_call(tool, call_args, cwd).to_json()
     return result
@@ -127,6 +129,9 @@ def _explanation(result: dict[str, Any]) -> str:
             lines.append(f"{label:<9} {shown(item)[:200]}")
     for item in reading.get("hidden", []):
         lines.append(f"hidden    {item}")
+    shown_as = result.get("shown", result["level"])
+    lines.append(f"shown     {shown_as}" + (f"   (the reader's guess: {result['level']})"
+                                       if shown_as != result["level"] else ""))
     lines.append(f"level     {result['level']}")
     for reason in result["reasons"]:
         lines.append(f"  because {reason}")

@@ -10,11 +10,14 @@ RISK_STYLE = {
     "safe": ("✔", "Safe", "#1b7a2e", "#e3f4e6"),
     "moderate": ("▲", "Moderate", "#8a5a00", "#fff3d6"),
     "destructive": ("⚠", "Destructive", "#b3261e", "#fde7e5"),
+    # a call the reader did not understand and does not know to be destructive: no guessed level (issue 30)
+    "not understood": ("?", "Not understood", "#4a4a8a", "#e8e8f6"),
 }
 DARK_RISK_COLOURS = {  # light text on deep backgrounds, each at least 4.5:1
     "safe": ("#7ee29a", "#12331c"),
     "moderate": ("#f5c542", "#3a2c05"),
     "destructive": ("#ff8f85", "#4a1410"),
+    "not understood": ("#b9b9ff", "#23234a"),
 }
 
 

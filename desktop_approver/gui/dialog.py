@@ -74,7 +74,7 @@ def window_title(ticket: Ticket) -> str:
     cut short and marked as its claim.
     """
     agent = as_claimed(ticket.identity.label, WINDOW_TITLE_NAME_CHARS)
-    level = risk_text(ticket.risk_level)
+    level = risk_text(ticket.shown_level)
     if len(ticket.calls) == 1:
         call = ticket.calls[0]
         return (f"{level} {claimed(call.tool, WINDOW_TITLE_NAME_CHARS)}: {headline(call.tool, call.args, 54)}"
@@ -309,7 +309,7 @@ class ApprovalDialog(QDialog):
             what = (f"{claimed(first.tool, TITLE_NAME_CHARS)}: {headline(first.tool, first.args, 36)}"
                     if len(other.calls) == 1 else f"{len(other.calls)} calls")
             # The app's verdict and the call first; the agent's name after, quoted as its claim.
-            text = (f"#{place} {risk_text(other.risk_level)} {what}"
+            text = (f"#{place} {risk_text(other.shown_level)} {what}"
                     f" — {claimed(other.identity.label, TITLE_NAME_CHARS)}"
                     f" · {time_left_text(other.countdown.latest())} left")
             width = metrics.horizontalAdvance(text + " | ")

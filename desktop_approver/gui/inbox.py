@@ -196,18 +196,18 @@ class InboxWindow(QWidget):
         waiting = {t.key: t for t in self.decider.tickets()}
         for key, row in self._rows.items():
             if key in waiting:
-                row.setForeground(RISK, _colour(waiting[key].risk_level))
+                row.setForeground(RISK, _colour(waiting[key].shown_level))
 
     # -- rows -------------------------------------------------------------------------------
 
     def add_ticket(self, ticket: Ticket) -> None:
         if ticket.key in self._rows:
             return
-        texts = {PLACE: "", RISK: risk_text(ticket.risk_level), AGENT: agent_text(ticket),
+        texts = {PLACE: "", RISK: risk_text(ticket.shown_level), AGENT: agent_text(ticket),
                  REQUEST: request_text(ticket), WAITED: waited(ticket), LEFT: time_left_text(ticket.countdown.latest())}
         row = QTreeWidgetItem([texts[column] for column in range(len(COLUMNS))])
         row.setData(0, TICKET_ROLE, ticket.key)
-        row.setForeground(RISK, _colour(ticket.risk_level))
+        row.setForeground(RISK, _colour(ticket.shown_level))
         row.setToolTip(AGENT, plain_tooltip(agent_details(ticket)))
         row.setToolTip(REQUEST, plain_tooltip("\n".join(f"{visible(call.tool)}: {summarise_args(call.args, 400)}"
                                                         for call in ticket.calls[:10])))

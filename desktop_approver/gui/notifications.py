@@ -80,7 +80,7 @@ def notification_text(ticket: Ticket) -> tuple[str, str]:
     if len(ticket.calls) == 1:
         lines = [headline(first.tool, first.args, 120)]
     else:
-        lines = [f"{risk_text(call.risk.level if call.risk else 'moderate')} {tool_name(call)}: "
+        lines = [f"{risk_text(call.risk.shown if call.risk else 'not understood')} {tool_name(call)}: "
                  f"{headline(call.tool, call.args, 100)}" for call in ordered[:3]]
         if len(ordered) > 3:
             lines.append(f"… and {len(ordered) - 3} more")
@@ -107,7 +107,7 @@ def agent_title(agent: str, waiting: list[Ticket]) -> str:
     else:
         worst = riskiest_first(top.calls)[0]
         what = f"batch of {len(top.calls)}, {short_summary(worst)}"
-    return f"{risk_text(top.risk_level)}: {what} · {count} from {claimed(agent)}"
+    return f"{risk_text(top.shown_level)}: {what} · {count} from {claimed(agent)}"
 
 
 def short_summary(call: CallInfo) -> str:

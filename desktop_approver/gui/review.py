@@ -431,14 +431,14 @@ class ReviewPanel(QWidget):
         effective = self.effective_ticket() or self.ticket
         self.tool.setText(neutral(call.tool))  # in its frame, and without the verdict's marks
         # A batch is as dangerous as its worst call, whichever call is selected.
-        self.badge.set_risk(effective.risk_level)
+        self.badge.set_risk(effective.shown_level)
         self._restyle()
         reasons = list(call.risk.reasons) if call.risk else []
         text = "; ".join(reasons) if reasons else "no risk found in the content"
         if row in self._reads:
             text = f"Your edit, read again as a new call: {text}"
         if len(self.ticket.calls) > 1:
-            level = call.risk.level if call.risk else "moderate"
+            level = call.risk.shown if call.risk else "not understood"
             text = f"This call ({row + 1} of {len(self.ticket.calls)}): {risk_text(level)} · {text}"
         commands = [run.text for run in read_call(call.tool, call.args).commands]
         below = danger_below_text(commands)
@@ -544,7 +544,7 @@ class ReviewPanel(QWidget):
 
 def describe_item(item: QListWidgetItem, call: CallInfo, calls: int) -> None:
     """A batch's line for ``call``: the app's verdict, then the call (as claimed), then the reasons."""
-    level = call.risk.level if call.risk else "moderate"
+    level = call.risk.shown if call.risk else "not understood"
     reasons = "; ".join(call.risk.reasons) if call.risk and call.risk.reasons else "no risk found"
     item.setText(f"{risk_text(level)}   {shorten(visible(call.tool), NAME_CHARS)}  —  "
                  f"{headline(call.tool, call.args, 90)}\n      {reasons}")

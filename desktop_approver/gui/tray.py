@@ -187,7 +187,7 @@ class Tray(QSystemTrayIcon):
         left = time_left_text(ticket.countdown.latest())
         from .badges import risk_text  # with the first waiting request: badges bring QLabel (idle memory)
 
-        return f"{risk_text(ticket.risk_level)}  {text}  (waiting {waited}, {left} left)"
+        return f"{risk_text(ticket.shown_level)}  {text}  (waiting {waited}, {left} left)"
 
     def update_times(self) -> None:
         for action, ticket in self._waiting_actions:

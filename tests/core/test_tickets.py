@@ -36,3 +36,20 @@ def test_ticket_risk_summary_and_unique_keys() -> None:
     assert first.risk_level == "destructive" and second.risk_level == "safe"
     assert first.summary() == "bot: Bash (+1 more)" and second.summary() == "unknown agent: Bash"
     assert first.key != second.key
+
+
+def test_the_badge_shows_not_understood_rather_than_a_guessed_level() -> None:
+    """Issue 30: a call the reader did not understand, and does not know to be destructive, shows
+    "not understood" wherever a ticket's badge is drawn; a destructive call always shows destructive."""
+    async def build(*commands: str) -> Ticket:
+        calls = [CallInfo(i, "Bash", {"command": c}, risk=assess("Bash", {"command": c}, cwd="/w/proj"))
+                 for i, c in enumerate(commands)]
+        ticket = Ticket("r", "batch", calls, "s", Identity(agent="bot"), Countdown(60), batch_size=len(calls))
+        ticket.countdown.cancel()
+        return ticket
+
+    guessed = asyncio.run(build("deploy-everything --prod"))
+    assert guessed.risk_level in ("safe", "moderate") and guessed.shown_level == "not understood"
+    assert asyncio.run(build("ls", "deploy-everything --prod", "rm -rf /")).shown_level == "destructive"
+    assert asyncio.run(build("ls", "git status")).shown_level == "safe"
+    assert asyncio.run(build("ls", "npm test")).shown_level == "moderate"

@@ -32,6 +32,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Literal
 
+from .catalog import catalog_generation
+from .grammar import parse
 from .shellparse import SHELLS, SimpleCommand, split_commands
 
 __all__ = [
@@ -138,6 +140,7 @@ EDITOR_TOOLS = frozenset({"str_replace_editor", "str_replace_based_edit_tool", "
                           "editor"})
 # Tools that run code given in an argument (``script``, ``code``, ``query``): never a shell command.
 CODE_TOOLS = frozenset({"python_repl", "pythonrepl", "python_repl_ast", "execute_python", "execute_ipython_cell",
+                        "execute_code",
                         "run_code", "code_interpreter", "evaluate", "browser_evaluate", "puppeteer_evaluate",
                         "playwright_evaluate", "run_javascript", "execute_javascript", "eval"})
 EDITOR_FAMILIES: dict[str, Family] = {"view": "read", "create": "write", "write": "write", "str_replace": "edit",
@@ -290,10 +293,26 @@ def normalise_tool(tool: str) -> str:
     return tool.rsplit("__", 1)[-1].lower() if isinstance(tool, str) else ""
 
 
+# A code-block executor's block in one of these languages is a shell command line. Only the
+# executors that run blocks in the language they are given: an evaluator of a browser page given
+# "bash" still runs JavaScript, and a polyglot could read as a harmless command line.
+SHELL_LANGUAGES = frozenset({"bash", "sh", "shell", "zsh", "console", "shellscript"})
+BLOCK_EXECUTORS = frozenset({"execute_code", "run_code"})
+
+
+def shell_block(args: Mapping[str, Any]) -> str | None:
+    """The code of a code tool's block written in a shell's language (``{"language": "bash",
+    "code": "pytest -q"}``), else None."""
+    language, code = args.get("language"), args.get("code")
+    if isinstance(language, str) and language.strip().lower() in SHELL_LANGUAGES and isinstance(code, str):
+        return code
+    return None
+
+
 def family_of(tool: str, args: Mapping[str, Any] | None = None) -> Family:
     name = normalise_tool(tool)
     if name in CODE_TOOLS:
-        return "unknown"
+        return "shell" if name in BLOCK_EXECUTORS and args and shell_block(args) is not None else "unknown"
     if name in EDITOR_TOOLS:
         verb = args.get(EDITOR_VERB_ARG) if args else None
         return EDITOR_FAMILIES.get(verb, "unknown") if isinstance(verb, str) else "edit"
@@ -319,8 +338,9 @@ def read_call(tool: str, args: Mapping[str, Any] | Any, cwd: str | None = None) 
     name = normalise_tool(tool)
     family = family_of(tool, args)
     own_cwds = [value for _, value in aliases_of(args, CWD_ARGS) if isinstance(value, str)]
-    if family == "shell":   # Gemini CLI's run_shell_command
-        own_cwds += [args[key] for key in ("directory", "dir_path") if isinstance(args.get(key), str) and args[key]]
+    if family == "shell":   # Gemini CLI's run_shell_command, Zed's terminal (``cd``)
+        own_cwds += [args[key] for key in ("directory", "dir_path", "cd") if isinstance(args.get(key), str)
+                     and args[key]]
     own_cwd = own_cwds[0] if own_cwds else None
     if own_cwd:
         start = cwd
@@ -329,7 +349,11 @@ def read_call(tool: str, args: Mapping[str, Any] | Any, cwd: str | None = None) 
             cwd = UNKNOWN_DIR    # two working directories that disagree: where it runs is not known
     commands: tuple[ShellRun, ...] = ()
     if family == "shell":
-        commands = tuple(_shell_run(key, value) for key, value in _shell_values(args))
+        values = _shell_values(args)
+        block = shell_block(args) if name in BLOCK_EXECUTORS else None
+        if block is not None:
+            values.append(("code", block))
+        commands = tuple(_shell_run(key, value) for key, value in values)
     reading = _Reader(tool, name, family, args, cwd, commands, given_names)
     return reading.finish(own_cwd)
 
@@ -533,13 +557,13 @@ _PATTERN_FIRST = frozenset({"grep", "egrep", "fgrep", "rg", "ag", "ack", "awk", 
 
 def command_paths(cmd: SimpleCommand, cwd: str | None) -> list[PathUse]:
     """The paths one simple command touches and how (the program's own semantics)."""
-    return list(_command_paths(cmd, cwd, os.path.expanduser("~")))
+    return list(_command_paths(cmd, cwd, os.path.expanduser("~"), catalog_generation()))
 
 
 @lru_cache(maxsize=4096)
-def _command_paths(cmd: SimpleCommand, cwd: str | None, home: str) -> tuple[PathUse, ...]:
+def _command_paths(cmd: SimpleCommand, cwd: str | None, home: str, _catalog: int) -> tuple[PathUse, ...]:
     """Cached (risk asks again for the paths of each program it judges); ``home`` is in the key
-    because ``~`` resolves against it."""
+    because ``~`` resolves against it, the catalog's generation because the grammar reads the words."""
     return tuple(_paths_of(cmd, cwd))
 
 
@@ -553,15 +577,23 @@ def _paths_of(cmd: SimpleCommand, cwd: str | None) -> list[PathUse]:
     if not cmd.argv:
         return uses
     name, argv = cmd.name, cmd.argv
-    operands = _operands(argv)
-    flags = option_flags(argv[1:])
+    found = parse(argv)
+    read_by_grammar = found.known and not found.gaps and len(found.levels) == 1
+    if read_by_grammar:
+        # the words as the program reads them: an option's value is never an operand or a flag
+        operands = list(found.operands)
+        flags = {use.option if use.option.startswith("--") else use.option[1:] for use in found.options()}
+    else:   # a program the grammar does not read: not understood; its paths are only for the badge
+        operands = _operands(argv)
+        flags = option_flags(argv[1:])
     if name in _DELETERS:
         recursive = name != "rmdir" and bool(flags & {"r", "R", "--recursive"})
         for target in operands:
             uses.append(_use(target, cwd, "delete", name, recursive))
     elif name in ("cp", "mv", "rsync", "scp", "install", "ln"):
         local = [o for o in operands if not (":" in o and name in ("rsync", "scp"))]
-        if name == "rsync" and "--delete" in argv and operands and ":" not in operands[-1]:
+        deletes = bool(found.by_role("deletes")) if read_by_grammar else any(w.startswith("--del") for w in argv)
+        if name == "rsync" and deletes and operands and ":" not in operands[-1]:
             uses.append(_use(operands[-1], cwd, "delete", name, True))
         if len(local) >= 2 or (local and len(operands) >= 2):
             *sources, target = operands
@@ -616,7 +648,8 @@ def _paths_of(cmd: SimpleCommand, cwd: str | None) -> list[PathUse]:
             elif word.startswith("if="):
                 uses.append(_use(word[3:], cwd, "read", "dd"))
     elif name == "sed":
-        in_place = any(w.startswith(("-i", "--in-place")) for w in argv[1:])
+        in_place = bool(found.by_role("inplace")) if read_by_grammar else any(
+            w.startswith("-") and not w.startswith("--") and "i" in w or w.startswith("--in-place") for w in argv[1:])
         for target in operands[1:]:
             uses.append(_use(target, cwd, "write" if in_place else "read", "sed"))
     elif name == "find":
@@ -653,18 +686,27 @@ def _paths_of(cmd: SimpleCommand, cwd: str | None) -> list[PathUse]:
         for target in targets:
             if "/" in target or target.startswith(("~", "$HOME", ".")) or "." in target:
                 uses.append(_use(target, cwd, "read", name))
+    elif (name == "curl" or name == "wget") and read_by_grammar:
+        for use in found.options():
+            if use.value is None:
+                continue
+            if use.role == "write":
+                uses.append(_use(use.value, cwd, "write", name))
+            elif use.role == "upload":
+                uses.append(_use(use.value.lstrip("@"), cwd, "read", f"{name} upload"))
+            elif use.role in ("body", "data") and "@" in use.value:
+                uses.append(_use(use.value.split("@", 1)[1], cwd, "read", f"{name} upload"))
+            elif use.role == "url" and use.value.lower().startswith("file://"):
+                uses.append(_use(use.value[7:] or "/", cwd, "read", name))
+        for word in operands:
+            if word.lower().startswith("file://"):
+                uses.append(_use(word[7:] or "/", cwd, "read", name))
     elif name == "curl" or name == "wget":
-        output = "o" if name == "curl" else "O"
+        # not read by the grammar: every word that could name a file it writes or sends is one
         for i, word in enumerate(argv[:-1]):
-            bundled = re.fullmatch(r"-[A-Za-z#]*" + output, word) is not None   # curl -fsSLo FILE, wget -qO FILE
-            if word in ("-o", "--output", "-O", "--output-document") and not (name == "curl" and word == "-O") \
-                    or bundled:
+            if word.startswith("-") and not word.startswith("--") and ("o" in word or "O" in word or "T" in word) \
+                    or word in ("--output", "--output-document", "--upload-file"):
                 uses.append(_use(argv[i + 1], cwd, "write", name))
-            if word in ("-d", "--data", "--data-binary", "--data-raw", "--data-urlencode", "-F", "--form", "-T",
-                        "--upload-file") and "@" in argv[i + 1]:
-                uses.append(_use(argv[i + 1].split("@", 1)[1], cwd, "read", f"{name} upload"))
-            if word in ("-T", "--upload-file") and "@" not in argv[i + 1]:
-                uses.append(_use(argv[i + 1], cwd, "read", f"{name} upload"))
     return uses
 
 

@@ -240,6 +240,16 @@ class Ticket:
         worst: tuple[RiskLevel, ...] = ("destructive", "moderate")
         return next((level for level in worst if level in levels), "safe")
 
+    @property
+    def shown_level(self) -> str:
+        """What the badge says: ``destructive`` when a call is, else ``not understood`` when a call
+        was not understood (its level would be a guess), else the highest level."""
+        if any(call.risk is not None and call.risk.level == "destructive" for call in self.calls):
+            return "destructive"
+        if any(call.risk is None or not call.risk.understood for call in self.calls):
+            return "not understood"
+        return self.risk_level
+
     def summary(self) -> str:
         """One line for the tray menu and notifications."""
         first = self.calls[0]

@@ -19,6 +19,16 @@ A program entry (``[program.NAME]``, or ``[program.NAME.sub.WORD]`` for a subcom
     setting = "-c"           # options whose value must match one of ``settings`` (git -c)
     settings = ["color.*"]
     help = "--help -h"       # options that make it only print help or its version
+    simulate = "-n"          # options that make it only simulate (a dry run); --dry-run is known to all
+    checks = "--check"       # a dry run that still runs some code: simulates, but is never understood
+    module = "-m"            # an option whose value names a module it runs as a program (python -m)
+    code = "-c"              # an option whose value is a program it runs (understood only when it only prints)
+    method = "-X"            # an option whose value is an HTTP method (anything but GET/HEAD/OPTIONS sends)
+    url = "--url"            # options whose value is an address (a file:// address is a read of that file)
+    upload = "-T"            # options whose value is a file it reads and sends
+    body = "-d"              # options whose value is a request body it sends (``@FILE`` reads that file)
+    deletes = "--delete"     # options that make it delete (rsync --delete*, --remove-source-files)
+    inplace = "-i"           # options that make it write the files it would read (sed -i, with a glued suffix)
     effect = "deploy"        # what running it does beyond its paths: see EFFECTS
     numeric = true           # counts written as options (``head -20``)
     options_as_text = true   # words after its options are text even when they start with ``-`` (echo)
@@ -31,10 +41,14 @@ A program entry (``[program.NAME]``, or ``[program.NAME.sub.WORD]`` for a subcom
     secret_keys = true       # an operand naming a secret-looking setting prints a credential (npm config get)
     input_operand = 1        # the operand at this place (from 1) is a file it reads (sqlite3 DB.sqlite ...)
     variable_operands = true # NAME=value operands set variables (make CC=...): read like NAME=value prefixes
+    simulates = true         # this subcommand only simulates (terraform plan)
+    unvouched = "why"        # read by its grammar, but never understood (it runs code no reader sees)
 
 A tool entry (``[tool.NAME]``) gives each argument's role (``args = {path = "read"}``) and the
 tool's ``effect``; ``[environment]`` lists harmless variables and variables that run programs;
-``[credentials]`` lists credential files by name and directory; ``[servers]`` the MCP servers
+``[credentials]`` lists credential files by name and directory; ``[project]`` the files of a project
+that run later as code, its trusted executables and the directories that are never a project;
+``[servers]`` the MCP servers
 (and Goose extensions) whose tools act on this machine: a tool of any other server
 (``mcp__prod_sftp__delete_file``) writes, deletes and runs commands elsewhere.
 """
@@ -53,7 +67,8 @@ __all__ = ["ARG_ROLES", "EFFECTS", "OPERAND_ROLES", "OPTION_ROLES", "Catalog", "
            "catalog", "catalog_generation", "extend_catalog", "parse_catalog", "shipped_catalog", "use_catalog",
            "validate_extension"]
 
-OPTION_ROLES = ("flag", "value", "optional", "read", "list", "write", "delete", "cd", "runs", "setting", "help", "data")
+OPTION_ROLES = ("flag", "value", "optional", "read", "list", "write", "delete", "cd", "runs", "setting", "help", "data",
+                "simulate", "checks", "module", "method", "url", "upload", "body", "deletes", "inplace", "code")
 OPERAND_ROLES = (
     "none",        # takes no operands
     "text",        # words that name nothing (echo, printf, package or test names)
@@ -83,7 +98,7 @@ ARG_ROLES = ("read", "list", "write", "delete", "cwd", "text", "option", "patter
 _OPTION_FIELDS = {role: role for role in OPTION_ROLES}
 # A program entry's true/false keys, and its keys that name an operand by its place (from 1).
 _SWITCHES = ("numeric", "options_as_text", "response_files", "sends_input", "revision_paths", "secret_keys",
-             "variable_operands")
+             "variable_operands", "simulates")
 _PLACES = ("output_operand", "input_operand")
 
 
@@ -117,6 +132,8 @@ class Program:
     secret_keys: bool = False
     input_operand: int = 0
     variable_operands: bool = False
+    simulates: bool = False
+    unvouched: str = ""
 
 
 @dataclass(frozen=True)
@@ -140,6 +157,10 @@ class Catalog:
     credential_dirs: tuple[str, ...] = ()
     sources: tuple[str, ...] = ()
     local_servers: tuple[str, ...] = ()
+    runs_later: tuple[str, ...] = ()
+    runs_later_dirs: tuple[str, ...] = ()
+    trusted_programs: tuple[str, ...] = ()
+    not_projects: tuple[str, ...] = ()
 
     def program(self, name: str) -> Program | None:
         return self.programs.get(name)
@@ -172,7 +193,8 @@ def _words(value: Any, where: str) -> list[str]:
 def _program(name: str, data: Any, where: str) -> Program:
     if not isinstance(data, Mapping):
         raise CatalogError(where, "a program entry must be a table")
-    known = {*OPTION_ROLES, *_SWITCHES, *_PLACES, "operands", "sub", "settings", "effect", "why", "inherit"}
+    known = {*OPTION_ROLES, *_SWITCHES, *_PLACES, "operands", "sub", "settings", "effect", "why", "inherit",
+             "unvouched"}
     unknown = set(data) - known
     if unknown:
         raise CatalogError(where, f"unknown key(s) {sorted(unknown)}; allowed: {sorted(known)}")
@@ -195,6 +217,9 @@ def _program(name: str, data: Any, where: str) -> Program:
         raise CatalogError(f"{where}.sub", "expected a table of subcommands")
     subs = {word: _program(f"{name} {word}", sub, f"{where}.sub.{word}") for word, sub in subs_data.items()}
     why = data.get("why", "")
+    unvouched = data.get("unvouched", "")
+    if not isinstance(unvouched, str):
+        raise CatalogError(f"{where}.unvouched", "expected a string (why it is never understood)")
     inherit = data.get("inherit", True)
     switches = {key: data.get(key, False) for key in _SWITCHES}
     if not all(isinstance(v, bool) for v in (inherit, *switches.values())) or not isinstance(why, str):
@@ -212,7 +237,7 @@ def _program(name: str, data: Any, where: str) -> Program:
     return Program(name, options, operands, subs, settings, effect, switches["numeric"], why,
                    switches["options_as_text"], inherit, switches["response_files"], switches["sends_input"],
                    places["output_operand"], switches["revision_paths"], switches["secret_keys"],
-                   places["input_operand"], switches["variable_operands"])
+                   places["input_operand"], switches["variable_operands"], switches["simulates"], unvouched)
 
 
 def _inheriting(sub: Program, options: Mapping[str, str]) -> Program:
@@ -244,7 +269,7 @@ def _tool(name: str, data: Any, where: str) -> Tool:
 
 def parse_catalog(data: Mapping[str, Any], source: str, base: Catalog | None = None) -> Catalog:
     """``base`` extended by one parsed TOML mapping (a catalog file, or a policy's ``[catalog]``)."""
-    unknown = set(data) - {"program", "tool", "environment", "credentials", "servers"}
+    unknown = set(data) - {"program", "tool", "environment", "credentials", "servers", "project"}
     if unknown:
         raise CatalogError(source, f"unknown table(s) {sorted(unknown)}")
     base = base or Catalog({}, {})
@@ -257,8 +282,11 @@ def parse_catalog(data: Mapping[str, Any], source: str, base: Catalog | None = N
     env = _table(data, "environment", source)
     creds = _table(data, "credentials", source)
     servers = _table(data, "servers", source)
+    project = _table(data, "project", source)
+    project_keys = ("runs_later", "runs_later_dirs", "trusted_programs", "not_projects")
     for table, keys, label in ((env, {"harmless", "runs_programs"}, "environment"),
-                               (creds, {"names", "dirs"}, "credentials"), (servers, {"local"}, "servers")):
+                               (creds, {"names", "dirs"}, "credentials"), (servers, {"local"}, "servers"),
+                               (project, set(project_keys), "project")):
         if set(table) - keys:
             raise CatalogError(f"{source}: {label}", f"unknown key(s) {sorted(set(table) - keys)}")
     return Catalog(
@@ -268,7 +296,9 @@ def parse_catalog(data: Mapping[str, Any], source: str, base: Catalog | None = N
         base.credential_names + tuple(_words(creds.get("names", []), f"{source}: credentials.names")),
         base.credential_dirs + tuple(_words(creds.get("dirs", []), f"{source}: credentials.dirs")),
         (*base.sources, source),
-        base.local_servers + tuple(w.lower() for w in _words(servers.get("local", []), f"{source}: servers.local")))
+        base.local_servers + tuple(w.lower() for w in _words(servers.get("local", []), f"{source}: servers.local")),
+        *(getattr(base, key) + tuple(_words(project.get(key, []), f"{source}: project.{key}"))
+          for key in project_keys))
 
 
 def _table(data: Mapping[str, Any], key: str, source: str) -> Mapping[str, Any]:

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any
 
-from ..catalog import catalog_generation
+from ..catalog import catalog, catalog_generation
 from ..reading import UNKNOWN_DIR, CallReading, read_call, unwrap_call
 from .findings import MODERATE, Findings, RiskAssessment
 from .hidden import judge_hidden
@@ -61,12 +61,26 @@ def _assess(tool: str, args: Mapping[str, Any] | Any, cwd: str | None,
     return assess_reading(reading, hints, workspace=cwd, findings=findings)
 
 
+def project_of(directory: str | None) -> str | None:
+    """The project a call runs in: its working directory, unless that is the root, the home or a
+    system directory (the catalog's ``[project] not_projects``), where nothing is "inside"."""
+    if not directory:
+        return None
+    here = os.path.normpath(os.path.expanduser(directory))
+    return None if here in _not_projects(os.path.expanduser("~"), catalog_generation()) else directory
+
+
+@lru_cache(maxsize=8)
+def _not_projects(home: str, _catalog: int) -> frozenset[str]:
+    return frozenset(os.path.normpath(home if place == "~" else place) for place in catalog().not_projects)
+
+
 def assess_reading(reading: CallReading, hints: Mapping[str, Any] | None = None, *, workspace: str | None = None,
                    findings: Findings | None = None) -> RiskAssessment:
     """Judge a call already read (``workspace`` is the agent's working directory)."""
     findings = findings if findings is not None else Findings()
-    workspace = workspace or (reading.cwd if reading.cwd and os.path.isabs(reading.cwd)
-                              and reading.cwd != UNKNOWN_DIR else None)
+    workspace = project_of(workspace or (reading.cwd if reading.cwd and os.path.isabs(reading.cwd)
+                                         and reading.cwd != UNKNOWN_DIR else None))
     if reading.family == "shell":
         if not reading.commands:
             findings.add(MODERATE, "a shell tool without a command argument")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["DESTRUCTIVE", "LEVELS", "MODERATE", "SAFE", "Findings", "RiskAssessment", "max_level"]
+__all__ = ["DESTRUCTIVE", "LEVELS", "MODERATE", "NOT_UNDERSTOOD", "SAFE", "Findings", "RiskAssessment", "max_level"]
 
 LEVELS = ("safe", "moderate", "destructive")
 SAFE, MODERATE, DESTRUCTIVE = LEVELS
@@ -14,6 +14,9 @@ SAFE, MODERATE, DESTRUCTIVE = LEVELS
 def max_level(*levels: str) -> str:
     """The highest of ``levels`` (``safe`` when none)."""
     return max(levels, key=LEVELS.index, default=SAFE)
+
+
+NOT_UNDERSTOOD = "not understood"
 
 
 @dataclass(frozen=True)
@@ -31,6 +34,12 @@ class RiskAssessment:
     hint_notes: tuple[str, ...] = ()
     understood: bool = False
     gaps: tuple[str, ...] = ()
+
+    @property
+    def shown(self) -> str:
+        """What the person is shown: the level, or ``"not understood"`` for a call the reader did not
+        understand and does not know to be destructive (its level would be a guess)."""
+        return self.level if self.understood or self.level == "destructive" else NOT_UNDERSTOOD
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"level": self.level, "reasons": list(self.reasons)}

@@ -9,9 +9,7 @@ neither reader imports the other for them.
 
 from __future__ import annotations
 
-import re
-
-from ..reading import option_flags as _flags
+from ..grammar import interpreter_of, parse
 from ..shellparse import SimpleCommand
 
 __all__ = ["INTERPRETERS", "git_subcommand", "interpreter_of", "is_dry_run", "only_reads", "simulates"]
@@ -23,29 +21,6 @@ INTERPRETERS = {"python": ("-c",), "python2": ("-c",), "python3": ("-c",), "pypy
                 "Rscript": ("-e",), "julia": ("-e",), "pwsh": ("-c", "-Command"), "powershell": ("-c", "-Command")}
 
 
-_VERSIONED = re.compile(r"(python|pypy|ruby|perl|node|php|lua|julia)(\d+(?:\.\d+)*)?(?:-[\w.]+)?")
-
-
-def interpreter_of(name: str) -> str | None:
-    """The interpreter a program name is, versioned names too (``python3.9``, ``perl5.36``,
-    ``nodejs``), as a key of :data:`INTERPRETERS`; ``None`` for any other program."""
-    if name in INTERPRETERS:
-        return name
-    if name == "nodejs":
-        return "node"
-    found = _VERSIONED.fullmatch(name)
-    if found is None:
-        return None
-    base = found.group(1)
-    return "python3" if base == "python" else base
-
-
-_DRY_RUN_FLAGS = frozenset({"--dry-run", "--dry_run", "--dryrun", "--simulate", "--just-print", "--recon",
-                            "--what-if", "--check", "--noop", "--no-act", "--list-only"})
-_DRY_RUN_SHORT = {"rsync": "n", "make": "n", "apt-get": "s", "apt": "s", "git clean": "n", "git push": "n",
-                  "git add": "n", "git rm": "n", "git mv": "n", "ansible-playbook": "C"}
-
-
 def is_dry_run(cmd: SimpleCommand) -> bool:
     """Whether the command only simulates or reads (``--dry-run``, ``rsync -n``, ``terraform plan``,
     ``ansible-playbook --syntax-check``, ``gofmt -l``): its catalog effect does not happen."""
@@ -53,19 +28,9 @@ def is_dry_run(cmd: SimpleCommand) -> bool:
 
 
 def simulates(cmd: SimpleCommand) -> bool:
-    """Whether the command is a dry run by its flags (``--dry-run``, ``make -n``, ``terraform plan``)."""
-    argv = cmd.argv
-    if any(w.split("=", 1)[0] in _DRY_RUN_FLAGS for w in argv[1:]):
-        return True
-    name = cmd.name
-    if name == "git":
-        sub = git_subcommand(argv)[0]
-        name = f"git {sub}"
-    short = _DRY_RUN_SHORT.get(name)
-    if short:
-        return short in _flags(w for w in argv[1:] if not w.startswith("--"))
-    words = [w for w in argv[1:] if not w.startswith("-")]
-    return name in ("terraform", "tofu") and words[:1] == ["plan"] and not any(w.startswith("-out") for w in argv)
+    """Whether the command is a dry run as its grammar reads it (``--dry-run`` given as an option,
+    not as another option's value; ``make -n``; ``terraform plan`` without a saved plan)."""
+    return parse(cmd.argv).simulated
 
 
 _READ_ONLY_SUBCOMMANDS: dict[str, frozenset[str]] = {
@@ -98,37 +63,41 @@ _ALWAYS_READ_ONLY = frozenset({"shellcheck", "ldd", "lddtree", "readelf", "objdu
 
 
 def only_reads(cmd: SimpleCommand) -> bool:
-    """Help, version and listing forms of programs that otherwise change things."""
-    argv, name = cmd.argv, cmd.name
-    if any(w in ("--help", "--version", "-help", "-version") for w in argv[1:]) and not cmd.piped_from:
+    """Help, version and listing forms of programs that otherwise change things, as the grammar
+    reads the command: a program the catalog does not know is never read as only reading."""
+    name = cmd.name
+    found = parse(cmd.argv)
+    if not found.known or found.gaps:
+        return False
+    if found.helped and not cmd.piped_from:
         return True
+    options = {use.option for use in found.options()}
+    letters = {option[1:] for option in options if len(option) == 2 and option.startswith("-")}
+    words = [*found.subcommand, *found.operands]
     if name in ("nvidia-smi", "rocm-smi"):
-        return not any(w.startswith(("--set", "--reset", "--gpu-reset", "-r", "-pm", "-pl", "-ac", "-rac", "-e", "-c",
-                                     "-lgc", "-rgc", "-mig", "--persistence", "--power-limit", "--applications",
-                                     "--ecc", "--compute-mode", "--load", "--save")) for w in argv[1:])
+        return not any(use.role != "flag" or use.option.startswith(("--set", "--reset", "-r", "-e", "-c"))
+                       for use in found.options())
     if name in _ALWAYS_READ_ONLY:
-        return not (name == "sysctl" and any(w in ("-w", "--write") or "=" in w for w in argv[1:]))
-    words = [w for w in argv[1:] if not w.startswith("-")]
-    flags = _flags(argv[1:])
+        return not (name == "sysctl" and (options & {"-w", "--write"} or any("=" in w for w in found.operands)))
     if name == "ssh-keygen":
-        return bool(flags & {"l", "y", "F", "L"}) and not flags & {"R", "p", "c"}
+        return bool(letters & {"l", "y", "F", "L"}) and not letters & {"R", "p", "c"}
     if name == "unzip":
-        return bool(flags & {"l", "v", "t", "Z"}) and "d" not in flags
+        return bool(letters & {"l", "v", "t", "Z"}) and "d" not in letters
     if name == "tar":
-        mode = (words[:1] or [""])[0] if argv[1:2] and not argv[1].startswith("-") else ""
-        return "t" in mode + "".join(flags) and not {"x", "c", "r", "u"} & set(mode + "".join(flags))
+        mode = "".join(letters) + (found.operands[0] if found.operands and not cmd.argv[1].startswith("-") else "")
+        return "t" in mode and not {"x", "c", "r", "u"} & set(mode)
     if name == "ruff":
-        return "--no-cache" in argv and (words[:1] == ["check"] and "--fix" not in argv
-                                         or words[:1] == ["format"] and "--check" in argv)
+        return "--no-cache" in options and (words[:1] == ["check"] and "--fix" not in options
+                                            or words[:1] == ["format"] and "--check" in options)
     if name == "gpg":
         return False
     if name in ("gofmt", "rustfmt", "black", "prettier", "isort", "clang-format", "shfmt"):
-        return bool({"-l", "-d", "--check", "--diff", "--list-different", "--dry-run"} & set(argv)) and not {
-            "-w", "--write", "-i"} & set(argv)
+        return bool({"-l", "-d", "--check", "--diff", "--list-different", "--dry-run"} & options) and not {
+            "-w", "--write", "-i"} & options
     if name in ("nc", "ncat", "netcat"):
-        return argv[1:] == ("-h",)
+        return cmd.argv[1:] == ("-h",)
     if name == "ansible-playbook":
-        return bool({"--syntax-check", "--list-tasks", "--list-hosts", "--check", "-C"} & set(argv))
+        return bool({"--syntax-check", "--list-tasks", "--list-hosts", "--check", "-C"} & options)
     if name in ("pip", "pip3"):
         return bool(words) and words[0] in _READ_ONLY_SUBCOMMANDS["pip"]
     known = _READ_ONLY_SUBCOMMANDS.get(name)
@@ -136,8 +105,8 @@ def only_reads(cmd: SimpleCommand) -> bool:
         return False
     two = " ".join(words[:2])
     if name == "gh" and words[0] == "api":
-        return not re.search(r"-X\s*(DELETE|PUT|PATCH|POST)|--method|-f\b|-F\b|--field|--input", " ".join(argv))
-    if name == "terraform" and words[0] == "plan" and any(w.startswith("-out") for w in argv):
+        return not options & {"-X", "--method", "-f", "-F", "--field", "--raw-field", "--input"}
+    if name in ("terraform", "tofu") and words[0] == "plan" and found.by_role("write"):
         return False
     return words[0] in known or two in known
 

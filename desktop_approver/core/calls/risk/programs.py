@@ -7,6 +7,7 @@ import shlex
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 
+from ..grammar import parse
 from ..reading import (
     PathUse,
     ShellRun,
@@ -416,6 +417,11 @@ def _script_feed(cmd: SimpleCommand) -> bool:
 
 
 def _subcommand(argv: tuple[str, ...]) -> list[str]:
+    """The first two words the program reads as its subcommand and operands (an option's value is
+    neither); for a program the grammar does not read, its first two words that are not options."""
+    found = parse(argv)
+    if found.known and not found.gaps:
+        return [*found.subcommand, *found.operands][:2]
     return [w for w in argv[1:] if not w.startswith("-")][:2]
 
 

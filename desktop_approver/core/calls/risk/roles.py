@@ -24,6 +24,7 @@ from typing import Any
 
 from ..catalog import Catalog, Tool
 from ..reading import (
+    BLOCK_EXECUTORS,
     BODY_ARGS,
     CONTENT_ARGS,
     CWD_ARGS,
@@ -100,6 +101,8 @@ def argument_role(entry: Tool | None, family: str, key: Any, value: Any) -> str 
     if entry is None:
         return _VOCABULARY_ROLES.get(known) if known is not None else None
     role = entry.args.get(key)
+    if role == "code" and family == "shell" and entry.name in BLOCK_EXECUTORS:
+        role = "command"              # a code-block executor's block in a shell's language: read as a command line
     if role is None and key.startswith("-") and isinstance(value, (bool, int)):
         role = entry.args.get("-*")   # ripgrep-style flags given as arguments (Claude Code's Grep)
     if role is None and family == "shell" and known in SHELL_ARGS:

@@ -13,13 +13,14 @@ raise the level (an option that runs a program, a variable that does, a deploy).
 
 from __future__ import annotations
 
+import fnmatch
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from fnmatch import fnmatchcase
 from typing import Any
 
 from ..catalog import Catalog, Program, Tool, catalog
+from ..grammar import VALUE_ROLES, OptionUse, Parse, interpreter_of, parse
 from ..reading import (
     EDITOR_FAMILIES,
     EDITOR_TOOLS,
@@ -36,8 +37,10 @@ from ..reading import (
     working_dirs,
 )
 from ..shellparse import SHELLS, SimpleCommand
+from .addresses import host_of, is_local
 from .findings import DESTRUCTIVE, MODERATE, SAFE, Findings
-from .forms import interpreter_of, is_dry_run
+from .forms import only_reads
+from .inline import only_prints
 from .places import Place, judge_use
 from .roles import argument_role, disagreements, shown_name, tool_entry, unread_arguments
 from .vouching import SHAPED_ROLES, Vouch, data_value, fed_input, shaped_operands, shell_action
@@ -50,17 +53,10 @@ CommandJudge = Callable[[ShellRun, str | None, str | None, Findings], None]
 :func:`.programs.command_findings`), because the findings of shell lines are the programs
 reader's concern, and that reader itself asks this engine what the catalog knows."""
 
-_VALUE_ROLES = frozenset({"value", "read", "list", "write", "delete", "cd", "runs", "setting", "data"})
 _PATH_ROLES = frozenset({"read", "list", "write", "delete"})
 # Wrappers shellparse unwraps that change nothing about what runs.
 _PLAIN_WRAPPERS = frozenset({"timeout", "nice", "time", "nohup", "command", "builtin", "exec", "stdbuf", "ionice",
                              "setsid", "bash -c", "sh -c", "zsh -c", "dash -c", "env", "watch"})
-# Where a known program may be named by its path: the system's directories, the project's own
-# virtual environment and node_modules, and the Gradle and Maven wrappers it ships.
-_KNOWN_PROGRAM_PATH = re.compile(r"^(/(usr/)?(local/)?s?bin/[\w.+-]+|(\./)?(\.?venv|env)/bin/[\w.+-]+"
-                                 r"|(\./)?node_modules/\.bin/[\w.+-]+|\./(gradlew|mvnw))$")
-# Options every program is taken to know: asking for help or a version, and a dry run.
-_UNIVERSAL = {"--help": "help", "--version": "help", "--dry-run": "flag"}
 _ENV_WITH_OPTIONS = re.compile(r"(^|[\s;&|(])env\s+-")
 _PREFIXES = re.compile(r"(?:^|[;&|(\n]|\benv\s)\s*((?:[A-Za-z_]\w*\+?=(?:'[^']*'|\"[^\"]*\"|\S)*\s+)+)")
 _EXTENSION_GLOB = re.compile(r"^[\w.-]*\*[\w-]*\.[A-Za-z0-9]+$")
@@ -174,46 +170,35 @@ def _simple(cmd: SimpleCommand, cwd: str | None, state: _Reading) -> None:
     if not cmd.argv:
         return
     word = cmd.argv[0]
-    if "/" in word and not _KNOWN_PROGRAM_PATH.match(word):
+    if "/" in word and not trusted_program(word, state.cat):
         state.gap(f"program `{word}` (a file it runs)")
         return
     name = cmd.name
     base = interpreter_of(name)
-    entry = state.cat.program(name) or (state.cat.program(base) if base else None)
-    if entry is None:
+    found = parse(cmd.argv)
+    if not found.known:
         state.gap(f"program `{name}`")
         return
-    args = list(cmd.argv[1:])
-    if base in ("python", "python3", "pypy", "pypy3") and "-m" in args:
-        at = args.index("-m")
-        module = args[at + 1] if at + 1 < len(args) else ""
-        module_entry = state.cat.program(module)
-        _arguments(entry, name, args[:at], cwd, state, cmd)
-        if module_entry is None:
-            state.gap(f"module `{module}` run by `{name} -m`")
-        else:
-            _arguments(module_entry, f"{name} -m {module}", args[at + 2:], cwd, state, cmd)
-        return
+    entry = found.levels[0].entry
     state.judged = frozenset(use.path for use in command_paths(cmd, cwd))
-    state.simulated = is_dry_run(cmd)
+    state.simulated = found.simulated or only_reads(cmd)
     if name == "export":
-        for operand in cmd.argv[1:]:
-            if "=" in operand and not operand.startswith("-"):
+        for operand in found.operands:
+            if "=" in operand:
                 _variable(operand.split("=", 1)[0], state)
     fed = cmd.piped_from or any(r.op.lstrip("0123456789") in ("<", "<<", "<<-", "<<<") for r in cmd.redirects)
-    if (name in _CODE_ON_STDIN or base is not None or name in SHELLS) and fed and not is_dry_run(cmd):
+    if (name in _CODE_ON_STDIN or base is not None or name in SHELLS) and fed and not state.simulated:
         # An interpreter or a shell fed on its input runs whatever the input says (a here-doc, a
         # here-string, a file, a pipe): code the catalog cannot vouch for, like ``python3 -c``.
         state.gap(f"statements given to `{name}` on its input")
-    if name == "ln" and any(flag in args for flag in ("-s", "--symbolic")) or name == "ln" and any(
-            arg.startswith("-") and not arg.startswith("--") and "s" in arg for arg in args):
-        _link_targets(args, cwd, state)
-    if name in _SQL_OPERANDS and len([arg for arg in _operand_words(args, _SQL_VALUE_OPTIONS)]) > 1:
+    if name == "ln" and any(use.option in ("-s", "--symbolic") for use in found.options()):
+        _link_targets(list(found.operands), cwd, state)
+    if name in _SQL_OPERANDS and len(found.operands) > 1:
         # sqlite3 DB "SQL": the statements (and their functions: writefile, edit, readfile, load_extension)
         # are read by patterns for the badge, never vouched for.
         state.gap(f"statements given to `{name}`")
     _vouched(fed_input(entry, name, cmd), cwd, state, name)
-    _arguments(entry, name, args, cwd, state, cmd)
+    _parsed(found, cwd, state)
 
 
 def _variable(name: str, state: _Reading) -> None:
@@ -224,122 +209,135 @@ def _variable(name: str, state: _Reading) -> None:
         state.gap(f"variable `{name}`")
 
 
-def _arguments(entry: Program, label: str, args: list[str], cwd: str | None, state: _Reading,
-               cmd: SimpleCommand) -> None:
-    """Options and operands of ``label`` against its entry; a subcommand word descends."""
-    operands: list[str] = []
+def _parsed(found: Parse, cwd: str | None, state: _Reading) -> None:
+    """Judge a program by its parse: each option by its role, then the operands of the level it
+    stopped at, then the command line it runs; a gap of the parse is a gap of the call."""
+    for phrase in found.gaps:
+        state.gap(phrase)
     here = cwd
-    helped = False
-    i = 0
-    done = False
-    while i < len(args):
-        word = args[i]
-        if done or word == "-" or not word.startswith("-") or entry.numeric and word[1:].isdigit():
-            if entry.numeric and word.startswith("-") and word[1:].isdigit() and not done:
-                i += 1
-                continue
-            if entry.subcommands and not operands and not done:
-                sub = entry.subcommands.get(word)
-                if sub is None:
-                    state.gap(f"subcommand `{word}` of `{label}`")
-                    return
-                _effect(entry, label, state, cmd)
-                _arguments(sub, f"{label} {word}", args[i + 1:], here, state, cmd)
-                return
-            if entry.operands == "command":
-                _inner_command(args[i:], label, here, state)
-                break
-            operands.append(word)
-            i += 1
+    for index, level in enumerate(found.levels):
+        if level.entry.unvouched:
+            state.gap(f"`{level.label}`: {level.entry.unvouched}")
+        for use in level.options:
+            here = _option_use(use, level.entry, level.label, here, state)
+        if index < len(found.levels) - 1:
+            _effect(level.entry, level.label, state, found)
             continue
-        if word == "--":
-            done = True
-            i += 1
-            continue
-        if entry.options_as_text and word not in entry.options:
-            operands.append(word)
-            i += 1
-            continue
-        role, option, value, i = _option(entry, args, i)
-        if role is None:
-            state.gap(f"option `{option}` of `{label}`")
-            continue
-        if role == "help":
-            helped = True
-        elif role in _VALUE_ROLES and value is None:
-            state.gap(f"option `{option}` of `{label}` without its value")
-        elif role in _PATH_ROLES and value is not None:
-            _path(value, role, here, state, f"option `{option}` of `{label}`", judge=True, via=label)
-        elif role == "cd" and value is not None:
-            if label == "git" and option == "-C":
-                # The repository -C names has a config of its own (hooks, fsmonitor, a pager) that
-                # an agent can write as plain files first; no reader sees it (red team).
-                state.gap(f"repository `{value}` given to `git -C`")
-            if literal_path(value):
-                here = resolve_path(value, here) if here or value.startswith(("/", "~", "$HOME")) else None
-                outside = here is None or state.workspace is not None and not Place(
-                    PathUse(value, here, "read"), state.workspace).inside
-                if outside and entry.effect:
-                    state.gap(f"directory `{value}` of `{label}` (outside the working directory)")
-            else:
-                state.gap(f"directory `{value}` of `{label}`")
-                here = None
-        elif role == "data" and value is not None:
-            _vouched(data_value(value, option, label), here, state, f"option `{option}` of `{label}`")
-        elif role == "runs":
-            state.gap(f"option `{option}` of `{label}` runs a program")
-            state.findings.add(DESTRUCTIVE, f"an option runs a program or code it names ({label} {option})")
-        elif role == "setting" and value is not None:
-            key = value.split("=", 1)[0].lower()
-            if not any(re.fullmatch(p.lower().replace(".", r"\.").replace("*", ".*"), key) for p in entry.settings):
-                state.gap(f"setting `{key}` of `{label}`")
-    if helped:
+        if level.helped:
+            return
+        _effect(level.entry, level.label, state, found)
+        _sends(found, level.label, here, state)
+        if found.code is not None:
+            _inline(found, level.label, state)
+        elif found.inner is not None:
+            _inner_command(list(found.inner), level.label, here, state)
+        elif not (level.entry.subcommands and not level.operands):
+            _operands(level.entry, level.label, list(level.operands), here, state, found)
+
+
+def _inline(found: Parse, label: str, state: _Reading) -> None:
+    """``python -c CODE``, ``node -e CODE``: understood only when the code only imports and prints
+    (:mod:`.inline` reads it); the findings of what it does are the programs reader's."""
+    use = found.code
+    if use is None or use.value is None:
         return
-    _effect(entry, label, state, cmd)
-    if entry.subcommands and not operands and not done:
+    why = only_prints(interpreter_of(found.name) or found.name, use.value)
+    if why is not None:
+        state.gap(f"the code given to `{label} {use.option}` ({why})")
+    elif state.findings.level == SAFE:
+        state.findings.add(MODERATE, f"runs inline code that only imports and prints ({label} {use.option})")
+
+
+def _option_use(use: OptionUse, entry: Program, label: str, here: str | None, state: _Reading) -> str | None:
+    """Judge one option of the parse; gives the directory the program acts in after it."""
+    role, option, value = use.role, use.option, use.value
+    if role is None or role in VALUE_ROLES and value is None:
+        return here     # a gap of the parse, said once there
+    if role in _PATH_ROLES and value is not None:
+        _path(value, role, here, state, f"option `{option}` of `{label}`", judge=True, via=label)
+    elif role == "upload" and value is not None:
+        _path(value, "read", here, state, f"option `{option}` of `{label}`", judge=True, via=label)
+    elif role == "url" and value is not None:
+        _address(value, label, here, state)
+    elif role == "cd" and value is not None:
+        if label == "git" and option == "-C":
+            # The repository -C names has a config of its own (hooks, fsmonitor, a pager) that
+            # an agent can write as plain files first; no reader sees it (red team).
+            state.gap(f"repository `{value}` given to `git -C`")
+        if literal_path(value):
+            here = resolve_path(value, here) if here or value.startswith(("/", "~", "$HOME")) else None
+            outside = here is None or state.workspace is None or not Place(
+                PathUse(value, here, "read"), state.workspace).inside
+            if outside:
+                # the program acts in another directory: its config, scripts and files are another project's
+                state.gap(f"directory `{value}` of `{label}` (outside the working directory)")
+        else:
+            state.gap(f"directory `{value}` of `{label}`")
+            here = None
+    elif role in ("data", "body") and value is not None:
+        _vouched(data_value(value, option, label), here, state, f"option `{option}` of `{label}`")
+    elif role == "runs":
+        state.gap(f"option `{option}` of `{label}` runs a program")
+        state.findings.add(DESTRUCTIVE, f"an option runs a program or code it names ({label} {option})")
+    elif role == "setting" and value is not None:
+        key = value.split("=", 1)[0].lower()
+        if not any(re.fullmatch(p.lower().replace(".", r"\.").replace("*", ".*"), key) for p in entry.settings):
+            state.gap(f"setting `{key}` of `{label}`")
+    elif role == "checks":
+        state.gap(f"option `{option}` of `{label}` (a dry run that still runs some of its code)")
+    elif role == "method" and value is not None and not re.fullmatch(r"[A-Za-z]+", value):
+        state.gap(f"method `{value}` of `{label}`")
+    return here
+
+
+_READ_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+
+
+def _sends(found: Parse, label: str, here: str | None, state: _Reading) -> None:
+    """A request that sends (a body, an upload, a method other than GET/HEAD/OPTIONS) acts outside the
+    machine unless every address it goes to is this machine's: destructive, by the product's promise."""
+    if state.simulated:
         return
-    _operands(entry, label, operands, here, state)
+    methods = [use.value.upper() for use in found.by_role("method") if use.value]
+    sending = [use.option for use in found.by_role("body", "upload")]
+    changing = [method for method in methods if method not in _READ_METHODS]
+    if not sending and not changing:
+        return
+    addresses = [use.value for use in found.by_role("url") if use.value]
+    if found.entry is not None and found.entry.operands == "url":
+        addresses += list(found.operands)
+    remote = [a for a in addresses if not is_local(a)]
+    what = " ".join(changing[:1] or sending[:1])
+    if remote or not addresses:
+        where = host_of(remote[0]) if remote else "an address not given"
+        state.findings.add(DESTRUCTIVE, f"sends a request that acts outside the machine ({label} {what} to {where})")
+    else:
+        state.findings.add(MODERATE, f"sends a request to this machine ({label} {what})")
 
 
-def _option(entry: Program, args: list[str], i: int) -> tuple[str | None, str, str | None, int]:
-    """``(role, option, value, next index)`` of the option at ``args[i]`` (``role`` None: unknown)."""
-    word = args[i]
-    following = args[i + 1] if i + 1 < len(args) else None
-    if word.startswith("--"):
-        name, eq, attached = word.partition("=")
-        role = entry.options.get(name) or (_UNIVERSAL.get(name) if not eq else None)
-        if role is None:
-            return None, name, None, i + 1
-        if role in _VALUE_ROLES:
-            return (role, name, attached, i + 1) if eq else (role, name, following, i + 2)
-        if eq and role != "optional":
-            return None, word, None, i + 1
-        return role, name, attached if eq else None, i + 1
-    whole = entry.options.get(word)
-    if whole is not None:     # single-dash words the program reads whole (find -name, java -jar)
-        return (whole, word, following, i + 2) if whole in _VALUE_ROLES else (whole, word, None, i + 1)
-    name, eq, attached = word.partition("=")
-    if eq and entry.options.get(name) in _VALUE_ROLES:
-        return entry.options[name], name, attached, i + 1
-    at = 1
-    found: tuple[str | None, str, str | None, int] = (None, word, None, i + 1)
-    while at < len(word):
-        letter = "-" + word[at]
-        role = entry.options.get(letter)
-        if role is None:
-            return None, letter, None, i + 1
-        if role in _VALUE_ROLES:
-            rest = word[at + 1:]
-            return (role, letter, rest, i + 1) if rest else (role, letter, following, i + 2)
-        found = (role, letter, None, i + 1)
-        if role == "help":
-            return found
-        at += 1
-    return found
+def _address(word: str, label: str, here: str | None, state: _Reading) -> None:
+    """An address a program reads from: ``file://`` is a read of that file; a scheme other than
+    http, https or ftp is not understood."""
+    scheme = re.match(r"([a-z][a-z0-9+.-]*)://", word, re.I)
+    if scheme is None:
+        return
+    if scheme.group(1).lower() == "file":
+        path = re.sub(r"^file://(localhost)?", "", word, flags=re.I)
+        _path(path or "/", "read", here, state, f"address of `{label}`", judge=True, via=label)
+    elif scheme.group(1).lower() not in ("http", "https", "ftp", "ftps"):
+        state.gap(f"address `{word[:40]}` of `{label}` (not http or https)")
 
 
-def _operands(entry: Program, label: str, operands: list[str], cwd: str | None, state: _Reading) -> None:
+def _operands(entry: Program, label: str, operands: list[str], cwd: str | None, state: _Reading,
+              found: Parse) -> None:
     role = entry.operands
+    if found.by_role("inplace") and role == "pattern-read":
+        role = "pattern-write"     # sed -i: the files it reads are the files it writes
+    if found.by_role("deletes"):
+        for word in operands:      # rsync --delete*, --remove-source-files: what the operands name loses files
+            if not re.match(r"[\w.-]*@?[\w.-]+:", word) or word.startswith("/"):
+                _path(word, "delete", cwd, state, f"operand of `{label}`", judge=not state.simulated,
+                      recursive=True)
     if not operands:
         return
     _vouched(shaped_operands(entry, label, operands), cwd, state, f"operand of `{label}`")
@@ -350,7 +348,10 @@ def _operands(entry: Program, label: str, operands: list[str], cwd: str | None, 
     elif role == "script":
         state.gap(f"the script or program `{operands[0]}` that `{label}` runs")
     elif role in ("text", "url"):
-        if entry.effect == "changes" and not state.simulated:
+        if role == "url":
+            for word in operands:
+                _address(word, label, cwd, state)
+        if entry.effect == "changes":     # make -n still runs a target's + and $(MAKE) lines
             for word in operands:
                 if _DEPLOY_NAME.search(word):
                     state.gap(f"a project script named like a deploy (`{word}` of `{label}`)")
@@ -358,12 +359,14 @@ def _operands(entry: Program, label: str, operands: list[str], cwd: str | None, 
         for word in operands:
             if re.search(r"[$`]", word) and not word.startswith("$(") or _DOT_COMMAND.match(word):
                 state.gap(f"operand `{word}` of `{label}`")
-    elif role == "pattern-read":
+    elif role in ("pattern-read", "pattern-write"):
         script = _SCRIPT_CHECKS.get(label)
         if script is not None and not script(operands[0]):
             state.gap(f"the {label} program `{operands[0][:40]}`")
+        written = role == "pattern-write"
         for word in operands[1:]:
-            _path(word, "read", cwd, state, f"operand of `{label}`", judge=word not in state.judged)
+            _path(word, "write" if written else "read", cwd, state, f"operand of `{label}`",
+                  judge=written and not state.simulated or word not in state.judged)
     else:
         for word in operands:
             # what the reading did not already give the risk reader is judged here (git init DIR,
@@ -456,13 +459,12 @@ def _inner_command(argv: list[str], label: str, cwd: str | None, state: _Reading
         state.gap(f"the program `{label}` runs")
 
 
-def _effect(entry: Program, label: str, state: _Reading, cmd: SimpleCommand) -> None:
+def _effect(entry: Program, label: str, state: _Reading, found: Parse) -> None:
     if not entry.effect:
         return
     state.effects.append(entry.effect)
     # printing a secret is a read: a read-only form does not make it harmless (helm get values)
-    simulated = is_dry_run(cmd) and entry.effect != "prints-secret"
-    if simulated or any(w in ("--help", "-h", "--version") for w in cmd.argv[1:]):
+    if state.simulated and entry.effect != "prints-secret" or found.helped:
         return
     _add_effect(entry.effect, label, state.findings)
 
@@ -476,7 +478,7 @@ def _add_effect(effect: str, label: str, findings: Findings) -> None:
 
 
 def _path(word: str, role: str, cwd: str | None, state: _Reading, where: str, *, judge: bool,
-          via: str = "") -> None:
+          via: str = "", recursive: bool = False) -> None:
     """A path the call names: understood when literal and resolved; a glob only inside the working
     directory, as ``dir/*.ext`` or ``src/**/*.ext`` (or ``dir/*`` read), never one that may match
     a secret."""
@@ -503,7 +505,7 @@ def _path(word: str, role: str, cwd: str | None, state: _Reading, where: str, *,
         state.gap(f"a file that runs later (`{word}`, {where})")
     if judge:
         judged: Operation = "delete" if role == "delete" else "write" if role == "write" else "read"
-        judge_use(PathUse(text, resolve_path(text, cwd), judged, False, via, role == "list"),
+        judge_use(PathUse(text, resolve_path(text, cwd), judged, recursive, via, role == "list"),
                   state.workspace, state.findings)
 
 
@@ -542,25 +544,53 @@ def _tool_call(reading: CallReading, state: _Reading) -> None:
                 state.gap(f"path `{use.path}` (the directory it is relative to is not known)")
 
 
-# Files that a build, test, install or commit runs as code: written now, they run later under a
-# command that reads as harmless (``make``, ``pytest``, ``pip install -e .``, ``git commit``,
-# ``npm test``, ``cargo build``). Writing one is the person's to see, whatever mode is on.
-RUNS_LATER = ("Makefile", "makefile", "GNUmakefile", "*.mk", "conftest.py", "setup.py", "noxfile.py", "tasks.py",
-              "fabfile.py", "sitecustomize.py", "usercustomize.py", "*.pth", "package.json", ".npmrc", ".yarnrc",
-              ".yarnrc.yml", "pyproject.toml", "setup.cfg", "tox.ini", "pytest.ini", "Justfile", "justfile",
-              "Taskfile.yml", "Rakefile", "build.gradle", "build.gradle.kts", "settings.gradle", "pom.xml",
-              "build.rs", "Cargo.toml", "CMakeLists.txt", "meson.build", ".pre-commit-config.yaml",
-              "docker-compose.yml", "docker-compose.yaml", "compose.yml", "compose.yaml")
-RUNS_LATER_DIRS = (".husky", ".githooks", ".cargo", ".devcontainer")
+def runs_later(path: str, cat: Catalog | None = None) -> bool:
+    """Whether ``path`` names a file that a build, a test run, an install or a commit runs as code,
+    or one of the project's trusted executables (the catalog's ``[project]`` table)."""
+    return _runs_later(path, cat or catalog())
 
 
-def runs_later(path: str) -> bool:
-    """Whether ``path`` names a file that a build, a test run, an install or a commit runs as code."""
+def _runs_later(path: str, cat: Catalog) -> bool:
     parts = [part for part in path.replace("\\", "/").split("/") if part not in ("", ".")]
     if not parts:
         return False
-    return any(fnmatchcase(parts[-1], pattern) for pattern in RUNS_LATER) or any(
-        part in RUNS_LATER_DIRS for part in parts[:-1])
+    names, folders, tails = _runs_later_patterns(cat)
+    if names.fullmatch(parts[-1]) or any(part in folders for part in parts[:-1]):
+        return True
+    return any(tails.fullmatch("/".join(parts[at:])) for at in range(len(parts) - 1))
+
+
+_PATTERNS: dict[int, tuple[Catalog, tuple[re.Pattern[str], frozenset[str], re.Pattern[str]]]] = {}
+
+
+def _runs_later_patterns(cat: Catalog) -> tuple[re.Pattern[str], frozenset[str], re.Pattern[str]]:
+    """The catalog's runs-later names and the project's trusted programs, each list as one regex
+    (made once a catalog; the catalog is kept with them so its id is not reused)."""
+    found = _PATTERNS.get(id(cat))
+    if found is not None and found[0] is cat:
+        return found[1]
+
+    def one(patterns: Iterable[str]) -> re.Pattern[str]:
+        return re.compile("|".join(f"(?:{fnmatch.translate(p)})" for p in patterns) or "(?!)")
+    tails = [p.removeprefix("./") for p in cat.trusted_programs if not p.startswith("/")]
+    made = (one(cat.runs_later), frozenset(cat.runs_later_dirs), one(tails))
+    if len(_PATTERNS) > 8:
+        _PATTERNS.clear()
+    _PATTERNS[id(cat)] = (cat, made)
+    return made
+
+
+def trusted_program(word: str, cat: Catalog | None = None) -> bool:
+    """Whether a program named by its path is one the catalog trusts (the system's, the project's
+    virtual environment and node_modules, the build wrappers it ships)."""
+    for pattern in (cat or catalog()).trusted_programs:
+        if pattern.endswith("/*"):
+            folder, _, base = word.rpartition("/")
+            if folder == pattern[:-2] and re.fullmatch(r"[\w+-][\w.+-]*", base):
+                return True
+        elif word == pattern:
+            return True
+    return False
 
 
 _METHOD_IN_NAME = {"requests_post": "POST", "requests_put": "PUT", "requests_patch": "PATCH",
