@@ -119,6 +119,10 @@ INSERT_REQUEST_AT = INSERT_REQUEST.replace("(created,", "(id, created,").replace
 """A request row written again, under a given id, into a log that replaced the one it was in."""
 INSERT_DECISION = ("INSERT INTO decisions (request, decided, decision, decided_by, note, rule, blocked, updated_args,"
                    " monotonic_seconds) VALUES (?,?,?,?,?,?,?,?,?)")
+UNDELIVERED = ("UPDATE decisions SET decision = 'deny', decided_by = 'cancelled', note = ?, blocked = 0,"
+               " updated_args = NULL WHERE id = ?")
+"""An answer of this turn's group, not yet committed, whose agent went away before the commit: the
+row says what the agent got (nothing: the call was not allowed), never the answer it did not get."""
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS requests (
@@ -278,6 +282,27 @@ def _at_turn_end(loop: Any, callback: Callable[[], object]) -> None:
 
 CommitWaiter = Callable[[BaseException | None], None]
 """Told None once a group's rows are committed, or what made the commit fail (then none are kept)."""
+AgentGone = Callable[[], "str | None"]
+"""Why the agent waiting for an answer can no longer receive it (its connection is closed), or None."""
+
+
+class Delivery:
+    """An answer of a :class:`GroupCommit` on its way to one agent: checked just before the commit
+    (:func:`AgentGone`), so an agent gone by then is recorded as gone, never as given its answer."""
+
+    __slots__ = ("gone", "rows", "verdicts", "why")
+
+    def __init__(self, gone: AgentGone) -> None:
+        self.gone = gone
+        self.rows: list[int] = []
+        self.verdicts: Sequence[Verdict] = ()
+        self.why: str | None = None
+        """Set before the commit when the agent was gone: the answer is not sent, its rows say so."""
+
+
+def undelivered_note(verdict: Verdict, why: str) -> str:
+    """The note of a call whose answer never reached its agent: what the answer would have been, and why not."""
+    return f"agent gone ({why}): the answer {verdict.decision} by {verdict.decided_by} was never delivered"
 
 
 class GroupCommit:
@@ -290,13 +315,15 @@ class GroupCommit:
     their rows are kept and each waiter hears the exception.
     """
 
-    __slots__ = ("calls", "done", "error", "_waiters")
+    __slots__ = ("calls", "deliveries", "done", "error", "_waiters")
 
     def __init__(self) -> None:
         self.calls = 0
         self.done = False
         self.error: BaseException | None = None
         self._waiters: list[CommitWaiter] = []
+        self.deliveries: list[Delivery] = []
+        """The answers whose agents are checked for just before the commit."""
 
     def __repr__(self) -> str:
         state = "open" if not self.done else "failed" if self.error is not None else "committed"
@@ -1027,13 +1054,15 @@ class AuditLog:
         return ids
 
     def record_answered_in_turn(self, identity: Identity, session: str, request_id: str,
-                                calls: Sequence[CallInfo], verdicts: Sequence[Verdict], *, loop: Any) -> GroupCommit:
+                                calls: Sequence[CallInfo], verdicts: Sequence[Verdict], *, loop: Any,
+                                delivery: Delivery | None = None) -> GroupCommit:
         """Calls answered at once, with their verdicts, in the commit this turn of ``loop`` shares.
 
         The rows are written now and committed when the turn ends (:class:`GroupCommit`): the caller
         answers the agent from :meth:`GroupCommit.when_done`, never before. The hottest path of the
         app (every call answered from session memory or by a rule), hence written out. A failure
-        here fails the whole group (and raises): nothing of it is kept.
+        here fails the whole group (and raises): nothing of it is kept. Given a ``delivery``, the agent
+        is looked for again just before the commit: gone by then, its rows say so (:class:`Delivery`).
         """
         group = self._group
         try:
@@ -1044,7 +1073,7 @@ class AuditLog:
                 _at_turn_end(loop, functools.partial(self._commit_group, group))
             now = time.time()
             ids = self._insert_calls(identity, session, request_id, calls, now)
-            self._insert_decisions(zip(ids, verdicts, strict=True), now)
+            decision_rows = self._insert_decisions(zip(ids, verdicts, strict=True), now)
         except BaseException as exc:
             if group is not None:
                 self._abandon_group(group, exc)
@@ -1053,6 +1082,9 @@ class AuditLog:
                 self._full = self._full or _is_full(exc)
             raise
         group.calls += len(calls)
+        if delivery is not None:
+            delivery.rows, delivery.verdicts = decision_rows, verdicts
+            group.deliveries.append(delivery)
         return group
 
     def _commit_group(self, group: GroupCommit) -> None:
@@ -1090,6 +1122,8 @@ class AuditLog:
             if group is None:
                 self._check_file()
                 self._cursor.execute("BEGIN")
+            elif group.deliveries:
+                self._record_undelivered(group.deliveries)
             if owed:
                 self._insert_waited_decisions(owed)
         except BaseException as exc:
@@ -1152,12 +1186,27 @@ class AuditLog:
             ids.append(cursor.lastrowid or 0)
         return ids
 
-    def _insert_decisions(self, pairs: Iterable[tuple[int, Verdict]], now: float) -> None:
+    def _insert_decisions(self, pairs: Iterable[tuple[int, Verdict]], now: float) -> list[int]:
         execute = self._cursor.execute
+        rows = []
         for audit_id, v in pairs:
             updated = v.updated_args
-            execute(INSERT_DECISION, (audit_id, now, v.decision, v.decided_by, v.note, v.rule, int(v.blocked),
-                                      None if updated is None else _encode(updated), None))
+            cursor = execute(INSERT_DECISION, (audit_id, now, v.decision, v.decided_by, v.note, v.rule, int(v.blocked),
+                                               None if updated is None else _encode(updated), None))
+            rows.append(cursor.lastrowid or 0)
+        return rows
+
+    def _record_undelivered(self, deliveries: list[Delivery]) -> None:
+        """Just before a group's commit: the answers whose agents have gone meanwhile are recorded as
+        never delivered (their rows are not committed yet, so nobody ever read the answer as given)."""
+        for delivery in deliveries:
+            why = delivery.gone()
+            if why is None:
+                continue
+            delivery.why = why
+            for row, verdict in zip(delivery.rows, delivery.verdicts, strict=True):
+                self._cursor.execute(UNDELIVERED, (undelivered_note(verdict, why), row))
+            log.debug("an answer was not delivered: %s", why)
 
     def _insert_waited_decisions(self, decisions: Iterable[tuple[int, Verdict, float]]) -> None:
         """Decisions of calls that waited for the person: into the row the call has in this file,

@@ -40,7 +40,7 @@ from ..decisions.broker import Triage
 from ..decisions.tickets import Identity, Verdict
 from ..messages import models
 from ..messages.protocol import Refusal, encode, encode_decision, message_type, read, readable_id, validate
-from ..store.audit import GroupCommit
+from ..store.audit import AgentGone, Delivery, GroupCommit
 from ..store.logsafe import Printable, printable
 from .context import DEFAULT_MAX_PENDING_PER_CLIENT as DEFAULT_MAX_PENDING_PER_CLIENT
 from .context import Context
@@ -80,11 +80,15 @@ class _Outgoing:
 class Connection:
     """One client's conversation: who it is, what it waits for, and a handler per message type."""
 
-    def __init__(self, context: Context, peer: PeerCredentials, send: Send, close: Callable[[], None]) -> None:
+    def __init__(self, context: Context, peer: PeerCredentials, send: Send, close: Callable[[], None],
+                 gone: AgentGone | None = None) -> None:
         self.context = context
         self.peer = peer
         self._send = send
         self._close = close
+        self.gone = gone
+        """Why the client can no longer receive an answer (the transport's look at its socket), or
+        None; without one (in memory, the relay's own delivery) it is taken as there."""
         self.identity = Identity(peer_pid=peer.pid, peer_uid=peer.uid, peer_exe=process_exe(peer.pid),
                                  peer_cwd=process_cwd(peer.pid))
         self.pending_key: Hashable = peer.pid
@@ -227,15 +231,17 @@ class Connection:
         try:
             triage = self.context.broker.take(
                 self.identity, session, message.id, message.type, calls, timeout=message.timeout,
-                admit=functools.partial(self.context.reserve, pid), loop=self.context.event_loop)
+                admit=functools.partial(self.context.reserve, pid), loop=self.context.event_loop, gone=self.gone)
         except Exception as exc:  # never leave an agent hanging, never take the app down
             self._internal_error(message, exc)
+            return
+        if triage.undeliverable is not None:  # read after its agent had gone: recorded so, nobody to answer
             return
         if triage.answered is not None:  # a rule, the mode or session memory: answered in this very turn
             if triage.commit is None:
                 self._reply(message, triage.answered)
             else:
-                self._answer_when_committed(message, triage.answered, triage.commit)
+                self._answer_when_committed(message, triage.answered, triage.commit, triage.delivery)
             return
         if triage.asking is None:  # over the limit of calls waiting for the person
             self.refuse(Refusal(
@@ -339,15 +345,21 @@ class Connection:
             return
         self.send(payload)
 
-    def _answer_when_committed(self, message: models.Asking, verdicts: list[Verdict], commit: GroupCommit) -> None:
+    def _answer_when_committed(self, message: models.Asking, verdicts: list[Verdict], commit: GroupCommit,
+                               delivery: Delivery | None = None) -> None:
         """Answered at once, recorded in this turn's commit: the answer takes its place in the order
-        of replies now, and goes out when the commit is made (if it fails: a typed error, a deny)."""
+        of replies now, and goes out when the commit is made (if it fails: a typed error, a deny;
+        if the agent was gone by then, nothing: the log says it was never delivered)."""
         place = _Outgoing()
         self._outbox.append(place)
-        commit.when_done(functools.partial(self._committed, message, verdicts, place))
+        commit.when_done(functools.partial(self._committed, message, verdicts, place, delivery))
 
     def _committed(self, message: models.Asking, verdicts: list[Verdict], place: _Outgoing,
-                   error: BaseException | None) -> None:
+                   delivery: Delivery | None, error: BaseException | None) -> None:
+        if error is None and delivery is not None and delivery.why is not None:
+            place.payload = b""  # recorded as never delivered: the place in the order is given up
+            self._send_ready()
+            return
         failure = error
         if failure is None:
             try:
@@ -367,7 +379,7 @@ class Connection:
         outbox = self._outbox
         while outbox and outbox[0].payload is not None:
             payload = outbox.popleft().payload
-            if not self.closed and payload is not None:
+            if not self.closed and payload:
                 self._send(payload)
 
     def _internal_error(self, message: models.Asking, exc: BaseException) -> None:

@@ -66,6 +66,9 @@ ACCEPT_TURNS = 3
 LINGER = 30.0
 """Seconds a closed connection may take to deliver its last replies to a slow reader before they are dropped."""
 
+_POLLS = sys.platform.startswith("linux") and hasattr(select, "poll")
+"""The kernel tells a client's full close from a half-close by POLLHUP (``_Link.peer_gone``)."""
+
 KEEP_SOCKET_FILE: dict[str, Any] = {"cleanup_socket": False} if sys.version_info >= (3, 13) else {}
 """Python 3.13's asyncio unlinks a unix server's path when it closes: the service manager's socket
 among them. Which file goes is ours to decide (``socket_file.remove_if_ours``)."""
@@ -113,6 +116,7 @@ class _Link(asyncio.BufferedProtocol):
         self._watch: asyncio.Task[None] | None = None
         self._eof = False                           # the client shut its writing side
         self._resuming = False                      # inside resume_writing (see hang_up)
+        self._poller: Any = None                    # select.poll on this socket, made on first look (peer_gone)
 
     def __repr__(self) -> str:
         closing = self.transport is None or self.transport.is_closing()
@@ -262,6 +266,29 @@ class _Link(asyncio.BufferedProtocol):
             return
         transport.close()
         self._give_up = self.server._loop.call_later(LINGER, transport.abort)
+
+    def peer_gone(self) -> str | None:
+        """Why the client can no longer read an answer, or None: the app's own look, at the moment it
+        records an answer, at the client's socket (``Connection.gone``). A client that gave up (its
+        timeout passed while the app was stopped or busy) has closed it, though its request may still
+        be waiting unread in the socket; one that only shut its writing side still reads (None).
+        Linux says so by POLLHUP; elsewhere nothing is claimed (None) and EOF tells later."""
+        transport = self.transport
+        if transport is None or transport.is_closing():
+            return "its connection is closed"
+        if not _POLLS:
+            return None
+        poller = self._poller
+        try:
+            if poller is None:
+                poller = self._poller = select.poll()
+                poller.register(transport.get_extra_info("socket").fileno(), select.POLLHUP)
+            events = poller.poll(0)
+        except (OSError, ValueError):
+            return None
+        if any(event & (select.POLLHUP | select.POLLERR) for _, event in events):
+            return "the agent closed its connection"
+        return None
 
     def hung_up(self) -> bool:
         """After EOF: did the client close entirely (True) or only shut its writing side (False)?
@@ -550,7 +577,7 @@ class ApproverServer:
             return None
         from .connection import Connection  # the protocol (and pydantic) loads with the first connection
 
-        connection = Connection(self.context, peer, link.send, link.hang_up)
+        connection = Connection(self.context, peer, link.send, link.hang_up, gone=link.peer_gone)
         link.connection = connection
         self._connections.add(link)
         self._connections_by_peer[peer.pid] += 1
