@@ -26,6 +26,7 @@ from .decisions.broker import DEFAULT_TIMEOUT, Broker
 from .decisions.memory import SessionMemory
 from .decisions.modes import ModeState
 from .decisions.tickets import Decider, Identity
+from .store import integrity
 from .store.audit import AuditLog, PruneRefused
 from .transport.context import DEFAULT_MAX_PENDING_PER_CLIENT, TokenCheck
 from .transport.limits import Limits
@@ -97,7 +98,9 @@ class ApproverService:
         self.problems: dict[str, str] = {}
         """What the app runs without, by what it is (``"audit"``, ``"policy"``): the reasons, in words."""
         self.health_listeners: list[HealthListener] = []
-        self.audit = AuditLog(options.audit_path, move_broken_aside=True, refuse_until_open=True)
+        self.audit = AuditLog(options.audit_path, move_broken_aside=True, refuse_until_open=True,
+                              check_content=integrity.EVERY)
+        self.audit.moved_listeners.append(lambda text: self.broker.tell(APP, "info", text))
         self.audit.health_listeners.append(functools.partial(self.set_problem, "audit"))
         if self.audit.problem is not None:  # it could not be opened: refused until it can be
             self.set_problem("audit", self.audit.problem)

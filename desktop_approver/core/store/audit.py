@@ -37,6 +37,13 @@ inode, before each transaction; the ``-shm`` once a second): one deleted or repl
 write at once, and the recovery first checkpoints, through the connection that still holds the
 lost ``-wal`` open, what it has into the database file, then reopens (no answered call lost).
 
+The log knows its content too (``check_content``, :mod:`.integrity`): a thread looks at the pages
+every few seconds (SQLite's quick check, and a read-back of the rows written last), and a write that
+SQLite finds damaged (``SQLITE_CORRUPT``, ``SQLITE_NOTADB``) counts the same. Damaged, the log fails
+every write at once and tells the person; the next :meth:`AuditLog.recover` moves it aside (as at
+start), reads what it can out of it into ``<file>.recovered``, and starts a new log where the calls
+still waiting are written again (``moved_listeners`` say where everything went).
+
 At start, a file that is not a database (or whose header SQLite refuses) is moved aside, kept
 under a ``.broken-<time>`` name, and a fresh log is started (``moved_aside`` says where it went).
 Never for a permission problem (EACCES, EPERM: refused with that reason until permissions return),
@@ -63,6 +70,8 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
+
+from . import integrity
 
 if TYPE_CHECKING:
     from ..decisions.tickets import CallInfo, Identity, Verdict
@@ -421,8 +430,7 @@ def _watched(write: Write) -> Write:
         try:
             result = write(self, *args, **kwargs)
         except sqlite3.Error as exc:
-            self._report(_cannot_write(exc))
-            self._full = self._full or _is_full(exc)
+            self._failed(exc)
             raise
         if self.problem is not None and self.lost is None and self._room_again():
             self._report(None)
@@ -635,7 +643,7 @@ def _refused_instead(verdict: Verdict, exc: BaseException) -> Verdict:
 
 class AuditLog:
     def __init__(self, path: Path | str, *, read_only: bool = False, move_broken_aside: bool = False,
-                 refuse_until_open: bool = False) -> None:
+                 refuse_until_open: bool = False, check_content: float | None = None) -> None:
         """Open (and create) the log; ``read_only`` only reads an existing one, beside a running app.
 
         ``move_broken_aside`` (the app): a file that is not a database is moved aside (see
@@ -643,6 +651,8 @@ class AuditLog:
         ``refuse_until_open`` (the app): a log that cannot be opened at all (a read-only file system,
         a directory it cannot write) does not stop the start: every write is refused (``lost``) until
         :meth:`recover` opens it, and meanwhile the log reads as empty.
+        ``check_content`` (the app): seconds between looks at the content (:mod:`.integrity`); a
+        damaged log is moved aside with what can be read out of it, and a new one started.
         """
         self.path = path
         self.read_only = read_only
@@ -652,6 +662,12 @@ class AuditLog:
         self.moved_aside: Path | None = None
         """Where the log found broken at start was moved to (the person is told)."""
         self.health_listeners: list[HealthListener] = []
+        self.moved_listeners: list[Callable[[str], None]] = []
+        """Told, in the person's words, where a log found damaged while running was moved and what was saved."""
+        self.check_content = check_content
+        self._content: integrity.ContentCheck | None = None
+        self._damaged: str | None = None           # what the content check or SQLite found wrong with the pages
+        self._moved_text: str | None = None        # where the damaged log went: the new log's first event says so
         self._checkpointer: _Checkpointer | None = None
         self._file: _FileWatch | None = None
         self._group: GroupCommit | None = None     # this turn's open transaction of answered calls
@@ -782,6 +798,10 @@ class AuditLog:
             # A log that is dropped without close() still ends its thread and its descriptor.
             weakref.finalize(self, self._checkpointer.stop, False)
             weakref.finalize(self, watch.close)
+            if self.check_content is not None:
+                self._content = integrity.ContentCheck(path, self.check_content)
+                self._content.start()
+                weakref.finalize(self, self._content.stop, False)
 
     def _close_connection(self) -> None:
         """Close every connection to the file, the checkpointer's too (waited for): the last one to
@@ -790,6 +810,9 @@ class AuditLog:
         if self._checkpointer is not None:
             self._checkpointer.stop()
             self._checkpointer = None
+        if self._content is not None:
+            self._content.stop()
+            self._content = None
         # The cursor first: a statement left open (a write that failed) keeps SQLite's connection
         # alive after close(), and with it the read-only state of the file (a read-only start).
         with contextlib.suppress(sqlite3.Error, AttributeError):
@@ -811,8 +834,28 @@ class AuditLog:
             if self._file is not None and (problem := self._file.problem(everything=True)) is not None:
                 self._lose(problem)
                 self._report(self.lost)
+                return
+            if self._content is not None and (damage := self._content.damage) is not None:
+                self._lose_content(damage)
             return
         self.recover()
+
+    def _failed(self, exc: sqlite3.Error) -> None:
+        """A write failed: the person is told; SQLite finding the pages damaged means the log is lost."""
+        if _is_broken_database(exc) and self.lost is None and str(self.path) != ":memory:":
+            self._lose_content(str(exc))
+            return
+        self._report(_cannot_write(exc))
+        self._full = self._full or _is_full(exc)
+
+    def _lose_content(self, damage: str) -> None:
+        """The file is still the log, but its pages are not what was written: fail closed at once, tell
+        the person, and let the next :meth:`recover` move it aside and start a new log."""
+        self._damaged = damage[:500]
+        self.lost = (f"The audit log {self.path} is damaged ({self._damaged}); requests are refused while it is "
+                     "moved aside, with what can be read out of it, and a new log is started.")
+        log.error("%s", self.lost)
+        self._report(self.lost)
 
     def _check_file(self) -> None:
         """Before a transaction: the file is still the log, or the write fails (closed) at once."""
@@ -864,7 +907,7 @@ class AuditLog:
         if self.read_only or str(self.path) == ":memory:" or not self._room_again():
             return False
         try:
-            if self.lost is not None and not _healthy_path(str(self.path)):
+            if self.lost is not None and self._damaged is None and not _healthy_path(str(self.path)):
                 return False
         except PermissionError as exc:
             self._still_lost(exc)
@@ -881,6 +924,9 @@ class AuditLog:
             if self._stale_companions:
                 self._keep_stale_companions()
                 self._stale_companions = False
+            if self._damaged is not None and not self._set_damaged_aside():
+                self._stand_in()
+                return False
             try:
                 self._open()
             except (sqlite3.Error, OSError) as exc:
@@ -893,13 +939,15 @@ class AuditLog:
             with self._transaction(0):
                 if switched:
                     self._write_waiting_calls_again()
+                told = self._moved_text or lost or was or ""
                 self._cursor.execute("INSERT INTO events (at, kind, code, detail) VALUES (?,?,?,?)",
-                                     (time.time(), "audit", "recovered", (lost or was or "")[:2000]))
+                                     (time.time(), "audit", "recovered", told[:2000]))
         except sqlite3.Error as exc:
             self.lost = lost
             log.debug("the audit log cannot be written yet: %s", exc)
             return False
         self._file_changed = False
+        self._moved_text = None
         self._reopen_failure = None
         if self._abandoned_owed and not switched:  # the start could not close them: now it can
             try:
@@ -908,6 +956,37 @@ class AuditLog:
                 log.warning("the audit log could not close the calls an earlier run left waiting: %s", exc)
         log.warning("the audit log %s works again%s", self.path, " (a new file)" if switched else "")
         self._report(None)
+        return True
+
+    def _set_damaged_aside(self) -> bool:
+        """Move the damaged file (and its ``-wal``, ``-shm``) aside, read what can be read out of it into
+        ``<file>.recovered``, and tell the person; the next :meth:`_open` starts a new log at the path."""
+        path = Path(self.path)
+        try:
+            target = move_aside(path) if path.exists() else None
+        except OSError as exc:
+            self._still_lost(exc)
+            return False
+        saved = ""
+        if target is not None:
+            try:
+                recovered, counts = integrity.salvage(target, SCHEMA)
+                saved = (f"; the {counts['requests']} calls and {counts['decisions']} decisions that could be read "
+                         f"are in {recovered}")
+            except (OSError, sqlite3.Error) as exc:
+                log.exception("nothing could be read out of the damaged audit log %s", target)
+                saved = f"; nothing could be read out of it ({exc})"
+        text = (f"The audit log was damaged ({self._damaged}); it was kept as {target}{saved}, and a new log was "
+                f"started at {path}.")
+        self._damaged = None
+        self._file_changed = True  # the calls still waiting are written into the new file
+        self.moved_aside, self._moved_text = target, text
+        log.error("%s", text)
+        for listener in list(self.moved_listeners):
+            try:
+                listener(text)
+            except Exception:
+                log.exception("an audit log listener failed")
         return True
 
     def _room_again(self) -> bool:
@@ -1078,8 +1157,7 @@ class AuditLog:
             if group is not None:
                 self._abandon_group(group, exc)
             if isinstance(exc, sqlite3.Error):
-                self._report(_cannot_write(exc))
-                self._full = self._full or _is_full(exc)
+                self._failed(exc)
             raise
         group.calls += len(calls)
         if delivery is not None:
