@@ -107,7 +107,7 @@ class Triage:
 
 
 class PolicyLike(Protocol):
-    def explain(self, call: PolicyCall) -> Any: ...
+    def explain(self, call: PolicyCall, *, candidates_only: bool = ...) -> Any: ...
 
 
 class Unsettled(Exception):
@@ -353,7 +353,7 @@ class Broker:
         if self.policy is None:
             return None, None, ()
         try:
-            explanation = self.policy.explain(info.policy_call(identity))
+            explanation = self.policy.explain(info.policy_call(identity), candidates_only=True)
             found = explanation.verdict
             if found is None or found.action == "ask":
                 return (found.action if found else None), None, tuple(rule.describe()
