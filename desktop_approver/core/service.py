@@ -5,8 +5,11 @@ one with a scripted decider. Nothing here knows about Qt.
 
 What the app runs without is its *health* (:attr:`ApproverService.problems`, told to
 ``health_listeners`` as ``(what, problem)`` and to the log): ``"audit"`` while the audit log cannot
-be written (every request is refused), ``"policy"`` while the rules file cannot be used. The
-tray shows the app as degraded with these reasons; ``status`` reports them too.
+be written (every request is refused), ``"policy"`` while the rules file cannot be used,
+``"descriptors"`` while the server runs out of file descriptors (newcomers refused, the others
+served), and whatever else reports through :meth:`ApproverService.set_problem` under a name of its
+own (the relay's states). The tray shows the app as degraded with these reasons; ``status`` (and
+``status --json``) reports them too.
 """
 
 from __future__ import annotations
@@ -113,6 +116,7 @@ class ApproverService:
         self.server = ApproverServer(self.broker, options.socket_path,
                                      max_pending_per_client=options.max_pending_per_client,
                                      token_check=options.token_check, limits=options.limits)
+        self.server.problem_listeners.append(self.set_problem)  # "descriptors": out of them, then back
         self.broker.problems = self.problems       # one dict: status reports what the tray shows
         self._prune_handle: asyncio.TimerHandle | None = None
         self._audit_watch: asyncio.TimerHandle | None = None

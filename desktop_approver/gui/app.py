@@ -342,10 +342,10 @@ class DesktopApprover(QObject):
         window.activateWindow()
 
     def _notifications_health(self, problem: str | None) -> None:
-        self.set_trouble("notifications", problem)
+        self.service.set_problem("notifications", problem)  # the tray shows it, and `status` reports it
 
     def _socket_health(self, problem: str | None) -> None:
-        self.set_trouble("socket", problem)
+        self.service.set_problem("socket", problem)
 
     def set_trouble(self, what: str, problem: str | None) -> None:
         """Record (or clear, with None) a problem; the tray shows degraded while any remains."""

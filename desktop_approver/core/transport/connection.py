@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import errno
 import functools
 import logging
 import os
@@ -97,6 +98,8 @@ class Connection:
         self.pending_owner = "this client"
         """Who :attr:`pending_key` is, as the refusal (and its audit row) says it."""
         self.authenticated = context.token_check is None
+        self.no_requests: str | None = None
+        """Why this connection may not ask (accepted beyond the cap of connections), or None."""
         self.tasks: dict[str, asyncio.Task[list[Verdict]]] = {}  # pending id -> Broker.ask under way
         self.kinds: dict[str, AskKind] = {}         # pending id -> "request" | "batch" (for errors about it)
         self.last_active = context.event_loop.time()
@@ -221,6 +224,9 @@ class Connection:
 
     @handles("request", "batch")
     def _ask(self, message: models.Asking) -> None:
+        if self.no_requests is not None:
+            self.refuse(Refusal("too_many_connections", self.no_requests, message.id, message.type))
+            return
         if message.id in self.tasks:
             self.refuse(Refusal("duplicate_id", f"request id {message.id!r} is already pending", message.id,
                                 message.type))
@@ -393,6 +399,8 @@ class Connection:
     def _failure_line(self, message: models.Asking, exc: BaseException) -> bytes:
         if isinstance(exc, sqlite3.Error):  # the audit log's: its health signal says so, once per change
             log.debug("request %s refused: the audit log cannot be written (%s)", printable(message.id), exc)
+        elif isinstance(exc, OSError) and exc.errno in (errno.EMFILE, errno.ENFILE):  # a known state, not a bug
+            log.error("request %s refused: the app is out of file descriptors (%s)", printable(message.id), exc)
         else:
             log.error("request %s failed", printable(message.id), exc_info=exc)
         text = str(exc) or type(exc).__name__
