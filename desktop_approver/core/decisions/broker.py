@@ -219,9 +219,10 @@ class Broker:
             answers = await self._ask_person(triage, undecided, timeout) if undecided else []
             for info, verdict in zip(undecided, answers, strict=True):
                 verdicts[info.index] = verdict
-        except asyncio.CancelledError:
+        except asyncio.CancelledError:  # withdrawn: in this turn's commit, so a thousand withdrawn are one
             cancelled = Verdict("deny", "cancelled", note="the agent cancelled the request or disconnected")
-            self.audit.record_decisions((info.audit_id or 0, cancelled) for info in undecided)
+            self.audit.record_decisions_in_turn(((info.audit_id or 0, cancelled) for info in undecided),
+                                                loop=asyncio.get_running_loop())
             raise
         except Exception:  # a broken prompt must not leave the agent hanging or the call allowed
             log.exception("asking the person failed for %s", printable(request_id))
@@ -248,7 +249,10 @@ class Broker:
                                  note="desktop-approver could not settle the answer (internal error)")
                          for verdict in final]
         self._remember(final, infos, identity, session)
-        self.audit.record_decisions((info.audit_id or 0, verdict) for info, verdict in zip(infos, final, strict=True))
+        commit = self.audit.record_decisions_in_turn(
+            ((info.audit_id or 0, verdict) for info, verdict in zip(infos, final, strict=True)),
+            loop=asyncio.get_running_loop())
+        await _committed(commit)
         return final
 
     def take(self, identity: Identity, session: str, request_id: str, kind: AskKind, calls: Sequence[AskedCall],
@@ -471,6 +475,33 @@ def _unproven(info: CallInfo) -> str | None:
 def _destructive(info: CallInfo) -> bool:
     """The risk assessment prepared for the call says destructive: only a person may allow it."""
     return info.risk is not None and info.risk.level == "destructive"
+
+
+async def _committed(commit: GroupCommit) -> None:
+    """Wait for the turn's commit of a decision (many requests timing out together share one). The
+    decision is in the log once it is made: a cancel arriving meanwhile no longer changes the answer
+    (the agent is answered what was recorded), so the wait is finished, not abandoned."""
+    loop = asyncio.get_running_loop()
+    done: asyncio.Future[None] = loop.create_future()
+
+    def finished(error: BaseException | None) -> None:
+        if done.done():
+            return
+        if error is None:
+            done.set_result(None)
+        else:
+            done.set_exception(error)
+
+    commit.when_done(finished)
+    try:
+        await asyncio.shield(done)
+    except asyncio.CancelledError:
+        if not done.done():
+            await done  # the commit ends within this turn; its outcome decides
+        current = asyncio.current_task()
+        if current is not None:
+            current.uncancel()
+        done.result()
 
 
 def _undelivered(verdict: Verdict, why: str) -> Verdict:

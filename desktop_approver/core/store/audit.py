@@ -324,7 +324,7 @@ class GroupCommit:
     their rows are kept and each waiter hears the exception.
     """
 
-    __slots__ = ("calls", "deliveries", "done", "error", "_waiters")
+    __slots__ = ("calls", "decided", "deliveries", "done", "error", "_waiters")
 
     def __init__(self) -> None:
         self.calls = 0
@@ -333,6 +333,8 @@ class GroupCommit:
         self._waiters: list[CommitWaiter] = []
         self.deliveries: list[Delivery] = []
         """The answers whose agents are checked for just before the commit."""
+        self.decided: list[tuple[int, Verdict, float]] = []
+        """Decisions of calls that waited (:meth:`AuditLog.record_decisions_in_turn`): owed if the group fails."""
 
     def __repr__(self) -> str:
         state = "open" if not self.done else "failed" if self.error is not None else "committed"
@@ -1113,6 +1115,31 @@ class AuditLog:
             self._owed += [(row, _refused_instead(verdict, exc), at) for row, verdict, at in decided]
             raise
 
+    def record_decisions_in_turn(self, pairs: Iterable[tuple[int, Verdict]], *, loop: Any) -> GroupCommit:
+        """:meth:`record_decisions` in the commit this turn of ``loop`` shares (:class:`GroupCommit`):
+        a thousand requests timing out together, or withdrawn together, are one commit, not a
+        thousand on the event loop. Whoever answers an agent waits for the group (``when_done``). If
+        the group fails, what the log owes is the truth, as with :meth:`record_decisions`."""
+        now = time.time()
+        decided = [(row, verdict, now) for row, verdict in pairs]
+        group = self._group
+        try:
+            if group is None:
+                self._check_file()
+                self._cursor.execute("BEGIN")
+                group = self._group = GroupCommit()
+                _at_turn_end(loop, functools.partial(self._commit_group, group))
+            self._insert_waited_decisions(decided)
+        except BaseException as exc:
+            if group is not None:
+                self._abandon_group(group, exc)
+            self._owed += [(row, _refused_instead(verdict, exc), at) for row, verdict, at in decided]
+            if isinstance(exc, sqlite3.Error):
+                self._failed(exc)
+            raise
+        group.decided += decided
+        return group
+
     @_watched
     def _write_decisions(self, decided: list[tuple[int, Verdict, float]]) -> None:
         with self._transaction(0):
@@ -1171,10 +1198,13 @@ class AuditLog:
             self.commit_turn()
 
     def _abandon_group(self, group: GroupCommit, exc: BaseException) -> None:
-        """Nothing of the group is kept; each of its waiters hears why."""
+        """Nothing of the group is kept; each of its waiters hears why (its decisions are owed)."""
         if self._group is group:
             self._group = None
         self._roll_back()
+        if group.decided:
+            self._owed += [(row, _refused_instead(verdict, exc), at) for row, verdict, at in group.decided]
+            group.decided = []
         log.error("the audit log could not commit %d answered calls: %s", group.calls, exc)
         group._finish(exc)
 
@@ -1232,6 +1262,10 @@ class AuditLog:
                 self._asked.pop(row, None)
                 self._row.pop(row, None)
             log.warning("the audit log wrote %d decisions it owed", len(owed))
+        if group is not None:
+            for row, _, _ in group.decided:
+                self._asked.pop(row, None)
+                self._row.pop(row, None)
         try:
             if group is not None:  # the agents hear their answers before the checkpointer's count
                 group._finish(None)
