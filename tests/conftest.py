@@ -6,6 +6,7 @@ socket, policy, audit log or keyring.
 
 from __future__ import annotations
 
+import ast  # noqa: F401 - loaded before the lock below wraps ast.parse
 import asyncio
 import os
 import sys
@@ -15,7 +16,12 @@ from pathlib import Path
 
 import pytest
 
+from desktop_approver.core.store.ast_lock import serialise_ast_construction
+
 ROOT = Path(__file__).resolve().parent.parent
+# CPython gh-106905: ASTs built from several threads at once (the app's threads formatting
+# tracebacks while a test parses source) raise "AST constructor recursion depth mismatch".
+serialise_ast_construction()
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 os.environ.setdefault("PYTHON_KEYRING_BACKEND", "keyrings.alt.file.PlaintextKeyring")
 

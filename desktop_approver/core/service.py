@@ -30,6 +30,7 @@ from .decisions.memory import SessionMemory
 from .decisions.modes import ModeState
 from .decisions.tickets import Decider, Identity
 from .store import integrity
+from .store.ast_lock import serialise_ast_construction
 from .store.audit import AuditLog, PruneRefused
 from .transport.context import DEFAULT_MAX_PENDING_PER_CLIENT, TokenCheck
 from .transport.limits import Limits
@@ -97,6 +98,7 @@ class ServiceOptions:
 
 class ApproverService:
     def __init__(self, options: ServiceOptions, decider: Decider) -> None:
+        serialise_ast_construction()  # the app's threads format tracebacks too (CPython gh-106905)
         self.options = options
         self.problems: dict[str, str] = {}
         """What the app runs without, by what it is (``"audit"``, ``"policy"``): the reasons, in words."""
