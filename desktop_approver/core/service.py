@@ -171,6 +171,17 @@ class ApproverService:
         await asyncio.sleep(0)
         self.audit.close()
 
+    def close_at_once(self, why: str) -> None:
+        """End now, without the event loop: what waits for the person is answered ``shutting_down``
+        and recorded as not allowed, the socket file is removed, the log closed. For a world that
+        ends under the app (its display gone: Qt exits the process right after saying so), where
+        :meth:`close` cannot run."""
+        self.server.close_at_once(why)
+        self.audit.close_waiting(f"the app stopped before an answer ({why}): the agent was told shutting_down")
+        with contextlib.suppress(sqlite3.Error):
+            self.audit.record_event("app", "stopped", why)
+        self.audit.close()
+
     def _prune_daily(self) -> None:
         assert self.options.history_days is not None
         try:

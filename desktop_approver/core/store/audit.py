@@ -743,6 +743,21 @@ class AuditLog:
         self._abandoned_owed = False
         return len(rows)
 
+    def close_waiting(self, note: str) -> int:
+        """Record every call still waiting for the person (or whose decision is not written yet) as
+        denied, ``cancelled`` with ``note``: the app is stopping without its loop. How many."""
+        rows = list(self._asked)
+        if not rows:
+            return 0
+        from ..decisions.tickets import Verdict
+
+        try:
+            self._write_decisions([(row, Verdict("deny", "cancelled", note=note), time.time()) for row in rows])
+        except sqlite3.Error as exc:
+            log.error("the audit log could not close %d waiting calls: %s", len(rows), exc)
+            return 0
+        return len(rows)
+
     @_watched
     def _write_abandoned(self, rows: list[int], now: float) -> None:
         with self._transaction(0):

@@ -48,6 +48,7 @@ from .limits import Limits, RefusalBudget, raise_fd_limit
 from .peercred import PeerCredentials, peer_credentials
 
 if TYPE_CHECKING:
+    from ...client.vocabulary import AskKind
     from ..messages.models import ErrorCode
     from .connection import Connection
 
@@ -91,13 +92,16 @@ def _spare_descriptor() -> int | None:
         return None
 
 
-def _error_line(code: ErrorCode, message: str) -> bytes:
-    """A typed ``error`` line. The message models load here at the earliest: an app no agent has
-    talked to yet does without pydantic (issue 11's idle memory)."""
+def _error_line(code: ErrorCode, message: str, about: tuple[str, AskKind] | None = None) -> bytes:
+    """A typed ``error`` line (``about``: the id and type of the message it answers). The message
+    models load here at the earliest: an app no agent has talked to yet does without pydantic
+    (issue 11's idle memory)."""
     from ..messages import models
     from ..messages.protocol import encode
 
-    return encode(models.ErrorMessage(code=code, message=message))
+    if about is None:
+        return encode(models.ErrorMessage(code=code, message=message))
+    return encode(models.ErrorMessage(id=about[0], in_reply_to=about[1], code=code, message=message))
 
 
 class AlreadyRunning(RuntimeError):
@@ -532,6 +536,21 @@ class ApproverServer:
             os.close(self._spare_fd)
             self._spare_fd = None
         log.debug("closed %r", self)
+
+    def close_at_once(self, why: str) -> None:
+        """Without the loop (it will not run again): every waiting request hears ``shutting_down``,
+        written straight to its socket, and the socket file we made is removed."""
+        self._closing = True
+        for link in list(self._connections):
+            connection = link.accepted
+            lines = b"".join(_error_line("shutting_down", f"desktop-approver is shutting down: {why}",
+                                         about=(request_id, kind)) for request_id, kind in connection.kinds.items())
+            sock = link.transport.get_extra_info("socket") if link.transport is not None else None
+            if lines and sock is not None:
+                with contextlib.suppress(OSError):
+                    os.write(sock.fileno(), lines)  # small: the socket's buffer takes it at once
+        socket_file.remove_if_ours(self.socket_path, self._own_socket)
+        log.warning("closed at once (%s): %d connections told shutting_down", why, len(self._connections))
 
     @staticmethod
     async def _stop_listening(server: asyncio.Server) -> None:
