@@ -25,7 +25,8 @@ AST_LOCK = threading.RLock()
 _GUARDED = "__desktop_approver_ast_lock__"
 
 
-def _locked(function: Callable[..., Any]) -> Callable[..., Any]:
+def under_ast_lock(function: Callable[..., Any]) -> Callable[..., Any]:
+    """``function`` run while holding :data:`AST_LOCK` (it builds ASTs, or turns them into code)."""
     if getattr(function, _GUARDED, False):
         return function
 
@@ -44,7 +45,7 @@ def serialise_ast_construction() -> None:
         return
     anchors = getattr(traceback, "_extract_caret_anchors_from_line_segment", None)
     if anchors is not None:
-        traceback._extract_caret_anchors_from_line_segment = _locked(anchors)  # type: ignore[attr-defined]
+        traceback._extract_caret_anchors_from_line_segment = under_ast_lock(anchors)  # type: ignore[attr-defined]
     ast = sys.modules.get("ast")
     if ast is not None:
-        setattr(ast, "parse", _locked(ast.parse))  # noqa: B010 - the module's attribute, found by name
+        setattr(ast, "parse", under_ast_lock(ast.parse))  # noqa: B010 - the module's attribute, found by name
