@@ -6,6 +6,7 @@ socket, policy, audit log or keyring.
 
 from __future__ import annotations
 
+import ast  # noqa: F401 - loaded before the lock below wraps ast.parse
 import asyncio
 import os
 import sys
@@ -13,9 +14,18 @@ import warnings
 from collections.abc import Iterator
 from pathlib import Path
 
+import _pytest.assertion.rewrite
 import pytest
 
+from desktop_approver.core.store.ast_lock import serialise_ast_construction, under_ast_lock
+
 ROOT = Path(__file__).resolve().parent.parent
+# CPython gh-106905: ASTs built from several threads at once (the app's threads formatting
+# tracebacks while a test parses source) raise "AST constructor recursion depth mismatch".
+serialise_ast_construction()
+# pytest turns each test module's rewritten AST into code (compile of an AST object: the same
+# shared counter), also when a thread imports one (a support module loaded lazily in a ServiceThread).
+_pytest.assertion.rewrite.compile = under_ast_lock(compile)  # type: ignore[attr-defined]
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 os.environ.setdefault("PYTHON_KEYRING_BACKEND", "keyrings.alt.file.PlaintextKeyring")
 

@@ -5,8 +5,11 @@ one with a scripted decider. Nothing here knows about Qt.
 
 What the app runs without is its *health* (:attr:`ApproverService.problems`, told to
 ``health_listeners`` as ``(what, problem)`` and to the log): ``"audit"`` while the audit log cannot
-be written (every request is refused), ``"policy"`` while the rules file cannot be used. The
-tray shows the app as degraded with these reasons; ``status`` reports them too.
+be written (every request is refused), ``"policy"`` while the rules file cannot be used,
+``"descriptors"`` while the server runs out of file descriptors (newcomers refused, the others
+served), and whatever else reports through :meth:`ApproverService.set_problem` under a name of its
+own (the relay's states). The tray shows the app as degraded with these reasons; ``status`` (and
+``status --json``) reports them too.
 """
 
 from __future__ import annotations
@@ -26,6 +29,8 @@ from .decisions.broker import DEFAULT_TIMEOUT, Broker
 from .decisions.memory import SessionMemory
 from .decisions.modes import ModeState
 from .decisions.tickets import Decider, Identity
+from .store import integrity
+from .store.ast_lock import serialise_ast_construction
 from .store.audit import AuditLog, PruneRefused
 from .transport.context import DEFAULT_MAX_PENDING_PER_CLIENT, TokenCheck
 from .transport.limits import Limits
@@ -105,11 +110,14 @@ class ServiceOptions:
 
 class ApproverService:
     def __init__(self, options: ServiceOptions, decider: Decider) -> None:
+        serialise_ast_construction()  # the app's threads format tracebacks too (CPython gh-106905)
         self.options = options
         self.problems: dict[str, str] = {}
         """What the app runs without, by what it is (``"audit"``, ``"policy"``): the reasons, in words."""
         self.health_listeners: list[HealthListener] = []
-        self.audit = AuditLog(options.audit_path, move_broken_aside=True, refuse_until_open=True)
+        self.audit = AuditLog(options.audit_path, move_broken_aside=True, refuse_until_open=True,
+                              check_content=integrity.EVERY)
+        self.audit.moved_listeners.append(lambda text: self.broker.tell(APP, "info", text))
         self.audit.health_listeners.append(functools.partial(self.set_problem, "audit"))
         if self.audit.problem is not None:  # it could not be opened: refused until it can be
             self.set_problem("audit", self.audit.problem)
@@ -122,6 +130,7 @@ class ApproverService:
         self.server = ApproverServer(self.broker, options.socket_path,
                                      max_pending_per_client=options.max_pending_per_client,
                                      token_check=options.token_check, limits=options.limits)
+        self.server.problem_listeners.append(self.set_problem)  # "descriptors": out of them, then back
         self.broker.problems = self.problems       # one dict: status reports what the tray shows
         self._prune_handle: asyncio.TimerHandle | None = None
         self._audit_watch: asyncio.TimerHandle | None = None
@@ -171,6 +180,17 @@ class ApproverService:
             self._token_watch.cancel()
         await self.server.close()
         await asyncio.sleep(0)
+        self.audit.close()
+
+    def close_at_once(self, why: str) -> None:
+        """End now, without the event loop: what waits for the person is answered ``shutting_down``
+        and recorded as not allowed, the socket file is removed, the log closed. For a world that
+        ends under the app (its display gone: Qt exits the process right after saying so), where
+        :meth:`close` cannot run."""
+        self.server.close_at_once(why)
+        self.audit.close_waiting(f"the app stopped before an answer ({why}): the agent was told shutting_down")
+        with contextlib.suppress(sqlite3.Error):
+            self.audit.record_event("app", "stopped", why)
         self.audit.close()
 
     def _prune_daily(self) -> None:

@@ -12,7 +12,7 @@ import subprocess
 import sys
 from typing import TYPE_CHECKING, Any, cast
 
-from PySide6.QtCore import QObject, QSettings, QTimer, Signal
+from PySide6.QtCore import QMessageLogContext, QObject, QSettings, QTimer, QtMsgType, Signal, qInstallMessageHandler
 from PySide6.QtWidgets import QApplication, QSystemTrayIcon, QWidget
 
 from .. import logs
@@ -358,10 +358,10 @@ class DesktopApprover(QObject):
         window.activateWindow()
 
     def _notifications_health(self, problem: str | None) -> None:
-        self.set_trouble("notifications", problem)
+        self.service.set_problem("notifications", problem)  # the tray shows it, and `status` reports it
 
     def _socket_health(self, problem: str | None) -> None:
-        self.set_trouble("socket", problem)
+        self.service.set_problem("socket", problem)
 
     def set_trouble(self, what: str, problem: str | None) -> None:
         """Record (or clear, with None) a problem; the tray shows degraded while any remains."""
@@ -563,6 +563,7 @@ def run_app(args: Any, demo: bool = False) -> int:
 
     for signum in TERMINATING_SIGNALS:
         signal.signal(signum, quit_on_signal)
+    _end_cleanly_when_the_display_goes(approver.service)
     wake = QTimer()  # lets Python run its signal handlers while Qt sleeps
     wake.start(300)
     wake.timeout.connect(lambda: None)
@@ -578,6 +579,29 @@ def run_app(args: Any, demo: bool = False) -> int:
             demo_agent.terminate()
         loop.run_until_complete(approver.close())
     return 0
+
+
+DISPLAY_GONE = ("The X11 connection broke", "The Wayland connection broke")
+"""What Qt says, just before it exits the process, when the display server has gone away (xcb, Wayland)."""
+
+
+def _end_cleanly_when_the_display_goes(service: ApproverService) -> None:
+    """Qt ends the process (``exit(1)``) as soon as its display connection breaks, from inside its
+    event processing: the asyncio loop never runs again. Its last words come through the message
+    handler, so the app ends there the way a SIGTERM ends it, without the loop: each waiting agent
+    hears ``shutting_down``, their calls are recorded as not allowed, the socket file is removed
+    (:meth:`ApproverService.close_at_once`), and the process exits 0, with no traceback."""
+    def handler(mode: QtMsgType, context: QMessageLogContext, message: str) -> None:
+        if any(words in message for words in DISPLAY_GONE):
+            log.error("the display went away (%s): closing", message)
+            try:
+                service.close_at_once("the display went away")
+            finally:
+                logging.shutdown()
+                os._exit(0)
+        print(message, file=sys.stderr)  # Qt's own handler's output
+
+    qInstallMessageHandler(handler)
 
 
 def _notifier() -> Any:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
@@ -528,3 +529,79 @@ def test_a_settler_that_fails_leaves_a_deny_never_the_allow(tmp_path: Path) -> N
     assert (verdict.decision, verdict.decided_by) == ("deny", "cancelled")
     (entry,) = broker.audit.history()
     assert (entry.decision, entry.decided_by) == ("deny", "cancelled") and "could not settle" in (entry.note or "")
+
+
+# -- the answer recorded is the answer delivered (issue 34, item 2) ---------------------------------
+
+@pytest.mark.usefixtures("understood")
+def test_an_agent_gone_before_its_request_is_read_is_recorded_as_never_answered(tmp_path: Path) -> None:
+    """Its request sat unread while it gave up: no rule is asked, nobody is asked, nothing allowed."""
+    broker = broker_for(tmp_path, ScriptedPerson(allow_all()), policy_toml=POLICY)
+
+    async def main() -> broker_module.Triage:
+        return broker.take(WHO, "s", "r1", "request", call("ls -la"), timeout=None, admit=lambda _: True,
+                           loop=asyncio.get_running_loop(), gone=lambda: "the agent closed its connection")
+
+    triage = asyncio.run(main())
+    assert triage.undeliverable == "the agent closed its connection" and triage.asking is None
+    [entry] = broker.audit.history()
+    assert (entry.decision, entry.decided_by) == ("deny", "cancelled")
+    assert entry.note is not None and "agent gone" in entry.note
+
+
+@pytest.mark.usefixtures("understood")
+def test_an_answer_at_once_whose_agent_goes_before_the_commit_is_recorded_as_not_delivered(tmp_path: Path) -> None:
+    """The rule allowed it in the turn that read it; by the commit at the turn's end the agent was gone."""
+    broker = broker_for(tmp_path, ScriptedPerson(allow_all()), policy_toml=POLICY)
+    gone: list[str] = []
+
+    async def main() -> broker_module.Triage:
+        triage = broker.take(WHO, "s", "r1", "request", call("ls -la"), timeout=None, admit=lambda _: True,
+                             loop=asyncio.get_running_loop(), gone=lambda: gone[0] if gone else None)
+        assert triage.answered is not None and triage.answered[0].decision == "allow_once"
+        gone.append("the agent closed its connection")
+        assert triage.commit is not None
+        committed = asyncio.get_running_loop().create_future()
+        triage.commit.when_done(committed.set_result)
+        assert await committed is None
+        return triage
+
+    triage = asyncio.run(main())
+    assert triage.delivery is not None and triage.delivery.why == "the agent closed its connection"
+    [entry] = broker.audit.history()
+    assert (entry.decision, entry.decided_by) == ("deny", "cancelled")
+    assert entry.note is not None and "allow_once by policy was never delivered" in entry.note
+
+
+def test_a_persons_answer_for_an_agent_gone_meanwhile_is_recorded_as_not_delivered_and_not_remembered(
+        tmp_path: Path) -> None:
+    broker = broker_for(tmp_path, ScriptedPerson(allow_all("allow_session")))
+    gone: list[str] = []
+
+    async def main() -> list[Verdict]:
+        triage = broker.take(WHO, "s", "r1", "request", call("rm -rf build"), timeout=None, admit=lambda _: True,
+                             loop=asyncio.get_running_loop(), gone=lambda: gone[0] if gone else None)
+        assert triage.asking is not None
+        gone.append("the agent closed its connection")  # before the person's answer is recorded
+        return await triage.asking
+
+    [verdict] = asyncio.run(main())
+    assert (verdict.decision, verdict.decided_by) == ("deny", "cancelled")
+    [entry] = broker.audit.history()
+    assert (entry.decision, entry.decided_by) == ("deny", "cancelled")
+    assert entry.note is not None and "allow_session by user was never delivered" in entry.note
+    assert broker.memory.entries() == []
+
+
+def test_an_answer_taken_after_the_deadline_passed_is_the_deadlines_deny(tmp_path: Path) -> None:
+    """The app was held up past the deadline; the person's answer taken then came after the agent's wait."""
+    class HeldUp(ScriptedPerson):
+        async def decide(self, ticket: Ticket) -> list[Verdict]:
+            time.sleep(0.3)  # the loop itself is held (as by SIGSTOP): the countdown's timer cannot run
+            return [Verdict("allow_once", "user") for _ in ticket.calls]
+
+    broker = broker_for(tmp_path, HeldUp(), timeout=0.1)
+    [verdict] = submit(broker, call("rm -rf build"))
+    assert (verdict.decision, verdict.decided_by) == ("deny", "timeout")
+    assert verdict.note == broker_module.EXPIRED
+    assert broker.audit.history()[0].decision == "deny"

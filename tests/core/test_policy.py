@@ -650,3 +650,64 @@ def test_a_tools_entry_may_carry_a_note() -> None:
     assert verdict is not None and verdict.action == "block" and verdict.rule.note == "deploys go through CI"
     assert verdict.rule.label == "tools.deploy" and verdict.rule.line == 3
     assert decide(policy, "read_file", {"path": "README.md"}) == "allow"
+
+
+# -- rules at any size: the index (issue 34, item 3) ----------------------------------------------
+
+INDEXED = POLICY + """
+[[rule]]
+action = "deny"
+tool = "bash"
+command = ["curl *", "wget*"]
+
+[[rule]]
+action = "ask"
+tool = "B*"
+command = "make *"
+
+[[rule]]
+action = "allow"
+tool = ["Bash", "Shell"]
+command = ["ls *", "*status*", "cat"]
+
+[[rule]]
+action = "block"
+command = "dd *"
+
+[[rule]]
+action = "allow"
+tool = "bash"
+command = "echo *"
+"""
+CALLS = [("Bash", {"command": c}) for c in (
+    "npm run test", "npm run test:unit", "git status", "git log --oneline", "rm -rf /tmp", "rm -rf /x/y",
+    "curl http://x | sh", "wget http://x", "make all", "make", "ls -la", "ls", "cat", "cat x", "docker status",
+    "dd if=/dev/zero of=x", "echo hi && ls", "FOO=1 ls", "npm run test; rm -rf /etc", "  ls  -l", "'ls' x",
+    "echo 'unterminated")] + [
+    ("bash", {"command": "curl x"}), ("BASH", {"command": "ls"}), ("bash", {"command": "echo hi"}),
+    ("Shell", {"command": "ls"}), ("read_file", {"path": "x"}), ("READ_FILE", {"path": "x"}), ("deploy", {}),
+    ("Deploy", {}), ("Write", {"file_path": "scratch/a", "content": ""}), ("Write", {"file_path": "src/a"}),
+    ("Edit", {"file_path": ".git/config"}), ("other", {})]
+
+
+@pytest.mark.parametrize(("tool", "args"), CALLS)
+def test_the_index_decides_every_call_as_checking_every_rule_does(tool: str, args: dict[str, Any],
+                                                                  repo: Path) -> None:
+    policy = Policy.parse(INDEXED)
+    for risk in ("safe", "moderate", "destructive"):
+        call = understood_call(tool, args, cwd=str(repo), risk=risk)
+        full, indexed = policy.explain(call), policy.explain(call, candidates_only=True)
+        assert (indexed.verdict and (indexed.verdict.action, indexed.verdict.rule)) == \
+            (full.verdict and (full.verdict.action, full.verdict.rule))
+        assert indexed.withheld == full.withheld
+        checked = {check.rule.index for part in indexed.parts for check in part.checks}
+        assert len(checked) <= len(policy.rules)
+
+
+def test_thousands_of_rules_of_other_programs_are_not_checked_for_a_call(repo: Path) -> None:
+    many = "version = 1\n" + "".join(f'[[rule]]\naction = "allow"\ntool = "Bash"\ncommand = "prog{n} *"\n\n'
+                                     for n in range(5_000))
+    policy = Policy.parse(many + '[[rule]]\naction = "deny"\ntool = "Bash"\ncommand = "ls *"\n')
+    explanation = policy.explain(understood_call("Bash", {"command": "ls -la"}, cwd=str(repo)), candidates_only=True)
+    assert explanation.verdict is not None and explanation.verdict.action == "deny"
+    assert [check.rule for check in explanation.parts[0].checks] == [policy.rules[-1]]

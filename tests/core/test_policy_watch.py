@@ -198,3 +198,27 @@ def test_only_a_regular_file_is_read_and_never_with_a_wait(tmp_path: Path, kind:
     assert watcher.check() is True
     assert watcher.last_error is not None and "not a regular file" in str(watcher.last_error)
     assert watcher.safe and watcher.evaluate(DEPLOY) is not None
+
+
+def test_a_changed_file_is_read_in_a_thread_while_the_loop_goes_on(tmp_path: Path) -> None:
+    """Issue 34: 50,000 rules took the loop for seconds at every edit (nothing else was answered)."""
+    path = tmp_path / "policy.toml"
+    path.write_text('version = 1\n[tools]\nsearch = "allow"\n')
+    many = "version = 1\n" + "".join(f'[[rule]]\naction = "allow"\ntool = "Bash"\ncommand = "prog{n} *"\n\n'
+                                     for n in range(3000)) + '[tools]\nsearch = "deny"\n'
+
+    async def main() -> tuple[bool, int, str | None]:
+        watcher = PolicyWatcher(path, interval=0.05)
+        watcher.start()
+        assert action(watcher, SEARCH) == "allow"
+        replace_file(path, many)
+        while watcher._reading is None and action(watcher, SEARCH) == "allow":
+            await asyncio.sleep(0.01)
+        read_in_a_thread = watcher._reading is not None
+        while action(watcher, SEARCH) == "allow":  # the loop turns while the thread reads
+            await asyncio.sleep(0.01)
+        watcher.stop()
+        return read_in_a_thread, len(watcher.policy), action(watcher, SEARCH)
+
+    read_in_a_thread, rules, answer = asyncio.run(main())
+    assert read_in_a_thread and rules == 3001 and answer == "deny"

@@ -9,6 +9,8 @@ from typing import Any, TypeVar
 
 import pytest
 
+from tests.support.waiting import WAIT
+
 T = TypeVar("T")
 
 
@@ -41,9 +43,10 @@ def qloop(qapp: Any) -> Iterator[asyncio.AbstractEventLoop]:
 
 @pytest.fixture
 def run(qloop: asyncio.AbstractEventLoop) -> Callable[[Awaitable[T]], T]:
-    """Run a coroutine on the Qt-integrated loop, with a bound so a broken test cannot hang."""
+    """Run a coroutine on the Qt-integrated loop, with a bound so a broken test cannot hang (the
+    shared ``WAIT`` per scenario: 30 s was reached by a whole scenario on two busy cores)."""
 
-    def runner(coro: Awaitable[T], timeout: float = 30.0) -> T:
+    def runner(coro: Awaitable[T], timeout: float = 2 * WAIT) -> T:
         return qloop.run_until_complete(asyncio.wait_for(coro, timeout))
 
     return runner

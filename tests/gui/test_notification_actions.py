@@ -208,7 +208,7 @@ def test_notification_text_puts_the_worst_reasons_first() -> None:
     assert body.splitlines()[-1].startswith("Risk: destructive (force-pushes")
 
 
-@pytest.mark.logs("No notification server", "The notification server .* went away")
+@pytest.mark.logs("No notification server", "The notification server .* went away", "notifications works again")
 def test_a_lost_server_degrades_the_tray_and_a_new_one_shows_what_waits(
         tmp_path: Path, run: Callable[..., Any], start_notification_server: Callable[..., Any]) -> None:
     from desktop_approver.core.service import ServiceOptions

@@ -16,7 +16,12 @@ commit is made, at the end of the same turn. Otherwise :meth:`Broker.ask` puts t
 :class:`~desktop_approver.core.decisions.tickets.Decider`, with a pausable timeout that ends in a deny and
 never remembers anything. :meth:`Broker.submit` is the two in a row; :meth:`Broker.take`, the
 server's way in, is the two with the transport's admission in between, the ask started as a task.
-Every call and every verdict is written to the audit log before the agent hears the answer.
+Every call and every verdict is written to the audit log before the agent hears the answer, and
+the answer recorded is the one the agent received: given the transport's look at the agent's
+connection (``gone``), an agent gone before its request was read, before the commit of an answer at
+once, or before the person's answer was recorded, is recorded as never answered ("agent gone"), and a
+deadline that passed while the app was held up decides ("expired in the queue"; ipc/PROTOCOL.md,
+"What recorded means").
 """
 
 from __future__ import annotations
@@ -31,7 +36,7 @@ from ...client.vocabulary import AskKind, RiskReport, RuleAction, Scope
 from ...client.wire import canonical_json
 from ..calls.risk import LEVELS, RiskAssessment, assess
 from ..policy.automatic import unproven
-from ..store.audit import AuditLog, GroupCommit
+from ..store.audit import AgentGone, AuditLog, Delivery, GroupCommit, undelivered_note
 from ..store.logsafe import printable
 from . import modes
 from .memory import EXACT, WHOLE_TOOL, SessionMemory
@@ -45,6 +50,10 @@ log = logging.getLogger(__name__)
 DEFAULT_TIMEOUT = 300.0
 WITHDRAWN = Verdict("deny", "cancelled", note="cancelled")
 """The answer for a call the agent withdrew (cancel, disconnect) before anyone decided it."""
+
+EXPIRED = "expired in the queue: the deadline passed before the answer was taken (the app was held up)"
+"""The note of a call whose deadline passed while the app could not act (stopped, starved) and whose
+answer was then taken: the deadline decides, a deny, whatever was answered after it."""
 
 Listener = Callable[[str, Ticket], None]
 """Called with ("added" | "removed", ticket) as tickets start and stop waiting for a person."""
@@ -76,6 +85,14 @@ class Triage:
     """:meth:`Broker.take`: the person is being asked (the task ends with the whole answer)."""
     over_limit: bool = False
     """:meth:`Broker.take`: the calls left for the person were not admitted (nobody is asked)."""
+    gone: AgentGone | None = None
+    """Why the agent can no longer receive the answer (its connection closed), or None: looked at
+    before the calls are read, before an answer at once is committed and before a person's answer is
+    recorded, so the log never says an agent was given an answer it was not there to receive."""
+    undeliverable: str | None = None
+    """The agent was gone before the request was read (why): recorded as such, nobody is answered."""
+    delivery: Delivery | None = None
+    """Answered at once with ``gone`` known: its check before the commit (``Delivery.why``: not sent)."""
 
     @property
     def waiting(self) -> int:
@@ -90,7 +107,7 @@ class Triage:
 
 
 class PolicyLike(Protocol):
-    def explain(self, call: PolicyCall) -> Any: ...
+    def explain(self, call: PolicyCall, *, candidates_only: bool = ...) -> Any: ...
 
 
 class Unsettled(Exception):
@@ -136,23 +153,29 @@ class Broker:
     # -- the two steps ------------------------------------------------------------------------
 
     def triage(self, identity: Identity, session: str, request_id: str, kind: AskKind,
-               calls: Sequence[AskedCall], *, loop: asyncio.AbstractEventLoop | None = None) -> Triage:
+               calls: Sequence[AskedCall], *, loop: asyncio.AbstractEventLoop | None = None,
+               gone: AgentGone | None = None) -> Triage:
         """Read every call and decide what needs no person (rules, mode, session memory).
 
         When that is every call, the answer is recorded (call and answer in one commit) and in
         ``answered``. Synchronous on purpose: the server answers these in the turn that read the line.
         Given the ``loop``, the record joins the commit this turn shares (``commit``): the answer
-        may go out once that is made, not before.
+        may go out once that is made, not before. Given ``gone`` and the agent gone already (its
+        request sat unread while it gave up), nothing is decided: the calls are recorded as never
+        answered (``undeliverable``).
         """
         infos = [_read(index, call, identity) for index, call in enumerate(calls)]
         risks = [info.risk_report() for info in infos]
+        why = gone() if gone is not None else None
+        if why is not None:
+            return self._undeliverable(identity, session, request_id, kind, infos, risks, why)
         self.memory.seen(session, agent=identity.memory_agent)
         decided = [self._decide_without_person(info, risk, identity, session)
                    for info, risk in zip(infos, risks, strict=True)]
         verdicts = [verdict for verdict, _ in decided]
         infos = [info if because is None else replace(info, asked_because=because)
                  for info, (_, because) in zip(infos, decided, strict=True)]
-        triage = Triage(identity, session, request_id, kind, infos, verdicts, risks)
+        triage = Triage(identity, session, request_id, kind, infos, verdicts, risks, gone=gone)
         answered = [verdict for verdict in verdicts if verdict is not None]
         if len(answered) == len(verdicts) and self._settles(identity):
             log.debug("answered at once, to be settled: %r", triage)  # by ask(), which then records it
@@ -161,10 +184,25 @@ class Broker:
             if loop is None:
                 self.audit.record_answered(identity, session, request_id, infos, answered)
             else:
+                triage.delivery = Delivery(gone) if gone is not None else None
                 triage.commit = self.audit.record_answered_in_turn(identity, session, request_id, infos, answered,
-                                                                   loop=loop)
+                                                                   loop=loop, delivery=triage.delivery)
             triage.recorded = True
             log.debug("answered at once: %r", triage)
+        return triage
+
+    def _undeliverable(self, identity: Identity, session: str, request_id: str, kind: AskKind,
+                       infos: list[CallInfo], risks: list[RiskReport | None], why: str) -> Triage:
+        """A request read after its agent had gone: recorded as never answered, nothing decided.
+
+        No rule, mode or memory is consulted: an answer nobody receives must not read as one given."""
+        verdicts = [Verdict("deny", "cancelled", note=f"agent gone ({why}) before its request was read; "
+                            "never answered", risk=risk) for risk in risks]
+        triage = Triage(identity, session, request_id, kind, infos, list(verdicts), risks, answered=verdicts,
+                        undeliverable=why)
+        self.audit.record_answered(identity, session, request_id, infos, verdicts)
+        triage.recorded = True
+        log.debug("not answered, the agent is gone (%s): %r", why, triage)
         return triage
 
     async def ask(self, triage: Triage, timeout: float | None = None) -> list[Verdict]:
@@ -181,9 +219,10 @@ class Broker:
             answers = await self._ask_person(triage, undecided, timeout) if undecided else []
             for info, verdict in zip(undecided, answers, strict=True):
                 verdicts[info.index] = verdict
-        except asyncio.CancelledError:
+        except asyncio.CancelledError:  # withdrawn: in this turn's commit, so a thousand withdrawn are one
             cancelled = Verdict("deny", "cancelled", note="the agent cancelled the request or disconnected")
-            self.audit.record_decisions((info.audit_id or 0, cancelled) for info in undecided)
+            self.audit.record_decisions_in_turn(((info.audit_id or 0, cancelled) for info in undecided),
+                                                loop=asyncio.get_running_loop())
             raise
         except Exception:  # a broken prompt must not leave the agent hanging or the call allowed
             log.exception("asking the person failed for %s", printable(request_id))
@@ -195,6 +234,8 @@ class Broker:
                          risk=read_again(info, verdict.updated_args, identity).risk_report()
                          if verdict is not None and verdict.updated_args is not None else risk)
                  for verdict, risk, info in zip(verdicts, triage.risks, infos, strict=True)]
+        if (why := triage.gone() if triage.gone is not None else None) is not None:
+            final = [_undelivered(verdict, why) for verdict in final]  # nothing is remembered for nobody
         if self.settler is not None and self._settles(identity):
             try:
                 final = await self.settler.settle(triage, final)
@@ -211,19 +252,24 @@ class Broker:
                                  note="desktop-approver could not settle the answer (internal error)")
                          for verdict in final]
         self._remember(final, infos, identity, session)
-        self.audit.record_decisions((info.audit_id or 0, verdict) for info, verdict in zip(infos, final, strict=True))
+        commit = self.audit.record_decisions_in_turn(
+            ((info.audit_id or 0, verdict) for info, verdict in zip(infos, final, strict=True)),
+            loop=asyncio.get_running_loop())
+        await _committed(commit)
         return final
 
     def take(self, identity: Identity, session: str, request_id: str, kind: AskKind, calls: Sequence[AskedCall],
-             *, timeout: float | None, admit: Callable[[int], bool], loop: asyncio.AbstractEventLoop) -> Triage:
+             *, timeout: float | None, admit: Callable[[int], bool], loop: asyncio.AbstractEventLoop,
+             gone: AgentGone | None = None) -> Triage:
         """Take a request in, in one step: :meth:`triage` (answered at once: with the ``commit`` of this
         turn of ``loop`` to wait for); then, if the person must decide, ``admit`` (the transport's
         limit on calls waiting for the person, given their number) and :meth:`ask` started as
-        ``asking``, a task on ``loop``. Not admitted: ``over_limit``, nobody is asked.
+        ``asking``, a task on ``loop``. Not admitted: ``over_limit``, nobody is asked. ``gone`` says
+        whether the agent can still receive an answer (:attr:`Triage.gone`).
 
         The server's way in: the request goes from the connection to the decider without coming back.
         """
-        triage = self.triage(identity, session, request_id, kind, calls, loop=loop)
+        triage = self.triage(identity, session, request_id, kind, calls, loop=loop, gone=gone)
         if triage.answered is not None:
             return triage
         if not admit(triage.waiting):
@@ -314,7 +360,7 @@ class Broker:
         if self.policy is None:
             return None, None, ()
         try:
-            explanation = self.policy.explain(info.policy_call(identity))
+            explanation = self.policy.explain(info.policy_call(identity), candidates_only=True)
             found = explanation.verdict
             if found is None or found.action == "ask":
                 return (found.action if found else None), None, tuple(rule.describe()
@@ -340,6 +386,12 @@ class Broker:
         try:
             either: set[asyncio.Future[Any]] = {deciding, countdown.expired}
             await asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED)
+            if deciding.done() and countdown.latest() <= 0 and not deciding.cancelled() \
+                    and deciding.exception() is None:
+                # The app was held up (stopped, starved) past the request's deadline: an answer taken
+                # now comes after the agent's wait was over, so the deadline decides, as it would have.
+                log.debug("%s expired before its answer was taken: denied", ticket.key)
+                return [Verdict("deny", "timeout", note=EXPIRED) for _ in calls]
             if deciding.done():
                 verdicts = deciding.result()
                 if len(verdicts) != len(calls):
@@ -437,6 +489,39 @@ def _unproven(info: CallInfo) -> str | None:
 def _destructive(info: CallInfo) -> bool:
     """The risk assessment prepared for the call says destructive: only a person may allow it."""
     return info.risk is not None and info.risk.level == "destructive"
+
+
+async def _committed(commit: GroupCommit) -> None:
+    """Wait for the turn's commit of a decision (many requests timing out together share one). The
+    decision is in the log once it is made: a cancel arriving meanwhile no longer changes the answer
+    (the agent is answered what was recorded), so the wait is finished, not abandoned."""
+    loop = asyncio.get_running_loop()
+    done: asyncio.Future[None] = loop.create_future()
+
+    def finished(error: BaseException | None) -> None:
+        if done.done():
+            return
+        if error is None:
+            done.set_result(None)
+        else:
+            done.set_exception(error)
+
+    commit.when_done(finished)
+    try:
+        await asyncio.shield(done)
+    except asyncio.CancelledError:
+        if not done.done():
+            await done  # the commit ends within this turn; its outcome decides
+        current = asyncio.current_task()
+        if current is not None:
+            current.uncancel()
+        done.result()
+
+
+def _undelivered(verdict: Verdict, why: str) -> Verdict:
+    """The record of an answer its agent was not there to receive: not allowed, and why."""
+    return replace(verdict, decision="deny", decided_by="cancelled", updated_args=None, blocked=False,
+                   note=undelivered_note(verdict, why))
 
 
 def _no_session_scope_from_timeout(verdict: Verdict) -> Verdict:

@@ -21,10 +21,12 @@ deliberately, with only comments in it, is read as it is.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import os
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from .explain import Explanation
 from .match import Policy
@@ -62,13 +64,17 @@ class PolicyWatcher:
         self._missing_polls = 0
         self._state = "rules"  # "rules", "refused", "gone", "empty" or "unusable": what problem says
         self._handle: asyncio.TimerHandle | None = None
+        self._reading: asyncio.Future[tuple[Policy, Any] | PolicyError] | None = None  # a read in a thread
+        self._stopped = False
 
     def start(self) -> None:
         """Load the file now and keep watching it; call from within the running loop."""
+        self._stopped = False
         self.check()
         self._schedule(asyncio.get_running_loop())
 
     def stop(self) -> None:
+        self._stopped = True
         if self._handle is not None:
             self._handle.cancel()
             self._handle = None
@@ -76,27 +82,39 @@ class PolicyWatcher:
     def evaluate(self, call: PolicyCall) -> PolicyVerdict | None:
         return self.policy.evaluate(call)
 
-    def explain(self, call: PolicyCall) -> Explanation:
-        return self.policy.explain(call)
+    def explain(self, call: PolicyCall, *, candidates_only: bool = False) -> Explanation:
+        return self.policy.explain(call, candidates_only=candidates_only)
 
     def check(self) -> bool:
-        """Reload if the file changed since the last look; True when the policy or error changed."""
+        """Reload if the file changed since the last look; True when the policy or error changed.
+        Reads the file in the caller's thread (the start, before the socket listens)."""
+        changed, to_read = self._look()
+        return self._take(_read(self.path)) if to_read else changed
+
+    def _look(self) -> tuple[bool, bool]:
+        """Look at the file's stat: (whether that changed what is in force, whether it must be read)."""
         first, self._looked_at = not self._looked_at, True
         try:
             signature = _stat_signature(self.path)
         except OSError as exc:  # ELOOP, ENOTDIR, EACCES on a parent...: nothing can be known of the rules
-            return self._cannot_look(exc)
+            return self._cannot_look(exc), False
         if signature is None:
-            return self._missing(first)
+            return self._missing(first), False
         self._missing_polls = 0
         if signature == self._signature:
-            return False
+            return False, False
         self._signature, self._gone = signature, False
-        try:
-            policy = Policy.load(self.path)
-        except PolicyError as error:
-            self._refuse(error)
+        return True, True
+
+    def _take(self, read: tuple[Policy, Any] | PolicyError) -> bool:
+        """Put what :func:`_read` found in force (on the loop: the catalog and the rules change together)."""
+        if isinstance(read, PolicyError):
+            self._refuse(read)
             return True
+        policy, catalog = read
+        from ..calls.catalog import use_catalog
+
+        use_catalog(catalog)
         if len(policy) == 0 and self._good is not None and len(self._good) > 0 and _blank(self.path):
             self._keep_last("empty", PolicyError(self.path, None, "the file is empty"))
             return True
@@ -186,11 +204,39 @@ class PolicyWatcher:
         self._handle = loop.call_later(self.interval, self._tick, loop)
 
     def _tick(self, loop: asyncio.AbstractEventLoop) -> None:
+        """Look at the file on the loop; read a changed one in a thread (50,000 rules take seconds to
+        read, and the app must go on answering meanwhile), and put it in force back on the loop."""
+        self._handle = None
         try:
-            self.check()
+            _changed, to_read = self._look()
         except Exception:      # e.g. a permission error on stat: keep the last policy, try again
             log.exception("checking the policy file failed")
+            to_read = False
+        if not to_read:
+            self._schedule(loop)
+            return
+        self._reading = loop.run_in_executor(None, _read, self.path)
+        self._reading.add_done_callback(functools.partial(self._read_done, loop))
+
+    def _read_done(self, loop: asyncio.AbstractEventLoop, reading: asyncio.Future[tuple[Policy, Any] | PolicyError]
+                   ) -> None:
+        self._reading = None
+        if self._stopped:
+            return
+        try:
+            self._take(reading.result())
+        except Exception:      # the last policy stays; the next change is read again
+            log.exception("reading the policy file failed")
+            self._signature = None
         self._schedule(loop)
+
+
+def _read(path: Path) -> tuple[Policy, Any] | PolicyError:
+    """The rules file read and indexed (in any thread), or why it was refused."""
+    try:
+        return Policy.read(path)
+    except PolicyError as error:
+        return error
 
 
 def ask_everything(path: Path) -> Policy:

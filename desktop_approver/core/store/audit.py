@@ -37,6 +37,13 @@ inode, before each transaction; the ``-shm`` once a second): one deleted or repl
 write at once, and the recovery first checkpoints, through the connection that still holds the
 lost ``-wal`` open, what it has into the database file, then reopens (no answered call lost).
 
+The log knows its content too (``check_content``, :mod:`.integrity`): a thread looks at the pages
+every few seconds (SQLite's quick check, and a read-back of the rows written last), and a write that
+SQLite finds damaged (``SQLITE_CORRUPT``, ``SQLITE_NOTADB``) counts the same. Damaged, the log fails
+every write at once and tells the person; the next :meth:`AuditLog.recover` moves it aside (as at
+start), reads what it can out of it into ``<file>.recovered``, and starts a new log where the calls
+still waiting are written again (``moved_listeners`` say where everything went).
+
 At start, a file that is not a database (or whose header SQLite refuses) is moved aside, kept
 under a ``.broken-<time>`` name, and a fresh log is started (``moved_aside`` says where it went).
 Never for a permission problem (EACCES, EPERM: refused with that reason until permissions return),
@@ -63,6 +70,8 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
+
+from . import integrity
 
 if TYPE_CHECKING:
     from ..decisions.tickets import CallInfo, Identity, Verdict
@@ -119,6 +128,10 @@ INSERT_REQUEST_AT = INSERT_REQUEST.replace("(created,", "(id, created,").replace
 """A request row written again, under a given id, into a log that replaced the one it was in."""
 INSERT_DECISION = ("INSERT INTO decisions (request, decided, decision, decided_by, note, rule, blocked, updated_args,"
                    " monotonic_seconds) VALUES (?,?,?,?,?,?,?,?,?)")
+UNDELIVERED = ("UPDATE decisions SET decision = 'deny', decided_by = 'cancelled', note = ?, blocked = 0,"
+               " updated_args = NULL WHERE id = ?")
+"""An answer of this turn's group, not yet committed, whose agent went away before the commit: the
+row says what the agent got (nothing: the call was not allowed), never the answer it did not get."""
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS requests (
@@ -278,6 +291,27 @@ def _at_turn_end(loop: Any, callback: Callable[[], object]) -> None:
 
 CommitWaiter = Callable[[BaseException | None], None]
 """Told None once a group's rows are committed, or what made the commit fail (then none are kept)."""
+AgentGone = Callable[[], "str | None"]
+"""Why the agent waiting for an answer can no longer receive it (its connection is closed), or None."""
+
+
+class Delivery:
+    """An answer of a :class:`GroupCommit` on its way to one agent: checked just before the commit
+    (:func:`AgentGone`), so an agent gone by then is recorded as gone, never as given its answer."""
+
+    __slots__ = ("gone", "rows", "verdicts", "why")
+
+    def __init__(self, gone: AgentGone) -> None:
+        self.gone = gone
+        self.rows: list[int] = []
+        self.verdicts: Sequence[Verdict] = ()
+        self.why: str | None = None
+        """Set before the commit when the agent was gone: the answer is not sent, its rows say so."""
+
+
+def undelivered_note(verdict: Verdict, why: str) -> str:
+    """The note of a call whose answer never reached its agent: what the answer would have been, and why not."""
+    return f"agent gone ({why}): the answer {verdict.decision} by {verdict.decided_by} was never delivered"
 
 
 class GroupCommit:
@@ -290,13 +324,17 @@ class GroupCommit:
     their rows are kept and each waiter hears the exception.
     """
 
-    __slots__ = ("calls", "done", "error", "_waiters")
+    __slots__ = ("calls", "decided", "deliveries", "done", "error", "_waiters")
 
     def __init__(self) -> None:
         self.calls = 0
         self.done = False
         self.error: BaseException | None = None
         self._waiters: list[CommitWaiter] = []
+        self.deliveries: list[Delivery] = []
+        """The answers whose agents are checked for just before the commit."""
+        self.decided: list[tuple[int, Verdict, float]] = []
+        """Decisions of calls that waited (:meth:`AuditLog.record_decisions_in_turn`): owed if the group fails."""
 
     def __repr__(self) -> str:
         state = "open" if not self.done else "failed" if self.error is not None else "committed"
@@ -394,8 +432,7 @@ def _watched(write: Write) -> Write:
         try:
             result = write(self, *args, **kwargs)
         except sqlite3.Error as exc:
-            self._report(_cannot_write(exc))
-            self._full = self._full or _is_full(exc)
+            self._failed(exc)
             raise
         if self.problem is not None and self.lost is None and self._room_again():
             self._report(None)
@@ -608,7 +645,7 @@ def _refused_instead(verdict: Verdict, exc: BaseException) -> Verdict:
 
 class AuditLog:
     def __init__(self, path: Path | str, *, read_only: bool = False, move_broken_aside: bool = False,
-                 refuse_until_open: bool = False) -> None:
+                 refuse_until_open: bool = False, check_content: float | None = None) -> None:
         """Open (and create) the log; ``read_only`` only reads an existing one, beside a running app.
 
         ``move_broken_aside`` (the app): a file that is not a database is moved aside (see
@@ -616,6 +653,8 @@ class AuditLog:
         ``refuse_until_open`` (the app): a log that cannot be opened at all (a read-only file system,
         a directory it cannot write) does not stop the start: every write is refused (``lost``) until
         :meth:`recover` opens it, and meanwhile the log reads as empty.
+        ``check_content`` (the app): seconds between looks at the content (:mod:`.integrity`); a
+        damaged log is moved aside with what can be read out of it, and a new one started.
         """
         self.path = path
         self.read_only = read_only
@@ -625,6 +664,12 @@ class AuditLog:
         self.moved_aside: Path | None = None
         """Where the log found broken at start was moved to (the person is told)."""
         self.health_listeners: list[HealthListener] = []
+        self.moved_listeners: list[Callable[[str], None]] = []
+        """Told, in the person's words, where a log found damaged while running was moved and what was saved."""
+        self.check_content = check_content
+        self._content: integrity.ContentCheck | None = None
+        self._damaged: str | None = None           # what the content check or SQLite found wrong with the pages
+        self._moved_text: str | None = None        # where the damaged log went: the new log's first event says so
         self._checkpointer: _Checkpointer | None = None
         self._file: _FileWatch | None = None
         self._group: GroupCommit | None = None     # this turn's open transaction of answered calls
@@ -698,6 +743,21 @@ class AuditLog:
         self._abandoned_owed = False
         return len(rows)
 
+    def close_waiting(self, note: str) -> int:
+        """Record every call still waiting for the person (or whose decision is not written yet) as
+        denied, ``cancelled`` with ``note``: the app is stopping without its loop. How many."""
+        rows = list(self._asked)
+        if not rows:
+            return 0
+        from ..decisions.tickets import Verdict
+
+        try:
+            self._write_decisions([(row, Verdict("deny", "cancelled", note=note), time.time()) for row in rows])
+        except sqlite3.Error as exc:
+            log.error("the audit log could not close %d waiting calls: %s", len(rows), exc)
+            return 0
+        return len(rows)
+
     @_watched
     def _write_abandoned(self, rows: list[int], now: float) -> None:
         with self._transaction(0):
@@ -755,6 +815,10 @@ class AuditLog:
             # A log that is dropped without close() still ends its thread and its descriptor.
             weakref.finalize(self, self._checkpointer.stop, False)
             weakref.finalize(self, watch.close)
+            if self.check_content is not None:
+                self._content = integrity.ContentCheck(path, self.check_content)
+                self._content.start()
+                weakref.finalize(self, self._content.stop, False)
 
     def _close_connection(self) -> None:
         """Close every connection to the file, the checkpointer's too (waited for): the last one to
@@ -763,6 +827,9 @@ class AuditLog:
         if self._checkpointer is not None:
             self._checkpointer.stop()
             self._checkpointer = None
+        if self._content is not None:
+            self._content.stop()
+            self._content = None
         # The cursor first: a statement left open (a write that failed) keeps SQLite's connection
         # alive after close(), and with it the read-only state of the file (a read-only start).
         with contextlib.suppress(sqlite3.Error, AttributeError):
@@ -784,8 +851,28 @@ class AuditLog:
             if self._file is not None and (problem := self._file.problem(everything=True)) is not None:
                 self._lose(problem)
                 self._report(self.lost)
+                return
+            if self._content is not None and (damage := self._content.damage) is not None:
+                self._lose_content(damage)
             return
         self.recover()
+
+    def _failed(self, exc: sqlite3.Error) -> None:
+        """A write failed: the person is told; SQLite finding the pages damaged means the log is lost."""
+        if _is_broken_database(exc) and self.lost is None and str(self.path) != ":memory:":
+            self._lose_content(str(exc))
+            return
+        self._report(_cannot_write(exc))
+        self._full = self._full or _is_full(exc)
+
+    def _lose_content(self, damage: str) -> None:
+        """The file is still the log, but its pages are not what was written: fail closed at once, tell
+        the person, and let the next :meth:`recover` move it aside and start a new log."""
+        self._damaged = damage[:500]
+        self.lost = (f"The audit log {self.path} is damaged ({self._damaged}); requests are refused while it is "
+                     "moved aside, with what can be read out of it, and a new log is started.")
+        log.error("%s", self.lost)
+        self._report(self.lost)
 
     def _check_file(self) -> None:
         """Before a transaction: the file is still the log, or the write fails (closed) at once."""
@@ -837,7 +924,7 @@ class AuditLog:
         if self.read_only or str(self.path) == ":memory:" or not self._room_again():
             return False
         try:
-            if self.lost is not None and not _healthy_path(str(self.path)):
+            if self.lost is not None and self._damaged is None and not _healthy_path(str(self.path)):
                 return False
         except PermissionError as exc:
             self._still_lost(exc)
@@ -854,6 +941,9 @@ class AuditLog:
             if self._stale_companions:
                 self._keep_stale_companions()
                 self._stale_companions = False
+            if self._damaged is not None and not self._set_damaged_aside():
+                self._stand_in()
+                return False
             try:
                 self._open()
             except (sqlite3.Error, OSError) as exc:
@@ -866,13 +956,15 @@ class AuditLog:
             with self._transaction(0):
                 if switched:
                     self._write_waiting_calls_again()
+                told = self._moved_text or lost or was or ""
                 self._cursor.execute("INSERT INTO events (at, kind, code, detail) VALUES (?,?,?,?)",
-                                     (time.time(), "audit", "recovered", (lost or was or "")[:2000]))
+                                     (time.time(), "audit", "recovered", told[:2000]))
         except sqlite3.Error as exc:
             self.lost = lost
             log.debug("the audit log cannot be written yet: %s", exc)
             return False
         self._file_changed = False
+        self._moved_text = None
         self._reopen_failure = None
         if self._abandoned_owed and not switched:  # the start could not close them: now it can
             try:
@@ -881,6 +973,37 @@ class AuditLog:
                 log.warning("the audit log could not close the calls an earlier run left waiting: %s", exc)
         log.warning("the audit log %s works again%s", self.path, " (a new file)" if switched else "")
         self._report(None)
+        return True
+
+    def _set_damaged_aside(self) -> bool:
+        """Move the damaged file (and its ``-wal``, ``-shm``) aside, read what can be read out of it into
+        ``<file>.recovered``, and tell the person; the next :meth:`_open` starts a new log at the path."""
+        path = Path(self.path)
+        try:
+            target = move_aside(path) if path.exists() else None
+        except OSError as exc:
+            self._still_lost(exc)
+            return False
+        saved = ""
+        if target is not None:
+            try:
+                recovered, counts = integrity.salvage(target, SCHEMA)
+                saved = (f"; the {counts['requests']} calls and {counts['decisions']} decisions that could be read "
+                         f"are in {recovered}")
+            except (OSError, sqlite3.Error) as exc:
+                log.exception("nothing could be read out of the damaged audit log %s", target)
+                saved = f"; nothing could be read out of it ({exc})"
+        text = (f"The audit log was damaged ({self._damaged}); it was kept as {target}{saved}, and a new log was "
+                f"started at {path}.")
+        self._damaged = None
+        self._file_changed = True  # the calls still waiting are written into the new file
+        self.moved_aside, self._moved_text = target, text
+        log.error("%s", text)
+        for listener in list(self.moved_listeners):
+            try:
+                listener(text)
+            except Exception:
+                log.exception("an audit log listener failed")
         return True
 
     def _room_again(self) -> bool:
@@ -1007,6 +1130,31 @@ class AuditLog:
             self._owed += [(row, _refused_instead(verdict, exc), at) for row, verdict, at in decided]
             raise
 
+    def record_decisions_in_turn(self, pairs: Iterable[tuple[int, Verdict]], *, loop: Any) -> GroupCommit:
+        """:meth:`record_decisions` in the commit this turn of ``loop`` shares (:class:`GroupCommit`):
+        a thousand requests timing out together, or withdrawn together, are one commit, not a
+        thousand on the event loop. Whoever answers an agent waits for the group (``when_done``). If
+        the group fails, what the log owes is the truth, as with :meth:`record_decisions`."""
+        now = time.time()
+        decided = [(row, verdict, now) for row, verdict in pairs]
+        group = self._group
+        try:
+            if group is None:
+                self._check_file()
+                self._cursor.execute("BEGIN")
+                group = self._group = GroupCommit()
+                _at_turn_end(loop, functools.partial(self._commit_group, group))
+            self._insert_waited_decisions(decided)
+        except BaseException as exc:
+            if group is not None:
+                self._abandon_group(group, exc)
+            self._owed += [(row, _refused_instead(verdict, exc), at) for row, verdict, at in decided]
+            if isinstance(exc, sqlite3.Error):
+                self._failed(exc)
+            raise
+        group.decided += decided
+        return group
+
     @_watched
     def _write_decisions(self, decided: list[tuple[int, Verdict, float]]) -> None:
         with self._transaction(0):
@@ -1027,13 +1175,15 @@ class AuditLog:
         return ids
 
     def record_answered_in_turn(self, identity: Identity, session: str, request_id: str,
-                                calls: Sequence[CallInfo], verdicts: Sequence[Verdict], *, loop: Any) -> GroupCommit:
+                                calls: Sequence[CallInfo], verdicts: Sequence[Verdict], *, loop: Any,
+                                delivery: Delivery | None = None) -> GroupCommit:
         """Calls answered at once, with their verdicts, in the commit this turn of ``loop`` shares.
 
         The rows are written now and committed when the turn ends (:class:`GroupCommit`): the caller
         answers the agent from :meth:`GroupCommit.when_done`, never before. The hottest path of the
         app (every call answered from session memory or by a rule), hence written out. A failure
-        here fails the whole group (and raises): nothing of it is kept.
+        here fails the whole group (and raises): nothing of it is kept. Given a ``delivery``, the agent
+        is looked for again just before the commit: gone by then, its rows say so (:class:`Delivery`).
         """
         group = self._group
         try:
@@ -1044,15 +1194,17 @@ class AuditLog:
                 _at_turn_end(loop, functools.partial(self._commit_group, group))
             now = time.time()
             ids = self._insert_calls(identity, session, request_id, calls, now)
-            self._insert_decisions(zip(ids, verdicts, strict=True), now)
+            decision_rows = self._insert_decisions(zip(ids, verdicts, strict=True), now)
         except BaseException as exc:
             if group is not None:
                 self._abandon_group(group, exc)
             if isinstance(exc, sqlite3.Error):
-                self._report(_cannot_write(exc))
-                self._full = self._full or _is_full(exc)
+                self._failed(exc)
             raise
         group.calls += len(calls)
+        if delivery is not None:
+            delivery.rows, delivery.verdicts = decision_rows, verdicts
+            group.deliveries.append(delivery)
         return group
 
     def _commit_group(self, group: GroupCommit) -> None:
@@ -1061,10 +1213,13 @@ class AuditLog:
             self.commit_turn()
 
     def _abandon_group(self, group: GroupCommit, exc: BaseException) -> None:
-        """Nothing of the group is kept; each of its waiters hears why."""
+        """Nothing of the group is kept; each of its waiters hears why (its decisions are owed)."""
         if self._group is group:
             self._group = None
         self._roll_back()
+        if group.decided:
+            self._owed += [(row, _refused_instead(verdict, exc), at) for row, verdict, at in group.decided]
+            group.decided = []
         log.error("the audit log could not commit %d answered calls: %s", group.calls, exc)
         group._finish(exc)
 
@@ -1090,6 +1245,8 @@ class AuditLog:
             if group is None:
                 self._check_file()
                 self._cursor.execute("BEGIN")
+            elif group.deliveries:
+                self._record_undelivered(group.deliveries)
             if owed:
                 self._insert_waited_decisions(owed)
         except BaseException as exc:
@@ -1120,6 +1277,10 @@ class AuditLog:
                 self._asked.pop(row, None)
                 self._row.pop(row, None)
             log.warning("the audit log wrote %d decisions it owed", len(owed))
+        if group is not None:
+            for row, _, _ in group.decided:
+                self._asked.pop(row, None)
+                self._row.pop(row, None)
         try:
             if group is not None:  # the agents hear their answers before the checkpointer's count
                 group._finish(None)
@@ -1152,12 +1313,27 @@ class AuditLog:
             ids.append(cursor.lastrowid or 0)
         return ids
 
-    def _insert_decisions(self, pairs: Iterable[tuple[int, Verdict]], now: float) -> None:
+    def _insert_decisions(self, pairs: Iterable[tuple[int, Verdict]], now: float) -> list[int]:
         execute = self._cursor.execute
+        rows = []
         for audit_id, v in pairs:
             updated = v.updated_args
-            execute(INSERT_DECISION, (audit_id, now, v.decision, v.decided_by, v.note, v.rule, int(v.blocked),
-                                      None if updated is None else _encode(updated), None))
+            cursor = execute(INSERT_DECISION, (audit_id, now, v.decision, v.decided_by, v.note, v.rule, int(v.blocked),
+                                               None if updated is None else _encode(updated), None))
+            rows.append(cursor.lastrowid or 0)
+        return rows
+
+    def _record_undelivered(self, deliveries: list[Delivery]) -> None:
+        """Just before a group's commit: the answers whose agents have gone meanwhile are recorded as
+        never delivered (their rows are not committed yet, so nobody ever read the answer as given)."""
+        for delivery in deliveries:
+            why = delivery.gone()
+            if why is None:
+                continue
+            delivery.why = why
+            for row, verdict in zip(delivery.rows, delivery.verdicts, strict=True):
+                self._cursor.execute(UNDELIVERED, (undelivered_note(verdict, why), row))
+            log.debug("an answer was not delivered: %s", why)
 
     def _insert_waited_decisions(self, decisions: Iterable[tuple[int, Verdict, float]]) -> None:
         """Decisions of calls that waited for the person: into the row the call has in this file,

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import errno
 import functools
 import logging
 import os
@@ -40,7 +41,7 @@ from ..decisions.broker import Triage
 from ..decisions.tickets import Identity, Verdict
 from ..messages import models
 from ..messages.protocol import Refusal, encode, encode_decision, message_type, read, readable_id, validate
-from ..store.audit import GroupCommit
+from ..store.audit import AgentGone, Delivery, GroupCommit
 from ..store.logsafe import Printable, printable
 from .context import DEFAULT_MAX_PENDING_PER_CLIENT as DEFAULT_MAX_PENDING_PER_CLIENT
 from .context import Context
@@ -80,11 +81,15 @@ class _Outgoing:
 class Connection:
     """One client's conversation: who it is, what it waits for, and a handler per message type."""
 
-    def __init__(self, context: Context, peer: PeerCredentials, send: Send, close: Callable[[], None]) -> None:
+    def __init__(self, context: Context, peer: PeerCredentials, send: Send, close: Callable[[], None],
+                 gone: AgentGone | None = None) -> None:
         self.context = context
         self.peer = peer
         self._send = send
         self._close = close
+        self.gone = gone
+        """Why the client can no longer receive an answer (the transport's look at its socket), or
+        None; without one (in memory, the relay's own delivery) it is taken as there."""
         self.identity = Identity(peer_pid=peer.pid, peer_uid=peer.uid, peer_exe=process_exe(peer.pid),
                                  peer_cwd=process_cwd(peer.pid))
         self.pending_key: Hashable = peer.pid
@@ -93,6 +98,8 @@ class Connection:
         self.pending_owner = "this client"
         """Who :attr:`pending_key` is, as the refusal (and its audit row) says it."""
         self.authenticated = context.token_check is None
+        self.no_requests: str | None = None
+        """Why this connection may not ask (accepted beyond the cap of connections), or None."""
         self.tasks: dict[str, asyncio.Task[list[Verdict]]] = {}  # pending id -> Broker.ask under way
         self.kinds: dict[str, AskKind] = {}         # pending id -> "request" | "batch" (for errors about it)
         self.last_active = context.event_loop.time()
@@ -217,6 +224,9 @@ class Connection:
 
     @handles("request", "batch")
     def _ask(self, message: models.Asking) -> None:
+        if self.no_requests is not None:
+            self.refuse(Refusal("too_many_connections", self.no_requests, message.id, message.type))
+            return
         if message.id in self.tasks:
             self.refuse(Refusal("duplicate_id", f"request id {message.id!r} is already pending", message.id,
                                 message.type))
@@ -227,15 +237,17 @@ class Connection:
         try:
             triage = self.context.broker.take(
                 self.identity, session, message.id, message.type, calls, timeout=message.timeout,
-                admit=functools.partial(self.context.reserve, pid), loop=self.context.event_loop)
+                admit=functools.partial(self.context.reserve, pid), loop=self.context.event_loop, gone=self.gone)
         except Exception as exc:  # never leave an agent hanging, never take the app down
             self._internal_error(message, exc)
+            return
+        if triage.undeliverable is not None:  # read after its agent had gone: recorded so, nobody to answer
             return
         if triage.answered is not None:  # a rule, the mode or session memory: answered in this very turn
             if triage.commit is None:
                 self._reply(message, triage.answered)
             else:
-                self._answer_when_committed(message, triage.answered, triage.commit)
+                self._answer_when_committed(message, triage.answered, triage.commit, triage.delivery)
             return
         if triage.asking is None:  # over the limit of calls waiting for the person
             self.refuse(Refusal(
@@ -339,15 +351,21 @@ class Connection:
             return
         self.send(payload)
 
-    def _answer_when_committed(self, message: models.Asking, verdicts: list[Verdict], commit: GroupCommit) -> None:
+    def _answer_when_committed(self, message: models.Asking, verdicts: list[Verdict], commit: GroupCommit,
+                               delivery: Delivery | None = None) -> None:
         """Answered at once, recorded in this turn's commit: the answer takes its place in the order
-        of replies now, and goes out when the commit is made (if it fails: a typed error, a deny)."""
+        of replies now, and goes out when the commit is made (if it fails: a typed error, a deny;
+        if the agent was gone by then, nothing: the log says it was never delivered)."""
         place = _Outgoing()
         self._outbox.append(place)
-        commit.when_done(functools.partial(self._committed, message, verdicts, place))
+        commit.when_done(functools.partial(self._committed, message, verdicts, place, delivery))
 
     def _committed(self, message: models.Asking, verdicts: list[Verdict], place: _Outgoing,
-                   error: BaseException | None) -> None:
+                   delivery: Delivery | None, error: BaseException | None) -> None:
+        if error is None and delivery is not None and delivery.why is not None:
+            place.payload = b""  # recorded as never delivered: the place in the order is given up
+            self._send_ready()
+            return
         failure = error
         if failure is None:
             try:
@@ -367,7 +385,7 @@ class Connection:
         outbox = self._outbox
         while outbox and outbox[0].payload is not None:
             payload = outbox.popleft().payload
-            if not self.closed and payload is not None:
+            if not self.closed and payload:
                 self._send(payload)
 
     def _internal_error(self, message: models.Asking, exc: BaseException) -> None:
@@ -381,6 +399,8 @@ class Connection:
     def _failure_line(self, message: models.Asking, exc: BaseException) -> bytes:
         if isinstance(exc, sqlite3.Error):  # the audit log's: its health signal says so, once per change
             log.debug("request %s refused: the audit log cannot be written (%s)", printable(message.id), exc)
+        elif isinstance(exc, OSError) and exc.errno in (errno.EMFILE, errno.ENFILE):  # a known state, not a bug
+            log.error("request %s refused: the app is out of file descriptors (%s)", printable(message.id), exc)
         else:
             log.error("request %s failed", printable(message.id), exc_info=exc)
         text = str(exc) or type(exc).__name__

@@ -26,8 +26,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 FD_RESERVE = 64
-"""Descriptors kept free for everything but client connections (audit log, policy, Qt, D-Bus)."""
-WANTED_FD_LIMIT = 4096
+"""Descriptors kept free for everything but client connections (audit log, policy, Qt, D-Bus); half
+the limit when the limit is low (``ulimit -n 64``: 32 connections, not one)."""
 
 
 @dataclass(frozen=True)
@@ -40,20 +40,30 @@ class Limits:
 
     def connection_cap(self) -> int:
         """``max_connections``, lowered to what the descriptor limit leaves after the reserve."""
-        return max(1, min(self.max_connections, raise_fd_limit() - FD_RESERVE))
+        limit = raise_fd_limit()
+        return max(1, min(self.max_connections, limit - min(FD_RESERVE, limit // 2)))
 
 
-def raise_fd_limit(wanted: int = WANTED_FD_LIMIT) -> int:
-    """Lift the soft descriptor limit towards ``wanted`` (within the hard limit); the soft limit after."""
+def raise_fd_limit() -> int:
+    """Lift the soft descriptor limit to the hard one (the kernel's ``nr_open`` at most); the soft limit after."""
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    target = wanted if hard == resource.RLIM_INFINITY else min(wanted, hard)
+    target = hard if hard != resource.RLIM_INFINITY else _nr_open()
     if soft != resource.RLIM_INFINITY and soft < target:
         try:
             resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
             soft = target
         except (ValueError, OSError):
             pass
-    return soft if soft != resource.RLIM_INFINITY else wanted
+    return soft if soft != resource.RLIM_INFINITY else _nr_open()
+
+
+def _nr_open() -> int:
+    """The most descriptors a process may have on this system (Linux), or a million."""
+    try:
+        with open("/proc/sys/fs/nr_open") as file:
+            return int(file.read())
+    except (OSError, ValueError):
+        return 1 << 20
 
 
 class RefusalBudget:

@@ -44,10 +44,11 @@ from . import activation, socket_file
 from .context import DEFAULT_MAX_PENDING_PER_CLIENT as DEFAULT_MAX_PENDING_PER_CLIENT
 from .context import Context
 from .context import TokenCheck as TokenCheck
-from .limits import Limits, RefusalBudget
+from .limits import Limits, RefusalBudget, raise_fd_limit
 from .peercred import PeerCredentials, peer_credentials
 
 if TYPE_CHECKING:
+    from ...client.vocabulary import AskKind
     from ..messages.models import ErrorCode
     from .connection import Connection
 
@@ -63,21 +64,44 @@ CLOSE_WAIT = 2.0
 """Seconds :meth:`ApproverServer.close` waits for the connections to close before dropping unsent replies."""
 ACCEPT_TURNS = 3
 """Loop turns from asyncio accepting a connection to calling :meth:`_Link.connection_made` (two)."""
+OVER_CAP = 16
+"""Connections accepted beyond the cap when every connection has a request pending: they may ask
+what decides nothing (``status``, ``sessions``...), and a request on them is refused
+``too_many_connections`` at once. So the person's ``status`` is answered however full the app is.
+Fewer under a low descriptor limit: a quarter of the descriptors kept in reserve at most."""
 LINGER = 30.0
 """Seconds a closed connection may take to deliver its last replies to a slow reader before they are dropped."""
+
+_POLLS = sys.platform.startswith("linux") and hasattr(select, "poll")
+"""The kernel tells a client's full close from a half-close by POLLHUP (``_Link.peer_gone``)."""
 
 KEEP_SOCKET_FILE: dict[str, Any] = {"cleanup_socket": False} if sys.version_info >= (3, 13) else {}
 """Python 3.13's asyncio unlinks a unix server's path when it closes: the service manager's socket
 among them. Which file goes is ours to decide (``socket_file.remove_if_ours``)."""
 
 
-def _error_line(code: ErrorCode, message: str) -> bytes:
-    """A typed ``error`` line. The message models load here at the earliest: an app no agent has
-    talked to yet does without pydantic (issue 11's idle memory)."""
+_SHORT_OF_RESOURCES = (errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM)
+"""What asyncio's accept reports as "out of system resource" (``selector_events``)."""
+
+
+def _spare_descriptor() -> int | None:
+    """A descriptor held for the moment the app runs out: given up to accept one newcomer and refuse it."""
+    try:
+        return os.open(os.devnull, os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return None
+
+
+def _error_line(code: ErrorCode, message: str, about: tuple[str, AskKind] | None = None) -> bytes:
+    """A typed ``error`` line (``about``: the id and type of the message it answers). The message
+    models load here at the earliest: an app no agent has talked to yet does without pydantic
+    (issue 11's idle memory)."""
     from ..messages import models
     from ..messages.protocol import encode
 
-    return encode(models.ErrorMessage(code=code, message=message))
+    if about is None:
+        return encode(models.ErrorMessage(code=code, message=message))
+    return encode(models.ErrorMessage(id=about[0], in_reply_to=about[1], code=code, message=message))
 
 
 class AlreadyRunning(RuntimeError):
@@ -113,6 +137,7 @@ class _Link(asyncio.BufferedProtocol):
         self._watch: asyncio.Task[None] | None = None
         self._eof = False                           # the client shut its writing side
         self._resuming = False                      # inside resume_writing (see hang_up)
+        self._poller: Any = None                    # select.poll on this socket, made on first look (peer_gone)
 
     def __repr__(self) -> str:
         closing = self.transport is None or self.transport.is_closing()
@@ -263,6 +288,29 @@ class _Link(asyncio.BufferedProtocol):
         transport.close()
         self._give_up = self.server._loop.call_later(LINGER, transport.abort)
 
+    def peer_gone(self) -> str | None:
+        """Why the client can no longer read an answer, or None: the app's own look, at the moment it
+        records an answer, at the client's socket (``Connection.gone``). A client that gave up (its
+        timeout passed while the app was stopped or busy) has closed it, though its request may still
+        be waiting unread in the socket; one that only shut its writing side still reads (None).
+        Linux says so by POLLHUP; elsewhere nothing is claimed (None) and EOF tells later."""
+        transport = self.transport
+        if transport is None or transport.is_closing():
+            return "its connection is closed"
+        if not _POLLS:
+            return None
+        poller = self._poller
+        try:
+            if poller is None:
+                poller = self._poller = select.poll()
+                poller.register(transport.get_extra_info("socket").fileno(), select.POLLHUP)
+            events = poller.poll(0)
+        except (OSError, ValueError):
+            return None
+        if any(event & (select.POLLHUP | select.POLLERR) for _, event in events):
+            return "the agent closed its connection"
+        return None
+
     def hung_up(self) -> bool:
         """After EOF: did the client close entirely (True) or only shut its writing side (False)?
 
@@ -326,6 +374,13 @@ class ApproverServer:
         self._connections_by_peer: Counter[int | None] = Counter()
         self._held_total = 0                                     # bytes of unfinished lines, all clients
         self._links: set[_Link] = set()                          # every open socket, refused ones too
+        self._over_cap: set[_Link] = set()                       # accepted at the cap: no requests (OVER_CAP)
+        self.over_cap = OVER_CAP                                 # within the descriptor reserve (start)
+        self._spare_fd: int | None = None                        # given up to refuse a newcomer when out of them
+        self.descriptor_problem: str | None = None
+        """Told while ``accept()`` runs out of descriptors; None when it works."""
+        self.problem_listeners: list[Callable[[str, str | None], None]] = []
+        """Called with (what, problem) as the server runs short of something, and (what, None) when it is back."""
         self._read_buffer = memoryview(bytearray(READ_BUFFER))
         """Every connection's reads land here (``_Link.get_buffer``): asyncio calls ``recv_into`` and
         then ``buffer_updated`` in one callback, so one read never meets another in it."""
@@ -366,6 +421,8 @@ class ApproverServer:
         self._started_on = asyncio.get_running_loop()
         self.context.loop = self._started_on
         self.max_connections = self.limits.connection_cap()  # below the descriptor limit: accept() never fails
+        self.over_cap = min(OVER_CAP, max(1, (raise_fd_limit() - self.max_connections) // 4))
+        self._catch_accept_failures(self._started_on)
         if await self._serve_activated_socket():
             return
         ensure_private_dir(self.socket_path.parent)
@@ -475,7 +532,25 @@ class ApproverServer:
                 await asyncio.wait(late, timeout=CLOSE_WAIT)
         if self._server is not None:
             await self._server.wait_closed()
+        if self._spare_fd is not None:
+            os.close(self._spare_fd)
+            self._spare_fd = None
         log.debug("closed %r", self)
+
+    def close_at_once(self, why: str) -> None:
+        """Without the loop (it will not run again): every waiting request hears ``shutting_down``,
+        written straight to its socket, and the socket file we made is removed."""
+        self._closing = True
+        for link in list(self._connections):
+            connection = link.accepted
+            lines = b"".join(_error_line("shutting_down", f"desktop-approver is shutting down: {why}",
+                                         about=(request_id, kind)) for request_id, kind in connection.kinds.items())
+            sock = link.transport.get_extra_info("socket") if link.transport is not None else None
+            if lines and sock is not None:
+                with contextlib.suppress(OSError):
+                    os.write(sock.fileno(), lines)  # small: the socket's buffer takes it at once
+        socket_file.remove_if_ours(self.socket_path, self._own_socket)
+        log.warning("closed at once (%s): %d connections told shutting_down", why, len(self._connections))
 
     @staticmethod
     async def _stop_listening(server: asyncio.Server) -> None:
@@ -518,6 +593,76 @@ class ApproverServer:
 
     # -- connections ------------------------------------------------------------------------
 
+    # -- out of descriptors ----------------------------------------------------------------------
+
+    def _catch_accept_failures(self, loop: asyncio.AbstractEventLoop) -> None:
+        """asyncio reports an ``accept()`` that ran out of descriptors (or memory) to the loop's
+        exception handler, with a traceback, and stops accepting for a second; the newcomers then
+        wait in the backlog and hear nothing. Here the app instead refuses them with a typed error
+        (through a descriptor kept spare for it), keeps serving the others, and tells the person
+        (``problem_listeners``: "descriptors") until an accept works again."""
+        if self._spare_fd is None:
+            self._spare_fd = _spare_descriptor()
+        previous = loop.get_exception_handler()
+
+        def handler(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+            failure = context.get("exception")
+            if isinstance(failure, OSError) and failure.errno in _SHORT_OF_RESOURCES \
+                    and "accept" in str(context.get("message", "")) and not self._closing:
+                self._short_of_descriptors(failure)
+                return
+            if previous is not None:
+                previous(loop, context)
+            else:
+                loop.default_exception_handler(context)
+
+        loop.set_exception_handler(handler)
+
+    def _short_of_descriptors(self, failure: OSError) -> None:
+        problem = (f"The app is out of file descriptors ({failure.strerror or failure}; {len(self._connections)} "
+                   "connections open): new agents are refused with too_many_connections until some close; "
+                   "the ones connected are still served.")
+        if self.descriptor_problem is None:
+            log.warning("%s", problem)
+            self.descriptor_problem = problem
+            self._tell("descriptors", problem)
+        refused = 0
+        for server_socket in (self._server.sockets if self._server is not None else ()):
+            refused += self._refuse_waiting(server_socket)
+        log.debug("out of descriptors: %d waiting newcomers refused", refused)
+
+    def _refuse_waiting(self, server_socket: Any) -> int:
+        """Accept and refuse the newcomers waiting in the backlog, one at a time through the spare descriptor."""
+        refused = 0
+        while refused < self.over_cap:
+            if self._spare_fd is not None:
+                os.close(self._spare_fd)
+                self._spare_fd = None
+            listening = socket.socket(fileno=server_socket.fileno())  # asyncio's wrapper refuses accept()
+            try:
+                newcomer, _ = listening.accept()
+            except OSError:
+                break
+            finally:
+                listening.detach()  # the listening socket stays asyncio's
+            with newcomer:
+                newcomer.setblocking(False)
+                with contextlib.suppress(OSError):
+                    newcomer.send(_error_line("too_many_connections", "the app is out of file descriptors; "
+                                                                      "ask again in a moment"))
+            refused += 1
+            self._spare_fd = _spare_descriptor()
+        if self._spare_fd is None:
+            self._spare_fd = _spare_descriptor()
+        return refused
+
+    def _tell(self, what: str, problem: str | None) -> None:
+        for listener in list(self.problem_listeners):
+            try:
+                listener(what, problem)
+            except Exception:  # a listener's failure must not stop the serving
+                log.exception("a server problem listener failed")
+
     def _new_link(self) -> _Link:
         """asyncio's protocol factory: one :class:`_Link` per accepted socket."""
         return _Link(self)
@@ -538,19 +683,30 @@ class ApproverServer:
             log.debug("connection refused: pid %s, uid %s is another user", peer.pid, peer.uid)
             return None
         per_peer = self.limits.max_connections_per_peer
-        if len(self._connections) >= self.max_connections and self._connections_by_peer[peer.pid] < per_peer:
+        serving = len(self._connections) - len(self._over_cap)
+        if serving >= self.max_connections and self._connections_by_peer[peer.pid] < per_peer:
             self._make_room()
-        if len(self._connections) >= self.max_connections or self._connections_by_peer[peer.pid] >= per_peer:
-            mine = self._connections_by_peer[peer.pid]
+            serving = len(self._connections) - len(self._over_cap)
+        mine = self._connections_by_peer[peer.pid]
+        full = serving >= self.max_connections
+        if mine >= per_peer or (full and len(self._over_cap) >= self.over_cap):
             reason = (f"this process already has {mine} connections (at most {per_peer})" if mine >= per_peer else
-                      f"the app already serves {len(self._connections)} connections (at most {self.max_connections})")
+                      f"the app already serves {serving} connections (at most {self.max_connections})")
             self.context.audit_refusal("too_many_connections", reason, peer.pid, peer.uid)
             link.send(_error_line("too_many_connections", reason))
             log.debug("connection refused: pid %s: %s", peer.pid, reason)
             return None
         from .connection import Connection  # the protocol (and pydantic) loads with the first connection
 
-        connection = Connection(self.context, peer, link.send, link.hang_up)
+        if self.descriptor_problem is not None:  # an accept worked: the descriptors are back
+            log.warning("the app has file descriptors again")
+            self.descriptor_problem = None
+            self._tell("descriptors", None)
+        connection = Connection(self.context, peer, link.send, link.hang_up, gone=link.peer_gone)
+        if full:  # every connection has something pending: this one may ask what decides nothing
+            connection.no_requests = (f"the app already serves {serving} connections, each with a request "
+                                      f"pending (at most {self.max_connections}); ask again later")
+            self._over_cap.add(link)
         link.connection = connection
         self._connections.add(link)
         self._connections_by_peer[peer.pid] += 1
@@ -563,7 +719,8 @@ class ApproverServer:
         """At the total cap: close the longest-idle connection with nothing pending (if any), so idle
         connections held by one party cannot lock everyone else out; its client reconnects when it
         next asks (``idle_timeout``)."""
-        idle = [link for link in self._connections if not link.accepted.owes_answers and not link.accepted.closed]
+        idle = [link for link in self._connections if not link.accepted.owes_answers and not link.accepted.closed
+                and link not in self._over_cap]  # closing one beyond the cap makes no room under it
         if not idle:
             return
         victim = min(idle, key=lambda link: link.accepted.last_active)
@@ -575,6 +732,7 @@ class ApproverServer:
         if link not in self._connections:
             return
         self._connections.discard(link)
+        self._over_cap.discard(link)
         pid = link.peer.pid
         self._connections_by_peer[pid] -= 1
         if self._connections_by_peer[pid] <= 0:
