@@ -295,5 +295,23 @@ ISSUE_30_SHELL_FAMILIES += [
      ["curl *"]),
     ("tsc -p builds another project", goose("tsc -p /home/me/other"), ["tsc *"]),
     ("cmake -S configures another tree", bash("cmake -S /home/me/other -B build"), ["cmake *"]),
+    ("rails test against production", codex("rails test -e production"), ["rails test*"]),
+    ("a test runner runs another project's tests", gemini("jest /home/me/other"), ["jest *"]),
+    ("dotnet builds another project", openhands("dotnet build /home/me/other/App.csproj"), ["dotnet *"]),
+    ("an inventory that may be a script elsewhere", cline("ansible-inventory --list -i /tmp/inv.py"),
+     ["ansible-inventory *"]),
+    ("a -X option that runs a module first", goose("python3 -X presite=evil -c 'print(1)'"), ["python3 *"]),
+    ("a one-liner that imports the project's json.py: written first", bash("echo 'import os' > json.py"),
+     ["echo *"]),
+    ("a one-liner that reads a file", codex("python3 -c \"print(open('/home/me/.ssh/id_ed25519').read())\""),
+     ["python3 *"]),
+    ("node -e through a constructor", gemini("node -e \"console.log('a'.constructor.constructor('return 1')())\""),
+     ["node *"]),
 ]
-ISSUE_30_CASES = as_cases(ISSUE_30_SHELL_FAMILIES, [])
+ISSUE_30_TOOL_FAMILIES: ToolFamilies = [
+    ("a request tool posts to another host",
+     ("http_request", {"url": "https://api.example.com/items", "method": "POST", "body": "{}"}), "http_*"),
+    ("requests_put to another host", ("requests_put", {"url": "https://api.example.com/items/3", "data": "{}"}),
+     "requests_*"),
+]
+ISSUE_30_CASES = as_cases(ISSUE_30_SHELL_FAMILIES, ISSUE_30_TOOL_FAMILIES)

@@ -2,8 +2,9 @@
 
 The destructive families of issue 30 (``ISSUE_30_CASES`` in tests/core/automatic_answer_cases.py)
 go through the real broker in the three ways an answer comes without the person, in
-tests/core/test_automatic_answers.py. Here: the parse itself (:mod:`desktop_approver.core.calls.grammar`),
-the near variants approve-all still answers, and a working directory that is no project.
+tests/core/test_automatic_answers.py; the parse itself is tests/core/test_grammar.py. Here: the
+near variants approve-all still answers, a working directory that is no project, and the share of
+ordinary calls in the agents' shapes an automatic answer may take.
 """
 
 from __future__ import annotations
@@ -14,7 +15,6 @@ from typing import Any
 
 import pytest
 
-from desktop_approver.core.calls.grammar import OptionUse, parse
 from desktop_approver.core.calls.risk import assess
 from desktop_approver.core.decisions import modes
 from desktop_approver.core.decisions.tickets import Identity
@@ -37,48 +37,6 @@ from tests.support.automatic_answers import (
 @pytest.fixture(autouse=True)
 def _home(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HOME", "/home/me")
-
-
-# -- the parse --------------------------------------------------------------------------------------
-
-def test_an_option_value_is_never_read_as_an_option() -> None:
-    found = parse(("rsync", "-a", "--exclude", "--dry-run", "src/", "dst/"))
-    assert not found.simulated
-    assert OptionUse("--exclude", "value", "--dry-run") in found.options()
-    assert found.operands == ("src/", "dst/")
-
-
-def test_bundled_short_options_are_read_by_their_arity() -> None:
-    found = parse(("curl", "-sXDELETE", "https://api.example.com/x"))
-    assert [(use.option, use.value) for use in found.options()] == [("-s", None), ("-X", "DELETE")]
-    sed = parse(("sed", "-ni", "s/a/b/p", "notes.txt"))
-    assert [use.option for use in sed.options()] == ["-n", "-i"] and sed.by_role("inplace")
-    assert parse(("sed", "-i.bak", "s/a/b/", "x")).values("-i") == [".bak"]
-
-
-def test_long_options_with_equals_and_the_end_of_options() -> None:
-    found = parse(("curl", "--request=PUT", "--", "-weird-host"))
-    assert found.values("--request") == ["PUT"] and found.operands == ("-weird-host",)
-
-
-def test_subcommands_and_modules_descend() -> None:
-    push = parse(("git", "push", "--dry-run", "origin", "main"))
-    assert push.subcommand == ("push",) and push.simulated and push.operands == ("origin", "main")
-    module = parse(("python3", "-m", "pytest", "-q"))
-    assert module.label == "python3 -m pytest" and not module.gaps
-
-
-def test_what_the_grammar_does_not_give_is_a_gap_never_a_guess() -> None:
-    assert parse(("git", "frobnicate")).gaps == ("subcommand `frobnicate` of `git`",)
-    assert parse(("curl", "--no-such-option", "x")).gaps == ("option `--no-such-option` of `curl`",)
-    unknown = parse(("never-heard-of", "--dry-run", "--help"))
-    assert not unknown.known and not unknown.simulated and not unknown.helped
-    assert parse(("python3", "-m", "evilmod")).gaps == ("module `evilmod` run by `python3 -m`",)
-
-
-def test_a_saved_plan_is_not_only_a_simulation() -> None:
-    assert parse(("terraform", "plan")).simulated
-    assert not parse(("terraform", "plan", "-out", "x.plan")).simulated
 
 
 # -- the near variants are still answered ------------------------------------------------------------
@@ -129,3 +87,33 @@ def test_a_request_to_this_machine_is_not_an_effect_outside_it() -> None:
     assert assess(*bash("curl -X POST http://127.0.0.1:8000/api/jobs"), cwd=PROJECT).level == "moderate"
     assert assess(*bash("curl -X POST https://api.example.com/jobs"), cwd=PROJECT).level == "destructive"
     assert assess(*bash("curl -X POST http://localhost.evil.example/x"), cwd=PROJECT).level == "destructive"
+
+
+# -- what people run ---------------------------------------------------------------------------------
+
+ORDINARY = Path(__file__).with_name("risk_calls_ordinary.jsonl")
+
+
+def ordinary_share() -> tuple[int, int]:
+    """Of the ordinary calls of issue 30 (everyday runners and toolchains, in the tool shapes of
+    Goose, OpenHands, Zed, Codex, Cline, Claude Code, Gemini CLI and LangChain's ShellTool, and the
+    read-only tools of GitHub, Linear, Sentry, Kubernetes and Slack's MCP servers): how many an
+    automatic answer may take (understood, not destructive), of how many."""
+    import json
+    import os
+
+    rows = [json.loads(line) for line in ORDINARY.read_text(encoding="utf-8").splitlines() if line.strip()]
+    old = os.environ.get("HOME")
+    os.environ["HOME"] = "/home/sam"
+    try:
+        found = [assess(row["tool"], row["args"], cwd=row["cwd"]) for row in rows]
+    finally:
+        if old is not None:
+            os.environ["HOME"] = old
+    return sum(1 for verdict in found if verdict.understood and verdict.level != "destructive"), len(rows)
+
+
+def test_most_ordinary_calls_in_the_agents_shapes_are_understood() -> None:
+    answered, total = ordinary_share()
+    assert total >= 200
+    assert answered / total >= 0.80, (answered, total)

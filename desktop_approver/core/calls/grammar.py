@@ -31,7 +31,7 @@ __all__ = ["VALUE_ROLES", "Level", "OptionUse", "Parse", "interpreter_of", "pars
 
 # Options whose role takes a value (the next word, glued to a short option, or after ``=``).
 VALUE_ROLES = frozenset({"value", "read", "list", "write", "delete", "cd", "runs", "setting", "data", "module",
-                         "method", "url", "upload", "body"})
+                         "method", "url", "upload", "body", "code"})
 # Options every program is taken to know: asking for help or a version. A dry run is not among
 # them: ``npm run deploy --dry-run`` runs the script; only a program whose grammar lists the
 # option simulates.
@@ -83,6 +83,7 @@ class Parse:
     levels: tuple[Level, ...] = ()
     inner: tuple[str, ...] | None = None
     gaps: tuple[str, ...] = ()
+    code: OptionUse | None = None     # the program given inline (python -c CODE): the words after it are its own
 
     @property
     def known(self) -> bool:
@@ -192,6 +193,7 @@ def _walk(cat: Catalog, name: str, entry: Program, label: str, args: list[str]) 
     levels: list[Level] = []
     gaps: list[str] = []
     inner: tuple[str, ...] | None = None
+    code: OptionUse | None = None
     while True:
         options: list[OptionUse] = []
         operands: list[str] = []
@@ -237,6 +239,9 @@ def _walk(cat: Catalog, name: str, entry: Program, label: str, args: list[str]) 
                     gaps.append(f"option `{use.option}` of `{label}` without its value")
                 elif use.role == "help":
                     helped = True
+            code = next((use for use in found if use.role == "code" and use.value is not None), None)
+            if code is not None:
+                break       # the rest are the inline program's own arguments
             module = next((use for use in found if use.role == "module" and use.value is not None), None)
             if module is not None:
                 module_entry = cat.program(module.value or "")
@@ -249,7 +254,7 @@ def _walk(cat: Catalog, name: str, entry: Program, label: str, args: list[str]) 
         if descend is None:
             break
         label, entry, args = descend
-    return Parse(name, tuple(levels), inner, tuple(dict.fromkeys(gaps)))
+    return Parse(name, tuple(levels), inner, tuple(dict.fromkeys(gaps)), code)
 
 
 def _option(entry: Program, args: list[str], i: int) -> tuple[list[OptionUse], int]:

@@ -321,8 +321,9 @@ def read_call(tool: str, args: Mapping[str, Any] | Any, cwd: str | None = None) 
     name = normalise_tool(tool)
     family = family_of(tool, args)
     own_cwds = [value for _, value in aliases_of(args, CWD_ARGS) if isinstance(value, str)]
-    if family == "shell":   # Gemini CLI's run_shell_command
-        own_cwds += [args[key] for key in ("directory", "dir_path") if isinstance(args.get(key), str) and args[key]]
+    if family == "shell":   # Gemini CLI's run_shell_command, Zed's terminal (``cd``)
+        own_cwds += [args[key] for key in ("directory", "dir_path", "cd") if isinstance(args.get(key), str)
+                     and args[key]]
     own_cwd = own_cwds[0] if own_cwds else None
     if own_cwd:
         start = cwd

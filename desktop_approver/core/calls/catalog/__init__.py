@@ -22,6 +22,7 @@ A program entry (``[program.NAME]``, or ``[program.NAME.sub.WORD]`` for a subcom
     simulate = "-n"          # options that make it only simulate (a dry run); --dry-run is known to all
     checks = "--check"       # a dry run that still runs some code: simulates, but is never understood
     module = "-m"            # an option whose value names a module it runs as a program (python -m)
+    code = "-c"              # an option whose value is a program it runs (understood only when it only prints)
     method = "-X"            # an option whose value is an HTTP method (anything but GET/HEAD/OPTIONS sends)
     url = "--url"            # options whose value is an address (a file:// address is a read of that file)
     upload = "-T"            # options whose value is a file it reads and sends
@@ -68,7 +69,7 @@ __all__ = ["ARG_ROLES", "EFFECTS", "OPERAND_ROLES", "OPTION_ROLES", "Catalog", "
            "validate_extension"]
 
 OPTION_ROLES = ("flag", "value", "optional", "read", "list", "write", "delete", "cd", "runs", "setting", "help", "data",
-                "simulate", "checks", "module", "method", "url", "upload", "body", "deletes", "inplace")
+                "simulate", "checks", "module", "method", "url", "upload", "body", "deletes", "inplace", "code")
 OPERAND_ROLES = (
     "none",        # takes no operands
     "text",        # words that name nothing (echo, printf, package or test names)

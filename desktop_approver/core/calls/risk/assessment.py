@@ -70,11 +70,12 @@ def project_of(directory: str | None) -> str | None:
     if not directory:
         return None
     here = os.path.normpath(os.path.expanduser(directory))
-    home = os.path.normpath(os.path.expanduser("~"))
-    for place in catalog().not_projects:
-        if here == (home if place == "~" else os.path.normpath(place)):
-            return None
-    return directory
+    return None if here in _not_projects(os.path.expanduser("~"), catalog_generation()) else directory
+
+
+@lru_cache(maxsize=8)
+def _not_projects(home: str, _catalog: int) -> frozenset[str]:
+    return frozenset(os.path.normpath(home if place == "~" else place) for place in catalog().not_projects)
 
 
 def assess_reading(reading: CallReading, hints: Mapping[str, Any] | None = None, *, workspace: str | None = None,

@@ -9,6 +9,7 @@ from typing import Any
 from ..catalog import catalog
 from ..reading import EDITOR_TOOLS, CallReading, PathUse, resolve_path, secrets_in, strings_in
 from ..reading import READ_TOOLS as READ_TOOL_NAMES
+from .addresses import host_of, is_local
 from .findings import DESTRUCTIVE, MODERATE, Findings
 from .places import Place, judge_use
 from .programs import METADATA, WEBHOOK, inline_code_findings, sql_findings
@@ -136,6 +137,11 @@ def tool_findings(reading: CallReading, workspace: str | None, findings: Finding
         if method not in ("GET", "HEAD", "OPTIONS") or any(k in reading.args for k in ("body", "data", "json",
                                                                                         "form")):
             findings.add(MODERATE, f"sends data over the network ({method})")
+            elsewhere = [url for url in reading.urls if not is_local(url)]
+            if elsewhere or not reading.urls:
+                # an effect outside the machine (issue 30): only a request to this machine stays moderate
+                where = host_of(elsewhere[0]) if elsewhere else "an address not given"
+                findings.add(DESTRUCTIVE, f"sends a request that acts outside the machine ({method} to {where})")
         findings.add(MODERATE, "network access")
         return
     if family == "message":

@@ -13,10 +13,10 @@ raise the level (an option that runs a program, a variable that does, a deploy).
 
 from __future__ import annotations
 
+import fnmatch
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from fnmatch import fnmatchcase
 from typing import Any
 
 from ..catalog import Catalog, Program, Tool, catalog
@@ -37,8 +37,10 @@ from ..reading import (
     working_dirs,
 )
 from ..shellparse import SHELLS, SimpleCommand
+from .addresses import host_of, is_local
 from .findings import DESTRUCTIVE, MODERATE, SAFE, Findings
 from .forms import only_reads
+from .inline import only_prints
 from .places import Place, judge_use
 from .roles import argument_role, disagreements, shown_name, tool_entry, unread_arguments
 from .vouching import SHAPED_ROLES, Vouch, data_value, fed_input, shaped_operands, shell_action
@@ -225,10 +227,25 @@ def _parsed(found: Parse, cwd: str | None, state: _Reading) -> None:
             return
         _effect(level.entry, level.label, state, found)
         _sends(found, level.label, here, state)
-        if found.inner is not None:
+        if found.code is not None:
+            _inline(found, level.label, state)
+        elif found.inner is not None:
             _inner_command(list(found.inner), level.label, here, state)
         elif not (level.entry.subcommands and not level.operands):
             _operands(level.entry, level.label, list(level.operands), here, state, found)
+
+
+def _inline(found: Parse, label: str, state: _Reading) -> None:
+    """``python -c CODE``, ``node -e CODE``: understood only when the code only imports and prints
+    (:mod:`.inline` reads it); the findings of what it does are the programs reader's."""
+    use = found.code
+    if use is None or use.value is None:
+        return
+    why = only_prints(interpreter_of(found.name) or found.name, use.value)
+    if why is not None:
+        state.gap(f"the code given to `{label} {use.option}` ({why})")
+    elif state.findings.level == SAFE:
+        state.findings.add(MODERATE, f"runs inline code that only imports and prints ({label} {use.option})")
 
 
 def _option_use(use: OptionUse, entry: Program, label: str, here: str | None, state: _Reading) -> str | None:
@@ -274,12 +291,6 @@ def _option_use(use: OptionUse, entry: Program, label: str, here: str | None, st
 
 
 _READ_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
-_LOCAL_HOST = re.compile(r"(localhost|[\w.-]+\.localhost|127(?:\.\d{1,3}){3}|\[::1\]|::1)(:\d+)?", re.I)
-
-
-def _host(address: str) -> str:
-    rest = re.sub(r"^[a-z][a-z0-9+.-]*://", "", address, flags=re.I)
-    return re.split(r"[/?#]", rest.rsplit("@", 1)[-1] if "@" in rest.split("/", 1)[0] else rest, maxsplit=1)[0]
 
 
 def _sends(found: Parse, label: str, here: str | None, state: _Reading) -> None:
@@ -295,10 +306,10 @@ def _sends(found: Parse, label: str, here: str | None, state: _Reading) -> None:
     addresses = [use.value for use in found.by_role("url") if use.value]
     if found.entry is not None and found.entry.operands == "url":
         addresses += list(found.operands)
-    remote = [a for a in addresses if not _LOCAL_HOST.fullmatch(_host(a))]
+    remote = [a for a in addresses if not is_local(a)]
     what = " ".join(changing[:1] or sending[:1])
     if remote or not addresses:
-        where = _host(remote[0]) if remote else "an address not given"
+        where = host_of(remote[0]) if remote else "an address not given"
         state.findings.add(DESTRUCTIVE, f"sends a request that acts outside the machine ({label} {what} to {where})")
     else:
         state.findings.add(MODERATE, f"sends a request to this machine ({label} {what})")
@@ -543,12 +554,30 @@ def _runs_later(path: str, cat: Catalog) -> bool:
     parts = [part for part in path.replace("\\", "/").split("/") if part not in ("", ".")]
     if not parts:
         return False
-    if any(fnmatchcase(parts[-1], pattern) for pattern in cat.runs_later) or any(
-            part in cat.runs_later_dirs for part in parts[:-1]):
+    names, folders, tails = _runs_later_patterns(cat)
+    if names.fullmatch(parts[-1]) or any(part in folders for part in parts[:-1]):
         return True
-    tails = ["/".join(parts[at:]) for at in range(len(parts) - 1)]
-    return any(fnmatchcase(tail, pattern.removeprefix("./")) for tail in tails for pattern in cat.trusted_programs
-               if not pattern.startswith("/"))
+    return any(tails.fullmatch("/".join(parts[at:])) for at in range(len(parts) - 1))
+
+
+_PATTERNS: dict[int, tuple[Catalog, tuple[re.Pattern[str], frozenset[str], re.Pattern[str]]]] = {}
+
+
+def _runs_later_patterns(cat: Catalog) -> tuple[re.Pattern[str], frozenset[str], re.Pattern[str]]:
+    """The catalog's runs-later names and the project's trusted programs, each list as one regex
+    (made once a catalog; the catalog is kept with them so its id is not reused)."""
+    found = _PATTERNS.get(id(cat))
+    if found is not None and found[0] is cat:
+        return found[1]
+
+    def one(patterns: Iterable[str]) -> re.Pattern[str]:
+        return re.compile("|".join(f"(?:{fnmatch.translate(p)})" for p in patterns) or "(?!)")
+    tails = [p.removeprefix("./") for p in cat.trusted_programs if not p.startswith("/")]
+    made = (one(cat.runs_later), frozenset(cat.runs_later_dirs), one(tails))
+    if len(_PATTERNS) > 8:
+        _PATTERNS.clear()
+    _PATTERNS[id(cat)] = (cat, made)
+    return made
 
 
 def trusted_program(word: str, cat: Catalog | None = None) -> bool:
