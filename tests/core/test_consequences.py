@@ -7,6 +7,7 @@ ticket carries the facts ("What this touches"), as does the audit log.
 
 from __future__ import annotations
 
+import asyncio
 import io
 import os
 import tarfile
@@ -20,6 +21,7 @@ from desktop_approver.core.calls.reading import read_call
 from desktop_approver.core.calls.risk import assess
 from desktop_approver.core.calls.risk.consequences import BY_NAME_DELETES, BY_NAME_GIT
 from desktop_approver.core.calls.risk.touching import assess_touching
+from desktop_approver.core.decisions.tickets import Verdict
 from tests.support.projects import GITHUB_TOKEN, approve_all, git, last_ticket, make_repository, run, who_in
 
 
@@ -233,3 +235,31 @@ def test_the_audit_log_keeps_the_facts_with_the_decision(tmp_path: Path, repo: P
     kept = {entry.decided_by: broker.audit.consequences(entry.id) or {} for entry in entries}
     assert kept["user"]["losses"][0]["what"] == "data" and kept["user"]["losses"][0]["level"] == "destructive"
     assert kept["mode"]["losses"][0]["states"] == {"build": 3}
+
+
+# -- through the socket: the server's way in (Broker.take) -------------------------------------------------
+
+def test_the_running_app_judges_a_local_agents_calls_by_their_facts(tmp_path: Path, repo: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """A real client in the repository (the kernel vouches for its directory) asks the running app in
+    approve-all mode: what loses nothing is answered, what loses data reaches the person."""
+    from desktop_approver import Client
+    from desktop_approver.core.decisions import modes
+    from tests.support.deciders import ScriptedPerson
+    from tests.support.service import WAIT, ServiceThread
+
+    person = ScriptedPerson(lambda ticket: [Verdict("deny", "user", note="asked") for _ in ticket.calls])
+    monkeypatch.chdir(repo)
+    with ServiceThread(tmp_path / "app", person) as service:
+        async def approve_all_for_ten_minutes() -> None:
+            service.service.broker.mode.set(modes.APPROVE_ALL, seconds=600)
+
+        asyncio.run_coroutine_threadsafe(approve_all_for_ten_minutes(), service.loop).result(WAIT)
+        with Client(service.socket_path, agent="tester") as client:
+            kept = client.request("Bash", {"command": "rm -rf build node_modules"})
+            lost = client.request("Bash", {"command": "rm -rf data"})
+    assert (kept.decision, kept.decided_by) == ("allow_once", "mode")
+    assert (lost.decision, lost.decided_by, lost.note) == ("deny", "user", "asked")
+    [ticket] = person.seen
+    facts = ticket.calls[0].consequences
+    assert facts is not None and facts.available and facts.losses[0].what == "data"
