@@ -68,9 +68,18 @@ def judge_facts(reading: CallReading, workspace: str | None, findings: Findings,
             prefixes = BY_NAME_GIT.get(sub, ())
             findings.items[:] = [(level, reason) for level, reason in findings.items
                                  if not reason.startswith(prefixes) or not _only_graded(reading, sub, facts)]
-    for loss in facts.losses:
-        findings.add(DESTRUCTIVE if loss.lost else MODERATE, loss.describe())
+    lost = [loss.what for loss in facts.losses if loss.lost]
+    kept = [loss.what for loss in facts.losses if not loss.lost]
+    if lost:
+        findings.add(DESTRUCTIVE, "loses what git or a build cannot bring back: " + _named(lost))
+    if kept:
+        findings.add(MODERATE, "changes only what git or a build can bring back: " + _named(kept))
     return tuple(gaps)
+
+
+def _named(whats: list[str]) -> str:
+    shown = ", ".join(f"`{what}`" for what in whats[:4])
+    return shown + (f" and {len(whats) - 4} more" if len(whats) > 4 else "")
 
 
 def _graded(path: str, facts: Facts) -> bool:
