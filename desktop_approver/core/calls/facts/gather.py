@@ -256,31 +256,90 @@ class _Gathering:
             self.facts.losses.append(Loss(what, operation))
             self.facts.graded_deletes.add(target)
             return
-        files = [real] if os.path.islink(real) or not os.path.isdir(real) else list(self.walk(real))
         states: Counter[str] = Counter()
-        size = 0
         sample: list[str] = []
-        for path in files:
-            self.tick()
-            state = self.state_of(path)
-            states[state] += 1
-            try:
-                size += os.lstat(path).st_size
-            except OSError:
-                pass
-            if state not in ("tracked", "build") and len(sample) < 5:
-                sample.append(self.shown(path))
+        files, size = self.tally(real, states, sample)
         outside = not self.inside(real)
-        self.facts.losses.append(Loss(what, operation, len(files), size, count_states(states), outside,
+        self.facts.losses.append(Loss(what, operation, files, size, count_states(states), outside,
                                       sample=tuple(sample)))
         self.facts.graded_deletes.add(target)
 
-    def state_of(self, path: str) -> str:
-        root = repository_of(path)
-        if root is None:
+    def tally(self, top: str, states: Counter[str], sample: list[str]) -> tuple[int, int]:
+        """Count the files under ``top`` (or ``top`` itself) by git state, with their sizes.
+
+        A directory walk that decides a state once per directory where git does (an untracked or
+        ignored directory: every file under it shares it), else once per file; one ``lstat`` per
+        file (``scandir``), no per-file search up the tree. A repository nested inside is untracked
+        to the outer one (git cannot bring it back from there)."""
+        root = repository_of(top)
+        view = self.view(root) if root is not None else None
+        files = size = 0
+        pending: list[tuple[str, str | None]] = [(top, None)]
+        if not os.path.isdir(top) or os.path.islink(top):
+            alone = self.file_state(top, root, view)
+            states[alone] += 1
+            if alone not in ("tracked", "build"):
+                sample.append(self.shown(top))
+            return 1, _size_of(top)
+        while pending:
+            here, inherited = pending.pop()
+            self.tick()
+            state: str | None = inherited
+            if state is None and root is not None and here != root and os.path.lexists(os.path.join(here, ".git")):
+                state = "untracked"                         # a repository of its own inside this one
+            if state is None:
+                state = self.dir_state(here, root, view)
+            try:
+                entries = list(os.scandir(here))
+            except OSError as exc:
+                self.facts.problem(f"`{self.shown(here)}` could not be read ({exc.strerror or exc})")
+                continue
+            for entry in entries:
+                if entry.is_dir(follow_symlinks=False):
+                    pending.append((entry.path, state))
+                    continue
+                files += 1
+                if files > MAX_TREE_FILES:
+                    raise _OverBudget
+                try:
+                    size += entry.stat(follow_symlinks=False).st_size
+                except OSError:
+                    pass
+                found = state or self.entry_state(here, entry.name, root, view)
+                states[found] += 1
+                if found not in ("tracked", "build") and len(sample) < 5:
+                    sample.append(self.shown(entry.path))
+        return files, size
+
+    def dir_state(self, here: str, root: str | None, view: GitView | GitError | None) -> str | None:
+        """The state every file under ``here`` shares, or None: each file has its own."""
+        if root is None or not isinstance(view, GitView):
             return "no-git"
-        view = self.view(root)
-        if isinstance(view, GitError):
+        rel = here[len(root) + 1:] if here.startswith(root + os.sep) else ""
+        if not rel:
+            return None
+        if view.within(rel, view.untracked):
+            return "untracked"
+        if view.within(rel, view.ignored):
+            return "build" if self.is_build_output(os.path.join(here, "-")) else "ignored"
+        return None
+
+    def entry_state(self, here: str, name: str, root: str | None, view: GitView | GitError | None) -> str:
+        """A file's state in a directory git tracks (its directory has no state of its own): three
+        set lookups, no path arithmetic beyond one join."""
+        if root is None or not isinstance(view, GitView):
+            return "no-git"
+        rel = f"{here[len(root) + 1:]}/{name}" if here != root else name
+        if rel in view.changed:
+            return "changed"
+        if rel in view.untracked:
+            return "untracked"
+        if rel in view.ignored:
+            return "build" if self.is_build_output(os.path.join(here, name)) else "ignored"
+        return "tracked"
+
+    def file_state(self, path: str, root: str | None, view: GitView | GitError | None) -> str:
+        if root is None or not isinstance(view, GitView):
             return "no-git"
         state = view.state(path)
         if state == "ignored" and self.is_build_output(path):
@@ -360,17 +419,8 @@ class _Gathering:
             for entry in entries:
                 if not _within(entry, within):
                     continue
-                for path in self.walk_or_file(os.path.join(root, entry)):
-                    self.tick()
-                    state = self.state_of(path)
-                    states[state] += 1
-                    files += 1
-                    try:
-                        size += os.lstat(path).st_size
-                    except OSError:
-                        pass
-                    if state != "build" and len(sample) < 5:
-                        sample.append(self.shown(path))
+                counted, weight = self.tally(os.path.join(root, entry), states, sample)
+                files, size = files + counted, size + weight
             self.facts.losses.append(Loss(label, "deletes", files, size, count_states(states), sample=tuple(sample)))
         self.facts.graded_git.add(sub)
 
@@ -453,12 +503,6 @@ class _Gathering:
                 path = os.path.join(here, name)
                 if os.path.islink(path):
                     yield path
-
-    def walk_or_file(self, path: str) -> Iterator[str]:
-        if os.path.isdir(path) and not os.path.islink(path):
-            yield from self.walk(path)
-        elif os.path.lexists(path):
-            yield path
 
 
 def _size_of(path: str) -> int:

@@ -113,6 +113,10 @@ class GitView:
         out = _git(self.root, [*args, "--", f":(literal){rel}"], timeout)
         return [os.path.join(self.root, name) for name in out.decode("utf-8", "surrogateescape").split("\0") if name]
 
+    @staticmethod
+    def within(rel: str, entries: set[str]) -> bool:
+        return _under(rel, entries)
+
     def state(self, path: str) -> str:
         """``tracked``, ``changed``, ``untracked`` or ``ignored`` for a file of this work tree."""
         rel = os.path.relpath(path, self.root)
