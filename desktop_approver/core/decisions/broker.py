@@ -257,7 +257,13 @@ class Broker:
         identity = triage.identity
         loop = asyncio.get_running_loop()
         infos = [triage.infos[index] for index in due]
-        judged = await loop.run_in_executor(None, _with_facts, infos, identity)
+        try:   # the budget bounds each look; this bounds a look stuck in the kernel (never a hang)
+            judged = await asyncio.wait_for(loop.run_in_executor(None, _with_facts, infos, identity),
+                                            FACTS_TIMEOUT * max(1, len(infos)))
+        except TimeoutError:
+            log.warning("the facts of %d call(s) of %s took too long: the person decides", len(infos),
+                        printable(triage.request_id, 80))
+            judged = [_without_facts(info, "looking at its files took too long") for info in infos]
         for info in judged:
             risk = info.risk_report()
             triage.infos[info.index], triage.risks[info.index] = info, risk
@@ -470,6 +476,20 @@ def facts_unavailable(identity: Identity) -> str | None:
     return None
 
 
+FACTS_TIMEOUT = 10.0
+"""Seconds one call's facts may take in all before the person decides without them (the gathering's
+own budget is far smaller: this is for a look stuck in the kernel, a network file system, a lock)."""
+
+
+def _without_facts(info: CallInfo, why: str) -> CallInfo:
+    """The call with no facts, so not understood: it goes to the person, who is told why."""
+    from ..calls.facts import Facts
+    facts = Facts.unavailable(why)
+    risk = replace(info.risk, understood=False, gaps=(*info.risk.gaps, f"facts about its paths are unavailable: "
+                                                                       f"{why}")) if info.risk else None
+    return replace(info, risk=risk, consequences=facts)
+
+
 def _with_facts(infos: list[CallInfo], identity: Identity) -> list[CallInfo]:
     """Blocking (an executor's thread): each call judged with the facts of what it touches."""
     from ..calls.risk.touching import assess_touching
@@ -482,9 +502,8 @@ def _with_facts(infos: list[CallInfo], identity: Identity) -> list[CallInfo]:
                                           unavailable=unavailable)
         except Exception:  # facts not gathered prove nothing: the call keeps its reading, and goes to the person
             log.exception("judging %s with its facts failed", printable(info.tool, 80))
-            from ..calls.facts import Facts
-            facts = Facts.unavailable("looking at its files failed (internal error)")
-            risk = replace(info.risk, understood=False, gaps=(*info.risk.gaps, facts.why)) if info.risk else None
+            out.append(_without_facts(info, "looking at its files failed (internal error)"))
+            continue
         if info.risk is not None and risk is not None and LEVELS.index(info.risk.level) > LEVELS.index(risk.level) \
                 and identity.cwd and identity.cwd != identity.policy_cwd:
             # the claimed directory's reading was worse: it stands (a claim never lowers a level)

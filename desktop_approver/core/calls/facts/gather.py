@@ -35,7 +35,8 @@ from collections import Counter
 from collections.abc import Iterator
 
 from ..catalog import catalog
-from ..reading import CallReading, PathUse, _patch_uses, working_dirs
+from ..grammar import parse
+from ..reading import _PATTERN_FIRST, _READERS, CallReading, PathUse, _patch_uses, resolve_path, working_dirs
 from ..shellparse import SimpleCommand
 from .gitview import GitError, GitView, repository_of
 from .model import Facts, Glob, Loss, Member, count_states
@@ -68,7 +69,8 @@ def needs_facts(reading: CallReading) -> bool:
     whose effect depends on them (a git discard, a recursive reader, an archive, a patch)."""
     if reading.paths:
         return True
-    return any(cmd.name in _RECURSIVE_READERS or cmd.name in ("unzip", "patch") or _git_consequential(cmd)
+    return any(cmd.name in _READERS or cmd.name in _PATTERN_FIRST or cmd.name in _RECURSIVE_READERS
+               or cmd.name in ("unzip", "patch") or _git_consequential(cmd)
                or cmd.name in ("tar", "bsdtar") and _tar_extracts(cmd.argv) for cmd in reading.programs)
 
 
@@ -127,6 +129,7 @@ class _Gathering:
         dirs = working_dirs(self.reading.programs, self.reading.cwd)
         for cmd, here in zip(self.reading.programs, dirs, strict=True):
             self.tick()
+            self.bare_operands(cmd, here, recursive_vias.get(cmd.name))
             if cmd.name in recursive_vias and not any(u.via == cmd.name and u.operation == "read"
                                                       for u in self.reading.paths):
                 if here and os.path.isabs(here):    # rg with no path searches where it runs
@@ -141,6 +144,26 @@ class _Gathering:
                 self.archive(cmd, here, "zip")
             elif cmd.name == "patch":
                 self.patch_files(cmd, here, _patch_inputs(cmd, self.reading))
+
+    def bare_operands(self, cmd: SimpleCommand, here: str | None, recursive_reader: str | None) -> None:
+        """The files a content reader prints that the reading did not take for paths: it reads
+        a word as a path by its spelling (``cat notes`` and ``cat *`` have no ``/`` or ``.``),
+        but ``cat`` prints whatever file the word names."""
+        if cmd.name not in _READERS and cmd.name not in _PATTERN_FIRST:
+            return
+        found = parse(cmd.argv)
+        words = list(found.operands) if found.known else [w for w in cmd.argv[1:] if not w.startswith("-")]
+        if cmd.name in _PATTERN_FIRST and not any(use.option in ("-e", "--regexp", "-f", "--file")
+                                                   for use in found.options()):
+            words = words[1:]
+        seen = {use.path for use in self.reading.paths if use.via == cmd.name}
+        for word in words:
+            if word in seen or word == "-":
+                continue
+            if not here or not os.path.isabs(here):
+                self.facts.problem(f"where `{cmd.name}` reads `{word}` is not known")
+                continue
+            self.path_use(PathUse(word, resolve_path(word, here), "read", via=cmd.name), recursive_reader)
 
     def path_use(self, use: PathUse, recursive_reader: str | None = None) -> None:
         targets = [use.resolved]
@@ -434,8 +457,8 @@ class _Gathering:
         if source is None or dest is None:
             self.facts.problem(f"which files `{cmd.name}` writes is not known")
             return
-        if not self.inside(os.path.realpath(source)) and not os.path.exists(source):
-            self.facts.problem(f"the archive `{self.shown(source)}` is not there to list")
+        if not os.path.isfile(source):     # a FIFO or a device would block the listing
+            self.facts.problem(f"the archive `{self.shown(source)}` is not a file there to list")
             return
         try:
             for name, link in _members(source, kind):
@@ -449,6 +472,9 @@ class _Gathering:
             self.facts.problem(f"which files `{cmd.name}` changes is not known")
             return
         for path in files:
+            if not os.path.isfile(path):
+                self.facts.problem(f"the patch `{self.shown(path)}` is not a file there to read")
+                continue
             try:
                 with open(path, encoding="utf-8", errors="replace") as handle:
                     text = handle.read(2_000_000)

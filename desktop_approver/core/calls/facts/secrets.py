@@ -11,6 +11,7 @@ executor's threads).
 from __future__ import annotations
 
 import os
+import stat
 import threading
 from typing import Any
 
@@ -46,10 +47,15 @@ def scan(path: str, shown_as: str) -> list[Secret]:
     """The secrets in the file at ``path`` (named ``shown_as`` to the person); raises
     :class:`Unscannable` when the file cannot be read whole within the bounds."""
     try:
-        size = os.stat(path).st_size
-        if size > MAX_FILE_BYTES:
-            raise Unscannable(f"`{shown_as}` is larger than {MAX_FILE_BYTES // 1_000_000} MB")
-        with open(path, "rb") as handle:
+        # Never block: a FIFO or a device opened for reading waits for a writer forever. Opened
+        # without blocking, then checked on the open descriptor (a swap after the check is seen).
+        descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
+        with os.fdopen(descriptor, "rb") as handle:
+            info = os.fstat(handle.fileno())
+            if not stat.S_ISREG(info.st_mode):
+                raise Unscannable(f"`{shown_as}` is not a regular file: what it gives is not known")
+            if info.st_size > MAX_FILE_BYTES:
+                raise Unscannable(f"`{shown_as}` is larger than {MAX_FILE_BYTES // 1_000_000} MB")
             data = handle.read(MAX_FILE_BYTES + 1)
     except OSError as exc:
         raise Unscannable(f"`{shown_as}` could not be read ({exc.strerror or exc})") from exc
