@@ -1,9 +1,10 @@
 """The parse: one program's argv read once by its grammar in the catalog.
 
-Every judgement of a shell program (its level, whether it was understood, the paths it touches,
-whether it only simulates or prints help, what it sends, what it deletes) reads the
-:class:`Parse` this module makes, never the raw words again: a word is an option, an option's
-value or an operand exactly as the program itself will take it. ``rsync -a --exclude --dry-run
+Whether a shell program was understood, the paths it touches, whether it only simulates or prints
+help, what it sends and what it deletes are read from the :class:`Parse` this module makes: a
+word is an option, an option's value or an operand exactly as the program itself will take it.
+(The per-program findings of :mod:`.risk.programs` still match some words by pattern; they can
+only raise a level, never make a call understood.) ``rsync -a --exclude --dry-run
 src/ dst/`` is not a dry run (``--dry-run`` is the pattern ``--exclude`` takes), ``sed -ni``
 edits in place (``-n`` and ``-i`` bundled), ``curl -sXDELETE`` sends a DELETE.
 

@@ -33,9 +33,13 @@ level and are reported in ``hint_notes``, but they never lower it.
 Beside the level, every verdict says whether the call was **understood** (issue 19): every
 program, option, ``NAME=value`` prefix, path, tool and argument was found in the catalog
 (:mod:`..catalog`, data). Only an understood call at safe or moderate may be answered without the
-person; ``gaps`` names what was not understood. The package, by concern: :mod:`.findings` (levels
-and the verdict), :mod:`.places` (what a path is), :mod:`.hidden` (characters that hide code),
-:mod:`.forms` (which interpreter, dry-run and read-only forms of a command line), :mod:`.programs`
+person; ``gaps`` names what was not understood, and :attr:`RiskAssessment.shown` is what the person's
+badge says (``"not understood"`` rather than a guessed level). Each program of a command line is
+read once by its grammar (:mod:`..grammar`, issue 30), and every judgement below reads that parse.
+The package, by concern: :mod:`.findings` (levels and the verdict), :mod:`.places` (what a path
+is), :mod:`.addresses` (whether an address is this machine's), :mod:`.hidden` (characters that
+hide code), :mod:`.forms` (dry-run and read-only forms of a command line, from its parse),
+:mod:`.inline` (one-liners that only import and print), :mod:`.programs`
 (shell command lines), :mod:`.tools` (other tools), :mod:`.roles` (each argument's role, a role
 given twice, values no reader reads), :mod:`.understanding` (the engine over the catalog),
 :mod:`.unread` (destructive findings in values no reader reads) and :mod:`.assessment` (the cached
