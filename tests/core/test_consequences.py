@@ -330,3 +330,11 @@ def test_a_glob_sees_dot_files_as_a_shell_with_dotglob_would(tmp_path: Path, rep
     """A kept shell may have ``dotglob`` on from an earlier call: ``cat *`` then prints ``.env``."""
     _, facts = assess_touching("Bash", {"command": "cat *"}, cwd=str(repo))
     assert facts is not None and any(secret.path == ".env" for secret in facts.secrets)
+
+
+def test_rg_told_to_read_ignored_files_is_judged_by_them(repo: Path) -> None:
+    (repo / "certs" / "key.pem").unlink()                    # the only secret left is the ignored .env
+    plain, _ = assess_touching("Bash", {"command": "rg TOKEN"}, cwd=str(repo))
+    told, facts = assess_touching("Bash", {"command": "rg --no-ignore --hidden TOKEN"}, cwd=str(repo))
+    assert plain.level != "destructive"
+    assert told.level == "destructive" and facts is not None and any(s.path == ".env" for s in facts.secrets)

@@ -40,7 +40,7 @@ from ..reading import _PATTERN_FIRST, _READERS, CallReading, PathUse, _patch_use
 from ..shellparse import SimpleCommand
 from .gitview import GitError, GitView, repository_of
 from .model import Facts, Glob, Loss, Member, count_states
-from .secrets import Unscannable, scan
+from .secrets import Unscannable, scan, warm
 
 __all__ = ["DEFAULT_BUDGET", "gather", "needs_facts"]
 
@@ -56,6 +56,9 @@ MAX_MEMBERS = 20_000
 _GLOB = re.compile(r"[*?[]")
 # Programs that read a whole tree, and whose ignore rules they follow ("git": what git does not ignore).
 _RECURSIVE_READERS = {"rg": "git", "ag": "git", "ack": "all", "grep": "all", "egrep": "all", "fgrep": "all"}
+# Options that make rg / ag read what git ignores too (then every file is enumerated).
+_NO_IGNORE = frozenset({"--no-ignore", "--no-ignore-vcs", "-u", "-uu", "-uuu", "--unrestricted", "--skip-vcs-ignores",
+                        "-U", "--all-types", "--no-ignore-dot", "--no-ignore-files", "--no-ignore-global"})
 _ARCHIVERS = frozenset({"tar", "bsdtar", "unzip"})
 _GREP_RECURSIVE = frozenset({"-r", "-R", "--recursive", "--dereference-recursive"})
 
@@ -83,6 +86,7 @@ def _git_consequential(cmd: SimpleCommand) -> bool:
 def gather(reading: CallReading, project: str | None, *, budget: float = DEFAULT_BUDGET) -> Facts:
     """The facts of ``reading`` run from ``reading.cwd`` in ``project`` (None: no project, so
     every path is outside one). Never raises: a failure is an incomplete result."""
+    warm()      # the scanner's one-time import is the process's cost, not this call's budget
     started = time.monotonic()
     gathering = _Gathering(reading, project, started + budget)
     try:
@@ -120,7 +124,8 @@ class _Gathering:
     # -- the walk over the reading -------------------------------------------------------------
 
     def run(self) -> None:
-        recursive_vias = {cmd.name: _RECURSIVE_READERS[cmd.name] for cmd in self.reading.programs
+        recursive_vias = {cmd.name: "all" if _NO_IGNORE & set(cmd.argv) else _RECURSIVE_READERS[cmd.name]
+                          for cmd in self.reading.programs
                           if cmd.name in _RECURSIVE_READERS and (cmd.name not in ("grep", "egrep", "fgrep")
                                                                  or _grep_recursive(cmd.argv))}
         for use in self.reading.paths:

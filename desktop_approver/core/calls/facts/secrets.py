@@ -18,7 +18,7 @@ from typing import Any
 from ..reading import secrets_in
 from .model import Secret
 
-__all__ = ["MAX_FILE_BYTES", "Unscannable", "scan"]
+__all__ = ["MAX_FILE_BYTES", "Unscannable", "scan", "warm"]
 
 MAX_FILE_BYTES = 1_000_000
 """A file larger than this is not scanned (and so not proven free of secrets)."""
@@ -41,6 +41,14 @@ def _scanner() -> Any:
             raise Unscannable("the secrets scanner (detect-secrets) is not installed") from exc
         _settings = (detect_scan, default_settings)
     return _settings
+
+
+def warm() -> None:
+    """Import the scanner now (once per process), so its cost is never counted against a call."""
+    try:
+        _scanner()
+    except Unscannable:
+        pass    # said again, for the file, by scan()
 
 
 def scan(path: str, shown_as: str) -> list[Secret]:
