@@ -65,7 +65,7 @@ def test_a_delete_or_overwrite_that_loses_data_is_the_persons(tmp_path: Path, re
     info = last_ticket(person).calls[0]
     assert info.risk is not None and info.risk.level == "destructive"
     assert info.consequences is not None and any(lost in line for line in info.consequences.lines())
-    assert "loses what git or a build cannot bring back" in " ".join(info.risk.reasons)
+    assert "what git or a build cannot bring back" in " ".join(info.risk.reasons)
 
 
 def test_git_discards_are_graded_by_what_git_status_says(tmp_path: Path, repo: Path) -> None:

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 
-from ..facts.model import Facts
+from ..facts.model import Facts, Loss
 from ..reading import CallReading, PathUse
 from .findings import DESTRUCTIVE, MODERATE, Findings
 from .places import judge_use
@@ -68,13 +68,24 @@ def judge_facts(reading: CallReading, workspace: str | None, findings: Findings,
             prefixes = BY_NAME_GIT.get(sub, ())
             findings.items[:] = [(level, reason) for level, reason in findings.items
                                  if not reason.startswith(prefixes) or not _only_graded(reading, sub, facts)]
-    lost = [loss.what for loss in facts.losses if loss.lost]
-    kept = [loss.what for loss in facts.losses if not loss.lost]
+    lost = [loss for loss in facts.losses if loss.lost]
+    kept = [loss for loss in facts.losses if not loss.lost]
     if lost:
-        findings.add(DESTRUCTIVE, "loses what git or a build cannot bring back: " + _named(lost))
+        findings.add(DESTRUCTIVE, f"{_verbs(lost)} what git or a build cannot bring back: "
+                     + _named([loss.what for loss in lost]))
     if kept:
-        findings.add(MODERATE, "changes only what git or a build can bring back: " + _named(kept))
+        findings.add(MODERATE, f"{_verbs(kept)} only what git or a build can bring back: "
+                     + _named([loss.what for loss in kept]))
     return tuple(gaps)
+
+
+_VERBS = {"delete": "deletes", "deletes": "deletes", "overwrite": "overwrites", "discards": "discards",
+          "drops stashed changes": "discards"}
+
+
+def _verbs(losses: list[Loss]) -> str:
+    verbs = list(dict.fromkeys(_VERBS.get(loss.operation, "changes") for loss in losses))
+    return " or ".join(verbs)
 
 
 def _named(whats: list[str]) -> str:
