@@ -41,7 +41,6 @@ def answered(verdict: object) -> bool:
     "rm a.txt",                      # tracked and unchanged: recoverable
     "rm -rf src",
     "rm -rf build/*",
-    "rm -rf nothing-here",           # nothing to lose
 ])
 def test_approve_all_answers_a_delete_that_loses_nothing(tmp_path: Path, repo: Path, command: str) -> None:
     broker, person = approve_all(tmp_path)

@@ -258,8 +258,8 @@ class Broker:
         loop = asyncio.get_running_loop()
         infos = [triage.infos[index] for index in due]
         try:   # the budget bounds each look; this bounds a look stuck in the kernel (never a hang)
-            judged = await asyncio.wait_for(loop.run_in_executor(None, _with_facts, infos, identity),
-                                            FACTS_TIMEOUT * max(1, len(infos)))
+            async with asyncio.timeout(FACTS_TIMEOUT * max(1, len(infos))):
+                judged = await loop.run_in_executor(None, _with_facts, infos, identity)
         except TimeoutError:
             log.warning("the facts of %d call(s) of %s took too long: the person decides", len(infos),
                         printable(triage.request_id, 80))

@@ -281,8 +281,9 @@ class _Gathering:
 
     def loss(self, what: str, real: str, operation: str, *, target: str) -> None:
         if not os.path.lexists(real):
+            # Nothing there now is no proof that nothing will be (it may appear before the call
+            # runs): shown, but the reader's grading by name stands.
             self.facts.losses.append(Loss(what, operation))
-            self.facts.graded_deletes.add(target)
             return
         states: Counter[str] = Counter()
         sample: list[str] = []
