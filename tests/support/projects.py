@@ -79,3 +79,13 @@ def run(broker: Broker, who: Identity, command: str, tool: str = "Bash") -> Verd
 
 def last_ticket(person: ScriptedPerson) -> Ticket:
     return person.seen[-1]
+
+
+def work_where_it_loses_data(tmp_path: Path, folder: str = "build") -> Path:
+    """A project (no git) whose ``folder`` holds the only copy of a file: deleting it, or any git
+    discard there, is destructive by what it would lose (issue 32), whatever the checkout the tests
+    run in holds. Returns the directory to ``monkeypatch.chdir`` into (the agent is this process)."""
+    project = tmp_path / "project"
+    (project / folder).mkdir(parents=True)
+    (project / folder / "only-copy.txt").write_text("data\n")
+    return project
