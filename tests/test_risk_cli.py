@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -55,7 +56,8 @@ def test_the_result_says_whether_the_call_was_understood_and_what_was_not() -> N
 
 
 def test_hints_are_reported_but_never_lower_the_level() -> None:
-    done = run("--tool", "Bash", "--args", '{"command": "rm -rf build"}', "--hints", '{"readOnlyHint": true}')
+    done = run("--tool", "Bash", "--args", '{"command": "rm -rf build"}', "--hints", '{"readOnlyHint": true}',
+               "--cwd", "/home/me/project")   # not on this machine: read by name (no facts lower it)
     result = json.loads(done.stdout)
     assert result["level"] == "destructive"
     assert result["hint_notes"] == ["the agent says: read-only (shown, not trusted)"]
@@ -153,3 +155,18 @@ def test_explain_lists_the_parts_not_understood(tool: str, result: dict[str, obj
 
     text = _explanation({**result, "reading": _reading(tool)})
     assert text.splitlines()[-len(expected):] == expected
+
+
+def test_explain_prints_what_the_call_touches_in_a_real_repository(tmp_path: Path) -> None:
+    """Issue 32: in a repository with ignored build output and ignored data, ``risk --explain --cwd``
+    prints the counts and whether git or a build can bring them back, as the dialog shows them."""
+    from tests.support.projects import make_repository
+
+    repo = make_repository(tmp_path)
+    done = run("--explain", "--cwd", str(repo), "--tool", "Bash", "--args", '{"command": "rm -rf build data"}')
+    assert done.returncode == 0, done.stderr
+    assert "touches   Loses 1 file" in done.stdout
+    assert "delete `build`: 3 files" in done.stdout and "a build can remake them" in done.stdout
+    assert "delete `data`: 1 file" in done.stdout and "cannot all be brought back" in done.stdout
+    as_json = json.loads(run("--cwd", str(repo), "--tool", "Bash", "--args", '{"command": "rm a.txt"}').stdout)
+    assert as_json["level"] == "moderate" and as_json["consequences"]["losses"][0]["states"] == {"tracked": 1}

@@ -12,6 +12,11 @@ be answered without the person), ``gaps`` what was not, one phrase each. With ``
 paths it touches and how, URLs, SQL, hidden characters) above the level and its reasons, and
 below them ``understood`` or ``not understood:`` with the parts the reader did not know, so a
 person can see why; with ``--jsonl`` each result gets the reading as a ``"reading"`` object.
+When the working directory (``--cwd``, default the current one) is a directory on this machine,
+the call is judged as the app judges a local agent's, with the facts of what it would touch
+(issue 32: globs expanded, links resolved, what a delete or git command would lose and whether git
+or a build can bring it back, secrets in what it reads): they are in ``"consequences"``, and
+``--explain`` prints them as "touches" lines.
 Exit code: 0, or 2 for bad input on the command line (or any bad line with ``--jsonl``).
 """
 
@@ -96,8 +101,15 @@ def _assess(tool: str, call_args: dict[str, Any], cwd: str, hints: dict[str, Any
         known = Hints.model_validate(hints).as_dict()
     except ValidationError as exc:
         raise ValueError(f"bad hints: {describe_errors(exc)}") from None
-    found = assess(tool, call_args, cwd=cwd, hints=known)
+    facts = None
+    if os.path.isdir(cwd):   # on this machine: as the app judges a local agent's call (issue 32)
+        from ..core.calls.risk.touching import assess_touching
+        found, facts = assess_touching(tool, call_args, cwd=os.path.abspath(cwd), hints=known)
+    else:
+        found = assess(tool, call_args, cwd=cwd, hints=known)
     result = {**found.to_json(), "understood": found.understood, "gaps": list(found.gaps), "shown": found.shown}
+    if facts is not None:
+        result["consequences"] = {**facts.to_json(), "summary": facts.summary(), "lines": facts.lines()}
     if explain:
         result["reading"] = read_call(tool, call_args, cwd).to_json()
     return result
@@ -129,6 +141,11 @@ def _explanation(result: dict[str, Any]) -> str:
             lines.append(f"{label:<9} {shown(item)[:200]}")
     for item in reading.get("hidden", []):
         lines.append(f"hidden    {item}")
+    touches = result.get("consequences")
+    if touches:
+        lines.append(f"touches   {shown(touches['summary'])}")
+        for line in touches["lines"]:
+            lines.append(f"  touches {shown(line)}")
     shown_as = result.get("shown", result["level"])
     lines.append(f"shown     {shown_as}" + (f"   (the reader's guess: {result['level']})"
                                        if shown_as != result["level"] else ""))

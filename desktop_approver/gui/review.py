@@ -52,6 +52,7 @@ from ..render.preview_check import preview_mismatch
 from . import theme
 from .badges import RiskBadge, risk_colours, risk_text
 from .batch import initial_ticks
+from .consequences_view import ConsequencesView
 from .elided import ElidedLabel, plain_tooltip
 from .preview_view import PreviewView
 from .processes import agent_command, tilde, tilde_paths
@@ -166,6 +167,8 @@ class ReviewPanel(QWidget):
         self.left_out.setObjectName("leftOut")
         self.left_out.hide()
         findings.addWidget(self.left_out)
+        self.touches = ConsequencesView()  # what the call would touch on this machine (issue 32)
+        findings.addWidget(self.touches)
         verdict_layout.addWidget(self.badge, 0, Qt.AlignmentFlag.AlignTop)
         verdict_layout.addLayout(findings, 1)
         layout.addWidget(self.verdict)
@@ -448,6 +451,7 @@ class ReviewPanel(QWidget):
             text += f"\n{visible(typed)} is {visible(resolved)}"
         text += f"\n{reading_line(call)}"
         self._reasons_text = text
+        self.touches.show_facts(call.consequences)
         self.description.setText(f"“{first_view_text(call.description or '', 1 if self.compact else 3)}”")
         self.description.setToolTip(plain_tooltip(visible(call.description or "", multiline=True)))
         self.description.setVisible(bool(call.description))

@@ -58,7 +58,7 @@ def test_the_reader_never_lets_the_call_be_answered(tool: str, args: dict[str, A
 # The everyday near variants: still understood, still answered by approve-all.
 EVERYDAY = [
     pytest.param(*bash("yq '.version' chart.yaml"), id="yq reads a file"),
-    pytest.param(*codex("rg TODO ~/projects/app"), id="rg over a project folder"),
+    pytest.param(*codex("rg TODO src"), id="rg over a project folder"),   # outside the project: issue 32's
     pytest.param(*gemini("zip -r build/src.zip src"), id="zip of the sources"),
     pytest.param(*openhands("dig +short example.com"), id="dig a name"),
     pytest.param(*cline("nc -zv localhost 5432"), id="nc port check"),

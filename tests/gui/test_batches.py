@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -64,7 +65,17 @@ def ask_batch(app: Any, commands: list[str]) -> asyncio.Future[Any]:
         [("Bash", {"command": c}) for c in commands], session="b"))
 
 
-def test_alt_o_on_a_batch_allows_only_the_calls_it_names(approver: Any, run: Any, qtbot: Any) -> None:
+def work_where_it_loses_data(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, folder: str) -> None:
+    """The agent (this process) works in a project whose ``folder`` holds the only copy of a file
+    (no git): deleting it is destructive by its loss (issue 32), not by its name."""
+    (tmp_path / "project" / folder).mkdir(parents=True)
+    (tmp_path / "project" / folder / "only-copy.txt").write_text("data\n")
+    monkeypatch.chdir(tmp_path / "project")
+
+
+def test_alt_o_on_a_batch_allows_only_the_calls_it_names(approver: Any, run: Any, qtbot: Any, tmp_path: Path,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    work_where_it_loses_data(tmp_path, monkeypatch, "build")
     dialog = approver.dialog
 
     async def scenario() -> None:
@@ -108,7 +119,9 @@ def test_ticking_a_destructive_call_renames_the_button_and_blocks_the_session(ap
     run(scenario())
 
 
-def test_inbox_never_allows_several_requests_with_a_destructive_one(approver: Any, run: Any) -> None:
+def test_inbox_never_allows_several_requests_with_a_destructive_one(approver: Any, run: Any, tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    work_where_it_loses_data(tmp_path, monkeypatch, "dist")
     approver.set_popups(False)
     inbox = approver.inbox
 

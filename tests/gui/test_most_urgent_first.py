@@ -4,11 +4,15 @@ follows the queue's order, and a batch's badge is its most dangerous call's leve
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 from typing import Any
+
+import pytest
 
 from desktop_approver import Client
 from desktop_approver.gui.badges import risk_text
 from tests.gui.conftest import ask_bash, wait_for
+from tests.support.projects import work_where_it_loses_data
 
 
 def test_the_dialog_opens_on_the_most_dangerous_of_a_burst(approver: Any, run: Any) -> None:
@@ -59,7 +63,9 @@ def test_an_arrival_after_the_settling_moment_never_replaces_the_request_in_view
     run(scenario())
 
 
-def test_a_batchs_badge_is_its_most_dangerous_calls_level(approver: Any, run: Any) -> None:
+def test_a_batchs_badge_is_its_most_dangerous_calls_level(approver: Any, run: Any, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(work_where_it_loses_data(tmp_path))   # not the checkout's own build/ or git state
     dialog = approver.dialog
 
     async def scenario() -> None:

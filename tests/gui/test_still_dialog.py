@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 from typing import Any
 
+import pytest
 from PySide6.QtCore import QPoint
 
 from desktop_approver import Client, previews
 from tests.gui.conftest import wait_for
+from tests.support.projects import work_where_it_loses_data
 
 OLD = "".join(f"def step_{i}(value):\n    return value + {i}\n\n" for i in range(40))
 NEW = OLD.replace("return value + 7\n", "return value * 7\n")
@@ -83,7 +86,9 @@ def test_one_changed_line_is_one_line(approver: Any, run: Any) -> None:
     run(scenario())
 
 
-def test_a_batch_keeps_the_single_requests_button_slots(approver: Any, run: Any) -> None:
+def test_a_batch_keeps_the_single_requests_button_slots(approver: Any, run: Any, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(work_where_it_loses_data(tmp_path))   # not the checkout's own build/ or git state
     dialog = approver.dialog
     commands = [f"make target-{i}" for i in range(8)] + ["git reset --hard"]
     approver.decider.settle_s = 0.0  # the batch waits behind the request in view

@@ -3,6 +3,7 @@ credentials (``relay/address.py``), and what a relayed identity may claim."""
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import json
 import os
@@ -96,12 +97,15 @@ def test_a_relayed_identity_never_gets_its_claimed_directory_trusted(tmp_path: P
     audit = AuditLog(tmp_path / "audit.sqlite3")
     broker = Broker(WaitingPerson(), audit=audit, policy=policy)
     call = ToolCall(tool="Write", args={"file_path": "scratch/notes.txt", "content": "x"})
-    local = Identity(agent="a", cwd="/home/me/project", peer_cwd="/home/me/project")
-    remote = Identity(agent="alice/a", cwd="/home/me/project", relay_user="alice")
-    assert remote.policy_cwd is None and local.policy_cwd == "/home/me/project"
+    project = tmp_path / "project"        # a real directory: a write is judged by its facts (issue 32)
+    project.mkdir()
+    local = Identity(agent="a", cwd=str(project), peer_cwd=str(project))
+    remote = Identity(agent="alice/a", cwd=str(project), relay_user="alice")
+    assert remote.policy_cwd is None and local.policy_cwd == str(project)
     try:
         allowed = broker.triage(local, "s", "r1", "request", [call])
-        assert allowed.answered is not None and allowed.answered[0].decided_by == "policy"
+        assert allowed.answered is None and allowed.facts_due == [0]   # no allow before the facts
+        assert asyncio.run(broker.ask(allowed))[0].decided_by == "policy"
         claimed = broker.triage(remote, "s", "r2", "request", [call])
         assert claimed.answered is None  # the person decides
     finally:

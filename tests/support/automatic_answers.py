@@ -11,7 +11,10 @@ side: a broker whose person must never be asked.
 from __future__ import annotations
 
 import asyncio
+import atexit
 import json
+import shutil
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +27,12 @@ from desktop_approver.core.policy import Policy
 from desktop_approver.core.store.audit import AuditLog
 from tests.support.deciders import FailingPerson, ScriptedPerson
 
-PROJECT = "/home/me/project"
+PROJECT = tempfile.mkdtemp(prefix="project-")
+"""A real, empty project directory: an automatic answer needs the facts of what a call touches
+(issue 32), and a working directory that is not on this machine has none."""
+atexit.register(shutil.rmtree, PROJECT, ignore_errors=True)
+Path(PROJECT, "dst").mkdir()
+Path(PROJECT, "dst", "notes.txt").write_text("only here: no git, no build makes it again\n")
 WHO = Identity(agent="agent", cwd=PROJECT, peer_pid=7, peer_cwd=PROJECT)
 Call = tuple[str, dict[str, Any]]
 

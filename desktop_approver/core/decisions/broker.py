@@ -29,7 +29,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ...client.vocabulary import AskKind, RiskReport, RuleAction, Scope
@@ -93,6 +93,9 @@ class Triage:
     """The agent was gone before the request was read (why): recorded as such, nobody is answered."""
     delivery: Delivery | None = None
     """Answered at once with ``gone`` known: its check before the commit (``Delivery.why``: not sent)."""
+    facts_due: list[int] = field(default_factory=list)
+    """The calls (indexes) whose judgement waits for the facts of what they touch (issue 32): no
+    automatic allow answers them before :meth:`Broker.ask` has gathered those facts off the loop."""
 
     @property
     def waiting(self) -> int:
@@ -172,10 +175,13 @@ class Broker:
         self.memory.seen(session, agent=identity.memory_agent)
         decided = [self._decide_without_person(info, risk, identity, session)
                    for info, risk in zip(infos, risks, strict=True)]
+        due = [info.index for info, (verdict, _) in zip(infos, decided, strict=True)
+               if (verdict is None or verdict.allowed and not _the_persons_word(verdict, info)) and consequential(info)]
+        decided = [(None, None) if index in due else found for index, found in enumerate(decided)]
         verdicts = [verdict for verdict, _ in decided]
         infos = [info if because is None else replace(info, asked_because=because)
                  for info, (_, because) in zip(infos, decided, strict=True)]
-        triage = Triage(identity, session, request_id, kind, infos, verdicts, risks, gone=gone)
+        triage = Triage(identity, session, request_id, kind, infos, verdicts, risks, gone=gone, facts_due=due)
         answered = [verdict for verdict in verdicts if verdict is not None]
         if len(answered) == len(verdicts) and self._settles(identity):
             log.debug("answered at once, to be settled: %r", triage)  # by ask(), which then records it
@@ -206,9 +212,18 @@ class Broker:
         return triage
 
     async def ask(self, triage: Triage, timeout: float | None = None) -> list[Verdict]:
-        """The person decides what triage left open; the whole answer, in the calls' order."""
+        """The person decides what triage left open; the whole answer, in the calls' order.
+
+        Calls whose judgement waits for facts (``facts_due``) are first judged with them, gathered
+        in an executor (never on the loop); what that proves may still be answered without the
+        person (then nobody is asked), the rest goes to the person with the facts to show.
+        """
         if triage.answered is not None:
             return triage.answered
+        if triage.facts_due:
+            await self._judge_with_facts(triage)
+            if triage.answered is not None:
+                return triage.answered
         identity, session, request_id = triage.identity, triage.session, triage.request_id
         audit_ids = self.audit.record_calls(identity, session, request_id, triage.infos)  # before anyone is asked
         infos = [replace(info, audit_id=audit_id) for info, audit_id in zip(triage.infos, audit_ids, strict=True)]
@@ -283,6 +298,33 @@ class Broker:
         """Decide every call (:meth:`triage`, then :meth:`ask` if a person must); answers in the calls' order."""
         triage = self.triage(identity, session, request_id, kind, calls)
         return triage.answered if triage.answered is not None else await self.ask(triage, timeout)
+
+    async def _judge_with_facts(self, triage: Triage) -> None:
+        """Gather the facts of the calls that wait for them (off the loop), judge them again, and
+        decide what that proves; answered at once (and recorded) when nothing is left for the person."""
+        due, triage.facts_due = triage.facts_due, []
+        identity = triage.identity
+        loop = asyncio.get_running_loop()
+        infos = [triage.infos[index] for index in due]
+        try:   # the budget bounds each look; this bounds a look stuck in the kernel (never a hang)
+            async with asyncio.timeout(FACTS_TIMEOUT * max(1, len(infos))):
+                judged = await loop.run_in_executor(None, _with_facts, infos, identity)
+        except TimeoutError:
+            log.warning("the facts of %d call(s) of %s took too long: the person decides", len(infos),
+                        printable(triage.request_id, 80))
+            judged = [_without_facts(info, "looking at its files took too long") for info in infos]
+        for info in judged:
+            risk = info.risk_report()
+            triage.infos[info.index], triage.risks[info.index] = info, risk
+            verdict, because = self._decide_without_person(info, risk, identity, triage.session)
+            triage.verdicts[info.index] = verdict
+            if because is not None:
+                triage.infos[info.index] = replace(info, asked_because=because)
+        log.debug("judged with the facts of what they touch: %r", triage)
+        if triage.waiting == 0 and not self._settles(identity):
+            answered = [verdict for verdict in triage.verdicts if verdict is not None]
+            self.audit.record_answered(identity, triage.session, triage.request_id, triage.infos, answered)
+            triage.answered, triage.recorded = answered, True
 
     def withdrawn(self, triage: Triage) -> list[Verdict]:
         """The answer to a request withdrawn before the person answered it (a cancel, a disconnect):
@@ -474,8 +516,66 @@ def read_again(info: CallInfo, args: dict[str, Any], identity: Identity) -> Call
     and understanding; the agent's preview (a picture of the old arguments) dropped. The agent's
     hints stay: they can only raise a level."""
     canonical = canonical_json(args)
-    return replace(info, args=args, preview=None, canonical_args=canonical, asked_because=None,
+    return replace(info, args=args, preview=None, canonical_args=canonical, asked_because=None, consequences=None,
                    risk=_assess_where(info.tool, args, identity, info.hints, canonical))
+
+
+def consequential(info: CallInfo) -> bool:
+    """The call's judgement depends on this machine's files (issue 32): no automatic allow before
+    the facts of what it touches are in (:meth:`Broker._judge_with_facts`)."""
+    from ..calls.risk.touching import needs_facts_of
+    return info.consequences is None and needs_facts_of(info.tool, info.args, info.canonical_args)
+
+
+def _the_persons_word(verdict: Verdict, info: CallInfo) -> bool:
+    """An allow rule that accepted a call read as destructive (``risk = "destructive"``): the
+    person's own declaration, which no fact about the files changes."""
+    return verdict.decided_by == "policy" and _destructive(info)
+
+
+def facts_unavailable(identity: Identity) -> str | None:
+    """Why this machine cannot see the agent's files, or None: it can (a local agent)."""
+    if identity.relay_user is not None:
+        return "the agent is on another machine (over the relay)"
+    if identity.cwd_agrees is False:
+        return "the agent's directory is not its process's (a forwarded socket: its files are elsewhere)"
+    return None
+
+
+FACTS_TIMEOUT = 10.0
+"""Seconds one call's facts may take in all before the person decides without them (the gathering's
+own budget is far smaller: this is for a look stuck in the kernel, a network file system, a lock)."""
+
+
+def _without_facts(info: CallInfo, why: str) -> CallInfo:
+    """The call with no facts, so not understood: it goes to the person, who is told why."""
+    from ..calls.facts import Facts
+    facts = Facts.unavailable(why)
+    risk = replace(info.risk, understood=False, gaps=(*info.risk.gaps, f"facts about its paths are unavailable: "
+                                                                       f"{why}")) if info.risk else None
+    return replace(info, risk=risk, consequences=facts)
+
+
+def _with_facts(infos: list[CallInfo], identity: Identity) -> list[CallInfo]:
+    """Blocking (an executor's thread): each call judged with the facts of what it touches."""
+    from ..calls.risk.touching import assess_touching
+    unavailable = facts_unavailable(identity)
+    out = []
+    for info in infos:
+        risk: RiskAssessment | None
+        try:
+            risk, facts = assess_touching(info.tool, info.args, cwd=identity.policy_cwd, hints=info.hints,
+                                          unavailable=unavailable)
+        except Exception:  # facts not gathered prove nothing: the call keeps its reading, and goes to the person
+            log.exception("judging %s with its facts failed", printable(info.tool, 80))
+            out.append(_without_facts(info, "looking at its files failed (internal error)"))
+            continue
+        if info.risk is not None and risk is not None and LEVELS.index(info.risk.level) > LEVELS.index(risk.level) \
+                and identity.cwd and identity.cwd != identity.policy_cwd:
+            # the claimed directory's reading was worse: it stands (a claim never lowers a level)
+            risk = replace(risk, level=info.risk.level, reasons=info.risk.reasons)
+        out.append(replace(info, risk=risk, consequences=facts))
+    return out
 
 
 def _unproven(info: CallInfo) -> str | None:

@@ -18,6 +18,7 @@ from ..store.logsafe import printable
 from .verdict import Verdict as Verdict  # its home is .verdict (no circle with messages.models)
 
 if TYPE_CHECKING:
+    from ..calls.facts import Facts
     from ..calls.risk import RiskAssessment
     from ..messages.models import ToolCall
     from ..policy import PolicyCall
@@ -90,6 +91,9 @@ class CallInfo:
     canonical_args: str | None = field(default=None, repr=False, compare=False)
     """The arguments' canonical JSON (``wire.canonical_json``), made once: the risk cache's key and
     session memory's both use it."""
+    consequences: Facts | None = field(default=None, compare=False)
+    """What the call would touch on this machine, gathered for it (issue 32): shown as "What this
+    touches", kept in the audit log; None when it names nothing on the file system."""
     asked_because: str | None = None
     """Why an automatic answer (approve-all, a session approval, an allow rule) was withheld and the
     person is asked, in one line ("not understood: option `--output` of `git log`"); None when

@@ -112,6 +112,8 @@ UNSETTLED = "unsettled"
 """The event code of calls whose answer was being settled with others when the app closed (the relay:
 written to the NATS server, maybe stored): no decision is recorded for them until the app reads what
 stands (:meth:`AuditLog.unsettled`), and :meth:`AuditLog.close_abandoned` leaves them alone."""
+CONSEQUENCES = "consequences"
+"""The event kind that keeps a call's facts (issue 32) beside it: ``code`` is the request row."""
 SQLITE_HEADER = b"SQLite format 3\x00"
 SQLITE_FULL = 13
 ROOM_TO_RECOVER = 64 * 1024
@@ -1311,6 +1313,9 @@ class AuditLog:
                                               _encode(hints) if hints else None, risk.level if risk else None,
                                               _stored_reasons(risk.reasons, call.asked_because) if risk else None))
             ids.append(cursor.lastrowid or 0)
+            if call.consequences is not None:  # what it would touch (issue 32), in the same commit as the call
+                execute("INSERT INTO events (at, kind, code, detail) VALUES (?,?,?,?)",
+                        (now, CONSEQUENCES, str(ids[-1]), _encode(call.consequences.to_json())))
         return ids
 
     def _insert_decisions(self, pairs: Iterable[tuple[int, Verdict]], now: float) -> list[int]:
@@ -1384,6 +1389,13 @@ class AuditLog:
         like = agent_prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
         return self._db.execute("SELECT 1 FROM requests WHERE request_id = ? AND agent LIKE ? ESCAPE '\\' LIMIT 1",
                                 (request_id, like)).fetchone() is not None
+
+    def consequences(self, row: int) -> dict[str, Any] | None:
+        """The facts of what the call of request ``row`` would touch, as the app gathered them
+        before it was decided (``Facts.to_json``), or None: it named nothing on the file system."""
+        found = self._db.execute("SELECT detail FROM events WHERE kind = ? AND code = ? ORDER BY id DESC LIMIT 1",
+                                 (CONSEQUENCES, str(row))).fetchone()
+        return json.loads(found[0]) if found else None
 
     def events(self, kind: str | None = None, limit: int = 100) -> list[dict[str, Any]]:
         sql = "SELECT at, kind, code, detail, peer_pid, peer_uid FROM events"

@@ -47,7 +47,8 @@ A program entry (``[program.NAME]``, or ``[program.NAME.sub.WORD]`` for a subcom
 A tool entry (``[tool.NAME]``) gives each argument's role (``args = {path = "read"}``) and the
 tool's ``effect``; ``[environment]`` lists harmless variables and variables that run programs;
 ``[credentials]`` lists credential files by name and directory; ``[project]`` the files of a project
-that run later as code, its trusted executables and the directories that are never a project;
+that run later as code, its trusted executables, the directories that are never a project and the
+directories builds write (``build_outputs``: git-ignored there, a delete loses nothing a build cannot remake);
 ``[servers]`` the MCP servers
 (and Goose extensions) whose tools act on this machine: a tool of any other server
 (``mcp__prod_sftp__delete_file``) writes, deletes and runs commands elsewhere.
@@ -161,6 +162,7 @@ class Catalog:
     runs_later_dirs: tuple[str, ...] = ()
     trusted_programs: tuple[str, ...] = ()
     not_projects: tuple[str, ...] = ()
+    build_outputs: tuple[str, ...] = ()
 
     def program(self, name: str) -> Program | None:
         return self.programs.get(name)
@@ -283,7 +285,7 @@ def parse_catalog(data: Mapping[str, Any], source: str, base: Catalog | None = N
     creds = _table(data, "credentials", source)
     servers = _table(data, "servers", source)
     project = _table(data, "project", source)
-    project_keys = ("runs_later", "runs_later_dirs", "trusted_programs", "not_projects")
+    project_keys = ("runs_later", "runs_later_dirs", "trusted_programs", "not_projects", "build_outputs")
     for table, keys, label in ((env, {"harmless", "runs_programs"}, "environment"),
                                (creds, {"names", "dirs"}, "credentials"), (servers, {"local"}, "servers"),
                                (project, set(project_keys), "project")):

@@ -6,7 +6,7 @@ import json
 import os
 from collections.abc import Mapping
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..catalog import catalog, catalog_generation
 from ..reading import UNKNOWN_DIR, CallReading, read_call, unwrap_call
@@ -16,6 +16,9 @@ from .programs import command_findings
 from .tools import hint_findings, remote_server_findings, request_findings, tool_findings
 from .understanding import understand
 from .unread import unread_findings
+
+if TYPE_CHECKING:
+    from ..facts.model import Facts
 
 
 def assess_command(command: str | list[str], cwd: str | None = None) -> RiskAssessment:
@@ -76,8 +79,9 @@ def _not_projects(home: str, _catalog: int) -> frozenset[str]:
 
 
 def assess_reading(reading: CallReading, hints: Mapping[str, Any] | None = None, *, workspace: str | None = None,
-                   findings: Findings | None = None) -> RiskAssessment:
-    """Judge a call already read (``workspace`` is the agent's working directory)."""
+                   findings: Findings | None = None, facts: Facts | None = None) -> RiskAssessment:
+    """Judge a call already read (``workspace`` is the agent's working directory); with the
+    ``facts`` of its paths (issue 32), judged by what it would touch (:mod:`.consequences`)."""
     findings = findings if findings is not None else Findings()
     workspace = project_of(workspace or (reading.cwd if reading.cwd and os.path.isabs(reading.cwd)
                                          and reading.cwd != UNKNOWN_DIR else None))
@@ -93,6 +97,9 @@ def assess_reading(reading: CallReading, hints: Mapping[str, Any] | None = None,
     unread_findings(reading, workspace, findings)
     judge_hidden(reading.hidden, reading, findings)
     gaps = understand(reading, workspace, findings, judge_command=command_findings)
+    if facts is not None:
+        from .consequences import judge_facts
+        gaps = judge_facts(reading, workspace, findings, facts, gaps)
     notes = hint_findings(dict(hints or {}), findings)
     return RiskAssessment(findings.level, findings.reasons(), notes, understood=not gaps, gaps=gaps)
 

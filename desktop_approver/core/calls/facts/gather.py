@@ -1,0 +1,649 @@
+"""Gather the facts of one call from this machine's file system, within a time budget.
+
+Blocking work (``stat``, directory walks, ``git`` subprocesses, reading files to scan them): the
+broker runs it in an executor, never on the event loop, once per request. Over the budget, or on
+any error, the facts are incomplete and nothing path-dependent is proven: never a guess.
+
+What it looks at, for the reading's paths and programs:
+
+- globs are expanded as a shell would (no dot files for ``*``): how many files, which;
+- each path is resolved through its links: a link leading out of the project, or a file written
+  that has other names (a hard link), is not proof;
+- reads of files are scanned for secrets (:mod:`.secrets`) within count and size bounds; a read
+  outside the project, or one too large, is not proof; recursive readers (``grep -r``, ``rg``)
+  are enumerated with their own ignore rules (``rg`` skips what git ignores);
+- deletes and overwrites are graded by loss: every file under the path with git's state
+  (:mod:`.gitview`) and whether it is build output the catalog names;
+- ``git reset --hard``, ``checkout -- PATH``, ``restore``, ``clean``, ``stash drop|clear``: what
+  git says they would discard;
+- archives (``tar -x``, ``unzip``) and patch files (``git apply``, ``patch -i``) are opened and
+  their members listed, with where each lands.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import glob
+import logging
+import os
+import re
+import stat
+import tarfile
+import time
+import zipfile
+from collections import Counter
+from collections.abc import Iterator
+
+from ..catalog import catalog
+from ..grammar import parse
+from ..reading import _PATTERN_FIRST, _READERS, CallReading, PathUse, _patch_uses, resolve_path, working_dirs
+from ..shellparse import SimpleCommand
+from .gitview import GitError, GitView, repository_of
+from .model import Facts, Glob, Loss, Member, count_states
+from .secrets import Unscannable, scan, warm
+
+__all__ = ["DEFAULT_BUDGET", "gather", "needs_facts"]
+
+log = logging.getLogger(__name__)
+
+DEFAULT_BUDGET = 1.5
+"""Seconds a call's facts may take; past it they are incomplete (the call goes to the person)."""
+MAX_GLOB_MATCHES = 5_000
+MAX_TREE_FILES = 200_000
+MAX_SCANNED_FILES = 200
+MAX_SCANNED_BYTES = 8_000_000
+MAX_MEMBERS = 20_000
+_GLOB = re.compile(r"[*?[]")
+# Programs that read a whole tree, and whose ignore rules they follow ("git": what git does not ignore).
+_RECURSIVE_READERS = {"rg": "git", "ag": "git", "ack": "all", "grep": "all", "egrep": "all", "fgrep": "all"}
+# Options that make rg / ag read what git ignores too (then every file is enumerated).
+_NO_IGNORE = frozenset({"--no-ignore", "--no-ignore-vcs", "-u", "-uu", "-uuu", "--unrestricted", "--skip-vcs-ignores",
+                        "-U", "--all-types", "--no-ignore-dot", "--no-ignore-files", "--no-ignore-global"})
+_ARCHIVERS = frozenset({"tar", "bsdtar", "unzip"})
+_GREP_RECURSIVE = frozenset({"-r", "-R", "--recursive", "--dereference-recursive"})
+
+
+class _OverBudget(Exception):
+    pass
+
+
+def needs_facts(reading: CallReading) -> bool:
+    """The call's judgement depends on this machine's files: it names paths, or runs a program
+    whose effect depends on them (a git discard, a recursive reader, an archive, a patch)."""
+    if reading.paths:
+        return True
+    return any(cmd.name in _READERS or cmd.name in _PATTERN_FIRST or cmd.name in _RECURSIVE_READERS
+               or cmd.name in ("unzip", "patch") or _git_consequential(cmd)
+               or cmd.name in ("tar", "bsdtar") and _tar_extracts(cmd.argv) for cmd in reading.programs)
+
+
+def _git_consequential(cmd: SimpleCommand) -> bool:
+    words = list(cmd.argv[1:])
+    return cmd.name == "git" and bool(words) and (
+        _discard_of(words[0], words[1:]) is not None or words[0] in ("apply", "am"))
+
+
+def gather(reading: CallReading, project: str | None, *, budget: float = DEFAULT_BUDGET) -> Facts:
+    """The facts of ``reading`` run from ``reading.cwd`` in ``project`` (None: no project, so
+    every path is outside one). Never raises: a failure is an incomplete result."""
+    warm()      # the scanner's one-time import is the process's cost, not this call's budget
+    started = time.monotonic()
+    gathering = _Gathering(reading, project, started + budget)
+    try:
+        gathering.run()
+    except _OverBudget:
+        gathering.facts.complete = False
+        gathering.facts.why = f"looking took longer than {budget:g} s"
+    except Exception as exc:  # a fact not gathered proves nothing; the call goes to the person
+        log.exception("gathering the facts of a call failed")
+        gathering.facts.complete = False
+        gathering.facts.why = f"looking failed ({type(exc).__name__})"
+    gathering.facts.elapsed_ms = (time.monotonic() - started) * 1000
+    return gathering.facts
+
+
+class _Gathering:
+    def __init__(self, reading: CallReading, project: str | None, deadline: float) -> None:
+        self.reading = reading
+        self.project = os.path.realpath(project) if project else None
+        self.facts = Facts(project=self.project)
+        self.deadline = deadline
+        self.views: dict[str, GitView | GitError] = {}
+        self.scanned_bytes = 0
+        self.builds = catalog().build_outputs
+
+    # -- the budget --------------------------------------------------------------------------
+
+    def left(self) -> float:
+        return self.deadline - time.monotonic()
+
+    def tick(self) -> None:
+        if time.monotonic() > self.deadline:
+            raise _OverBudget
+
+    # -- the walk over the reading -------------------------------------------------------------
+
+    def run(self) -> None:
+        recursive_vias = {cmd.name: "all" if _NO_IGNORE & set(cmd.argv) else _RECURSIVE_READERS[cmd.name]
+                          for cmd in self.reading.programs
+                          if cmd.name in _RECURSIVE_READERS and (cmd.name not in ("grep", "egrep", "fgrep")
+                                                                 or _grep_recursive(cmd.argv))}
+        for use in self.reading.paths:
+            self.tick()
+            self.path_use(use, recursive_vias.get(use.via))
+        dirs = working_dirs(self.reading.programs, self.reading.cwd)
+        for cmd, here in zip(self.reading.programs, dirs, strict=True):
+            self.tick()
+            self.bare_operands(cmd, here, recursive_vias.get(cmd.name))
+            if cmd.name in recursive_vias and not any(u.via == cmd.name and u.operation == "read"
+                                                      for u in self.reading.paths):
+                if here and os.path.isabs(here):    # rg with no path searches where it runs
+                    self.path_use(PathUse(".", here, "read", via=cmd.name), recursive_vias[cmd.name])
+                else:
+                    self.facts.problem(f"where `{cmd.name}` searches is not known")
+            if cmd.name == "git":
+                self.git(cmd, here)
+            elif cmd.name in ("tar", "bsdtar") and _tar_extracts(cmd.argv):
+                self.archive(cmd, here, "tar")
+            elif cmd.name == "unzip":
+                self.archive(cmd, here, "zip")
+            elif cmd.name == "patch":
+                self.patch_files(cmd, here, _patch_inputs(cmd, self.reading))
+
+    def bare_operands(self, cmd: SimpleCommand, here: str | None, recursive_reader: str | None) -> None:
+        """The files a content reader prints that the reading did not take for paths: it reads
+        a word as a path by its spelling (``cat notes`` and ``cat *`` have no ``/`` or ``.``),
+        but ``cat`` prints whatever file the word names."""
+        if cmd.name not in _READERS and cmd.name not in _PATTERN_FIRST:
+            return
+        found = parse(cmd.argv)
+        words = list(found.operands) if found.known else [w for w in cmd.argv[1:] if not w.startswith("-")]
+        if cmd.name in _PATTERN_FIRST and not any(use.option in ("-e", "--regexp", "-f", "--file")
+                                                   for use in found.options()):
+            words = words[1:]
+        seen = {use.path for use in self.reading.paths if use.via == cmd.name}
+        for word in words:
+            if word in seen or word == "-":
+                continue
+            if not here or not os.path.isabs(here):
+                self.facts.problem(f"where `{cmd.name}` reads `{word}` is not known")
+                continue
+            self.path_use(PathUse(word, resolve_path(word, here), "read", via=cmd.name), recursive_reader)
+
+    def path_use(self, use: PathUse, recursive_reader: str | None = None) -> None:
+        targets = [use.resolved]
+        if _GLOB.search(use.path):
+            # dot files too: a shell with ``dotglob`` (set by an earlier call in a kept shell) matches them
+            matches = sorted(glob.glob(use.resolved, include_hidden=True))
+            self.facts.globs.append(_glob_fact(use.path, matches, self.project))
+            if len(matches) > MAX_GLOB_MATCHES:
+                self.facts.problem(f"`{use.path}` matches more than {MAX_GLOB_MATCHES:,} files")
+                return
+            targets = matches or [use.resolved]
+        before = len(self.facts.losses)
+        for target in targets:
+            self.tick()
+            self.target(use, target, recursive_reader)
+        if len(targets) > 1 and len(self.facts.losses) - before > 1:   # one line for the pattern
+            self.facts.losses[before:] = [_merged(use.path, self.facts.losses[before:])]
+        if use.operation == "delete" and all(target in self.facts.graded_deletes for target in targets):
+            self.facts.graded_deletes.add(use.resolved)    # every file the pattern matches is graded
+
+    def target(self, use: PathUse, target: str, recursive_reader: str | None) -> None:
+        shown = self.shown(target)
+        written_inside = self.inside(os.path.normpath(target))
+        follow = not (use.operation == "delete" and not use.path.endswith("/"))
+        real = os.path.realpath(target) if follow else os.path.join(os.path.realpath(os.path.dirname(target)),
+                                                                   os.path.basename(target))
+        if real != os.path.normpath(target):
+            self.facts.links.append(f"`{shown}` leads to `{real}`")
+            if written_inside and not self.inside(real):
+                self.facts.problem(f"`{shown}` leads outside the project (to `{real}`) through a link")
+        if use.operation == "read":
+            if use.listing or use.via in _ARCHIVERS:
+                return      # names only; an archive unpacked is judged by its members, not printed
+            if not self.inside(real):
+                self.facts.problem(f"reads `{shown}` outside the project: what it holds is not checked")
+            elif os.path.isdir(real):
+                if recursive_reader is not None:
+                    self.read_tree(real, recursive_reader)
+            elif os.path.lexists(real):
+                self.read_file(real)
+            return
+        if use.operation == "write":
+            self.hard_links(real, shown)
+            if use.recursive or self.reading.family in ("edit", "patch") or not os.path.lexists(real):
+                return      # a directory written into (members judged apart), an edit (shown), a new file
+            if os.path.isdir(real):
+                return
+        if not written_inside:
+            return          # the reader judges places outside the project by where they are
+        self.loss(use.path if target == use.resolved else shown, real,
+                  "delete" if use.operation == "delete" else "overwrite", target=target)
+
+    # -- links ----------------------------------------------------------------------------------
+
+    def hard_links(self, real: str, shown: str) -> None:
+        try:
+            info = os.lstat(real)
+        except OSError:
+            return
+        if stat.S_ISREG(info.st_mode) and info.st_nlink > 1:
+            self.facts.problem(f"`{shown}` has {info.st_nlink} names (a hard link): writing it changes the others")
+
+    # -- reads ----------------------------------------------------------------------------------
+
+    def read_file(self, real: str) -> None:
+        if self.facts.scanned >= MAX_SCANNED_FILES or self.scanned_bytes >= MAX_SCANNED_BYTES:
+            self.facts.problem(f"reads more than the {MAX_SCANNED_FILES} files or "
+                               f"{MAX_SCANNED_BYTES // 1_000_000} MB the app scans for secrets")
+            return
+        try:
+            found = scan(real, self.shown(real))
+        except Unscannable as exc:
+            self.facts.problem(str(exc))
+            return
+        try:
+            self.scanned_bytes += os.stat(real).st_size
+        except OSError:
+            pass
+        if found:
+            self.facts.secrets.extend(found)
+        else:
+            self.facts.scanned += 1
+
+    def read_tree(self, top: str, rules: str) -> None:
+        files: list[str] | None = None
+        if rules == "git":
+            root = repository_of(top)
+            if root is not None:
+                view = self.view(root)
+                if isinstance(view, GitView):
+                    try:
+                        files = view.listed(top, self.left(), respect_ignores=True)
+                    except GitError as exc:
+                        self.facts.problem(f"which files `{self.shown(top)}` holds is not known: {exc}")
+                        return
+        if files is None:
+            files = list(self.walk(top))
+        for path in files:
+            self.tick()
+            if os.path.islink(path) and not self.inside(os.path.realpath(path)):
+                self.facts.problem(f"`{self.shown(path)}` leads outside the project (to "
+                                   f"`{os.path.realpath(path)}`) through a link")
+                continue
+            if os.path.isfile(path):
+                self.read_file(path)
+            if self.facts.problems and self.facts.problems[-1].startswith("reads more than"):
+                return
+
+    # -- loss -------------------------------------------------------------------------------------
+
+    def loss(self, what: str, real: str, operation: str, *, target: str) -> None:
+        if not os.path.lexists(real):
+            # Nothing there now is no proof that nothing will be (it may appear before the call
+            # runs): shown, but the reader's grading by name stands.
+            self.facts.losses.append(Loss(what, operation))
+            return
+        states: Counter[str] = Counter()
+        sample: list[str] = []
+        files, size = self.tally(real, states, sample)
+        outside = not self.inside(real)
+        self.facts.losses.append(Loss(what, operation, files, size, count_states(states), outside,
+                                      sample=tuple(sample)))
+        self.facts.graded_deletes.add(target)
+
+    def tally(self, top: str, states: Counter[str], sample: list[str]) -> tuple[int, int]:
+        """Count the files under ``top`` (or ``top`` itself) by git state, with their sizes.
+
+        A directory walk that decides a state once per directory where git does (an untracked or
+        ignored directory: every file under it shares it), else once per file; one ``lstat`` per
+        file (``scandir``), no per-file search up the tree. A repository nested inside is untracked
+        to the outer one (git cannot bring it back from there)."""
+        root = repository_of(top)
+        view = self.view(root) if root is not None else None
+        files = size = 0
+        pending: list[tuple[str, str | None]] = [(top, None)]
+        if not os.path.isdir(top) or os.path.islink(top):
+            alone = self.file_state(top, root, view)
+            states[alone] += 1
+            if alone not in ("tracked", "build"):
+                sample.append(self.shown(top))
+            return 1, _size_of(top)
+        while pending:
+            here, inherited = pending.pop()
+            self.tick()
+            state: str | None = inherited
+            if state is None and root is not None and here != root and os.path.lexists(os.path.join(here, ".git")):
+                state = "untracked"                         # a repository of its own inside this one
+            if state is None:
+                state = self.dir_state(here, root, view)
+            try:
+                entries = list(os.scandir(here))
+            except OSError as exc:
+                self.facts.problem(f"`{self.shown(here)}` could not be read ({exc.strerror or exc})")
+                continue
+            for entry in entries:
+                if entry.is_dir(follow_symlinks=False):
+                    pending.append((entry.path, state))
+                    continue
+                files += 1
+                if files > MAX_TREE_FILES:
+                    raise _OverBudget
+                try:
+                    size += entry.stat(follow_symlinks=False).st_size
+                except OSError:
+                    pass
+                found = state or self.entry_state(here, entry.name, root, view)
+                states[found] += 1
+                if found not in ("tracked", "build") and len(sample) < 5:
+                    sample.append(self.shown(entry.path))
+        return files, size
+
+    def dir_state(self, here: str, root: str | None, view: GitView | GitError | None) -> str | None:
+        """The state every file under ``here`` shares, or None: each file has its own."""
+        if root is None or not isinstance(view, GitView):
+            return "no-git"
+        rel = here[len(root) + 1:] if here.startswith(root + os.sep) else ""
+        if not rel:
+            return None
+        if view.within(rel, view.untracked):
+            return "untracked"
+        if view.within(rel, view.ignored):
+            return "build" if self.is_build_output(os.path.join(here, "-")) else "ignored"
+        return None
+
+    def entry_state(self, here: str, name: str, root: str | None, view: GitView | GitError | None) -> str:
+        """A file's state in a directory git tracks (its directory has no state of its own): three
+        set lookups, no path arithmetic beyond one join."""
+        if root is None or not isinstance(view, GitView):
+            return "no-git"
+        rel = f"{here[len(root) + 1:]}/{name}" if here != root else name
+        if rel in view.changed:
+            return "changed"
+        if rel in view.untracked:
+            return "untracked"
+        if rel in view.ignored:
+            return "build" if self.is_build_output(os.path.join(here, name)) else "ignored"
+        return "tracked"
+
+    def file_state(self, path: str, root: str | None, view: GitView | GitError | None) -> str:
+        if root is None or not isinstance(view, GitView):
+            return "no-git"
+        state = view.state(path)
+        if state == "ignored" and self.is_build_output(path):
+            return "build"
+        return state
+
+    def is_build_output(self, path: str) -> bool:
+        if self.project is None:
+            return False
+        parts = os.path.relpath(path, self.project).split(os.sep)
+        return any(fnmatch.fnmatchcase(part, pattern) for part in parts[:-1] or parts for pattern in self.builds)
+
+    def view(self, root: str) -> GitView | GitError:
+        if root not in self.views:
+            try:
+                self.views[root] = GitView.take(root, self.left())
+            except GitError as exc:
+                self.facts.problem(f"git's view of `{self.shown(root)}` is not known: {exc}")
+                self.views[root] = exc
+        return self.views[root]
+
+    # -- git commands that discard ------------------------------------------------------------------
+
+    def git(self, cmd: SimpleCommand, here: str | None) -> None:
+        words = list(cmd.argv[1:])
+        if not words or words[0].startswith("-") or not here or not os.path.isabs(here):
+            return      # global options (-C, -c, --git-dir): left to the reader's grading by name
+        sub, rest = words[0], words[1:]
+        discard = _discard_of(sub, rest)
+        if discard is None:
+            if sub in ("apply", "am") and not {"--check", "--stat", "--numstat", "--summary"} & set(rest):
+                self.patch_files(cmd, here, [os.path.join(here, w) for w in rest if not w.startswith("-")])
+            return
+        root = repository_of(here)
+        view = self.view(root) if root else None
+        if root is None or not isinstance(view, GitView):
+            self.facts.problem(f"what `git {sub}` would discard is not known")
+            return
+        label = " ".join(["git", sub, *rest])[:80]
+        kind, pathspecs = discard
+        if kind == "stash":
+            try:
+                count = view.stash_count(self.left())
+            except GitError as exc:
+                self.facts.problem(f"what `{label}` would discard is not known: {exc}")
+                return
+            dropped = count if "clear" in rest else min(count, 1)
+            self.facts.losses.append(Loss(label, "drops stashed changes", dropped, 0,
+                                          (("changed", dropped),) if dropped else ()))
+            self.facts.graded_git.add(sub)
+            return
+        within = [os.path.relpath(os.path.normpath(os.path.join(here, spec)), root) for spec in pathspecs] or ["."]
+        if any(_GLOB.search(spec) or spec.startswith(":") for spec in pathspecs):
+            self.facts.problem(f"the pathspecs of `{label}` are not plain paths")
+            return
+        states: Counter[str] = Counter()
+        sample: list[str] = []
+        if kind == "changes":
+            lost = sorted(path for path in view.changed if _within(path, within))
+            states["changed"] = len(lost)
+            size = sum(_size_of(os.path.join(root, path)) for path in lost)
+            sample = lost[:5]
+            diff = ""
+            if lost:
+                try:
+                    diff = view.diff_stat([f":(literal){p}" for p in lost[:200]], self.left())
+                except GitError:
+                    diff = ""
+            self.facts.losses.append(Loss(label, "discards", len(lost), size, count_states(states), diff=diff,
+                                          sample=tuple(sample)))
+        else:   # clean: untracked files, and ignored ones with -x (only those with -X)
+            flags = "".join(w[1:] for w in rest if w.startswith("-") and not w.startswith("--"))
+            entries = ([] if "X" in flags else sorted(view.untracked)) + (
+                sorted(view.ignored) if "x" in flags or "X" in flags else [])
+            size = 0
+            files = 0
+            for entry in entries:
+                if not _within(entry, within):
+                    continue
+                counted, weight = self.tally(os.path.join(root, entry), states, sample)
+                files, size = files + counted, size + weight
+            self.facts.losses.append(Loss(label, "deletes", files, size, count_states(states), sample=tuple(sample)))
+        self.facts.graded_git.add(sub)
+
+    # -- archives and patches ----------------------------------------------------------------------------
+
+    def archive(self, cmd: SimpleCommand, here: str | None, kind: str) -> None:
+        if _prints_members(cmd):
+            self.facts.problem(f"`{cmd.name}` prints the archive's members: what they hold is not checked")
+            return
+        source, dest = _archive_and_destination(cmd, here, self.reading)
+        if source is None or dest is None:
+            self.facts.problem(f"which files `{cmd.name}` writes is not known")
+            return
+        if not os.path.isfile(source):     # a FIFO or a device would block the listing
+            self.facts.problem(f"the archive `{self.shown(source)}` is not a file there to list")
+            return
+        try:
+            for name, link in _members(source, kind):
+                self.tick()
+                self.member(source, name, link, dest)
+        except (OSError, tarfile.TarError, zipfile.BadZipFile, EOFError) as exc:
+            self.facts.problem(f"the members of `{self.shown(source)}` could not be listed ({exc})")
+
+    def patch_files(self, cmd: SimpleCommand, here: str | None, files: list[str]) -> None:
+        if not files or not here:
+            self.facts.problem(f"which files `{cmd.name}` changes is not known")
+            return
+        for path in files:
+            if not os.path.isfile(path):
+                self.facts.problem(f"the patch `{self.shown(path)}` is not a file there to read")
+                continue
+            try:
+                with open(path, encoding="utf-8", errors="replace") as handle:
+                    text = handle.read(2_000_000)
+            except OSError as exc:
+                self.facts.problem(f"the patch `{self.shown(path)}` could not be read ({exc.strerror or exc})")
+                continue
+            uses = _patch_uses(text, here, "patch")
+            if not uses:
+                self.facts.problem(f"the patch `{self.shown(path)}` names no file")
+            for use in uses:
+                self.tick()
+                self.member(path, use.path, "", here, operation=use.operation)
+
+    def member(self, source: str, name: str, link: str, dest: str, operation: str = "write") -> None:
+        if len(self.facts.members) >= MAX_MEMBERS:
+            raise _OverBudget
+        lands = os.path.normpath(os.path.join(dest, name.lstrip("/")))
+        real = os.path.join(os.path.realpath(os.path.dirname(lands)), os.path.basename(lands))
+        outside = not self.inside(real)
+        self.facts.members.append(Member(self.shown(source), name, self.shown(real), outside, link))
+        if link:
+            self.facts.problem(f"`{self.shown(source)}` carries a link (`{name}` to `{link}`)")
+        if real != lands and not outside:
+            self.facts.links.append(f"`{name}` from `{self.shown(source)}` lands through a link at `{real}`")
+        if outside:
+            return
+        if operation == "delete" or (os.path.lexists(real) and not os.path.isdir(real)):
+            self.hard_links(real, self.shown(real))
+            self.loss(self.shown(real), real, "delete" if operation == "delete" else "overwrite", target=real)
+
+    # -- helpers ----------------------------------------------------------------------------------------
+
+    def inside(self, path: str) -> bool:
+        return self.project is not None and (path == self.project or path.startswith(self.project + os.sep))
+
+    def shown(self, path: str) -> str:
+        if self.project and self.inside(path) and path != self.project:
+            return os.path.relpath(path, self.project)
+        return path
+
+    def walk(self, top: str) -> Iterator[str]:
+        count = 0
+        for here, dirs, files in os.walk(top, followlinks=False):
+            self.tick()
+            dirs[:] = [d for d in dirs if d != ".git"] if here != top or not top.endswith(".git") else dirs
+            for name in files:
+                count += 1
+                if count > MAX_TREE_FILES:
+                    raise _OverBudget
+                yield os.path.join(here, name)
+            for name in dirs:  # links to directories are files here (os.walk does not enter them)
+                path = os.path.join(here, name)
+                if os.path.islink(path):
+                    yield path
+
+
+def _size_of(path: str) -> int:
+    try:
+        return os.lstat(path).st_size
+    except OSError:
+        return 0
+
+
+def _merged(what: str, losses: list[Loss]) -> Loss:
+    states: Counter[str] = Counter()
+    for loss in losses:
+        states.update(dict(loss.states))
+    return Loss(what, losses[0].operation, sum(loss.files for loss in losses), sum(loss.size for loss in losses),
+                count_states(states), any(loss.outside for loss in losses),
+                sample=tuple(path for loss in losses for path in loss.sample)[:5])
+
+
+def _glob_fact(pattern: str, matches: list[str], project: str | None) -> Glob:
+    def shown(path: str) -> str:
+        return os.path.relpath(path, project) if project and path.startswith(project + os.sep) else path
+    return Glob(pattern, len(matches), tuple(shown(m) for m in matches[:5]))
+
+
+def _grep_recursive(argv: tuple[str, ...]) -> bool:
+    return any(w in _GREP_RECURSIVE or (w.startswith("-") and not w.startswith("--") and ("r" in w or "R" in w))
+               for w in argv[1:])
+
+
+def _tar_extracts(argv: tuple[str, ...]) -> bool:
+    words = argv[1:]
+    if any(w in ("-x", "--extract", "--get") for w in words):
+        return True
+    first = words[0] if words else ""
+    return bool(first) and not first.startswith("--") and "x" in first.lstrip("-") and first.lstrip("-").isalpha()
+
+
+def _prints_members(cmd: SimpleCommand) -> bool:
+    """``tar -xO``, ``unzip -p`` / ``-c``: members go to the output (the agent's context), not to disk."""
+    letters = "O" if cmd.name != "unzip" else "pc"
+    words = cmd.argv[1:]
+    bundled = [w.lstrip("-") for w in words if not w.startswith("--")][:1] if cmd.name != "unzip" else []
+    return any(w in ("--to-stdout", "--to-command") or w.startswith("--to-command=") for w in words) or any(
+        set(w[1:]) & set(letters) for w in words if w.startswith("-") and not w.startswith("--")) or any(
+        "O" in w and w.isalpha() for w in bundled)
+
+
+def _discard_of(sub: str, rest: list[str]) -> tuple[str, list[str]] | None:
+    """What a git subcommand discards (``changes`` in pathspecs, ``clean``, ``stash``), or None
+    when it is not a discard this module grades (then the reader's grading by name stands)."""
+    operands = [w for w in rest if not w.startswith("-")]
+    if sub == "reset" and "--hard" in rest and all(w in ("--hard", "HEAD") for w in rest):
+        return "changes", []
+    if sub == "checkout" and "--" in rest and rest.index("--") == 0 and len(rest) > 1:
+        return "changes", rest[1:]
+    if sub == "checkout" and rest == ["."]:
+        return "changes", ["."]
+    if sub == "restore" and operands and all(w in ("--worktree", "-W", "--") or not w.startswith("-") for w in rest):
+        return "changes", [w for w in rest if w != "--" and not w.startswith("-")]
+    if sub == "clean" and all(re.fullmatch(r"-[fdxXq]+|--force|--quiet", w) for w in rest if w.startswith("-")) \
+            and any("f" in w or w == "--force" for w in rest if w.startswith("-")):
+        return "clean", operands
+    if sub == "stash" and rest[:1] in (["drop"], ["clear"]) and len(rest) == 1:
+        return "stash", []
+    return None
+
+
+def _within(rel: str, specs: list[str]) -> bool:
+    rel = rel.rstrip("/")
+    return any(spec == "." or rel == spec or rel.startswith(spec.rstrip("/") + "/") for spec in specs)
+
+
+def _archive_and_destination(cmd: SimpleCommand, here: str | None,
+                             reading: CallReading) -> tuple[str | None, str | None]:
+    if not here or not os.path.isabs(here):
+        return None, None
+    words = list(cmd.argv[1:])
+    if cmd.name == "unzip":
+        dest = here
+        for i, word in enumerate(words):
+            if word == "-d" and i + 1 < len(words):
+                dest = os.path.join(here, words[i + 1])
+            elif word.startswith("-d") and len(word) > 2:
+                dest = os.path.join(here, word[2:])
+        archives = [w for i, w in enumerate(words) if not w.startswith("-") and (i == 0 or words[i - 1] != "-d")]
+        return (os.path.join(here, archives[0]) if archives else None), dest
+    reads = [u.resolved for u in reading.paths if u.via == cmd.name and u.operation == "read" and not u.listing]
+    writes = [u.resolved for u in reading.paths if u.via == cmd.name and u.operation == "write"]
+    return (reads[0] if len(reads) == 1 else None), (writes[0] if len(writes) == 1 else here)
+
+
+def _members(source: str, kind: str) -> Iterator[tuple[str, str]]:
+    if kind == "zip":
+        with zipfile.ZipFile(source) as archive:
+            for info in archive.infolist():
+                is_link = stat.S_ISLNK(info.external_attr >> 16)
+                yield info.filename, (archive.read(info).decode(errors="replace") if is_link else "")
+        return
+    with tarfile.open(source, "r:*") as archive:
+        for member in archive:
+            yield member.name, (member.linkname if member.issym() or member.islnk() else "")
+
+
+def _patch_inputs(cmd: SimpleCommand, reading: CallReading) -> list[str]:
+    words = list(cmd.argv[1:])
+    found = [u.resolved for u in reading.paths if u.via in ("patch", "<") and u.operation == "read"]
+    for i, word in enumerate(words):
+        if word in ("-i", "--input") and i + 1 < len(words):
+            found.append(os.path.join(reading.cwd or "", words[i + 1]))
+        elif word.startswith("--input="):
+            found.append(os.path.join(reading.cwd or "", word.split("=", 1)[1]))
+    return found
