@@ -189,19 +189,19 @@ def test_hostile_names_are_claims_on_every_surface_and_the_verdict_is_the_apps(a
         tickets = approver.decider.tickets()
         surfaces: list[tuple[str, str, str]] = []  # (where, text, the app's verdict in it)
         for ticket in tickets:
-            verdict = risk_text(ticket.risk_level)
+            verdict = risk_text(ticket.shown_level)
             row = approver.inbox._rows[ticket.key]
             assert row.text(RISK) == verdict and RISK < AGENT  # the verdict first, in view at every width
             surfaces += [("inbox agent", row.text(AGENT), ""), ("inbox request", row.text(REQUEST), ""),
                          ("notification title", agent_title(ticket.identity.label, [ticket]), verdict),
                          ("notification body", notification_text(ticket)[1], "")]
         for action, ticket in approver.tray._waiting_actions:
-            surfaces.append(("tray entry", action.text(), risk_text(ticket.risk_level)))
+            surfaces.append(("tray entry", action.text(), risk_text(ticket.shown_level)))
         shown = dialog.ticket
         assert shown is not None
-        surfaces += [("dialog title", dialog.windowTitle(), risk_text(shown.risk_level)),
+        surfaces += [("dialog title", dialog.windowTitle(), risk_text(shown.shown_level)),
                      ("also waiting", dialog.next_strip.text(),
-                      risk_text(next(t for t in tickets if t is not shown).risk_level))]
+                      risk_text(next(t for t in tickets if t is not shown).shown_level))]
         for where, text, verdict in surfaces:
             rest = _agent_part(text, verdict) if verdict else text
             assert RLO not in text and ZWSP not in text, where
