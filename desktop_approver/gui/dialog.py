@@ -573,13 +573,23 @@ class ApprovalDialog(QDialog):
         self._update_strip()
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
-        if (event.type() in (QEvent.Type.MouseButtonPress, QEvent.Type.KeyPress, QEvent.Type.Wheel)
-                and self.ticket is not None and isinstance(watched, QWidget)
-                and (watched is self or self.isAncestorOf(watched))):
+        ours = (self.ticket is not None and isinstance(watched, QWidget)
+                and (watched is self or self.isAncestorOf(watched)))
+        if ours and held_key(event):
+            # A key held down answers nothing: its repeats would press Alt+O / Alt+S again on every
+            # request that comes up next, each one unseen (the arming lock only delays them). An
+            # accepted override keeps the shortcut map from firing; the repeat reaches the focused
+            # widget as a plain key, which answers nothing either (see keyPressEvent).
+            event.accept()
+            return True
+        if ours and event.type() in (QEvent.Type.MouseButtonPress, QEvent.Type.KeyPress, QEvent.Type.Wheel):
             self.pause_countdown()
         return super().eventFilter(watched, event)
 
     def keyPressEvent(self, event: QKeyEvent) -> None:
+        if event.key() in (Qt.Key.Key_Escape, Qt.Key.Key_Return, Qt.Key.Key_Enter) and event.isAutoRepeat():
+            event.accept()  # a held Escape or Enter answers the request it was pressed on, once
+            return
         if event.key() in (Qt.Key.Key_Escape, Qt.Key.Key_Return, Qt.Key.Key_Enter):
             # Enter never approves: it presses the default button, Deny, which never waits.
             event.accept()
@@ -626,6 +636,12 @@ class ApprovalDialog(QDialog):
                                 "tool" if self.review.whole_tool.isChecked() else "exact")
         log.debug("dialog: the person chose %s for ticket %s", choice, printable(ticket.key))
         self.decided.emit(ticket, verdicts)
+
+
+def held_key(event: QEvent) -> bool:
+    """A shortcut's key repeated by the keyboard because it is held (not pressed again)."""
+    return (event.type() == QEvent.Type.ShortcutOverride and isinstance(event, QKeyEvent)
+            and event.isAutoRepeat())
 
 
 def plain_label(label: str) -> str:
