@@ -46,7 +46,7 @@ from ..core.calls.reading import read_call
 from ..core.decisions.broker import read_again
 from ..core.decisions.queue import riskiest_first
 from ..core.decisions.tickets import CallInfo, Ticket
-from ..render.claims import neutral
+from ..render.claims import claimed, neutral
 from ..render.headline import FIRST_VIEW_CHARS, further_down, headline, shorten
 from ..render.preview_check import preview_mismatch
 from . import theme
@@ -298,7 +298,7 @@ class ReviewPanel(QWidget):
         self.whole_tool.setChecked(False)
         self.identity.setText(identity_html(ticket, self.compact))
         self.identity.setToolTip(plain_tooltip(identity_details(ticket)))
-        name = visible(ticket.identity.label)
+        name = claimed(ticket.identity.label)
         self.agent_title.setText(f"From the agent {name} (as claimed): its own words, not checked by desktop-approver")
         self.verdict.setMinimumHeight(0)  # a new request: its own height (held while its calls are browsed)
         self.calls.blockSignals(True)
@@ -640,12 +640,11 @@ def identity_html(ticket: Ticket, compact: bool = False) -> str:
     return "<br>".join(lines)
 
 
-TICKS = {ord(mark): f"<U+{ord(mark):04X}>" for mark in "✔✓✅☑🗸🗹"}
-
-
 def untick(text: str) -> str:
-    """``text`` with check marks shown as escapes: an agent's name or branch cannot pass for the app's ✔."""
-    return text.translate(TICKS)
+    """``text`` as an agent's word (:func:`~desktop_approver.render.claims.neutral`): the verdict's
+    marks shown as escapes and its quotation marks straight, so an agent's name or branch can pass
+    neither for the app's ✔ nor close its own quotation and go on in the app's voice."""
+    return neutral(text)
 
 
 def identity_details(ticket: Ticket) -> str:

@@ -21,7 +21,7 @@ from __future__ import annotations
 from .headline import shorten
 from .reveal import reveal
 
-VERDICT_MARKS = frozenset("✔✓☑✅√🗸▲△⚠✖✗✘☒❌⛔🛑🟢🟡🔴")
+VERDICT_MARKS = frozenset("✔✓☑✅√🗸🗹▲△⚠✖✗✘☒❌⛔🛑🟢🟡🔴🟩🟨🟥")
 """Marks the app's verdicts and badges use (and their look-alikes): never shown as such in an agent's words."""
 
 QUOTES = str.maketrans({"“": '"', "”": '"', "„": '"', "‟": '"', "«": '"', "»": '"'})

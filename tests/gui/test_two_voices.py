@@ -172,6 +172,8 @@ def _agent_part(text: str, verdict: str) -> str:
 
 
 def test_hostile_names_are_claims_on_every_surface_and_the_verdict_is_the_apps(approver: Any, run: Any) -> None:
+    from PySide6.QtGui import QTextDocument
+
     from desktop_approver.gui.history_window import COLUMNS as HISTORY_COLUMNS
     from desktop_approver.gui.inbox import AGENT, REQUEST, RISK
     from desktop_approver.gui.notifications import agent_title, notification_text
@@ -202,6 +204,11 @@ def test_hostile_names_are_claims_on_every_surface_and_the_verdict_is_the_apps(a
         surfaces += [("dialog title", dialog.windowTitle(), risk_text(shown.shown_level)),
                      ("also waiting", dialog.next_strip.text(),
                       risk_text(next(t for t in tickets if t is not shown).shown_level))]
+        surfaces.append(("the agent's frame title", dialog.review.agent_title.text(), ""))
+        identity = QTextDocument()
+        identity.setHtml(dialog.review.identity.text())
+        who = identity.toPlainText()  # the kernel's facts keep their ✔: the name must not look like one
+        assert "✔ Safe" not in who and "(verified by desktop-approver) “" not in who and RLO not in who, who
         for where, text, verdict in surfaces:
             rest = _agent_part(text, verdict) if verdict else text
             assert RLO not in text and ZWSP not in text, where
