@@ -32,7 +32,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from agents import Agent, FunctionTool, RunResult, RunResultStreaming, RunState
+from agents import Agent, FunctionTool, Handoff, RunResult, RunResultStreaming, RunState
 from agents.exceptions import ToolInputGuardrailTripwireTriggered
 from agents.items import ToolApprovalItem
 from agents.tool_guardrails import (
@@ -103,12 +103,36 @@ def desktop_guardrail(approver: Approver | None = None) -> ToolInputGuardrail[An
 
 
 def require_desktop_approval(agent: Agent[Any], approver: Approver | None = None) -> Agent[Any]:
-    """Add the desktop guardrail to every function tool of ``agent`` (in place); returns the agent."""
+    """Add the desktop guardrail to every function tool of ``agent`` and of every agent it can hand
+    off to, however deep (in place); returns the agent. A specialist reached by a handoff runs its
+    tools under the same guard: guarding only the first agent let a handoff's tools run unasked."""
     guardrail = desktop_guardrail(approver)
-    for tool in agent.tools:
-        if isinstance(tool, FunctionTool):
-            tool.tool_input_guardrails = [*(tool.tool_input_guardrails or []), guardrail]
+    for each in _reachable(agent):
+        for tool in each.tools:
+            if isinstance(tool, FunctionTool):
+                tool.tool_input_guardrails = [*(tool.tool_input_guardrails or []), guardrail]
     return agent
+
+
+def _reachable(agent: Agent[Any]) -> list[Agent[Any]]:
+    """``agent`` and every agent its handoffs lead to, each once. A handoff whose agent cannot be
+    reached (a hand-made ``Handoff`` without one) is refused: its tools would run unguarded."""
+    seen: dict[int, Agent[Any]] = {}
+    todo: list[Any] = [agent]
+    while todo:
+        each = todo.pop()
+        if isinstance(each, Handoff):
+            reference = getattr(each, "_agent_ref", None)  # set by handoff(agent); weak, like the SDK's own
+            target = reference() if reference is not None else None
+            if target is None:
+                raise TypeError(f"handoff {each.agent_name!r}: its agent cannot be reached to guard its tools; "
+                                "hand off to the Agent itself, or make the handoff with agents.handoff(agent)")
+            each = target
+        if id(each) in seen or not isinstance(each, Agent):
+            continue
+        seen[id(each)] = each
+        todo.extend(each.handoffs)
+    return list(seen.values())
 
 
 async def resolve_interruptions(result: RunResult | RunResultStreaming, approver: Approver | None = None, *,

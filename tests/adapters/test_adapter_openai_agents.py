@@ -108,6 +108,24 @@ def test_guardrail_fails_closed_without_the_app(tmp_path: Path) -> None:
     assert ran == [] and "not reachable" in result.final_output
 
 
+@pytest.mark.parametrize("through_handoff", [False, True], ids=["the-agent", "handoff()"])
+def test_a_handoffs_tools_are_guarded_too(serve: Any, through_handoff: bool) -> None:
+    """A specialist reached by a handoff (as the Agent, or through handoff()) asks before its tools
+    run: guarding only the first agent let the specialist's delete run unasked (the review)."""
+    from agents import handoff
+
+    service = serve(per_call(lambda call: Verdict("deny", "user", note="not now")))
+    ran: list[tuple[str, dict[str, Any]]] = []
+    specialist = Agent(name="specialist", model=ScriptedModel([
+        calls_step(("delete_file", {"path": "c.txt"}, "c1")), ModelStep.respond(report)]), tools=tools(ran))
+    triage = Agent(name="triage", handoffs=[handoff(specialist) if through_handoff else specialist],
+                   model=ScriptedModel([calls_step(("transfer_to_specialist", {}, "h1"))]))
+    require_desktop_approval(triage, Approver(socket_path=service.socket_path))
+    result = Runner.run_sync(triage, "delete c.txt")
+    assert ran == [] and [t.calls[0].tool for t in service.person.seen] == ["delete_file"]
+    assert "not now" in result.final_output
+
+
 def test_guardrail_block_ends_the_run(serve: Any) -> None:
     service = serve(per_call(lambda call: Verdict("deny", "policy", note="never", blocked=True)))
     ran: list[tuple[str, dict[str, Any]]] = []
