@@ -61,22 +61,28 @@ class ConsequencesView(QFrame):
         label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         return label
 
-    def show_facts(self, facts: Facts | None) -> None:
-        """Show ``facts`` (None: the call touches nothing on the file system, and the part hides)."""
+    def show_facts(self, facts: Facts | None, compact: bool = False) -> None:
+        """Show ``facts`` (None: the call touches nothing on the file system, and the part hides).
+
+        ``compact`` (a short screen): the summary alone (the lines in its tooltip), and only when
+        something is lost or a secret read, so the call itself stays in the first view."""
         if facts is None:
             self.hide()
             return
         summary, lines = touch_lines(facts)
+        if compact and not facts.secrets and not any(loss.lost for loss in facts.losses):
+            self.hide()  # a short screen keeps its room for the call: only a loss or a secret is told here
+            return
         self.summary.setText(f"What this touches: {summary}")
         calm = facts.available and facts.complete and facts.nothing_lost and not facts.problems \
             and not facts.secrets
-        shown = [] if calm else lines[:MAX_LINES]
+        shown = [] if calm or compact else lines[:MAX_LINES]
         more = len(lines) - len(shown)
         self.details.setText("\n".join(f"• {line}" for line in shown) + (f"\n… and {more} more" if more and shown
                                                                            else ""))
         self.details.setVisible(bool(shown))
         diffs = [loss.diff for loss in facts.losses if loss.diff]
         self.diff.setText(reveal("\n".join(diffs), multiline=True).text if diffs else "")
-        self.diff.setVisible(bool(diffs) and not calm)
+        self.diff.setVisible(bool(diffs) and not calm and not compact)
         self.setToolTip("\n".join(lines))
         self.show()

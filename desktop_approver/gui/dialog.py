@@ -75,13 +75,16 @@ def window_title(ticket: Ticket) -> str:
     """
     agent = as_claimed(ticket.identity.label, WINDOW_TITLE_NAME_CHARS)
     level = risk_text(ticket.shown_level)
+    # The longer verdict "? Not understood" takes its extra characters from the call, never from
+    # the verdict or the agent's mark: the title stays as long as a task bar shows.
+    extra = len(level) - len(risk_text("moderate")) if ticket.shown_level == "not understood" else 0
     if len(ticket.calls) == 1:
         call = ticket.calls[0]
-        return (f"{level} {claimed(call.tool, WINDOW_TITLE_NAME_CHARS)}: {headline(call.tool, call.args, 54)}"
-                f" — from {agent}")
+        return (f"{level} {claimed(call.tool, WINDOW_TITLE_NAME_CHARS)}: "
+                f"{headline(call.tool, call.args, 54 - extra)} — from {agent}")
     worst = batch.riskiest(ticket.calls)
     return (f"{level} {len(ticket.calls)} calls, {claimed(worst.tool, WINDOW_TITLE_NAME_CHARS)}: "
-            f"{headline(worst.tool, worst.args, 40)} — from {agent}")
+            f"{headline(worst.tool, worst.args, 40 - extra)} — from {agent}")
 
 
 def call_kind(ticket: Ticket) -> str:

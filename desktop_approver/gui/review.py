@@ -352,6 +352,8 @@ class ReviewPanel(QWidget):
                 call = self.current_call()
                 if call is not None and call.description:
                     self.description.setText(f"“{first_view_text(call.description, 1 if compact else 3)}”")
+                if call is not None:
+                    self.touches.show_facts(call.consequences, compact=compact)
 
     def clear(self) -> None:
         """Show nothing (the request left and nothing else is selected): no stale review stays up."""
@@ -451,7 +453,7 @@ class ReviewPanel(QWidget):
             text += f"\n{visible(typed)} is {visible(resolved)}"
         text += f"\n{reading_line(call)}"
         self._reasons_text = text
-        self.touches.show_facts(call.consequences)
+        self.touches.show_facts(call.consequences, compact=self.compact)
         self.description.setText(f"“{first_view_text(call.description or '', 1 if self.compact else 3)}”")
         self.description.setToolTip(plain_tooltip(visible(call.description or "", multiline=True)))
         self.description.setVisible(bool(call.description))
