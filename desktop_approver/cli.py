@@ -63,6 +63,8 @@ SOCKET_HELP = ("the app's socket (default: $DESKTOP_APPROVER_SOCKET, then "
                "$XDG_RUNTIME_DIR/desktop-approver/approver.sock)")
 NATS_CREDS_HELP = ("with DESKTOP_APPROVER_URL=nats://...: the agent's NATS credentials, a .creds file or "
                    "one line user:password (default: $DESKTOP_APPROVER_NATS_CREDS)")
+NATS_CA_HELP = ("with DESKTOP_APPROVER_URL=tls://...: the CA certificate the NATS server's certificate must chain to "
+                "(default: $DESKTOP_APPROVER_NATS_CA, else the system's)")
 REQUEST_OPTIONS = (
     Option("--tool", required=True, help="the tool's name, e.g. Bash or write_file"),
     Option("--args", required=True, metavar="JSON", help="the call's arguments, a JSON object ('-' reads stdin)"),
@@ -75,6 +77,7 @@ REQUEST_OPTIONS = (
     Option("--agent", metavar="NAME", help="the agent's name shown to the person"),
     Option("--socket", metavar="PATH", help=SOCKET_HELP),
     Option("--nats-creds", metavar="FILE", help=NATS_CREDS_HELP),
+    Option("--nats-ca", metavar="FILE", help=NATS_CA_HELP),
 )
 """``request``'s options, declared once (:mod:`.commands.argv`): it runs once per call a script guards."""
 
@@ -100,6 +103,7 @@ def add_socket(parser: argparse.ArgumentParser) -> None:
 
 def add_nats_creds(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--nats-creds", metavar="FILE", help=NATS_CREDS_HELP)
+    parser.add_argument("--nats-ca", metavar="FILE", help=NATS_CA_HELP)
 
 
 def add_app_options(parser: argparse.ArgumentParser) -> None:
@@ -127,6 +131,9 @@ def add_app_options(parser: argparse.ArgumentParser) -> None:
                              "\"Agents on other machines\")")
     parser.add_argument("--relay-creds", metavar="FILE",
                         help="the approver's NATS credentials for --relay: a .creds file, or one line user:password")
+    parser.add_argument("--relay-ca", metavar="FILE",
+                        help="the CA certificate the relay's server certificate must chain to (default: "
+                             "$DESKTOP_APPROVER_NATS_CA, else the system's; `desktop-approver relay setup` writes one)")
     parser.add_argument("--history-days", type=_positive_days, metavar="DAYS",
                         help="delete audit entries older than this, at start and daily (default: keep all)")
     parser.add_argument("--session-idle", type=_positive_hours, metavar="HOURS",
@@ -360,6 +367,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         import os
 
         os.environ["DESKTOP_APPROVER_NATS_CREDS"] = args.nats_creds
+    if getattr(args, "nats_ca", None):
+        import os
+
+        os.environ["DESKTOP_APPROVER_NATS_CA"] = args.nats_ca
     try:
         return int(args.handler(args) or 0)
     except KeyboardInterrupt:

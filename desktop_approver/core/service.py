@@ -245,4 +245,4 @@ def _relay_address(args: Any) -> RelayAddress | None:
 
     if importlib.util.find_spec("nats") is None:
         raise AddressError("--relay needs the relay extra: pip install 'desktop-approver[relay]'")
-    return parse(url, getattr(args, "relay_creds", None))
+    return parse(url, getattr(args, "relay_creds", None), ca_file=getattr(args, "relay_ca", None))

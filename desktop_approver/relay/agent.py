@@ -44,8 +44,8 @@ from typing import Any
 from ..client import wire
 from ..client.errors import ApproverError, ApproverUnavailable
 from ..version import __version__
-from . import names
-from .address import RelayAddress
+from . import names, secure
+from .address import AddressError, RelayAddress
 
 log = logging.getLogger(__name__)
 STREAM_LIMITS = ("maximum bytes exceeded", "maximum messages exceeded", "maximum messages per subject exceeded",
@@ -128,8 +128,8 @@ class AgentLink:
                                       f"{exc}") from None
         timeout = max(timeout, CONNECT_TIMEOUT)
         try:
-            self.nc = await asyncio.wait_for(nats.connect(
-                **self.address.connect_options(), name=f"desktop-approver agent {os.getpid()}",
+            self.nc = await asyncio.wait_for(secure.connect(
+                self.address, name=f"desktop-approver agent {os.getpid()}",
                 inbox_prefix=names.inbox_prefix(self.address.user), connect_timeout=max(1, round(timeout)),
                 max_reconnect_attempts=1, reconnect_time_wait=0.25, error_cb=self._error,
                 reconnected_cb=self._reconnected, disconnected_cb=self._disconnected), timeout)
@@ -138,6 +138,10 @@ class AgentLink:
             raise ApproverUnavailable(f"the NATS credentials {self.address.creds_file or ''} need the Python package "
                                       f"{missing}, which is not installed (pip install "
                                       f"'desktop-approver[relay]')") from None
+        except secure.TLSRequired as exc:
+            raise ApproverUnavailable(f"desktop-approver's NATS server at {self.address.shown}: {exc}") from None
+        except AddressError as exc:
+            raise ApproverUnavailable(f"desktop-approver's NATS relay at {self.address.shown}: {exc}") from None
         except (TimeoutError, OSError, nats.errors.Error) as exc:
             reason = _reason(exc) if self.last_error is None else f"{_reason(exc)} ({self.last_error})"
             raise ApproverUnavailable(f"desktop-approver's NATS server at {self.address.shown} refused or did not "

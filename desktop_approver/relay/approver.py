@@ -60,7 +60,7 @@ from ..core.store.logsafe import printable
 from ..core.transport.connection import Connection
 from ..core.transport.context import DEFAULT_MAX_PENDING_PER_CLIENT, Context
 from ..core.transport.peercred import PeerCredentials
-from . import names
+from . import names, secure
 from .address import RelayAddress
 
 if TYPE_CHECKING:
@@ -411,10 +411,8 @@ class RelayApprover:
             return
 
     async def _connect(self) -> None:
-        import nats
-
-        self.nc = await asyncio.wait_for(nats.connect(
-            **self.address.connect_options(), name=f"desktop-approver {self.name}", connect_timeout=2,
+        self.nc = await asyncio.wait_for(secure.connect(
+            self.address, name=f"desktop-approver {self.name}", connect_timeout=2,
             max_reconnect_attempts=1, reconnect_time_wait=0.25, error_cb=self._error,
             reconnected_cb=self._reconnected, disconnected_cb=self._disconnected), 5)
         self.nc.options["max_reconnect_attempts"] = -1  # connected: reconnect without end from now on

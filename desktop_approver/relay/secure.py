@@ -1,0 +1,81 @@
+"""Connecting to the NATS server so that no credential leaves without the TLS the address asks for.
+
+nats-py upgrades a connection to TLS only when the server's first line (``INFO``, sent in clear)
+says ``tls_required``; a server without TLS, or anyone on the path who rewrites that line, would
+get the ``CONNECT`` line, credentials included, in clear. So for an address that requires TLS
+(:attr:`.address.RelayAddress.requires_tls`) the client's ``CONNECT`` is built only on a
+connection whose TLS handshake is done, with the certificate verified against the address's CA and
+the host name checked; otherwise nothing is sent and the connect fails with :class:`TLSRequired`.
+The check sits on every connect and reconnect (nats-py builds ``CONNECT`` once per connection),
+and the server's list of other servers is not followed (``dont_randomize``; a discovered address
+is checked the same way all the same).
+
+A plain connection is kept for a server on this machine (loopback), or where the person opted in
+(``DESKTOP_APPROVER_NATS_PLAINTEXT=1``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from .address import RelayAddress, is_loopback
+
+
+class TLSRequired(Exception):
+    """The connection was about to send credentials without a verified TLS session (nothing was sent).
+
+    Made a ``nats.errors.Error`` at run time by :func:`connect` (so nats-py's connect loop reports
+    it through ``error_cb`` and gives up as on any failed connect)."""
+
+
+def speaks_tls(client: Any) -> bool:
+    """Whether ``client``'s current connection went through a TLS handshake (unknown: no)."""
+    transport = getattr(client, "_transport", None)
+    writer = getattr(transport, "_io_writer", None)
+    get_extra_info = getattr(writer, "get_extra_info", None)
+    if get_extra_info is None:
+        return False
+    return get_extra_info("ssl_object") is not None
+
+
+async def connect(address: RelayAddress, **options: Any) -> Any:
+    """``nats.connect`` to ``address`` with ``options`` (callbacks, timeouts), TLS enforced before
+    credentials whenever the address requires it (see the module docstring)."""
+    from .agent import import_nats
+
+    nats = import_nats()
+    from nats.aio.client import Client
+
+    refused = type("TLSRequired", (TLSRequired, nats.errors.Error), {})
+    client = Client()
+    build_connect = client._connect_command
+    refusals: list[TLSRequired] = []
+
+    def connect_command() -> bytes:
+        server = getattr(client, "_current_server", None)
+        host = getattr(getattr(server, "uri", None), "hostname", None) or ""
+        must = address.requires_tls or not (address.plaintext or is_loopback(host))
+        if must and not speaks_tls(client):
+            if host != address.host and not is_loopback(host):
+                why = f"the server sent us on to {host}, another host, without TLS"
+            else:
+                why = f"the server at {address.shown} did not start TLS (not set up for it, or removed on the way)"
+            refusals.append(refused(f"refused to send credentials without TLS: {why}"))
+            raise refusals[-1]
+        return build_connect()
+
+    client._connect_command = connect_command  # type: ignore[method-assign]
+    options = {**address.connect_options(), **options}
+    try:
+        await client.connect(**options)
+    except BaseException as exc:
+        if not client.is_closed:
+            try:
+                await asyncio.wait_for(client.close(), 2)
+            except Exception:  # noqa: BLE001, S110 - closing a connection that never opened: nothing to say
+                pass
+        if refusals and isinstance(exc, Exception):  # nats-py tried again and said "no servers": say why
+            raise refusals[-1] from None
+        raise
+    return client
