@@ -109,9 +109,13 @@ class AsyncClient:
         return self.protocol.read_shown(reply)
 
     async def aclose(self) -> None:
+        connection = self._connection
         if self._reader_task is not None:
             self._reader_task.cancel()
         self._drop(ApproverUnavailable("client closed"))
+        wait_closed = getattr(connection, "wait_closed", None)  # the relay's: its goodbye goes out before the loop ends
+        if wait_closed is not None:
+            await wait_closed()
 
     async def __aenter__(self) -> AsyncClient:
         return self

@@ -42,16 +42,20 @@ from types import ModuleType
 from typing import Any
 
 from ..client import wire
-from ..client.errors import ApproverError, ApproverUnavailable
+from ..client.errors import ApproverError, ApproverUnavailable, QuotaExceeded
 from ..version import __version__
 from . import names, secure
 from .address import AddressError, RelayAddress
 
 log = logging.getLogger(__name__)
-STREAM_LIMITS = ("maximum bytes exceeded", "maximum messages exceeded", "maximum messages per subject exceeded",
-                 "message size exceeds maximum")
-"""What the server says when the request stream refuses a request at its limits (the stream keeps what
-it holds and refuses what comes): no retry helps until requests age out, so the agent is told at once."""
+STREAM_LIMITS = ("maximum bytes exceeded", "maximum messages exceeded", "maximum messages per subject exceeded")
+"""What the server says when this user's request stream refuses a request at its limits (it keeps what
+it holds and refuses what comes): no retry helps until requests are answered or expire, so the agent
+is told at once (:class:`~desktop_approver.client.errors.QuotaExceeded`), and the approvers too."""
+JOIN_WAIT = 10.0
+"""Seconds an agent whose user has no stream yet waits for an approver to make it (its first request)."""
+NOTICE_TTL = 600.0
+"""Seconds the server keeps a notice or an end of session (the approvers read them at once)."""
 
 DEFAULT_TIMEOUT = 300.0
 """A request without its own ``timeout`` gets the app's default, written into the envelope so
@@ -107,6 +111,7 @@ class AgentLink:
         self.client: dict[str, Any] = {}
         self.agent = "agent"
         self.waiting: dict[str, str] = {}            # client's id -> unique id
+        self.ttls: dict[str, float] = {}             # unique id -> its request's time to live on the server
         self.tasks: set[asyncio.Task[None]] = set()
         self.reconnected = asyncio.Event()
         self.failed: ApproverError | None = None
@@ -275,9 +280,10 @@ class AgentLink:
             written.set()  # only a sign: what counts is the value the bucket stored, read back
 
         self.waiting[local_id] = unique
+        self.ttls[unique] = names.request_ttl(timeout * names.DEADLINE_FACTOR)
         subscription = await self.nc.subscribe(names.decision_subject(user, unique), cb=seen)
         try:
-            await self._publish(names.request_subject(user, self.agent), payload, unique, deadline)
+            await self._publish(names.request_subject(user, self.agent), payload, unique, deadline, self.ttls[unique])
             value = await self._await_decision(unique, written, deadline)
         except TooLarge as exc:
             self._reply({"type": "error", "id": message.get("id"), "in_reply_to": message.get("type"),
@@ -285,6 +291,7 @@ class AgentLink:
             return
         finally:
             self.waiting.pop(local_id, None)
+            self.ttls.pop(unique, None)
             with contextlib.suppress(Exception):
                 await subscription.unsubscribe()
         if value is None:
@@ -304,21 +311,30 @@ class AgentLink:
                     f"server at {self.address.shown} takes (its max_payload)")
         return None
 
-    async def _publish(self, subject: str, payload: bytes, message_id: str, deadline: float) -> None:
-        """Publish to the stream until it is stored (the same ``Nats-Msg-Id``: stored once), or the deadline.
+    async def _publish(self, subject: str, payload: bytes, message_id: str, deadline: float, ttl: float) -> None:
+        """Publish to the stream until it is stored (the same ``Nats-Msg-Id``: stored once), or the
+        deadline; the server keeps it ``ttl`` seconds at most (``Nats-TTL``).
 
-        What can never be stored fails at once: :class:`TooLarge` for a payload over the server's
-        limit, :class:`ApproverUnavailable` for a stream that refuses it or a closed connection.
+        Our user's first request finds no stream: we say we are here (a heartbeat) and an approver
+        makes it. What can never be stored fails at once: :class:`TooLarge` for a payload over the
+        server's limit, :class:`~desktop_approver.client.errors.QuotaExceeded` for a stream at its
+        limits, :class:`ApproverUnavailable` for a stream that refuses it or a closed connection.
         """
         import nats
 
+        joined: float | None = None
         while True:
             try:
-                await self.js.publish(subject, payload, headers={names.MSG_ID_HEADER: message_id})
+                await self.js.publish(subject, payload, headers={names.MSG_ID_HEADER: message_id}, msg_ttl=ttl)
                 return
             except (nats.errors.NoRespondersError, nats.js.errors.NoStreamResponseError):
-                raise ApproverUnavailable(f"no approver has set up the relay on {self.address.shown} "
-                                          f"(no stream takes {subject})") from None
+                now = time.monotonic()
+                joined = now if joined is None else joined
+                if now - joined > JOIN_WAIT or now >= deadline:
+                    raise ApproverUnavailable(f"no approver has set up the relay for NATS user {self.address.user} "
+                                              f"on {self.address.shown} (no stream takes {subject})") from None
+                await self._say_alive(join=True)
+                await asyncio.sleep(0.1 if now - joined < 1 else 0.5)
             except nats.errors.MaxPayloadError:
                 raise TooLarge(self._too_large(payload) or f"the request is {len(payload)} bytes with its "
                                f"envelope, more than the NATS server at {self.address.shown} takes") from None
@@ -327,9 +343,10 @@ class AgentLink:
                                           f"{_reason(exc)}") from None
             except nats.js.errors.APIError as exc:
                 if any(limit in str(exc.description or "") for limit in STREAM_LIMITS):  # not passing: said at once
-                    raise ApproverUnavailable(f"the NATS server at {self.address.shown} refused to store the "
-                                              f"request: the request stream is at a limit ({exc.description}); "
-                                              "too many requests are kept there") from None
+                    await self._say_alive(full=True)
+                    raise QuotaExceeded(self.address.user, f"the server at {self.address.shown} refused to store "
+                                        f"the request ({exc.description}): too many of this user's requests "
+                                        "wait there") from None
                 if not isinstance(exc, (nats.js.errors.ServiceUnavailableError, nats.js.errors.ServerError)):
                     raise ApproverUnavailable(f"the NATS server at {self.address.shown} refused to store the "
                                               f"request: {_reason(exc)}") from None
@@ -410,7 +427,8 @@ class AgentLink:
         envelope = {"relay": names.RELAY_VERSION, "id": unique, "client": self.client, "sent_at": time.time(),
                     "message": {"v": wire.PROTOCOL_VERSION, "type": "cancel", "id": unique}}
         await self._publish(names.request_subject(self.address.user, self.agent), names.encode(envelope),
-                            f"{unique}-cancel", time.monotonic() + PUBLISH_TIMEOUT * 2)
+                            f"{unique}-cancel", time.monotonic() + PUBLISH_TIMEOUT * 2,
+                            self.ttls.get(unique, NOTICE_TTL))  # kept as long as its request
 
     async def _tell(self, message: dict[str, Any]) -> None:
         """A notice or end of session, for every approver; answered once the stream stored it."""
@@ -422,7 +440,7 @@ class AgentLink:
             if (too_large := self._too_large(payload)) is not None:
                 raise TooLarge(too_large)
             await self._publish(names.request_subject(self.address.user, self.agent), payload, unique,
-                                time.monotonic() + PUBLISH_TIMEOUT * 3)
+                                time.monotonic() + PUBLISH_TIMEOUT * 3, NOTICE_TTL)
         except TooLarge as exc:
             self._reply({"type": "error", "id": message.get("id"), "in_reply_to": message.get("type"),
                          "code": "line_too_long", "message": str(exc)})
@@ -436,10 +454,19 @@ class AgentLink:
         """While requests wait: say so, so the approvers can tell a live agent from a dead one."""
         while True:
             if self.waiting and self.nc.is_connected:
-                payload = names.encode({"relay": names.RELAY_VERSION, "ids": sorted(self.waiting.values())})
-                with contextlib.suppress(Exception):
-                    await self.nc.publish(names.alive_subject(self.address.user, self.agent), payload)
+                await self._say_alive()
             await asyncio.sleep(HEARTBEAT_SECONDS)
+
+    async def _say_alive(self, *, join: bool = False, full: bool = False) -> None:
+        """A heartbeat: the ids we wait for; ``join``: our user needs its stream; ``full``: the server
+        refused us at our quota (the approvers check it on the server and tell the person)."""
+        beat: dict[str, Any] = {"relay": names.RELAY_VERSION, "ids": sorted(self.waiting.values())}
+        if join:
+            beat["join"] = True
+        if full:
+            beat["full"] = True
+        with contextlib.suppress(Exception):
+            await self.nc.publish(names.alive_subject(self.address.user, self.agent), names.encode(beat))
 
     # -- NATS callbacks --------------------------------------------------------------------------
 
@@ -511,6 +538,7 @@ class LoopConnection:
         self._incoming: asyncio.Queue[bytes | ApproverError] = asyncio.Queue()
         self.link = AgentLink(address, self._incoming.put_nowait)
         self._closing = False
+        self._closed: asyncio.Task[None] | None = None
 
     def write(self, data: bytes) -> None:
         self.link.feed(data)
@@ -533,8 +561,15 @@ class LoopConnection:
         if not self._closing:
             self._closing = True
             self._incoming.put_nowait(b"")
-            task = asyncio.get_running_loop().create_task(self.link.close())
-            _keep(task)
+            self._closed = asyncio.get_running_loop().create_task(self.link.close())
+            _keep(self._closed)
+
+    async def wait_closed(self) -> None:
+        """Until the link has said goodbye (its waiting requests cancelled) and closed its NATS
+        connection: an ``asyncio.run`` that ends right after leaves nothing of it behind."""
+        if self._closed is not None:
+            with contextlib.suppress(Exception, asyncio.CancelledError):
+                await asyncio.wait_for(asyncio.shield(self._closed), PUBLISH_TIMEOUT * 3)
 
 
 _kept: set[asyncio.Task[None]] = set()

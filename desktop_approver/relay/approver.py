@@ -87,9 +87,9 @@ DEFAULT_MAX_PENDING = 256
 """Relayed calls of one NATS user that may wait for the person at once (``too_many_pending``); one
 of its agents may have the socket's limit per client (``DEFAULT_MAX_PENDING_PER_CLIENT``), so one
 agent, or one user, that floods the stream never locks out the others."""
-MAX_ACK_PENDING = 10_000
-"""Stream messages this app may hold unacknowledged (its open requests, all users together): above
-what the users' own limits let wait, so one user at its limit never holds up another's requests."""
+MAX_ACK_PENDING = 1_000
+"""Stream messages of one user this app may hold unacknowledged (each user's stream has its own
+consumer): above what a user may have waiting (:data:`DEFAULT_MAX_PENDING`)."""
 DEFAULT_MAX_PENDING_BYTES = 16 * 1024 ** 2
 """Bytes of envelopes of one NATS user held open here at once: what a user's waiting requests may
 cost this app's memory."""
@@ -101,13 +101,14 @@ CLOSED = ("not answered here: this app closed while the request waited (it stays
 """What this app's log records for a relayed request still open when it closes: no answer was sent."""
 TOO_LATE = "the answer could not be written to the NATS server before the request's deadline"
 """The note of an answer denied by ``timeout`` because it could not be written in time."""
-STREAM_MAX_BYTES = 1024 ** 3
-"""The most the request stream keeps on the server; full, it refuses new requests (the agent hears
-it at its publish) and never drops one it holds. An operator's account limits
-(``packaging/nats/approver.conf``) may be tighter."""
-STREAM_MAX_PER_SUBJECT = 100_000
-"""The most one agent's subject keeps; past it, that agent's new requests are refused (never
-another's, nor its own that wait)."""
+STREAM_MAX_BYTES = 64 * 1024 ** 2
+"""The most one agent user's request stream (``APPROVER_REQUESTS_<user>``) keeps on the server;
+full, it refuses that user's new requests (its agent hears it at once, ``QuotaExceeded``) and never
+drops one it holds; no other user's stream is touched. Requests leave it at their own time to live
+(their deadline, :func:`.names.request_ttl`), refused ones at once. The server's account limit
+(``jetstream { max_file }``, written by ``relay setup``) covers every user's stream and the bucket."""
+STREAM_MAX_MSGS = 10_000
+"""The most requests (and cancels, notices) one user's stream keeps at once."""
 BUCKET_MAX_BYTES = 512 * 1024 ** 2
 """The most the decision bucket keeps on the server."""
 REFUSAL_TTL = 600.0
@@ -269,7 +270,15 @@ class RelayApprover:
         self._thread = threading.Thread(target=self._thread_main, name="desktop-approver-relay", daemon=True)
         self.nc: Any = None
         self.kv: Any = None
-        self._subscription: Any = None
+        self._streams: dict[str, Any] = {}
+        """Per agent user: our pull subscription to its stream (the NATS loop's)."""
+        self._readers: dict[str, asyncio.Task[None]] = {}
+        self._joining: set[str] = set()
+        self._join_checked = 0.0
+        self._store_why = "after a reconnect"
+        self._wake = asyncio.Event()
+        self.full_users: set[str] = set()
+        """Agent users whose stream is at its limit (the app's loop): told to the person."""
         self._check_store = False
         """Set after a reconnect: the reader sees whether the server still has the stream, the bucket, our consumer."""
         self._runner: asyncio.Task[None] | None = None
@@ -424,32 +433,17 @@ class RelayApprover:
         self._app(self.ready.set)
 
     async def _set_up(self) -> list[str]:
-        """The stream, the bucket and our consumer, each created when missing (idempotent: what is
-        there is used as it is); what had to be created, by name."""
+        """The decision bucket, each agent user's stream and our consumer of it, each created when
+        missing (idempotent: what is there is used as it is); what had to be created, by name.
+
+        A user's stream is made when its first agent asks (:meth:`_join`): the server's permissions
+        say which users exist, and an approver learns of them from them."""
         from nats.js import api
         from nats.js.errors import BadRequestError, NotFoundError
 
         js = self.nc.jetstream(timeout=5)
         created: list[str] = []
-        try:
-            await js.stream_info(names.STREAM)
-        except NotFoundError:
-            created.append(f"the stream {names.STREAM}")
-        # Full, it refuses what comes (the publisher hears it at once), never drops what it holds: a
-        # request waiting for an answer is never pushed out by another agent's flood.
-        stream = api.StreamConfig(
-            name=names.STREAM, subjects=[f"{names.SUBJECT_ROOT}.>"], storage=api.StorageType.FILE,
-            max_age=names.RETENTION_SECONDS, duplicate_window=120.0, max_bytes=STREAM_MAX_BYTES,
-            max_msg_size=MAX_ENVELOPE_BYTES, max_msgs_per_subject=STREAM_MAX_PER_SUBJECT,
-            discard=api.DiscardPolicy.NEW, discard_new_per_subject=True)
-        try:
-            await js.add_stream(stream)
-        except BadRequestError as exc:  # there already, set up otherwise (an older version's, an operator's)
-            try:
-                await js.update_stream(stream)
-                log.info("relay: the stream %s is set up anew: %s", names.STREAM, exc)
-            except BadRequestError as refused:
-                log.warning("relay: using the stream %s as it is: %s", names.STREAM, refused)
+        await self._retire_shared_stream(js)
         try:
             await js.stream_info(names.KV_STREAM)
         except NotFoundError:
@@ -461,19 +455,92 @@ class RelayApprover:
         except BadRequestError as exc:
             log.warning("relay: using the bucket %s as it is: %s", names.BUCKET, exc)
             self.kv = await js.key_value(names.BUCKET)
+        for user in sorted(set(self._streams) | await self._users_on_server(js)):
+            created += await self._set_up_user(js, user)
+        return created
+
+    async def _users_on_server(self, js: Any) -> set[str]:
+        """The agent users whose streams the server has (every page of the stream list)."""
+        users: set[str] = set()
+        offset = 0
+        while True:
+            page = await js.streams_info(offset)
+            users.update(user for info in page if (user := names.user_of_stream(info.config.name)) is not None)
+            if not page:
+                return users
+            offset += len(page)
+
+    async def _retire_shared_stream(self, js: Any) -> None:
+        """The one stream all users shared (before each had its own) overlaps every user's: removed,
+        and said (what it held is gone: its agents are denied at their deadline)."""
+        from nats.js.errors import NotFoundError
+
         try:
-            await js.consumer_info(names.STREAM, self.durable)
+            info = await js.stream_info(names.STREAM)
         except NotFoundError:
-            created.append(f"this app's consumer {self.durable}")
-            await js.add_consumer(names.STREAM, api.ConsumerConfig(
-                name=self.durable, durable_name=self.durable, filter_subject=f"{names.SUBJECT_ROOT}.>",
+            return
+        await js.delete_stream(names.STREAM)
+        text = (f"the shared request stream {names.STREAM} ({info.state.messages} messages) is replaced by one "
+                "stream per agent user; requests it held are gone (their agents are denied at their deadline)")
+        log.warning("relay: %s", text)
+        self._app(self._event, "store_replaced", text)
+
+    async def _set_up_user(self, js: Any, user: str) -> list[str]:
+        """``user``'s stream with its own limits, our consumer of it, and a reader; what was created."""
+        from nats.js import api
+        from nats.js.errors import BadRequestError, NotFoundError
+
+        stream_name, subjects = names.stream_of(user), f"{names.SUBJECT_ROOT}.{user}.>"
+        created: list[str] = []
+        try:
+            await js.stream_info(stream_name)
+        except NotFoundError:
+            created.append(f"the stream {stream_name}")
+        # Full, it refuses what comes (the publisher hears it at once), never drops what it holds. Its
+        # limits are this user's alone: another user's flood never touches it.
+        stream = api.StreamConfig(
+            name=stream_name, subjects=[subjects], storage=api.StorageType.FILE, max_age=names.RETENTION_SECONDS,
+            duplicate_window=120.0, max_bytes=STREAM_MAX_BYTES, max_msgs=STREAM_MAX_MSGS,
+            max_msg_size=MAX_ENVELOPE_BYTES, discard=api.DiscardPolicy.NEW, allow_msg_ttl=True)
+        try:
+            await js.add_stream(stream)
+        except BadRequestError as exc:  # there already, set up otherwise (an operator's, other limits)
+            try:
+                await js.update_stream(stream)
+                log.info("relay: the stream %s is set up anew: %s", stream_name, exc)
+            except BadRequestError as refused:
+                log.warning("relay: using the stream %s as it is: %s", stream_name, refused)
+        try:
+            await js.consumer_info(stream_name, self.durable)
+        except NotFoundError:
+            created.append(f"this app's consumer {self.durable} of {stream_name}")
+            await js.add_consumer(stream_name, api.ConsumerConfig(
+                name=self.durable, durable_name=self.durable, filter_subject=subjects,
                 ack_wait=ACK_WAIT, deliver_policy=api.DeliverPolicy.ALL, max_ack_pending=MAX_ACK_PENDING,
                 inactive_threshold=names.RETENTION_SECONDS))
-        if self._subscription is not None:
+        old = self._streams.get(user)
+        if old is not None:
             with contextlib.suppress(Exception):
-                await self._subscription.unsubscribe()
-        self._subscription = await js.pull_subscribe_bind(durable=self.durable, stream=names.STREAM)
+                await old.unsubscribe()
+        self._streams[user] = await js.pull_subscribe_bind(durable=self.durable, stream=stream_name)
+        if user not in self._readers or self._readers[user].done():
+            self._readers[user] = asyncio.get_running_loop().create_task(self._read_user(user))
         return created
+
+    async def _join(self, user: str) -> None:
+        """An agent of ``user`` said it is there and no stream of its user exists here yet: made now,
+        so its request can be stored (it publishes again)."""
+        if user in self._streams or user in self._joining or self.nc is None:
+            return
+        self._joining.add(user)
+        try:
+            created = await self._set_up_user(self.nc.jetstream(timeout=5), user)
+            if created:
+                log.info("relay: set up %s for NATS user %s", ", ".join(created), user)
+        except Exception as exc:  # noqa: BLE001 - its agent asks again, and is refused at its deadline
+            log.warning("relay: cannot set up the stream of NATS user %s: %s", user, _reason(exc))
+        finally:
+            self._joining.discard(user)
 
     async def _measure_clock(self) -> None:
         """How far our clock is from the server's (the stream info's ``ts``): deadlines are then
@@ -482,7 +549,7 @@ class RelayApprover:
         self._clock_mark = (time.time(), time.monotonic())
         before = time.time()
         try:
-            reply = await self.nc.request(f"$JS.API.STREAM.INFO.{names.STREAM}", b"", timeout=5)
+            reply = await self.nc.request(f"$JS.API.STREAM.INFO.{names.KV_STREAM}", b"", timeout=5)
             server = _server_time(json.loads(reply.data).get("ts"))
         except Exception as exc:  # noqa: BLE001 - an answer we cannot read: our own clock it is
             log.debug("relay: the server's time is unknown: %r", exc)
@@ -510,23 +577,39 @@ class RelayApprover:
         return since > CLOCK_MEASURE_EVERY or abs((time.time() - wall) - since) > CLOCK_JUMP
 
     async def _read_requests(self) -> None:
-        import nats
-
+        """While the app runs: the store set up again after a reconnect or a failed read, the server's
+        clock measured again when stale; each user's stream is read by a task of its own
+        (:meth:`_read_user`)."""
         while not self.closing:
             if self._check_store:
-                await self._restore("after a reconnect")
+                await self._restore(self._store_why)
                 continue
             if self._clock_stale():
                 await self._measure_clock()
+            self._wake.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), 1.0)
+
+    async def _read_user(self, user: str) -> None:
+        """``user``'s requests, in batches, through our consumer of its stream."""
+        import nats
+
+        while not self.closing:
+            subscription = self._streams.get(user)
+            if subscription is None or self._check_store:
+                await asyncio.sleep(RECONNECT_WAIT / 4)
+                continue
             try:
-                batch = await self._subscription.fetch(64, timeout=1.0)
+                batch = await subscription.fetch(64, timeout=1.0)
             except nats.errors.TimeoutError:
                 continue
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # noqa: BLE001 - the server's or ours: reading goes on
-                log.debug("relay: fetch failed (%r); again", exc)
-                await self._restore(f"reading the stream failed ({_reason(exc)})")
+                log.debug("relay: fetch of %s failed (%r); again", user, exc)
+                self._store_why = f"reading the stream of {user} failed ({_reason(exc)})"
+                self._check_store = True
+                self._wake.set()
                 await asyncio.sleep(RECONNECT_WAIT / 4)
                 continue
             if self._clock_stale():  # before the batch's deadlines are judged
@@ -542,6 +625,7 @@ class RelayApprover:
         """After a reconnect or a failed read: set up again what the server no longer has (a server
         started on an empty store, a stream deleted), and tell the person; no restart needed."""
         self._check_store = False
+        self._store_why = "after a reconnect"
         try:
             created = await self._set_up()
         except asyncio.CancelledError:
@@ -572,10 +656,11 @@ class RelayApprover:
                 await msg.term()
 
     async def _stop_reading(self) -> None:
-        if self._runner is not None:
-            self._runner.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await self._runner
+        for task in [self._runner, *self._readers.values()]:
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await task
 
     async def _disconnect(self) -> None:
         if self.nc is not None:
@@ -589,18 +674,18 @@ class RelayApprover:
         user = names.user_of_subject(msg.subject)
         if user is None:
             self._app(self._refuse, "relay_subject", f"a message on {msg.subject!r}, not approver.req.<user>.<agent>")
-            await msg.term()
+            await self._drop(msg)
             return
         if len(msg.data) > MAX_ENVELOPE_BYTES:  # not even read: a server may take far more than we do
             self._app(self._refuse, "line_too_long", f"from NATS user {user}: an envelope of {len(msg.data)} bytes, "
                                                      f"over the limit of {MAX_ENVELOPE_BYTES}")
-            await msg.term()
+            await self._drop(msg)
             return
         try:
             envelope = names.decode_envelope(msg.data)
         except names.EnvelopeError as exc:
             self._app(self._refuse, "relay_envelope", f"from NATS user {user}: {exc}")
-            await msg.term()
+            await self._drop(msg)
             return
         unique, message = envelope["id"], envelope["message"]
         kind, key = message.get("type"), names.decision_key(user, unique)
@@ -608,15 +693,15 @@ class RelayApprover:
         if message.get("id") != unique:
             self._app(self._refuse, "relay_envelope", f"from NATS user {user}: the message's id is not the "
                                                       "envelope's", unique)
-            await msg.term()
+            await self._drop(msg)
         elif size > wire.MAX_LINE_BYTES:  # as the socket refuses a line over the limit; the agent is told at once
             text = f"message of {size} bytes exceeds the limit of {wire.MAX_LINE_BYTES}"
             self._app(self._refuse, "line_too_long", f"from NATS user {user}: {text}", unique)
             if kind in names.ASKING and self._refusal_allowed(user) and await self._decision(key) is None:
                 await self._write(key, _error_reply(unique, kind, "line_too_long", text), None)
-                await msg.ack()
+                await self._drop(msg)
             else:
-                await msg.term()
+                await self._drop(msg)
         elif kind == "cancel":
             self._app(self._withdraw, key, "cancel")
             await msg.ack()
@@ -624,19 +709,19 @@ class RelayApprover:
             existing = await self._decision(key)
             action, reply = await self._app_result(self._ask, msg, user, envelope, key, existing, _stored_at(msg))
             if action == "term":
-                await msg.term()
+                await self._drop(msg)
             elif action == "write":
                 assert reply is not None
                 if self._refusal_allowed(user):
                     await self._write(key, reply, None)
-                    await msg.ack()
-                else:  # a flood: its agent waits until its deadline (a deny) rather than fill the bucket
-                    await msg.term()
+                # Past the limit of refusals a minute (a flood) its agent waits until its deadline (a deny)
+                # rather than fill the bucket; either way the refused request holds none of its quota.
+                await self._drop(msg)
             elif action == "expire":
                 assert reply is not None
                 claim = await self._claim(key, reply, None, time.time() + 60.0)
                 self._app(self._expired, key, claim)
-                await msg.ack()
+                await self._drop(msg)
             elif action == "ack":
                 await msg.ack()
         elif kind in ("notice", "end_session"):
@@ -645,7 +730,19 @@ class RelayApprover:
         else:
             self._app(self._refuse, "relay_type", f"from NATS user {user}: {printable(str(kind), 40)} is not "
                                                   "relayed", unique)
+            await self._drop(msg)
+
+    async def _drop(self, msg: Any) -> None:
+        """A refused or expired request: acknowledged as done for good, and removed from its user's
+        stream, so it holds none of that user's quota (every approver refuses it alike, and its
+        answer, if any, is in the bucket)."""
+        with contextlib.suppress(Exception):
             await msg.term()
+        try:
+            metadata = msg.metadata
+            await self.nc.jetstream(timeout=5).delete_msg(metadata.stream, metadata.sequence.stream)
+        except Exception as exc:  # noqa: BLE001 - removed already (by another approver), or the server away: its TTL will
+            log.debug("relay: removing %s failed: %r", printable(msg.subject, 120), exc)
 
     def _refusal_allowed(self, user: str) -> bool:
         """Whether one more refusal of ``user`` is written to the shared bucket this minute: a user that
@@ -824,11 +921,49 @@ class RelayApprover:
         if user is None or len(msg.data) > wire.MAX_LINE_BYTES:
             return
         try:
-            ids = names.load_json(msg.data).get("ids", [])
+            beat = names.load_json(msg.data)
+            ids = beat.get("ids", [])
         except (ValueError, AttributeError, RecursionError):
             return
+        if user not in self._streams:  # its first agent: its stream is made (the server vouches for the user)
+            await self._join(user)
+        elif beat.get("join") is True and time.monotonic() - self._join_checked > 1.0:
+            # We read its stream, and its agent found none: deleted under us. Set up again (at most once a second).
+            self._join_checked = time.monotonic()
+            self._store_why = f"an agent of NATS user {user} found no stream"
+            self._check_store = True
+            self._wake.set()
+        if beat.get("full") is True and user not in self.full_users:  # checked on the server, never taken on trust
+            await self._check_quota(user)
         if isinstance(ids, list):  # only what could be a request's id: a heartbeat is no way in
             self._app(self._alive, [names.decision_key(user, unique) for unique in ids if names.is_token(unique)])
+
+    async def _check_quota(self, user: str) -> None:
+        """Whether ``user``'s stream is at its limits, read from the server: the person is told which
+        user is refused (the log, the audit log, the app's health), and when it is not any more."""
+        try:
+            info = await self.nc.jetstream(timeout=5).stream_info(names.stream_of(user))
+        except Exception as exc:  # noqa: BLE001 - unknown now: asked again at the next sign
+            log.debug("relay: the stream of %s cannot be read: %r", user, exc)
+            return
+        config, state = info.config, info.state
+        full = ((config.max_msgs or -1) > 0 and state.messages >= config.max_msgs - 1) or (
+            (config.max_bytes or -1) > 0 and state.bytes >= config.max_bytes - MAX_ENVELOPE_BYTES)
+        self._app(self._quota, user, full, f"{state.messages} requests, {state.bytes} bytes")
+
+    def _quota(self, user: str, full: bool, held: str) -> None:
+        what = f"{PROBLEM} user {user}"
+        if full and user not in self.full_users:
+            self.full_users.add(user)
+            text = (f"NATS user {user} is at its quota ({held} waiting on the server): its new requests are refused "
+                    "until some are answered or expire; other users are not affected")
+            log.warning("relay: %s", text)
+            self._event("quota", text)
+            self._set_problem(text, what)
+        elif not full and user in self.full_users:
+            self.full_users.discard(user)
+            self._event("quota", f"NATS user {user} is below its quota again ({held})")
+            self._set_problem(None, what)
 
     async def _in_progress(self, messages: list[Any]) -> None:
         for msg in messages:
@@ -1010,15 +1145,17 @@ class RelayApprover:
             self._writing.add(writing)
             writing.add_done_callback(lambda done: self._app(self._writing.discard, done))  # in the NATS thread
 
-    def _set_problem(self, problem: str | None) -> None:
-        """Tell the person what keeps the relay from working (None: it works)."""
-        self.problem = problem
+    def _set_problem(self, problem: str | None, what: str = PROBLEM) -> None:
+        """Tell the person what keeps the relay from working (None: it works); ``what``: the relay
+        itself, or one user's quota (``relay user <name>``)."""
+        if what == PROBLEM:
+            self.problem = problem
         if self.on_problem is not None:
-            self.on_problem(PROBLEM, problem)
+            self.on_problem(what, problem)
         elif problem is None:
-            self.broker.problems.pop(PROBLEM, None)
+            self.broker.problems.pop(what, None)
         else:
-            self.broker.problems[PROBLEM] = problem
+            self.broker.problems[what] = problem
 
     # -- settling an answer before the audit log records it (the broker's Settler) ---------------------
 
@@ -1212,6 +1349,9 @@ class RelayApprover:
         open_requests = [request for request in self.requests.values() if not request.answered]
         if open_requests and connected:
             self._nats(self._in_progress([request.msg for request in open_requests]))
+        if connected:
+            for user in list(self.full_users):  # told when it is below its quota again
+                self._nats(self._check_quota(user))
         for request in open_requests:
             if connected_long and now - request.last_seen > self.agent_silence:
                 log.debug("relay: no heartbeat for %s: the agent is gone", request.key)

@@ -75,11 +75,14 @@ async def main() -> None:
     parser.add_argument("--no-wait", action="store_true")
     parser.add_argument("--stream-max-bytes", type=int, help="a smaller request stream (to fill it in a test)")
     parser.add_argument("--bucket-max-bytes", type=int, help="a smaller decision bucket (to fill it in a test)")
+    parser.add_argument("--stream-max-msgs", type=int, help="fewer requests per user's stream (to fill it in a test)")
     args = parser.parse_args()
     if args.bucket_max_bytes:
         approver_module.BUCKET_MAX_BYTES = args.bucket_max_bytes
     if args.stream_max_bytes:
         approver_module.STREAM_MAX_BYTES = args.stream_max_bytes
+    if args.stream_max_msgs:
+        approver_module.STREAM_MAX_MSGS = args.stream_max_msgs
     options = ServiceOptions(socket_path=args.folder / "sock" / "approver.sock",
                              audit_path=args.folder / "audit.sqlite3", policy_path=args.policy, state_path=None)
     service = ApproverService(options, Person(args.race))
