@@ -125,7 +125,7 @@ class ApproverService:
             self.policy_watcher.start()
         await self.server.start()
         try:  # the socket is ours: no other app writes the log, what waits in it was an earlier run's
-            self.audit.close_abandoned()
+            self.audit.close_abandoned(leave_relayed=self.options.relay is not None)
         except sqlite3.Error:  # the log's health signal tells the person; closed at a later start
             log.warning("the audit log could not close the calls an earlier run left waiting", exc_info=True)
         if self.options.relay is not None:  # the relay (nats-py) loads only when asked for

@@ -230,7 +230,7 @@ class RelayApprover:
     def __init__(self, broker: Broker, address: RelayAddress, *, name: str | None = None,
                  agent_silence: float = DEFAULT_AGENT_SILENCE, max_pending: int = DEFAULT_MAX_PENDING,
                  on_problem: Callable[[str, str | None], None] | None = None,
-                 max_pending_bytes: int = DEFAULT_MAX_PENDING_BYTES) -> None:
+                 max_pending_bytes: int = DEFAULT_MAX_PENDING_BYTES, ack_wait: float = ACK_WAIT) -> None:
         self.broker = broker
         self.on_problem = on_problem
         """The app's health (``ApproverService.set_problem``): the tray and ``status`` show what the
@@ -246,6 +246,7 @@ class RelayApprover:
         approver sees every request); kept across restarts, removed by the server once unused for
         the stream's retention."""
         self.agent_silence = agent_silence
+        self.ack_wait = ack_wait
         self.max_pending = max_pending
         self.max_pending_bytes = max_pending_bytes
         self.context = Context(broker, max_pending_per_client=min(max_pending, DEFAULT_MAX_PENDING_PER_CLIENT),
@@ -288,6 +289,7 @@ class RelayApprover:
         """Our wall and monotonic clocks when the offset was last measured (None: measure again)."""
         self._told_offset = 0.0
         self._settling_earlier: asyncio.Task[None] | None = None
+        self._settling_abandoned: asyncio.Task[None] | None = None
         self._unsettled_keys: set[str] | None = None
         """Keys an earlier run left unsettled (read once, on the app loop): not opened again."""
         """Recording what an earlier run left unsettled (:meth:`_settle_unsettled`)."""
@@ -416,6 +418,7 @@ class RelayApprover:
                 self._app(self._set_problem, None)
             log.info("relay: answering requests from %s as %s", self.address.shown, self.name)
             self._settling_earlier = self.nats_loop.create_task(self._settle_unsettled())
+            self._settling_abandoned = self.nats_loop.create_task(self._settle_abandoned())
             await self._read_requests()
             return
 
@@ -516,7 +519,7 @@ class RelayApprover:
             created.append(f"this app's consumer {self.durable} of {stream_name}")
             await js.add_consumer(stream_name, api.ConsumerConfig(
                 name=self.durable, durable_name=self.durable, filter_subject=subjects,
-                ack_wait=ACK_WAIT, deliver_policy=api.DeliverPolicy.ALL, max_ack_pending=MAX_ACK_PENDING,
+                ack_wait=self.ack_wait, deliver_policy=api.DeliverPolicy.ALL, max_ack_pending=MAX_ACK_PENDING,
                 inactive_threshold=names.RETENTION_SECONDS))
         old = self._streams.get(user)
         if old is not None:
@@ -719,7 +722,7 @@ class RelayApprover:
                 await self._drop(msg)
             elif action == "expire":
                 assert reply is not None
-                claim = await self._claim(key, reply, None, time.time() + 60.0)
+                claim = await self._claim(key, reply, None, time.time() + 60.0, ttl=REFUSAL_TTL)
                 self._app(self._expired, key, claim)
                 await self._drop(msg)
             elif action == "ack":
@@ -766,7 +769,7 @@ class RelayApprover:
         stop = (request.deadline if request is not None else time.time()) + 60.0
         try:
             claim = await self._claim(key, reply, request.sequence if request is not None else None, stop,
-                                      ttl=REFUSAL_TTL if request is None else None)
+                                      ttl=REFUSAL_TTL if request is None else _answer_ttl(request.deadline))
             if claim.theirs is not None:
                 self._app(self._answered_elsewhere, key, claim.theirs)
             elif claim.failure is not None:
@@ -1066,7 +1069,8 @@ class RelayApprover:
         if isinstance(reply, dict) and reply.get("type") == "error":  # a refusal: audited when it was made
             return ("ack", None)
         try:
-            if self.broker.audit.has_request(envelope["id"], f"{user}/"):
+            left = envelope["id"] in getattr(self.broker.audit, "relayed_left", {})  # our rows, left by a crash
+            if not left and self.broker.audit.has_request(envelope["id"], f"{user}/"):
                 return ("ack", None)
         except Exception:  # the log's health signal tells the person; not recorded twice, at worst not at all
             log.exception("relay: the audit log could not be read for %s", key)
@@ -1178,7 +1182,7 @@ class RelayApprover:
         else:
             reply = _reply_of(triage.kind, request.unique, verdicts)
             writing = self._nats(self._claim(request.key, reply, request.sequence, request.deadline + 60.0,
-                                             request.deadline))
+                                             request.deadline, ttl=_answer_ttl(request.deadline)))
             if writing is None:
                 claim = Claim(won=False, failure="the relay was closed")
             else:
@@ -1236,6 +1240,57 @@ class RelayApprover:
                     break
                 await asyncio.sleep(min(left + 1, 60.0))  # ours may still be written by nobody: wait out its deadline
             self._app(self._record_unsettled, key, rows, value)
+
+    async def _settle_abandoned(self) -> None:
+        """Relayed calls an earlier run left waiting when it was killed (``AuditLog.relayed_left``):
+        each is recorded once, on its own rows, with the answer that stands. Still on the stream, it is
+        delivered again and asked again (its rows taken up, :meth:`AuditLog._insert_calls`); answered
+        meanwhile by another approver, that answer is recorded; neither within three ack waits (it
+        expired on the server), a deny by timeout, which is what its agent got."""
+        def left_now() -> dict[str, tuple[str, list[int], float]]:
+            return dict(getattr(self.broker.audit, "relayed_left", {}))
+
+        left = await self._app_result(left_now)
+        started = time.monotonic()
+        while left and not self.closing:
+            still = await self._app_result(left_now)
+            for request_id in list(left):
+                if request_id not in still:  # delivered again and asked here: its rows were taken up
+                    del left[request_id]
+                    continue
+                user = left[request_id][0].partition("/")[0]
+                if not (names.is_token(user) and names.is_token(request_id)):
+                    del left[request_id]
+                    continue
+                try:
+                    value = await self._decision(names.decision_key(user, request_id))
+                except Exception as exc:  # noqa: BLE001 - the server away: read again
+                    log.debug("relay: reading %s.%s failed: %r", user, request_id, exc)
+                    continue
+                if value is not None or time.monotonic() - started > 3 * self.ack_wait:
+                    self._app(self._record_abandoned, request_id, value)
+                    del left[request_id]
+            await asyncio.sleep(RECONNECT_WAIT)
+
+    def _record_abandoned(self, request_id: str, value: dict[str, Any] | None) -> None:
+        left = self.broker.audit.relayed_left.pop(request_id, None)
+        if left is None:  # taken up meanwhile: recorded where it was asked
+            return
+        agent, rows, _ = left
+        if value is not None:
+            verdicts = [_verdict_of(value, index) for index in range(len(rows))]
+            if not self._ours(value):
+                self._answered_elsewhere(f"{agent.partition('/')[0]}.{request_id}", value)
+        else:
+            verdicts = [Verdict("deny", "timeout", note="this app stopped while the request waited; it was not "
+                                                        "delivered again and no answer was stored: it expired")
+                        for _ in rows]
+        self._event("settled", f"{agent} {request_id}: left waiting when this app stopped; what stands: "
+                               f"{_summary(verdicts)}")
+        try:
+            self.broker.audit.record_decisions(zip(rows, verdicts, strict=True))
+        except Exception:  # the log's health signal tells the person
+            log.exception("relay: the audit log could not record what stands for %s", request_id)
 
     def _record_unsettled(self, key: str, rows: list[int], value: dict[str, Any] | None) -> None:
         if value is not None:
@@ -1374,6 +1429,13 @@ class RelayApprover:
     def _refuse(self, code: str, detail: str, message_id: str | None = None, user: str | None = None) -> None:
         log.warning("relay: refused (%s): %s", code, printable(detail, 200))
         self.context.audit_refusal(code, detail, None, None, message_id, who=f"NATS user {user}" if user else None)
+
+
+def _answer_ttl(deadline: float) -> float:
+    """How long the bucket keeps an answer: as long as its request is kept (:func:`.names.request_ttl`),
+    and no longer. So what one user's requests hold in the bucket is bounded by what its own stream
+    holds (and its refusals by :data:`REFUSALS_PER_MINUTE` × :data:`REFUSAL_TTL`)."""
+    return names.request_ttl(max(deadline - time.time(), 0.0))
 
 
 def _instance_id(broker: Broker) -> str:
