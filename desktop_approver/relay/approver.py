@@ -275,6 +275,8 @@ class RelayApprover:
         """Per agent user: our pull subscription to its stream (the NATS loop's)."""
         self._readers: dict[str, asyncio.Task[None]] = {}
         self._joining: set[str] = set()
+        self._answered_before: dict[str, set[str]] = {}
+        """Per user, the keys already answered when our consumer of its stream was made: passed over."""
         self._join_checked = 0.0
         self._store_why = "after a reconnect"
         self._wake = asyncio.Event()
@@ -517,6 +519,9 @@ class RelayApprover:
             await js.consumer_info(stream_name, self.durable)
         except NotFoundError:
             created.append(f"this app's consumer {self.durable} of {stream_name}")
+            # A new consumer starts from what is still pending: what was answered before this app
+            # joined is not its business (not asked, not recorded), and is passed over unread.
+            self._answered_before[user] = await self._decided_keys(user)
             await js.add_consumer(stream_name, api.ConsumerConfig(
                 name=self.durable, durable_name=self.durable, filter_subject=subjects,
                 ack_wait=self.ack_wait, deliver_policy=api.DeliverPolicy.ALL, max_ack_pending=MAX_ACK_PENDING,
@@ -529,6 +534,24 @@ class RelayApprover:
         if user not in self._readers or self._readers[user].done():
             self._readers[user] = asyncio.get_running_loop().create_task(self._read_user(user))
         return created
+
+    async def _decided_keys(self, user: str) -> set[str]:
+        """The keys of ``user``'s answers in the bucket now (one ordered read of its keys)."""
+        keys: set[str] = set()
+        try:
+            watcher = await self.kv.watch(f"{user}.>", ignore_deletes=True, meta_only=True)
+        except Exception as exc:  # noqa: BLE001 - none known: each is then looked up as it comes
+            log.debug("relay: the answered keys of %s cannot be listed: %r", user, exc)
+            return keys
+        try:
+            async for entry in watcher:
+                if entry is None:
+                    break
+                keys.add(entry.key)
+        finally:
+            with contextlib.suppress(Exception):
+                await watcher.stop()
+        return keys
 
     async def _join(self, user: str) -> None:
         """An agent of ``user`` said it is there and no stream of its user exists here yet: made now,
@@ -603,7 +626,7 @@ class RelayApprover:
                 await asyncio.sleep(RECONNECT_WAIT / 4)
                 continue
             try:
-                batch = await subscription.fetch(64, timeout=1.0)
+                batch = await subscription.fetch(256, timeout=1.0)
             except nats.errors.TimeoutError:
                 continue
             except asyncio.CancelledError:
@@ -708,6 +731,8 @@ class RelayApprover:
         elif kind == "cancel":
             self._app(self._withdraw, key, "cancel")
             await msg.ack()
+        elif kind in ("request", "batch") and key in self._answered_before.get(user, ()):
+            await msg.ack()  # answered before this app joined: not pending, not its business
         elif kind in ("request", "batch"):
             existing = await self._decision(key)
             action, reply = await self._app_result(self._ask, msg, user, envelope, key, existing, _stored_at(msg))
