@@ -78,6 +78,8 @@ CLOCK_MEASURE_EVERY = 60.0
 """Seconds after which the server's clock is measured again (:meth:`RelayApprover._measure_clock`)."""
 CLOCK_JUMP = 1.0
 """Seconds our wall clock may move apart from the monotonic one before the offset is measured again."""
+PROBE_TIMEOUT = 2.0
+"""Seconds the server has to answer a PING before it counts as stalled (checked every few seconds)."""
 CLOSE_WAIT = 5.0
 """Seconds a closing approver gives the decisions it made to reach the server."""
 DEFAULT_AGENT_SILENCE = 20.0
@@ -258,6 +260,9 @@ class RelayApprover:
         """Set once the stream, the bucket and our consumer are there (tests wait for it)."""
         self.closing = False
         self.connected_at: float | None = None
+        self.responsive_since: float | None = None
+        """Since when (monotonic) the server has answered each of our pings in time: agents' silence
+        counts only from then."""
         self.clock_offset = 0.0
         """Seconds to add to our clock to read the NATS server's (:meth:`_measure_clock`)."""
         self._app_loop: asyncio.AbstractEventLoop | None = None
@@ -1422,10 +1427,17 @@ class RelayApprover:
         return min(ACK_WAIT / 3, self.agent_silence / 4)
 
     def _check_open_requests(self) -> None:
-        """Our open requests stay ours (``in_progress``); a silent agent's are withdrawn."""
+        """Our open requests stay ours (``in_progress``); a silent agent's are withdrawn, but only a
+        silence heard while the server answered us all along: a stalled server delivers no heartbeat,
+        and a stall is no departure (:meth:`_probe`)."""
         now = time.monotonic()
         connected = self.nc is not None and self.nc.is_connected and self.connected_at is not None
-        connected_long = connected and now - cast("float", self.connected_at) > self.agent_silence
+        if connected:
+            self._nats(self._probe(now))
+        else:
+            self.responsive_since = None
+        responsive = self.responsive_since
+        connected_long = connected and responsive is not None and now - responsive > self.agent_silence
         open_requests = [request for request in self.requests.values() if not request.answered]
         if open_requests and connected:
             self._nats(self._in_progress([request.msg for request in open_requests]))
@@ -1437,6 +1449,22 @@ class RelayApprover:
                 log.debug("relay: no heartbeat for %s: the agent is gone", request.key)
                 self._withdraw(request.key, "agent gone")
         self._checking = self.app_loop.call_later(self._check_interval, self._check_open_requests)
+
+    async def _probe(self, sent: float) -> None:
+        """A PING answered in time says the server is responsive now; one that is not (a stall, a
+        server paused or overloaded) starts the agents' silence over once it answers again."""
+        try:
+            await self.nc.flush(timeout=PROBE_TIMEOUT)
+            answered = True
+        except Exception:  # noqa: BLE001 - not in time, or not connected: not responsive
+            answered = False
+        self._app(self._probed, sent, answered)
+
+    def _probed(self, sent: float, answered: bool) -> None:
+        if not answered:
+            self.responsive_since = None
+        elif self.responsive_since is None:
+            self.responsive_since = sent
 
     def _withdraw(self, key: str, why: str) -> None:
         """Withdraw an open request (its prompt disappears; the answer is a deny by ``cancelled``)."""
