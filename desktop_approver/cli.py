@@ -39,6 +39,7 @@ COMMANDS_WITH_MODULES = {
     "mcp-gate": "desktop_approver.commands.mcp_gate",
     "mcp-permission": "desktop_approver.commands.mcp_permission",
     "show": "desktop_approver.commands.show",
+    "relay": "desktop_approver.commands.relay",
 }
 COMMAND_HELP = {
     "risk": "classify a tool call as safe, moderate or destructive (no app needed)",
@@ -56,6 +57,7 @@ COMMAND_HELP = {
     "mcp-permission": "serve Claude Code's --permission-prompt-tool over MCP stdio",
     "show": "raise the most urgent waiting request, or with --inbox / --history that window, in the running app "
             "(bind it to a key)",
+    "relay": "set up a NATS server for agents on other machines (`relay setup`: configuration, TLS, credentials)",
 }
 
 
