@@ -234,7 +234,7 @@ def cmd_status(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps({"running": True, **{k: v for k, v in status.items() if k not in ("v", "type", "id")}}))
         return 0
-    if status.get("relay"):  # answered by the NATS relay transport itself (desktop_approver.relay.agent)
+    if isinstance(status.get("relay"), str):  # answered by the NATS relay transport itself (relay.agent)
         print(f"desktop-approver's NATS relay at {status['relay']} as user {status.get('user')}: "
               f"{'connected' if status.get('connected') else 'reconnecting'}, {status.get('pending', 0)} waiting")
         return 0
@@ -246,6 +246,10 @@ def cmd_status(args: argparse.Namespace) -> int:
     print(f"desktop-approver {status.get('version')} is running (pid {status.get('pid')})\n"
           f"  socket:  {status.get('socket')}\n  pending: {status.get('pending')}\n  mode:    {mode}\n"
           f"  sessions with remembered approvals: {status.get('sessions', 0)}")
+    relay = status.get("relay")
+    if isinstance(relay, dict):
+        print(f"  relay:   {relay.get('server')} as {relay.get('user')}, "
+              f"{'connected' if relay.get('connected') else 'not connected'}, {relay.get('pending', 0)} waiting here")
     for problem in status.get("problems") or ():
         print(f"  degraded: {problem}")
     return 0

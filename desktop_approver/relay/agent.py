@@ -27,6 +27,7 @@ when the server was not reachable to ask.
 from __future__ import annotations
 
 import asyncio
+import atexit
 import contextlib
 import json
 import logging
@@ -591,6 +592,9 @@ class ThreadedConnection:
         self._thread = threading.Thread(target=self._run, name="desktop-approver-relay", daemon=True)
         self._closed = False
         self._ended = False
+        # A client the agent never closes is closed before the interpreter stops its threads (its
+        # waiting requests cancelled, its connection closed), never from a half torn-down loop.
+        atexit.register(self.close)
 
     def _run(self) -> None:
         asyncio.set_event_loop(self.loop)
@@ -631,10 +635,12 @@ class ThreadedConnection:
         if self._closed:
             return
         self._closed = True
+        atexit.unregister(self.close)
         if self._thread.is_alive():
             with contextlib.suppress(Exception):
                 asyncio.run_coroutine_threadsafe(self.link.close(), self.loop).result(PUBLISH_TIMEOUT * 3)
-            self.loop.call_soon_threadsafe(self.loop.stop)
+            with contextlib.suppress(RuntimeError):  # the loop already closed
+                self.loop.call_soon_threadsafe(self.loop.stop)
             self._thread.join(PUBLISH_TIMEOUT)
-        if not self._thread.is_alive():
+        if not self._thread.is_alive() and not self.loop.is_running():
             self.loop.close()

@@ -318,6 +318,7 @@ class RelayApprover:
         if not isinstance(self.broker.decider, RelayDecider):
             self.broker.decider = RelayDecider(self.broker.decider, self)
         self.broker.settler = self
+        self.broker.relay_state = self.state
         self._thread.start()
         self._checking = self.app_loop.call_later(self._check_interval, self._check_open_requests)
 
@@ -344,6 +345,8 @@ class RelayApprover:
             request.connection.connection_lost()
         if self.broker.settler is self:
             self.broker.settler = None
+        if self.broker.relay_state == self.state:
+            self.broker.relay_state = None
         if self._thread.is_alive():
             with contextlib.suppress(Exception):
                 await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(self._disconnect(), self.nats_loop))
@@ -352,6 +355,12 @@ class RelayApprover:
         elif self._thread.ident is None:  # never started: its loop never ran
             self.nats_loop.close()
         self.context.close()
+
+    def state(self) -> dict[str, Any]:
+        """For ``status``: the server, our user, whether we are connected, the relayed calls waiting here."""
+        return {"server": self.address.shown, "user": self.address.user,
+                "connected": bool(self.nc is not None and self.nc.is_connected and self.ready.is_set()),
+                "pending": sum(request.calls for request in self.requests.values() if not request.answered)}
 
     # -- handing work over --------------------------------------------------------------------------
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import socket
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,7 +19,7 @@ from desktop_approver.client.errors import ApproverUnavailable
 from desktop_approver.client.urls import UnusableTransport, open_transport
 from desktop_approver.relay.address import AddressError, parse
 from desktop_approver.relay.certs import make_ca, make_server_certificate
-from tests.relay.conftest import Approver, NatsServer, relay_config, run_agent
+from tests.relay.conftest import Approver, NatsServer, child_env, relay_config, run_agent
 
 SECRET = "pw"  # the tests' agents' password (conftest.relay_config): what must never be seen in clear
 
@@ -60,6 +62,14 @@ def test_a_tls_server_from_a_generated_ca_answers_with_the_ca_given(
     creds.write_text(f"alice:{SECRET}\n")
     with Client(url=f"tls://localhost:{server.port}", credentials=creds, ca_file=ca, agent="args") as client:
         assert client.request("allow", {}).decision == "allow_once"
+    # The approver app's status says where its relay is, as whom, and that it is connected.
+    with Client(socket_path=approvers[0].folder / "sock" / "approver.sock") as client:
+        relay = client.status()["relay"]
+    assert relay == {"server": f"tls://127.0.0.1:{server.port}", "user": "desk", "connected": True, "pending": 0}
+    shown = subprocess.run([sys.executable, "-m", "desktop_approver", "status", "--socket",
+                            str(approvers[0].folder / "sock" / "approver.sock")], capture_output=True, text=True,
+                           timeout=60, env=child_env())
+    assert f"relay:   tls://127.0.0.1:{server.port} as desk, connected, 0 waiting here" in shown.stdout, shown
 
 
 def test_a_certificate_from_another_ca_is_refused(tmp_path: Path, tls_server: tuple[NatsServer, Path]) -> None:
