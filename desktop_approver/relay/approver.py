@@ -79,7 +79,7 @@ CLOCK_MEASURE_EVERY = 60.0
 CLOCK_JUMP = 1.0
 """Seconds our wall clock may move apart from the monotonic one before the offset is measured again."""
 PROBE_TIMEOUT = 2.0
-"""Seconds the server has to answer a PING before it counts as stalled (checked every few seconds)."""
+"""Seconds the server has to answer our probe before it counts as stalled (checked every few seconds)."""
 CLOSE_WAIT = 5.0
 """Seconds a closing approver gives the decisions it made to reach the server."""
 DEFAULT_AGENT_SILENCE = 20.0
@@ -1460,10 +1460,11 @@ class RelayApprover:
         self._checking = self.app_loop.call_later(self._check_interval, self._check_open_requests)
 
     async def _probe(self, sent: float) -> None:
-        """A PING answered in time says the server is responsive now; one that is not (a stall, a
-        server paused or overloaded) starts the agents' silence over once it answers again."""
-        try:
-            await self.nc.flush(timeout=PROBE_TIMEOUT)
+        """A question answered in time (JetStream's account info) says the server is responsive now;
+        one that is not (a stall, a server paused or overloaded) starts the agents' silence over once
+        it answers again."""
+        try:  # a request, not flush(timeout=): nats-py fails its read loop on a PONG that comes after a flush gave up
+            await self.nc.request("$JS.API.INFO", b"", timeout=PROBE_TIMEOUT)
             answered = True
         except Exception:  # noqa: BLE001 - not in time, or not connected: not responsive
             answered = False
