@@ -78,6 +78,8 @@ CLOCK_MEASURE_EVERY = 60.0
 """Seconds after which the server's clock is measured again (:meth:`RelayApprover._measure_clock`)."""
 CLOCK_JUMP = 1.0
 """Seconds our wall clock may move apart from the monotonic one before the offset is measured again."""
+QUOTA_CHECK_EVERY = 5.0
+"""Seconds between two looks at one user's stream prompted by its agents saying they were refused."""
 PROBE_TIMEOUT = 2.0
 """Seconds the server has to answer our probe before it counts as stalled (checked every few seconds)."""
 CLOSE_WAIT = 5.0
@@ -283,6 +285,7 @@ class RelayApprover:
         self._answered_before: dict[str, set[str]] = {}
         """Per user, the keys already answered when our consumer of its stream was made: passed over."""
         self._join_checked = 0.0
+        self._quota_checked: dict[str, float] = {}
         self._store_why = "after a reconnect"
         self._wake = asyncio.Event()
         self.full_users: set[str] = set()
@@ -976,7 +979,10 @@ class RelayApprover:
             self._check_store = True
             self._wake.set()
         if beat.get("full") is True and user not in self.full_users:  # checked on the server, never taken on trust
-            await self._check_quota(user)
+            now = time.monotonic()
+            if now - self._quota_checked.get(user, -QUOTA_CHECK_EVERY) >= QUOTA_CHECK_EVERY:
+                self._quota_checked[user] = now  # a flood of such heartbeats costs the server one look per user
+                await self._check_quota(user)
         if isinstance(ids, list):  # only what could be a request's id: a heartbeat is no way in
             self._app(self._alive, [names.decision_key(user, unique) for unique in ids if names.is_token(unique)])
 

@@ -17,6 +17,7 @@ A plain connection is kept for a server on this machine (loopback), or where the
 from __future__ import annotations
 
 import asyncio
+import logging
 from typing import Any
 
 from .address import RelayAddress, is_loopback
@@ -66,6 +67,8 @@ async def connect(address: RelayAddress, **options: Any) -> Any:
         return build_connect()
 
     client._connect_command = connect_command  # type: ignore[method-assign]
+    if "tls" in address.connect_options():
+        _quiet_tls_close()
     options = {**address.connect_options(), **options}
     try:
         await client.connect(**options)
@@ -79,3 +82,23 @@ async def connect(address: RelayAddress, **options: Any) -> Any:
             raise refusals[-1] from None
         raise
     return client
+
+
+EOF_ON_SSL = "returning true from eof_received() has no effect when using ssl"
+
+
+def _drop_eof_on_ssl(record: logging.LogRecord) -> bool:
+    return record.msg != EOF_ON_SSL
+
+
+def _quiet_tls_close() -> None:
+    """Keep asyncio's warning about nats-py's TLS streams out of the agent's stderr.
+
+    nats-py upgrades its connection with a fresh ``StreamReaderProtocol`` that never learns it is
+    over TLS, so when the server closes it asyncio warns that ``eof_received`` returning True has no
+    effect: once per closed connection, harmless (the TLS layer closes the socket itself), and noise
+    in a hook's or a script's output. Only that message of the ``asyncio`` logger is dropped.
+    """
+    logger = logging.getLogger("asyncio")
+    if _drop_eof_on_ssl not in logger.filters:
+        logger.addFilter(_drop_eof_on_ssl)

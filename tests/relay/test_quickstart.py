@@ -79,6 +79,7 @@ def test_the_quickstart_reaches_a_first_approval_over_tls(tmp_path: Path) -> Non
             time.sleep(0.2)
         assert done.returncode == 0, done.stderr
         assert '"decided_by": "policy"' in done.stdout
+        assert done.stderr == ""  # nothing but the answer: no warning from the TLS connection's close
     finally:
         tray.terminate()
         tray.wait(WAIT)
