@@ -263,7 +263,7 @@ class RelayApprover:
         self.closing = False
         self.connected_at: float | None = None
         self.responsive_since: float | None = None
-        """Since when (monotonic) the server has answered each of our pings in time: agents' silence
+        """Since when (monotonic) the server has answered each of our probes in time: agents' silence
         counts only from then."""
         self.clock_offset = 0.0
         """Seconds to add to our clock to read the NATS server's (:meth:`_measure_clock`)."""
