@@ -34,12 +34,10 @@ import logging
 import math
 import os
 import queue
-import sys
 import threading
 import time
 import uuid
 from collections.abc import Callable
-from types import ModuleType
 from typing import Any
 
 from ..client import wire
@@ -47,6 +45,7 @@ from ..client.errors import ApproverError, ApproverUnavailable, QuotaExceeded
 from ..version import __version__
 from . import names, secure
 from .address import AddressError, RelayAddress
+from .secure import import_nats
 
 log = logging.getLogger(__name__)
 STREAM_LIMITS = ("maximum bytes exceeded", "maximum messages exceeded", "maximum messages per subject exceeded")
@@ -72,29 +71,6 @@ STORED_PAUSES = (0.02, 0.05, 0.1, 0.2, 0.4, 0.8)
 PUBLISH_TIMEOUT = 2.0
 CONNECT_TIMEOUT = 5.0
 """At least this long to reach the server: the clients' default (1 s) is for a local socket."""
-
-
-def import_nats() -> ModuleType:
-    """nats-py, without the aiohttp it would bring along.
-
-    nats-py imports aiohttp, when installed, for its WebSocket transport alone (``ws://``; added
-    in nats-io/nats.py#356 with aiohttp optional), which the relay never uses. In an agent that has
-    not imported aiohttp itself that doubles the import (0.9 s against 0.4 s on the test machine,
-    paid by every hook call), so nats-py is imported with aiohttp hidden, and unhidden after: the
-    agent can still import aiohttp. Only nats-py's WebSocket transport goes without it.
-    """
-    if "nats" in sys.modules or "aiohttp" in sys.modules:
-        import nats
-
-        return nats
-    sys.modules["aiohttp"] = None  # type: ignore[assignment]  # None: "import aiohttp" raises ImportError
-    try:
-        import nats
-        import nats.js
-    finally:
-        if "aiohttp" in sys.modules and sys.modules["aiohttp"] is None:
-            del sys.modules["aiohttp"]
-    return nats
 
 
 class AgentLink:
