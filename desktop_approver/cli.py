@@ -11,10 +11,9 @@ from __future__ import annotations
 
 import importlib
 import json
-import math
 import sys
 
-from .commands.argv import Option, add_to, read
+from .commands.argv import SOCKET_HELP, Option, add_socket, add_to, finite_positive, read
 
 TYPE_CHECKING = False  # typing's own flag costs every hook an import of typing; type checkers read this one
 if TYPE_CHECKING:
@@ -61,8 +60,6 @@ COMMAND_HELP = {
 }
 
 
-SOCKET_HELP = ("the app's socket (default: $DESKTOP_APPROVER_SOCKET, then "
-               "$XDG_RUNTIME_DIR/desktop-approver/approver.sock)")
 NATS_CREDS_HELP = ("with DESKTOP_APPROVER_URL=nats://...: the agent's NATS credentials, a .creds file or "
                    "one line user:password (default: $DESKTOP_APPROVER_NATS_CREDS)")
 NATS_CA_HELP = ("with DESKTOP_APPROVER_URL=tls://...: the CA certificate the NATS server's certificate must chain to "
@@ -97,10 +94,6 @@ def json_object(text: str, what: str) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise ValueError(f"{what} must be a JSON object, not {type(value).__name__}")
     return value
-
-
-def add_socket(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--socket", metavar="PATH", help=SOCKET_HELP)
 
 
 def add_nats_creds(parser: argparse.ArgumentParser) -> None:
@@ -146,28 +139,6 @@ def add_app_options(parser: argparse.ArgumentParser) -> None:
                              "$XDG_STATE_HOME/desktop-approver/app.log (rotated): debug (every request shown, "
                              "withdrawn, decided), info, warning, error or critical (default: "
                              "$DESKTOP_APPROVER_LOG_LEVEL, else warning)")
-
-
-def finite_positive(unit: str, most: float = math.inf) -> Callable[[str], float]:
-    """An argparse type: a finite number of ``unit`` above zero (and at most ``most``).
-
-    ``float()`` reads "nan", "inf" and "-1e999" too: a NaN timeout compares false with every clock
-    reading and an infinite one never ends, so they are refused here, as usage errors (exit 2),
-    before the app starts with them.
-    """
-    def parse(text: str) -> float:
-        import argparse
-
-        try:
-            value = float(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"not a number of {unit}: {text!r}") from None
-        if not (value > 0 and math.isfinite(value)):
-            raise argparse.ArgumentTypeError(f"must be a finite number of {unit} above 0, not {text!r}")
-        if value > most:
-            raise argparse.ArgumentTypeError(f"must be at most {most:g} {unit}, not {text!r}")
-        return value
-    return parse
 
 
 _positive_hours, _positive_days = finite_positive("hours"), finite_positive("days")

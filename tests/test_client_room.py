@@ -14,7 +14,7 @@ ROOM = ("desktop_approver.client.async_client", "desktop_approver.client.base", 
         "desktop_approver.client.paths", "desktop_approver.client.previews", "desktop_approver.client.server_check",
         "desktop_approver.client.settings", "desktop_approver.client.sync_client",
         "desktop_approver.client.transport", "desktop_approver.client.urls", "desktop_approver.client.vocabulary",
-        "desktop_approver.client.wire")
+        "desktop_approver.client.wire", "desktop_approver.client.wording")
 # What besides the room a client may load: the package itself (its version) and nothing else of ours.
 ALLOWED_OF_OURS = {"desktop_approver", "desktop_approver.version", "desktop_approver.client"}
 
@@ -52,4 +52,5 @@ def test_the_public_names_stay_importable_from_the_package() -> None:
 
 def test_no_module_of_the_client_is_left_at_the_package_root() -> None:
     root = {path.stem for path in (ROOT / "desktop_approver").glob("*.py")}
-    assert root == {"__init__", "__main__", "cli", "demo", "logs", "testing", "version"}
+    # wiring: the tray's service options, the core and the relay wired above both (tests/test_layering.py)
+    assert root == {"__init__", "__main__", "cli", "demo", "logs", "testing", "version", "wiring"}

@@ -13,7 +13,6 @@ what ``hook claude-code --install`` writes.
 from __future__ import annotations
 
 import ast
-import asyncio
 import json
 import re
 from collections.abc import Callable, Iterator
@@ -65,13 +64,30 @@ def examples(language: str) -> list[Example]:
 
 
 def run_example(example: Example, given: dict[str, Any] | None = None) -> dict[str, Any]:
-    """Run the example's code as written (top-level ``await`` allowed); its namespace afterwards."""
+    """Run the example's code as written, as a script (no top-level ``await``: what is pasted into a
+    file must run there); its namespace afterwards."""
     namespace: dict[str, Any] = {"__name__": "docs_example", **(given or {})}
-    code = compile(example.code, str(example), "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT)
-    result = eval(code, namespace)  # noqa: S307 - the project's own documentation
-    if asyncio.iscoroutine(result):
-        asyncio.run(result)
+    exec(compile(example.code, str(example), "exec"), namespace)  # noqa: S102 - the project's own documentation
     return namespace
+
+
+PLACEHOLDERS = ("model", "llm", "client")
+"""What a framework example leaves to the reader; each says how to fill it, offline too."""
+
+
+@pytest.mark.parametrize("example", examples("python"), ids=str)
+def test_the_python_example_is_a_script_and_says_how_to_fill_its_placeholders(example: Example) -> None:
+    tree = ast.parse(example.code)  # a SyntaxError here: it would not run pasted into a file
+    bound = {target.id for node in ast.walk(tree) if isinstance(node, (ast.Assign, ast.For, ast.With))
+             for target in ast.walk(node) if isinstance(target, ast.Name) and isinstance(target.ctx, ast.Store)}
+    bound |= {node.name for node in ast.walk(tree) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    bound |= {node.arg for node in ast.walk(tree) if isinstance(node, ast.arg)}
+    bound |= {(alias.asname or alias.name).split(".")[0] for node in ast.walk(tree)
+              if isinstance(node, (ast.Import, ast.ImportFrom)) for alias in node.names}
+    used = {node.id for node in ast.walk(tree) if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)}
+    for name in sorted((used - bound) & set(PLACEHOLDERS)):
+        assert re.search(rf"^# {name}: .*offline", example.code, flags=re.M), \
+            f"{example}: `{name}` is left to the reader without a `# {name}: ..., offline ...` line"
 
 
 def denies_delete_file(ticket: Ticket) -> list[Verdict]:
@@ -210,6 +226,7 @@ RUNNERS: dict[str, Callable[..., None]] = {
     "Testing your agent": run_its_tests,
     "Testing an agent without the app": run_its_tests,
     "PydanticAI": framework("pydantic_ai", lambda: {"model": pydantic_ai_model()}, "cleaner"),
+    "Agent frameworks": framework("pydantic_ai", lambda: {"model": pydantic_ai_model()}, "cleaner"),  # README's one
     "OpenAI Agents SDK": framework("agents", lambda: {"model": openai_agents_model()}, "cleaner"),
     "LangChain / LangGraph": framework("langchain", lambda: {"model": langchain_model()}, "cleaner"),
     "Claude Agent SDK": claude_agent_sdk,
@@ -221,8 +238,8 @@ RUNNERS: dict[str, Callable[..., None]] = {
 }
 
 
-FRAMEWORK_SECTIONS = {"PydanticAI", "OpenAI Agents SDK", "LangChain / LangGraph", "Claude Agent SDK",
-                      "Microsoft Agent Framework", "CrewAI", "Testing an agent without the app"}
+FRAMEWORK_SECTIONS = {"PydanticAI", "Agent frameworks", "OpenAI Agents SDK", "LangChain / LangGraph",
+                      "Claude Agent SDK", "Microsoft Agent Framework", "CrewAI", "Testing an agent without the app"}
 
 
 @pytest.mark.parametrize("example", [

@@ -10,12 +10,21 @@ from typing import Any
 
 import pytest
 
-from desktop_approver.commands.hook import HOOK_COMMAND, merged_settings, session_rules
+from desktop_approver.adapters.claude_code_rules import session_update
+from desktop_approver.commands.hook import HOOK_COMMAND, merged_settings
 from desktop_approver.core.decisions.tickets import Ticket, Verdict
 from tests.test_cli import ROOT, cli, every
 
-SUGGESTION = {"type": "addRules", "rules": [{"toolName": "Bash", "ruleContent": "npm test"}],
+SUGGESTION = {"type": "addRules", "rules": [{"toolName": "Bash", "ruleContent": "npm test:*"}],
               "behavior": "allow", "destination": "localSettings"}
+"""What Claude Code suggests: wider than the call (any arguments after ``npm test``)."""
+EXACT = {"type": "addRules", "rules": [{"toolName": "Bash", "ruleContent": "npm test"}],
+         "behavior": "allow", "destination": "session"}
+"""The rule of the app's own making: the approved command exactly, for this session."""
+
+
+BLOCKED = "The tool call was blocked by a policy rule and was not run. Note: no npm here"
+"""The words every way in gives the model for a block (``client/wording.py``)."""
 
 
 def permission_request(**extra: Any) -> str:
@@ -39,11 +48,10 @@ def test_permission_request_allow_once_has_no_rules(serve: Any) -> None:
     assert ticket.session == "cc-7" and ticket.identity.agent == "claude-code" and ticket.identity.cwd == "/tmp/proj"
 
 
-def test_permission_request_allow_session_passes_the_suggested_rule_for_this_session_only(serve: Any) -> None:
+def test_permission_request_allow_session_adds_the_exact_command_for_this_session_only(serve: Any) -> None:
     service = serve(every("allow_session"))
     result = cli("hook", "claude-code", "--socket", str(service.socket_path), stdin=permission_request())
-    assert decision_of(result.stdout) == {"behavior": "allow",
-                                          "updatedPermissions": [{**SUGGESTION, "destination": "session"}]}
+    assert decision_of(result.stdout) == {"behavior": "allow", "updatedPermissions": [EXACT]}
 
 
 def test_permission_request_deny_carries_the_note_and_does_not_interrupt(serve: Any) -> None:
@@ -58,7 +66,7 @@ def test_permission_request_blocked_interrupts(serve: Any) -> None:
     service = serve(lambda ticket: [Verdict("deny", "policy", note="no npm here", blocked=True)])
     decision = decision_of(cli("hook", "claude-code", "--socket", str(service.socket_path),
                                stdin=permission_request()).stdout)
-    assert decision == {"behavior": "deny", "message": "blocked by policy: no npm here", "interrupt": True}
+    assert decision == {"behavior": "deny", "message": BLOCKED, "interrupt": True}
 
 
 def test_permission_request_edited_input(serve: Any) -> None:
@@ -81,41 +89,62 @@ def test_permission_request_without_app_denies_or_leaves_the_prompt_to_claude(tm
 
 # Every kind of PermissionUpdate Claude Code documents (claude_agent_sdk.types.PermissionUpdate).
 ADD_DIRECTORY = {"type": "addDirectories", "directories": ["/tmp/other"], "destination": "localSettings"}
-ACCEPT_EDITS = {"type": "setMode", "mode": "acceptEdits", "destination": "localSettings"}
-REPLACE = {"type": "replaceRules", "rules": [{"toolName": "Read"}], "behavior": "allow", "destination": "userSettings"}
-BYPASS = {"type": "setMode", "mode": "bypassPermissions", "destination": "session"}
-REMOVE_RULES = {"type": "removeRules", "rules": [{"toolName": "Bash"}], "behavior": "deny", "destination": "session"}
-REMOVE_DIRECTORY = {"type": "removeDirectories", "directories": ["/tmp"], "destination": "session"}
-
-
 ROOT_DIRECTORY = {"type": "addDirectories", "directories": ["/"], "destination": "session"}
+ACCEPT_EDITS = {"type": "setMode", "mode": "acceptEdits", "destination": "localSettings"}
 AUTO = {"type": "setMode", "mode": "auto", "destination": "session"}
-PLAN = {"type": "setMode", "mode": "plan", "destination": "localSettings"}
-NPM_PREFIX = {"type": "addRules", "rules": [{"toolName": "Bash", "ruleContent": "npm:*"}], "behavior": "allow",
-              "destination": "session"}
 WHOLE_TOOL = {"type": "addRules", "rules": [{"toolName": "Bash"}], "behavior": "allow", "destination": "session"}
-NPM_TEST = {"command": "npm test"}
 
 
-def test_session_rules_pass_only_what_is_no_wider_than_the_approved_call() -> None:
-    deny_rule = {**SUGGESTION, "behavior": "deny"}
-    kept = session_rules([SUGGESTION, deny_rule, ADD_DIRECTORY, ROOT_DIRECTORY, ACCEPT_EDITS, AUTO, PLAN, REPLACE,
-                          BYPASS, NPM_PREFIX, WHOLE_TOOL, REMOVE_RULES, REMOVE_DIRECTORY, "junk"], "Bash", NPM_TEST)
-    assert kept == [{**SUGGESTION, "destination": "session"}, {**PLAN, "destination": "session"}]
-    mixed = {**SUGGESTION, "rules": [{"toolName": "Bash", "ruleContent": "npm test"}, {"toolName": "Bash"}]}
-    assert session_rules([mixed], "Bash", NPM_TEST) == [{**SUGGESTION, "destination": "session"}]
-    # The rule for the call as suggested does not cover the call the person edited and approved.
-    assert session_rules([SUGGESTION], "Bash", {"command": "npm test -- --bail"}) is None
-    assert session_rules([SUGGESTION], "Read", NPM_TEST) is None
-    assert session_rules(None, "Bash", NPM_TEST) is None and session_rules([BYPASS, AUTO], "Bash", NPM_TEST) is None
+@pytest.mark.parametrize(("tool", "approved", "rule"), [
+    ("Bash", {"command": "npm test"}, {"toolName": "Bash", "ruleContent": "npm test"}),
+    ("Bash", {"command": "git status", "description": "d", "timeout": 5},
+     {"toolName": "Bash", "ruleContent": "git status"}),
+    ("Bash", {"command": "rm *.o"}, None),               # `*` is Claude Code's wildcard: no rule says this exactly
+    ("Bash", {"command": "npm test:*"}, None),
+    ("Bash", {"command": "  "}, None),
+    ("Bash", {"command": ["npm", "test"]}, None),
+    ("Bash", {}, None),
+    ("bash", {"command": "npm test"}, None),              # not Claude Code's Bash tool
+    ("Edit", {"file_path": "/p/a.py", "old_string": "a", "new_string": "b"}, None),  # a path rule: any edit
+    ("WebFetch", {"url": "https://example.org/x"}, None),  # a domain rule: every page
+    ("mcp__github__create_issue", {"title": "t"}, None),   # an MCP rule: the whole tool
+])
+def test_the_session_rule_is_exactly_the_approved_call_or_none(tool: str, approved: dict[str, Any],
+                                                               rule: dict[str, Any] | None) -> None:
+    update = session_update(tool, approved)
+    if rule is None:
+        assert update is None
+    else:
+        assert update == {"type": "addRules", "rules": [rule], "behavior": "allow", "destination": "session"}
 
 
-def test_permission_request_allow_session_passes_no_directory_and_no_widening_mode(serve: Any) -> None:
+def test_permission_request_allow_session_passes_none_of_claude_codes_wider_suggestions(serve: Any) -> None:
     service = serve(every("allow_session"))
     result = cli("hook", "claude-code", "--socket", str(service.socket_path), stdin=permission_request(
-        permission_suggestions=[ADD_DIRECTORY, ROOT_DIRECTORY, ACCEPT_EDITS, AUTO, NPM_PREFIX, SUGGESTION]))
-    assert decision_of(result.stdout) == {"behavior": "allow",
-                                          "updatedPermissions": [{**SUGGESTION, "destination": "session"}]}
+        permission_suggestions=[ADD_DIRECTORY, ROOT_DIRECTORY, ACCEPT_EDITS, AUTO, WHOLE_TOOL, SUGGESTION]))
+    assert decision_of(result.stdout) == {"behavior": "allow", "updatedPermissions": [EXACT]}
+
+
+def test_permission_request_allow_session_rule_is_the_edited_command(serve: Any) -> None:
+    def edit(ticket: Ticket) -> list[Verdict]:
+        return [Verdict("allow_session", "user", updated_args={"command": "npm test -- --bail"})]
+
+    service = serve(edit)
+    decision = decision_of(cli("hook", "claude-code", "--socket", str(service.socket_path),
+                               stdin=permission_request()).stdout)
+    assert decision == {"behavior": "allow", "updatedInput": {"command": "npm test -- --bail"},
+                        "updatedPermissions": [{**EXACT, "rules": [{"toolName": "Bash",
+                                                                     "ruleContent": "npm test -- --bail"}]}]}
+
+
+def test_permission_request_allow_session_of_a_file_edit_adds_no_rule(serve: Any) -> None:
+    service = serve(every("allow_session"))
+    edit = {"file_path": "/tmp/proj/a.py", "old_string": "a", "new_string": "b"}
+    suggestion = {"type": "addRules", "rules": [{"toolName": "Edit", "ruleContent": "//tmp/proj/**"}],
+                  "behavior": "allow", "destination": "session"}
+    decision = decision_of(cli("hook", "claude-code", "--socket", str(service.socket_path), stdin=permission_request(
+        tool_name="Edit", tool_input=edit, permission_suggestions=[suggestion, ACCEPT_EDITS])).stdout)
+    assert decision == {"behavior": "allow"}
 
 
 def test_pre_tool_use_block_ends_the_run_with_the_stop_reason(serve: Any) -> None:
@@ -124,7 +153,7 @@ def test_pre_tool_use_block_ends_the_run_with_the_stop_reason(serve: Any) -> Non
     result = cli("hook", "claude-code", "--socket", str(service.socket_path), stdin=json.dumps(event))
     answer = json.loads(result.stdout)
     assert result.returncode == 0
-    assert answer["continue"] is False and answer["stopReason"] == "blocked by policy: no npm here"
+    assert answer["continue"] is False and answer["stopReason"] == BLOCKED
     assert answer["hookSpecificOutput"]["permissionDecision"] == "deny"
 
 
@@ -189,9 +218,11 @@ def test_install_merges_keeps_what_is_there_and_prints_the_diff(tmp_path: Path) 
     assert written["model"] == "opus"
     assert written["hooks"]["Stop"][0] == existing["hooks"]["Stop"][0]
     installed = written["hooks"]["Stop"][1]["hooks"][0]["command"]
+    assert installed == HOOK_COMMAND  # the project's settings are shared: no path of this machine's venv
+    assert "shared with the project" in first.stderr
     for event, extra in (("PermissionRequest", " --deadline 600"), ("Notification", ""), ("Stop", "")):
         commands = [h["command"] for g in written["hooks"][event] for h in g["hooks"]]
-        assert commands.count(installed + extra) == 1 and HOOK_COMMAND not in commands
+        assert commands.count(installed + extra) == 1
     second = install()
     assert second.returncode == 0 and "nothing changed" in second.stdout
     assert json.loads(settings.read_text()) == written
@@ -202,15 +233,15 @@ def test_install_writes_an_absolute_command_that_runs_without_the_venv_on_path(s
     import subprocess
     import sys
 
-    project = tmp_path / "proj"
-    (project / ".claude").mkdir(parents=True)
-    (project / ".claude" / "settings.json").write_text(json.dumps(
+    own = tmp_path / "claude-config"
+    own.mkdir()
+    (own / "settings.json").write_text(json.dumps(
         {"hooks": {"Stop": [{"hooks": [{"type": "command", "command": HOOK_COMMAND}]}]}}))  # an earlier install
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
-    result = subprocess.run([sys.executable, "-m", "desktop_approver", "hook", "claude-code", "--install",
-                             "--project"], cwd=project, capture_output=True, text=True, env=env, timeout=30)
+    env = dict(os.environ, PYTHONPATH=str(ROOT), CLAUDE_CONFIG_DIR=str(own))
+    result = subprocess.run([sys.executable, "-m", "desktop_approver", "hook", "claude-code", "--install"],
+                            cwd=tmp_path, capture_output=True, text=True, env=env, timeout=30)
     assert result.returncode == 0, result.stderr
-    written = json.loads((project / ".claude" / "settings.json").read_text())
+    written = json.loads((own / "settings.json").read_text())
     commands = {h["command"].removesuffix(" --deadline 600")
                 for event in written["hooks"].values() for g in event for h in g["hooks"]}
     assert len(commands) == 1, commands  # the bare command of an earlier install now has the path too
@@ -221,6 +252,25 @@ def test_install_writes_an_absolute_command_that_runs_without_the_venv_on_path(s
                          capture_output=True, text=True, env={"PYTHONPATH": str(ROOT), "PATH": "/nonexistent"},
                          timeout=30)
     assert decision_of(ran.stdout) == {"behavior": "allow"}, ran.stderr
+
+
+def test_install_project_never_writes_this_machine_s_path_into_the_shared_settings(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    project = tmp_path / "proj"
+    (project / ".claude").mkdir(parents=True)
+    mine = f"{sys.executable} -m desktop_approver hook claude-code --when-unavailable ask"
+    (project / ".claude" / "settings.json").write_text(json.dumps(  # a path an earlier version put there
+        {"hooks": {"Stop": [{"hooks": [{"type": "command", "command": mine}]}]}}))
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    result = subprocess.run([sys.executable, "-m", "desktop_approver", "hook", "claude-code", "--install",
+                             "--project"], cwd=project, capture_output=True, text=True, env=env, timeout=30)
+    assert result.returncode == 0, result.stderr
+    text = (project / ".claude" / "settings.json").read_text()
+    assert sys.executable not in text and str(Path(sys.executable).parent) not in text
+    written = json.loads(text)
+    assert written["hooks"]["Stop"][0]["hooks"][0]["command"] == HOOK_COMMAND + " --when-unavailable ask"
 
 
 def test_install_repoints_an_earlier_hook_keeping_its_options_and_leaves_others_alone() -> None:

@@ -7,7 +7,8 @@ Blocking (one line; each function call waits for the person)::
 
 :class:`DesktopApprovalMiddleware` is function middleware. A deny short-circuits the call with the
 person's note as its result (the model reads it and the loop goes on); edited arguments replace
-``context.arguments`` before the function runs; a policy ``block`` raises ``MiddlewareFailure``,
+``context.arguments`` before the function runs; a policy ``block`` raises :class:`MiddlewareBlocked`,
+both :class:`~desktop_approver.client.errors.Blocked` and the framework's ``MiddlewareFailure``,
 which ends the run.
 
 Deferred (tools with ``approval_mode="always_require"``): the run returns with
@@ -36,16 +37,28 @@ from agent_framework import Content, FunctionInvocationContext, FunctionMiddlewa
 from agent_framework._middleware import MiddlewareFailure
 
 from ..client.errors import Blocked
-from .base import Answer, Approver, Call, hints_from
+from .base import Answer, Approver, Call, approver_or_default, hints_from
 
-__all__ = ["DesktopApprovalMiddleware", "answer_approval_requests"]
+__all__ = ["DesktopApprovalMiddleware", "MiddlewareBlocked", "answer_approval_requests"]
+
+
+class MiddlewareBlocked(Blocked, MiddlewareFailure):
+    """A policy block, as the framework's fail-closed abort: ``except Blocked`` catches it with the
+    rule and the reason (``decision``), and so does code written for ``except MiddlewareFailure``
+    (the framework never turns a ``MiddlewareFailure`` into a tool result)."""
+
+    def __init__(self, decision: object) -> None:
+        reason = str(Blocked(decision))
+        MiddlewareFailure.__init__(self, reason)
+        self.args = (reason,)
+        self.decision = decision
 
 
 class DesktopApprovalMiddleware(FunctionMiddleware):
     """Function middleware that asks the desktop before each function runs."""
 
     def __init__(self, approver: Approver | None = None, *, agent: str | None = None) -> None:
-        self.approver = approver or Approver(agent=agent or "agent-framework")
+        self.approver = approver_or_default(approver, agent or "agent-framework")
         self.agent = agent
 
     def __repr__(self) -> str:
@@ -61,7 +74,7 @@ class DesktopApprovalMiddleware(FunctionMiddleware):
                 hints=hints_from(getattr(function, "additional_properties", None)),
                 description=getattr(function, "description", None) or None)
         except Blocked as exc:
-            raise MiddlewareFailure(str(exc)) from exc
+            raise MiddlewareBlocked(exc.decision) from None
         if not answer.allowed:
             context.result = answer.message
             return  # not calling call_next: the function does not run
@@ -74,7 +87,7 @@ async def answer_approval_requests(response: Any, approver: Approver | None = No
                                    agent: str | None = None) -> Message:
     """Ask about every pending approval request in one batch; the user message that answers them."""
     requests = [r for r in response.user_input_requests if r.type == "function_approval_request"]
-    approver = approver or Approver(agent=agent or "agent-framework")
+    approver = approver_or_default(approver, agent or "agent-framework")
     calls = [_call_of(request) for request in requests]
     answers = await approver.ask_batch_async(calls, session=_session_id(session),
                                              agent=agent or approver.agent or "agent-framework")

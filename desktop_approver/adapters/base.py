@@ -33,6 +33,7 @@ from ..client import Client
 from ..client.base import check_timeout
 from ..client.errors import ApproverError, ApproverUnavailable, Blocked
 from ..client.wire import Decision
+from ..client.wording import deny_message
 
 if TYPE_CHECKING:
     from ..client.async_client import AsyncClient
@@ -47,14 +48,6 @@ HINT_NAMES = {  # MCP annotation / framework flag -> the wire's hint name
     "destructiveHint": "destructiveHint", "destructive_hint": "destructiveHint", "destructive": "destructiveHint",
     "idempotentHint": "idempotentHint", "idempotent_hint": "idempotentHint", "idempotent": "idempotentHint",
     "openWorldHint": "openWorldHint", "open_world_hint": "openWorldHint", "open_world": "openWorldHint",
-}
-WHO_DENIED = {
-    "user": "by the person at the desktop",
-    "policy": "by a policy rule",
-    "mode": "by the approver's deny-everything mode",
-    "timeout": "because nobody answered in time",
-    "cancelled": "because the request was cancelled",
-    "session": "by a remembered decision",
 }
 
 
@@ -115,17 +108,6 @@ def hints_from(source: Any) -> dict[str, bool] | None:
     return hints or None
 
 
-def deny_message(decision: Decision) -> str:
-    """What the model reads when a call was refused."""
-    if decision.blocked:
-        text = "The tool call was blocked by a policy rule and was not run"
-    else:
-        text = f"The tool call was denied {WHO_DENIED.get(decision.decided_by, 'by the approver')} and was not run"
-    if decision.note:
-        return f"{text}. Note: {decision.note}"
-    return text + "."
-
-
 def answer_from(decision: Decision, args: Mapping[str, Any]) -> Answer:
     if not decision.allowed:
         return Answer(False, dict(args), deny_message(decision), decision)
@@ -133,6 +115,23 @@ def answer_from(decision: Decision, args: Mapping[str, Any]) -> Answer:
     final = dict(decision.updated_args) if edited else dict(args)  # type: ignore[arg-type]
     message = f"approved ({decision.decision}, {decision.decided_by})" + (f": {decision.note}" if decision.note else "")
     return Answer(True, final, message, decision, edited)
+
+
+def approver_or_default(approver: object, agent: str | None) -> Approver:
+    """``approver``, or a new :class:`Approver` named ``agent`` when it is None.
+
+    Anything else fails here, when the adapter is built, with what to pass instead: a wrong object
+    would otherwise be found only at the first tool call, as an ``AttributeError`` in the middle of
+    a run (a :class:`~desktop_approver.testing.FakeApprover` is a transport, not an approver).
+    """
+    if approver is None:
+        return Approver(agent=agent)
+    if isinstance(approver, Approver):
+        return approver
+    kind = type(approver).__name__
+    hint = (f"a {kind} is a transport: pass Approver(transport=your_{kind.lower()})" if hasattr(approver, "connect")
+            else "build one with desktop_approver.adapters.base.Approver(...), or pass nothing for the default")
+    raise TypeError(f"expected a desktop_approver.adapters.base.Approver, not {kind}: {hint}")
 
 
 class Approver:

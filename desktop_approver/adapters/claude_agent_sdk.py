@@ -10,10 +10,12 @@ or a ``PreToolUse`` hook (asked before every tool call)::
     options = ClaudeAgentOptions(hooks={"PreToolUse": [HookMatcher(hooks=[DesktopPermissions().pre_tool_use])]})
 
 ``can_use_tool`` answers ``PermissionResultAllow(updated_input=...)`` (the person's edit) and, for
-"Allow for session", passes on the rules Claude Code suggested, kept to the session
-(``updated_permissions`` with ``destination="session"``), so it stops asking too. A deny is
+"Allow for session", a rule of our own making exactly as wide as the approved call, kept to the
+session (``updated_permissions`` with ``destination="session"``; :mod:`.claude_code_rules`), so
+Claude Code stops asking about that call; its own suggestions are wider and never passed on. A deny is
 ``PermissionResultDeny(message=note)``: Claude reads the note and goes on; a policy ``block``
-denies with ``interrupt=True``, which stops the run. The hook answers ``permissionDecision``
+denies with ``interrupt=True``, which stops the run, and is kept as :attr:`DesktopPermissions.blocked`
+(the SDK lets no exception of a callback reach the caller of ``query()``). The hook answers ``permissionDecision``
 allow / deny the same way, with the hook's ``session_id`` as the session.
 
 The SDK's permission flow is one call at a time (it has no batch of pending approvals), so this
@@ -28,8 +30,9 @@ from claude_agent_sdk import PermissionResultAllow, PermissionResultDeny, ToolPe
 from claude_agent_sdk.types import PermissionUpdate
 
 from ..client.errors import Blocked
-from ..commands import hook
-from .base import Answer, Approver
+from ..client.wording import block_message
+from .base import Answer, Approver, approver_or_default
+from .claude_code_rules import session_update
 
 __all__ = ["DesktopPermissions"]
 
@@ -38,7 +41,11 @@ class DesktopPermissions:
     """The permission callback and the PreToolUse hook, sharing one :class:`Approver`."""
 
     def __init__(self, approver: Approver | None = None) -> None:
-        self.approver = approver or Approver(agent="claude-agent-sdk")
+        self.approver = approver_or_default(approver, "claude-agent-sdk")
+        self.blocked: Blocked | None = None
+        """The last policy block, with its rule and reason. The SDK lets no exception of a permission
+        callback or hook reach the code that runs ``query()`` (it answers the CLI instead), so the
+        block ends Claude's run and waits here: ``if permissions.blocked: raise permissions.blocked``."""
 
     def __repr__(self) -> str:
         return f"DesktopPermissions({self.approver!r})"
@@ -50,10 +57,11 @@ class DesktopPermissions:
             answer = await self.approver.ask_async(tool_name, tool_input, description=description,
                                                    agent=self._agent(context.agent_id))
         except Blocked as exc:
-            return PermissionResultDeny(message=str(exc), interrupt=True)
+            self.blocked = exc
+            return PermissionResultDeny(message=block_message(exc), interrupt=True)
         if not answer.allowed:
             return PermissionResultDeny(message=answer.message)
-        updates = session_rules(context.suggestions, tool_name, answer.args) if answer.for_session else None
+        updates = session_rules(tool_name, answer.args) if answer.for_session else None
         return PermissionResultAllow(updated_input=answer.args if answer.edited else None,
                                      updated_permissions=updates)
 
@@ -67,9 +75,11 @@ class DesktopPermissions:
                                                    session=input_data.get("session_id") or None,
                                                    agent=self._agent(input_data.get("agent_id")))
         except Blocked as exc:
-            return {"continue_": False, "stopReason": str(exc),
+            self.blocked = exc
+            reason = block_message(exc)
+            return {"continue_": False, "stopReason": reason,
                     "hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny",
-                                           "permissionDecisionReason": str(exc)}}
+                                           "permissionDecisionReason": reason}}
         return {"hookSpecificOutput": _hook_output(answer)}
 
     def _agent(self, agent_id: str | None) -> str:
@@ -86,16 +96,8 @@ def _hook_output(answer: Answer) -> dict[str, Any]:
     return output
 
 
-def session_rules(suggestions: list[PermissionUpdate], tool: str,
-                  tool_input: dict[str, Any]) -> list[PermissionUpdate] | None:
-    """Claude Code's suggested updates no wider than the approved call, kept to this session
-    (never written to a settings file): the same as the hook passes on
-    (:func:`desktop_approver.commands.hook.session_rules`)."""
-    wire = []
-    for suggestion in suggestions:
-        try:
-            wire.append(suggestion.to_dict())
-        except ValueError:  # incomplete: Claude Code would reject it with every other update
-            continue
-    kept = hook.session_rules(wire, tool, tool_input)
-    return [PermissionUpdate.from_dict(update) for update in kept] if kept else None
+def session_rules(tool: str, approved: dict[str, Any]) -> list[PermissionUpdate] | None:
+    """The rule of our own making that keeps "Allow for session" in Claude Code, exactly as wide as the
+    approved call (:mod:`.claude_code_rules`, the same as the hook passes on); None when none is."""
+    update = session_update(tool, approved)
+    return [PermissionUpdate.from_dict(update)] if update is not None else None

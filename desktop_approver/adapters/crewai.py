@@ -20,7 +20,7 @@ added to the blocked crew, forgets the block as the next run starts; without a c
 holds for the agent's executor that met it). Inside ``with DesktopApproval():`` the error that
 leaves ``kickoff()`` is :class:`~desktop_approver.client.errors.Blocked`; after ``install()`` it is
 CrewAI's own ``ValueError`` (CrewAI logs and drops whatever a hook raises, so no hook can raise
-``Blocked`` through it).
+``Blocked`` through it), and the ``Blocked`` is kept as :attr:`DesktopApproval.blocked`.
 ``allow_session`` is kept per crew (its id), else per task; the agent's name is its ``role``.
 CrewAI asks one tool call at a time, so there is no batch.
 """
@@ -39,8 +39,8 @@ from crewai.hooks import (
 )
 
 from ..client.errors import Blocked
-from ..client.wire import Decision
-from .base import Answer, Approver, deny_message
+from ..client.wording import block_message
+from .base import Answer, Approver, approver_or_default
 
 __all__ = ["DesktopApproval"]
 log = logging.getLogger("desktop_approver.adapters.crewai")
@@ -50,13 +50,16 @@ class DesktopApproval:
     """The before-tool-call hook (and the note-delivering before-LLM-call hook) for CrewAI."""
 
     def __init__(self, approver: Approver | None = None) -> None:
-        self.approver = approver or Approver(agent="crewai")
+        self.approver = approver_or_default(approver, "crewai")
         self._notes: dict[int, list[str]] = {}  # id(agent) -> notes not yet shown to its model
         # session (crew, else task) -> the block that ends its run, and, without a crew, the agent
         # executor it ends (a crew's next kickoff forgets the block: see _forget_at_next_kickoff)
         self._blocked: dict[str | None, tuple[Blocked, object]] = {}
         self._lock = threading.Lock()
         self.installed = False
+        self.blocked: Blocked | None = None
+        """The last policy block, with its rule and reason: after a bare ``install()`` CrewAI's own
+        ``ValueError`` leaves ``kickoff()`` (no hook can raise through CrewAI), and the block is here."""
 
     def __repr__(self) -> str:
         return f"DesktopApproval({self.approver!r}, installed={self.installed})"
@@ -92,8 +95,8 @@ class DesktopApproval:
                                        session=_session_of(context), agent=_agent_name(context) or self.approver.agent,
                                        description=getattr(context.tool, "description", None) or None)
         except Blocked as exc:
-            answer = Answer(False, dict(context.tool_input or {}), deny_message(exc.decision)
-                            if isinstance(exc.decision, Decision) else str(exc))
+            answer = Answer(False, dict(context.tool_input or {}), block_message(exc))
+            self.blocked = exc
             self._block(context, exc)
         except Exception as exc:  # noqa: BLE001 - CrewAI would run the tool after a hook's exception
             log.exception("asking desktop-approver failed; denying %s", context.tool_name)

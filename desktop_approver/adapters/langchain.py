@@ -34,7 +34,7 @@ from langchain_core.messages import ToolMessage
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command, Interrupt
 
-from .base import Answer, Approver, Call, hints_from
+from .base import Answer, Approver, Call, approver_or_default, hints_from
 
 __all__ = ["DesktopApprovalMiddleware", "answer_interrupts", "answer_interrupts_async", "decision_for"]
 
@@ -46,7 +46,7 @@ class DesktopApprovalMiddleware(AgentMiddleware[Any, Any, Any]):
 
     def __init__(self, approver: Approver | None = None, *, ask_about: ToolFilter | None = None) -> None:
         super().__init__()
-        self.approver = approver or Approver(agent="langchain")
+        self.approver = approver_or_default(approver, "langchain")
         self.ask_about = ask_about
 
     def wrap_tool_call(self, request: ToolCallRequest,
@@ -173,7 +173,7 @@ def answer_interrupts(interrupts: Sequence[Interrupt], config: Any = None, appro
     """Ask about every call the interrupts wait on, in one batch; the ``Command`` to resume with."""
     calls, places = _pending(interrupts)
     own = approver is None
-    approver = approver or Approver(agent=agent or agent_name(config) or "langchain")
+    approver = approver_or_default(approver, agent or agent_name(config) or "langchain")
     try:
         answers = approver.ask_batch(calls, session=thread_id(config), agent=agent or agent_name(config))
     finally:
@@ -185,6 +185,6 @@ def answer_interrupts(interrupts: Sequence[Interrupt], config: Any = None, appro
 async def answer_interrupts_async(interrupts: Sequence[Interrupt], config: Any = None,
                                   approver: Approver | None = None, *, agent: str | None = None) -> Command[Any]:
     calls, places = _pending(interrupts)
-    approver = approver or Approver(agent=agent or agent_name(config) or "langchain")
+    approver = approver_or_default(approver, agent or agent_name(config) or "langchain")
     answers = await approver.ask_batch_async(calls, session=thread_id(config), agent=agent or agent_name(config))
     return _resume(places, calls, answers)

@@ -37,7 +37,8 @@ from mcp import ClientSession, StdioServerParameters, stdio_client, stdio_server
 from mcp.server.lowlevel.server import Server
 
 from ..client.errors import Blocked
-from .base import Answer, Approver, hints_from
+from ..client.wording import block_message
+from .base import Answer, Approver, approver_or_default, hints_from
 
 if TYPE_CHECKING:
     from mcp.shared._stream_protocols import ReadStream
@@ -58,7 +59,7 @@ class Gate:
 
     def __init__(self, upstream: ClientSession, approver: Approver, *, allow_read_only: bool = False) -> None:
         self.upstream = upstream
-        self.approver = approver
+        self.approver = approver_or_default(approver, None)
         self.allow_read_only = allow_read_only
         self.tools: dict[str, types.Tool] = {}
 
@@ -85,7 +86,7 @@ class Gate:
                                                    description=tool.description if tool is not None else None)
         except Blocked as exc:
             # A policy block ends nothing in MCP: the client reads it as the refusal it is.
-            return refusal(f"The tool call was blocked by a policy rule and was not run. {exc}")
+            return refusal(block_message(exc))
         if not answer.allowed:
             return refusal(answer.message)
         return await self._forward(params.name, answer.args)
@@ -380,7 +381,7 @@ class PermissionTool:
     """Serves one tool that asks the app whether Claude Code may use another tool."""
 
     def __init__(self, approver: Approver) -> None:
-        self.approver = approver
+        self.approver = approver_or_default(approver, None)
 
     async def list_tools(self, ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
         return types.ListToolsResult(tools=[types.Tool(
@@ -396,7 +397,7 @@ class PermissionTool:
         try:
             answer = await self.approver.ask_async(tool, tool_input)
         except Blocked as exc:
-            answer = Answer(False, dict(tool_input), f"The tool call was blocked by a policy rule. {exc}")
+            answer = Answer(False, dict(tool_input), block_message(exc))
             blocked = True
         text = json.dumps(permission_result(answer, interrupt=blocked))
         return types.CallToolResult(content=[types.TextContent(type="text", text=text)])

@@ -21,8 +21,9 @@ returns the state to resume::
 Allowed calls are ``state.approve``d (with the person's edited arguments), denied ones
 ``state.reject``ed with the note as ``rejection_message``. ``allow_session`` is kept per the run's
 ``group_id`` (the SDK's thread id for traces) when set, else per :class:`Approver`. A policy
-``block`` ends the run: the guardrail trips (``ToolInputGuardrailTripwireTriggered``), and
-:func:`resolve_interruptions` raises :class:`~desktop_approver.client.errors.Blocked`.
+``block`` ends the run: the guardrail raises :class:`GuardrailBlocked`, which is both
+:class:`~desktop_approver.client.errors.Blocked` and the SDK's ``ToolInputGuardrailTripwireTriggered``,
+and :func:`resolve_interruptions` raises ``Blocked``.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from agents import Agent, FunctionTool, RunResult, RunResultStreaming, RunState
+from agents.exceptions import ToolInputGuardrailTripwireTriggered
 from agents.items import ToolApprovalItem
 from agents.tool_guardrails import (
     ToolGuardrailFunctionOutput,
@@ -40,14 +42,29 @@ from agents.tool_guardrails import (
 )
 
 from ..client.errors import Blocked
-from .base import Answer, Approver, Call, hints_from
+from .base import Answer, Approver, Call, approver_or_default, hints_from
 
-__all__ = ["desktop_guardrail", "require_desktop_approval", "resolve_interruptions", "resolve_interruptions_sync"]
+__all__ = ["GuardrailBlocked", "desktop_guardrail", "require_desktop_approval", "resolve_interruptions",
+           "resolve_interruptions_sync"]
+
+
+class GuardrailBlocked(Blocked, ToolInputGuardrailTripwireTriggered):
+    """A policy block, as the guardrail's tripwire: ``except Blocked`` catches it with the rule and
+    the reason (``decision``), and so does code written for the SDK's own
+    ``except ToolInputGuardrailTripwireTriggered`` (``output.output_info["reason"]``)."""
+
+    def __init__(self, decision: object, guardrail: ToolInputGuardrail[Any]) -> None:
+        reason = str(Blocked(decision))
+        output = ToolGuardrailFunctionOutput.raise_exception(
+            output_info={"blocked": True, "reason": reason, "rule": getattr(decision, "rule", None)})
+        ToolInputGuardrailTripwireTriggered.__init__(self, guardrail, output)
+        self.args = (reason,)
+        self.decision = decision
 
 
 def desktop_guardrail(approver: Approver | None = None) -> ToolInputGuardrail[Any]:
     """A tool input guardrail that asks the desktop before the tool runs."""
-    approver = approver or Approver(agent="openai-agents")
+    approver = approver_or_default(approver, "openai-agents")
 
     async def ask_the_desktop(data: ToolInputGuardrailData) -> ToolGuardrailFunctionOutput:
         context = data.context
@@ -64,8 +81,9 @@ def desktop_guardrail(approver: Approver | None = None) -> ToolInputGuardrail[An
                                               description=tool.description if tool is not None else None,
                                               hints=hints_from(getattr(tool, "mcp_annotations", None)))
         except Blocked as exc:
-            # The SDK's own way to stop a run from a guardrail: ToolInputGuardrailTripwireTriggered.
-            return ToolGuardrailFunctionOutput.raise_exception(output_info={"blocked": True, "reason": str(exc)})
+            # The SDK lets a guardrail's exception reach the caller of Runner.run unchanged: one that is
+            # both Blocked and the SDK's own tripwire ends the run the SDK's way and carries the reason.
+            raise GuardrailBlocked(exc.decision, guardrail) from None
         if not answer.allowed:
             return ToolGuardrailFunctionOutput.reject_content(answer.message, output_info=_info(answer))
         if answer.edited:
@@ -80,7 +98,8 @@ def desktop_guardrail(approver: Approver | None = None) -> ToolInputGuardrail[An
             context.tool_arguments = edited
         return ToolGuardrailFunctionOutput.allow(output_info=_info(answer))
 
-    return ToolInputGuardrail(guardrail_function=ask_the_desktop, name="desktop-approver")
+    guardrail: ToolInputGuardrail[Any] = ToolInputGuardrail(guardrail_function=ask_the_desktop, name="desktop-approver")
+    return guardrail
 
 
 def require_desktop_approval(agent: Agent[Any], approver: Approver | None = None) -> Agent[Any]:
@@ -95,7 +114,7 @@ def require_desktop_approval(agent: Agent[Any], approver: Approver | None = None
 async def resolve_interruptions(result: RunResult | RunResultStreaming, approver: Approver | None = None, *,
                                 session: str | None = None) -> RunState[Any]:
     """Ask about every pending approval in one batch; the state to resume the run with."""
-    approver = approver or Approver(agent=_agent_name(result))
+    approver = approver_or_default(approver, _agent_name(result))
     items = list(result.interruptions)
     answers = await approver.ask_batch_async(_calls(items), session=session or _result_group_id(result),
                                              agent=_agent_name(result))
@@ -106,7 +125,7 @@ def resolve_interruptions_sync(result: RunResult, approver: Approver | None = No
                                session: str | None = None) -> RunState[Any]:
     """:func:`resolve_interruptions` next to ``Runner.run_sync``."""
     own = approver is None
-    approver = approver or Approver(agent=_agent_name(result))
+    approver = approver_or_default(approver, _agent_name(result))
     try:
         items = list(result.interruptions)
         answers = approver.ask_batch(_calls(items), session=session or _result_group_id(result),

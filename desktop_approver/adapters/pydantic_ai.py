@@ -49,7 +49,7 @@ from pydantic_ai.tools import (
 from pydantic_ai.toolsets import AbstractToolset, WrapperToolset
 from pydantic_ai.toolsets.abstract import ToolsetTool
 
-from .base import Answer, Approver, Call, hints_from
+from .base import Answer, Approver, Call, approver_or_default, hints_from
 
 __all__ = ["DesktopApproval", "resolve_deferred", "resolve_deferred_sync", "results_from"]
 
@@ -70,6 +70,9 @@ class DesktopApproval(AbstractCapability[Any]):
     """Which calls to ask about (default: every call); the others run without asking."""
     agent_name: str | None = None
     """The agent's own name (``Agent(name=...)``), read when the capability is bound to the agent."""
+
+    def __post_init__(self) -> None:
+        self.approver = approver_or_default(self.approver, "pydantic-ai")  # a wrong type fails here, not mid-run
 
     def for_agent(self, agent: AbstractAgent[Any, Any]) -> DesktopApproval:
         # At construction the name is the one given; by the first run PydanticAI may have put the
@@ -111,7 +114,7 @@ class AskingToolset(WrapperToolset[Any]):
 async def resolve_deferred(requests: DeferredToolRequests, approver: Approver | None = None, *,
                            session: str | None = None, agent: str | None = None) -> DeferredToolResults:
     """Ask about every pending approval in one batch; the results to continue the run with."""
-    approver = approver or Approver(agent=agent or "pydantic-ai")
+    approver = approver_or_default(approver, agent or "pydantic-ai")
     calls = [_call(part, requests.metadata.get(part.tool_call_id)) for part in requests.approvals]
     answers = await approver.ask_batch_async(calls, session=session, agent=agent)
     return results_from(requests, answers)
@@ -121,7 +124,7 @@ def resolve_deferred_sync(requests: DeferredToolRequests, approver: Approver | N
                           session: str | None = None, agent: str | None = None) -> DeferredToolResults:
     """:func:`resolve_deferred` for code without an event loop (next to ``agent.run_sync``)."""
     own = approver is None
-    approver = approver or Approver(agent=agent or "pydantic-ai")
+    approver = approver_or_default(approver, agent or "pydantic-ai")
     try:
         calls = [_call(part, requests.metadata.get(part.tool_call_id)) for part in requests.approvals]
         answers = approver.ask_batch(calls, session=session, agent=agent)

@@ -12,13 +12,18 @@ the same answers.
 
 from __future__ import annotations
 
+import math
+
 TYPE_CHECKING = False  # typing's own flag costs an import of typing; type checkers read this one the same
 if TYPE_CHECKING:
     import argparse
     from collections.abc import Callable, Sequence
     from typing import Any
 
-__all__ = ["Option", "add_to", "read"]
+__all__ = ["SOCKET_HELP", "Option", "add_socket", "add_to", "finite_positive", "read"]
+
+SOCKET_HELP = ("the app's socket (default: $DESKTOP_APPROVER_SOCKET, then "
+               "$XDG_RUNTIME_DIR/desktop-approver/approver.sock)")
 
 
 class Option:
@@ -119,3 +124,31 @@ def _value(option: Option, text: str) -> Any:
         return option.convert(text)
     except (TypeError, ValueError):
         return None
+
+
+# -- helpers every command shares (below the commands and ``cli.py``: arrows point down) -------------
+
+def add_socket(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--socket", metavar="PATH", help=SOCKET_HELP)
+
+
+def finite_positive(unit: str, most: float = math.inf) -> Callable[[str], float]:
+    """An argparse type: a finite number of ``unit`` above zero (and at most ``most``).
+
+    ``float()`` reads "nan", "inf" and "-1e999" too: a NaN timeout compares false with every clock
+    reading and an infinite one never ends, so they are refused here, as usage errors (exit 2),
+    before the app starts with them.
+    """
+    def parse(text: str) -> float:
+        import argparse
+
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a number of {unit}: {text!r}") from None
+        if not (value > 0 and math.isfinite(value)):
+            raise argparse.ArgumentTypeError(f"must be a finite number of {unit} above 0, not {text!r}")
+        if value > most:
+            raise argparse.ArgumentTypeError(f"must be at most {most:g} {unit}, not {text!r}")
+        return value
+    return parse

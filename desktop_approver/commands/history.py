@@ -20,7 +20,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from ..cli import finite_positive
+from .argv import finite_positive
 
 DECISIONS = ("allow_once", "allow_session", "deny", "allow", "pending")
 DECIDERS = ("user", "policy", "session", "mode", "timeout", "cancelled")

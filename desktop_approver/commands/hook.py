@@ -6,10 +6,11 @@ Claude Code runs the hook with one JSON event on stdin (``hook_event_name``, ``s
 - ``PermissionRequest`` (recommended): fires only when Claude Code itself would ask. The answer is
   ``{"hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": {"behavior":
   "allow", "updatedInput": {...}, "updatedPermissions": [...]}}}`` or ``{"behavior": "deny",
-  "message": "...", "interrupt": false}``. "Allow for session" passes on the permission updates
-  Claude Code suggested (``permission_suggestions``) that are no wider than the call the person
-  approved, kept to the session (:func:`session_rules`), so it stops asking about that call too; a
-  ``block`` rule denies with ``interrupt`` so Claude stops.
+  "message": "...", "interrupt": false}``. "Allow for session" adds a rule of our own making,
+  exactly as wide as the call the person approved and kept to the session
+  (:mod:`desktop_approver.adapters.claude_code_rules`: a ``Bash`` command, exactly), so Claude Code
+  stops asking about that call; Claude Code's own suggestions (``permission_suggestions``) are
+  wider and never passed on. A ``block`` rule denies with ``interrupt`` so Claude stops.
 - ``PreToolUse``: fires before every call; answers ``permissionDecision`` allow / deny with the
   note as the reason and edited arguments as ``updatedInput``; a ``block`` rule adds
   ``"continue": false`` with the reason as ``stopReason``, which ends Claude's run.
@@ -22,9 +23,12 @@ Claude Code.
   installed), so with several agents running they know which one needs them.
 
 ``--install [--project]`` merges the hooks into ``~/.claude/settings.json`` (or the project's
-``.claude/settings.json``), keeping what is there, and prints the diff. The hook command is the
-absolute path of the ``desktop-approver`` that ran ``--install`` (as ``install --systemd`` writes
-it): Claude Code runs hooks with its own PATH, where a venv's command may be missing.
+``.claude/settings.json``), keeping what is there, and prints the diff. In the person's own settings
+the hook command is the absolute path of the ``desktop-approver`` that ran ``--install`` (as
+``install --systemd`` writes it): Claude Code runs hooks with its own PATH, where a venv's command
+may be missing. The project's settings are shared with everyone who checks the project out, so
+``--project`` writes the bare ``desktop-approver hook claude-code`` (each person's PATH finds it),
+never this machine's path, and says so on stderr.
 
 When the app is unreachable the call is denied (fail closed); ``--when-unavailable ask`` hands
 the question back to Claude Code's own terminal prompt instead. Claude Code kills a hook after its
@@ -44,7 +48,7 @@ TYPE_CHECKING = False  # typing's own flag costs the hook an import of typing (i
 if TYPE_CHECKING:
     import argparse
     import signal
-    from collections.abc import Callable, Mapping
+    from collections.abc import Callable
     from pathlib import Path
     from typing import Any
 
@@ -70,11 +74,6 @@ DECISION_EVENTS = ("PermissionRequest", "PreToolUse")
 """The events the hook answers with a person's decision; their hooks carry ``--deadline``."""
 DEFAULT_DEADLINE = 600.0
 """Claude Code's own timeout for a command hook that sets none (and what ``--install`` writes)."""
-SESSION_MODES = ("default", "plan", "dontAsk")
-"""``setMode`` targets "Allow for session" passes on: modes that ask as much as before or more.
-Never ``acceptEdits`` (every later edit approved without asking), ``auto`` (Claude Code decides
-itself) or ``bypassPermissions`` (everything allowed): the person approved one call, not those."""
-WILDCARDS = ("*", "?", "[")
 
 
 OPTIONS = (
@@ -178,12 +177,16 @@ def ask(kind: str, event: dict[str, Any], tool_input: dict[str, Any], args: argp
         reason = f"approved on the desktop ({decision.decided_by})" + (f": {decision.note}" if decision.note else "")
         rules = None
         if decision.decision == "allow_session":
+            from ..adapters.claude_code_rules import session_update
+
             approved = decision.updated_args if decision.updated_args is not None else tool_input
-            rules = session_rules(event.get("permission_suggestions"), event["tool_name"], approved)
+            update = session_update(event["tool_name"], approved)
+            rules = [update] if update is not None else None
         answer("allow", reason, decision.updated_args, rules)
     else:
-        who = "blocked by policy" if decision.blocked else f"denied on the desktop ({decision.decided_by})"
-        answer("deny", who + (f": {decision.note}" if decision.note else ""), interrupt=decision.blocked)
+        from ..client.wording import deny_message  # the same words as every adapter and the gate
+
+        answer("deny", deny_message(decision), interrupt=decision.blocked)
     return 0
 
 
@@ -211,43 +214,6 @@ def _within_deadline(deadline: float | None, request: Callable[[], Decision]) ->
             signal.setitimer(signal.ITIMER_REAL, 0)
     finally:
         signal.signal(signal.SIGALRM, previous)
-
-
-def exact_rule(rule: Any, tool: str, tool_input: Mapping[str, Any]) -> bool:
-    """Whether an allow ``rule`` ({toolName, ruleContent}) allows no more than this very call.
-
-    Only a ``Bash`` rule whose content is the approved command itself, without a wildcard, can be
-    shown to: a rule without content allows the whole tool, ``Bash(npm:*)`` every npm command, and
-    a path or domain pattern of another tool more than the one file or address approved.
-    """
-    if not isinstance(rule, dict) or rule.get("toolName") != tool or tool != "Bash":
-        return False
-    content = rule.get("ruleContent")
-    return (isinstance(content, str) and content == tool_input.get("command")
-            and not any(mark in content for mark in WILDCARDS))
-
-
-def narrowed(update: Any, tool: str, tool_input: Mapping[str, Any]) -> dict[str, Any] | None:
-    """A suggested update cut to what the person approved (kept to the session), or None."""
-    if not isinstance(update, dict):
-        return None
-    kind = update.get("type")
-    if kind in ("addRules", "replaceRules") and (update.get("behavior") or "allow") == "allow":
-        rules = update.get("rules")
-        exact = [rule for rule in rules if exact_rule(rule, tool, tool_input)] if isinstance(rules, list) else []
-        return {**update, "rules": exact, "destination": "session"} if exact else None
-    if kind == "setMode" and update.get("mode") in SESSION_MODES:
-        return {**update, "destination": "session"}
-    return None  # addDirectories (a whole folder), removals, deny / ask rules, unknown kinds
-
-
-def session_rules(suggestions: Any, tool: str, tool_input: Mapping[str, Any]) -> list[dict[str, Any]] | None:
-    """Claude Code's suggested permission updates no wider than the approved call (``tool`` with
-    ``tool_input``), kept to this session (never written to a file)."""
-    if not isinstance(suggestions, list):
-        return None
-    rules = [kept for item in suggestions if (kept := narrowed(item, tool, tool_input)) is not None]
-    return rules or None
 
 
 def _pre_tool_use_answer(choice: str, reason: str, updated: dict[str, Any] | None = None,
@@ -423,7 +389,9 @@ def install(*, project: bool) -> int:
         settings = json.loads(before_text) if before_text.strip() else {}
         if not isinstance(settings, dict):
             raise ValueError("it is not a JSON object")
-        merged = merged_settings(settings, hook_command())
+        # The project's settings are shared (committed, read by every teammate's Claude Code): no
+        # path of this machine's venv goes there, only the bare command each person's PATH finds.
+        merged = merged_settings(settings, HOOK_COMMAND if project else hook_command())
     except (OSError, ValueError) as exc:
         print(f"desktop-approver: cannot update {path}: {exc}", file=sys.stderr)
         return 2
@@ -437,6 +405,10 @@ def install(*, project: bool) -> int:
     if path.exists():
         os.chmod(temporary, path.stat().st_mode & 0o777)
     os.replace(temporary, path)
+    if project:
+        print(f"desktop-approver: {path} is shared with the project: its hooks run `{HOOK_COMMAND}` from each "
+              "person's PATH (install it with pipx, or run --install without --project for your own settings, "
+              "which get this installation's absolute path)", file=sys.stderr)
     sys.stdout.writelines(difflib.unified_diff(before_text.splitlines(keepends=True),
                                                after_text.splitlines(keepends=True),
                                                fromfile=f"{path} (before)", tofile=f"{path} (after)"))

@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from ..cli import add_socket
+from .argv import add_socket
 from .history import print_table, table_cell
 
 T = TypeVar("T")

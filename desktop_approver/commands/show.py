@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..cli import add_socket
+from .argv import add_socket
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -19,7 +19,7 @@ import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..client import paths
 from .decisions.broker import DEFAULT_TIMEOUT, Broker
@@ -32,8 +32,6 @@ from .transport.limits import Limits
 from .transport.server import ApproverServer
 
 if TYPE_CHECKING:
-    from ..relay.address import RelayAddress
-    from ..relay.approver import RelayApprover
     from .policy import PolicyWatcher
     from .transport.tokens import TokenReader
 
@@ -47,6 +45,19 @@ HealthListener = Callable[[str, "str | None"], None]
 """Called with (what, problem) when something the app relies on fails, and (what, None) when it works again."""
 APP = Identity(agent="desktop-approver")
 """Who the app's own notices to the person come from."""
+
+
+class FrontDoor(Protocol):
+    """Another way in beside the socket (the NATS relay): it puts requests before the same broker.
+    Only its shape is known here; the app's entry (``desktop_approver/wiring.py``) builds it."""
+
+    async def start(self) -> None: ...
+
+    async def close(self) -> None: ...
+
+
+DoorFactory = Callable[[Broker, HealthListener], FrontDoor]
+"""Builds a front door for the service's broker; it reports what it runs without through the listener."""
 
 
 @dataclass
@@ -65,13 +76,14 @@ class ServiceOptions:
     """Prune the audit log of entries older than this, at start and daily; None keeps everything."""
     limits: Limits = field(default_factory=Limits)
     """Connections, unread replies, idle time and unfinished lines (``core/transport/limits.py``)."""
-    relay: RelayAddress | None = None
-    """Also answer requests relayed over NATS (``--relay``, ``desktop_approver/relay/``); None: the socket only."""
+    doors: tuple[DoorFactory, ...] = ()
+    """Other ways in beside the socket, built once the socket listens and closed first: the NATS relay
+    for ``--relay``, wired by the app's entry (``desktop_approver/wiring.py``); the core knows none of them."""
 
     @classmethod
     def from_args(cls, args: Any) -> ServiceOptions:
         """From the CLI's ``--socket``, ``--policy``, ``--audit-db``, ``--timeout``, ``--require-token``,
-        ``--history-days``, ``--session-idle``.
+        ``--history-days``, ``--session-idle`` (``--relay`` is the app's entry's: :mod:`desktop_approver.wiring`).
 
         Raises :class:`~desktop_approver.core.transport.tokens.TokenStoreUnavailable` when a token is
         required and there is no keyring to keep it in.
@@ -82,7 +94,7 @@ class ServiceOptions:
 
             token_reader = TokenStore().reader()
             token_check = make_token_check(token_reader)
-        return cls(relay=_relay_address(args), socket_path=paths.resolve_socket_path(getattr(args, "socket", None)),
+        return cls(socket_path=paths.resolve_socket_path(getattr(args, "socket", None)),
                    audit_path=Path(args.audit_db) if getattr(args, "audit_db", None) else paths.default_audit_path(),
                    policy_path=Path(args.policy) if getattr(args, "policy", None) else paths.default_policy_path(),
                    state_path=paths.default_state_path(),
@@ -114,7 +126,7 @@ class ApproverService:
         self._prune_handle: asyncio.TimerHandle | None = None
         self._audit_watch: asyncio.TimerHandle | None = None
         self._token_watch: asyncio.TimerHandle | None = None
-        self.relay: RelayApprover | None = None
+        self.doors: list[FrontDoor] = []
 
     def __repr__(self) -> str:
         return f"<ApproverService problems={sorted(self.problems)} {self.broker!r}>"
@@ -125,14 +137,13 @@ class ApproverService:
             self.policy_watcher.start()
         await self.server.start()
         try:  # the socket is ours: no other app writes the log, what waits in it was an earlier run's
-            self.audit.close_abandoned(leave_relayed=self.options.relay is not None)
+            self.audit.close_abandoned(leave_relayed=bool(self.options.doors))
         except sqlite3.Error:  # the log's health signal tells the person; closed at a later start
             log.warning("the audit log could not close the calls an earlier run left waiting", exc_info=True)
-        if self.options.relay is not None:  # the relay (nats-py) loads only when asked for
-            from ..relay.approver import RelayApprover
-
-            self.relay = RelayApprover(self.broker, self.options.relay, on_problem=self.set_problem)
-            await self.relay.start()
+        for open_door in self.options.doors:
+            door = open_door(self.broker, self.set_problem)
+            self.doors.append(door)
+            await door.start()
         self._watch_audit()
         self._watch_token()
         moved = self.audit.moved_aside
@@ -148,8 +159,8 @@ class ApproverService:
             self._prune_daily()
 
     async def close(self) -> None:
-        if self.relay is not None:
-            await self.relay.close()
+        for door in reversed(self.doors):
+            await door.close()
         if self.policy_watcher is not None:
             self.policy_watcher.stop()
         if self._prune_handle is not None:
@@ -231,18 +242,3 @@ class ApproverService:
 
     def _audit_mode(self, mode: str, reason: str | None) -> None:
         self.audit.record_event("mode", mode, reason)
-
-
-def _relay_address(args: Any) -> RelayAddress | None:
-    """``--relay URL`` with ``--relay-creds FILE``; raises ``relay.address.AddressError`` when they
-    cannot be used or the relay extra is missing (the tray says so and does not start)."""
-    url = getattr(args, "relay", None)
-    if not url:
-        return None
-    import importlib.util
-
-    from ..relay.address import AddressError, parse
-
-    if importlib.util.find_spec("nats") is None:
-        raise AddressError("--relay needs the relay extra: pip install 'desktop-approver[relay]'")
-    return parse(url, getattr(args, "relay_creds", None), ca_file=getattr(args, "relay_ca", None))

@@ -513,7 +513,9 @@ def run_app(args: Any, demo: bool = False) -> int:
 
     loop = AppEventLoop(app)
     asyncio.set_event_loop(loop)
-    options = ServiceOptions.from_args(args)
+    from ..wiring import service_options  # the core and the relay, wired above both
+
+    options = service_options(args)
     approver = DesktopApprover(options, notifier=None if getattr(args, "no_notifications", False) else _notifier(),
                                tray_icons=getattr(args, "tray_icons", None) or "color",
                                timeout_from_cli=getattr(args, "timeout", None) is not None,

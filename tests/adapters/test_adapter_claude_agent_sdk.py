@@ -23,8 +23,15 @@ from desktop_approver.core.decisions.tickets import Ticket, Verdict  # noqa: E40
 
 pytestmark = pytest.mark.adapter
 
-SUGGESTION = {"type": "addRules", "rules": [{"toolName": "Bash", "ruleContent": "npm test"}],
+SUGGESTION = {"type": "addRules", "rules": [{"toolName": "Bash", "ruleContent": "npm test:*"}],
               "behavior": "allow", "destination": "localSettings"}
+"""What Claude Code suggests: wider than the call."""
+
+
+def exact(command: str) -> dict[str, Any]:
+    """The rule of the app's own making for an approved command: exactly it, for this session."""
+    return {"type": "addRules", "rules": [{"toolName": "Bash", "ruleContent": command}], "behavior": "allow",
+            "destination": "session"}
 
 
 class ScriptedCli(Transport):
@@ -148,28 +155,24 @@ def test_can_use_tool_allow_edit_deny_and_session_rules(serve: Any) -> None:
     assert denied == {"behavior": "deny",
                       "message": "The tool call was denied by the person at the desktop and was not run. "
                                  "Note: keep the build, run make clean"}
-    assert cli.replies[2]["updatedPermissions"] == [{**SUGGESTION, "destination": "session"}]
+    assert cli.replies[2]["updatedPermissions"] == [exact("npm test")]
     assert "updatedPermissions" not in cli.replies[0]
     assert {t.identity.agent for t in service.person.seen} == {"claude-agent-sdk"}
 
 
-def test_allow_session_passes_only_suggestions_no_wider_than_the_approved_call(serve: Any) -> None:
+def test_allow_session_passes_none_of_the_suggestions_only_the_exact_command(serve: Any) -> None:
     service = serve(per_call(lambda call: Verdict("allow_session", "user")))
     directory = {"type": "addDirectories", "directories": ["/"], "destination": "localSettings"}
     widening = [{"type": "setMode", "mode": mode, "destination": "session"}
                 for mode in ("acceptEdits", "auto", "bypassPermissions")]
-    plan = {"type": "setMode", "mode": "plan", "destination": "localSettings"}
-    prefix = {"type": "addRules", "rules": [{"toolName": "Bash", "ruleContent": "ls:*"}], "behavior": "allow",
-              "destination": "session"}
-    exact = {"type": "addRules", "rules": [{"toolName": "Bash", "ruleContent": "ls"}, {"toolName": "Bash"}],
-             "behavior": "allow", "destination": "projectSettings"}
-    removal = {"type": "removeRules", "rules": [{"toolName": "Bash"}], "behavior": "deny", "destination": "session"}
-    cli = ScriptedCli(CALLS[:1], suggestions=[directory, *widening, plan, prefix, exact, removal])
+    whole = {"type": "addRules", "rules": [{"toolName": "Bash"}], "behavior": "allow", "destination": "session"}
+    cli = ScriptedCli([*CALLS[:1], ("Bash", {"command": "rm *.o"}), ("Write", {"file_path": "/tmp/a", "content": ""})],
+                      suggestions=[directory, *widening, whole, SUGGESTION])
     permissions = DesktopPermissions(Approver(socket_path=service.socket_path))
     run(cli, ClaudeAgentOptions(can_use_tool=permissions.can_use_tool))
-    assert cli.replies[0]["updatedPermissions"] == [
-        {**plan, "destination": "session"},
-        {**exact, "rules": [{"toolName": "Bash", "ruleContent": "ls"}], "destination": "session"}]
+    assert cli.replies[0]["updatedPermissions"] == [exact("ls")]
+    assert "updatedPermissions" not in cli.replies[1]  # `*` would be a wildcard: no exact rule says it
+    assert "updatedPermissions" not in cli.replies[2]  # a path rule covers every write of the file
 
 
 def test_can_use_tool_block_interrupts_and_unreachable_denies(serve: Any, tmp_path: Path) -> None:

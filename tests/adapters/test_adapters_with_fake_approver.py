@@ -211,3 +211,28 @@ def test_crewai() -> None:
     assert ran == [("write_file", {"path": "b2.txt", "content": "B"})]
     assert NOTE in json.dumps(llm.seen)
     assert asked(fake) == [("delete_file", "c.txt"), ("write_file", "b.txt")]
+
+
+@pytest.mark.parametrize(("module", "build"), [
+    ("pydantic_ai", lambda adapter, wrong: adapter.DesktopApproval(wrong)),
+    ("pydantic_ai", lambda adapter, wrong: adapter.resolve_deferred_sync(object(), wrong)),
+    ("openai_agents", lambda adapter, wrong: adapter.desktop_guardrail(wrong)),
+    ("langchain", lambda adapter, wrong: adapter.DesktopApprovalMiddleware(wrong)),
+    ("agent_framework", lambda adapter, wrong: adapter.DesktopApprovalMiddleware(wrong)),
+    ("claude_agent_sdk", lambda adapter, wrong: adapter.DesktopPermissions(wrong)),
+    ("crewai", lambda adapter, wrong: adapter.DesktopApproval(wrong)),
+])
+def test_a_fake_approver_where_an_approver_belongs_fails_at_construction_saying_what_to_pass(
+        module: str, build: Any) -> None:
+    import importlib
+
+    try:
+        adapter = importlib.import_module(f"desktop_approver.adapters.{module}")
+    except ImportError:
+        pytest.skip(f"the [{module.replace('_', '-')}] extra is not installed")
+    fake = testing.FakeApprover(person)
+    with pytest.raises(TypeError, match=r"a FakeApprover is a transport: pass Approver\(transport=your_fakeapprover\)"):
+        build(adapter, fake)
+    with pytest.raises(TypeError, match=r"not str: build one with .*Approver\(\.\.\.\)"):
+        build(adapter, "approver")
+    assert fake.requests == []

@@ -399,6 +399,9 @@ def test_an_empty_policy_decides_nothing() -> None:
     ('rules = []\n', 1, "unknown key 'rules'"),
     ('\n[tools]\nBash = "allow"\nWrite = "maybe"\n', 4, "unknown action 'maybe'"),
     ('\n[tools]\nBash = true\n', 3, "must be a string"),
+    ('\n[tools]\ndeploy = { action = "block", reason = "x" }\n', 3, "only action and note, not 'reason'"),
+    ('\n[tools]\ndeploy = { note = "x" }\n', 3, "action"),
+    ('\n[tools]\ndeploy = { action = "block", note = 1 }\n', 3, "'note' must be a string"),
     ('rule = 3\n', 1, "[[rule]] tables"),
 ])
 def test_file_errors_name_the_line(tmp_path: Path, text: str, line: int, reason: str) -> None:
@@ -637,3 +640,13 @@ def test_explain_names_a_withheld_rule_and_a_declaration() -> None:
     assert "your declaration" in declared.verdict.reason and "  declared: the catalog does not know tool" in \
         declared.render()
     assert [rule.label for rule, _ in declared.withheld] == ["tools.acme_*"]
+
+
+def test_a_tools_entry_may_carry_a_note() -> None:
+    """``[tools] deploy = { action = "block", note = ... }``: the shorthand with the reason the agent reads."""
+    policy = Policy.parse('version = 1\n[tools]\ndeploy = { action = "block", note = "deploys go through CI" }\n'
+                          'read_file = "allow"\n', "policy.toml")
+    verdict = policy.evaluate(understood_call("deploy", {"env": "prod"}))
+    assert verdict is not None and verdict.action == "block" and verdict.rule.note == "deploys go through CI"
+    assert verdict.rule.label == "tools.deploy" and verdict.rule.line == 3
+    assert decide(policy, "read_file", {"path": "README.md"}) == "allow"

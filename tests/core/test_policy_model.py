@@ -53,7 +53,8 @@ EXPECTED_KEYS = "action, tool, command, path, operation, agent, cwd, risk, note,
     ('tools = ["Bash"]\n', 1, "'tools' must be a [tools] table"),
     ('[tools]\nBash = "allow"\n"git[" = "ask"\n', 3,
      "[tools] git[: bad tool pattern: unclosed '[' in 'git[' (write '[[]' for a literal '[')"),
-    ('[tools]\nBash = ["allow"]\n', 2, "[tools] Bash: the action for tool 'Bash' must be a string such as \"allow\""),
+    ('[tools]\nBash = ["allow"]\n', 2, "[tools] Bash: the action for tool 'Bash' must be a string such as \"allow\", "
+     'or a table { action = "block", note = "..." }'),
     ('[tools]\nBash = "yes"\n', 2, "[tools] Bash: unknown action 'yes' (expected allow, ask, deny or block)"),
 ])
 def test_a_bad_rule_is_refused_with_its_line_and_the_reason_people_read(tmp_path: Path, text: str, line: int,

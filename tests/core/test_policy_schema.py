@@ -48,7 +48,7 @@ def toml_blocks(path: Path) -> list[str]:
 def example_policies() -> list[tuple[str, str]]:
     """Every policy the repository shows people, and the one the policy tests run against."""
     found = [(f"{path.relative_to(ROOT)} block {number}", text)
-             for path in (ROOT / "docs" / "policy.md", ROOT / "README.md")
+             for path in (ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")))
              for number, text in enumerate(toml_blocks(path), 1) if re.search(r"^\[\[rule\]\]|^\[tools\]", text, re.M)]
     assert len(found) >= 2, found
     return [*found, ("tests/core/test_policy.py POLICY", TEST_POLICY)]

@@ -137,3 +137,27 @@ def test_batch_notification_names_the_most_dangerous_call_first() -> None:
     _title, body = notification_text(asyncio.run(build()))
     assert body.splitlines()[0] == "⚠ Destructive Bash: rm -rf ~/important"
     assert "… and 1 more" in body
+
+
+def test_space_ticks_and_unticks_the_current_batch_call(approver: Any, run: Any, qtbot: Any) -> None:
+    """The contract's keys (ipc/PROTOCOL.md, "What the person sees"): Up / Down pick a call of the
+    batch, Space ticks or unticks it, and the buttons follow."""
+    dialog = approver.dialog
+
+    async def scenario() -> None:
+        answer = ask_batch(approver, ["make", "rm -rf build/"])
+        await wait_for(lambda: dialog.isVisible() and dialog.allow_once.isEnabled(), what="the batch dialog")
+        calls = dialog.review.calls
+        calls.setFocus()
+        calls.setCurrentRow(0)
+        qtbot.keyClick(calls, Qt.Key.Key_Down)
+        assert calls.currentRow() == 1 and calls.item(1).checkState() == Qt.CheckState.Unchecked
+        qtbot.keyClick(calls, Qt.Key.Key_Space)
+        assert calls.item(1).checkState() == Qt.CheckState.Checked
+        assert dialog.allow_once.text().startswith("Allow all 2 &once, incl. ⚠")
+        qtbot.keyClick(calls, Qt.Key.Key_Space)
+        assert calls.item(1).checkState() == Qt.CheckState.Unchecked
+        dialog.deny.click()
+        assert [d.decision for d in await answer] == ["deny", "deny"]
+
+    run(scenario())

@@ -82,12 +82,13 @@ def test_a_relayed_request_shows_the_verified_nats_user_apart_from_the_claims(tm
     from desktop_approver.core.service import ServiceOptions
     from desktop_approver.gui.app import DesktopApprover
     from desktop_approver.relay.address import parse
+    from desktop_approver.wiring import relay_door
     from tests.relay.conftest import NatsServer, relay_config
 
     server = NatsServer(tmp_path, config=relay_config(tmp_path)).start()
     options = ServiceOptions(socket_path=tmp_path / "sock" / "approver.sock", audit_path=tmp_path / "audit.sqlite3",
                              policy_path=None, state_path=tmp_path / "state.json",
-                             relay=parse(server.user_url("desk", "x")))
+                             doors=(relay_door(parse(server.user_url("desk", "x"))),))
     app = DesktopApprover(options, arming_delay_ms=0)
     try:
         run(app.start())

@@ -1,4 +1,4 @@
-"""README, "Agents on other machines": its commands run as written (the server's address and the
+"""The docs' "Agents on other machines": its commands run as written (the server's address and the
 credentials files aside) against the sample configuration, and the agent's request is answered."""
 
 from __future__ import annotations
@@ -13,8 +13,19 @@ from pathlib import Path
 
 from tests.relay.conftest import ROOT, WAIT, NatsServer, child_env
 
-SECTION = (ROOT / "README.md").read_text(encoding="utf-8").split("\n## Agents on other machines\n", 1)[1]
-BLOCKS = re.findall(r"```bash\n(.*?)```", SECTION.split("\n### ", 1)[0], flags=re.S)
+
+def _section(title: str) -> str:
+    """The text under ``title`` up to its first subsection, on whichever page has it (README.md or a
+    page of the docs site)."""
+    for page in (ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))):
+        found = re.search(rf"^(#+) {re.escape(title)}\n(.*)", page.read_text(encoding="utf-8"), flags=re.M | re.S)
+        if found and "```bash" in found.group(2).split("\n" + "#" * (len(found.group(1)) + 1) + " ", 1)[0]:
+            return found.group(2).split("\n" + "#" * (len(found.group(1)) + 1) + " ", 1)[0]
+    raise AssertionError(f"no page has a section {title!r} with commands")
+
+
+SECTION = _section("Agents on other machines")
+BLOCKS = re.findall(r"```bash\n(.*?)```", SECTION, flags=re.S)
 
 
 def desktop_approver(words: list[str]) -> list[str]:

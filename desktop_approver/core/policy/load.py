@@ -56,9 +56,10 @@ def read_rules(text: str, source: str | os.PathLike[str] | None = None) -> tuple
     src = str(source) if source is not None else ""
     rules = [build_rule(table, index=number, line=lines.rule_header(number), source=src)
              for number, table in enumerate(model.rule, 1)]
-    for offset, (name, action) in enumerate(model.tools.items(), len(rules) + 1):
-        rules.append(build_rule(RuleTable(action=action, tool=name), index=offset, line=lines.tools_key(name),
-                                source=src, label=f"tools.{name}"))
+    for offset, (name, entry) in enumerate(model.tools.items(), len(rules) + 1):
+        table = (RuleTable(action=entry, tool=name) if isinstance(entry, str)
+                 else RuleTable(action=entry.action, tool=name, note=entry.note))
+        rules.append(build_rule(table, index=offset, line=lines.tools_key(name), source=src, label=f"tools.{name}"))
     return tuple(rules)
 
 

@@ -119,6 +119,16 @@ class RuleTable(BaseModel):
         return parse_expiry(self.expires)
 
 
+class ToolEntry(BaseModel):
+    """A ``[tools]`` entry with a note: ``deploy = { action = "block", note = "deploys go through CI" }``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    action: Action = Field(description="allow | ask | deny | block, for every call of the tool")
+    note: str | None = Field(default=None, description="shown to the person, and the reason the agent reads "
+                             "when the entry denies or blocks")
+
+
 class PolicyFile(BaseModel):
     """The rules that answer an agent's tool call before any dialog is shown (docs/policy.md)."""
 
@@ -127,8 +137,9 @@ class PolicyFile(BaseModel):
     version: Literal[1] = Field(default=1, description="the format version; 1 is the only one")
     rule: list[RuleTable] = Field(default_factory=list, description="the rules; the strongest matching "
                                   "action wins (block, deny, ask, allow) wherever it stands")
-    tools: dict[str, Action] = Field(
-        default_factory=dict, description="shorthand: one action for every call of a tool (a name or a glob)",
+    tools: dict[str, Action | ToolEntry] = Field(
+        default_factory=dict, description="shorthand: one action for every call of a tool (a name or a glob), "
+        "or { action, note } to give the agent and the person a reason",
         json_schema_extra={"propertyNames": {"pattern": GLOB}})
 
     catalog: dict[str, Any] = Field(
@@ -163,16 +174,26 @@ class PolicyFile(BaseModel):
     @field_validator("tools", mode="before")
     @classmethod
     def _tools(cls, value: object) -> object:
-        """Each entry is the rule ``{action, tool = name}``, and is refused as that rule would be."""
+        """Each entry is the rule ``{action, tool = name}`` (``note`` too, when the entry is a table),
+        and is refused as that rule would be."""
         if not isinstance(value, dict):
             raise _refuse("'tools' must be a [tools] table")
-        for name, action in value.items():
-            if not isinstance(action, str):
-                raise _refuse(f"the action for tool {name!r} must be a string such as \"allow\"", tool=name)
+        for name, entry in value.items():
+            if isinstance(entry, dict):
+                unknown = sorted(set(entry) - {"action", "note"})
+                if unknown:
+                    raise _refuse(f"the entry for tool {name!r} may hold only action and note, not {unknown[0]!r}",
+                                  tool=name)
+                raw = {**entry, "tool": name}
+            elif isinstance(entry, str):
+                raw = {"action": entry, "tool": name}
+            else:
+                raise _refuse(f"the action for tool {name!r} must be a string such as \"allow\", or a table "
+                              "{ action = \"block\", note = \"...\" }", tool=name)
             try:
-                RuleTable.model_validate({"action": action, "tool": name})
+                RuleTable.model_validate(raw)
             except ValidationError as exc:
-                raise _refuse(rule_problem(exc, {"action": action, "tool": name}).reason, tool=name) from None
+                raise _refuse(rule_problem(exc, raw).reason, tool=name) from None
         return value
 
 

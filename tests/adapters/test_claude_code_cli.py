@@ -1,0 +1,105 @@
+"""The real Claude Code CLI (bundled with the Claude Agent SDK) against a scripted API on loopback
+(:mod:`tests.support.anthropic_api`) and the app's real core: after "Allow for session" Claude Code
+does not ask again about the same command, through the SDK's permission callback and through the
+``hook claude-code`` PermissionRequest hook alike; after "Allow once" it asks again."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import shlex
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+claude_agent_sdk = pytest.importorskip("claude_agent_sdk", reason="the [claude-agent-sdk] extra is not installed")
+
+from claude_agent_sdk import ClaudeAgentOptions, PermissionResultAllow, PermissionResultDeny, ResultMessage, query  # noqa: E402
+from claude_agent_sdk.types import ToolPermissionContext  # noqa: E402
+
+from desktop_approver.adapters.base import Approver  # noqa: E402
+from desktop_approver.adapters.claude_agent_sdk import DesktopPermissions  # noqa: E402
+from tests.support.anthropic_api import ScriptedApi  # noqa: E402
+from tests.test_cli import every  # noqa: E402
+
+CLI = Path(claude_agent_sdk.__file__).parent / "_bundled" / "claude"
+pytestmark = [pytest.mark.adapter,
+              pytest.mark.skipif(not CLI.exists(), reason="this claude-agent-sdk wheel bundles no Claude Code CLI")]
+
+MKDIR = ("Bash", {"command": "mkdir made", "description": "make a directory"})
+"""A command Claude Code asks about (it writes), played twice by the scripted model (the second
+time it fails, the directory being there: the run goes on). What Claude Code suggests to remember
+is wider (``mkdir made *``, the whole directory, ``acceptEdits``)."""
+
+
+def claude_env(api: ScriptedApi, home: Path) -> dict[str, str]:
+    return {"ANTHROPIC_BASE_URL": api.url, "ANTHROPIC_API_KEY": "sk-test-not-a-key", "HOME": str(home),
+            "CLAUDE_CONFIG_DIR": str(home / ".claude"), "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+            "DISABLE_TELEMETRY": "1", "DISABLE_AUTOUPDATER": "1", "DISABLE_ERROR_REPORTING": "1"}
+
+
+async def one_prompt() -> AsyncIterator[dict[str, Any]]:
+    yield {"type": "user", "message": {"role": "user", "content": "make the file twice"},
+           "parent_tool_use_id": None, "session_id": "cc"}
+
+
+def run_claude(options: ClaudeAgentOptions) -> list[Any]:
+    async def main() -> list[Any]:
+        async with asyncio.timeout(120):  # generous: a busy machine; the run itself takes about a second
+            return [message async for message in query(prompt=one_prompt(), options=options)]
+
+    return asyncio.run(main())
+
+
+def workspace(tmp_path: Path) -> Path:
+    work = tmp_path / "work"
+    work.mkdir()
+    (tmp_path / "home").mkdir()
+    return work
+
+
+@pytest.mark.parametrize(("decision", "questions"), [("allow_session", 1), ("allow_once", 2)])
+def test_sdk_permission_callback_is_not_asked_again_after_allow_for_session(
+        serve: Any, tmp_path: Path, decision: str, questions: int) -> None:
+    service = serve(every(decision))
+    permissions = DesktopPermissions(Approver(socket_path=service.socket_path))
+    asked: list[dict[str, Any]] = []
+
+    async def can_use_tool(tool: str, tool_input: dict[str, Any],
+                           context: ToolPermissionContext) -> PermissionResultAllow | PermissionResultDeny:
+        asked.append(tool_input)
+        suggested = [rule.get("ruleContent") for update in context.suggestions
+                     for rule in update.to_dict().get("rules") or []]
+        assert MKDIR[1]["command"] not in suggested  # so only the app's own rule can stop the second question
+        return await permissions.can_use_tool(tool, tool_input, context)
+
+    work = workspace(tmp_path)
+    with ScriptedApi([MKDIR, MKDIR]) as api:
+        messages = run_claude(ClaudeAgentOptions(can_use_tool=can_use_tool, cwd=work, setting_sources=[],
+                                                 env=claude_env(api, tmp_path / "home"), cli_path=CLI))
+    assert isinstance(messages[-1], ResultMessage) and not messages[-1].is_error, messages[-1]
+    assert (work / "made").is_dir()
+    assert asked == [MKDIR[1]] * questions  # Claude Code asked once, or (allow once) each time
+    assert len(service.person.seen) == questions
+
+
+@pytest.mark.parametrize(("decision", "questions"), [("allow_session", 1), ("allow_once", 2)])
+def test_permission_request_hook_is_not_run_again_after_allow_for_session(
+        serve: Any, tmp_path: Path, decision: str, questions: int) -> None:
+    service = serve(every(decision))
+    runs = tmp_path / "hook-runs"
+    hook = [sys.executable, "-m", "desktop_approver", "hook", "claude-code", "--socket", str(service.socket_path)]
+    command = f"echo run >> {shlex.quote(str(runs))}; exec {shlex.join(hook)}"
+    settings = {"hooks": {"PermissionRequest": [{"matcher": "*", "hooks": [
+        {"type": "command", "command": command, "timeout": 120}]}]}}
+    work = workspace(tmp_path)
+    with ScriptedApi([MKDIR, MKDIR]) as api:
+        messages = run_claude(ClaudeAgentOptions(settings=json.dumps(settings), cwd=work, setting_sources=[],
+                                                 env=claude_env(api, tmp_path / "home"), cli_path=CLI))
+    assert isinstance(messages[-1], ResultMessage) and not messages[-1].is_error, messages[-1]
+    assert (work / "made").is_dir()
+    assert runs.read_text().splitlines() == ["run"] * questions
+    assert len(service.person.seen) == questions
