@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import sys
+from collections.abc import Callable
 from types import ModuleType
 from typing import Any
 
@@ -76,11 +77,19 @@ async def connect(address: RelayAddress, **options: Any) -> Any:
     build_connect = client._connect_command
     refusals: list[TLSRequired] = []
 
+    def must_tls() -> bool:
+        server = getattr(client, "_current_server", None)
+        host = getattr(getattr(server, "uri", None), "hostname", None) or ""
+        return address.requires_tls or not (address.plaintext or is_loopback(host))
+
+    client._transport = _guarded_transport(must_tls)
+
     def connect_command() -> bytes:
         server = getattr(client, "_current_server", None)
         host = getattr(getattr(server, "uri", None), "hostname", None) or ""
-        must = address.requires_tls or not (address.plaintext or is_loopback(host))
-        if must and not speaks_tls(client):
+        if must_tls() and not speaks_tls(client):
+            if client._transport is not None:
+                client._transport.close()  # type: ignore[no-untyped-call]  # nothing was written to it, nor will be
             if host != address.host and not is_loopback(host):
                 why = f"the server sent us on to {host}, another host, without TLS"
             else:
@@ -105,6 +114,48 @@ async def connect(address: RelayAddress, **options: Any) -> Any:
             raise refusals[-1] from None
         raise
     return client
+
+
+def _guarded_transport(must_tls: Callable[[], bool]) -> Any:
+    """nats-py's TCP transport, writing nothing to a connection that must be TLS and is not.
+
+    Refusing the ``CONNECT`` line is not enough: what the agent published while disconnected waits
+    in nats-py's pending buffer, and closing the client flushes it onto the current connection,
+    even one whose login was refused because the TLS was stripped on the way (a request in clear,
+    its arguments and all). So every write goes through here: on a connection that needs TLS and
+    has not finished a verified handshake, it is dropped and the connection closed. nats-py keeps
+    this one transport for every reconnect (it makes a new one only when it has none)."""
+    from nats.aio.transport import TcpTransport
+
+    class GuardedTransport(TcpTransport):
+        def _cleared(self) -> bool:
+            writer = self._io_writer
+            return writer is not None and (writer.get_extra_info("ssl_object") is not None or not must_tls())
+
+        def _refuse(self) -> None:
+            if self._io_writer is not None:
+                self._io_writer.close()  # the stripped connection gets no byte from us
+
+        def write(self, payload: bytes) -> None:
+            if self._cleared():
+                super().write(payload)  # type: ignore[no-untyped-call]
+            else:
+                self._refuse()
+
+        def writelines(self, payload: list[bytes]) -> None:
+            if self._cleared():
+                super().writelines(payload)  # type: ignore[no-untyped-call]
+            else:
+                self._refuse()
+
+        async def drain(self) -> None:  # nothing was written where it is not cleared
+            if self._cleared():
+                await super().drain()  # type: ignore[no-untyped-call]
+
+        def __bool__(self) -> bool:  # kept from the first connect on, so the guard is never replaced
+            return True
+
+    return GuardedTransport()  # type: ignore[no-untyped-call]
 
 
 EOF_ON_SSL = "returning true from eof_received() has no effect when using ssl"

@@ -4,6 +4,7 @@ credential leaves without a verified TLS session; a plain ``nats://`` to another
 
 from __future__ import annotations
 
+import contextlib
 import json
 import socket
 import subprocess
@@ -19,7 +20,7 @@ from desktop_approver.client.errors import ApproverUnavailable
 from desktop_approver.client.urls import UnusableTransport, open_transport
 from desktop_approver.relay.address import AddressError, parse
 from desktop_approver.relay.certs import make_ca, make_server_certificate
-from tests.relay.conftest import Approver, NatsServer, child_env, relay_config, run_agent
+from tests.relay.conftest import WAIT, Approver, NatsServer, child_env, relay_config, run_agent
 
 SECRET = "pw"  # the tests' agents' password (conftest.relay_config): what must never be seen in clear
 
@@ -202,3 +203,91 @@ def test_malformed_urls_say_url(tmp_path: Path) -> None:
         assert isinstance(transport, UnusableTransport), url
         assert said in transport.reason, (url, transport.reason)
         assert "b@" not in transport.address
+
+
+class CutThenStrip:
+    """A proxy on loopback: the first connection is passed on untouched (TLS end to end) until
+    :meth:`cut`; every later one (the client's reconnects) gets the real server's INFO with the TLS
+    offer removed, and every byte the client sends on it is recorded."""
+
+    def __init__(self, upstream: int) -> None:
+        self.upstream = upstream
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self.listener.getsockname()[1]
+        self.received = bytearray()
+        self.stripped = threading.Event()
+        self._first: list[socket.socket] = []
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                peer, _ = self.listener.accept()
+            except OSError:
+                return
+            target = self._pass if not self._first else self._strip
+            threading.Thread(target=target, args=(peer,), daemon=True).start()
+
+    def _pass(self, peer: socket.socket) -> None:
+        real = socket.create_connection(("127.0.0.1", self.upstream))
+        self._first += [peer, real]
+
+        def pump(source: socket.socket, sink: socket.socket) -> None:
+            try:
+                while chunk := source.recv(65536):
+                    sink.sendall(chunk)
+            except OSError:
+                return
+
+        threading.Thread(target=pump, args=(real, peer), daemon=True).start()
+        pump(peer, real)
+
+    def _strip(self, peer: socket.socket) -> None:
+        with peer, socket.create_connection(("127.0.0.1", self.upstream)) as real:
+            info = json.loads(real.makefile("rb").readline().split(b" ", 1)[1])
+            info.pop("tls_required", None)
+            info.pop("tls_available", None)
+            peer.sendall(b"INFO " + json.dumps(info).encode() + b"\r\n")
+            self.stripped.set()
+            peer.settimeout(10)
+            try:
+                while chunk := peer.recv(65536):
+                    self.received += chunk
+            except OSError:
+                return
+
+    def cut(self) -> None:
+        for sock in self._first:
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
+            sock.close()
+
+    def close(self) -> None:
+        self.listener.close()
+
+
+def test_what_waits_while_a_reconnect_is_stripped_never_leaves_in_clear(
+        tmp_path: Path, tls_server: tuple[NatsServer, Path], approvers: list[Approver]) -> None:
+    """Red team F1: a dropped connection, reconnects stripped of TLS, a request made meanwhile (it
+    waits in nats-py's pending buffer), then the client closes: not one byte of the request, nor any
+    other, reaches the stripped connection."""
+    server, ca = tls_server
+    env = {"DESKTOP_APPROVER_NATS_CA": str(ca)}
+    approvers.append(Approver(tmp_path, f"tls://desk:x@127.0.0.1:{server.port}", "desk", env=env))
+    proxy = CutThenStrip(server.port)
+    creds = tmp_path / "alice.txt"
+    creds.write_text(f"alice:{SECRET}\n")
+    marker = "Bearer SECRET-TOKEN-on-the-wire"
+    try:
+        client = Client(url=f"tls://127.0.0.1:{proxy.port}", credentials=creds, ca_file=ca, agent="leaktest")
+        try:
+            assert client.status()["connected"] is True
+            proxy.cut()
+            assert proxy.stripped.wait(WAIT), "the client never reconnected"
+            with pytest.raises(ApproverUnavailable):
+                client.request("Bash", {"command": f"curl -H '{marker}' https://example.invalid"}, timeout=4)
+        finally:
+            client.close()
+        assert proxy.received == b"", bytes(proxy.received[:300])
+    finally:
+        proxy.close()
