@@ -47,7 +47,10 @@ def open_transport(socket_path: str | os.PathLike[str] | None, url: str | None, 
         return UnixSocketTransport(resolve_socket_path(socket_path))
     from urllib.parse import unquote, urlsplit  # only with a URL: the common path (the socket) never pays for it
 
-    scheme = urlsplit(url).scheme
+    try:
+        scheme = urlsplit(url).scheme  # raises on a bracket left open, or a host in brackets that is no address
+    except ValueError as exc:  # a setting that cannot work, said like any other: the caller denies
+        return UnusableTransport(_without_password(url), f"not a URL: {exc}")
     if scheme in RELAY_SCHEMES:
         from ..relay.address import AddressError, parse
         from ..relay.agent import RelayTransport
@@ -86,7 +89,9 @@ class UnusableTransport:
 
 
 def _without_password(url: str) -> str:
-    from urllib.parse import urlsplit
-
-    parts = urlsplit(url)
-    return parts._replace(netloc=parts.netloc.rsplit("@", 1)[-1]).geturl()
+    """``url`` as it may be shown: without what comes before an ``@`` (a user and password), even malformed."""
+    scheme, sep, rest = url.partition("://")
+    if not sep:
+        return url.rsplit("@", 1)[-1]
+    where, slash, path = rest.partition("/")
+    return f"{scheme}://{where.rsplit('@', 1)[-1]}{slash}{path}"

@@ -126,7 +126,8 @@ def is_loopback(host: str) -> bool:
 
 
 def is_relay_url(url: str) -> bool:
-    return urlsplit(url).scheme in SCHEMES
+    """Whether ``url`` names the relay (``nats://``, ``tls://``), well formed or not."""
+    return url.partition("://")[0].lower() in SCHEMES
 
 
 def parse(url: str, creds: str | None = None, *, ca_file: str | None = None,
@@ -134,7 +135,12 @@ def parse(url: str, creds: str | None = None, *, ca_file: str | None = None,
     """``url`` (``nats://host:4222`` or ``tls://host:4222``), the credentials file ``creds``, the CA
     file (else ``DESKTOP_APPROVER_NATS_CA``), and whether plaintext to another host is accepted (else
     ``DESKTOP_APPROVER_NATS_PLAINTEXT``)."""
-    parts = urlsplit(url)
+    try:
+        parts = urlsplit(url)
+        parts.hostname  # noqa: B018 - raises on a bracket left open or a host in brackets that is no address
+    except ValueError as exc:
+        scheme, _, rest = url.partition("://")
+        raise AddressError(f"not a URL: {scheme}://{rest.rsplit('@', 1)[-1]!s} ({exc})") from None
     shown = parts._replace(netloc=parts.netloc.rsplit("@", 1)[-1]).geturl()
     if parts.scheme not in SCHEMES or not parts.hostname:
         raise AddressError(f"not a NATS URL (nats://host:port or tls://host:port): {shown!r}")

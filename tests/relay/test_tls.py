@@ -203,6 +203,33 @@ def test_malformed_urls_say_url(tmp_path: Path) -> None:
         assert isinstance(transport, UnusableTransport), url
         assert said in transport.reason, (url, transport.reason)
         assert "b@" not in transport.address
+    for url in ("tls://[::1", "tls://a:b@[::1", "nats://[zz]:4222", "tls://a:b@[::1:4222"):  # red team F3
+        transport = open_transport(None, url)
+        assert isinstance(transport, UnusableTransport) and "not a URL" in transport.reason, url
+        assert "b@" not in transport.address and "b@" not in transport.reason
+        with pytest.raises(AddressError, match="not a URL"):
+            parse(url, None)
+
+
+HOOK_EVENT = json.dumps({"session_id": "s1", "hook_event_name": "PreToolUse", "tool_name": "Bash",
+                         "tool_input": {"command": "rm -rf /tmp/x"}, "cwd": "/tmp"})
+
+
+@pytest.mark.parametrize("url", ["tls://[::1", "nats://alice:pw@[zz]:4222", "tls://host:99x"])
+def test_a_malformed_url_is_denied_by_the_hook_and_exit_2_for_request(url: str) -> None:
+    """Red team F3: a URL ``urlsplit`` cannot read is the documented 'unavailable', never an exit 1
+    (Claude Code takes a hook's exit 1 as 'go on without it')."""
+    env = child_env(DESKTOP_APPROVER_URL=url)
+    hook = subprocess.run([sys.executable, "-m", "desktop_approver", "hook", "claude-code"], input=HOOK_EVENT,
+                          capture_output=True, text=True, timeout=60, env=env)
+    assert hook.returncode == 0, hook.stderr
+    output = json.loads(hook.stdout)["hookSpecificOutput"]
+    assert output["permissionDecision"] == "deny" and "desktop-approver at" in output["permissionDecisionReason"]
+    assert "Traceback" not in hook.stderr and "pw" not in hook.stdout
+    asked = subprocess.run([sys.executable, "-m", "desktop_approver", "request", "--tool", "Bash", "--args",
+                            '{"command": "ls"}'], capture_output=True, text=True, timeout=60, env=env)
+    assert asked.returncode == 2 and "treat as denied" in asked.stderr, asked
+    assert "Traceback" not in asked.stderr
 
 
 class CutThenStrip:
