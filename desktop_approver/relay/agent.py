@@ -437,13 +437,15 @@ class AgentLink:
     async def _say_alive(self, *, join: bool = False, full: bool = False) -> None:
         """A heartbeat: the ids we wait for; ``join``: our user needs its stream; ``full``: the server
         refused us at our quota (the approvers check it on the server and tell the person)."""
-        beat: dict[str, Any] = {"relay": names.RELAY_VERSION, "ids": sorted(self.waiting.values())}
-        if join:
-            beat["join"] = True
-        if full:
-            beat["full"] = True
-        with contextlib.suppress(Exception):
-            await self.nc.publish(names.alive_subject(self.address.user, self.agent), names.encode(beat))
+        ids = sorted(self.waiting.values())
+        for start in range(0, max(len(ids), 1), names.HEARTBEAT_IDS):  # each under the approvers' size limit
+            beat: dict[str, Any] = {"relay": names.RELAY_VERSION, "ids": ids[start:start + names.HEARTBEAT_IDS]}
+            if join:
+                beat["join"] = True
+            if full:
+                beat["full"] = True
+            with contextlib.suppress(Exception):
+                await self.nc.publish(names.alive_subject(self.address.user, self.agent), names.encode(beat))
 
     # -- NATS callbacks --------------------------------------------------------------------------
 

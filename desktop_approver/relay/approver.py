@@ -81,6 +81,19 @@ CLOCK_JUMP = 1.0
 QUOTA_CHECK_EVERY = 5.0
 """Seconds between two looks at one user's stream prompted by its agents saying they were refused."""
 PROBE_TIMEOUT = 2.0
+HEARTBEATS_PER_SECOND = 100.0
+"""Heartbeats one agent user may send a second, on average (each of its agents sends one every 5 s
+while it waits, more for over :data:`.names.HEARTBEAT_IDS` ids): more are dropped unread, so one
+user's flood never holds up another's requests on the connection they share."""
+HEARTBEAT_BURST = 1_000.0
+"""Heartbeats one agent user may send at once before :data:`HEARTBEATS_PER_SECOND` binds."""
+REFUSALS_LOGGED_PER_MINUTE = 10
+"""Refusals the text log says one by one in a minute; the rest in one line at the minute's end (the
+audit log keeps its own budget): a flood of junk never floods the log."""
+FLOOD_TELL_EVERY = 10.0
+"""Seconds between two words to the person about one user's dropped heartbeats."""
+FLOOD_QUIET = 30.0
+"""Seconds without a dropped heartbeat before a user is no longer said to flood."""
 """Seconds the server has to answer our probe before it counts as stalled (checked every few seconds)."""
 CLOSE_WAIT = 5.0
 """Seconds a closing approver gives the decisions it made to reach the server."""
@@ -298,6 +311,18 @@ class RelayApprover:
         self._clock_mark: tuple[float, float] | None = None
         """Our wall and monotonic clocks when the offset was last measured (None: measure again)."""
         self._told_offset = 0.0
+        self._beat_budget: dict[str, tuple[float, float]] = {}
+        """Per agent user: heartbeats it may send now, and when that was counted (the NATS loop's)."""
+        self._beats_dropped: dict[str, tuple[int, float]] = {}
+        """Per agent user: heartbeats dropped since the person was last told, and when that was."""
+        self._last_drop: dict[str, float] = {}
+        """Per agent user: when (monotonic) its last heartbeat was dropped."""
+        self.flooding: set[str] = set()
+        self._refusals_logged = (-60.0, 0)
+        """Since when (monotonic) refusals are counted for the text log, and how many it said (the app's loop)."""
+        self._refusals_unlogged = 0
+        self._refusals_summary: asyncio.TimerHandle | None = None
+        """Agent users whose heartbeats are being dropped (the app's loop): told to the person."""
         self._settling_earlier: asyncio.Task[None] | None = None
         self._settling_abandoned: asyncio.Task[None] | None = None
         self._unsettled_keys: set[str] | None = None
@@ -330,6 +355,9 @@ class RelayApprover:
         self.closing = True
         if self._checking is not None:
             self._checking.cancel()
+        if self._refusals_summary is not None:  # what the log left out is said before the app goes
+            self._refusals_summary.cancel()
+            self._log_unlogged()
         if self._thread.is_alive():
             with contextlib.suppress(Exception):
                 await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(self._stop_reading(), self.nats_loop))
@@ -674,7 +702,7 @@ class RelayApprover:
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # noqa: BLE001 - the server away, or refusing: said, and tried again
-            problem = f"cannot set the relay up on {self.address.shown} {why}: {_reason(exc)}"
+            problem = f"cannot set the relay up on {self.address.shown} {why}: {_reason(exc)}{self._flood_note()}"
             if problem != self.problem:
                 log.warning("relay: %s; trying again", problem)
                 self._app(self._set_problem, problem)
@@ -963,7 +991,10 @@ class RelayApprover:
 
     async def _heartbeat(self, msg: Any) -> None:
         user = names.user_of_subject(msg.subject, names.ALIVE_ROOT)
-        if user is None or len(msg.data) > wire.MAX_LINE_BYTES:
+        if user is None:
+            return
+        if len(msg.data) > names.MAX_HEARTBEAT_BYTES or not self._beat_allowed(user):
+            self._beat_dropped(user)  # counted before anything is read: a flood costs little, and its user alone
             return
         try:
             beat = names.load_json(msg.data)
@@ -985,6 +1016,52 @@ class RelayApprover:
                 await self._check_quota(user)
         if isinstance(ids, list):  # only what could be a request's id: a heartbeat is no way in
             self._app(self._alive, [names.decision_key(user, unique) for unique in ids if names.is_token(unique)])
+
+    def _beat_allowed(self, user: str) -> bool:
+        """Whether ``user`` may send this heartbeat (a token bucket: :data:`HEARTBEATS_PER_SECOND`,
+        :data:`HEARTBEAT_BURST`)."""
+        now = time.monotonic()
+        tokens, counted = self._beat_budget.get(user, (HEARTBEAT_BURST, now))
+        tokens = min(HEARTBEAT_BURST, tokens + (now - counted) * HEARTBEATS_PER_SECOND)
+        allowed = tokens >= 1.0
+        self._beat_budget[user] = (tokens - 1.0 if allowed else tokens, now)
+        return allowed
+
+    def _beat_dropped(self, user: str) -> None:
+        """One of ``user``'s heartbeats was dropped: counted, and the person told which user floods
+        (at most every :data:`FLOOD_TELL_EVERY` seconds)."""
+        now = time.monotonic()
+        self._last_drop[user] = now
+        dropped, told = self._beats_dropped.get(user, (0, -FLOOD_TELL_EVERY))
+        if now - told >= FLOOD_TELL_EVERY:
+            self._beats_dropped[user] = (0, now)
+            self._app(self._flood, user, dropped + 1)
+        else:
+            self._beats_dropped[user] = (dropped + 1, told)
+
+    def _flood(self, user: str, dropped: int) -> None:
+        text = (f"NATS user {user} floods the relay with heartbeats: {dropped} dropped unread since last said "
+                f"(more than {HEARTBEATS_PER_SECOND:g} a second, or larger than "
+                f"{names.MAX_HEARTBEAT_BYTES // 1024} KiB); other users are served")
+        self.flooding.add(user)
+        log.warning("relay: %s", text)
+        self._event("heartbeat_flood", text)
+        self._set_problem(text, f"{PROBLEM} heartbeats {user}")
+
+    def _flood_ended(self, now: float) -> None:
+        for user in list(self.flooding):
+            if now - self._last_drop.get(user, now) > FLOOD_QUIET:
+                self.flooding.discard(user)
+                text = f"NATS user {user} no longer floods the relay with heartbeats"
+                log.info("relay: %s", text)
+                self._event("heartbeat_flood", text)
+                self._set_problem(None, f"{PROBLEM} heartbeats {user}")
+
+    def _flood_note(self) -> str:
+        """Who floods the relay now, said beside a failure that the flood may cause (the NATS loop's)."""
+        now = time.monotonic()
+        users = sorted(user for user, at in list(self._last_drop.items()) if now - at <= FLOOD_QUIET)
+        return f" (while NATS user {', '.join(users)} floods the relay with heartbeats)" if users else ""
 
     async def _check_quota(self, user: str) -> None:
         """Whether ``user``'s stream is at its limits, read from the server: the person is told which
@@ -1019,7 +1096,15 @@ class RelayApprover:
                 await msg.in_progress()
 
     async def _error(self, error: Exception) -> None:
-        log.warning("relay: NATS: %s", error)
+        from nats.errors import SlowConsumerError
+
+        if isinstance(error, SlowConsumerError):  # a message dropped on our side, unread
+            user = names.user_of_subject(error.subject, names.ALIVE_ROOT)
+            if user is not None:  # a heartbeat: its user's count; lost beats are no silence (see _probe)
+                self._app(self._probed, 0.0, False)
+                self._beat_dropped(user)
+                return
+        log.warning("relay: NATS: %s%s", error, self._flood_note())
         text = _reason(error)
         if "permissions violation" in text.lower():  # our answers or reads would fail: the person must know
             self._app(self._set_problem, f"the NATS server at {self.address.shown} refuses {self.address.user} "
@@ -1459,6 +1544,7 @@ class RelayApprover:
         if connected:
             for user in list(self.full_users):  # told when it is below its quota again
                 self._nats(self._check_quota(user))
+        self._flood_ended(now)
         for request in open_requests:
             if connected_long and now - request.last_seen > self.agent_silence:
                 log.debug("relay: no heartbeat for %s: the agent is gone", request.key)
@@ -1496,8 +1582,26 @@ class RelayApprover:
                                      "the agent is gone (its heartbeat stopped)")
 
     def _refuse(self, code: str, detail: str, message_id: str | None = None, user: str | None = None) -> None:
-        log.warning("relay: refused (%s): %s", code, printable(detail, 200))
+        now = time.monotonic()
+        since, logged = self._refusals_logged
+        if now - since >= 60.0:
+            since, logged = now, 0
+        if logged < REFUSALS_LOGGED_PER_MINUTE:
+            log.warning("relay: refused (%s): %s", code, printable(detail, 200))
+            logged += 1
+        else:
+            self._refusals_unlogged += 1
+            if self._refusals_summary is None:
+                self._refusals_summary = self.app_loop.call_later(max(since + 60.0 - now, 0.0), self._log_unlogged)
+        self._refusals_logged = (since, logged)
         self.context.audit_refusal(code, detail, None, None, message_id, who=f"NATS user {user}" if user else None)
+
+    def _log_unlogged(self) -> None:
+        self._refusals_summary = None
+        if self._refusals_unlogged:
+            log.warning("relay: %d more refusals in the last minute, not logged one by one (the audit log "
+                        "records them within its own limit)", self._refusals_unlogged)
+            self._refusals_unlogged = 0
 
 
 def _answer_ttl(deadline: float) -> float:

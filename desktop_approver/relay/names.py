@@ -54,6 +54,11 @@ MAX_WAIT = MAX_TIMEOUT * DEADLINE_FACTOR
 """The longest an approver keeps a relayed request open, whatever its deadline says."""
 CLOCK_TOLERANCE = 60.0
 """How far apart an agent's clock and the NATS server's may be before a deadline is refused."""
+HEARTBEAT_IDS = 100
+"""Request ids one heartbeat lists at most: an agent waiting for more says so in several."""
+MAX_HEARTBEAT_BYTES = 16 * 1024
+"""The largest heartbeat an approver reads (:data:`HEARTBEAT_IDS` ids of 64 characters fit in half);
+a larger one is dropped unread, counted against its user."""
 EPOCH_FLOOR = 1_577_836_800.0
 """2020-01-01: a ``sent_at`` before it is a clock that was never set, or not a time at all."""
 ENVELOPE_FIELDS = frozenset(("relay", "id", "client", "sent_at", "deadline", "message"))

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from desktop_approver import AsyncClient, QuotaExceeded
 from desktop_approver.relay import names
+from desktop_approver.relay.approver import REFUSALS_LOGGED_PER_MINUTE
 from tests.relay.conftest import WAIT, Approver, NatsServer, run_agent
 
 ALLOW = [{"op": "request", "tool": "allow", "args": {}}]
@@ -59,6 +60,7 @@ def test_a_junk_flood_is_removed_and_never_holds_up_another_user(
     approver = Approver(tmp_path, nats_server.user_url("desk", "x"), "desk", extra=["--stream-max-msgs", "50"])
     approvers.append(approver)
     assert run_agent(nats_server.user_url("alice", "pw"), ALLOW)[0]["decision"]["decision"] == "allow_once"
+    began = time.monotonic()
     stored = junk(nats_server, "alice", 400)  # far more than its stream holds at once
     assert stored > 50  # refused ones are removed as they come: room again, for alice alone
     for result in run_agent(nats_server.user_url("bob", "pw"), ALLOW * 3):
@@ -68,6 +70,10 @@ def test_a_junk_flood_is_removed_and_never_holds_up_another_user(
         assert time.monotonic() < deadline, held(nats_server, "alice")
         time.sleep(0.1)
     assert held(nats_server, "bob") == 3
+    # The text log says a few refusals a minute, not one line each (red team F6).
+    minutes = (time.monotonic() - began) // 60 + 1
+    said = (approver.folder / "stderr").read_text().count("relay: refused (")
+    assert 1 <= said <= REFUSALS_LOGGED_PER_MINUTE * minutes, said
 
 
 def test_a_user_at_its_quota_is_refused_by_type_and_the_person_is_told_which(
