@@ -106,13 +106,13 @@ def setup(folder: Path, *, agents: list[str], approvers: list[str], listen: str 
     own = (cert, key, ca)
     if any(own) and not all(own):
         raise SetupError("give --cert, --key and --ca together (or none: a private CA is made)")
+    folder = folder.resolve()  # every path printed is absolute: each command runs in a terminal of its own
     conf = folder / SERVER_CONF
     if conf.exists() and not force:
         raise SetupError(f"{conf} exists: a setup is there already (--force replaces it, and every credential)")
     for sub in ("", "tls", "creds"):
         (folder / sub).mkdir(mode=0o700, parents=True, exist_ok=True)
         (folder / sub).chmod(0o700)
-    folder = folder.resolve()
     tls = folder / "tls"
     if cert and key and ca:
         server_cert, server_key, ca_file = Path(cert).resolve(), Path(key).resolve(), Path(ca).resolve()

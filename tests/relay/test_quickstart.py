@@ -38,12 +38,13 @@ def test_the_quickstart_reaches_a_first_approval_over_tls(tmp_path: Path) -> Non
     setup = subprocess.run(desktop_approver(shlex.split(setup_line)) + ["--port", str(port)], cwd=tmp_path,
                            env=child_env(), capture_output=True, text=True, timeout=WAIT)
     assert setup.returncode == 0, setup.stderr
-    folder = tmp_path / "approver-relay"
+    folder = (tmp_path / "approver-relay").resolve()
     commands = printed_commands(setup.stdout)
     assert len(commands) == 3, setup.stdout
-    # What the page shows is what the command printed (its folder absolute, the port this test's).
+    # What the page shows is what the command printed, exactly, with every path absolute (the page
+    # says approver-relay/ for the folder) and this test's port.
     for printed, documented in zip(commands, shown, strict=True):
-        assert printed.replace(f"{folder}/", "approver-relay/").replace(str(port), "4222") == documented
+        assert printed == documented.replace("approver-relay/", f"{folder}/").replace("4222", str(port))
     for path in (folder, folder / "creds", folder / "tls"):
         assert stat.S_IMODE(path.stat().st_mode) == 0o700
     for path in [*(folder / "creds").iterdir(), folder / "tls" / "server-key.pem", folder / "tls" / "ca-key.pem"]:
@@ -57,7 +58,9 @@ def test_the_quickstart_reaches_a_first_approval_over_tls(tmp_path: Path) -> Non
     server_words = shlex.split(commands[0])
     binary = nats_server_binary()
     assert server_words[0] == "nats-server" and binary is not None
-    server = subprocess.Popen([binary, *server_words[1:]], cwd=tmp_path, stdout=subprocess.DEVNULL,
+    elsewhere = tmp_path / "another-terminal"  # each command in a terminal of its own, anywhere
+    elsewhere.mkdir()
+    server = subprocess.Popen([binary, *server_words[1:]], cwd=elsewhere, stdout=subprocess.DEVNULL,
                               stderr=subprocess.DEVNULL)
     policy = tmp_path / "policy.toml"  # the person at the desk, here: a rule
     policy.write_text('[[rule]]\naction = "allow"\ntool = "Bash"\ncommand = "ls*"\n')
