@@ -290,6 +290,9 @@ class RelayApprover:
         self.nats_loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._thread_main, name="desktop-approver-relay", daemon=True)
         self.nc: Any = None
+        self.nc_alive: Any = None
+        """The agents' heartbeats come on a connection of their own: a flood the server cuts as a slow
+        consumer there never cuts the stream reads and the answers on :attr:`nc`."""
         self.kv: Any = None
         self._streams: dict[str, Any] = {}
         """Per agent user: our pull subscription to its stream (the NATS loop's)."""
@@ -479,7 +482,12 @@ class RelayApprover:
         await self._set_up()
         await self._measure_clock()
         await self.nc.subscribe(f"{names.KV_SUBJECT_ROOT}.>", cb=self._decision_seen)
-        await self.nc.subscribe(f"{names.ALIVE_ROOT}.>", cb=self._heartbeat)
+        self.nc_alive = await asyncio.wait_for(secure.connect(
+            self.address, name=f"desktop-approver {self.name} heartbeats", connect_timeout=2,
+            max_reconnect_attempts=1, reconnect_time_wait=0.25, error_cb=self._error,
+            reconnected_cb=self._beats_lost, disconnected_cb=self._beats_lost), 5)
+        self.nc_alive.options["max_reconnect_attempts"] = -1
+        await self.nc_alive.subscribe(f"{names.ALIVE_ROOT}.>", cb=self._heartbeat)
         self._app(self.ready.set)
 
     async def _set_up(self) -> list[str]:
@@ -734,10 +742,15 @@ class RelayApprover:
                     await task
 
     async def _disconnect(self) -> None:
-        if self.nc is not None:
-            with contextlib.suppress(Exception):
-                await self.nc.close()
-            self.nc = None
+        for connection in (self.nc_alive, self.nc):
+            if connection is not None:
+                with contextlib.suppress(Exception):
+                    await connection.close()
+        self.nc = self.nc_alive = None
+
+    async def _beats_lost(self) -> None:
+        """The heartbeats' connection was cut or is back: what it missed is no agent's silence."""
+        self._app(self._probed, 0.0, False)
 
     # -- the NATS loop: one message from the stream ----------------------------------------------------
 
@@ -1532,12 +1545,13 @@ class RelayApprover:
         and a stall is no departure (:meth:`_probe`)."""
         now = time.monotonic()
         connected = self.nc is not None and self.nc.is_connected and self.connected_at is not None
+        hearing = connected and self.nc_alive is not None and self.nc_alive.is_connected
         if connected:
             self._nats(self._probe(now))
         else:
             self.responsive_since = None
         responsive = self.responsive_since
-        connected_long = connected and responsive is not None and now - responsive > self.agent_silence
+        connected_long = hearing and responsive is not None and now - responsive > self.agent_silence
         open_requests = [request for request in self.requests.values() if not request.answered]
         if open_requests and connected:
             self._nats(self._in_progress([request.msg for request in open_requests]))
