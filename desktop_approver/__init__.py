@@ -14,7 +14,7 @@ from __future__ import annotations
 from .version import __version__ as __version__
 
 __all__ = ["Client", "AsyncClient", "Decision", "ApproverError", "ApproverUnavailable",
-           "UntrustedServer",
+           "UntrustedServer", "QuotaExceeded",
            "ProtocolError", "Unauthorized", "Blocked", "previews", "__version__"]
 
 TYPE_CHECKING = False  # typing's own flag would import typing, which a hook (once per tool call) does not need
@@ -23,7 +23,15 @@ if TYPE_CHECKING:
 
     from .client import previews
     from .client.async_client import AsyncClient
-    from .client.errors import ApproverError, ApproverUnavailable, Blocked, ProtocolError, Unauthorized, UntrustedServer
+    from .client.errors import (
+        ApproverError,
+        ApproverUnavailable,
+        Blocked,
+        ProtocolError,
+        QuotaExceeded,
+        Unauthorized,
+        UntrustedServer,
+    )
     from .client.sync_client import Client
     from .client.wire import Decision
 
@@ -32,7 +40,7 @@ if TYPE_CHECKING:
 # pays only for what it uses (asyncio alone costs an AsyncClient's user ~20 ms).
 _HOME = {"Client": ".client.sync_client", "AsyncClient": ".client.async_client", "Decision": ".client.wire",
          **dict.fromkeys(("ApproverError", "ApproverUnavailable", "Blocked", "ProtocolError", "Unauthorized",
-                          "UntrustedServer"), ".client.errors")}
+                          "UntrustedServer", "QuotaExceeded"), ".client.errors")}
 
 
 def __getattr__(name: str) -> Any:

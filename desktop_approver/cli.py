@@ -38,6 +38,7 @@ COMMANDS_WITH_MODULES = {
     "mcp-gate": "desktop_approver.commands.mcp_gate",
     "mcp-permission": "desktop_approver.commands.mcp_permission",
     "show": "desktop_approver.commands.show",
+    "relay": "desktop_approver.commands.relay",
 }
 COMMAND_HELP = {
     "risk": "classify a tool call as safe, moderate or destructive (no app needed)",
@@ -55,11 +56,14 @@ COMMAND_HELP = {
     "mcp-permission": "serve Claude Code's --permission-prompt-tool over MCP stdio",
     "show": "raise the most urgent waiting request, or with --inbox / --history that window, in the running app "
             "(bind it to a key)",
+    "relay": "set up a NATS server for agents on other machines (`relay setup`: configuration, TLS, credentials)",
 }
 
 
 NATS_CREDS_HELP = ("with DESKTOP_APPROVER_URL=nats://...: the agent's NATS credentials, a .creds file or "
                    "one line user:password (default: $DESKTOP_APPROVER_NATS_CREDS)")
+NATS_CA_HELP = ("with DESKTOP_APPROVER_URL=tls://...: the CA certificate the NATS server's certificate must chain to "
+                "(default: $DESKTOP_APPROVER_NATS_CA, else the system's)")
 REQUEST_OPTIONS = (
     Option("--tool", required=True, help="the tool's name, e.g. Bash or write_file"),
     Option("--args", required=True, metavar="JSON", help="the call's arguments, a JSON object ('-' reads stdin)"),
@@ -72,6 +76,7 @@ REQUEST_OPTIONS = (
     Option("--agent", metavar="NAME", help="the agent's name shown to the person"),
     Option("--socket", metavar="PATH", help=SOCKET_HELP),
     Option("--nats-creds", metavar="FILE", help=NATS_CREDS_HELP),
+    Option("--nats-ca", metavar="FILE", help=NATS_CA_HELP),
 )
 """``request``'s options, declared once (:mod:`.commands.argv`): it runs once per call a script guards."""
 
@@ -93,6 +98,7 @@ def json_object(text: str, what: str) -> dict[str, Any]:
 
 def add_nats_creds(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--nats-creds", metavar="FILE", help=NATS_CREDS_HELP)
+    parser.add_argument("--nats-ca", metavar="FILE", help=NATS_CA_HELP)
 
 
 def add_app_options(parser: argparse.ArgumentParser) -> None:
@@ -120,6 +126,9 @@ def add_app_options(parser: argparse.ArgumentParser) -> None:
                              "\"Agents on other machines\")")
     parser.add_argument("--relay-creds", metavar="FILE",
                         help="the approver's NATS credentials for --relay: a .creds file, or one line user:password")
+    parser.add_argument("--relay-ca", metavar="FILE",
+                        help="the CA certificate the relay's server certificate must chain to (default: "
+                             "$DESKTOP_APPROVER_NATS_CA, else the system's; `desktop-approver relay setup` writes one)")
     parser.add_argument("--history-days", type=_positive_days, metavar="DAYS",
                         help="delete audit entries older than this, at start and daily (default: keep all)")
     parser.add_argument("--session-idle", type=_positive_hours, metavar="HOURS",
@@ -196,7 +205,7 @@ def cmd_status(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps({"running": True, **{k: v for k, v in status.items() if k not in ("v", "type", "id")}}))
         return 0
-    if status.get("relay"):  # answered by the NATS relay transport itself (desktop_approver.relay.agent)
+    if isinstance(status.get("relay"), str):  # answered by the NATS relay transport itself (relay.agent)
         print(f"desktop-approver's NATS relay at {status['relay']} as user {status.get('user')}: "
               f"{'connected' if status.get('connected') else 'reconnecting'}, {status.get('pending', 0)} waiting")
         return 0
@@ -208,6 +217,10 @@ def cmd_status(args: argparse.Namespace) -> int:
     print(f"desktop-approver {status.get('version')} is running (pid {status.get('pid')})\n"
           f"  socket:  {status.get('socket')}\n  pending: {status.get('pending')}\n  mode:    {mode}\n"
           f"  sessions with remembered approvals: {status.get('sessions', 0)}")
+    relay = status.get("relay")
+    if isinstance(relay, dict):
+        print(f"  relay:   {relay.get('server')} as {relay.get('user')}, "
+              f"{'connected' if relay.get('connected') else 'not connected'}, {relay.get('pending', 0)} waiting here")
     for problem in status.get("problems") or ():
         print(f"  degraded: {problem}")
     return 0
@@ -331,6 +344,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         import os
 
         os.environ["DESKTOP_APPROVER_NATS_CREDS"] = args.nats_creds
+    if getattr(args, "nats_ca", None):
+        import os
+
+        os.environ["DESKTOP_APPROVER_NATS_CA"] = args.nats_ca
     try:
         return int(args.handler(args) or 0)
     except KeyboardInterrupt:

@@ -43,7 +43,7 @@ def relay_address(args: Any) -> RelayAddress | None:
 
     if importlib.util.find_spec("nats") is None:
         raise AddressError("--relay needs the relay extra: pip install 'desktop-approver[relay]'")
-    return parse(url, getattr(args, "relay_creds", None))
+    return parse(url, getattr(args, "relay_creds", None), ca_file=getattr(args, "relay_ca", None))
 
 
 def relay_door(address: RelayAddress) -> DoorFactory:

@@ -28,17 +28,20 @@ class AsyncClient:
     """``await AsyncClient().request(tool, args)``: never blocks the agent's event loop.
 
     ``url`` (or ``DESKTOP_APPROVER_URL``) may name the app elsewhere: ``nats://host:4222`` goes
-    through the NATS relay (:mod:`desktop_approver.client.urls`, the ``relay`` extra).
+    through the NATS relay (:mod:`desktop_approver.client.urls`, the ``relay`` extra), with
+    ``credentials`` (a credentials file) and ``ca_file`` (the CA the server's certificate must chain to).
     ``transport`` replaces the unix socket (e.g. :class:`desktop_approver.testing.FakeApprover`).
     """
 
     def __init__(self, socket_path: str | os.PathLike[str] | None = None, *, agent: str | None = None,
                  session: str | None = None, token: str | None = None,
                  connect_timeout: float = CONNECT_TIMEOUT, transport: AsyncTransport | None = None,
-                 url: str | None = None) -> None:
+                 url: str | None = None, credentials: str | os.PathLike[str] | None = None,
+                 ca_file: str | os.PathLike[str] | None = None) -> None:
         if transport is not None and (socket_path is not None or url is not None):
             raise TypeError("give a socket_path, a url or a transport, not more than one")
-        self.transport: AsyncTransport = transport or open_transport(socket_path, url)
+        self.transport: AsyncTransport = transport or open_transport(socket_path, url, creds=credentials,
+                                                                     ca_file=ca_file)
         self.protocol = ClientProtocol(agent=agent, session=session, token=token)
         self.connect_timeout = connect_timeout
         self._connection: AsyncConnection | None = None
@@ -106,9 +109,13 @@ class AsyncClient:
         return self.protocol.read_shown(reply)
 
     async def aclose(self) -> None:
+        connection = self._connection
         if self._reader_task is not None:
             self._reader_task.cancel()
         self._drop(ApproverUnavailable("client closed"))
+        wait_closed = getattr(connection, "wait_closed", None)  # the relay's: its goodbye goes out before the loop ends
+        if wait_closed is not None:
+            await wait_closed()
 
     async def __aenter__(self) -> AsyncClient:
         return self

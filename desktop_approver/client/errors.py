@@ -4,7 +4,8 @@ One small tree, so an agent can catch exactly what it means to handle::
 
     ApproverError                  anything that went wrong talking to the approver
     ├── ApproverUnavailable        no app on the socket, it died, or it stopped answering
-    │   └── UntrustedServer        the socket, its directory or its server is not our user's
+    │   ├── UntrustedServer        the socket, its directory or its server is not our user's
+    │   └── QuotaExceeded          over NATS: this agent user's requests fill its quota on the server
     ├── ProtocolError              the app answered with an ``error`` message, or sent garbage
     │   └── Unauthorized           the app refused our token / peer credentials
     └── Blocked                    a policy rule blocked the call (not a person's deny)
@@ -32,6 +33,18 @@ class UntrustedServer(ApproverUnavailable):
     def __init__(self, path: object, reason: str) -> None:
         super().__init__(f"refusing the socket at {path}: {reason}")
         self.path = path
+        self.reason = reason
+
+
+class QuotaExceeded(ApproverUnavailable):
+    """Over the NATS relay: the server refused to store the request because this agent user's own
+    stream is at its limits (its requests waiting, in number or bytes). Nothing was stored; the call
+    is denied. Other users are not affected; this one's room comes back as its requests are answered
+    or expire, and the approvers are told which user is at its quota."""
+
+    def __init__(self, user: str, reason: str) -> None:
+        super().__init__(f"NATS user {user} is at its quota on the relay's server: {reason}")
+        self.user = user
         self.reason = reason
 
 

@@ -41,7 +41,8 @@ class Client:
     app's connection slots for nothing.
 
     ``url`` (or ``DESKTOP_APPROVER_URL``) may name the app elsewhere: ``nats://host:4222`` goes
-    through the NATS relay (:mod:`desktop_approver.client.urls`, the ``relay`` extra).
+    through the NATS relay (:mod:`desktop_approver.client.urls`, the ``relay`` extra), with
+    ``credentials`` (a credentials file) and ``ca_file`` (the CA the server's certificate must chain to).
     ``transport`` replaces the unix socket (e.g. :class:`desktop_approver.testing.FakeApprover`
     in an agent's tests); everything above the bytes is the same code either way.
     """
@@ -49,10 +50,11 @@ class Client:
     def __init__(self, socket_path: str | os.PathLike[str] | None = None, *, agent: str | None = None,
                  session: str | None = None, token: str | None = None,
                  connect_timeout: float = CONNECT_TIMEOUT, transport: Transport | None = None,
-                 url: str | None = None) -> None:
+                 url: str | None = None, credentials: str | os.PathLike[str] | None = None,
+                 ca_file: str | os.PathLike[str] | None = None) -> None:
         if transport is not None and (socket_path is not None or url is not None):
             raise TypeError("give a socket_path, a url or a transport, not more than one")
-        self.transport: Transport = transport or open_transport(socket_path, url)
+        self.transport: Transport = transport or open_transport(socket_path, url, creds=credentials, ca_file=ca_file)
         self.protocol = ClientProtocol(agent=agent, session=session, token=token)
         self.connect_timeout = connect_timeout
         self._connection: Connection | None = None

@@ -149,9 +149,10 @@ def ask(kind: str, event: dict[str, Any], tool_input: dict[str, Any], args: argp
 
     answer = _permission_request_answer if kind == "PermissionRequest" else _pre_tool_use_answer
     session = event.get("session_id") or None
-    client = Client(args.socket, agent=AGENT_NAME, session=session)
-    client.protocol.cwd = event.get("cwd") or client.protocol.cwd
+    client = None
     try:
+        client = Client(args.socket, agent=AGENT_NAME, session=session)
+        client.protocol.cwd = event.get("cwd") or client.protocol.cwd
         decision = _within_deadline(args.deadline, lambda: client.request(
             event["tool_name"], tool_input, session=session, timeout=args.timeout))
     except HookDeadline:
@@ -171,8 +172,15 @@ def ask(kind: str, event: dict[str, Any], tool_input: dict[str, Any], args: argp
     except ApproverError as exc:
         answer("deny", f"desktop-approver refused the request: {exc}")
         return 0
+    except Exception as exc:  # noqa: BLE001 - an exit 1 is "non-blocking" to Claude Code: it would go on unasked
+        import traceback
+
+        traceback.print_exc(file=sys.stderr)
+        answer("deny", f"desktop-approver failed before an answer ({type(exc).__name__}: {exc}); denied")
+        return 0
     finally:
-        client.close()
+        if client is not None:
+            client.close()
     if decision.allowed:
         reason = f"approved on the desktop ({decision.decided_by})" + (f": {decision.note}" if decision.note else "")
         rules = None

@@ -146,7 +146,7 @@ class ApproverService:
             self.policy_watcher.start()
         await self.server.start()
         try:  # the socket is ours: no other app writes the log, what waits in it was an earlier run's
-            self.audit.close_abandoned()
+            self.audit.close_abandoned(leave_relayed=bool(self.options.doors))
         except sqlite3.Error:  # the log's health signal tells the person; closed at a later start
             log.warning("the audit log could not close the calls an earlier run left waiting", exc_info=True)
         for open_door in self.options.doors:

@@ -27,31 +27,35 @@ when the server was not reachable to ask.
 from __future__ import annotations
 
 import asyncio
+import atexit
 import contextlib
 import json
 import logging
 import math
 import os
 import queue
-import sys
 import threading
 import time
 import uuid
 from collections.abc import Callable
-from types import ModuleType
 from typing import Any
 
 from ..client import wire
-from ..client.errors import ApproverError, ApproverUnavailable
+from ..client.errors import ApproverError, ApproverUnavailable, QuotaExceeded
 from ..version import __version__
-from . import names
-from .address import RelayAddress
+from . import names, secure
+from .address import AddressError, RelayAddress
+from .secure import import_nats
 
 log = logging.getLogger(__name__)
-STREAM_LIMITS = ("maximum bytes exceeded", "maximum messages exceeded", "maximum messages per subject exceeded",
-                 "message size exceeds maximum")
-"""What the server says when the request stream refuses a request at its limits (the stream keeps what
-it holds and refuses what comes): no retry helps until requests age out, so the agent is told at once."""
+STREAM_LIMITS = ("maximum bytes exceeded", "maximum messages exceeded", "maximum messages per subject exceeded")
+"""What the server says when this user's request stream refuses a request at its limits (it keeps what
+it holds and refuses what comes): no retry helps until requests are answered or expire, so the agent
+is told at once (:class:`~desktop_approver.client.errors.QuotaExceeded`), and the approvers too."""
+JOIN_WAIT = 10.0
+"""Seconds an agent whose user has no stream yet waits for an approver to make it (its first request)."""
+NOTICE_TTL = 600.0
+"""Seconds the server keeps a notice or an end of session (the approvers read them at once)."""
 
 DEFAULT_TIMEOUT = 300.0
 """A request without its own ``timeout`` gets the app's default, written into the envelope so
@@ -69,29 +73,6 @@ CONNECT_TIMEOUT = 5.0
 """At least this long to reach the server: the clients' default (1 s) is for a local socket."""
 
 
-def import_nats() -> ModuleType:
-    """nats-py, without the aiohttp it would bring along.
-
-    nats-py imports aiohttp, when installed, for its WebSocket transport alone (``ws://``; added
-    in nats-io/nats.py#356 with aiohttp optional), which the relay never uses. In an agent that has
-    not imported aiohttp itself that doubles the import (0.9 s against 0.4 s on the test machine,
-    paid by every hook call), so nats-py is imported with aiohttp hidden, and unhidden after: the
-    agent can still import aiohttp. Only nats-py's WebSocket transport goes without it.
-    """
-    if "nats" in sys.modules or "aiohttp" in sys.modules:
-        import nats
-
-        return nats
-    sys.modules["aiohttp"] = None  # type: ignore[assignment]  # None: "import aiohttp" raises ImportError
-    try:
-        import nats
-        import nats.js
-    finally:
-        if "aiohttp" in sys.modules and sys.modules["aiohttp"] is None:
-            del sys.modules["aiohttp"]
-    return nats
-
-
 class AgentLink:
     """One client connection over NATS, on an asyncio loop: lines in (:meth:`feed`), lines out (``emit``).
 
@@ -107,6 +88,7 @@ class AgentLink:
         self.client: dict[str, Any] = {}
         self.agent = "agent"
         self.waiting: dict[str, str] = {}            # client's id -> unique id
+        self.ttls: dict[str, float] = {}             # unique id -> its request's time to live on the server
         self.tasks: set[asyncio.Task[None]] = set()
         self.reconnected = asyncio.Event()
         self.failed: ApproverError | None = None
@@ -128,8 +110,8 @@ class AgentLink:
                                       f"{exc}") from None
         timeout = max(timeout, CONNECT_TIMEOUT)
         try:
-            self.nc = await asyncio.wait_for(nats.connect(
-                **self.address.connect_options(), name=f"desktop-approver agent {os.getpid()}",
+            self.nc = await asyncio.wait_for(secure.connect(
+                self.address, name=f"desktop-approver agent {os.getpid()}",
                 inbox_prefix=names.inbox_prefix(self.address.user), connect_timeout=max(1, round(timeout)),
                 max_reconnect_attempts=1, reconnect_time_wait=0.25, error_cb=self._error,
                 reconnected_cb=self._reconnected, disconnected_cb=self._disconnected), timeout)
@@ -138,6 +120,10 @@ class AgentLink:
             raise ApproverUnavailable(f"the NATS credentials {self.address.creds_file or ''} need the Python package "
                                       f"{missing}, which is not installed (pip install "
                                       f"'desktop-approver[relay]')") from None
+        except secure.TLSRequired as exc:
+            raise ApproverUnavailable(f"desktop-approver's NATS server at {self.address.shown}: {exc}") from None
+        except AddressError as exc:
+            raise ApproverUnavailable(f"desktop-approver's NATS relay at {self.address.shown}: {exc}") from None
         except (TimeoutError, OSError, nats.errors.Error) as exc:
             reason = _reason(exc) if self.last_error is None else f"{_reason(exc)} ({self.last_error})"
             raise ApproverUnavailable(f"desktop-approver's NATS server at {self.address.shown} refused or did not "
@@ -271,9 +257,10 @@ class AgentLink:
             written.set()  # only a sign: what counts is the value the bucket stored, read back
 
         self.waiting[local_id] = unique
+        self.ttls[unique] = names.request_ttl(timeout * names.DEADLINE_FACTOR)
         subscription = await self.nc.subscribe(names.decision_subject(user, unique), cb=seen)
         try:
-            await self._publish(names.request_subject(user, self.agent), payload, unique, deadline)
+            await self._publish(names.request_subject(user, self.agent), payload, unique, deadline, self.ttls[unique])
             value = await self._await_decision(unique, written, deadline)
         except TooLarge as exc:
             self._reply({"type": "error", "id": message.get("id"), "in_reply_to": message.get("type"),
@@ -281,6 +268,7 @@ class AgentLink:
             return
         finally:
             self.waiting.pop(local_id, None)
+            self.ttls.pop(unique, None)
             with contextlib.suppress(Exception):
                 await subscription.unsubscribe()
         if value is None:
@@ -300,21 +288,30 @@ class AgentLink:
                     f"server at {self.address.shown} takes (its max_payload)")
         return None
 
-    async def _publish(self, subject: str, payload: bytes, message_id: str, deadline: float) -> None:
-        """Publish to the stream until it is stored (the same ``Nats-Msg-Id``: stored once), or the deadline.
+    async def _publish(self, subject: str, payload: bytes, message_id: str, deadline: float, ttl: float) -> None:
+        """Publish to the stream until it is stored (the same ``Nats-Msg-Id``: stored once), or the
+        deadline; the server keeps it ``ttl`` seconds at most (``Nats-TTL``).
 
-        What can never be stored fails at once: :class:`TooLarge` for a payload over the server's
-        limit, :class:`ApproverUnavailable` for a stream that refuses it or a closed connection.
+        Our user's first request finds no stream: we say we are here (a heartbeat) and an approver
+        makes it. What can never be stored fails at once: :class:`TooLarge` for a payload over the
+        server's limit, :class:`~desktop_approver.client.errors.QuotaExceeded` for a stream at its
+        limits, :class:`ApproverUnavailable` for a stream that refuses it or a closed connection.
         """
         import nats
 
+        joined: float | None = None
         while True:
             try:
-                await self.js.publish(subject, payload, headers={names.MSG_ID_HEADER: message_id})
+                await self.js.publish(subject, payload, headers={names.MSG_ID_HEADER: message_id}, msg_ttl=ttl)
                 return
             except (nats.errors.NoRespondersError, nats.js.errors.NoStreamResponseError):
-                raise ApproverUnavailable(f"no approver has set up the relay on {self.address.shown} "
-                                          f"(no stream takes {subject})") from None
+                now = time.monotonic()
+                joined = now if joined is None else joined
+                if now - joined > JOIN_WAIT or now >= deadline:
+                    raise ApproverUnavailable(f"no approver has set up the relay for NATS user {self.address.user} "
+                                              f"on {self.address.shown} (no stream takes {subject})") from None
+                await self._say_alive(join=True)
+                await asyncio.sleep(0.1 if now - joined < 1 else 0.5)
             except nats.errors.MaxPayloadError:
                 raise TooLarge(self._too_large(payload) or f"the request is {len(payload)} bytes with its "
                                f"envelope, more than the NATS server at {self.address.shown} takes") from None
@@ -323,9 +320,10 @@ class AgentLink:
                                           f"{_reason(exc)}") from None
             except nats.js.errors.APIError as exc:
                 if any(limit in str(exc.description or "") for limit in STREAM_LIMITS):  # not passing: said at once
-                    raise ApproverUnavailable(f"the NATS server at {self.address.shown} refused to store the "
-                                              f"request: the request stream is at a limit ({exc.description}); "
-                                              "too many requests are kept there") from None
+                    await self._say_alive(full=True)
+                    raise QuotaExceeded(self.address.user, f"the server at {self.address.shown} refused to store "
+                                        f"the request ({exc.description}): too many of this user's requests "
+                                        "wait there") from None
                 if not isinstance(exc, (nats.js.errors.ServiceUnavailableError, nats.js.errors.ServerError)):
                     raise ApproverUnavailable(f"the NATS server at {self.address.shown} refused to store the "
                                               f"request: {_reason(exc)}") from None
@@ -406,7 +404,8 @@ class AgentLink:
         envelope = {"relay": names.RELAY_VERSION, "id": unique, "client": self.client, "sent_at": time.time(),
                     "message": {"v": wire.PROTOCOL_VERSION, "type": "cancel", "id": unique}}
         await self._publish(names.request_subject(self.address.user, self.agent), names.encode(envelope),
-                            f"{unique}-cancel", time.monotonic() + PUBLISH_TIMEOUT * 2)
+                            f"{unique}-cancel", time.monotonic() + PUBLISH_TIMEOUT * 2,
+                            self.ttls.get(unique, NOTICE_TTL))  # kept as long as its request
 
     async def _tell(self, message: dict[str, Any]) -> None:
         """A notice or end of session, for every approver; answered once the stream stored it."""
@@ -418,7 +417,7 @@ class AgentLink:
             if (too_large := self._too_large(payload)) is not None:
                 raise TooLarge(too_large)
             await self._publish(names.request_subject(self.address.user, self.agent), payload, unique,
-                                time.monotonic() + PUBLISH_TIMEOUT * 3)
+                                time.monotonic() + PUBLISH_TIMEOUT * 3, NOTICE_TTL)
         except TooLarge as exc:
             self._reply({"type": "error", "id": message.get("id"), "in_reply_to": message.get("type"),
                          "code": "line_too_long", "message": str(exc)})
@@ -432,10 +431,21 @@ class AgentLink:
         """While requests wait: say so, so the approvers can tell a live agent from a dead one."""
         while True:
             if self.waiting and self.nc.is_connected:
-                payload = names.encode({"relay": names.RELAY_VERSION, "ids": sorted(self.waiting.values())})
-                with contextlib.suppress(Exception):
-                    await self.nc.publish(names.alive_subject(self.address.user, self.agent), payload)
+                await self._say_alive()
             await asyncio.sleep(HEARTBEAT_SECONDS)
+
+    async def _say_alive(self, *, join: bool = False, full: bool = False) -> None:
+        """A heartbeat: the ids we wait for; ``join``: our user needs its stream; ``full``: the server
+        refused us at our quota (the approvers check it on the server and tell the person)."""
+        ids = sorted(self.waiting.values())
+        for start in range(0, max(len(ids), 1), names.HEARTBEAT_IDS):  # each under the approvers' size limit
+            beat: dict[str, Any] = {"relay": names.RELAY_VERSION, "ids": ids[start:start + names.HEARTBEAT_IDS]}
+            if join:
+                beat["join"] = True
+            if full:
+                beat["full"] = True
+            with contextlib.suppress(Exception):
+                await self.nc.publish(names.alive_subject(self.address.user, self.agent), names.encode(beat))
 
     # -- NATS callbacks --------------------------------------------------------------------------
 
@@ -507,6 +517,7 @@ class LoopConnection:
         self._incoming: asyncio.Queue[bytes | ApproverError] = asyncio.Queue()
         self.link = AgentLink(address, self._incoming.put_nowait)
         self._closing = False
+        self._closed: asyncio.Task[None] | None = None
 
     def write(self, data: bytes) -> None:
         self.link.feed(data)
@@ -529,8 +540,15 @@ class LoopConnection:
         if not self._closing:
             self._closing = True
             self._incoming.put_nowait(b"")
-            task = asyncio.get_running_loop().create_task(self.link.close())
-            _keep(task)
+            self._closed = asyncio.get_running_loop().create_task(self.link.close())
+            _keep(self._closed)
+
+    async def wait_closed(self) -> None:
+        """Until the link has said goodbye (its waiting requests cancelled) and closed its NATS
+        connection: an ``asyncio.run`` that ends right after leaves nothing of it behind."""
+        if self._closed is not None:
+            with contextlib.suppress(Exception, asyncio.CancelledError):
+                await asyncio.wait_for(asyncio.shield(self._closed), PUBLISH_TIMEOUT * 3)
 
 
 _kept: set[asyncio.Task[None]] = set()
@@ -552,6 +570,9 @@ class ThreadedConnection:
         self._thread = threading.Thread(target=self._run, name="desktop-approver-relay", daemon=True)
         self._closed = False
         self._ended = False
+        # A client the agent never closes is closed before the interpreter stops its threads (its
+        # waiting requests cancelled, its connection closed), never from a half torn-down loop.
+        atexit.register(self.close)
 
     def _run(self) -> None:
         asyncio.set_event_loop(self.loop)
@@ -592,10 +613,12 @@ class ThreadedConnection:
         if self._closed:
             return
         self._closed = True
+        atexit.unregister(self.close)
         if self._thread.is_alive():
             with contextlib.suppress(Exception):
                 asyncio.run_coroutine_threadsafe(self.link.close(), self.loop).result(PUBLISH_TIMEOUT * 3)
-            self.loop.call_soon_threadsafe(self.loop.stop)
+            with contextlib.suppress(RuntimeError):  # the loop already closed
+                self.loop.call_soon_threadsafe(self.loop.stop)
             self._thread.join(PUBLISH_TIMEOUT)
-        if not self._thread.is_alive():
+        if not self._thread.is_alive() and not self.loop.is_running():
             self.loop.close()

@@ -60,7 +60,7 @@ from ..core.store.logsafe import printable
 from ..core.transport.connection import Connection
 from ..core.transport.context import DEFAULT_MAX_PENDING_PER_CLIENT, Context
 from ..core.transport.peercred import PeerCredentials
-from . import names
+from . import names, secure
 from .address import RelayAddress
 
 if TYPE_CHECKING:
@@ -78,6 +78,23 @@ CLOCK_MEASURE_EVERY = 60.0
 """Seconds after which the server's clock is measured again (:meth:`RelayApprover._measure_clock`)."""
 CLOCK_JUMP = 1.0
 """Seconds our wall clock may move apart from the monotonic one before the offset is measured again."""
+QUOTA_CHECK_EVERY = 5.0
+"""Seconds between two looks at one user's stream prompted by its agents saying they were refused."""
+PROBE_TIMEOUT = 2.0
+HEARTBEATS_PER_SECOND = 100.0
+"""Heartbeats one agent user may send a second, on average (each of its agents sends one every 5 s
+while it waits, more for over :data:`.names.HEARTBEAT_IDS` ids): more are dropped unread, so one
+user's flood never holds up another's requests on the connection they share."""
+HEARTBEAT_BURST = 1_000.0
+"""Heartbeats one agent user may send at once before :data:`HEARTBEATS_PER_SECOND` binds."""
+REFUSALS_LOGGED_PER_MINUTE = 10
+"""Refusals the text log says one by one in a minute; the rest in one line at the minute's end (the
+audit log keeps its own budget): a flood of junk never floods the log."""
+FLOOD_TELL_EVERY = 10.0
+"""Seconds between two words to the person about one user's dropped heartbeats."""
+FLOOD_QUIET = 30.0
+"""Seconds without a dropped heartbeat before a user is no longer said to flood."""
+"""Seconds the server has to answer our probe before it counts as stalled (checked every few seconds)."""
 CLOSE_WAIT = 5.0
 """Seconds a closing approver gives the decisions it made to reach the server."""
 DEFAULT_AGENT_SILENCE = 20.0
@@ -87,9 +104,9 @@ DEFAULT_MAX_PENDING = 256
 """Relayed calls of one NATS user that may wait for the person at once (``too_many_pending``); one
 of its agents may have the socket's limit per client (``DEFAULT_MAX_PENDING_PER_CLIENT``), so one
 agent, or one user, that floods the stream never locks out the others."""
-MAX_ACK_PENDING = 10_000
-"""Stream messages this app may hold unacknowledged (its open requests, all users together): above
-what the users' own limits let wait, so one user at its limit never holds up another's requests."""
+MAX_ACK_PENDING = 1_000
+"""Stream messages of one user this app may hold unacknowledged (each user's stream has its own
+consumer): above what a user may have waiting (:data:`DEFAULT_MAX_PENDING`)."""
 DEFAULT_MAX_PENDING_BYTES = 16 * 1024 ** 2
 """Bytes of envelopes of one NATS user held open here at once: what a user's waiting requests may
 cost this app's memory."""
@@ -101,13 +118,14 @@ CLOSED = ("not answered here: this app closed while the request waited (it stays
 """What this app's log records for a relayed request still open when it closes: no answer was sent."""
 TOO_LATE = "the answer could not be written to the NATS server before the request's deadline"
 """The note of an answer denied by ``timeout`` because it could not be written in time."""
-STREAM_MAX_BYTES = 1024 ** 3
-"""The most the request stream keeps on the server; full, it refuses new requests (the agent hears
-it at its publish) and never drops one it holds. An operator's account limits
-(``packaging/nats/approver.conf``) may be tighter."""
-STREAM_MAX_PER_SUBJECT = 100_000
-"""The most one agent's subject keeps; past it, that agent's new requests are refused (never
-another's, nor its own that wait)."""
+STREAM_MAX_BYTES = 64 * 1024 ** 2
+"""The most one agent user's request stream (``APPROVER_REQUESTS_<user>``) keeps on the server;
+full, it refuses that user's new requests (its agent hears it at once, ``QuotaExceeded``) and never
+drops one it holds; no other user's stream is touched. Requests leave it at their own time to live
+(their deadline, :func:`.names.request_ttl`), refused ones at once. The server's account limit
+(``jetstream { max_file }``, written by ``relay setup``) covers every user's stream and the bucket."""
+STREAM_MAX_MSGS = 10_000
+"""The most requests (and cancels, notices) one user's stream keeps at once."""
 BUCKET_MAX_BYTES = 512 * 1024 ** 2
 """The most the decision bucket keeps on the server."""
 REFUSAL_TTL = 600.0
@@ -229,7 +247,7 @@ class RelayApprover:
     def __init__(self, broker: Broker, address: RelayAddress, *, name: str | None = None,
                  agent_silence: float = DEFAULT_AGENT_SILENCE, max_pending: int = DEFAULT_MAX_PENDING,
                  on_problem: Callable[[str, str | None], None] | None = None,
-                 max_pending_bytes: int = DEFAULT_MAX_PENDING_BYTES) -> None:
+                 max_pending_bytes: int = DEFAULT_MAX_PENDING_BYTES, ack_wait: float = ACK_WAIT) -> None:
         self.broker = broker
         self.on_problem = on_problem
         """The app's health (``ApproverService.set_problem``): the tray and ``status`` show what the
@@ -245,6 +263,7 @@ class RelayApprover:
         approver sees every request); kept across restarts, removed by the server once unused for
         the stream's retention."""
         self.agent_silence = agent_silence
+        self.ack_wait = ack_wait
         self.max_pending = max_pending
         self.max_pending_bytes = max_pending_bytes
         self.context = Context(broker, max_pending_per_client=min(max_pending, DEFAULT_MAX_PENDING_PER_CLIENT),
@@ -256,6 +275,9 @@ class RelayApprover:
         """Set once the stream, the bucket and our consumer are there (tests wait for it)."""
         self.closing = False
         self.connected_at: float | None = None
+        self.responsive_since: float | None = None
+        """Since when (monotonic) the server has answered each of our probes in time: agents' silence
+        counts only from then."""
         self.clock_offset = 0.0
         """Seconds to add to our clock to read the NATS server's (:meth:`_measure_clock`)."""
         self._app_loop: asyncio.AbstractEventLoop | None = None
@@ -268,8 +290,22 @@ class RelayApprover:
         self.nats_loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._thread_main, name="desktop-approver-relay", daemon=True)
         self.nc: Any = None
+        self.nc_alive: Any = None
+        """The agents' heartbeats come on a connection of their own: a flood the server cuts as a slow
+        consumer there never cuts the stream reads and the answers on :attr:`nc`."""
         self.kv: Any = None
-        self._subscription: Any = None
+        self._streams: dict[str, Any] = {}
+        """Per agent user: our pull subscription to its stream (the NATS loop's)."""
+        self._readers: dict[str, asyncio.Task[None]] = {}
+        self._joining: set[str] = set()
+        self._answered_before: dict[str, set[str]] = {}
+        """Per user, the keys already answered when our consumer of its stream was made: passed over."""
+        self._join_checked = 0.0
+        self._quota_checked: dict[str, float] = {}
+        self._store_why = "after a reconnect"
+        self._wake = asyncio.Event()
+        self.full_users: set[str] = set()
+        """Agent users whose stream is at its limit (the app's loop): told to the person."""
         self._check_store = False
         """Set after a reconnect: the reader sees whether the server still has the stream, the bucket, our consumer."""
         self._runner: asyncio.Task[None] | None = None
@@ -278,7 +314,20 @@ class RelayApprover:
         self._clock_mark: tuple[float, float] | None = None
         """Our wall and monotonic clocks when the offset was last measured (None: measure again)."""
         self._told_offset = 0.0
+        self._beat_budget: dict[str, tuple[float, float]] = {}
+        """Per agent user: heartbeats it may send now, and when that was counted (the NATS loop's)."""
+        self._beats_dropped: dict[str, tuple[int, float]] = {}
+        """Per agent user: heartbeats dropped since the person was last told, and when that was."""
+        self._last_drop: dict[str, float] = {}
+        """Per agent user: when (monotonic) its last heartbeat was dropped."""
+        self.flooding: set[str] = set()
+        self._refusals_logged = (-60.0, 0)
+        """Since when (monotonic) refusals are counted for the text log, and how many it said (the app's loop)."""
+        self._refusals_unlogged = 0
+        self._refusals_summary: asyncio.TimerHandle | None = None
+        """Agent users whose heartbeats are being dropped (the app's loop): told to the person."""
         self._settling_earlier: asyncio.Task[None] | None = None
+        self._settling_abandoned: asyncio.Task[None] | None = None
         self._unsettled_keys: set[str] | None = None
         """Keys an earlier run left unsettled (read once, on the app loop): not opened again."""
         """Recording what an earlier run left unsettled (:meth:`_settle_unsettled`)."""
@@ -300,6 +349,7 @@ class RelayApprover:
         if not isinstance(self.broker.decider, RelayDecider):
             self.broker.decider = RelayDecider(self.broker.decider, self)
         self.broker.settler = self
+        self.broker.relay_state = self.state
         self._thread.start()
         self._checking = self.app_loop.call_later(self._check_interval, self._check_open_requests)
 
@@ -308,6 +358,9 @@ class RelayApprover:
         self.closing = True
         if self._checking is not None:
             self._checking.cancel()
+        if self._refusals_summary is not None:  # what the log left out is said before the app goes
+            self._refusals_summary.cancel()
+            self._log_unlogged()
         if self._thread.is_alive():
             with contextlib.suppress(Exception):
                 await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(self._stop_reading(), self.nats_loop))
@@ -326,6 +379,8 @@ class RelayApprover:
             request.connection.connection_lost()
         if self.broker.settler is self:
             self.broker.settler = None
+        if self.broker.relay_state == self.state:
+            self.broker.relay_state = None
         if self._thread.is_alive():
             with contextlib.suppress(Exception):
                 await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(self._disconnect(), self.nats_loop))
@@ -334,6 +389,12 @@ class RelayApprover:
         elif self._thread.ident is None:  # never started: its loop never ran
             self.nats_loop.close()
         self.context.close()
+
+    def state(self) -> dict[str, Any]:
+        """For ``status``: the server, our user, whether we are connected, the relayed calls waiting here."""
+        return {"server": self.address.shown, "user": self.address.user,
+                "connected": bool(self.nc is not None and self.nc.is_connected and self.ready.is_set()),
+                "pending": sum(request.calls for request in self.requests.values() if not request.answered)}
 
     # -- handing work over --------------------------------------------------------------------------
 
@@ -407,14 +468,13 @@ class RelayApprover:
                 self._app(self._set_problem, None)
             log.info("relay: answering requests from %s as %s", self.address.shown, self.name)
             self._settling_earlier = self.nats_loop.create_task(self._settle_unsettled())
+            self._settling_abandoned = self.nats_loop.create_task(self._settle_abandoned())
             await self._read_requests()
             return
 
     async def _connect(self) -> None:
-        import nats
-
-        self.nc = await asyncio.wait_for(nats.connect(
-            **self.address.connect_options(), name=f"desktop-approver {self.name}", connect_timeout=2,
+        self.nc = await asyncio.wait_for(secure.connect(
+            self.address, name=f"desktop-approver {self.name}", connect_timeout=2,
             max_reconnect_attempts=1, reconnect_time_wait=0.25, error_cb=self._error,
             reconnected_cb=self._reconnected, disconnected_cb=self._disconnected), 5)
         self.nc.options["max_reconnect_attempts"] = -1  # connected: reconnect without end from now on
@@ -422,36 +482,26 @@ class RelayApprover:
         await self._set_up()
         await self._measure_clock()
         await self.nc.subscribe(f"{names.KV_SUBJECT_ROOT}.>", cb=self._decision_seen)
-        await self.nc.subscribe(f"{names.ALIVE_ROOT}.>", cb=self._heartbeat)
+        self.nc_alive = await asyncio.wait_for(secure.connect(
+            self.address, name=f"desktop-approver {self.name} heartbeats", connect_timeout=2,
+            max_reconnect_attempts=1, reconnect_time_wait=0.25, error_cb=self._error,
+            reconnected_cb=self._beats_lost, disconnected_cb=self._beats_lost), 5)
+        self.nc_alive.options["max_reconnect_attempts"] = -1
+        await self.nc_alive.subscribe(f"{names.ALIVE_ROOT}.>", cb=self._heartbeat)
         self._app(self.ready.set)
 
     async def _set_up(self) -> list[str]:
-        """The stream, the bucket and our consumer, each created when missing (idempotent: what is
-        there is used as it is); what had to be created, by name."""
+        """The decision bucket, each agent user's stream and our consumer of it, each created when
+        missing (idempotent: what is there is used as it is); what had to be created, by name.
+
+        A user's stream is made when its first agent asks (:meth:`_join`): the server's permissions
+        say which users exist, and an approver learns of them from them."""
         from nats.js import api
         from nats.js.errors import BadRequestError, NotFoundError
 
         js = self.nc.jetstream(timeout=5)
         created: list[str] = []
-        try:
-            await js.stream_info(names.STREAM)
-        except NotFoundError:
-            created.append(f"the stream {names.STREAM}")
-        # Full, it refuses what comes (the publisher hears it at once), never drops what it holds: a
-        # request waiting for an answer is never pushed out by another agent's flood.
-        stream = api.StreamConfig(
-            name=names.STREAM, subjects=[f"{names.SUBJECT_ROOT}.>"], storage=api.StorageType.FILE,
-            max_age=names.RETENTION_SECONDS, duplicate_window=120.0, max_bytes=STREAM_MAX_BYTES,
-            max_msg_size=MAX_ENVELOPE_BYTES, max_msgs_per_subject=STREAM_MAX_PER_SUBJECT,
-            discard=api.DiscardPolicy.NEW, discard_new_per_subject=True)
-        try:
-            await js.add_stream(stream)
-        except BadRequestError as exc:  # there already, set up otherwise (an older version's, an operator's)
-            try:
-                await js.update_stream(stream)
-                log.info("relay: the stream %s is set up anew: %s", names.STREAM, exc)
-            except BadRequestError as refused:
-                log.warning("relay: using the stream %s as it is: %s", names.STREAM, refused)
+        await self._retire_shared_stream(js)
         try:
             await js.stream_info(names.KV_STREAM)
         except NotFoundError:
@@ -463,19 +513,113 @@ class RelayApprover:
         except BadRequestError as exc:
             log.warning("relay: using the bucket %s as it is: %s", names.BUCKET, exc)
             self.kv = await js.key_value(names.BUCKET)
-        try:
-            await js.consumer_info(names.STREAM, self.durable)
-        except NotFoundError:
-            created.append(f"this app's consumer {self.durable}")
-            await js.add_consumer(names.STREAM, api.ConsumerConfig(
-                name=self.durable, durable_name=self.durable, filter_subject=f"{names.SUBJECT_ROOT}.>",
-                ack_wait=ACK_WAIT, deliver_policy=api.DeliverPolicy.ALL, max_ack_pending=MAX_ACK_PENDING,
-                inactive_threshold=names.RETENTION_SECONDS))
-        if self._subscription is not None:
-            with contextlib.suppress(Exception):
-                await self._subscription.unsubscribe()
-        self._subscription = await js.pull_subscribe_bind(durable=self.durable, stream=names.STREAM)
+        for user in sorted(set(self._streams) | await self._users_on_server(js)):
+            created += await self._set_up_user(js, user)
         return created
+
+    async def _users_on_server(self, js: Any) -> set[str]:
+        """The agent users whose streams the server has (every page of the stream list)."""
+        users: set[str] = set()
+        offset = 0
+        while True:
+            page = await js.streams_info(offset)
+            users.update(user for info in page if (user := names.user_of_stream(info.config.name)) is not None)
+            if not page:
+                return users
+            offset += len(page)
+
+    async def _retire_shared_stream(self, js: Any) -> None:
+        """The one stream all users shared (before each had its own) overlaps every user's: removed,
+        and said (what it held is gone: its agents are denied at their deadline)."""
+        from nats.js.errors import NotFoundError
+
+        try:
+            info = await js.stream_info(names.STREAM)
+        except NotFoundError:
+            return
+        await js.delete_stream(names.STREAM)
+        text = (f"the shared request stream {names.STREAM} ({info.state.messages} messages) is replaced by one "
+                "stream per agent user; requests it held are gone (their agents are denied at their deadline)")
+        log.warning("relay: %s", text)
+        self._app(self._event, "store_replaced", text)
+
+    async def _set_up_user(self, js: Any, user: str) -> list[str]:
+        """``user``'s stream with its own limits, our consumer of it, and a reader; what was created."""
+        from nats.js import api
+        from nats.js.errors import BadRequestError, NotFoundError
+
+        stream_name, subjects = names.stream_of(user), f"{names.SUBJECT_ROOT}.{user}.>"
+        created: list[str] = []
+        try:
+            await js.stream_info(stream_name)
+        except NotFoundError:
+            created.append(f"the stream {stream_name}")
+        # Full, it refuses what comes (the publisher hears it at once), never drops what it holds. Its
+        # limits are this user's alone: another user's flood never touches it.
+        stream = api.StreamConfig(
+            name=stream_name, subjects=[subjects], storage=api.StorageType.FILE, max_age=names.RETENTION_SECONDS,
+            duplicate_window=120.0, max_bytes=STREAM_MAX_BYTES, max_msgs=STREAM_MAX_MSGS,
+            max_msg_size=MAX_ENVELOPE_BYTES, discard=api.DiscardPolicy.NEW, allow_msg_ttl=True)
+        try:
+            await js.add_stream(stream)
+        except BadRequestError as exc:  # there already, set up otherwise (an operator's, other limits)
+            try:
+                await js.update_stream(stream)
+                log.info("relay: the stream %s is set up anew: %s", stream_name, exc)
+            except BadRequestError as refused:
+                log.warning("relay: using the stream %s as it is: %s", stream_name, refused)
+        try:
+            await js.consumer_info(stream_name, self.durable)
+        except NotFoundError:
+            created.append(f"this app's consumer {self.durable} of {stream_name}")
+            # A new consumer starts from what is still pending: what was answered before this app
+            # joined is not its business (not asked, not recorded), and is passed over unread.
+            self._answered_before[user] = await self._decided_keys(user)
+            await js.add_consumer(stream_name, api.ConsumerConfig(
+                name=self.durable, durable_name=self.durable, filter_subject=subjects,
+                ack_wait=self.ack_wait, deliver_policy=api.DeliverPolicy.ALL, max_ack_pending=MAX_ACK_PENDING,
+                inactive_threshold=names.RETENTION_SECONDS))
+        old = self._streams.get(user)
+        if old is not None:
+            with contextlib.suppress(Exception):
+                await old.unsubscribe()
+        self._streams[user] = await js.pull_subscribe_bind(durable=self.durable, stream=stream_name)
+        if user not in self._readers or self._readers[user].done():
+            self._readers[user] = asyncio.get_running_loop().create_task(self._read_user(user))
+        return created
+
+    async def _decided_keys(self, user: str) -> set[str]:
+        """The keys of ``user``'s answers in the bucket now (one ordered read of its keys)."""
+        keys: set[str] = set()
+        try:
+            watcher = await self.kv.watch(f"{user}.>", ignore_deletes=True, meta_only=True)
+        except Exception as exc:  # noqa: BLE001 - none known: each is then looked up as it comes
+            log.debug("relay: the answered keys of %s cannot be listed: %r", user, exc)
+            return keys
+        try:
+            async for entry in watcher:
+                if entry is None:
+                    break
+                keys.add(entry.key)
+        finally:
+            with contextlib.suppress(Exception):
+                await watcher.stop()
+        return keys
+
+    async def _join(self, user: str) -> None:
+        """An agent of ``user`` said it is there and no stream of its user exists here yet: made now,
+        so its request can be stored (it publishes again)."""
+        if user in self._streams or user in self._joining or self.nc is None:
+            return
+        self._joining.add(user)
+        try:
+            created = await self._set_up_user(self.nc.jetstream(timeout=5), user)
+            if created:
+                log.info("relay: set up %s for NATS user %s", ", ".join(created), user)
+        except Exception as exc:  # noqa: BLE001 - its agent asks again, and is refused at its deadline
+            log.warning("relay: cannot set up the stream of NATS user %s: %s", user, _reason(exc))
+        finally:
+            self._joining.discard(user)
 
     async def _measure_clock(self) -> None:
         """How far our clock is from the server's (the stream info's ``ts``): deadlines are then
@@ -484,7 +628,7 @@ class RelayApprover:
         self._clock_mark = (time.time(), time.monotonic())
         before = time.time()
         try:
-            reply = await self.nc.request(f"$JS.API.STREAM.INFO.{names.STREAM}", b"", timeout=5)
+            reply = await self.nc.request(f"$JS.API.STREAM.INFO.{names.KV_STREAM}", b"", timeout=5)
             server = _server_time(json.loads(reply.data).get("ts"))
         except Exception as exc:  # noqa: BLE001 - an answer we cannot read: our own clock it is
             log.debug("relay: the server's time is unknown: %r", exc)
@@ -512,23 +656,39 @@ class RelayApprover:
         return since > CLOCK_MEASURE_EVERY or abs((time.time() - wall) - since) > CLOCK_JUMP
 
     async def _read_requests(self) -> None:
-        import nats
-
+        """While the app runs: the store set up again after a reconnect or a failed read, the server's
+        clock measured again when stale; each user's stream is read by a task of its own
+        (:meth:`_read_user`)."""
         while not self.closing:
             if self._check_store:
-                await self._restore("after a reconnect")
+                await self._restore(self._store_why)
                 continue
             if self._clock_stale():
                 await self._measure_clock()
+            self._wake.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), 1.0)
+
+    async def _read_user(self, user: str) -> None:
+        """``user``'s requests, in batches, through our consumer of its stream."""
+        import nats
+
+        while not self.closing:
+            subscription = self._streams.get(user)
+            if subscription is None or self._check_store:
+                await asyncio.sleep(RECONNECT_WAIT / 4)
+                continue
             try:
-                batch = await self._subscription.fetch(64, timeout=1.0)
+                batch = await subscription.fetch(256, timeout=1.0)
             except nats.errors.TimeoutError:
                 continue
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # noqa: BLE001 - the server's or ours: reading goes on
-                log.debug("relay: fetch failed (%r); again", exc)
-                await self._restore(f"reading the stream failed ({_reason(exc)})")
+                log.debug("relay: fetch of %s failed (%r); again", user, exc)
+                self._store_why = f"reading the stream of {user} failed ({_reason(exc)})"
+                self._check_store = True
+                self._wake.set()
                 await asyncio.sleep(RECONNECT_WAIT / 4)
                 continue
             if self._clock_stale():  # before the batch's deadlines are judged
@@ -544,12 +704,13 @@ class RelayApprover:
         """After a reconnect or a failed read: set up again what the server no longer has (a server
         started on an empty store, a stream deleted), and tell the person; no restart needed."""
         self._check_store = False
+        self._store_why = "after a reconnect"
         try:
             created = await self._set_up()
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # noqa: BLE001 - the server away, or refusing: said, and tried again
-            problem = f"cannot set the relay up on {self.address.shown} {why}: {_reason(exc)}"
+            problem = f"cannot set the relay up on {self.address.shown} {why}: {_reason(exc)}{self._flood_note()}"
             if problem != self.problem:
                 log.warning("relay: %s; trying again", problem)
                 self._app(self._set_problem, problem)
@@ -574,16 +735,22 @@ class RelayApprover:
                 await msg.term()
 
     async def _stop_reading(self) -> None:
-        if self._runner is not None:
-            self._runner.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await self._runner
+        for task in [self._runner, *self._readers.values()]:
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await task
 
     async def _disconnect(self) -> None:
-        if self.nc is not None:
-            with contextlib.suppress(Exception):
-                await self.nc.close()
-            self.nc = None
+        for connection in (self.nc_alive, self.nc):
+            if connection is not None:
+                with contextlib.suppress(Exception):
+                    await connection.close()
+        self.nc = self.nc_alive = None
+
+    async def _beats_lost(self) -> None:
+        """The heartbeats' connection was cut or is back: what it missed is no agent's silence."""
+        self._app(self._probed, 0.0, False)
 
     # -- the NATS loop: one message from the stream ----------------------------------------------------
 
@@ -591,18 +758,18 @@ class RelayApprover:
         user = names.user_of_subject(msg.subject)
         if user is None:
             self._app(self._refuse, "relay_subject", f"a message on {msg.subject!r}, not approver.req.<user>.<agent>")
-            await msg.term()
+            await self._drop(msg)
             return
         if len(msg.data) > MAX_ENVELOPE_BYTES:  # not even read: a server may take far more than we do
             self._app(self._refuse, "line_too_long", f"from NATS user {user}: an envelope of {len(msg.data)} bytes, "
                                                      f"over the limit of {MAX_ENVELOPE_BYTES}")
-            await msg.term()
+            await self._drop(msg)
             return
         try:
             envelope = names.decode_envelope(msg.data)
         except names.EnvelopeError as exc:
             self._app(self._refuse, "relay_envelope", f"from NATS user {user}: {exc}")
-            await msg.term()
+            await self._drop(msg)
             return
         unique, message = envelope["id"], envelope["message"]
         kind, key = message.get("type"), names.decision_key(user, unique)
@@ -610,35 +777,37 @@ class RelayApprover:
         if message.get("id") != unique:
             self._app(self._refuse, "relay_envelope", f"from NATS user {user}: the message's id is not the "
                                                       "envelope's", unique)
-            await msg.term()
+            await self._drop(msg)
         elif size > wire.MAX_LINE_BYTES:  # as the socket refuses a line over the limit; the agent is told at once
             text = f"message of {size} bytes exceeds the limit of {wire.MAX_LINE_BYTES}"
             self._app(self._refuse, "line_too_long", f"from NATS user {user}: {text}", unique)
             if kind in names.ASKING and self._refusal_allowed(user) and await self._decision(key) is None:
                 await self._write(key, _error_reply(unique, kind, "line_too_long", text), None)
-                await msg.ack()
+                await self._drop(msg)
             else:
-                await msg.term()
+                await self._drop(msg)
         elif kind == "cancel":
             self._app(self._withdraw, key, "cancel")
             await msg.ack()
+        elif kind in ("request", "batch") and key in self._answered_before.get(user, ()):
+            await msg.ack()  # answered before this app joined: not pending, not its business
         elif kind in ("request", "batch"):
             existing = await self._decision(key)
             action, reply = await self._app_result(self._ask, msg, user, envelope, key, existing, _stored_at(msg))
             if action == "term":
-                await msg.term()
+                await self._drop(msg)
             elif action == "write":
                 assert reply is not None
                 if self._refusal_allowed(user):
                     await self._write(key, reply, None)
-                    await msg.ack()
-                else:  # a flood: its agent waits until its deadline (a deny) rather than fill the bucket
-                    await msg.term()
+                # Past the limit of refusals a minute (a flood) its agent waits until its deadline (a deny)
+                # rather than fill the bucket; either way the refused request holds none of its quota.
+                await self._drop(msg)
             elif action == "expire":
                 assert reply is not None
-                claim = await self._claim(key, reply, None, time.time() + 60.0)
+                claim = await self._claim(key, reply, None, time.time() + 60.0, ttl=REFUSAL_TTL)
                 self._app(self._expired, key, claim)
-                await msg.ack()
+                await self._drop(msg)
             elif action == "ack":
                 await msg.ack()
         elif kind in ("notice", "end_session"):
@@ -647,7 +816,19 @@ class RelayApprover:
         else:
             self._app(self._refuse, "relay_type", f"from NATS user {user}: {printable(str(kind), 40)} is not "
                                                   "relayed", unique)
+            await self._drop(msg)
+
+    async def _drop(self, msg: Any) -> None:
+        """A refused or expired request: acknowledged as done for good, and removed from its user's
+        stream, so it holds none of that user's quota (every approver refuses it alike, and its
+        answer, if any, is in the bucket)."""
+        with contextlib.suppress(Exception):
             await msg.term()
+        try:
+            metadata = msg.metadata
+            await self.nc.jetstream(timeout=5).delete_msg(metadata.stream, metadata.sequence.stream)
+        except Exception as exc:  # noqa: BLE001 - removed already (by another approver), or the server away: its TTL will
+            log.debug("relay: removing %s failed: %r", printable(msg.subject, 120), exc)
 
     def _refusal_allowed(self, user: str) -> bool:
         """Whether one more refusal of ``user`` is written to the shared bucket this minute: a user that
@@ -671,7 +852,7 @@ class RelayApprover:
         stop = (request.deadline if request is not None else time.time()) + 60.0
         try:
             claim = await self._claim(key, reply, request.sequence if request is not None else None, stop,
-                                      ttl=REFUSAL_TTL if request is None else None)
+                                      ttl=REFUSAL_TTL if request is None else _answer_ttl(request.deadline))
             if claim.theirs is not None:
                 self._app(self._answered_elsewhere, key, claim.theirs)
             elif claim.failure is not None:
@@ -823,14 +1004,104 @@ class RelayApprover:
 
     async def _heartbeat(self, msg: Any) -> None:
         user = names.user_of_subject(msg.subject, names.ALIVE_ROOT)
-        if user is None or len(msg.data) > wire.MAX_LINE_BYTES:
+        if user is None:
+            return
+        if len(msg.data) > names.MAX_HEARTBEAT_BYTES or not self._beat_allowed(user):
+            self._beat_dropped(user)  # counted before anything is read: a flood costs little, and its user alone
             return
         try:
-            ids = names.load_json(msg.data).get("ids", [])
+            beat = names.load_json(msg.data)
+            ids = beat.get("ids", [])
         except (ValueError, AttributeError, RecursionError):
             return
+        if user not in self._streams:  # its first agent: its stream is made (the server vouches for the user)
+            await self._join(user)
+        elif beat.get("join") is True and time.monotonic() - self._join_checked > 1.0:
+            # We read its stream, and its agent found none: deleted under us. Set up again (at most once a second).
+            self._join_checked = time.monotonic()
+            self._store_why = f"an agent of NATS user {user} found no stream"
+            self._check_store = True
+            self._wake.set()
+        if beat.get("full") is True and user not in self.full_users:  # checked on the server, never taken on trust
+            now = time.monotonic()
+            if now - self._quota_checked.get(user, -QUOTA_CHECK_EVERY) >= QUOTA_CHECK_EVERY:
+                self._quota_checked[user] = now  # a flood of such heartbeats costs the server one look per user
+                await self._check_quota(user)
         if isinstance(ids, list):  # only what could be a request's id: a heartbeat is no way in
             self._app(self._alive, [names.decision_key(user, unique) for unique in ids if names.is_token(unique)])
+
+    def _beat_allowed(self, user: str) -> bool:
+        """Whether ``user`` may send this heartbeat (a token bucket: :data:`HEARTBEATS_PER_SECOND`,
+        :data:`HEARTBEAT_BURST`)."""
+        now = time.monotonic()
+        tokens, counted = self._beat_budget.get(user, (HEARTBEAT_BURST, now))
+        tokens = min(HEARTBEAT_BURST, tokens + (now - counted) * HEARTBEATS_PER_SECOND)
+        allowed = tokens >= 1.0
+        self._beat_budget[user] = (tokens - 1.0 if allowed else tokens, now)
+        return allowed
+
+    def _beat_dropped(self, user: str) -> None:
+        """One of ``user``'s heartbeats was dropped: counted, and the person told which user floods
+        (at most every :data:`FLOOD_TELL_EVERY` seconds)."""
+        now = time.monotonic()
+        self._last_drop[user] = now
+        dropped, told = self._beats_dropped.get(user, (0, -FLOOD_TELL_EVERY))
+        if now - told >= FLOOD_TELL_EVERY:
+            self._beats_dropped[user] = (0, now)
+            self._app(self._flood, user, dropped + 1)
+        else:
+            self._beats_dropped[user] = (dropped + 1, told)
+
+    def _flood(self, user: str, dropped: int) -> None:
+        text = (f"NATS user {user} floods the relay with heartbeats: {dropped} dropped unread since last said "
+                f"(more than {HEARTBEATS_PER_SECOND:g} a second, or larger than "
+                f"{names.MAX_HEARTBEAT_BYTES // 1024} KiB); other users are served")
+        self.flooding.add(user)
+        log.warning("relay: %s", text)
+        self._event("heartbeat_flood", text)
+        self._set_problem(text, f"{PROBLEM} heartbeats {user}")
+
+    def _flood_ended(self, now: float) -> None:
+        for user in list(self.flooding):
+            if now - self._last_drop.get(user, now) > FLOOD_QUIET:
+                self.flooding.discard(user)
+                text = f"NATS user {user} no longer floods the relay with heartbeats"
+                log.info("relay: %s", text)
+                self._event("heartbeat_flood", text)
+                self._set_problem(None, f"{PROBLEM} heartbeats {user}")
+
+    def _flood_note(self) -> str:
+        """Who floods the relay now, said beside a failure that the flood may cause (the NATS loop's)."""
+        now = time.monotonic()
+        users = sorted(user for user, at in list(self._last_drop.items()) if now - at <= FLOOD_QUIET)
+        return f" (while NATS user {', '.join(users)} floods the relay with heartbeats)" if users else ""
+
+    async def _check_quota(self, user: str) -> None:
+        """Whether ``user``'s stream is at its limits, read from the server: the person is told which
+        user is refused (the log, the audit log, the app's health), and when it is not any more."""
+        try:
+            info = await self.nc.jetstream(timeout=5).stream_info(names.stream_of(user))
+        except Exception as exc:  # noqa: BLE001 - unknown now: asked again at the next sign
+            log.debug("relay: the stream of %s cannot be read: %r", user, exc)
+            return
+        config, state = info.config, info.state
+        full = ((config.max_msgs or -1) > 0 and state.messages >= config.max_msgs - 1) or (
+            (config.max_bytes or -1) > 0 and state.bytes >= config.max_bytes - MAX_ENVELOPE_BYTES)
+        self._app(self._quota, user, full, f"{state.messages} requests, {state.bytes} bytes")
+
+    def _quota(self, user: str, full: bool, held: str) -> None:
+        what = f"{PROBLEM} user {user}"
+        if full and user not in self.full_users:
+            self.full_users.add(user)
+            text = (f"NATS user {user} is at its quota ({held} waiting on the server): its new requests are refused "
+                    "until some are answered or expire; other users are not affected")
+            log.warning("relay: %s", text)
+            self._event("quota", text)
+            self._set_problem(text, what)
+        elif not full and user in self.full_users:
+            self.full_users.discard(user)
+            self._event("quota", f"NATS user {user} is below its quota again ({held})")
+            self._set_problem(None, what)
 
     async def _in_progress(self, messages: list[Any]) -> None:
         for msg in messages:
@@ -838,7 +1109,15 @@ class RelayApprover:
                 await msg.in_progress()
 
     async def _error(self, error: Exception) -> None:
-        log.warning("relay: NATS: %s", error)
+        from nats.errors import SlowConsumerError
+
+        if isinstance(error, SlowConsumerError):  # a message dropped on our side, unread
+            user = names.user_of_subject(error.subject, names.ALIVE_ROOT)
+            if user is not None:  # a heartbeat: its user's count; lost beats are no silence (see _probe)
+                self._app(self._probed, 0.0, False)
+                self._beat_dropped(user)
+                return
+        log.warning("relay: NATS: %s%s", error, self._flood_note())
         text = _reason(error)
         if "permissions violation" in text.lower():  # our answers or reads would fail: the person must know
             self._app(self._set_problem, f"the NATS server at {self.address.shown} refuses {self.address.user} "
@@ -933,7 +1212,8 @@ class RelayApprover:
         if isinstance(reply, dict) and reply.get("type") == "error":  # a refusal: audited when it was made
             return ("ack", None)
         try:
-            if self.broker.audit.has_request(envelope["id"], f"{user}/"):
+            left = envelope["id"] in getattr(self.broker.audit, "relayed_left", {})  # our rows, left by a crash
+            if not left and self.broker.audit.has_request(envelope["id"], f"{user}/"):
                 return ("ack", None)
         except Exception:  # the log's health signal tells the person; not recorded twice, at worst not at all
             log.exception("relay: the audit log could not be read for %s", key)
@@ -1012,15 +1292,17 @@ class RelayApprover:
             self._writing.add(writing)
             writing.add_done_callback(lambda done: self._app(self._writing.discard, done))  # in the NATS thread
 
-    def _set_problem(self, problem: str | None) -> None:
-        """Tell the person what keeps the relay from working (None: it works)."""
-        self.problem = problem
+    def _set_problem(self, problem: str | None, what: str = PROBLEM) -> None:
+        """Tell the person what keeps the relay from working (None: it works); ``what``: the relay
+        itself, or one user's quota (``relay user <name>``)."""
+        if what == PROBLEM:
+            self.problem = problem
         if self.on_problem is not None:
-            self.on_problem(PROBLEM, problem)
+            self.on_problem(what, problem)
         elif problem is None:
-            self.broker.problems.pop(PROBLEM, None)
+            self.broker.problems.pop(what, None)
         else:
-            self.broker.problems[PROBLEM] = problem
+            self.broker.problems[what] = problem
 
     # -- settling an answer before the audit log records it (the broker's Settler) ---------------------
 
@@ -1043,7 +1325,7 @@ class RelayApprover:
         else:
             reply = _reply_of(triage.kind, request.unique, verdicts)
             writing = self._nats(self._claim(request.key, reply, request.sequence, request.deadline + 60.0,
-                                             request.deadline))
+                                             request.deadline, ttl=_answer_ttl(request.deadline)))
             if writing is None:
                 claim = Claim(won=False, failure="the relay was closed")
             else:
@@ -1101,6 +1383,57 @@ class RelayApprover:
                     break
                 await asyncio.sleep(min(left + 1, 60.0))  # ours may still be written by nobody: wait out its deadline
             self._app(self._record_unsettled, key, rows, value)
+
+    async def _settle_abandoned(self) -> None:
+        """Relayed calls an earlier run left waiting when it was killed (``AuditLog.relayed_left``):
+        each is recorded once, on its own rows, with the answer that stands. Still on the stream, it is
+        delivered again and asked again (its rows taken up, :meth:`AuditLog._insert_calls`); answered
+        meanwhile by another approver, that answer is recorded; neither within three ack waits (it
+        expired on the server), a deny by timeout, which is what its agent got."""
+        def left_now() -> dict[str, tuple[str, list[int], float]]:
+            return dict(getattr(self.broker.audit, "relayed_left", {}))
+
+        left = await self._app_result(left_now)
+        started = time.monotonic()
+        while left and not self.closing:
+            still = await self._app_result(left_now)
+            for request_id in list(left):
+                if request_id not in still:  # delivered again and asked here: its rows were taken up
+                    del left[request_id]
+                    continue
+                user = left[request_id][0].partition("/")[0]
+                if not (names.is_token(user) and names.is_token(request_id)):
+                    del left[request_id]
+                    continue
+                try:
+                    value = await self._decision(names.decision_key(user, request_id))
+                except Exception as exc:  # noqa: BLE001 - the server away: read again
+                    log.debug("relay: reading %s.%s failed: %r", user, request_id, exc)
+                    continue
+                if value is not None or time.monotonic() - started > 3 * self.ack_wait:
+                    self._app(self._record_abandoned, request_id, value)
+                    del left[request_id]
+            await asyncio.sleep(RECONNECT_WAIT)
+
+    def _record_abandoned(self, request_id: str, value: dict[str, Any] | None) -> None:
+        left = self.broker.audit.relayed_left.pop(request_id, None)
+        if left is None:  # taken up meanwhile: recorded where it was asked
+            return
+        agent, rows, _ = left
+        if value is not None:
+            verdicts = [_verdict_of(value, index) for index in range(len(rows))]
+            if not self._ours(value):
+                self._answered_elsewhere(f"{agent.partition('/')[0]}.{request_id}", value)
+        else:
+            verdicts = [Verdict("deny", "timeout", note="this app stopped while the request waited; it was not "
+                                                        "delivered again and no answer was stored: it expired")
+                        for _ in rows]
+        self._event("settled", f"{agent} {request_id}: left waiting when this app stopped; what stands: "
+                               f"{_summary(verdicts)}")
+        try:
+            self.broker.audit.record_decisions(zip(rows, verdicts, strict=True))
+        except Exception:  # the log's health signal tells the person
+            log.exception("relay: the audit log could not record what stands for %s", request_id)
 
     def _record_unsettled(self, key: str, rows: list[int], value: dict[str, Any] | None) -> None:
         if value is not None:
@@ -1207,18 +1540,47 @@ class RelayApprover:
         return min(ACK_WAIT / 3, self.agent_silence / 4)
 
     def _check_open_requests(self) -> None:
-        """Our open requests stay ours (``in_progress``); a silent agent's are withdrawn."""
+        """Our open requests stay ours (``in_progress``); a silent agent's are withdrawn, but only a
+        silence heard while the server answered us all along: a stalled server delivers no heartbeat,
+        and a stall is no departure (:meth:`_probe`)."""
         now = time.monotonic()
         connected = self.nc is not None and self.nc.is_connected and self.connected_at is not None
-        connected_long = connected and now - cast("float", self.connected_at) > self.agent_silence
+        hearing = connected and self.nc_alive is not None and self.nc_alive.is_connected
+        if connected:
+            self._nats(self._probe(now))
+        else:
+            self.responsive_since = None
+        responsive = self.responsive_since
+        connected_long = hearing and responsive is not None and now - responsive > self.agent_silence
         open_requests = [request for request in self.requests.values() if not request.answered]
         if open_requests and connected:
             self._nats(self._in_progress([request.msg for request in open_requests]))
+        if connected:
+            for user in list(self.full_users):  # told when it is below its quota again
+                self._nats(self._check_quota(user))
+        self._flood_ended(now)
         for request in open_requests:
             if connected_long and now - request.last_seen > self.agent_silence:
                 log.debug("relay: no heartbeat for %s: the agent is gone", request.key)
                 self._withdraw(request.key, "agent gone")
         self._checking = self.app_loop.call_later(self._check_interval, self._check_open_requests)
+
+    async def _probe(self, sent: float) -> None:
+        """A question answered in time (JetStream's account info) says the server is responsive now;
+        one that is not (a stall, a server paused or overloaded) starts the agents' silence over once
+        it answers again."""
+        try:  # a request, not flush(timeout=): nats-py fails its read loop on a PONG that comes after a flush gave up
+            await self.nc.request("$JS.API.INFO", b"", timeout=PROBE_TIMEOUT)
+            answered = True
+        except Exception:  # noqa: BLE001 - not in time, or not connected: not responsive
+            answered = False
+        self._app(self._probed, sent, answered)
+
+    def _probed(self, sent: float, answered: bool) -> None:
+        if not answered:
+            self.responsive_since = None
+        elif self.responsive_since is None:
+            self.responsive_since = sent
 
     def _withdraw(self, key: str, why: str) -> None:
         """Withdraw an open request (its prompt disappears; the answer is a deny by ``cancelled``)."""
@@ -1234,8 +1596,33 @@ class RelayApprover:
                                      "the agent is gone (its heartbeat stopped)")
 
     def _refuse(self, code: str, detail: str, message_id: str | None = None, user: str | None = None) -> None:
-        log.warning("relay: refused (%s): %s", code, printable(detail, 200))
+        now = time.monotonic()
+        since, logged = self._refusals_logged
+        if now - since >= 60.0:
+            since, logged = now, 0
+        if logged < REFUSALS_LOGGED_PER_MINUTE:
+            log.warning("relay: refused (%s): %s", code, printable(detail, 200))
+            logged += 1
+        else:
+            self._refusals_unlogged += 1
+            if self._refusals_summary is None:
+                self._refusals_summary = self.app_loop.call_later(max(since + 60.0 - now, 0.0), self._log_unlogged)
+        self._refusals_logged = (since, logged)
         self.context.audit_refusal(code, detail, None, None, message_id, who=f"NATS user {user}" if user else None)
+
+    def _log_unlogged(self) -> None:
+        self._refusals_summary = None
+        if self._refusals_unlogged:
+            log.warning("relay: %d more refusals in the last minute, not logged one by one (the audit log "
+                        "records them within its own limit)", self._refusals_unlogged)
+            self._refusals_unlogged = 0
+
+
+def _answer_ttl(deadline: float) -> float:
+    """How long the bucket keeps an answer: as long as its request is kept (:func:`.names.request_ttl`),
+    and no longer. So what one user's requests hold in the bucket is bounded by what its own stream
+    holds (and its refusals by :data:`REFUSALS_PER_MINUTE` × :data:`REFUSAL_TTL`)."""
+    return names.request_ttl(max(deadline - time.time(), 0.0))
 
 
 def _instance_id(broker: Broker) -> str:

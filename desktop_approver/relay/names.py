@@ -28,6 +28,10 @@ from typing import Any
 
 RELAY_VERSION = 1
 STREAM = "APPROVER_REQUESTS"
+"""The one stream every user shared before each had its own (an approver replaces it, saying so)."""
+STREAM_PREFIX = "APPROVER_REQUESTS_"
+"""Each agent user's requests are in a stream of its own, ``APPROVER_REQUESTS_<user>``, with its own
+limits: one user that fills its stream is refused, and nobody else is (:func:`stream_of`)."""
 SUBJECT_ROOT = "approver.req"
 ALIVE_ROOT = "approver.alive"
 """Agents' heartbeats (plain NATS, not stored): ``approver.alive.<user>.<agent>``, the ids they wait for."""
@@ -50,6 +54,11 @@ MAX_WAIT = MAX_TIMEOUT * DEADLINE_FACTOR
 """The longest an approver keeps a relayed request open, whatever its deadline says."""
 CLOCK_TOLERANCE = 60.0
 """How far apart an agent's clock and the NATS server's may be before a deadline is refused."""
+HEARTBEAT_IDS = 100
+"""Request ids one heartbeat lists at most: an agent waiting for more says so in several."""
+MAX_HEARTBEAT_BYTES = 16 * 1024
+"""The largest heartbeat an approver reads (:data:`HEARTBEAT_IDS` ids of 64 characters fit in half);
+a larger one is dropped unread, counted against its user."""
 EPOCH_FLOOR = 1_577_836_800.0
 """2020-01-01: a ``sent_at`` before it is a clock that was never set, or not a time at all."""
 ENVELOPE_FIELDS = frozenset(("relay", "id", "client", "sent_at", "deadline", "message"))
@@ -71,6 +80,23 @@ def is_token(text: object) -> bool:
 def subject_token(name: str) -> str:
     """``name`` made into one subject token (an agent's name may hold dots, spaces, ``*``)."""
     return _UNSAFE.sub("_", name).strip("_")[:64] or "agent"
+
+
+def stream_of(user: str) -> str:
+    """The stream that holds ``user``'s requests (every subject ``approver.req.<user>.>``)."""
+    return f"{STREAM_PREFIX}{user}"
+
+
+def user_of_stream(stream: str) -> str | None:
+    user = stream.removeprefix(STREAM_PREFIX)
+    return user if stream.startswith(STREAM_PREFIX) and is_token(user) else None
+
+
+def request_ttl(deadline_seconds: float) -> float:
+    """How long the server keeps a request (its ``Nats-TTL``): until the approvers have stopped
+    waiting for it (its deadline, and a minute to write an answer) and a minute more. Past that it
+    is removed: an expired request holds none of its user's quota."""
+    return math.ceil(deadline_seconds + 120.0)
 
 
 def request_subject(user: str, agent: str) -> str:

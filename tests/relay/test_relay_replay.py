@@ -19,10 +19,10 @@ def delete_consumers(server: NatsServer) -> list[str]:
     async def delete() -> list[str]:
         nc = await nats.connect(server.user_url("inspector", "x"))
         try:
-            listed = await nc.request("$JS.API.CONSUMER.LIST.APPROVER_REQUESTS", b"{}", timeout=5)
+            listed = await nc.request("$JS.API.CONSUMER.LIST.APPROVER_REQUESTS_alice", b"{}", timeout=5)
             consumers = [info["name"] for info in json.loads(listed.data)["consumers"]]
             for consumer in consumers:
-                await nc.request(f"$JS.API.CONSUMER.DELETE.APPROVER_REQUESTS.{consumer}", b"", timeout=5)
+                await nc.request(f"$JS.API.CONSUMER.DELETE.APPROVER_REQUESTS_alice.{consumer}", b"", timeout=5)
             return consumers
         finally:
             await nc.close()

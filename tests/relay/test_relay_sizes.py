@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.relay.conftest import WAIT, Approver, NatsServer, run_agent
+from tests.relay.conftest import WAIT, Approver, NatsServer, join, run_agent
 from tests.relay.test_approvers import stored_decisions
 from tests.relay.test_envelopes import envelope, read_decision
 
@@ -68,6 +68,8 @@ def test_an_oversized_message_that_reaches_the_app_is_refused_audited_and_answer
     try:
         approver = Approver(tmp_path, server.user_url("desk", "x"), "desk")
         approvers.append(approver)
+
+        join(server, {"alice": "pw"})
 
         async def publish() -> None:
             nc = await nats.connect(server.user_url("alice", "pw"), allow_reconnect=False)

@@ -23,7 +23,7 @@ def answered_again(server: NatsServer) -> dict[str, object]:
         (result,) = run_agent(server.user_url("alice", "pw"), [{"op": "request", "tool": "allow", "args": {}}])
         if "decision" in result or time.monotonic() > deadline:
             return result
-        assert "no approver has set up the relay" in result["message"], result
+        assert "no approver has set up the relay for NATS user alice" in result["message"], result
         time.sleep(0.2)
 
 
@@ -42,7 +42,7 @@ def test_a_server_restarted_on_an_empty_store_is_set_up_again(tmp_path: Path, na
     result = answered_again(nats_server)
     assert result["decision"]["decision"] == "allow_once", result  # type: ignore[index]
     (lost,) = lost_events(approver)
-    assert "lost the stream APPROVER_REQUESTS, the decision bucket approver_decisions" in lost
+    assert "the decision bucket approver_decisions" in lost and "the stream APPROVER_REQUESTS_alice" in lost
     assert "had lost" in (approver.folder / "stderr").read_text()
 
 
@@ -56,15 +56,16 @@ def test_a_stream_deleted_under_a_running_approver_is_set_up_again(tmp_path: Pat
     async def delete() -> None:
         nc = await nats.connect(nats_server.user_url("inspector", "x"))
         try:
-            await nc.jetstream().delete_stream("APPROVER_REQUESTS")
+            await nc.jetstream().delete_stream("APPROVER_REQUESTS_alice")
         finally:
             await nc.close()
 
+    assert answered_again(nats_server)["decision"]["decision"] == "allow_once"  # type: ignore[index]
     asyncio.run(delete())
     result = answered_again(nats_server)
     assert result["decision"]["decision"] == "allow_once", result  # type: ignore[index]
     (lost,) = lost_events(approver)
-    assert "lost the stream APPROVER_REQUESTS" in lost and "bucket" not in lost
+    assert "lost the stream APPROVER_REQUESTS_alice" in lost and "bucket" not in lost
 
 
 def test_two_apps_of_one_user_and_host_each_see_every_request(tmp_path: Path, nats_server: NatsServer,

@@ -30,9 +30,9 @@ def test_the_socket_stays_the_default_and_unix_urls_name_one(tmp_path: Path) -> 
 
 
 def test_a_nats_url_from_the_environment_reaches_every_client(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("DESKTOP_APPROVER_URL", "nats://alice:pw@nats.example:4222")
+    monkeypatch.setenv("DESKTOP_APPROVER_URL", "tls://alice:pw@nats.example:4222")
     client = Client()
-    assert isinstance(client.transport, RelayTransport) and client.socket_path == "nats://nats.example:4222"
+    assert isinstance(client.transport, RelayTransport) and client.socket_path == "tls://nats.example:4222"
     assert client.transport.relay.user == "alice"
     client.close()
     assert isinstance(AsyncClient().transport, RelayTransport)
@@ -42,13 +42,13 @@ def test_a_nats_url_from_the_environment_reaches_every_client(monkeypatch: pytes
 
 
 def test_a_url_or_credentials_that_cannot_work_fail_closed_when_used(tmp_path: Path) -> None:
-    for url, reason in (("http://host", "expected a nats://"), ("nats://host:4222", "no NATS user"),
-                        ("nats://host:port", "bad port")):
+    for url, reason in (("http://host", "expected a nats://"), ("tls://host:4222", "no NATS user"),
+                        ("tls://host:port", "bad port")):
         transport = open_transport(None, url)
         assert isinstance(transport, UnusableTransport)
         with Client(url=url) as client, pytest.raises(ApproverUnavailable, match=reason):
             client.request("Bash", {"command": "ls"})
-    with Client(url="nats://bob:secret@host:4222", transport=None) as client:
+    with Client(url="tls://bob:secret@host:4222", transport=None) as client:
         assert "secret" not in repr(client.transport) and "secret" not in str(client.socket_path)
 
 
@@ -62,13 +62,13 @@ def test_credentials_files(tmp_path: Path) -> None:
     creds = tmp_path / "user.creds"
     creds.write_text(f"-----BEGIN NATS USER JWT-----\neyJ0eXAiOiJKV1QifQ.{claims}.sig\n------END NATS USER JWT------\n"
                      "\n-----BEGIN USER NKEY SEED-----\nSUAEXAMPLE\n------END USER NKEY SEED------\n")
-    jwt = parse("nats://nats.example:4222", str(creds))
+    jwt = parse("tls://nats.example:4222", str(creds))
     assert (jwt.user, jwt.creds_file) == ("buildbox", str(creds))
     assert jwt.connect_options()["user_credentials"] == str(creds)
-    for bad, why in (("just-a-line", "neither"), ("a.b:pw", "not 1 to 64")):
+    for bad, why in (("just-a-line", "neither"), ("a.b:pw", "not 1 to 64"), ("user: x\nseed: nope", "seed file")):
         (tmp_path / "bad").write_text(bad)
         with pytest.raises(AddressError, match=why):
-            parse("nats://h:4222", str(tmp_path / "bad"))
+            parse("tls://h:4222", str(tmp_path / "bad"))
 
 
 def test_the_socket_client_never_imports_the_relay_or_nats() -> None:
@@ -77,7 +77,7 @@ def test_the_socket_client_never_imports_the_relay_or_nats() -> None:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=ROOT,
                           env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert done.stdout.strip() == "[]", done.stderr
-    relayed = subprocess.run([sys.executable, "-c", code.replace("Client()", "Client(url='nats://a:b@h:1')")],
+    relayed = subprocess.run([sys.executable, "-c", code.replace("Client()", "Client(url='tls://a:b@h:1')")],
                              capture_output=True, text=True, timeout=60, cwd=ROOT,
                              env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert "desktop_approver.relay.agent" in relayed.stdout and "'nats'" not in relayed.stdout  # nats: on connect

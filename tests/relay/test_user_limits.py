@@ -10,7 +10,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from tests.relay.conftest import WAIT, Approver, NatsServer, run_agent
+from tests.relay.conftest import WAIT, Approver, NatsServer, join, run_agent
 from tests.relay.test_permissions import raw
 
 
@@ -32,6 +32,7 @@ def flood(server: NatsServer, user: str, counts: dict[str, int], pad: str = "") 
                 await js.publish(f"approver.req.{user}.{agent}", envelope(unique, agent, pad),
                                  headers={"Nats-Msg-Id": unique})
 
+    join(server, {user: "pw"})
     raw(server, user, "pw", send)
 
 

@@ -148,6 +148,8 @@ class Broker:
         """What the app runs without (the service's health, shared): ``status`` reports it."""
         self.settler: Settler | None = None
         """For the requests it :meth:`~Settler.settles`, every answer is settled before it is recorded."""
+        self.relay_state: Callable[[], dict[str, Any]] | None = None
+        """The relay's state for ``status`` (set by the relay, ``relay.approver``); None without one."""
 
     def __repr__(self) -> str:
         return (f"<Broker pending={len(self.pending)} mode={self.mode.mode} timeout={self.default_timeout:g}s "

@@ -425,6 +425,17 @@ class BatchDecision(_Message):
     decisions: list[CallDecision]
 
 
+class RelayState(BaseModel):
+    """The app's NATS relay, in ``status_reply`` (``tray --relay``): where, as whom, and how it goes."""
+
+    model_config = ConfigDict(frozen=True)
+    server: StrictStr
+    user: StrictStr
+    connected: StrictBool
+    pending: int
+    """Relayed calls waiting for the person in this app now."""
+
+
 class StatusReply(_Message):
     type: Literal["status_reply"] = "status_reply"
     id: Id
@@ -438,6 +449,8 @@ class StatusReply(_Message):
     uptime: float = 0.0
     problems: list[StrictStr] | None = None
     """What the app runs without now (the audit log, the rules file), in words; absent when nothing."""
+    relay: RelayState | None = None
+    """The relay's state, when the app answers one; absent otherwise."""
 
 
 class SessionEnded(_Message):

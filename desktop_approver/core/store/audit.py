@@ -685,6 +685,11 @@ class AuditLog:
         self._full = False                         # the last failure was a full disk: over only with room again
         self._abandoned_owed = False               # close_abandoned() was asked for and is not done yet
         self._earlier_runs_last = 0                # the newest request row at open: it and older ones are earlier runs
+        self._leave_relayed = False                # close_abandoned() leaves relayed calls to the relay
+        self.relayed_left: dict[str, tuple[str, list[int], float]] = {}
+        """Relayed calls an earlier run left waiting (request id -> agent, rows, created): what stands is
+        on the NATS server, so the relay records it on these very rows (read again, they are not
+        written twice: :meth:`_insert_calls` takes them up), never a guessed deny."""
         self._opened_wall, self._opened_boot = time.time(), _boot_clock()  # when, by both clocks (for prune)
         if read_only:
             if not Path(path).is_file():
@@ -721,23 +726,35 @@ class AuditLog:
                 raise
             self._start_unopened(exc)
 
-    def close_abandoned(self) -> int:
+    def close_abandoned(self, *, leave_relayed: bool = False) -> int:
         """Close the calls an earlier run of the app left waiting (killed, or stopped while the log
         failed): their agents got no answer but a dropped connection (ApproverUnavailable: a deny), so
         each gets a decision that says so, a deny, never an allow. Called by the app once it owns the
-        socket (no other app is running then); rows of this run are never touched. Returns how many."""
+        socket (no other app is running then); rows of this run are never touched. Returns how many.
+
+        ``leave_relayed`` (the app answers a relay): a relayed call (no uid on this machine) did not
+        end with the app, it waits on the NATS server, so it is left open in :attr:`relayed_left`."""
         if self.read_only:
             return 0
+        self._leave_relayed = self._leave_relayed or leave_relayed
         self._abandoned_owed = True  # until done: tried again when the log recovers
         if self.lost is not None:
             return 0
         if not self._earlier_runs_last:  # opened only now (it could not be at start): what it held is earlier
             self._earlier_runs_last = int(self._db.execute("SELECT COALESCE(MAX(id), 0) FROM requests").fetchone()[0])
         held = {row for entry in self.unsettled() for row in entry["rows"]}
-        rows = [row for (row,) in self._db.execute(
-            "SELECT r.id FROM requests r LEFT JOIN decisions d ON d.request = r.id"
-            " WHERE d.id IS NULL AND r.id <= ?", (self._earlier_runs_last,)) if row not in self._asked
-            and row not in held]
+        rows = []
+        for row, uid, request_id, agent, created in self._db.execute(
+                "SELECT r.id, r.peer_uid, r.request_id, r.agent, r.created FROM requests r LEFT JOIN decisions d"
+                " ON d.request = r.id WHERE d.id IS NULL AND r.id <= ? ORDER BY r.id", (self._earlier_runs_last,)):
+            if row in self._asked or row in held:
+                continue
+            if self._leave_relayed and uid is None and request_id:
+                left = self.relayed_left.setdefault(str(request_id), (str(agent), [], float(created)))
+                if row not in left[1]:
+                    left[1].append(row)
+                continue
+            rows.append(row)
         if rows:
             self._write_abandoned(rows, time.time())
             log.warning("the audit log closed %d calls an earlier run of the app left waiting: %s", len(rows),
@@ -1302,6 +1319,12 @@ class AuditLog:
     def _insert_calls(self, identity: Identity, session: str, request_id: str,
                       calls: Iterable[CallInfo], now: float) -> list[int]:
         """The hottest write of the app, hence :func:`_request_values` written out here."""
+        if identity.relay_user is not None and self.relayed_left:
+            calls = list(calls)
+            left = self.relayed_left.get(request_id)
+            if left is not None and left[0] == identity.agent and len(left[1]) == len(calls):
+                del self.relayed_left[request_id]  # the rows an earlier run wrote: its decision goes there
+                return list(left[1])
         execute = self._cursor.execute
         who = (session, identity.agent, identity.pid, identity.peer_pid, identity.peer_uid, identity.cwd,
                identity.host, identity.git_branch)

@@ -274,7 +274,8 @@ class Connection:
         self.send(encode(models.StatusReply(
             id=message.id, version=__version__, pid=os.getpid(), socket=self.context.socket_path,
             pending=state["pending"], mode=state["mode"], mode_until=state["mode_until"], sessions=state["sessions"],
-            uptime=time.monotonic() - self.context.started, problems=state.get("problems") or None)))
+            uptime=time.monotonic() - self.context.started, problems=state.get("problems") or None,
+            relay=models.RelayState(**relay()) if (relay := self.context.broker.relay_state) is not None else None)))
 
     # Session memory over the socket is the asking agent's own: keyed by the agent's name from hello.
 
