@@ -94,3 +94,17 @@ def test_sqlite_finding_the_pages_damaged_on_a_write_is_a_lost_log(tmp_path: Pat
         assert log.recover() and log.moved_aside is not None
     finally:
         log.close()
+
+
+def test_a_fifo_in_the_logs_place_never_holds_the_look_or_its_stop(tmp_path: Path) -> None:
+    """A FIFO put where the log was: the look passes it by (SQLite opening it would block with no
+    writer), and stopping the check never waits on a look for long (fault injection of issue 34:
+    the app hung for good, SIGTERM ignored)."""
+    path = tmp_path / "audit.sqlite3"
+    os.mkfifo(path)
+    assert integrity.quick_look(str(path)) is None  # returns: it did not open the FIFO
+    check = integrity.ContentCheck(str(path), every=0.01)
+    check.start()
+    wait_for(lambda: check.looks >= 3, what="three looks past the FIFO")
+    check.stop()
+    assert not check._thread.is_alive() and check.damage is None

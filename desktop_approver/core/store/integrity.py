@@ -19,7 +19,9 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
 import sqlite3
+import stat
 import threading
 import time
 from pathlib import Path
@@ -35,10 +37,20 @@ READ_BACK = 64
 SALVAGE_SECONDS = 20.0
 """How long :func:`salvage` reads at most (a huge damaged file is kept whole either way)."""
 TABLES = ("requests", "decisions", "events")
+STOP_WAIT = 5.0
+"""Seconds :meth:`ContentCheck.stop` waits for a look under way."""
 
 
 def quick_look(path: str) -> str | None:
-    """What is wrong with the content of the database at ``path``, or None when SQLite finds it whole."""
+    """What is wrong with the content of the database at ``path``, or None when SQLite finds it whole.
+
+    Only a regular file is opened: SQLite opening a FIFO put there in the log's place would block
+    this thread for good (the file watch tells the person about a log that is not a file)."""
+    try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return None
+    except OSError:
+        return None  # gone or unreadable: the file watch tells that one
     try:
         with contextlib.closing(sqlite3.connect(f"{Path(path).resolve().as_uri()}?mode=ro", uri=True,
                                                 timeout=1.0)) as db:
@@ -75,9 +87,14 @@ class ContentCheck:
         self._thread.start()
 
     def stop(self, wait: bool = True) -> None:
+        """Stop looking; with ``wait``, for the look under way, but never longer than a few
+        seconds: a look stuck in the kernel must not hold the caller (the event loop) with it.
+        The thread is a daemon, so one left behind never keeps the app from ending."""
         self._stopping.set()
         if wait and self._thread.is_alive() and self._thread is not threading.current_thread():
-            self._thread.join()
+            self._thread.join(STOP_WAIT)
+            if self._thread.is_alive():
+                log.warning("the audit log's content check did not end within %.0f s: left behind", STOP_WAIT)
 
     def _run(self) -> None:
         pause = self.every
