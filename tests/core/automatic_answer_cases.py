@@ -11,6 +11,9 @@ session approval of the whole tool, an allow rule with a trailing ``*`` that mat
 - :data:`ARGUMENT_SHAPE_CASES`: arguments that say more than the reader read (a command under two
   names, values nested where no reader reads, names spelt with characters nobody can see);
   tests/core/test_automatic_answers_argument_shapes.py says why.
+- :data:`ISSUE_30_RED_TEAM_CASES`: one call per cause of the families the red team of issue 30's
+  parse got answered without a person (tests/core/test_automatic_answers_redteam_parse.py runs all
+  of its calls).
 - :data:`RED_TEAM_CASES`: the white-box red team's families (credentials read through programs not
   modelled as readers, secrets sent where nothing looked like sending, output operands, ``@FILE``
   argument files, build tools that run code, migrations that drop data...), numbered by the
@@ -319,3 +322,21 @@ ISSUE_30_TOOL_FAMILIES: ToolFamilies = [
     ("Zed's terminal run in the home", ("terminal", {"command": "rm -rf .config", "cd": "/home/me"}), "terminal"),
 ]
 ISSUE_30_CASES = as_cases(ISSUE_30_SHELL_FAMILIES, ISSUE_30_TOOL_FAMILIES)
+
+# The red team of issue 30's parse, one call per cause it found (family numbers as in its report).
+ISSUE_30_RED_TEAM_SHELL_FAMILIES: Families = [
+    ("F3 tar --file= writes the archive", bash("tar --create --file=/home/me/.bashrc src"), ["tar *"]),
+    ("F3 find deletes from every root", goose("find . /home/me -name '*.bak' -delete"), ["find *"]),
+    ("F3 find with a comma operator deletes the root", bash("find . -name '*.pyc' -delete , -delete"), ["find *"]),
+    ("F3 a hard link writes its source", bash("ln /home/me/.bashrc notes.txt"), ["ln *"]),
+    ("F3 cp -s links the source", openhands("cp -s /home/me/.bashrc notes.txt"), ["cp *"]),
+    ("F3 gunzip writes a file that runs later", bash("gunzip Makefile.gz"), ["gunzip *"]),
+    ("F3 time -o writes a file", codex("/usr/bin/time -o /home/me/.bashrc ls"), ["time *", "ls *"]),
+    ("F3 watch runs its words through sh -c", cline("watch -n 1 echo 'x; rm -rf /home/me/Documents'"),
+     ["echo *"]),
+    ("F3 python -m json.tool writes its second operand", bash("python3 -m json.tool x.json /home/me/.bashrc"),
+     ["python3 *"]),
+    ("F3 pytest --basetemp empties the directory", gemini("pytest -q --basetemp=src tests"), ["pytest *"]),
+]
+ISSUE_30_RED_TEAM_TOOL_FAMILIES: ToolFamilies = []
+ISSUE_30_RED_TEAM_CASES = as_cases(ISSUE_30_RED_TEAM_SHELL_FAMILIES, ISSUE_30_RED_TEAM_TOOL_FAMILIES)
