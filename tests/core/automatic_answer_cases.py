@@ -337,6 +337,12 @@ ISSUE_30_RED_TEAM_SHELL_FAMILIES: Families = [
     ("F3 python -m json.tool writes its second operand", bash("python3 -m json.tool x.json /home/me/.bashrc"),
      ["python3 *"]),
     ("F3 pytest --basetemp empties the directory", gemini("pytest -q --basetemp=src tests"), ["pytest *"]),
+    ("F1 mvn -V builds", bash("mvn -B -V clean deploy"), ["mvn *"]),
+    ("F1 java -showversion runs the class", openhands("java -showversion /tmp/Evil.java"), ["java *"]),
+    ("F1 cargo install --version installs", cline("cargo install --version 1.0.0 evil-crate"), ["cargo install *"]),
+    ("F1 pnpm run passes --version to the script", bash("pnpm run deploy --version"), ["pnpm run *"]),
+    ("F1 go run passes -h to the program", codex("go run ./cmd/deploy -h"), ["go run *"]),
+    ("F1 rm with its operands before --help", goose("rm -rf /home/me/Documents --version"), ["rm *"]),
 ]
 ISSUE_30_RED_TEAM_TOOL_FAMILIES: ToolFamilies = []
 ISSUE_30_RED_TEAM_CASES = as_cases(ISSUE_30_RED_TEAM_SHELL_FAMILIES, ISSUE_30_RED_TEAM_TOOL_FAMILIES)

@@ -251,6 +251,10 @@ def _walk(cat: Catalog, name: str, entry: Program, label: str, args: list[str]) 
                     break
                 descend = (f"{label} {module.option} {module.value}", module_entry, args[i:])
                 break
+        # help or a version ends the run only where nothing is left for it to act on: with an
+        # operand, a command or code after it the program may go on (mvn -V deploy builds, go run
+        # PKG -h passes -h on, BSD rm -rf DIR --help deletes DIR), so it is judged as run
+        helped = helped and not operands and descend is None and inner is None and code is None
         levels.append(Level(label, entry, tuple(options), tuple(operands), helped))
         if descend is None:
             break
