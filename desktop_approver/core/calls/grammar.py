@@ -32,7 +32,7 @@ __all__ = ["VALUE_ROLES", "Level", "OptionUse", "Parse", "interpreter_of", "pars
 
 # Options whose role takes a value (the next word, glued to a short option, or after ``=``).
 VALUE_ROLES = frozenset({"value", "read", "list", "write", "delete", "cd", "runs", "setting", "data", "module",
-                         "method", "url", "upload", "body", "code"})
+                         "method", "url", "upload", "body", "code", "elsewhere"})
 # Options every program is taken to know: asking for help or a version. A dry run is not among
 # them: ``npm run deploy --dry-run`` runs the script; only a program whose grammar lists the
 # option simulates.
@@ -292,7 +292,7 @@ def _option(entry: Program, args: list[str], i: int) -> tuple[list[OptionUse], i
         if role is None:
             found.append(OptionUse(letter, None))
             return found, i + 1
-        if role == "inplace":     # sed -i.bak: the rest of the word is the backup's suffix
+        if role in ("inplace", "optional"):     # sed -i.bak, git -U5: the rest of the word is its value
             found.append(OptionUse(letter, role, word[at + 1:] or None))
             return found, i + 1
         if role in VALUE_ROLES:

@@ -302,6 +302,8 @@ def _option_use(use: OptionUse, entry: Program, label: str, here: str | None, st
             state.gap(f"setting `{key}` of `{label}`")
     elif role == "checks":
         state.gap(f"option `{option}` of `{label}` (a dry run that still runs some of its code)")
+    elif role == "elsewhere":
+        state.gap(f"option `{option} {value}` of `{label}` (it acts on another machine, cluster or project)")
     elif role == "method" and value is not None and not re.fullmatch(r"[A-Za-z]+", value):
         state.gap(f"method `{value}` of `{label}`")
     return here
