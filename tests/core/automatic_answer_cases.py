@@ -359,6 +359,13 @@ ISSUE_30_RED_TEAM_SHELL_FAMILIES: Families = [
     ("F5 docker compose -p is another project", cline("docker compose -p shared-db stop"), ["docker compose *"]),
     ("F5 kubectl --context is another cluster", bash("kubectl --context prod rollout restart deploy/web"),
      ["kubectl *"]),
+    ("F9 git checkout REV PATH discards changes", bash("git checkout HEAD src"), ["git checkout *"]),
+    ("F9 git rm -f drops local changes", goose("git rm -rf src"), ["git rm *"]),
 ]
-ISSUE_30_RED_TEAM_TOOL_FAMILIES: ToolFamilies = []
+ISSUE_30_RED_TEAM_TOOL_FAMILIES: ToolFamilies = [
+    ("F9 an MCP checkout of the branch `.`",
+     ("mcp__git__git_checkout", {"repo_path": PROJECT, "branch_name": "."}), "mcp__git__git_checkou*"),
+    ("F9 an MCP checkout of the branch `-f`",
+     ("mcp__git__git_checkout", {"repo_path": PROJECT, "branch_name": "-f"}), "mcp__git__git_checkou*"),
+]
 ISSUE_30_RED_TEAM_CASES = as_cases(ISSUE_30_RED_TEAM_SHELL_FAMILIES, ISSUE_30_RED_TEAM_TOOL_FAMILIES)

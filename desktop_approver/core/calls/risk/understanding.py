@@ -643,8 +643,13 @@ def _tool_args(reading: CallReading, entry: Tool, state: _Reading) -> None:
             state.gap(f"path `{value}`")
         elif role == "list" and isinstance(value, str) and re.search(r"[$`]", value):
             state.gap(f"path `{value}`")
+        elif role == "option" and isinstance(value, str) and not _PLAIN_WORD.fullmatch(value):
+            # a word the tool hands to a program as one of its arguments: a name, never an option
+            # (``-f``), a path of the working tree (``.``) or a revision range
+            state.gap(f"argument `{shown_name(str(key))}` of `{reading.name}` (`{value}` is not a plain name)")
 
 
+_PLAIN_WORD = re.compile(r"(?!.*\.\.)\w[\w./@+:=,-]*")
 _SQL_WRITES = re.compile(r"\b(insert|update|delete|create|alter|drop|replace|merge|grant|revoke|truncate|attach"
                          r"|rename|vacuum|copy|call|exec|execute|do|load|lock|reindex|cluster|comment|import)\b",
                          re.I)
