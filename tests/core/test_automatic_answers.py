@@ -28,10 +28,16 @@ import pytest
 from desktop_approver.core.calls.risk import assess
 from desktop_approver.core.decisions import modes
 from desktop_approver.core.policy import Policy, PolicyCall
-from tests.core.automatic_answer_cases import ARGUMENT_SHAPE_CASES, ISSUE_19_CASES, ISSUE_30_CASES, RED_TEAM_CASES
+from tests.core.automatic_answer_cases import (
+    ARGUMENT_SHAPE_CASES,
+    ISSUE_19_CASES,
+    ISSUE_30_CASES,
+    ISSUE_30_RED_TEAM_CASES,
+    RED_TEAM_CASES,
+)
 from tests.support.automatic_answers import PROJECT, WHO, ask, asked_with_reason, bash, broker_for
 
-CASES = ISSUE_19_CASES + ARGUMENT_SHAPE_CASES + RED_TEAM_CASES + ISSUE_30_CASES
+CASES = ISSUE_19_CASES + ARGUMENT_SHAPE_CASES + RED_TEAM_CASES + ISSUE_30_CASES + ISSUE_30_RED_TEAM_CASES
 
 
 @pytest.fixture(autouse=True)

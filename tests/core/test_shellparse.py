@@ -43,7 +43,8 @@ def test_argv_table(line: str, expected: list[list[str]]) -> None:
 
 
 @pytest.mark.parametrize(("line", "wrappers", "construct", "parent"), [
-    ("sudo -u root env FOO=1 nohup timeout 5 xargs rm", ("sudo", "env", "nohup", "timeout", "xargs"), "", ""),
+    ("sudo -u root env FOO=1 nohup timeout 5 xargs rm", ("sudo", "sudo -u", "env", "nohup", "timeout", "xargs"), "",
+     ""),
     ("sudo bash -c 'rm x'", ("sudo", "bash -c"), "-c", ""),
     ("eval 'rm x'", ("eval",), "eval", ""),
     ("bash <<EOF\nrm x\nEOF\n", ("bash <<",), "<<", "bash"),

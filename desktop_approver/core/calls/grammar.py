@@ -32,7 +32,7 @@ __all__ = ["VALUE_ROLES", "Level", "OptionUse", "Parse", "interpreter_of", "pars
 
 # Options whose role takes a value (the next word, glued to a short option, or after ``=``).
 VALUE_ROLES = frozenset({"value", "read", "list", "write", "delete", "cd", "runs", "setting", "data", "module",
-                         "method", "url", "upload", "body", "code"})
+                         "method", "url", "upload", "body", "code", "elsewhere"})
 # Options every program is taken to know: asking for help or a version. A dry run is not among
 # them: ``npm run deploy --dry-run`` runs the script; only a program whose grammar lists the
 # option simulates.
@@ -251,6 +251,10 @@ def _walk(cat: Catalog, name: str, entry: Program, label: str, args: list[str]) 
                     break
                 descend = (f"{label} {module.option} {module.value}", module_entry, args[i:])
                 break
+        # help or a version ends the run only where nothing is left for it to act on: with an
+        # operand, a command or code after it the program may go on (mvn -V deploy builds, go run
+        # PKG -h passes -h on, BSD rm -rf DIR --help deletes DIR), so it is judged as run
+        helped = helped and not operands and descend is None and inner is None and code is None
         levels.append(Level(label, entry, tuple(options), tuple(operands), helped))
         if descend is None:
             break
@@ -288,7 +292,7 @@ def _option(entry: Program, args: list[str], i: int) -> tuple[list[OptionUse], i
         if role is None:
             found.append(OptionUse(letter, None))
             return found, i + 1
-        if role == "inplace":     # sed -i.bak: the rest of the word is the backup's suffix
+        if role in ("inplace", "optional"):     # sed -i.bak, git -U5: the rest of the word is its value
             found.append(OptionUse(letter, role, word[at + 1:] or None))
             return found, i + 1
         if role in VALUE_ROLES:

@@ -550,6 +550,8 @@ _READERS = frozenset({"cat", "bat", "head", "tail", "less", "more", "nl", "od", 
                       "vi", "nano", "emacs", "code", "zip", "7z"})
 # Files a build or a run generates and regenerates (compiled code, logs, editor leftovers).
 _GENERATED = re.compile(r"\*\.(pyc|pyo|o|obj|class|log|tmp|orig|rej|bak|swp|gcda|gcno|d)|\*~|\.DS_Store")
+# tar's long mode options, by the letter of their short spelling
+_TAR_MODES = {"--create": "c", "--extract": "x", "--get": "x", "--list": "t", "--append": "r", "--update": "u"}
 _COMPRESSORS = frozenset({"gzip", "gunzip", "xz", "unxz", "bzip2", "bunzip2", "zstd", "unzstd", "lzma"})
 _COUNTERS = frozenset({"wc", "md5sum", "sha1sum", "sha256sum", "sha512sum", "cksum", "shasum", "b2sum", "sum"})
 _PATTERN_FIRST = frozenset({"grep", "egrep", "fgrep", "rg", "ag", "ack", "awk", "jq", "yq", "sed", "zgrep"})
@@ -600,7 +602,10 @@ def _paths_of(cmd: SimpleCommand, cwd: str | None) -> list[PathUse]:
             for source in sources:
                 if ":" in source and name in ("rsync", "scp"):
                     continue
-                uses.append(_use(source, cwd, "delete" if name == "mv" else "read", name,
+                # a hard link (ln, cp -l) is its source: a later write to it writes the source
+                linked = name == "ln" and not flags & {"s", "--symbolic"} or name == "cp" and bool(
+                    flags & {"l", "--link"})
+                uses.append(_use(source, cwd, "delete" if name == "mv" else "write" if linked else "read", name,
                                  bool(flags & {"r", "R", "a", "--recursive"})))
             if not (":" in target and name in ("rsync", "scp")):
                 uses.append(_use(target, cwd, "write", name, bool(flags & {"r", "R", "a", "--recursive"})))
@@ -612,6 +617,19 @@ def _paths_of(cmd: SimpleCommand, cwd: str | None) -> list[PathUse]:
             uses.append(_use(target, cwd, "write", name, bool(flags & {"R", "--recursive"})))
     elif name == "tee":
         pass  # its files are redirects (see shellparse)
+    elif name == "tar" and read_by_grammar and argv[1:2] and argv[1].startswith("-"):
+        # the mode, the archive and the directory as tar reads them (--file=A, -cf A, --create)
+        modes = {use.option.lstrip("-")[:1] if len(use.option) == 2 else _TAR_MODES.get(use.option, "")
+                 for use in found.options()}
+        kept = next(reversed(found.values("-f", "--file")), None)
+        into = next(reversed(found.values("-C", "--directory")), None)
+        if "x" in modes:
+            uses.append(_use(into or ".", cwd, "write", "tar", True))
+        if kept and kept != "-":
+            creates = bool(modes & {"c", "r", "u"})
+            uses.append(_use(kept, cwd, "write" if creates else "read", "tar", listing="t" in modes))
+        if modes & {"c", "r", "u"}:
+            uses += [_use(target, cwd, "read", "tar") for target in operands]
     elif name == "tar":
         mode = next((w for w in argv[1:2] if not w.startswith("-")), "") + "".join(
             w[1:] for w in argv[1:] if w.startswith("-") and not w.startswith("--"))
@@ -653,17 +671,21 @@ def _paths_of(cmd: SimpleCommand, cwd: str | None) -> list[PathUse]:
         for target in operands[1:]:
             uses.append(_use(target, cwd, "write" if in_place else "read", "sed"))
     elif name == "find":
-        roots = [w for w in argv[1:] if not w.startswith(("-", "(", "!", ")"))][:1] or ["."]
+        # every root: the words before the first option or operator (find . /home/me -delete)
+        expression = next((i for i, w in enumerate(argv[1:], 1) if w.startswith(("-", "(", "!", ")", ","))), len(argv))
+        roots = list(argv[1:expression]) or ["."]
         names = [argv[i + 1] for i, w in enumerate(argv[:-1]) if w in ("-name", "-iname")]
-        generated = "-delete" in argv and bool(names) and roots[0].rstrip("/") not in ("", "~", "$HOME", "${HOME}") \
-            and not {"-o", "-or", "!", "-not", "-prune"} & set(argv) and all(_GENERATED.fullmatch(n) for n in names)
+        generated = "-delete" in argv and bool(names) and len(roots) == 1 \
+            and roots[0].rstrip("/") not in ("", "~", "$HOME", "${HOME}") \
+            and not {"-o", "-or", "!", "-not", "-prune", ","} & set(argv) \
+            and all(_GENERATED.fullmatch(n) for n in names)
         if generated:
             # find . -name '*.pyc' -delete: the compiled files under the root, not the root itself
             for pattern in names:
                 uses.append(_use(f"{roots[0].rstrip('/')}/{pattern}", cwd, "delete", "find"))
         else:
-            uses.append(_use(roots[0], cwd, "delete" if "-delete" in argv else "read", "find", True,
-                             listing="-delete" not in argv))
+            uses += [_use(root, cwd, "delete" if "-delete" in argv else "read", "find", True,
+                          listing="-delete" not in argv) for root in roots]
     elif name in _LISTERS:
         for target in operands:
             uses.append(_use(target, cwd, "read", name, listing=True))

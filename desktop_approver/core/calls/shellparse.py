@@ -22,7 +22,8 @@ Public API (stable; the policy engine relies on it):
                     ``nice``, ``ionice``, ``timeout``, ``stdbuf``, ``setsid``, ``exec``,
                     ``command``, ``builtin``); expansions stay literal (``$DIR/``).
                     Empty for a bare redirection such as ``> file``.
-    ``wrappers``    what was unwrapped, outermost first: ``("sudo", "bash -c")``.
+    ``wrappers``    what was unwrapped, outermost first: ``("sudo", "bash -c")``; each option
+                    given to a wrapper follows it (``("time", "time -o")``).
     ``assignments`` ``NAME=value`` words in front of the command or given to ``env``.
     ``redirects``   :class:`Redirect` items; ``cmd | tee f`` gives the ``tee`` command a
                     ``Redirect("tee", "f")`` (``"tee -a"`` when appending).
@@ -1113,10 +1114,20 @@ def _unwrap(argv: list[str]) -> _Unwrapped:
             rest, assigned = _after_options(name, argv)
             if not rest:
                 break
+            # each option given to the wrapper, as ``"time -o"``: the reader judges the wrapper's
+            # options too (``time -o FILE`` writes FILE), so none may vanish with the unwrapping
+            options = argv[1:len(argv) - len(rest)]
+            given = [f"{name} {word.split('=', 1)[0]}" for word in options
+                     if word.startswith("-") and len(word) > 1 and word != "--"]
+            if name == "watch" and not {"-x", "--exec"} & set(options):
+                # watch runs its words joined by spaces through ``sh -c``: they are read as that line
+                at = offset + len(options) + 1
+                return _Unwrapped([], [*wrappers, "watch -c", *given], assignments, " ".join(rest),
+                                  frozenset(range(at, at + len(rest))))
+            wrappers += [name, *given]
             split_string = name == "env" and any(w in ("-S", "--split-string") or w.startswith("--split-string=")
                                                  for w in argv[1:len(argv) - len(rest) + 2])
             offset = -10 ** 6 if split_string else offset + len(argv) - len(rest)
-            wrappers.append(name)
             assignments += assigned
             argv = rest
             continue

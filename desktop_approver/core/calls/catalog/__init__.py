@@ -12,7 +12,7 @@ A program entry (``[program.NAME]``, or ``[program.NAME.sub.WORD]`` for a subcom
     operands = "read"        # what its operands are: see OPERAND_ROLES
     flag = "-a -l --all"     # options without a value
     value = "-n --lines"     # options with one value that names no path and runs nothing
-    optional = "--color"     # long options that may carry ``=value`` (never the next word)
+    optional = "--color -U"  # options that may carry a value after ``=`` or glued (-U5), never the next word
     read = "-f"              # options whose value is a path: read / list / write / delete
     cd = "-C"                # options whose value is the directory it works in
     runs = "--pre"           # options whose value is a program or code it runs (never understood)
@@ -28,6 +28,7 @@ A program entry (``[program.NAME]``, or ``[program.NAME.sub.WORD]`` for a subcom
     upload = "-T"            # options whose value is a file it reads and sends
     body = "-d"              # options whose value is a request body it sends (``@FILE`` reads that file)
     deletes = "--delete"     # options that make it delete (rsync --delete*, --remove-source-files)
+    elsewhere = "--context"  # options whose value picks another machine, cluster or project (never understood)
     inplace = "-i"           # options that make it write the files it would read (sed -i, with a glued suffix)
     effect = "deploy"        # what running it does beyond its paths: see EFFECTS
     numeric = true           # counts written as options (``head -20``)
@@ -69,7 +70,8 @@ __all__ = ["ARG_ROLES", "EFFECTS", "OPERAND_ROLES", "OPTION_ROLES", "Catalog", "
            "validate_extension"]
 
 OPTION_ROLES = ("flag", "value", "optional", "read", "list", "write", "delete", "cd", "runs", "setting", "help", "data",
-                "simulate", "checks", "module", "method", "url", "upload", "body", "deletes", "inplace", "code")
+                "simulate", "checks", "module", "method", "url", "upload", "body", "deletes", "inplace", "code",
+                "elsewhere")
 OPERAND_ROLES = (
     "none",        # takes no operands
     "text",        # words that name nothing (echo, printf, package or test names)

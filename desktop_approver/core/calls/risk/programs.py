@@ -531,8 +531,11 @@ def _git(cmd: SimpleCommand, line: _Line) -> None:
         findings.add(DESTRUCTIVE, "discards uncommitted changes (reset --hard)")
     elif sub in ("checkout", "restore", "switch") and (
             "." in rest or flags & {"f", "--force", "--discard-changes"} or "--" in rest and sub == "checkout"
+            or sub == "checkout" and len(parse(cmd.argv).operands) > 1     # git checkout REV PATH...
             or sub == "restore" and ("--staged" not in rest and "S" not in flags or flags & {"W", "--worktree"})):
         findings.add(DESTRUCTIVE, "discards uncommitted changes")
+    elif sub == "rm" and parse(cmd.argv).has("-f", "--force") and not parse(cmd.argv).has("--cached"):
+        findings.add(DESTRUCTIVE, "discards uncommitted changes (git rm -f)")
     elif sub == "branch" and flags & {"D", "d", "--delete"}:
         findings.add(DESTRUCTIVE if "D" in flags or "--force" in flags else MODERATE, "deletes a branch")
     elif sub == "stash" and rest[:1] in (["drop"], ["clear"]):

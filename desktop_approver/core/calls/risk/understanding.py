@@ -54,9 +54,19 @@ CommandJudge = Callable[[ShellRun, str | None, str | None, Findings], None]
 reader's concern, and that reader itself asks this engine what the catalog knows."""
 
 _PATH_ROLES = frozenset({"read", "list", "write", "delete"})
-# Wrappers shellparse unwraps that change nothing about what runs.
+# Wrappers shellparse unwraps that change nothing about what runs, and the options of theirs that
+# name no file and run nothing. Any other option of a wrapper is a gap (``time -o FILE`` writes
+# FILE). ``watch -c`` is watch running its words joined as one ``sh -c`` line (shellparse reads
+# them as that line); ``watch -x`` runs them as words, like ``exec``.
 _PLAIN_WRAPPERS = frozenset({"timeout", "nice", "time", "nohup", "command", "builtin", "exec", "stdbuf", "ionice",
-                             "setsid", "bash -c", "sh -c", "zsh -c", "dash -c", "env", "watch"})
+                             "setsid", "bash -c", "sh -c", "zsh -c", "dash -c", "env",
+                             "timeout -s", "timeout -k", "timeout --signal", "timeout --kill-after",
+                             "timeout --preserve-status", "timeout --foreground", "timeout -v", "timeout --verbose",
+                             "nice -n", "nice --adjustment", "ionice -c", "ionice -n", "ionice --class",
+                             "ionice --classdata", "stdbuf -i", "stdbuf -o", "stdbuf -e", "stdbuf --input",
+                             "stdbuf --output", "stdbuf --error", "time -p", "time --portability", "time -v",
+                             "time --verbose", "watch -c", "watch -n", "watch --interval", "watch -t", "watch -d",
+                             "watch --no-title", "watch --differences"})
 _ENV_WITH_OPTIONS = re.compile(r"(^|[\s;&|(])env\s+-")
 _PREFIXES = re.compile(r"(?:^|[;&|(\n]|\benv\s)\s*((?:[A-Za-z_]\w*\+?=(?:'[^']*'|\"[^\"]*\"|\S)*\s+)+)")
 _EXTENSION_GLOB = re.compile(r"^[\w.-]*\*[\w-]*\.[A-Za-z0-9]+$")
@@ -180,7 +190,12 @@ def _simple(cmd: SimpleCommand, cwd: str | None, state: _Reading) -> None:
         state.gap(f"program `{name}`")
         return
     entry = found.levels[0].entry
-    state.judged = frozenset(use.path for use in command_paths(cmd, cwd))
+    paths = command_paths(cmd, cwd)
+    state.judged = frozenset(use.path for use in paths)
+    for use in paths:
+        # a file the reader found written that the parse does not name (gunzip Makefile.gz writes Makefile)
+        if use.operation in ("write", "delete") and runs_later(use.path):
+            state.gap(f"a file that runs later (`{use.path}`, written by `{name}`)")
     state.simulated = found.simulated or only_reads(cmd)
     if name == "export":
         for operand in found.operands:
@@ -191,7 +206,7 @@ def _simple(cmd: SimpleCommand, cwd: str | None, state: _Reading) -> None:
         # An interpreter or a shell fed on its input runs whatever the input says (a here-doc, a
         # here-string, a file, a pipe): code the catalog cannot vouch for, like ``python3 -c``.
         state.gap(f"statements given to `{name}` on its input")
-    if name == "ln" and any(use.option in ("-s", "--symbolic") for use in found.options()):
+    if name == "ln" and found.has("-s", "--symbolic") or name == "cp" and found.has("-s", "--symbolic-link"):
         _link_targets(list(found.operands), cwd, state)
     if name in _SQL_OPERANDS and len(found.operands) > 1:
         # sqlite3 DB "SQL": the statements (and their functions: writefile, edit, readfile, load_extension)
@@ -254,7 +269,9 @@ def _option_use(use: OptionUse, entry: Program, label: str, here: str | None, st
     if role is None or role in VALUE_ROLES and value is None:
         return here     # a gap of the parse, said once there
     if role in _PATH_ROLES and value is not None:
-        _path(value, role, here, state, f"option `{option}` of `{label}`", judge=True, via=label)
+        # what an option names to delete may be a directory and all it holds (pytest --basetemp DIR)
+        _path(value, role, here, state, f"option `{option}` of `{label}`", judge=True, via=label,
+              recursive=role == "delete")
     elif role == "upload" and value is not None:
         _path(value, "read", here, state, f"option `{option}` of `{label}`", judge=True, via=label)
     elif role == "url" and value is not None:
@@ -285,6 +302,8 @@ def _option_use(use: OptionUse, entry: Program, label: str, here: str | None, st
             state.gap(f"setting `{key}` of `{label}`")
     elif role == "checks":
         state.gap(f"option `{option}` of `{label}` (a dry run that still runs some of its code)")
+    elif role == "elsewhere":
+        state.gap(f"option `{option} {value}` of `{label}` (it acts on another machine, cluster or project)")
     elif role == "method" and value is not None and not re.fullmatch(r"[A-Za-z]+", value):
         state.gap(f"method `{value}` of `{label}`")
     return here
@@ -624,8 +643,13 @@ def _tool_args(reading: CallReading, entry: Tool, state: _Reading) -> None:
             state.gap(f"path `{value}`")
         elif role == "list" and isinstance(value, str) and re.search(r"[$`]", value):
             state.gap(f"path `{value}`")
+        elif role == "option" and isinstance(value, str) and not _PLAIN_WORD.fullmatch(value):
+            # a word the tool hands to a program as one of its arguments: a name, never an option
+            # (``-f``), a path of the working tree (``.``) or a revision range
+            state.gap(f"argument `{shown_name(str(key))}` of `{reading.name}` (`{value}` is not a plain name)")
 
 
+_PLAIN_WORD = re.compile(r"(?!.*\.\.)\w[\w./@+:=,-]*")
 _SQL_WRITES = re.compile(r"\b(insert|update|delete|create|alter|drop|replace|merge|grant|revoke|truncate|attach"
                          r"|rename|vacuum|copy|call|exec|execute|do|load|lock|reindex|cluster|comment|import)\b",
                          re.I)

@@ -114,7 +114,9 @@ def shaped_operands(entry: Program, label: str, operands: list[str]) -> Vouch:
 def http_request(operands: list[str]) -> tuple[str, str, bool, list[str]]:
     """An httpie/xh request: ``(method, url, whether it sends data, the files it reads to send)``."""
     words = list(operands)
-    method = words.pop(0).upper() if words and words[0].upper() in _METHODS else "GET"
+    # httpie takes a first word of letters only, with more after it, as the method (PURGE, MOVE)
+    method = words.pop(0).upper() if words and (words[0].upper() in _METHODS or len(words) > 1 and re.fullmatch(
+        r"[A-Za-z]+", words[0])) else "GET"
     url = words.pop(0) if words else ""
     sends = method not in _READ_METHODS
     files: list[str] = []
