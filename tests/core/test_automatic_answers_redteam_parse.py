@@ -19,9 +19,13 @@ from typing import Any
 import pytest
 
 from desktop_approver.core.decisions import modes
-from tests.support.automatic_answers import ask, broker_for
+from tests.support.automatic_answers import PROJECT, ask, broker_for
 
-ROWS = [json.loads(line) for line in
+RED_TEAM_PROJECT = "/home/me/project"
+"""The red team's project; its rows are asked in the tests' real project (``PROJECT``), so that a
+path of theirs is inside the project as it was for them, never outside by the move (which would
+send it to the person for the wrong reason)."""
+ROWS = [json.loads(line.replace(RED_TEAM_PROJECT, PROJECT)) for line in
         (Path(__file__).parent / "risk_calls_redteam_parse.jsonl").read_text(encoding="utf-8").splitlines()
         if line.strip()]
 # family number -> what is left of it (see /work notes of issue 30's fixes and CHANGELOG)
@@ -33,7 +37,7 @@ OPEN: dict[str, str] = {
     "F13": "dry runs that run code",
 }
 
-STILL_ANSWERED = frozenset({53, 54, *range(61, 133), *range(140, 156)})
+STILL_ANSWERED = frozenset({53, 54, *range(61, 69), *range(70, 133), *range(140, 147), *range(150, 156)})
 
 
 def _family(row: dict[str, Any]) -> str:
