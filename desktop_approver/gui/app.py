@@ -503,11 +503,14 @@ class DesktopApprover(QObject):
         self.decider.resume_dialogs()
 
 
-TERMINATING_SIGNALS = tuple(getattr(signal, name) for name in ("SIGHUP", "SIGINT", "SIGQUIT", "SIGTERM")
+TERMINATING_SIGNALS = tuple(getattr(signal, name) for name in ("SIGHUP", "SIGINT", "SIGQUIT", "SIGTERM",
+                                                                "SIGUSR1", "SIGUSR2", "SIGALRM", "SIGIO")
                             if hasattr(signal, name))
 """Each ends the app the same clean way (:meth:`DesktopApprover.close`): waiting requests are answered
 ``shutting_down`` and recorded, the socket is removed. SIGHUP is the terminal or the session going away;
-SIGQUIT would otherwise dump core and leave the socket and 20 undecided requests behind (issue 20)."""
+SIGQUIT would otherwise dump core and leave the socket and 20 undecided requests behind (issue 20);
+SIGUSR1, SIGUSR2, SIGALRM and SIGIO end a process by default, and did so without a word (the fault
+injection of issue 34: agents got EOF, their rows stayed pending, the socket was left)."""
 
 EXIT_INSECURE_DIRECTORY = 2
 """The socket's directory is not ours or is a link: someone else may be waiting to impersonate us."""

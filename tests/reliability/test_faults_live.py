@@ -109,7 +109,8 @@ def decisions_by_request(audit: Path) -> dict[str, tuple[str, str]]:
 WAITING = 20
 
 
-@pytest.mark.parametrize("signum", [signal.SIGHUP, signal.SIGTERM, signal.SIGINT, signal.SIGQUIT],
+@pytest.mark.parametrize("signum", [signal.SIGHUP, signal.SIGTERM, signal.SIGINT, signal.SIGQUIT, signal.SIGUSR1,
+                                    signal.SIGALRM],
                          ids=lambda signum: signal.Signals(signum).name)
 def test_a_terminating_signal_answers_every_waiting_request_records_it_and_removes_the_socket(
         tmp_path: Path, apps: list[TrayApp], signum: int, figures: dict[str, str]) -> None:

@@ -29,6 +29,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -310,7 +311,7 @@ class Broker:
         infos = [triage.infos[index] for index in due]
         try:   # the budget bounds each look; this bounds a look stuck in the kernel (never a hang)
             async with asyncio.timeout(FACTS_TIMEOUT * max(1, len(infos))):
-                judged = await loop.run_in_executor(None, _with_facts, infos, identity)
+                judged = await loop.run_in_executor(_facts_pool(), _with_facts, infos, identity)
         except TimeoutError:
             log.warning("the facts of %d call(s) of %s took too long: the person decides", len(infos),
                         printable(triage.request_id, 80))
@@ -542,6 +543,19 @@ def facts_unavailable(identity: Identity) -> str | None:
     if identity.cwd_agrees is False:
         return "the agent's directory is not its process's (a forwarded socket: its files are elsewhere)"
     return None
+
+
+_FACTS_POOL: list[ThreadPoolExecutor] = []
+
+
+def _facts_pool() -> ThreadPoolExecutor:
+    """The threads that gather facts: the broker's own, never the loop's default executor. Under
+    qasync that executor is made of QThreads, which the app does not wait for when it ends, and Qt
+    aborts the process for a QThread still running at exit (every waiting agent then got EOF
+    instead of ``shutting_down``)."""
+    if not _FACTS_POOL:
+        _FACTS_POOL.append(ThreadPoolExecutor(max_workers=2, thread_name_prefix="call-facts"))
+    return _FACTS_POOL[0]
 
 
 FACTS_TIMEOUT = 10.0
