@@ -15,6 +15,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -111,6 +112,12 @@ def dunst(display: str, private_bus: Any, tmp_path: Path) -> Iterator[dict[str, 
     log = (tmp_path / "dunst.log").open("w")
     process = subprocess.Popen(["dunst", "-config", str(config)], env=env, stdout=log, stderr=subprocess.STDOUT)
     try:
+        # On the bus before anyone looks for it: an app started earlier finds no server, says so and
+        # later "works again", which is another test's story (a busy machine starts dunst slowly).
+        deadline = time.monotonic() + 60
+        while subprocess.run(["dunstctl", "is-paused"], env=env, capture_output=True, timeout=30).returncode != 0:
+            assert process.poll() is None and time.monotonic() < deadline, (tmp_path / "dunst.log").read_text()
+            time.sleep(0.05)
         yield {"env": env, "menu": menu, "choice": choice, "log": tmp_path / "dunst.log", "process": process}
     finally:
         process.send_signal(signal.SIGTERM)
