@@ -611,6 +611,12 @@ class ApproverServer:
                     and "accept" in str(context.get("message", "")) and not self._closing:
                 self._short_of_descriptors(failure)
                 return
+            if self._closing and isinstance(failure, (OSError, ValueError)) \
+                    and "_start_serving" in repr(context.get("handle")):
+                # asyncio retries accepting a second after running out; the app closed its socket
+                # meanwhile, so the retry finds no descriptor: nothing is lost, nothing to tell.
+                log.debug("accepting again after running out: the socket is closed already (%s)", failure)
+                return
             if previous is not None:
                 previous(loop, context)
             else:
