@@ -1159,10 +1159,7 @@ class AuditLog:
         group = self._group
         try:
             if group is None:
-                self._check_file()
-                self._cursor.execute("BEGIN")
-                group = self._group = GroupCommit()
-                _at_turn_end(loop, functools.partial(self._commit_group, group))
+                group = self._open_group(loop)
             self._insert_waited_decisions(decided)
         except BaseException as exc:
             if group is not None:
@@ -1172,6 +1169,14 @@ class AuditLog:
                 self._failed(exc)
             raise
         group.decided += decided
+        return group
+
+    def _open_group(self, loop: Any) -> GroupCommit:
+        """This turn's transaction, begun now and committed when the turn of ``loop`` ends."""
+        self._check_file()
+        self._cursor.execute("BEGIN")
+        group = self._group = GroupCommit()
+        _at_turn_end(loop, functools.partial(self._commit_group, group))
         return group
 
     @_watched
@@ -1207,10 +1212,7 @@ class AuditLog:
         group = self._group
         try:
             if group is None:
-                self._check_file()
-                self._cursor.execute("BEGIN")
-                group = self._group = GroupCommit()
-                _at_turn_end(loop, functools.partial(self._commit_group, group))
+                group = self._open_group(loop)
             now = time.time()
             ids = self._insert_calls(identity, session, request_id, calls, now)
             decision_rows = self._insert_decisions(zip(ids, verdicts, strict=True), now)
