@@ -174,7 +174,14 @@ def test_five_requests_from_three_agents_make_three_notifications(notifying_appr
                     ask_as("claude", "make docs"), ask_as("aider", "ls")]
         await wait_for(lambda: len(approver.decider.tickets()) == 5, what="five requests")
         # claude's two requests arrive in either order: its notification names the one with less time left.
-        await wait_for(lambda: sorted(n.summary.replace("make docs", "make") for n in server.open.values()) == [
+        # When the first was notified before the second arrived, the count alone changed; with the dialog
+        # showing the counts, that is not popped up again (issue 31), so the notification may say 1 or 2.
+        def shown() -> list[str]:
+            return sorted(n.summary.replace("make docs", "make").replace("· 1 waiting from “claude”",
+                                                                            "· 2 waiting from “claude”")
+                          for n in server.open.values())
+
+        await wait_for(lambda: shown() == [
             "▲ Moderate: make · 2 waiting from “claude” (as claimed)",
             "⚠ Destructive: git push --force origin main · 2 waiting from “codex” (as claimed)",
             "✔ Safe: ls · 1 waiting from “aider” (as claimed)"], what="one notification per agent", timeout=30)
