@@ -1,4 +1,4 @@
-"""Twenty thousand requests that reach the person: the tray's menu and the app's memory stay bounded.
+"""Six thousand requests that reach the person: the tray's menu and the app's memory stay bounded.
 
 Each request waits in the queue (the tray rebuilds its menu when it arrives and when it leaves) and
 is answered by the person's side of the queue (``GuiDecider.answer``), as the dialog would. Before
@@ -18,10 +18,10 @@ from PySide6.QtWidgets import QMenu
 
 from desktop_approver.core.decisions.tickets import Verdict
 
-SOAK_REQUESTS = 20_000
+SOAK_REQUESTS = 6_000
 AGENTS = 8            # agents asking at once (one process), so the queue is seldom empty
-WARM_UP = 2_000       # requests before the first measurement (caches, pools, the audit log's pages)
-ALLOWED_GROWTH = 40 * 1024 * 1024  # bytes of RSS between the warm-up and the end (the leak was about 1.2 GB)
+WARM_UP = 1_000       # requests before the first measurement (caches, pools, the audit log's pages)
+ALLOWED_GROWTH = 40 * 1024 * 1024  # RSS bytes from the warm-up to the end (the leak: 66 KB a request, 330 MB here)
 
 
 AGENTS_SCRIPT = """
@@ -47,9 +47,9 @@ def rss_bytes() -> int:
 
 
 @pytest.mark.slow
-@pytest.mark.timeout(300)  # about a minute on two idle cores; CI shares them
+@pytest.mark.timeout(300)  # each request is judged with its facts (git asked): minutes on two busy cores
 @pytest.mark.skipif(not os.path.exists("/proc/self/statm"), reason="reads RSS from /proc")
-def test_twenty_thousand_requests_reaching_the_person_leave_the_tray_menu_and_memory_bounded(
+def test_six_thousand_requests_reaching_the_person_leave_the_tray_menu_and_memory_bounded(
         approver: Any, run: Any) -> None:
     approver.set_popups(False)  # the tray and the queue carry every request; the dialog is not the subject
     decider, tray = approver.decider, approver.tray

@@ -72,9 +72,10 @@ class Desktop:
                 raise Missing(f"{program} is not installed")
         workdir = Path(tempfile.mkdtemp(prefix="approver-desktop-"))
         read_fd, write_fd = os.pipe()
-        xvfb = subprocess.Popen(["Xvfb", "-displayfd", str(write_fd), "-screen", "0", f"{width}x{height}x24",
-                                 "-nolisten", "tcp"], pass_fds=(write_fd,),
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        with (workdir / "Xvfb.log").open("w") as xvfb_log:  # the child keeps its own copy of the file
+            xvfb = subprocess.Popen(["Xvfb", "-displayfd", str(write_fd), "-screen", "0", f"{width}x{height}x24",
+                                     "-nolisten", "tcp"], pass_fds=(write_fd,),
+                                    stdout=subprocess.DEVNULL, stderr=xvfb_log)
         os.close(write_fd)
         with os.fdopen(read_fd) as numbers:
             number = numbers.readline().strip()
@@ -86,6 +87,9 @@ class Desktop:
         env.update(DISPLAY=f":{number}", DBUS_SESSION_BUS_ADDRESS=bus.address, QT_QPA_PLATFORM="xcb")
         desktop = cls(f":{number}", env, bus, workdir, [xvfb])
         try:
+            # The display answers before anything is started on it: openbox gives up at once on a
+            # display it cannot open (seen with several servers starting together on busy cores).
+            desktop._wait(desktop._display_answers, "Xvfb")
             desktop._spawn("openbox", ["openbox", "--sm-disable"])
             desktop._wait(lambda: desktop._has_window_manager(), "openbox")
             if tray:
@@ -137,6 +141,10 @@ class Desktop:
         with (self.workdir / f"{name}.log").open("w") as log:  # the child keeps its own copy of the file
             self.processes.append(subprocess.Popen(argv, env=self.env, stdout=log, stderr=subprocess.STDOUT))
 
+    def _display_answers(self) -> bool:
+        return subprocess.run(["xprop", "-root", "-len", "0"], env=self.env, capture_output=True,
+                              timeout=10, check=False).returncode == 0
+
     def _has_window_manager(self) -> bool:
         out = subprocess.run(["xprop", "-root", "_NET_SUPPORTING_WM_CHECK"], env=self.env, capture_output=True,
                              text=True, timeout=10)
@@ -148,7 +156,7 @@ class Desktop:
             if time.monotonic() > deadline:
                 raise RuntimeError(f"{what} did not start")
             for process in self.processes:
-                if process.poll() is not None and process.args[0] != "Xvfb":
+                if process.poll() is not None:
                     log = self.workdir / f"{process.args[0]}.log"
                     raise RuntimeError(f"{process.args[0]} exited: {log.read_text()[-500:] if log.exists() else ''}")
             time.sleep(0.05)
