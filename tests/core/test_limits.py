@@ -459,10 +459,10 @@ def test_a_failure_while_accepting_a_connection_closes_it(tmp_path: Path, caplog
         one_line(first)
         on_loop(service, lambda: setattr(service.service.audit, "record_event", _failing_audit))
         second = raw(service.socket_path)
-        second.sendall(STATUS)
-        try:
+        try:  # the app may have hung up already when the line goes out: that is the answer too
+            second.sendall(STATUS)
             answer = second.recv(65536)
-        except ConnectionResetError:
+        except (BrokenPipeError, ConnectionResetError):
             answer = b""
         assert b'"status_reply"' not in answer          # closed: EOF or a reset, not silence (recv would time out)
         assert on_loop(service, lambda: len(service.service.server._links)) == 1
