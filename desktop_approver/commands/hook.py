@@ -146,6 +146,7 @@ def answer_within(deadline: float | None) -> float:
 def ask(kind: str, event: dict[str, Any], tool_input: dict[str, Any], args: argparse.Namespace) -> int:
     from ..client import Client
     from ..client.errors import ApproverError, ApproverUnavailable
+    from ..client.wording import deny_message, not_run_message, refused_message, unavailable_message, unavailable_reason
 
     answer = _permission_request_answer if kind == "PermissionRequest" else _pre_tool_use_answer
     session = event.get("session_id") or None
@@ -157,26 +158,26 @@ def ask(kind: str, event: dict[str, Any], tool_input: dict[str, Any], args: argp
             event["tool_name"], tool_input, session=session, timeout=args.timeout))
     except HookDeadline:
         deadline = args.deadline if args.deadline is not None else DEFAULT_DEADLINE
-        answer("deny", f"desktop-approver: nobody answered within this hook's {deadline:g} s timeout "
-                       "(Claude Code's); denied. Raise the hook's timeout and --deadline, or lower the app's --timeout")
+        answer("deny", not_run_message(
+            f"nobody answered within this hook's {deadline:g} s timeout (Claude Code's). Raise the hook's "
+            "timeout and --deadline, or lower the app's --timeout"))
         return 0
     except ApproverUnavailable as exc:
-        reason = str(exc) or "desktop-approver is not reachable"
         if args.when_unavailable == "ask":
             if kind == "PreToolUse":
-                answer("ask", reason)
+                answer("ask", unavailable_reason(exc))  # the person reads it in Claude Code's own prompt
             # PermissionRequest: no answer at all lets Claude Code show its own prompt.
             return 0
-        answer("deny", reason)
+        answer("deny", unavailable_message(exc))
         return 0
     except ApproverError as exc:
-        answer("deny", f"desktop-approver refused the request: {exc}")
+        answer("deny", refused_message(exc))
         return 0
     except Exception as exc:  # noqa: BLE001 - an exit 1 is "non-blocking" to Claude Code: it would go on unasked
         import traceback
 
         traceback.print_exc(file=sys.stderr)
-        answer("deny", f"desktop-approver failed before an answer ({type(exc).__name__}: {exc}); denied")
+        answer("deny", not_run_message(f"desktop-approver failed before an answer ({type(exc).__name__}: {exc})"))
         return 0
     finally:
         if client is not None:
@@ -192,8 +193,6 @@ def ask(kind: str, event: dict[str, Any], tool_input: dict[str, Any], args: argp
             rules = [update] if update is not None else None
         answer("allow", reason, decision.updated_args, rules)
     else:
-        from ..client.wording import deny_message  # the same words as every adapter and the gate
-
         answer("deny", deny_message(decision), interrupt=decision.blocked)
     return 0
 
