@@ -48,7 +48,7 @@ from claude_agent_sdk.types import PermissionUpdate
 from ..client.errors import Blocked
 from ..client.wording import block_message
 from .base import Answer, Approver, approver_or_default
-from .claude_code_rules import session_update
+from .claude_code_rules import session_updates
 
 __all__ = ["DesktopPermissions"]
 
@@ -135,7 +135,6 @@ def _hook_output(answer: Answer) -> dict[str, Any]:
 
 
 def session_rules(tool: str, approved: dict[str, Any]) -> list[PermissionUpdate] | None:
-    """The rule of our own making that keeps "Allow for session" in Claude Code, exactly as wide as the
+    """The rules of our own making that keep "Allow for session" in Claude Code, as wide as the
     approved call (:mod:`.claude_code_rules`, the same as the hook passes on); None when none is."""
-    update = session_update(tool, approved)
-    return [PermissionUpdate.from_dict(update)] if update is not None else None
+    return [PermissionUpdate.from_dict(update) for update in session_updates(tool, approved)] or None

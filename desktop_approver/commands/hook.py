@@ -6,11 +6,12 @@ Claude Code runs the hook with one JSON event on stdin (``hook_event_name``, ``s
 - ``PermissionRequest`` (recommended): fires only when Claude Code itself would ask. The answer is
   ``{"hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": {"behavior":
   "allow", "updatedInput": {...}, "updatedPermissions": [...]}}}`` or ``{"behavior": "deny",
-  "message": "...", "interrupt": false}``. "Allow for session" adds a rule of our own making,
-  exactly as wide as the call the person approved and kept to the session
-  (:mod:`desktop_approver.adapters.claude_code_rules`: a ``Bash`` command, exactly), so Claude Code
-  stops asking about that call; Claude Code's own suggestions (``permission_suggestions``) are
-  wider and never passed on. A ``block`` rule denies with ``interrupt`` so Claude stops.
+  "message": "...", "interrupt": false}``. "Allow for session" adds rules of our own making,
+  as wide as the call the person approved and kept to the session
+  (:mod:`desktop_approver.adapters.claude_code_rules`: the ``Bash`` command allowed, and asked
+  again behind any prefix), so Claude Code stops asking about that call; Claude Code's own
+  suggestions (``permission_suggestions``) are wider and never passed on. A ``block`` rule denies
+  with ``interrupt`` so Claude stops.
 - ``PreToolUse``: fires before every call; answers ``permissionDecision`` allow / deny with the
   note as the reason and edited arguments as ``updatedInput``; a ``block`` rule adds
   ``"continue": false`` with the reason as ``stopReason``, which ends Claude's run.
@@ -186,11 +187,10 @@ def ask(kind: str, event: dict[str, Any], tool_input: dict[str, Any], args: argp
         reason = f"approved on the desktop ({decision.decided_by})" + (f": {decision.note}" if decision.note else "")
         rules = None
         if decision.decision == "allow_session":
-            from ..adapters.claude_code_rules import session_update
+            from ..adapters.claude_code_rules import session_updates
 
             approved = decision.updated_args if decision.updated_args is not None else tool_input
-            update = session_update(event["tool_name"], approved)
-            rules = [update] if update is not None else None
+            rules = session_updates(event["tool_name"], approved) or None
         answer("allow", reason, decision.updated_args, rules)
     else:
         answer("deny", deny_message(decision), interrupt=decision.blocked)

@@ -172,3 +172,44 @@ def test_without_raise_blocks_the_sdk_gives_what_the_docs_say(tmp_path: Path) ->
         assert (messages[-1].subtype, messages[-1].is_error, messages[-1].result) == ("success", False, "")
         assert permissions.blocked is not None
     assert list(work.iterdir()) == []
+
+
+APPROVED = "touch made"
+SAME_EFFECT = [APPROVED, f"{APPROVED} 2>&1", f"{APPROVED} 1>&2", f"{APPROVED} # a note", f"{APPROVED};",
+               f"{APPROVED} | cat"]
+"""What Claude Code strips behind a command before it matches any rule: nothing the command does
+changes (where its own output goes; a comment; the end of the line). And a pipe into a command
+Claude Code itself deems read-only (``cat``), which it runs unasked beside any allowed one. These
+run without a question."""
+PREFIXED = [f"NODE_ENV=production {APPROVED}", f"CI=1 {APPROVED}", f"LANG=C {APPROVED}", f"GOOS=windows {APPROVED}",
+            f"time {APPROVED}", f"timeout 5 {APPROVED}", f"nice -n 19 {APPROVED}", f"nohup {APPROVED}",
+            f"env {APPROVED}"]
+"""What Claude Code strips in front of a command before it matches an allow rule (environment
+assignments, wrappers): each may change what the command does, so the app's ask rule sends it back."""
+ELSE = [f"{APPROVED} > out.txt", f"{APPROVED} | tee out.txt", "touch other", f"{APPROVED} && touch other"]
+
+
+def test_allow_for_session_covers_the_approved_command_and_no_different_effect(tmp_path: Path) -> None:
+    """The width of the rules "Allow for session" gives Claude Code (:mod:`...claude_code_rules`),
+    pinned against the real CLI: after ``touch made`` is approved for the session, Claude Code runs
+    it again (and the forms in :data:`SAME_EFFECT`) without a question, and asks about every form
+    that could do something else; the app answers those (here: deny, so nothing else runs)."""
+    def person(call: testing.ApprovalRequest) -> testing.Answer:
+        return testing.allow_session() if call.args.get("command") == APPROVED else testing.deny("not approved")
+
+    permissions = DesktopPermissions(Approver(transport=testing.FakeApprover(person)))
+    asked: list[str] = []
+
+    async def can_use_tool(tool: str, tool_input: dict[str, Any],
+                           context: ToolPermissionContext) -> PermissionResultAllow | PermissionResultDeny:
+        asked.append(tool_input["command"])
+        return await permissions.can_use_tool(tool, tool_input, context)
+
+    work = workspace(tmp_path)
+    calls = [("Bash", {"command": command}) for command in [APPROVED, *SAME_EFFECT, *PREFIXED, *ELSE]]
+    with ScriptedApi(calls) as api:
+        messages = run_claude(ClaudeAgentOptions(can_use_tool=can_use_tool, cwd=work, setting_sources=[],
+                                                 env=claude_env(api, tmp_path / "home"), cli_path=CLI))
+    assert isinstance(messages[-1], ResultMessage) and not messages[-1].is_error, messages[-1]
+    assert asked == [APPROVED, *PREFIXED, *ELSE]  # asked once about the approved command, then only the others
+    assert sorted(path.name for path in work.iterdir()) == ["made"]  # no out.txt, no other
