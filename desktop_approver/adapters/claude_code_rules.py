@@ -38,6 +38,16 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import Any
 
+RULE_TOOL = "Bash"
+"""The one tool "Allow for session" gives Claude Code a rule for."""
+CLAUDE_CODE_AGENTS = ("claude-code", "claude-agent-sdk")
+"""The names the hook and the Claude Agent SDK adapter give the app by default (a subagent's adds
+`` (ID)``)."""
+REVOKE_NOTE = ("Claude Code also keeps its own copy of a Bash command approved for the session, until that "
+               "Claude Code session ends: revoking here stops the app's answers, not Claude Code's. "
+               "Restart Claude Code to take it back there too.")
+"""What the person reads where they revoke (the Remembered approvals window, ``desktop-approver revoke``)."""
+
 WILDCARD = "*"
 """Claude Code reads ``*`` anywhere in a Bash rule's content as "any words": no exact rule holds one."""
 
@@ -45,12 +55,12 @@ WILDCARD = "*"
 def exact_rule(tool: str, approved: Mapping[str, Any]) -> dict[str, Any] | None:
     """Claude Code's rule (``{"toolName", "ruleContent"}``) for exactly this call, or None when its
     rule syntax cannot say anything that narrow."""
-    if tool != "Bash":
+    if tool != RULE_TOOL:
         return None
     command = approved.get("command")
     if not isinstance(command, str) or not command.strip() or WILDCARD in command:
         return None
-    return {"toolName": "Bash", "ruleContent": command}
+    return {"toolName": RULE_TOOL, "ruleContent": command}
 
 
 def session_updates(tool: str, approved: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -60,6 +70,6 @@ def session_updates(tool: str, approved: Mapping[str, Any]) -> list[dict[str, An
     rule = exact_rule(tool, approved)
     if rule is None:
         return []
-    prefixed = {"toolName": "Bash", "ruleContent": f"{WILDCARD} {rule['ruleContent']}"}
+    prefixed = {"toolName": RULE_TOOL, "ruleContent": f"{WILDCARD} {rule['ruleContent']}"}
     return [{"type": "addRules", "rules": [rule], "behavior": "allow", "destination": "session"},
             {"type": "addRules", "rules": [prefixed], "behavior": "ask", "destination": "session"}]

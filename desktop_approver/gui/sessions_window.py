@@ -18,16 +18,11 @@ from typing import Any
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget
 
+from ..adapters.claude_code_rules import REVOKE_NOTE, RULE_TOOL
 from ..core.decisions.memory import WHOLE_TOOL, MemoryEntry, SessionMemory
 from ..render.claims import NAME_CHARS, claimed
 from .keys import close_on_escape
 from .review_text import visible
-
-CLAUDE_CODE_TOOL = "Bash"
-"""The one tool "Allow for session" also gives Claude Code a rule for (its shell tool's name)."""
-CLAUDE_CODE_NOTE = ("Claude Code also keeps its own copy of a Bash command approved for the session, until that "
-                    "Claude Code session ends: revoking here stops the app's answers, not Claude Code's. "
-                    "Restart Claude Code to take it back there too.")
 
 COLUMNS = ("Session (as claimed)", "Agent (as claimed)", "Tool (as claimed)", "Covers", "Answered", "Since")
 
@@ -61,7 +56,7 @@ class SessionsWindow(QWidget):
         self.empty = QLabel("Nothing is remembered.")
         self.empty.setObjectName("sessionsEmpty")
         layout.addWidget(self.empty)
-        self.claude_code_note = QLabel(CLAUDE_CODE_NOTE)
+        self.claude_code_note = QLabel(REVOKE_NOTE)
         self.claude_code_note.setObjectName("claudeCodeNote")
         self.claude_code_note.setWordWrap(True)
         layout.addWidget(self.claude_code_note)
@@ -116,7 +111,7 @@ class SessionsWindow(QWidget):
             item.setData(0, Qt.ItemDataRole.UserRole, entry.key)
             self.table.addTopLevelItem(item)
         self.empty.setVisible(not self.shown)
-        self.claude_code_note.setVisible(any(entry.tool == CLAUDE_CODE_TOOL for entry in self.shown))
+        self.claude_code_note.setVisible(any(entry.tool == RULE_TOOL for entry in self.shown))
         self.revoke_all.setEnabled(bool(self.shown))
         self._update_buttons()
 
