@@ -33,6 +33,7 @@ from desktop_approver import testing  # noqa: E402
 from desktop_approver.adapters.base import Approver  # noqa: E402
 from desktop_approver.adapters.claude_agent_sdk import DesktopPermissions  # noqa: E402
 from desktop_approver.client.errors import Blocked  # noqa: E402
+from desktop_approver.core.decisions.tickets import Verdict  # noqa: E402
 from tests.support.anthropic_api import ScriptedApi  # noqa: E402
 from tests.test_cli import every  # noqa: E402
 
@@ -213,3 +214,26 @@ def test_allow_for_session_covers_the_approved_command_and_no_different_effect(t
     assert isinstance(messages[-1], ResultMessage) and not messages[-1].is_error, messages[-1]
     assert asked == [APPROVED, *PREFIXED, *ELSE]  # asked once about the approved command, then only the others
     assert sorted(path.name for path in work.iterdir()) == ["made"]  # no out.txt, no other
+
+
+@pytest.mark.parametrize("event", ["PermissionRequest", "PreToolUse"])
+def test_a_block_through_the_hook_ends_the_run_before_the_model_reads_it(serve: Any, tmp_path: Path,
+                                                                        event: str) -> None:
+    """docs/adapters.md's row for the hook: the run ends at the block (``interrupt`` /
+    ``continue: false``), the call does not run, and the model is not asked again."""
+    service = serve(lambda ticket: [Verdict("deny", "policy", note=REASON, blocked=True, rule=RULE)
+                                    for _ in ticket.calls])
+    hook = [sys.executable, "-m", "desktop_approver", "hook", "claude-code", "--socket", str(service.socket_path)]
+    settings = {"hooks": {event: [{"matcher": "*", "hooks": [
+        {"type": "command", "command": shlex.join(hook), "timeout": 120}]}]}}
+    work = workspace(tmp_path)
+    with ScriptedApi([TOUCH, TOUCH]) as api:
+        options = ClaudeAgentOptions(settings=json.dumps(settings), cwd=work, setting_sources=[],
+                                     env=claude_env(api, tmp_path / "home"), cli_path=CLI)
+        if event == "PermissionRequest":  # interrupt: the CLI's error result
+            with pytest.raises(ResultError):
+                run_claude(options)
+        else:  # continue: false: an empty success
+            assert run_claude(options)[-1].result == ""
+    assert list(work.iterdir()) == [] and len(service.person.seen) == 1  # the app was asked once: the run ended
+    assert sum(1 for body in api.requests if body.get("tools")) == 1
