@@ -236,6 +236,11 @@ def cmd_tray(args: argparse.Namespace) -> int:
         if (exc.name or "").split(".")[0] not in APP_DEPENDENCIES:
             raise
         return fail(f"the tray app needs the [app] extra (pip install 'desktop-approver[app]'): {exc}", 1)
+    from .gui.display import display_problem
+
+    no_display = display_problem()  # Qt would abort the process (SIGABRT) without a word of ours
+    if no_display is not None:
+        return fail(no_display, 1)
     try:
         return run_app(args, demo=args.command == "demo")
     except (RuntimeError, ValueError) as exc:

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from desktop_approver.adapters.claude_code_rules import session_update
+from desktop_approver.adapters.claude_code_rules import session_updates
 from desktop_approver.commands.hook import HOOK_COMMAND, merged_settings
 from desktop_approver.core.decisions.tickets import Ticket, Verdict
 from tests.test_cli import ROOT, cli, every
@@ -18,9 +18,18 @@ from tests.test_cli import ROOT, cli, every
 SUGGESTION = {"type": "addRules", "rules": [{"toolName": "Bash", "ruleContent": "npm test:*"}],
               "behavior": "allow", "destination": "localSettings"}
 """What Claude Code suggests: wider than the call (any arguments after ``npm test``)."""
-EXACT = {"type": "addRules", "rules": [{"toolName": "Bash", "ruleContent": "npm test"}],
-         "behavior": "allow", "destination": "session"}
-"""The rule of the app's own making: the approved command exactly, for this session."""
+
+
+def exact(command: str) -> list[dict[str, Any]]:
+    """The rules of the app's own making: the approved command allowed, and asked about behind any
+    prefix (which Claude Code would strip before an allow rule), for this session."""
+    return [{"type": "addRules", "rules": [{"toolName": "Bash", "ruleContent": command}],
+             "behavior": "allow", "destination": "session"},
+            {"type": "addRules", "rules": [{"toolName": "Bash", "ruleContent": f"* {command}"}],
+             "behavior": "ask", "destination": "session"}]
+
+
+EXACT = exact("npm test")
 
 
 BLOCKED = "The tool call was blocked by a policy rule and was not run. Note: no npm here"
@@ -51,7 +60,7 @@ def test_permission_request_allow_once_has_no_rules(serve: Any) -> None:
 def test_permission_request_allow_session_adds_the_exact_command_for_this_session_only(serve: Any) -> None:
     service = serve(every("allow_session"))
     result = cli("hook", "claude-code", "--socket", str(service.socket_path), stdin=permission_request())
-    assert decision_of(result.stdout) == {"behavior": "allow", "updatedPermissions": [EXACT]}
+    assert decision_of(result.stdout) == {"behavior": "allow", "updatedPermissions": EXACT}
 
 
 def test_permission_request_deny_carries_the_note_and_does_not_interrupt(serve: Any) -> None:
@@ -95,10 +104,9 @@ AUTO = {"type": "setMode", "mode": "auto", "destination": "session"}
 WHOLE_TOOL = {"type": "addRules", "rules": [{"toolName": "Bash"}], "behavior": "allow", "destination": "session"}
 
 
-@pytest.mark.parametrize(("tool", "approved", "rule"), [
-    ("Bash", {"command": "npm test"}, {"toolName": "Bash", "ruleContent": "npm test"}),
-    ("Bash", {"command": "git status", "description": "d", "timeout": 5},
-     {"toolName": "Bash", "ruleContent": "git status"}),
+@pytest.mark.parametrize(("tool", "approved", "command"), [
+    ("Bash", {"command": "npm test"}, "npm test"),
+    ("Bash", {"command": "git status", "description": "d", "timeout": 5}, "git status"),
     ("Bash", {"command": "rm *.o"}, None),               # `*` is Claude Code's wildcard: no rule says this exactly
     ("Bash", {"command": "npm test:*"}, None),
     ("Bash", {"command": "  "}, None),
@@ -109,20 +117,16 @@ WHOLE_TOOL = {"type": "addRules", "rules": [{"toolName": "Bash"}], "behavior": "
     ("WebFetch", {"url": "https://example.org/x"}, None),  # a domain rule: every page
     ("mcp__github__create_issue", {"title": "t"}, None),   # an MCP rule: the whole tool
 ])
-def test_the_session_rule_is_exactly_the_approved_call_or_none(tool: str, approved: dict[str, Any],
-                                                               rule: dict[str, Any] | None) -> None:
-    update = session_update(tool, approved)
-    if rule is None:
-        assert update is None
-    else:
-        assert update == {"type": "addRules", "rules": [rule], "behavior": "allow", "destination": "session"}
+def test_the_session_rules_are_the_approved_call_or_none(tool: str, approved: dict[str, Any],
+                                                          command: str | None) -> None:
+    assert session_updates(tool, approved) == ([] if command is None else exact(command))
 
 
 def test_permission_request_allow_session_passes_none_of_claude_codes_wider_suggestions(serve: Any) -> None:
     service = serve(every("allow_session"))
     result = cli("hook", "claude-code", "--socket", str(service.socket_path), stdin=permission_request(
         permission_suggestions=[ADD_DIRECTORY, ROOT_DIRECTORY, ACCEPT_EDITS, AUTO, WHOLE_TOOL, SUGGESTION]))
-    assert decision_of(result.stdout) == {"behavior": "allow", "updatedPermissions": [EXACT]}
+    assert decision_of(result.stdout) == {"behavior": "allow", "updatedPermissions": EXACT}
 
 
 def test_permission_request_allow_session_rule_is_the_edited_command(serve: Any) -> None:
@@ -133,8 +137,7 @@ def test_permission_request_allow_session_rule_is_the_edited_command(serve: Any)
     decision = decision_of(cli("hook", "claude-code", "--socket", str(service.socket_path),
                                stdin=permission_request()).stdout)
     assert decision == {"behavior": "allow", "updatedInput": {"command": "npm test -- --bail"},
-                        "updatedPermissions": [{**EXACT, "rules": [{"toolName": "Bash",
-                                                                     "ruleContent": "npm test -- --bail"}]}]}
+                        "updatedPermissions": exact("npm test -- --bail")}
 
 
 def test_permission_request_allow_session_of_a_file_edit_adds_no_rule(serve: Any) -> None:

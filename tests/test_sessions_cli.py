@@ -122,3 +122,17 @@ def test_sessions_needs_to_know_whose(serve: Any, monkeypatch: pytest.MonkeyPatc
     assert result.returncode == 2 and "--agent" in result.stderr and len(result.stderr.strip().splitlines()) == 1
     monkeypatch.setenv("DESKTOP_APPROVER_AGENT", AGENT)
     assert cli("sessions", "--json", "--socket", str(path)).stdout.count('"session"') == 1
+
+
+def test_revoking_claude_codes_approvals_says_claude_code_keeps_its_own_rule(serve: Any) -> None:
+    """A Bash command approved for the session from Claude Code is also a session rule of Claude
+    Code's own, which no revoke reaches: the person is told where they revoke."""
+    service = serve(remember_tool_for("none"))
+    path = service.options.socket_path
+    remember(path, "cc-1", "Bash", {"command": "npm test"}, agent="claude-code")
+    remember(path, "s1", "Bash", {"command": "npm test"})
+    told = cli("revoke", "--agent", "claude-code", "--all", "--socket", str(path))
+    assert told.returncode == 0 and told.stdout.strip() == "Forgot 1 remembered approval."
+    assert "Claude Code also keeps its own copy" in told.stderr and "Restart Claude Code" in told.stderr
+    quiet = cli("revoke", "--agent", AGENT, "--all", "--socket", str(path))  # not Claude Code's: nothing to say
+    assert quiet.returncode == 0 and quiet.stderr == ""

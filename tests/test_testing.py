@@ -227,3 +227,21 @@ def test_the_fake_takes_notices_as_the_app_does() -> None:
         with pytest.raises(ProtocolError):
             client.notice("approved", "x")
     assert fake.notices == [("finished", "my-agent finished")]
+
+
+@pytest.mark.parametrize("client", [Client, AsyncClient])
+@pytest.mark.parametrize(("build", "says"), [
+    (lambda client, fake: client(fake), r"got a FakeApprover as its socket path; a FakeApprover is a transport: "
+                                        r"pass (Async)?Client\(transport=your_fakeapprover\)"),
+    (lambda client, fake: client(object()), r"takes a socket path \(str or os\.PathLike\), not object"),
+    (lambda client, fake: client(url=fake), r"\(url=\.\.\.\) takes a string .* not FakeApprover"),
+    (lambda client, fake: client(transport="/run/app.sock"), r"\(transport=\.\.\.\) takes an object with a connect"),
+    (lambda client, fake: client("/run/app.sock", transport=fake), r"not more than one"),
+])
+def test_a_fake_approver_or_other_wrong_object_fails_at_construction_saying_what_to_pass(
+        client: Any, build: Any, says: str) -> None:
+    """Not later, at the first request, as a bare TypeError from os.fspath or an AttributeError."""
+    fake = FakeApprover(lambda call: testing.allow_once())
+    with pytest.raises(TypeError, match=says):
+        build(client, fake)
+    assert fake.requests == []

@@ -33,7 +33,7 @@ from ..client import Client
 from ..client.base import check_timeout
 from ..client.errors import ApproverError, ApproverUnavailable, Blocked
 from ..client.wire import Decision
-from ..client.wording import deny_message
+from ..client.wording import allowed_unavailable_message, deny_message, refused_message, unavailable_message
 
 if TYPE_CHECKING:
     from ..client.async_client import AsyncClient
@@ -293,7 +293,7 @@ class Approver:
     def _failed(self, exc: ApproverError, args: Mapping[str, Any]) -> Answer:
         if isinstance(exc, ApproverUnavailable):
             if self.on_unavailable == "allow":
-                return Answer(True, dict(args), f"desktop-approver is not reachable; allowed by on_unavailable: {exc}")
-            return Answer(False, dict(args), f"The tool call was not run: desktop-approver is not reachable ({exc}).")
-        return Answer(False, dict(args), f"The tool call was not run: desktop-approver refused the request ({exc}).")
+                return Answer(True, dict(args), allowed_unavailable_message(exc))
+            return Answer(False, dict(args), unavailable_message(exc))
+        return Answer(False, dict(args), refused_message(exc))
 

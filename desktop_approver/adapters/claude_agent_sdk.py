@@ -14,9 +14,18 @@ or a ``PreToolUse`` hook (asked before every tool call)::
 session (``updated_permissions`` with ``destination="session"``; :mod:`.claude_code_rules`), so
 Claude Code stops asking about that call; its own suggestions are wider and never passed on. A deny is
 ``PermissionResultDeny(message=note)``: Claude reads the note and goes on; a policy ``block``
-denies with ``interrupt=True``, which stops the run, and is kept as :attr:`DesktopPermissions.blocked`
-(the SDK lets no exception of a callback reach the caller of ``query()``). The hook answers ``permissionDecision``
-allow / deny the same way, with the hook's ``session_id`` as the session.
+denies with ``interrupt=True``, which stops the run. The hook answers ``permissionDecision``
+allow / deny the same way, with the hook's ``session_id`` as the session, and a block also answers
+``continue: false``.
+
+The SDK lets no exception of a callback reach the caller of ``query()``: after a block the real
+CLI ends the run with an error result (``can_use_tool``: ``query()`` raises the SDK's
+``ResultError``, which names no rule and no reason) or an empty ``success`` (``pre_tool_use``). So
+the block is kept as :attr:`DesktopPermissions.blocked`, and :meth:`DesktopPermissions.raise_blocks`
+wraps the run's messages to raise it as what it is::
+
+    async for message in permissions.raise_blocks(query(prompt=..., options=options)):
+        ...  # a policy block leaves this loop as desktop_approver.Blocked (rule and reason)
 
 The SDK's permission flow is one call at a time (it has no batch of pending approvals), so this
 adapter has the blocking style only.
@@ -24,17 +33,26 @@ adapter has the blocking style only.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import AsyncIterable, AsyncIterator
+from typing import Any, TypeVar
 
-from claude_agent_sdk import PermissionResultAllow, PermissionResultDeny, ToolPermissionContext
+from claude_agent_sdk import (
+    ClaudeSDKError,
+    PermissionResultAllow,
+    PermissionResultDeny,
+    ResultMessage,
+    ToolPermissionContext,
+)
 from claude_agent_sdk.types import PermissionUpdate
 
 from ..client.errors import Blocked
 from ..client.wording import block_message
 from .base import Answer, Approver, approver_or_default
-from .claude_code_rules import session_update
+from .claude_code_rules import session_updates
 
 __all__ = ["DesktopPermissions"]
+
+Message = TypeVar("Message")
 
 
 class DesktopPermissions:
@@ -45,10 +63,30 @@ class DesktopPermissions:
         self.blocked: Blocked | None = None
         """The last policy block, with its rule and reason. The SDK lets no exception of a permission
         callback or hook reach the code that runs ``query()`` (it answers the CLI instead), so the
-        block ends Claude's run and waits here: ``if permissions.blocked: raise permissions.blocked``."""
+        block ends Claude's run and waits here; :meth:`raise_blocks` raises it."""
 
     def __repr__(self) -> str:
         return f"DesktopPermissions({self.approver!r})"
+
+    async def raise_blocks(self, messages: AsyncIterable[Message]) -> AsyncIterator[Message]:
+        """Pass on one run's messages (``query(...)`` or ``ClaudeSDKClient.receive_response()``) and,
+        when a policy blocked one of its calls, end with the :class:`Blocked`: in place of the run's
+        result, which after a block is the SDK's ``ResultError`` (``can_use_tool``) or an empty
+        ``success`` (``pre_tool_use``), neither naming the rule or the reason. The stream is read to
+        its end (the CLI finishes cleanly); only that result is held back. One run at a time per
+        :class:`DesktopPermissions`: the block is the object's, not the run's."""
+        self.blocked = None
+        try:
+            async for message in messages:
+                if self.blocked is not None and isinstance(message, ResultMessage):
+                    continue  # the blocked run's result: the Blocked is raised in its place
+                yield message
+        except ClaudeSDKError as exc:
+            if self.blocked is None:
+                raise
+            raise self.blocked from exc
+        if self.blocked is not None:
+            raise self.blocked
 
     async def can_use_tool(self, tool_name: str, tool_input: dict[str, Any],
                            context: ToolPermissionContext) -> PermissionResultAllow | PermissionResultDeny:
@@ -97,7 +135,6 @@ def _hook_output(answer: Answer) -> dict[str, Any]:
 
 
 def session_rules(tool: str, approved: dict[str, Any]) -> list[PermissionUpdate] | None:
-    """The rule of our own making that keeps "Allow for session" in Claude Code, exactly as wide as the
+    """The rules of our own making that keep "Allow for session" in Claude Code, as wide as the
     approved call (:mod:`.claude_code_rules`, the same as the hook passes on); None when none is."""
-    update = session_update(tool, approved)
-    return [PermissionUpdate.from_dict(update)] if update is not None else None
+    return [PermissionUpdate.from_dict(update) for update in session_updates(tool, approved)] or None

@@ -39,7 +39,7 @@ from crewai.hooks import (
 )
 
 from ..client.errors import Blocked
-from ..client.wording import block_message
+from ..client.wording import block_message, not_run_message
 from .base import Answer, Approver, approver_or_default
 
 __all__ = ["DesktopApproval"]
@@ -100,7 +100,7 @@ class DesktopApproval:
             self._block(context, exc)
         except Exception as exc:  # noqa: BLE001 - CrewAI would run the tool after a hook's exception
             log.exception("asking desktop-approver failed; denying %s", context.tool_name)
-            answer = Answer(False, dict(context.tool_input or {}), f"The tool call was not run: {exc}")
+            answer = Answer(False, dict(context.tool_input or {}), not_run_message(str(exc)))
         if not answer.allowed:
             self._remember(context.agent, f"{context.tool_name} was not run. {answer.message}")
             return False

@@ -12,7 +12,15 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from . import wire
-from .base import CONNECT_TIMEOUT, DUPLICATE_ID, QUICK_ANSWER_GRACE, ClientProtocol, IdleClosed, unavailable
+from .base import (
+    CONNECT_TIMEOUT,
+    DUPLICATE_ID,
+    QUICK_ANSWER_GRACE,
+    ClientProtocol,
+    IdleClosed,
+    check_where,
+    unavailable,
+)
 from .errors import ApproverError, ApproverUnavailable, ProtocolError, Unauthorized
 from .transport import AsyncConnection, AsyncTransport
 from .urls import open_transport
@@ -38,8 +46,7 @@ class AsyncClient:
                  connect_timeout: float = CONNECT_TIMEOUT, transport: AsyncTransport | None = None,
                  url: str | None = None, credentials: str | os.PathLike[str] | None = None,
                  ca_file: str | os.PathLike[str] | None = None) -> None:
-        if transport is not None and (socket_path is not None or url is not None):
-            raise TypeError("give a socket_path, a url or a transport, not more than one")
+        check_where("AsyncClient", socket_path, url, transport, "connect_async")
         self.transport: AsyncTransport = transport or open_transport(socket_path, url, creds=credentials,
                                                                      ca_file=ca_file)
         self.protocol = ClientProtocol(agent=agent, session=session, token=token)

@@ -38,6 +38,28 @@ DUPLICATE_ID = "duplicate_id"  # the error code of a message that reused a pendi
 KEYRING_SERVICE, KEYRING_USERNAME = "desktop-approver", "socket-token"  # core.tokens keeps the token here
 
 
+def check_where(client: str, socket_path: object, url: object, transport: object, connect: str) -> None:
+    """Refuse, when a client is built, arguments that say where the app is in a way it cannot use,
+    with what to pass instead: a wrong object would otherwise fail at the first call as a bare
+    ``TypeError`` from ``os.fspath`` or an ``AttributeError`` (a ``FakeApprover`` passed as the socket
+    path is the usual one). ``connect`` names the method the client calls on a transport."""
+    if transport is not None and (socket_path is not None or url is not None):
+        raise TypeError("give a socket_path, a url or a transport, not more than one")
+    if socket_path is not None and not isinstance(socket_path, (str, os.PathLike)):
+        kind = type(socket_path).__name__
+        if hasattr(socket_path, connect):
+            raise TypeError(f"{client}() got a {kind} as its socket path; a {kind} is a transport: "
+                            f"pass {client}(transport=your_{kind.lower()})")
+        raise TypeError(f"{client}() takes a socket path (str or os.PathLike), not {kind}; or pass url=... "
+                        f"or transport=... (e.g. {client}(transport=desktop_approver.testing.FakeApprover(handler)))")
+    if url is not None and not isinstance(url, str):
+        raise TypeError(f"{client}(url=...) takes a string (nats://HOST:PORT or unix:///PATH), "
+                        f"not {type(url).__name__}")
+    if transport is not None and not callable(getattr(transport, connect, None)):
+        raise TypeError(f"{client}(transport=...) takes an object with a {connect}(timeout) method (such as "
+                        f"desktop_approver.testing.FakeApprover), not {type(transport).__name__}")
+
+
 def keyring_token() -> str | None:
     """The app's token from the desktop keyring, if ``keyring`` is installed and holds one.
 

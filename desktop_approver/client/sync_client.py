@@ -17,7 +17,7 @@ import os
 import time
 
 from . import wire
-from .base import CONNECT_TIMEOUT, QUICK_ANSWER_GRACE, ClientProtocol, IdleClosed, unavailable
+from .base import CONNECT_TIMEOUT, QUICK_ANSWER_GRACE, ClientProtocol, IdleClosed, check_where, unavailable
 from .errors import ApproverUnavailable, Unauthorized
 from .urls import open_transport
 
@@ -52,8 +52,7 @@ class Client:
                  connect_timeout: float = CONNECT_TIMEOUT, transport: Transport | None = None,
                  url: str | None = None, credentials: str | os.PathLike[str] | None = None,
                  ca_file: str | os.PathLike[str] | None = None) -> None:
-        if transport is not None and (socket_path is not None or url is not None):
-            raise TypeError("give a socket_path, a url or a transport, not more than one")
+        check_where("Client", socket_path, url, transport, "connect")
         self.transport: Transport = transport or open_transport(socket_path, url, creds=credentials, ca_file=ca_file)
         self.protocol = ClientProtocol(agent=agent, session=session, token=token)
         self.connect_timeout = connect_timeout

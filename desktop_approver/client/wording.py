@@ -1,14 +1,17 @@
 """What the model reads when a call was not run: one wording for every way in.
 
 The hook, every adapter, the MCP gate and ``mcp-permission`` tell the model the same sentence for
-the same decision, so an agent's prompt (or a person reading a transcript) learns one form:
+the same outcome, so an agent's prompt (or a person reading a transcript) learns one form:
 
     The tool call was denied by the person at the desktop and was not run. Note: <note>
     The tool call was blocked by a policy rule (<rule>) and was not run. Note: <note>
+    The tool call was not run: desktop-approver is not reachable at <where>: <why>.
+    The tool call was not run: desktop-approver refused the request (<why>).
+    The tool call was not run: <what failed>.
 
 A block names its rule; the note is the person's (or the rule's) words, quoted as theirs. The
 exception a builder catches (:class:`~desktop_approver.client.errors.Blocked`) carries the same
-rule and note. Standard library only, imported by the hook once per refused call.
+rule and note. Standard library only, and small: the hook imports it once per tool call.
 """
 
 from __future__ import annotations
@@ -38,6 +41,37 @@ def deny_message(decision: Decision) -> str:
     if decision.note:
         return f"{text}. Note: {decision.note}"
     return text + "."
+
+
+NOT_RUN = "The tool call was not run"
+
+
+def not_run_message(reason: str) -> str:
+    """What the model reads when a call was not run for ``reason`` (no decision was made)."""
+    return f"{NOT_RUN}: {reason.rstrip('.')}."
+
+
+def unavailable_reason(exc: BaseException) -> str:
+    """Why the app could not be asked, as the client's ``ApproverUnavailable`` says it (it names
+    the app and where it was looked for)."""
+    return str(exc) or "desktop-approver is not reachable"
+
+
+def unavailable_message(exc: BaseException) -> str:
+    """What the model reads when the app could not be asked (fail closed)."""
+    return not_run_message(unavailable_reason(exc))
+
+
+def allowed_unavailable_message(exc: BaseException) -> str:
+    """What the model reads when the app could not be asked and the builder chose to run the call."""
+    reason = unavailable_reason(exc).rstrip(".")
+    return f"The tool call was allowed without asking (on_unavailable=\"allow\"): {reason}."
+
+
+def refused_message(exc: BaseException) -> str:
+    """What the model reads when the app refused the request itself (a protocol error such as
+    ``too_many_pending``), so nobody decided about the call."""
+    return not_run_message(f"desktop-approver refused the request ({exc})")
 
 
 def block_message(block: Blocked) -> str:

@@ -6,11 +6,12 @@ Claude Code runs the hook with one JSON event on stdin (``hook_event_name``, ``s
 - ``PermissionRequest`` (recommended): fires only when Claude Code itself would ask. The answer is
   ``{"hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": {"behavior":
   "allow", "updatedInput": {...}, "updatedPermissions": [...]}}}`` or ``{"behavior": "deny",
-  "message": "...", "interrupt": false}``. "Allow for session" adds a rule of our own making,
-  exactly as wide as the call the person approved and kept to the session
-  (:mod:`desktop_approver.adapters.claude_code_rules`: a ``Bash`` command, exactly), so Claude Code
-  stops asking about that call; Claude Code's own suggestions (``permission_suggestions``) are
-  wider and never passed on. A ``block`` rule denies with ``interrupt`` so Claude stops.
+  "message": "...", "interrupt": false}``. "Allow for session" adds rules of our own making,
+  as wide as the call the person approved and kept to the session
+  (:mod:`desktop_approver.adapters.claude_code_rules`: the ``Bash`` command allowed, and asked
+  again behind any prefix), so Claude Code stops asking about that call; Claude Code's own
+  suggestions (``permission_suggestions``) are wider and never passed on. A ``block`` rule denies
+  with ``interrupt`` so Claude stops.
 - ``PreToolUse``: fires before every call; answers ``permissionDecision`` allow / deny with the
   note as the reason and edited arguments as ``updatedInput``; a ``block`` rule adds
   ``"continue": false`` with the reason as ``stopReason``, which ends Claude's run.
@@ -146,6 +147,7 @@ def answer_within(deadline: float | None) -> float:
 def ask(kind: str, event: dict[str, Any], tool_input: dict[str, Any], args: argparse.Namespace) -> int:
     from ..client import Client
     from ..client.errors import ApproverError, ApproverUnavailable
+    from ..client.wording import deny_message, not_run_message, refused_message, unavailable_message, unavailable_reason
 
     answer = _permission_request_answer if kind == "PermissionRequest" else _pre_tool_use_answer
     session = event.get("session_id") or None
@@ -157,26 +159,26 @@ def ask(kind: str, event: dict[str, Any], tool_input: dict[str, Any], args: argp
             event["tool_name"], tool_input, session=session, timeout=args.timeout))
     except HookDeadline:
         deadline = args.deadline if args.deadline is not None else DEFAULT_DEADLINE
-        answer("deny", f"desktop-approver: nobody answered within this hook's {deadline:g} s timeout "
-                       "(Claude Code's); denied. Raise the hook's timeout and --deadline, or lower the app's --timeout")
+        answer("deny", not_run_message(
+            f"nobody answered within this hook's {deadline:g} s timeout (Claude Code's). Raise the hook's "
+            "timeout and --deadline, or lower the app's --timeout"))
         return 0
     except ApproverUnavailable as exc:
-        reason = str(exc) or "desktop-approver is not reachable"
         if args.when_unavailable == "ask":
             if kind == "PreToolUse":
-                answer("ask", reason)
+                answer("ask", unavailable_reason(exc))  # the person reads it in Claude Code's own prompt
             # PermissionRequest: no answer at all lets Claude Code show its own prompt.
             return 0
-        answer("deny", reason)
+        answer("deny", unavailable_message(exc))
         return 0
     except ApproverError as exc:
-        answer("deny", f"desktop-approver refused the request: {exc}")
+        answer("deny", refused_message(exc))
         return 0
     except Exception as exc:  # noqa: BLE001 - an exit 1 is "non-blocking" to Claude Code: it would go on unasked
         import traceback
 
         traceback.print_exc(file=sys.stderr)
-        answer("deny", f"desktop-approver failed before an answer ({type(exc).__name__}: {exc}); denied")
+        answer("deny", not_run_message(f"desktop-approver failed before an answer ({type(exc).__name__}: {exc})"))
         return 0
     finally:
         if client is not None:
@@ -185,15 +187,12 @@ def ask(kind: str, event: dict[str, Any], tool_input: dict[str, Any], args: argp
         reason = f"approved on the desktop ({decision.decided_by})" + (f": {decision.note}" if decision.note else "")
         rules = None
         if decision.decision == "allow_session":
-            from ..adapters.claude_code_rules import session_update
+            from ..adapters.claude_code_rules import session_updates
 
             approved = decision.updated_args if decision.updated_args is not None else tool_input
-            update = session_update(event["tool_name"], approved)
-            rules = [update] if update is not None else None
+            rules = session_updates(event["tool_name"], approved) or None
         answer("allow", reason, decision.updated_args, rules)
     else:
-        from ..client.wording import deny_message  # the same words as every adapter and the gate
-
         answer("deny", deny_message(decision), interrupt=decision.blocked)
     return 0
 

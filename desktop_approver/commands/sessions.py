@@ -16,6 +16,7 @@ import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from ..adapters.claude_code_rules import CLAUDE_CODE_AGENTS, REVOKE_NOTE, RULE_TOOL
 from .argv import add_socket
 from .history import print_table, table_cell
 
@@ -81,6 +82,8 @@ def run_revoke(args: argparse.Namespace) -> int:
         print(json.dumps({"count": count}))
     else:
         print(f"Forgot {count} remembered approval{'' if count == 1 else 's'}.")
+    if count and args.tool in (None, RULE_TOOL) and agent.partition(" (")[0] in CLAUDE_CODE_AGENTS:
+        print(f"desktop-approver revoke: {REVOKE_NOTE}", file=sys.stderr)
     return 0
 
 

@@ -3,6 +3,11 @@
 Remembered approvals that nobody can see are how "don't ask again" goes wrong; this window lists
 each one (session, agent, tool, exact call or whole tool, how often it answered) and revokes one,
 a session, or everything. It follows the memory live.
+
+Revoking reaches the app's memory only. Claude Code keeps its own session rule for a ``Bash``
+command approved for the session (adapters/claude_code_rules.py) until its session ends, and
+nothing can take a rule back from it; so while a ``Bash`` approval is listed, the window says so
+where the person revokes.
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ from typing import Any
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget
 
+from ..adapters.claude_code_rules import REVOKE_NOTE, RULE_TOOL
 from ..core.decisions.memory import WHOLE_TOOL, MemoryEntry, SessionMemory
 from ..render.claims import NAME_CHARS, claimed
 from .keys import close_on_escape
@@ -50,6 +56,10 @@ class SessionsWindow(QWidget):
         self.empty = QLabel("Nothing is remembered.")
         self.empty.setObjectName("sessionsEmpty")
         layout.addWidget(self.empty)
+        self.claude_code_note = QLabel(REVOKE_NOTE)
+        self.claude_code_note.setObjectName("claudeCodeNote")
+        self.claude_code_note.setWordWrap(True)
+        layout.addWidget(self.claude_code_note)
 
         buttons = QHBoxLayout()
         self.revoke_selected = QPushButton("&Revoke selected")
@@ -101,6 +111,7 @@ class SessionsWindow(QWidget):
             item.setData(0, Qt.ItemDataRole.UserRole, entry.key)
             self.table.addTopLevelItem(item)
         self.empty.setVisible(not self.shown)
+        self.claude_code_note.setVisible(any(entry.tool == RULE_TOOL for entry in self.shown))
         self.revoke_all.setEnabled(bool(self.shown))
         self._update_buttons()
 

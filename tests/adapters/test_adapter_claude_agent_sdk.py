@@ -28,10 +28,13 @@ SUGGESTION = {"type": "addRules", "rules": [{"toolName": "Bash", "ruleContent": 
 """What Claude Code suggests: wider than the call."""
 
 
-def exact(command: str) -> dict[str, Any]:
-    """The rule of the app's own making for an approved command: exactly it, for this session."""
-    return {"type": "addRules", "rules": [{"toolName": "Bash", "ruleContent": command}], "behavior": "allow",
-            "destination": "session"}
+def exact(command: str) -> list[dict[str, Any]]:
+    """The rules of the app's own making for an approved command, for this session: it allowed, and
+    asked about behind any prefix (which Claude Code strips before it matches an allow rule)."""
+    return [{"type": "addRules", "rules": [{"toolName": "Bash", "ruleContent": command}], "behavior": "allow",
+             "destination": "session"},
+            {"type": "addRules", "rules": [{"toolName": "Bash", "ruleContent": f"* {command}"}], "behavior": "ask",
+             "destination": "session"}]
 
 
 class ScriptedCli(Transport):
@@ -155,7 +158,7 @@ def test_can_use_tool_allow_edit_deny_and_session_rules(serve: Any) -> None:
     assert denied == {"behavior": "deny",
                       "message": "The tool call was denied by the person at the desktop and was not run. "
                                  "Note: keep the build, run make clean"}
-    assert cli.replies[2]["updatedPermissions"] == [exact("npm test")]
+    assert cli.replies[2]["updatedPermissions"] == exact("npm test")
     assert "updatedPermissions" not in cli.replies[0]
     assert {t.identity.agent for t in service.person.seen} == {"claude-agent-sdk"}
 
@@ -170,7 +173,7 @@ def test_allow_session_passes_none_of_the_suggestions_only_the_exact_command(ser
                       suggestions=[directory, *widening, whole, SUGGESTION])
     permissions = DesktopPermissions(Approver(socket_path=service.socket_path))
     run(cli, ClaudeAgentOptions(can_use_tool=permissions.can_use_tool))
-    assert cli.replies[0]["updatedPermissions"] == [exact("ls")]
+    assert cli.replies[0]["updatedPermissions"] == exact("ls")
     assert "updatedPermissions" not in cli.replies[1]  # `*` would be a wildcard: no exact rule says it
     assert "updatedPermissions" not in cli.replies[2]  # a path rule covers every write of the file
 

@@ -1,8 +1,8 @@
 """One form of a block, as a builder meets it: for each host, a policy ``block`` (here from
 :class:`desktop_approver.testing.FakeApprover`, as in an agent's own tests) reaches the builder's
 code as ``except Blocked``, with the rule and the reason, wherever the host lets an exception
-through; where it cannot (the Claude Agent SDK, CrewAI after a bare ``install()``), the adapter
-keeps the ``Blocked`` as ``.blocked`` and the model reads the same words. docs/adapters.md has the
+through (the Claude Agent SDK through ``DesktopPermissions.raise_blocks``); where it cannot (CrewAI
+after a bare ``install()``), the adapter keeps the ``Blocked`` as ``.blocked``. docs/adapters.md has the
 table these tests keep true ("A block, host by host").
 """
 
@@ -143,15 +143,26 @@ def test_crewai() -> None:
 
 def test_claude_agent_sdk() -> None:
     pytest.importorskip("claude_agent_sdk", reason="the [claude-agent-sdk] extra is not installed")
-    from claude_agent_sdk import ClaudeAgentOptions
+    from claude_agent_sdk import ClaudeAgentOptions, query
 
     from desktop_approver.adapters.claude_agent_sdk import DesktopPermissions
-    from tests.adapters.test_adapter_claude_agent_sdk import ScriptedCli, run
+    from tests.adapters.test_adapter_claude_agent_sdk import ScriptedCli, one_prompt
 
-    # The SDK answers the CLI with whatever a callback does: no exception reaches query()'s caller.
+    # The SDK answers the CLI with whatever a callback does; raise_blocks turns the run's end into the block.
     permissions = DesktopPermissions(policy())
     cli = ScriptedCli(DELETE, suggestions=[])
-    run(cli, ClaudeAgentOptions(can_use_tool=permissions.can_use_tool))
+    options = ClaudeAgentOptions(can_use_tool=permissions.can_use_tool)
+
+    async def main() -> None:
+        async with asyncio.timeout(60):
+            async for _message in permissions.raise_blocks(query(prompt=one_prompt(), options=options, transport=cli)):
+                pass
+
+    try:
+        asyncio.run(main())
+    except Blocked as exc:
+        the_block(exc)
+    else:
+        pytest.fail("the block did not reach the builder")
     assert cli.replies == [{"behavior": "deny", "message": MODEL_READS, "interrupt": True}]
-    assert permissions.blocked is not None
-    the_block(permissions.blocked)
+    assert cli.ran == []

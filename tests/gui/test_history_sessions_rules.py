@@ -116,6 +116,7 @@ def test_always_allow_not_offered_for_destructive_calls(ruled_approver: Any, run
 def test_sessions_window_lists_and_revokes(approver: Any, run: Any, qtbot: Any) -> None:
     dialog = approver.dialog
     window = approver.open_sessions()
+    assert window.claude_code_note.isHidden()  # nothing of Claude Code's is remembered
 
     async def scenario() -> None:
         for session, command in (("alpha", "ls"), ("alpha", "pwd"), ("beta", "ls")):
@@ -125,6 +126,8 @@ def test_sessions_window_lists_and_revokes(approver: Any, run: Any, qtbot: Any) 
             await pending
         await wait_for(lambda: window.table.topLevelItemCount() == 3, what="three remembered approvals")
         assert window.empty.isHidden()
+        # Claude Code keeps its own rule for an approved Bash command: revoking here does not reach it.
+        assert not window.claude_code_note.isHidden() and "Restart Claude Code" in window.claude_code_note.text()
         first = window.table.topLevelItem(0)
         assert first.text(0) == "“alpha”" and first.text(2) == "“Bash”" and '"ls"' in first.text(3)
 
@@ -142,6 +145,7 @@ def test_sessions_window_lists_and_revokes(approver: Any, run: Any, qtbot: Any) 
         assert [window.table.topLevelItem(i).text(0) for i in range(window.table.topLevelItemCount())] == ["“beta”"]
         qtbot.mouseClick(window.revoke_all, Qt.MouseButton.LeftButton)
         assert window.table.topLevelItemCount() == 0 and not window.empty.isHidden()
+        assert window.claude_code_note.isHidden()
 
     run(scenario())
 
