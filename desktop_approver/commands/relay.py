@@ -2,7 +2,8 @@
 
 Writes, into one folder (0700):
 
-- ``nats-server.conf``: listening on loopback unless told otherwise (``--listen``), TLS required,
+- ``nats-server.conf``: listening on loopback unless told otherwise (``--listen``), TLS required
+  and first (``handshake_first``: not even the server's ``INFO`` goes in clear),
   JetStream on disk, and the layout of ``packaging/nats/approver.conf``: the approvers in the account
   that holds JetStream, each agent user in an account of its own importing only its own subjects
   (accounts, not only permissions, keep agents apart); the JetStream account's disk limit is the
@@ -193,6 +194,9 @@ tls {{
   cert_file: "{cert}"
   key_file: "{key}"
   timeout: 5
+  # TLS before anything else, the server's INFO included: nothing goes in clear, and the clients
+  # (which insist on it) are refused by a server without it rather than talk to it in clear.
+  handshake_first: true
 }}
 
 jetstream {{

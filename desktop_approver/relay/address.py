@@ -109,6 +109,10 @@ class RelayAddress:
             options["user"], options["password"] = self.user, self.password
         if self.requires_tls or urlsplit(self.url).scheme == "tls":
             options["tls"] = self.tls_context()
+            # TLS before anything else, INFO included (nats-server: ``tls { handshake_first: true }``):
+            # nothing the client reads or writes is in clear, and a server that starts in clear (not
+            # set up for it, or someone on the path) fails the handshake; there is no way down.
+            options["tls_handshake_first"] = True
             # A server that sends other servers' addresses could lead a reconnect elsewhere; only
             # the address the person gave is used.
             options["dont_randomize"] = True

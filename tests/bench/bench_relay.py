@@ -66,7 +66,10 @@ def nats_server(folder: Path, tls: bool = False) -> tuple[subprocess.Popen[bytes
         (folder / "cert.pem").write_bytes(server.certificate)
         (folder / "key.pem").write_bytes(server.key)
         os.environ["DESKTOP_APPROVER_NATS_CA"] = str(folder / "ca.pem")  # this process's clients, and children
-        command += ["--tls", "--tlscert", str(folder / "cert.pem"), "--tlskey", str(folder / "key.pem")]
+        config = folder / "tls.conf"  # handshake_first has no command-line flag
+        config.write_text(f'tls {{\n  cert_file: "{folder / "cert.pem"}"\n  key_file: "{folder / "key.pem"}"\n'
+                          '  handshake_first: true\n}\n')
+        command += ["-c", str(config)]
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
