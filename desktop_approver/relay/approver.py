@@ -1128,10 +1128,23 @@ class RelayApprover:
         self._check_store = True  # a server restarted on an empty store has nothing of ours
         self._clock_mark = None  # another server, maybe: its clock is measured again
         log.info("relay: reconnected to %s", self.address.shown)
+        self._app(self._outage_over)
 
     async def _disconnected(self) -> None:
         if not self.closing:
             log.info("relay: disconnected from %s", self.address.shown)
+            if self.ready.is_set():  # before that, the connect loop says what keeps it from connecting
+                self._app(self._set_problem, self.outage)
+
+    @property
+    def outage(self) -> str:
+        """What the person is told while the server is out of reach (the tray shows it, ``status`` too)."""
+        return (f"the NATS server at {self.address.shown} is out of reach: relayed agents can neither ask nor be "
+                "answered until it is back (trying again)")
+
+    def _outage_over(self) -> None:
+        if self.problem == self.outage:  # another problem (set up, bucket full) is cleared by its own cure
+            self._set_problem(None)
 
     # -- the app's loop: requests through the core ----------------------------------------------------
 
