@@ -209,6 +209,13 @@ def test_malformed_urls_say_url(tmp_path: Path) -> None:
         assert isinstance(transport, UnusableTransport), url
         assert said in transport.reason, (url, transport.reason)
         assert "b@" not in transport.address
+    for url, said in (("nats://a:b@127.0.0.1:0", "0 is no server's port"),  # red team F8
+                      ("nats://a:b@127.0.0.1\n:4222", "a line break"), ("tls://a:b@host :4222", "a space")):
+        with pytest.raises(AddressError, match=said) as refused:
+            parse(url, None)
+        assert "b@" not in str(refused.value)
+    assert parse("tls://a:b@[::1]:4222").shown == "tls://[::1]:4222"
+    assert parse("nats://a:b@127.0.0.1").shown == "nats://127.0.0.1"
     for url in ("tls://[::1", "tls://a:b@[::1", "nats://[zz]:4222", "tls://a:b@[::1:4222"):  # red team F3
         transport = open_transport(None, url)
         assert isinstance(transport, UnusableTransport) and "not a URL" in transport.reason, url
