@@ -413,9 +413,13 @@ class RelayApprover:
                 self.app_loop.call_soon(run)
                 return
             try:
-                done.set_result(function(*args))
+                result = function(*args)
             except BaseException as exc:
-                done.set_exception(exc)
+                with contextlib.suppress(concurrent.futures.InvalidStateError):  # its waiter went (closing)
+                    done.set_exception(exc)
+                return
+            with contextlib.suppress(concurrent.futures.InvalidStateError):  # the same: the work is done all the same
+                done.set_result(result)
 
         self.app_loop.call_soon_threadsafe(run)
         return asyncio.wrap_future(done, loop=self.nats_loop)
