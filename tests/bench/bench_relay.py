@@ -201,11 +201,15 @@ def cold_starts(url: str, socket_path: str, rounds: int) -> dict[str, list[float
     return times
 
 
-async def throughput(url: str, requests: int, agents: int) -> float:
+async def throughput(url: str, requests: int, agents: int, users: int = 1) -> float:
+    """``users``: the agents spread over that many NATS users (a real app lets one user have at most
+    256 calls waiting at once, and 1,000 sent at once by one user pass it while the apps catch up)."""
     from desktop_approver import AsyncClient
 
-    relay_url = url.replace("://", f"://{NATS_USER}:x@")
-    clients = [AsyncClient(url=relay_url, agent=f"agent-{n}") for n in range(agents)]
+    def relay_url(n: int) -> str:
+        return url.replace("://", f"://{NATS_USER if users == 1 else f'{NATS_USER}{n % users}'}:x@")
+
+    clients = [AsyncClient(url=relay_url(n), agent=f"agent-{n}") for n in range(agents)]
     per_agent = requests // agents
 
     async def agent(client: AsyncClient) -> None:
@@ -251,6 +255,7 @@ def main() -> None:
     parser.add_argument("--agents", type=int, default=50)
     parser.add_argument("--tls", action="store_true", help="TLS from a CA made for the run (tls:// URLs)")
     parser.add_argument("--trays", action="store_true", help="two real trays (Qt offscreen) as the approvers")
+    parser.add_argument("--users", type=int, default=1, help="NATS users the agents are spread over (default: 1)")
     args = parser.parse_args()
     folder = Path(tempfile.mkdtemp(prefix="bench-relay-"))
     server, url = nats_server(folder, tls=args.tls)
@@ -274,11 +279,12 @@ def main() -> None:
                 print(f"  {name:6}  median {ms(values, 50):6.1f}   min {min(values) * 1000:6.1f}")
         approvers.append(start(url, folder, "two", policy))
         before = asyncio.run(stored(url))
-        seconds = asyncio.run(throughput(url, args.requests, args.agents))
+        seconds = asyncio.run(throughput(url, args.requests, args.agents, args.users))
         total = args.requests // args.agents * args.agents
         written = asyncio.run(stored(url)) - before
         kind = "trays" if args.trays else "approvers"
-        print(f"throughput: {total} requests from {args.agents} agents across 2 {kind} (a rule answers): "
+        print(f"throughput: {total} requests from {args.agents} agents ({args.users} NATS users) across 2 {kind} "
+              "(a rule answers): "
               f"{seconds:.2f} s, {total / seconds:.0f} requests/s; decisions written: {written}")
         assert written == total, f"{written} decisions for {total} requests"
     finally:
