@@ -148,8 +148,8 @@ def parse(url: str, creds: str | None = None, *, ca_file: str | None = None,
     """``url`` (``nats://host:4222`` or ``tls://host:4222``), the credentials file ``creds``, the CA
     file (else ``DESKTOP_APPROVER_NATS_CA``), and whether plaintext to another host is accepted (else
     ``DESKTOP_APPROVER_NATS_PLAINTEXT``)."""
-    if any(character.isspace() or not character.isprintable() for character in url):
-        raise AddressError("not a URL: it holds a space, a line break or a control character")
+    if any(character.isspace() or not character.isprintable() for character in url.rsplit("@", 1)[-1]):
+        raise AddressError("not a URL: its host or port holds a space, a line break or a control character")
     try:
         parts = urlsplit(url)
         parts.hostname  # noqa: B018 - raises on a bracket left open or a host in brackets that is no address

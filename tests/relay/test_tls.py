@@ -210,7 +210,8 @@ def test_malformed_urls_say_url(tmp_path: Path) -> None:
         assert said in transport.reason, (url, transport.reason)
         assert "b@" not in transport.address
     for url, said in (("nats://a:b@127.0.0.1:0", "0 is no server's port"),  # red team F8
-                      ("nats://a:b@127.0.0.1\n:4222", "a line break"), ("tls://a:b@host :4222", "a space")):
+                      ("nats://a:b@127.0.0.1\n:4222", "a line break"), ("tls://a:b@host :4222", "a space"),
+                      ("nats://a:b@127.0.0.1:4222\t", "control")):
         with pytest.raises(AddressError, match=said) as refused:
             parse(url, None)
         assert "b@" not in str(refused.value)
