@@ -2,14 +2,17 @@
 
 Writes, into one folder (0700):
 
-- ``nats-server.conf``: listening on loopback unless told otherwise (``--listen``), TLS required,
+- ``nats-server.conf``: listening on loopback unless told otherwise (``--listen``), TLS required
+  and first (``handshake_first``: not even the server's ``INFO`` goes in clear),
   JetStream on disk, and the layout of ``packaging/nats/approver.conf``: the approvers in the account
   that holds JetStream, each agent user in an account of its own importing only its own subjects
   (accounts, not only permissions, keep agents apart); the JetStream account's disk limit is the
   sum of the users' own quotas and the bucket, so no user can fill it for another;
 - ``tls/``: a private CA and a server certificate for the names agents use (``--name``), unless the
   person brings their own (``--cert``, ``--key``, ``--ca``); the keys 0600;
-- ``creds/<user>.creds`` (0600), one per agent and approver user: an nkey seed and its user name.
+- ``creds/<user>.creds`` (0600), one per agent and approver user: an nkey seed and its user name,
+  and the approvers' public keys (``approver:`` lines): each approver signs its answers with its
+  seed, and agents act only on answers one of those keys signed (``relay/signing.py``).
 
 Why nkeys rather than passwords: the server's configuration holds only public keys (nothing in it
 is worth stealing, and it may be shared or committed), and the secret never crosses the network,
@@ -129,12 +132,16 @@ def setup(folder: Path, *, agents: list[str], approvers: list[str], listen: str 
         _write(tls / "ca-key.pem", authority.key, 0o600)
         _write(server_cert, server.certificate, 0o644)
         _write(server_key, server.key, 0o600)
-    public = {}
+    seeds, public = {}, {}
     for user in users:
-        seed, public[user] = _nkey()
+        seeds[user], public[user] = _nkey()
+    paired = "".join(f"approver: {public[approver]}\n" for approver in approvers)
+    for user in users:
         _write(folder / "creds" / f"{user}.creds",
                f"# desktop-approver relay credentials: NATS user {user} (an nkey seed: keep it secret)\n"
-               f"user: {user}\nseed: {seed}\n".encode(), 0o600)
+               f"user: {user}\nseed: {seeds[user]}\n"
+               "# The approvers this user was paired with: only answers one of them signed count.\n"
+               f"{paired}".encode(), 0o600)
     _write(conf, server_config(folder, listen, port, agents, approvers, public, server_cert, server_key).encode(),
            0o600)
     url = f"tls://{_url_host(hosts[0])}:{port}"
@@ -193,6 +200,9 @@ tls {{
   cert_file: "{cert}"
   key_file: "{key}"
   timeout: 5
+  # TLS before anything else, the server's INFO included: nothing goes in clear, and the clients
+  # (which insist on it) are refused by a server without it rather than talk to it in clear.
+  handshake_first: true
 }}
 
 jetstream {{

@@ -8,7 +8,8 @@ Three ways to say who we are (the NATS user also names our subjects and keys, :m
   in the process list or the shell history);
 - ``user:password@`` in the URL itself (handy in tests);
 - a seed file that ``desktop-approver relay setup`` writes (``user: <name>`` and ``seed: SU...``):
-  an nkey, whose secret never leaves this machine (the server checks a signature of its nonce).
+  an nkey, whose secret never leaves this machine (the server checks a signature of its nonce);
+  its ``approver: U...`` lines pin the approvers whose signed answers alone count (:mod:`.signing`).
 
 TLS when asked means TLS (:attr:`RelayAddress.requires_tls`): ``tls://``, and any URL whose host is
 not this machine, connect only after a TLS handshake with a verified certificate, before any
@@ -25,6 +26,7 @@ import base64
 import ipaddress
 import json
 import os
+import re
 import ssl
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,6 +43,8 @@ PLAINTEXT_ENV = "DESKTOP_APPROVER_NATS_PLAINTEXT"
 SCHEMES = ("nats", "tls")
 JWT_MARK = "-----BEGIN NATS USER JWT-----"
 SEED_MARK = "seed:"
+APPROVER_MARK = "approver"
+NKEY_USER = re.compile(r"U[A-Z2-7]{55}")
 
 
 class AddressError(ValueError):
@@ -61,6 +65,10 @@ class RelayAddress:
     """The CA certificate(s) the server's certificate must chain to (None: the system's)."""
     plaintext: bool = False
     """The person opted in to a plain connection to another host (:data:`PLAINTEXT_ENV`)."""
+    approvers: frozenset[str] = frozenset()
+    """The approvers' public keys this user was paired with (``approver:`` lines of a seed file, as
+    ``relay setup`` writes them): only answers one of them signed count (:mod:`.signing`); empty:
+    unsigned answers count (the server and the approvers' credentials are trusted)."""
 
     def __repr__(self) -> str:
         return f"RelayAddress({self.shown!r}, user={self.user!r}, tls={self.requires_tls})"
@@ -90,7 +98,8 @@ class RelayAddress:
         """The URL without its credentials, for messages and logs."""
         parts = urlsplit(self.url)
         host = parts.hostname or ""
-        port = f":{parts.port}" if parts.port else ""
+        host = f"[{host}]" if ":" in host else host  # an IPv6 address, as it is written in a URL
+        port = f":{parts.port}" if parts.port is not None else ""
         return f"{parts.scheme}://{host}{port}"
 
     @property
@@ -109,6 +118,10 @@ class RelayAddress:
             options["user"], options["password"] = self.user, self.password
         if self.requires_tls or urlsplit(self.url).scheme == "tls":
             options["tls"] = self.tls_context()
+            # TLS before anything else, INFO included (nats-server: ``tls { handshake_first: true }``):
+            # nothing the client reads or writes is in clear, and a server that starts in clear (not
+            # set up for it, or someone on the path) fails the handshake; there is no way down.
+            options["tls_handshake_first"] = True
             # A server that sends other servers' addresses could lead a reconnect elsewhere; only
             # the address the person gave is used.
             options["dont_randomize"] = True
@@ -135,6 +148,8 @@ def parse(url: str, creds: str | None = None, *, ca_file: str | None = None,
     """``url`` (``nats://host:4222`` or ``tls://host:4222``), the credentials file ``creds``, the CA
     file (else ``DESKTOP_APPROVER_NATS_CA``), and whether plaintext to another host is accepted (else
     ``DESKTOP_APPROVER_NATS_PLAINTEXT``)."""
+    if any(character.isspace() or not character.isprintable() for character in url.rsplit("@", 1)[-1]):
+        raise AddressError("not a URL: its host or port holds a space, a line break or a control character")
     try:
         parts = urlsplit(url)
         parts.hostname  # noqa: B018 - raises on a bracket left open or a host in brackets that is no address
@@ -145,9 +160,11 @@ def parse(url: str, creds: str | None = None, *, ca_file: str | None = None,
     if parts.scheme not in SCHEMES or not parts.hostname:
         raise AddressError(f"not a NATS URL (nats://host:port or tls://host:port): {shown!r}")
     try:
-        parts.port  # noqa: B018 - raises on a port that is not a number
+        port = parts.port  # raises on a port that is not a number
     except ValueError as exc:
         raise AddressError(f"bad port in {shown!r}: {exc}") from None
+    if port == 0:
+        raise AddressError(f"bad port in {shown!r}: 0 is no server's port")
     if parts.path not in ("", "/") or parts.query or parts.fragment:
         raise AddressError(f"a NATS URL is scheme://host:port and nothing after it: {shown!r}")
     ca_file = ca_file or os.environ.get(CA_ENV) or None
@@ -156,9 +173,10 @@ def parse(url: str, creds: str | None = None, *, ca_file: str | None = None,
     if parts.scheme == "nats" and not plaintext and ca_file is None and not is_loopback(parts.hostname):
         raise AddressError(f"refused: {shown} would send credentials in clear to another host; use "
                            f"tls://{parts.netloc.rsplit('@', 1)[-1]} (or set {PLAINTEXT_ENV}=1 on a network you trust)")
-    seed = None
+    seed, approvers = None, frozenset[str]()
     if creds:
         user, password, creds_file, seed = read_credentials(Path(creds))
+        approvers = paired_approvers(Path(creds)) if seed is not None else approvers
     elif parts.username:
         user, password, creds_file = unquote(parts.username), unquote(parts.password or ""), None
     else:
@@ -168,7 +186,7 @@ def parse(url: str, creds: str | None = None, *, ca_file: str | None = None,
         raise AddressError(f"the NATS user {user!r} is not 1 to 64 letters, digits, '_' or '-' "
                            "(it names the user's subjects)")
     return RelayAddress(url=url, user=user, password=password, creds_file=creds_file, seed=seed, ca_file=ca_file,
-                        plaintext=plaintext)
+                        plaintext=plaintext, approvers=approvers)
 
 
 def read_credentials(path: Path) -> tuple[str, str | None, str | None, str | None]:
@@ -192,6 +210,18 @@ def read_credentials(path: Path) -> tuple[str, str | None, str | None, str | Non
     if not colon or not user or "\n" in line:
         raise AddressError(f"{path} is neither a NATS .creds file, a seed file nor one line user:password")
     return user, password, None, None
+
+
+def paired_approvers(path: Path) -> frozenset[str]:
+    """The approvers' public keys named in a seed file (``approver: U...`` lines; none: an empty set)."""
+    keys = set()
+    for line in path.read_text(encoding="utf-8").splitlines():
+        name, colon, key = line.strip().partition(":")
+        if colon and name.strip() == APPROVER_MARK:
+            if not NKEY_USER.fullmatch(key.strip()):
+                raise AddressError(f"{path}: {key.strip()[:60]!r} is not an approver's public key (U...)")
+            keys.add(key.strip())
+    return frozenset(keys)
 
 
 def _jwt_name(text: str, path: Path) -> str:

@@ -43,7 +43,7 @@ from typing import Any
 from ..client import wire
 from ..client.errors import ApproverError, ApproverUnavailable, QuotaExceeded
 from ..version import __version__
-from . import names, secure
+from . import names, secure, signing
 from .address import AddressError, RelayAddress
 from .secure import import_nats
 
@@ -395,7 +395,10 @@ class AgentLink:
         if not msg.data:  # a status message: 404, no such key yet
             return None
         try:
-            return names.decision_for(msg.data, unique)
+            value = names.decision_for(msg.data, unique)
+            if self.address.approvers:  # paired: only what a paired approver signed for this key counts
+                signing.check(names.decision_key(self.address.user, unique), value, self.address.approvers)
+            return value
         except ValueError as exc:  # not a decision: we keep waiting, and deny at the deadline
             log.warning("ignored a value on the relay's key for %s that is no decision for it: %s", unique, exc)
             return None

@@ -60,7 +60,7 @@ from ..core.store.logsafe import printable
 from ..core.transport.connection import Connection
 from ..core.transport.context import DEFAULT_MAX_PENDING_PER_CLIENT, Context
 from ..core.transport.peercred import PeerCredentials
-from . import names, secure
+from . import names, secure, signing
 from .address import RelayAddress
 
 if TYPE_CHECKING:
@@ -413,9 +413,13 @@ class RelayApprover:
                 self.app_loop.call_soon(run)
                 return
             try:
-                done.set_result(function(*args))
+                result = function(*args)
             except BaseException as exc:
-                done.set_exception(exc)
+                with contextlib.suppress(concurrent.futures.InvalidStateError):  # its waiter went (closing)
+                    done.set_exception(exc)
+                return
+            with contextlib.suppress(concurrent.futures.InvalidStateError):  # the same: the work is done all the same
+                done.set_result(result)
 
         self.app_loop.call_soon_threadsafe(run)
         return asyncio.wrap_future(done, loop=self.nats_loop)
@@ -873,8 +877,11 @@ class RelayApprover:
         import nats
         from nats.js.errors import APIError, KeyWrongLastSequenceError, ServerError, ServiceUnavailableError
 
-        value = {"relay": names.RELAY_VERSION, "approver": self.name, "instance": self.instance, "reply": reply,
-                 "seq": sequence}
+        def signed(value: dict[str, Any]) -> dict[str, Any]:
+            return value if self.address.seed is None else signing.sign(self.address.seed, key, value)
+
+        value = signed({"relay": names.RELAY_VERSION, "approver": self.name, "instance": self.instance,
+                        "reply": reply, "seq": sequence})
         instead: str | None = None
         timed_out = False
 
@@ -885,7 +892,7 @@ class RelayApprover:
             if deadline is not None and not timed_out and time.time() > deadline and _allows(reply):
                 timed_out = True
                 reply = _timed_out(reply)
-                value = {**value, "reply": reply}
+                value = signed({**value, "reply": reply})
             try:
                 try:
                     await self.kv.create(key, names.encode(value), msg_ttl=ttl)
@@ -922,8 +929,9 @@ class RelayApprover:
                 if instead is not None or reply.get("type") == "error":
                     return Claim(won=False, failure=why)
                 instead = f"this app's answer was not delivered: {why}; the agent was refused instead"
-                value = {**value, "reply": _error_reply(str(reply.get("id")), _kind_of(reply), "internal",
-                                                        f"desktop-approver could not deliver its answer: {why}")}
+                refused = _error_reply(str(reply.get("id")), _kind_of(reply), "internal",
+                                       f"desktop-approver could not deliver its answer: {why}")
+                value = signed({**value, "reply": refused})
             except (TimeoutError, nats.errors.Error, OSError) as exc:
                 if time.time() > stop:
                     log.error("relay: the decision for %s could not be written: %s", key, exc)
@@ -968,7 +976,10 @@ class RelayApprover:
         except KeyNotFoundError:
             return None
         try:
-            return names.decision_for(entry.value or b"", names.unique_of_key(key)), int(entry.revision or 0)
+            value = names.decision_for(entry.value or b"", names.unique_of_key(key))
+            if self.address.approvers:  # paired: an answer no paired approver signed is none (ours replaces it)
+                signing.check(key, value, self.address.approvers)
+            return value, int(entry.revision or 0)
         except ValueError as exc:
             self._app(self._refuse, "relay_decision", f"the value stored on {key} is no decision for it: {exc}",
                       names.unique_of_key(key))
@@ -1128,10 +1139,23 @@ class RelayApprover:
         self._check_store = True  # a server restarted on an empty store has nothing of ours
         self._clock_mark = None  # another server, maybe: its clock is measured again
         log.info("relay: reconnected to %s", self.address.shown)
+        self._app(self._outage_over)
 
     async def _disconnected(self) -> None:
         if not self.closing:
             log.info("relay: disconnected from %s", self.address.shown)
+            if self.ready.is_set():  # before that, the connect loop says what keeps it from connecting
+                self._app(self._set_problem, self.outage)
+
+    @property
+    def outage(self) -> str:
+        """What the person is told while the server is out of reach (the tray shows it, ``status`` too)."""
+        return (f"the NATS server at {self.address.shown} is out of reach: relayed agents can neither ask nor be "
+                "answered until it is back (trying again)")
+
+    def _outage_over(self) -> None:
+        if self.problem == self.outage:  # another problem (set up, bucket full) is cleared by its own cure
+            self._set_problem(None)
 
     # -- the app's loop: requests through the core ----------------------------------------------------
 

@@ -1,11 +1,15 @@
 """Connecting to the NATS server so that no credential leaves without the TLS the address asks for.
 
-nats-py upgrades a connection to TLS only when the server's first line (``INFO``, sent in clear)
-says ``tls_required``; a server without TLS, or anyone on the path who rewrites that line, would
-get the ``CONNECT`` line, credentials included, in clear. So for an address that requires TLS
-(:attr:`.address.RelayAddress.requires_tls`) the client's ``CONNECT`` is built only on a
-connection whose TLS handshake is done, with the certificate verified against the address's CA and
-the host name checked; otherwise nothing is sent and the connect fails with :class:`TLSRequired`.
+By default nats-py upgrades a connection to TLS only when the server's first line (``INFO``, sent
+in clear) says ``tls_required``: anyone on the path reads and may rewrite that line, and a server
+without TLS, or one whose offer was removed on the way, would get the ``CONNECT`` line,
+credentials included, in clear. So for an address that requires TLS
+(:attr:`.address.RelayAddress.requires_tls`) the client starts TLS first (nats-py's
+``tls_handshake_first``; the server's ``tls { handshake_first: true }``): its hello is the first
+byte on the connection, and a server that said anything in clear before it, or answers it in clear,
+is refused (:class:`TLSRequired`), never tried again without TLS. And the client's ``CONNECT`` is
+built only on a connection whose TLS handshake is done, with the certificate verified against the
+address's CA and the host name checked; otherwise nothing is sent.
 The check sits on every connect and reconnect (nats-py builds ``CONNECT`` once per connection),
 and the server's list of other servers is not followed (``dont_randomize``; a discovered address
 is checked the same way all the same).
@@ -18,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import ssl
 import sys
 from collections.abc import Callable
 from types import ModuleType
@@ -82,7 +87,14 @@ async def connect(address: RelayAddress, **options: Any) -> Any:
         host = getattr(getattr(server, "uri", None), "hostname", None) or ""
         return address.requires_tls or not (address.plaintext or is_loopback(host))
 
-    client._transport = _guarded_transport(must_tls)
+    def in_clear(what: str) -> Exception:
+        refusals.append(refused(f"refused to send credentials without TLS: the server at {address.shown} answered "
+                                f"in clear instead of starting TLS first ({what}): it needs "
+                                "handshake_first: true in its tls block (relay setup writes it), or someone on "
+                                "the way removed its TLS"))
+        return refusals[-1]
+
+    client._transport = _guarded_transport(must_tls, in_clear)
 
     def connect_command() -> bytes:
         server = getattr(client, "_current_server", None)
@@ -116,7 +128,7 @@ async def connect(address: RelayAddress, **options: Any) -> Any:
     return client
 
 
-def _guarded_transport(must_tls: Callable[[], bool]) -> Any:
+def _guarded_transport(must_tls: Callable[[], bool], in_clear: Callable[[str], Exception]) -> Any:
     """nats-py's TCP transport, writing nothing to a connection that must be TLS and is not.
 
     Refusing the ``CONNECT`` line is not enough: what the agent published while disconnected waits
@@ -124,10 +136,17 @@ def _guarded_transport(must_tls: Callable[[], bool]) -> Any:
     even one whose login was refused because the TLS was stripped on the way (a request in clear,
     its arguments and all). So every write goes through here: on a connection that needs TLS and
     has not finished a verified handshake, it is dropped and the connection closed. nats-py keeps
-    this one transport for every reconnect (it makes a new one only when it has none)."""
+    this one transport for every reconnect (it makes a new one only when it has none).
+
+    A TLS handshake that fails for any reason but the certificate (a server that sends its ``INFO``
+    in clear: ``WRONG_VERSION_NUMBER``) is raised as ``in_clear`` says: the connection is refused as
+    one without TLS, never retried without it."""
     from nats.aio.transport import TcpTransport
 
     class GuardedTransport(TcpTransport):
+        orphaned: asyncio.StreamWriter | None = None
+        """The plain stream of a connection whose TLS handshake failed (its socket is TLS's now)."""
+
         def _cleared(self) -> bool:
             writer = self._io_writer
             return writer is not None and (writer.get_extra_info("ssl_object") is not None or not must_tls())
@@ -135,6 +154,43 @@ def _guarded_transport(must_tls: Callable[[], bool]) -> Any:
         def _refuse(self) -> None:
             if self._io_writer is not None:
                 self._io_writer.close()  # the stripped connection gets no byte from us
+
+        async def connect_tls(self, uri: Any, ssl_context: ssl.SSLContext, buffer_size: int,
+                              connect_timeout: int) -> None:
+            """nats-py's upgrade, with no step between the check and the handshake: whatever the
+            server says from the moment our hello leaves goes to TLS (and fails it when in clear)."""
+            assert self._io_writer is not None, "connect first"
+            clear = self._io_reader
+            said = len(getattr(clear, "_buffer", b"")) if clear is not None else 0
+            if said:  # it spoke before our hello: a server that starts in clear
+                self._refuse()
+                raise in_clear(f"{said} bytes in clear before the handshake")
+            loop = asyncio.get_running_loop()
+            reader = asyncio.StreamReader(limit=buffer_size)
+            protocol = asyncio.StreamReaderProtocol(reader)
+            try:
+                async with asyncio.timeout(connect_timeout):
+                    transport = await loop.start_tls(
+                        self._io_writer.transport, protocol, ssl_context,
+                        server_hostname=uri if isinstance(uri, str) else uri.hostname)
+            except ssl.SSLError as exc:
+                self.orphaned = self._io_writer
+                if isinstance(exc, ssl.SSLCertVerificationError):
+                    raise
+                self._refuse()  # what came was no TLS (a server's INFO in clear)
+                raise in_clear(exc.reason or str(exc)) from None
+            except BaseException:  # no answer in time, or cancelled
+                self.orphaned = self._io_writer
+                raise
+            if transport is None:
+                raise ConnectionError("the connection closed during the TLS handshake")
+            self._io_reader = reader
+            self._io_writer = asyncio.StreamWriter(transport, protocol, reader, loop)
+
+        async def wait_closed(self) -> None:
+            if self._io_writer is not None and self._io_writer is self.orphaned:
+                return  # TLS took its socket over and failed: that stream never hears of the close
+            await super().wait_closed()  # type: ignore[no-untyped-call]
 
         def write(self, payload: bytes) -> None:
             if self._cleared():

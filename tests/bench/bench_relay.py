@@ -1,6 +1,6 @@
 """What the NATS relay costs: a round trip through NATS JetStream against the local socket, same run.
 
-``python tests/bench/bench_relay.py [--rounds 300] [--requests 1000 --agents 50] [--tls]``
+``python tests/bench/bench_relay.py [--rounds 300] [--requests 1000 --agents 50] [--tls] [--trays]``
 
 ``--tls``: the server with TLS from a CA made for the run, every client at ``tls://`` with that CA
 (``DESKTOP_APPROVER_NATS_CA``), as ``relay setup`` has it.
@@ -17,6 +17,11 @@ a relay (``serve``). One request is remembered for the session (session memory a
 3. Throughput: ``--agents`` asyncio clients (each its own NATS connection) send ``--requests`` in
    all at once, across two approver processes that answer them with a policy rule; every request
    is answered once (the bucket holds exactly one decision each).
+
+``--trays``: the approvers are two real apps (``desktop-approver tray --relay``, Qt offscreen, each
+with its own home), as a person runs them, instead of the Qt-free service. A tray's session memory
+cannot be seeded from outside (only a person's "allow for the session" fills it), so with
+``--trays`` the round trip is a call the policy rule answers, through the socket and through NATS.
 """
 
 from __future__ import annotations
@@ -66,7 +71,10 @@ def nats_server(folder: Path, tls: bool = False) -> tuple[subprocess.Popen[bytes
         (folder / "cert.pem").write_bytes(server.certificate)
         (folder / "key.pem").write_bytes(server.key)
         os.environ["DESKTOP_APPROVER_NATS_CA"] = str(folder / "ca.pem")  # this process's clients, and children
-        command += ["--tls", "--tlscert", str(folder / "cert.pem"), "--tlskey", str(folder / "key.pem")]
+        config = folder / "tls.conf"  # handshake_first has no command-line flag
+        config.write_text(f'tls {{\n  cert_file: "{folder / "cert.pem"}"\n  key_file: "{folder / "key.pem"}"\n'
+                          '  handshake_first: true\n}\n')
+        command += ["-c", str(config)]
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
@@ -116,9 +124,44 @@ def start_approver(url: str, folder: Path, name: str, policy: Path | None = None
     return process
 
 
-def round_trips(url: str, socket_path: str, rounds: int) -> dict[str, list[float]]:
+RULED = ("Bash", {"command": "echo round trip"})
+"""A call the policy rule answers (``--trays``: a real tray's session memory cannot be seeded)."""
+
+
+def start_tray(url: str, folder: Path, name: str, policy: Path) -> subprocess.Popen[str]:
+    """A real app (Qt offscreen) answering the relay with ``policy``; returned once its relay is connected."""
     from desktop_approver import Client
 
+    home = folder / f"home-{name}"
+    home.mkdir()
+    (folder / f"desk-{name}.creds").write_text(f"desk-{name}:x\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("DESKTOP_APPROVER_") or k.endswith("_NATS_CA")}
+    env.update(PYTHONPATH=str(ROOT), QT_QPA_PLATFORM="offscreen", HOME=str(home),
+               XDG_CONFIG_HOME=str(home / "config"), XDG_STATE_HOME=str(home / "state"),
+               XDG_DATA_HOME=str(home / "data"))
+    socket_path = folder / f"{name}.sock"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "desktop_approver", "tray", "--no-notifications", "--socket", str(socket_path),
+         "--audit-db", str(folder / f"audit-{name}.sqlite3"), "--policy", str(policy), "--relay", url,
+         "--relay-creds", str(folder / f"desk-{name}.creds")], env=env, stdout=subprocess.DEVNULL, text=True)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        assert process.poll() is None, "the tray exited"
+        try:
+            with Client(str(socket_path)) as client:
+                if (client.status().get("relay") or {}).get("connected"):
+                    return process
+        except Exception:  # noqa: BLE001, S110 - not listening yet
+            pass
+        time.sleep(0.2)
+    raise SystemExit("the tray did not connect its relay")
+
+
+def round_trips(url: str, socket_path: str, rounds: int, *, ruled: bool = False) -> dict[str, list[float]]:
+    from desktop_approver import Client
+
+    tool, args = RULED if ruled else (BENCH_TOOL, BENCH_ARGS)
+    expected = "policy" if ruled else "session"
     relay_url = url.replace("://", f"://{NATS_USER}:x@")
     clients = {"socket": Client(socket_path, agent=BENCH_AGENT, session=BENCH_SESSION),
                "nats": Client(url=relay_url, agent=BENCH_AGENT, session=BENCH_SESSION)}
@@ -126,13 +169,13 @@ def round_trips(url: str, socket_path: str, rounds: int) -> dict[str, list[float
     try:
         for client in clients.values():  # warm up: connect, first import, first JIT of everything
             for _ in range(5):
-                client.request(BENCH_TOOL, BENCH_ARGS)
+                client.request(tool, args)
         for _ in range(rounds):
             for name, client in clients.items():
                 started = time.perf_counter()
-                decision = client.request(BENCH_TOOL, BENCH_ARGS)
+                decision = client.request(tool, args)
                 times[name].append(time.perf_counter() - started)
-                assert decision.decided_by == "session", decision
+                assert decision.decided_by == expected, decision
     finally:
         for client in clients.values():
             client.close()
@@ -158,11 +201,15 @@ def cold_starts(url: str, socket_path: str, rounds: int) -> dict[str, list[float
     return times
 
 
-async def throughput(url: str, requests: int, agents: int) -> float:
+async def throughput(url: str, requests: int, agents: int, users: int = 1) -> float:
+    """``users``: the agents spread over that many NATS users (a real app lets one user have at most
+    256 calls waiting at once, and 1,000 sent at once by one user pass it while the apps catch up)."""
     from desktop_approver import AsyncClient
 
-    relay_url = url.replace("://", f"://{NATS_USER}:x@")
-    clients = [AsyncClient(url=relay_url, agent=f"agent-{n}") for n in range(agents)]
+    def relay_url(n: int) -> str:
+        return url.replace("://", f"://{NATS_USER if users == 1 else f'{NATS_USER}{n % users}'}:x@")
+
+    clients = [AsyncClient(url=relay_url(n), agent=f"agent-{n}") for n in range(agents)]
     per_agent = requests // agents
 
     async def agent(client: AsyncClient) -> None:
@@ -207,6 +254,8 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=1000)
     parser.add_argument("--agents", type=int, default=50)
     parser.add_argument("--tls", action="store_true", help="TLS from a CA made for the run (tls:// URLs)")
+    parser.add_argument("--trays", action="store_true", help="two real trays (Qt offscreen) as the approvers")
+    parser.add_argument("--users", type=int, default=1, help="NATS users the agents are spread over (default: 1)")
     args = parser.parse_args()
     folder = Path(tempfile.mkdtemp(prefix="bench-relay-"))
     server, url = nats_server(folder, tls=args.tls)
@@ -214,23 +263,28 @@ def main() -> None:
     try:
         policy = folder / "policy.toml"
         policy.write_text(POLICY)
-        approvers.append(start_approver(url, folder, "one", policy))
-        times = round_trips(url, str(folder / "one.sock"), args.rounds)
-        print(f"round trip, {args.rounds} each, interleaved (ms):")
+        start = start_tray if args.trays else start_approver
+        approvers.append(start(url, folder, "one", policy))
+        times = round_trips(url, str(folder / "one.sock"), args.rounds, ruled=args.trays)
+        answered = "a rule answers, real tray" if args.trays else "session memory answers"
+        print(f"round trip ({answered}), {args.rounds} each, interleaved (ms):")
         for name, values in times.items():
             print(f"  {name:6}  median {ms(values, 50):6.2f}   p90 {ms(values, 90):6.2f}   p99 {ms(values, 99):6.2f}")
         added = ms(times["nats"], 50) - ms(times["socket"], 50)
         print(f"  NATS adds {added:.2f} ms at the median ({ms(times['nats'], 50) / ms(times['socket'], 50):.1f}x)")
-        starts = cold_starts(url, str(folder / "one.sock"), args.cold)
-        print(f"cold start of `desktop-approver request`, {args.cold} each, interleaved (ms):")
-        for name, values in starts.items():
-            print(f"  {name:6}  median {ms(values, 50):6.1f}   min {min(values) * 1000:6.1f}")
-        approvers.append(start_approver(url, folder, "two", policy))
+        if not args.trays:
+            starts = cold_starts(url, str(folder / "one.sock"), args.cold)
+            print(f"cold start of `desktop-approver request`, {args.cold} each, interleaved (ms):")
+            for name, values in starts.items():
+                print(f"  {name:6}  median {ms(values, 50):6.1f}   min {min(values) * 1000:6.1f}")
+        approvers.append(start(url, folder, "two", policy))
         before = asyncio.run(stored(url))
-        seconds = asyncio.run(throughput(url, args.requests, args.agents))
+        seconds = asyncio.run(throughput(url, args.requests, args.agents, args.users))
         total = args.requests // args.agents * args.agents
         written = asyncio.run(stored(url)) - before
-        print(f"throughput: {total} requests from {args.agents} agents across 2 approvers (a rule answers): "
+        kind = "trays" if args.trays else "approvers"
+        print(f"throughput: {total} requests from {args.agents} agents ({args.users} NATS users) across 2 {kind} "
+              "(a rule answers): "
               f"{seconds:.2f} s, {total / seconds:.0f} requests/s; decisions written: {written}")
         assert written == total, f"{written} decisions for {total} requests"
     finally:

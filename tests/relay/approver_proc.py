@@ -9,7 +9,7 @@ Prints ``ready`` once the relay reads the stream (``started`` at once with ``--n
 <agent> <host> <tools>`` for each ticket the person sees; ``withdrawn <request id>`` when a ticket
 goes away unanswered. The person answers by tool name: ``allow``, ``deny`` (with a note), ``edit``
 (allowed with edited arguments), ``session`` (allow for the session), ``race`` (``--race``),
-``slow`` (allow, 3 s later), ``wait`` (never).
+``slow`` (allow, 3 s later), ``later`` (deny, 3 s later), ``wait`` (never).
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ class Person:
         print(f"asked {ticket.request_id} {who.agent} {who.host} {','.join(c.tool for c in ticket.calls)}",
               flush=True)
         try:
-            if any(call.tool == "slow" for call in ticket.calls):
+            if any(call.tool in ("slow", "later") for call in ticket.calls):
                 await asyncio.sleep(3.0)
             verdicts = [self.answer(call.tool) for call in ticket.calls]
             if any(verdict is None for verdict in verdicts):
@@ -52,7 +52,7 @@ class Person:
             tool = self.race
         if tool in ("allow", "slow"):
             return Verdict("allow_once")
-        if tool == "deny":
+        if tool in ("deny", "later"):
             return Verdict("deny", note="not on a Friday")
         if tool == "edit":
             return Verdict("allow_once", updated_args={"command": "ls -l"})

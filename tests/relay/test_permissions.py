@@ -185,7 +185,8 @@ def test_over_tls_with_a_private_ca(tmp_path: Path, approvers: list[Approver]) -
     config = tmp_path / "tls.conf"
     config.write_text(SAMPLE.read_text().replace("# tls {", "tls {").replace(
         '#   cert_file: "/etc/nats/server-cert.pem"', f'  cert_file: "{tmp_path / "cert.pem"}"').replace(
-        '#   key_file:  "/etc/nats/server-key.pem"', f'  key_file: "{tmp_path / "key.pem"}"').replace("# }", "}"))
+        '#   key_file:  "/etc/nats/server-key.pem"', f'  key_file: "{tmp_path / "key.pem"}"').replace(
+        "#   handshake_first: true", "  handshake_first: true").replace("# }", "}"))
     server = NatsServer(tmp_path, config=config).start()
     trust = {"SSL_CERT_FILE": str(tmp_path / "cert.pem")}
     try:

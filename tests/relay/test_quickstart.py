@@ -50,7 +50,7 @@ def test_the_quickstart_reaches_a_first_approval_over_tls(tmp_path: Path) -> Non
     for path in [*(folder / "creds").iterdir(), folder / "tls" / "server-key.pem", folder / "tls" / "ca-key.pem"]:
         assert stat.S_IMODE(path.stat().st_mode) == 0o600, path
     config = (folder / "nats-server.conf").read_text()
-    assert f'listen: "127.0.0.1:{port}"' in config and "tls {" in config
+    assert f'listen: "127.0.0.1:{port}"' in config and "tls {" in config and "handshake_first: true" in config
     seeds = [line.split()[1] for path in (folder / "creds").iterdir() for line in path.read_text().splitlines()
              if line.startswith("seed:")]
     assert len(seeds) == 2 and not any(seed in config for seed in seeds)  # the configuration holds public keys only

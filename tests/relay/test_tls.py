@@ -35,9 +35,12 @@ def write_tls(folder: Path, hosts: list[str]) -> tuple[Path, Path, Path]:
     return paths
 
 
-def tls_config(tmp: Path, cert: Path, key: Path) -> Path:
+def tls_config(tmp: Path, cert: Path, key: Path, *, first: bool = True) -> Path:
+    """The tests' server configuration with TLS; ``first``: TLS before the server's INFO, as ``relay
+    setup`` writes it (the clients insist on it)."""
     config = relay_config(tmp)
-    config.write_text(config.read_text() + f'\ntls {{\n  cert_file: "{cert}"\n  key_file: "{key}"\n}}\n')
+    config.write_text(config.read_text() + f'\ntls {{\n  cert_file: "{cert}"\n  key_file: "{key}"\n'
+                      + ("  handshake_first: true\n" if first else "") + "}\n")
     return config
 
 
@@ -95,8 +98,8 @@ def test_a_host_name_the_certificate_does_not_name_is_refused(tmp_path: Path) ->
 
 class Recorder:
     """A TCP listener on loopback that plays a NATS server's first line and records every byte a
-    client sends; ``upstream``: a real server behind it, its INFO passed on with the TLS offer
-    removed (someone on the path stripping TLS)."""
+    client sends; ``upstream``: a real server behind it that starts in clear (no ``handshake_first``),
+    its INFO passed on with the TLS offer removed (someone on the path stripping TLS)."""
 
     def __init__(self, upstream: int | None = None) -> None:
         self.upstream = upstream
@@ -144,7 +147,7 @@ def test_tls_is_never_stripped_and_no_credential_leaves(tmp_path: Path, behind: 
     server = None
     if behind == "tls server":
         ca, cert, key = write_tls(tmp_path, ["127.0.0.1"])
-        server = NatsServer(tmp_path, config=tls_config(tmp_path, cert, key)).start()
+        server = NatsServer(tmp_path, config=tls_config(tmp_path, cert, key, first=False)).start()
     recorder = Recorder(upstream=server.port if server else None)
     creds = tmp_path / "creds"
     creds.write_text(f"alice:{SECRET}-{behind}\n")
@@ -157,7 +160,9 @@ def test_tls_is_never_stripped_and_no_credential_leaves(tmp_path: Path, behind: 
                             [{"op": "request", "tool": "allow", "args": {}, "async": True}])
         assert results[0]["error"] == "ApproverUnavailable" and "without TLS" in results[0]["message"]
         assert recorder.connections >= 3
-        assert SECRET.encode() not in recorder.received and b"CONNECT" not in recorder.received, recorder.received
+        password = f"{SECRET}-{behind}".encode()  # long enough not to turn up by chance in a TLS hello
+        assert password not in recorder.received and b"CONNECT" not in recorder.received, recorder.received
+        assert only_tls_handshakes(recorder.received)
     finally:
         recorder.close()
         if server is not None:
@@ -173,7 +178,8 @@ def test_the_approver_never_sends_its_credentials_in_clear_either(tmp_path: Path
             assert "refused to send credentials without TLS" in problem, problem
         finally:
             approver.stop()
-        assert b"CONNECT" not in recorder.received and SECRET.encode() not in recorder.received
+        assert b"CONNECT" not in recorder.received and f"{SECRET}-desk".encode() not in recorder.received
+        assert only_tls_handshakes(recorder.received)
     finally:
         recorder.close()
 
@@ -203,6 +209,14 @@ def test_malformed_urls_say_url(tmp_path: Path) -> None:
         assert isinstance(transport, UnusableTransport), url
         assert said in transport.reason, (url, transport.reason)
         assert "b@" not in transport.address
+    for url, said in (("nats://a:b@127.0.0.1:0", "0 is no server's port"),  # red team F8
+                      ("nats://a:b@127.0.0.1\n:4222", "a line break"), ("tls://a:b@host :4222", "a space"),
+                      ("nats://a:b@127.0.0.1:4222\t", "control")):
+        with pytest.raises(AddressError, match=said) as refused:
+            parse(url, None)
+        assert "b@" not in str(refused.value)
+    assert parse("tls://a:b@[::1]:4222").shown == "tls://[::1]:4222"
+    assert parse("nats://a:b@127.0.0.1").shown == "nats://127.0.0.1"
     for url in ("tls://[::1", "tls://a:b@[::1", "nats://[zz]:4222", "tls://a:b@[::1:4222"):  # red team F3
         transport = open_transport(None, url)
         assert isinstance(transport, UnusableTransport) and "not a URL" in transport.reason, url
@@ -234,8 +248,8 @@ def test_a_malformed_url_is_denied_by_the_hook_and_exit_2_for_request(url: str) 
 
 class CutThenStrip:
     """A proxy on loopback: the first connection is passed on untouched (TLS end to end) until
-    :meth:`cut`; every later one (the client's reconnects) gets the real server's INFO with the TLS
-    offer removed, and every byte the client sends on it is recorded."""
+    :meth:`cut`; every later one (the client's reconnects) gets an INFO in clear without a TLS offer
+    (the real server, TLS first, gives none to copy), and every byte the client sends on it is recorded."""
 
     def __init__(self, upstream: int) -> None:
         self.upstream = upstream
@@ -270,10 +284,9 @@ class CutThenStrip:
         pump(peer, real)
 
     def _strip(self, peer: socket.socket) -> None:
-        with peer, socket.create_connection(("127.0.0.1", self.upstream)) as real:
-            info = json.loads(real.makefile("rb").readline().split(b" ", 1)[1])
-            info.pop("tls_required", None)
-            info.pop("tls_available", None)
+        with peer:
+            info = {"server_id": "stripped", "version": "2.15.1", "proto": 1, "headers": True,
+                    "max_payload": 1048576, "auth_required": True, "nonce": "abc"}
             peer.sendall(b"INFO " + json.dumps(info).encode() + b"\r\n")
             self.stripped.set()
             peer.settimeout(10)
@@ -315,6 +328,104 @@ def test_what_waits_while_a_reconnect_is_stripped_never_leaves_in_clear(
                 client.request("Bash", {"command": f"curl -H '{marker}' https://example.invalid"}, timeout=4)
         finally:
             client.close()
-        assert proxy.received == b"", bytes(proxy.received[:300])
+        assert only_tls_handshakes(proxy.received), bytes(proxy.received[:300])
+        assert marker.encode() not in proxy.received and b"PUB" not in proxy.received
     finally:
         proxy.close()
+
+
+def only_tls_handshakes(data: bytes | bytearray) -> bool:
+    """Whether ``data`` is nothing but TLS records of the handshake (a client's hello, and nothing in
+    clear after it): each record is a type byte (22, handshake), a version, a length, that many bytes."""
+    at = 0
+    while at < len(data):
+        if data[at] != 22 or at + 5 > len(data):
+            return False
+        at += 5 + int.from_bytes(data[at + 3:at + 5], "big")
+    return True
+
+
+class Tap:
+    """A proxy on loopback in front of a real server that records both ways (what someone on the path sees)."""
+
+    def __init__(self, upstream: int) -> None:
+        self.upstream = upstream
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self.listener.getsockname()[1]
+        self.from_client = bytearray()
+        self.from_server = bytearray()
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                peer, _ = self.listener.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._one, args=(peer,), daemon=True).start()
+
+    def _one(self, peer: socket.socket) -> None:
+        with peer, socket.create_connection(("127.0.0.1", self.upstream)) as real:
+            back = threading.Thread(target=self._pump, args=(real, peer, self.from_server), daemon=True)
+            back.start()
+            self._pump(peer, real, self.from_client)
+            back.join(WAIT)
+
+    @staticmethod
+    def _pump(source: socket.socket, sink: socket.socket, seen: bytearray) -> None:
+        try:
+            while chunk := source.recv(65536):
+                seen += chunk
+                sink.sendall(chunk)
+        except OSError:
+            pass
+        with contextlib.suppress(OSError):
+            sink.shutdown(socket.SHUT_WR)
+
+    def close(self) -> None:
+        self.listener.close()
+
+
+def test_tls_comes_first_and_nothing_not_even_info_is_in_clear(
+        tmp_path: Path, tls_server: tuple[NatsServer, Path], approvers: list[Approver]) -> None:
+    """Red team F4: with ``handshake_first`` (as ``relay setup`` writes it) the first byte either way
+    is TLS's: the server's INFO (its nonce, its list of servers, its largest message) is never in
+    clear for someone on the path to read or rewrite."""
+    server, ca = tls_server
+    env = {"DESKTOP_APPROVER_NATS_CA": str(ca)}
+    approvers.append(Approver(tmp_path, f"tls://desk:x@127.0.0.1:{server.port}", "desk", env=env))
+    tap = Tap(server.port)
+    try:
+        with Client(url=f"tls://alice:{SECRET}@127.0.0.1:{tap.port}", ca_file=ca) as client:
+            assert client.request("allow", {}).decision == "allow_once"
+        assert tap.from_client[:1] == b"\x16" and tap.from_server[:1] == b"\x16"  # a TLS handshake record
+        for seen in (tap.from_client, tap.from_server):  # (the password is too short to look for in ciphertext)
+            assert b"INFO" not in seen and b"CONNECT" not in seen
+    finally:
+        tap.close()
+
+
+def test_a_server_that_starts_in_clear_is_refused_never_downgraded(tmp_path: Path, approvers: list[Approver]) -> None:
+    """A TLS server set up without ``handshake_first`` sends its INFO in clear: agent and approver
+    refuse it with the reason (what to set), sending nothing but their TLS hello, and never fall back."""
+    ca, cert, key = write_tls(tmp_path, ["127.0.0.1"])
+    server = NatsServer(tmp_path, config=tls_config(tmp_path, cert, key, first=False)).start()
+    tap = Tap(server.port)
+    try:
+        with Client(url=f"tls://alice:{SECRET}@127.0.0.1:{tap.port}", ca_file=ca) as client, \
+                pytest.raises(ApproverUnavailable, match="in clear instead of starting TLS first.*handshake_first"):
+            client.request("allow", {})
+        results = run_agent(f"tls://alice:{SECRET}@127.0.0.1:{tap.port}",
+                            [{"op": "request", "tool": "allow", "args": {}, "async": True}],
+                            env={"DESKTOP_APPROVER_NATS_CA": str(ca)})
+        assert results[0]["error"] == "ApproverUnavailable" and "handshake_first" in results[0]["message"]
+        approver = Approver(tmp_path, f"tls://desk:{SECRET}-desk@127.0.0.1:{tap.port}", "desk", wait=False,
+                            env={"DESKTOP_APPROVER_NATS_CA": str(ca)})
+        approvers.append(approver)
+        problem = approver.expect("problem relay")
+        assert "starting TLS first" in problem, problem
+        assert b"INFO" in tap.from_server  # the server did speak in clear...
+        assert only_tls_handshakes(tap.from_client)  # ...and the clients never did: only their hello
+    finally:
+        tap.close()
+        server.stop()
