@@ -171,3 +171,27 @@ def test_the_review_goes_with_the_last_request(approver: Any, run: Any) -> None:
         assert "coder" not in review.identity.text()
 
     run(scenario())
+
+
+def test_an_inbox_with_nothing_selected_shows_no_verdict(approver: Any, run: Any) -> None:
+    """A verdict is the app's word on a call: with no call selected there is none to say (it said
+    "▲ Moderate" beside "Nothing selected")."""
+    approver.set_popups(False)
+    inbox = approver.inbox
+
+    async def scenario() -> None:
+        answer = ask(approver, "coder", "s", "Bash", {"command": "rm -rf ~/projects"})
+        await wait_for(lambda: len(inbox._rows) == 1, what="the row")
+        inbox.show()
+        await wait_for(lambda: inbox.isVisible(), what="the inbox")
+        review = inbox.review
+        assert not inbox.selected_tickets() and review.ticket is None
+        assert not review.badge.isVisibleTo(review) and not review.agent_frame.isVisibleTo(review)
+        assert review.reasons.text() == "Nothing selected."
+        inbox.select(approver.decider.tickets()[0])
+        assert review.badge.isVisibleTo(review) and review.badge.level == "destructive"
+        inbox.decide_selected("deny")
+        await answer
+        assert not review.badge.isVisibleTo(review)
+
+    run(scenario())
