@@ -234,3 +234,29 @@ def test_history_frames_the_agents_words_escaped_apart_from_the_decision(approve
     assert "<U+2714> Safe – approved by policy\\nRisk: safe" in claims and "claude\\nDecision" in claims
     assert len(claims.splitlines()) <= 3 and len(claims) < 1000  # escaped, and cut (the tooltip has it all)
     window.close()
+
+
+def test_history_shows_not_understood_where_the_dialog_did(approver: Any, run: Any) -> None:
+    """`ls --zzz` is read as safe, but the reader does not know `--zzz`: the dialog's badge said
+    "Not understood", and so does the history, row and detail (never "✔ Safe")."""
+    dialog = approver.dialog
+
+    async def scenario() -> None:
+        pending = ask(approver, "Bash", {"command": "ls --zzz"})
+        await wait_for(lambda: dialog.isVisible() and dialog.allow_once.isEnabled(), what="the dialog")
+        assert dialog.review.badge.level == "not understood"
+        dialog.allow_once.click()
+        await pending
+
+    run(scenario())
+    window = approver.open_history()
+    item = window.table.topLevelItem(0)
+    assert item.text(0) == "? Not understood"
+    window.table.setCurrentItem(item)
+    assert "Risk: not understood — not understood: option `--zzz` of `ls`" in window.detail.text()
+    assert "Safe" not in item.text(0) and "Risk: safe" not in window.detail.text()
+    window.risk.setCurrentIndex(window.risk.findData("safe"))
+    assert window.table.topLevelItemCount() == 0
+    window.risk.setCurrentIndex(window.risk.findData("not understood"))
+    assert window.table.topLevelItemCount() == 1
+    window.close()
