@@ -126,7 +126,7 @@ def test_sessions_window_lists_and_revokes(approver: Any, run: Any, qtbot: Any) 
         await wait_for(lambda: window.table.topLevelItemCount() == 3, what="three remembered approvals")
         assert window.empty.isHidden()
         first = window.table.topLevelItem(0)
-        assert first.text(0) == "“alpha”" and first.text(2) == "“Bash”" and '"ls"' in first.text(3)
+        assert first.text(1) == "“alpha”" and first.text(3) == "“Bash”" and '"ls"' in first.text(4)
 
         window.table.setCurrentItem(first)
         qtbot.mouseClick(window.revoke_selected, Qt.MouseButton.LeftButton)
@@ -139,7 +139,7 @@ def test_sessions_window_lists_and_revokes(approver: Any, run: Any, qtbot: Any) 
 
         window.table.setCurrentItem(window.table.topLevelItem(0))
         qtbot.mouseClick(window.revoke_session, Qt.MouseButton.LeftButton)
-        assert [window.table.topLevelItem(i).text(0) for i in range(window.table.topLevelItemCount())] == ["“beta”"]
+        assert [window.table.topLevelItem(i).text(1) for i in range(window.table.topLevelItemCount())] == ["“beta”"]
         qtbot.mouseClick(window.revoke_all, Qt.MouseButton.LeftButton)
         assert window.table.topLevelItemCount() == 0 and not window.empty.isHidden()
 
@@ -259,4 +259,29 @@ def test_history_shows_not_understood_where_the_dialog_did(approver: Any, run: A
     assert window.table.topLevelItemCount() == 0
     window.risk.setCurrentIndex(window.risk.findData("not understood"))
     assert window.table.topLevelItemCount() == 1
+    window.close()
+
+
+def test_each_remembered_approval_shows_the_verdict_on_what_was_approved(approver: Any, run: Any, qtbot: Any) -> None:
+    """The app's verdict on every row (issue 31): a remembered `make` is moderate, a remembered call
+    the reader did not understand says so, never a level it guessed."""
+    from desktop_approver.gui.sessions_window import COLUMNS, RISK
+
+    dialog = approver.dialog
+    window = approver.open_sessions()
+
+    async def scenario() -> None:
+        for command in ("ls", "make", "ls --zzz"):
+            pending = ask(approver, "Bash", {"command": command})
+            await wait_for(lambda: dialog.isVisible() and dialog.allow_session.isEnabled(), what="the dialog")
+            qtbot.mouseClick(dialog.allow_session, Qt.MouseButton.LeftButton)
+            await pending
+        await wait_for(lambda: window.table.topLevelItemCount() == 3, what="three remembered approvals")
+
+    run(scenario())
+    assert COLUMNS[RISK] == "Risk"
+    rows = [window.table.topLevelItem(i) for i in range(window.table.topLevelItemCount())]
+    verdicts = {row.text(COLUMNS.index("Covers")): row.text(RISK) for row in rows}
+    assert verdicts == {'{"command":"ls"}': "✔ Safe", '{"command":"make"}': "▲ Moderate",
+                        '{"command":"ls --zzz"}': "? Not understood"}, verdicts
     window.close()
