@@ -61,6 +61,8 @@ COMPACT_BELOW = 600   # on a screen less tall than this the review says less abo
 STRIP_LINES = 2  # the "Also waiting" line's fixed height, in lines
 TITLE_NAME_CHARS = 32  # an agent or tool name in the title or the "Also waiting" line is cut to this
 WINDOW_TITLE_NAME_CHARS = 24  # in the window title (a task bar shows some 140 characters at most)
+FRAME_WATCH_MS = 50  # how often the frame is looked for after the dialog is shown
+FRAME_WATCH_TICKS = 100  # ... and for how many times (a busy window manager may take seconds)
 WM_SHIFT = 64  # how far a window manager may move a new window to fit its frame (not a move by the person)
 
 log = logging.getLogger(__name__)
@@ -243,6 +245,12 @@ class ApprovalDialog(QDialog):
         self._save_geometry_later.setSingleShot(True)
         self._save_geometry_later.setInterval(400)
         self._save_geometry_later.timeout.connect(self._save_geometry)
+        # The window manager's frame is known only some moments after the window is shown (it is
+        # framed, then Qt reads _NET_FRAME_EXTENTS): looked for until then, to keep it on screen.
+        self._frame_watch = QTimer(self)
+        self._frame_watch.setInterval(FRAME_WATCH_MS)
+        self._frame_watch.timeout.connect(self._watch_frame)
+        self._frame_checks = 0
         self._filtering = False
         self._update_buttons()
 
@@ -406,8 +414,55 @@ class ApprovalDialog(QDialog):
                 self.show()
                 # Word-wrapped labels know their height only once laid out at a width: fit again.
                 QTimer.singleShot(0, self, self._refit)
+                self._frame_checks = 0
+                self._frame_watch.start()
+            else:
+                self.keep_frame_on_screen()
         finally:
             self._placing = False
+
+    def _watch_frame(self) -> None:
+        self._frame_checks += 1
+        if self.keep_frame_on_screen() or self._frame_checks >= FRAME_WATCH_TICKS or not self.isVisible():
+            self._frame_watch.stop()
+
+    def keep_frame_on_screen(self) -> bool:
+        """Move (and if need be shrink) the dialog so its whole frame, title bar included, is inside
+        the available area; False while no frame is known yet (the window manager has not framed it).
+
+        Placement reserves room for a frame (``placement.FRAME``) but cannot know where a window
+        manager puts it: openbox kept the client at y=0 and put the title bar above the screen,
+        where it cannot be grabbed (issue 31 review F2). Once the frame is known it is what is kept
+        inside, the client placed with ``setGeometry`` (which, unlike ``move()``, never uses a stale frame).
+        """
+        handle = self.windowHandle()
+        if not self.isVisible() or handle is None:
+            return False
+        # The window's own margins, asked of the platform now: QWidget.frameGeometry() keeps those
+        # of the last move event, and a client the window manager framed where it stood (y=0) never
+        # gets one, so it said "no frame" while the title bar was above the screen (scale 2, openbox).
+        margins = handle.frameMargins()
+        if margins.isNull():
+            return False
+        client = self.geometry()
+        area = self.available()
+        extra_width, extra_height = margins.left() + margins.right(), margins.top() + margins.bottom()
+        width = min(client.width(), area.width() - extra_width)
+        height = min(client.height(), area.height() - extra_height)
+        frame_x = min(max(client.x() - margins.left(), area.x()), area.x() + area.width() - width - extra_width)
+        frame_y = min(max(client.y() - margins.top(), area.y()), area.y() + area.height() - height - extra_height)
+        x, y = frame_x + margins.left(), frame_y + margins.top()
+        if (x, y, width, height) == (client.x(), client.y(), client.width(), client.height()):
+            return True
+        log.debug("dialog's frame kept inside %s: client %s to %s", area.getRect(), client.getRect(),
+                  (x, y, width, height))
+        placing, self._placing = self._placing, True
+        try:
+            self.setGeometry(x, y, width, height)  # the client's geometry: the frame goes around it
+            self._placed = placement.Rect(x, y, width, height)
+        finally:
+            self._placing = placing
+        return True
 
     def _set_strip_room(self, compact: bool) -> None:
         """The "Also waiting" strip's fixed room: two lines, kept while hidden; on a short screen
