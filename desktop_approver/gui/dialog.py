@@ -306,10 +306,12 @@ class ApprovalDialog(QDialog):
         """The other waiting requests in queue order (most urgent first), each with its number by
         arrival and a link that brings it up. Rebuilt by the clock only to update the time left:
         the order and the numbers change only when a request arrives or leaves."""
+        shown = self.strip_lines > 0  # none on a short screen: the position line says how many wait
         if not self.upcoming:
-            # Its room is kept on a roomy screen: say so there rather than leave a gap.
+            # Its room is kept: say so there rather than leave a gap.
             self.next_strip.setText("Nothing else is waiting.")
-            self.next_strip.setVisible(self.strip_lines > 1)
+            self.next_strip.setVisible(shown)
+            self.position.setToolTip("")
             return
         metrics = self.next_strip.fontMetrics()
         room = max(1, (self.next_strip.width() if self.next_strip.isVisible() else self.width()) - 24)
@@ -326,7 +328,7 @@ class ApprovalDialog(QDialog):
             width = metrics.horizontalAdvance(text + " | ")
             more_lines, now = (lines, used + width) if used + width <= room else (lines + 1 + width // room,
                                                                                width % room)
-            if parts and (more_lines > self.strip_lines or (more_lines == self.strip_lines and
+            if parts and (more_lines > max(1, self.strip_lines) or (more_lines == max(1, self.strip_lines) and
                                                        now + metrics.horizontalAdvance(" · and 99 more") > room)):
                 break  # its lines are full: the rest are counted
             lines, used = more_lines, now
@@ -334,7 +336,11 @@ class ApprovalDialog(QDialog):
         more = len(self.upcoming) - len(parts)
         tail = f" · and {more} more" if more > 0 else ""
         self.next_strip.setText("Also waiting: " + " &nbsp;|&nbsp; ".join(parts) + html.escape(tail))
-        self.next_strip.show()
+        self.next_strip.setVisible(shown)
+        # On a short screen, where no strip is shown, the position line's tooltip names the others.
+        self.position.setToolTip("" if shown else "Also waiting:\n" + "\n".join(
+            f"#{place} {risk_text(other.shown_level)} — {claimed(other.identity.label, TITLE_NAME_CHARS)}"
+            for place, other in self.upcoming[:NEXT_SHOWN]))
 
     def _strip_link(self, link: str) -> None:
         if link.startswith("ticket:"):
@@ -465,13 +471,17 @@ class ApprovalDialog(QDialog):
         return True
 
     def _set_strip_room(self, compact: bool) -> None:
-        """The "Also waiting" strip's fixed room: two lines, kept while hidden; on a short screen
-        (scale 2 on 1280x800) one line, given only while others wait, so the call stays in the first view."""
-        self.strip_lines = 1 if compact else STRIP_LINES
+        """The "Also waiting" strip's fixed room, kept whatever waits: two lines. On a short screen
+        (scale 2 on 1280x800) none, so the call stays in the first view: the position line says how
+        many wait, ◀ ▶ bring them up, its tooltip names them. A line given only while others waited
+        moved the review 48 px under the pointer on an arrival, and wrapped into half a second line
+        (issue 31 review F5, F7)."""
+        self.strip_lines = 0 if compact else STRIP_LINES
         policy = QSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Fixed)
         policy.setRetainSizeWhenHidden(not compact)
         self.next_strip.setSizePolicy(policy)
-        self.next_strip.setFixedHeight(self.next_strip.fontMetrics().lineSpacing() * self.strip_lines + 4)
+        self.next_strip.setFixedHeight(self.next_strip.fontMetrics().lineSpacing() * max(1, self.strip_lines) + 4)
+        self.next_strip.setVisible(not compact and self.ticket is not None)
 
     def _arrange_buttons(self, width: int) -> None:
         """The buttons in one row when they fit ``width``, else one under the other (:func:`arrange_row`)."""
