@@ -251,7 +251,8 @@ def entry_details(entry: HistoryEntry) -> str:
         lines.append("Risk: not read")
     elif shown == NOT_UNDERSTOOD:  # as the dialog said it: no guessed level stands for the verdict
         lines.append(f"Risk: not understood — {in_app_voice(not_understood(entry.risk_gaps), entry.tool)}")
-        lines.append(f"Read as far as it went: {entry.risk_level} — {visible(reasons)}")
+        if entry.risk_reasons:  # what the reader did find, without the level it would have guessed
+            lines.append(f"Also found: {visible(reasons)}")
     else:
         lines.append(f"Risk: {shown} — {visible(reasons)}")
     if entry.risk_understood is None and shown is not None:

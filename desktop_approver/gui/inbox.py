@@ -234,9 +234,9 @@ class InboxWindow(QWidget):
         """The agent column as wide as its names, up to ``AGENT_COLUMN_CHARS``: a few 500-character
         names used to take most of the list and cut the request to its tool's name (issue 31)."""
         header = self.tree.header()
-        cap = self.tree.fontMetrics().averageCharWidth() * AGENT_COLUMN_CHARS
-        wanted = max(header.sectionSizeHint(AGENT), self.tree.sizeHintForColumn(AGENT))
-        header.resizeSection(AGENT, min(wanted, cap))
+        title = header.sectionSizeHint(AGENT)  # its header is read whole
+        cap = max(title, self.tree.fontMetrics().averageCharWidth() * AGENT_COLUMN_CHARS)
+        header.resizeSection(AGENT, min(max(title, self.tree.sizeHintForColumn(AGENT)), cap))
 
     def follow_queue(self) -> None:
         """Put the rows in the queue's order, keeping the selection and the current row."""

@@ -48,7 +48,7 @@ class SessionsWindow(QWidget):
         self.table.setRootIsDecorated(False)
         self.table.setHeaderLabels(list(COLUMNS))
         self.table.setSelectionMode(QTreeWidget.SelectionMode.ExtendedSelection)
-        for column, width in enumerate((120, 170, 120, 120, 320, 80)):
+        for column, width in enumerate((120, 140, 110, 110, 260, 70)):
             self.table.setColumnWidth(column, width)
         self.table.itemSelectionChanged.connect(self._update_buttons)
         layout.addWidget(self.table, 1)
