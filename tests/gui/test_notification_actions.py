@@ -470,3 +470,37 @@ def test_a_notifications_allow_answers_nothing_while_the_dialog_holds_an_edit(
         assert decision.decision == "allow_once" and decision.updated_args == edited
 
     run(scenario())
+
+
+def test_a_notifications_allow_answers_nothing_while_the_inbox_holds_an_edit(
+        notifying_approver: Any, notification_server: Any, run: Callable[..., Any]) -> None:
+    """The same with dialogs off: the edit is in the inbox's review, which is brought forward as it is."""
+    import json
+
+    server = notification_server.server
+    notifying_approver.set_popups(False)
+    notifications = notifying_approver.notifications
+    brought: list[Any] = []
+    notifications.review_requested.connect(brought.append)
+
+    async def scenario() -> None:
+        answer = ask(notifying_approver, "write_file", {"path": "notes.txt", "content": "hi"})
+        shown = await wait_for(lambda: list(server.open.values()), what="the notification", timeout=30)
+        ticket = notifying_approver.decider.tickets()[0]
+        notifying_approver.open_inbox(ticket)
+        inbox = notifying_approver.inbox
+        review = inbox.review
+        await wait_for(lambda: review.ticket is ticket, what="the inbox's review")
+        review.edit_button.click()
+        edited = {"path": "notes-2.txt", "content": "hello"}
+        review.args_editor.editor.setPlainText(json.dumps(edited))
+        await wait_for(lambda: review.edits_valid(), what="the edit read again")
+        notification_server.invoke_action(shown[0].id, "allow_once")
+        await wait_for(lambda: brought, what="the notification's Allow to bring the review forward", timeout=30)
+        assert not answer.done() and review.ticket is ticket and review.edit_button.isChecked()
+        assert json.loads(review.args_editor.editor.toPlainText()) == edited
+        assert inbox.decide_selected("allow_once") == 1
+        decision = await answer
+        assert decision.decision == "allow_once" and decision.updated_args == edited
+
+    run(scenario())
