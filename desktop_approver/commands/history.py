@@ -24,7 +24,7 @@ from .argv import finite_positive
 
 DECISIONS = ("allow_once", "allow_session", "deny", "allow", "pending")
 DECIDERS = ("user", "policy", "session", "mode", "timeout", "cancelled")
-RISKS = ("safe", "moderate", "destructive")
+RISKS = ("safe", "moderate", "destructive", "not-understood")
 DEFAULT_KEEP_DAYS = 90.0
 RELATIVE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw])\s*$")
 UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
@@ -37,7 +37,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--decision", choices=DECISIONS,
                         help="only calls with this outcome (allow: either allow; pending: never answered)")
     parser.add_argument("--decided-by", choices=DECIDERS, help="only calls decided by this")
-    parser.add_argument("--risk", choices=RISKS, help="only calls of this risk level")
+    parser.add_argument("--risk", choices=RISKS, help="only calls of this risk level, as the dialog showed it "
+                        "(not-understood: the reader did not understand the call)")
     parser.add_argument("--session", metavar="ID", help="only calls of this agent session")
     parser.add_argument("--since", metavar="WHEN", type=when_since,
                         help="only calls from then on: 2026-11-02, 2026-11-02T14:30, or 30m / 2h / 7d ago")
@@ -72,7 +73,8 @@ def run(args: argparse.Namespace) -> int:
         return _fail(f"cannot open the audit log {path}: {exc}")
     try:
         entries = audit.history(agent=args.agent, tool=args.tool, decision=args.decision,
-                                decided_by=args.decided_by, risk=args.risk, session=args.session,
+                                decided_by=args.decided_by, risk=args.risk and args.risk.replace("-", " "),
+                                session=args.session,
                                 since=args.since, until=args.until, text=args.search,
                                 limit=args.limit or -1)
     except sqlite3.Error as exc:
@@ -89,7 +91,7 @@ def run(args: argparse.Namespace) -> int:
         return 0
     rows = [("TIME", "AGENT", "TOOL", "CALL", "RISK", "DECISION", "DECIDED BY")]
     rows += [(_local_time(entry.created), table_cell(entry.agent or "-", 20), table_cell(entry.tool, 24),
-              table_cell(summary(entry.args), 60), entry.risk_level or "-",
+              table_cell(summary(entry.args), 60), entry.shown_level or "-",
               entry.decision or "pending", entry.decided_by or "-") for entry in reversed(entries)]
     print_table(rows)
     return 0

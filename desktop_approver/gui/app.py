@@ -100,6 +100,7 @@ class DesktopApprover(QObject):
                               if notifier is not None else None)
         if self.notifications is not None:  # the counts are on screen there: a new count pops nothing up
             self.notifications.counts_in_view = self._counts_in_view
+            self.notifications.edit_pending = self._edit_pending
         self._quiet_clock = QTimer(self)  # quiet hours: checked twice a minute
         self._quiet_clock.setInterval(30_000)
 
@@ -175,6 +176,15 @@ class DesktopApprover(QObject):
     def _counts_in_view(self) -> bool:
         """Whether the inbox or the dialog is on screen (never builds either: they load when first needed)."""
         return any(window is not None and window.isVisible() for window in (self._inbox, self._dialog))
+
+    def _reviews_of(self, ticket: Ticket) -> list[ApprovalDialog | InboxWindow]:
+        """The windows (dialog, inbox) whose review shows ``ticket`` now; never builds either."""
+        return [window for window in (self._dialog, self._inbox)
+                if window is not None and window.review.ticket is ticket]
+
+    def _edit_pending(self, ticket: Ticket) -> bool:
+        """Whether the person is editing (or has edited) ``ticket``'s arguments in a review."""
+        return any(window.review.has_edit() for window in self._reviews_of(ticket))
 
     def _shown_ticket(self) -> Ticket | None:
         """The ticket in the dialog, if a dialog was ever built."""
@@ -327,9 +337,17 @@ class DesktopApprover(QObject):
         self.dialog.rule_added(ticket)
 
     def open_review(self, ticket: Ticket) -> None:
-        """The person asked for this ticket (notification body, Review button): show it, raised."""
-        self.decider.show(ticket)
-        window = self.dialog if self.decider.show_dialogs else self.inbox
+        """The person asked for this ticket (notification body, Review button): show it, raised.
+
+        A review that already shows it is only raised, never loaded again: loading would drop an
+        edit the person is making there.
+        """
+        holding = [window for window in self._reviews_of(ticket) if window.isVisible()]
+        if holding:
+            window = holding[0]
+        else:
+            self.decider.show(ticket)
+            window = self.dialog if self.decider.show_dialogs else self.inbox
         window.show()
         window.raise_()
         window.activateWindow()

@@ -61,6 +61,8 @@ COMPACT_BELOW = 600   # on a screen less tall than this the review says less abo
 STRIP_LINES = 2  # the "Also waiting" line's fixed height, in lines
 TITLE_NAME_CHARS = 32  # an agent or tool name in the title or the "Also waiting" line is cut to this
 WINDOW_TITLE_NAME_CHARS = 24  # in the window title (a task bar shows some 140 characters at most)
+FRAME_WATCH_MS = 50  # how often the frame is looked for after the dialog is shown
+FRAME_WATCH_TICKS = 100  # ... and for how many times (a busy window manager may take seconds)
 WM_SHIFT = 64  # how far a window manager may move a new window to fit its frame (not a move by the person)
 
 log = logging.getLogger(__name__)
@@ -243,6 +245,12 @@ class ApprovalDialog(QDialog):
         self._save_geometry_later.setSingleShot(True)
         self._save_geometry_later.setInterval(400)
         self._save_geometry_later.timeout.connect(self._save_geometry)
+        # The window manager's frame is known only some moments after the window is shown (it is
+        # framed, then Qt reads _NET_FRAME_EXTENTS): looked for until then, to keep it on screen.
+        self._frame_watch = QTimer(self)
+        self._frame_watch.setInterval(FRAME_WATCH_MS)
+        self._frame_watch.timeout.connect(self._watch_frame)
+        self._frame_checks = 0
         self._filtering = False
         self._update_buttons()
 
@@ -298,10 +306,12 @@ class ApprovalDialog(QDialog):
         """The other waiting requests in queue order (most urgent first), each with its number by
         arrival and a link that brings it up. Rebuilt by the clock only to update the time left:
         the order and the numbers change only when a request arrives or leaves."""
+        shown = self.strip_lines > 0  # none on a short screen: the position line says how many wait
         if not self.upcoming:
-            # Its room is kept on a roomy screen: say so there rather than leave a gap.
+            # Its room is kept: say so there rather than leave a gap.
             self.next_strip.setText("Nothing else is waiting.")
-            self.next_strip.setVisible(self.strip_lines > 1)
+            self.next_strip.setVisible(shown)
+            self.position.setToolTip("")
             return
         metrics = self.next_strip.fontMetrics()
         room = max(1, (self.next_strip.width() if self.next_strip.isVisible() else self.width()) - 24)
@@ -318,7 +328,7 @@ class ApprovalDialog(QDialog):
             width = metrics.horizontalAdvance(text + " | ")
             more_lines, now = (lines, used + width) if used + width <= room else (lines + 1 + width // room,
                                                                                width % room)
-            if parts and (more_lines > self.strip_lines or (more_lines == self.strip_lines and
+            if parts and (more_lines > max(1, self.strip_lines) or (more_lines == max(1, self.strip_lines) and
                                                        now + metrics.horizontalAdvance(" · and 99 more") > room)):
                 break  # its lines are full: the rest are counted
             lines, used = more_lines, now
@@ -326,7 +336,11 @@ class ApprovalDialog(QDialog):
         more = len(self.upcoming) - len(parts)
         tail = f" · and {more} more" if more > 0 else ""
         self.next_strip.setText("Also waiting: " + " &nbsp;|&nbsp; ".join(parts) + html.escape(tail))
-        self.next_strip.show()
+        self.next_strip.setVisible(shown)
+        # On a short screen, where no strip is shown, the position line's tooltip names the others.
+        self.position.setToolTip("" if shown else "Also waiting:\n" + "\n".join(
+            f"#{place} {risk_text(other.shown_level)} — {claimed(other.identity.label, TITLE_NAME_CHARS)}"
+            for place, other in self.upcoming[:NEXT_SHOWN]))
 
     def _strip_link(self, link: str) -> None:
         if link.startswith("ticket:"):
@@ -406,17 +420,68 @@ class ApprovalDialog(QDialog):
                 self.show()
                 # Word-wrapped labels know their height only once laid out at a width: fit again.
                 QTimer.singleShot(0, self, self._refit)
+                self._frame_checks = 0
+                self._frame_watch.start()
+            else:
+                self.keep_frame_on_screen()
         finally:
             self._placing = False
 
+    def _watch_frame(self) -> None:
+        self._frame_checks += 1
+        if self.keep_frame_on_screen() or self._frame_checks >= FRAME_WATCH_TICKS or not self.isVisible():
+            self._frame_watch.stop()
+
+    def keep_frame_on_screen(self) -> bool:
+        """Move (and if need be shrink) the dialog so its whole frame, title bar included, is inside
+        the available area; False while no frame is known yet (the window manager has not framed it).
+
+        Placement reserves room for a frame (``placement.FRAME``) but cannot know where a window
+        manager puts it: openbox kept the client at y=0 and put the title bar above the screen,
+        where it cannot be grabbed (issue 31 review F2). Once the frame is known it is what is kept
+        inside, the client placed with ``setGeometry`` (which, unlike ``move()``, never uses a stale frame).
+        """
+        handle = self.windowHandle()
+        if not self.isVisible() or handle is None:
+            return False
+        # The window's own margins, asked of the platform now: QWidget.frameGeometry() keeps those
+        # of the last move event, and a client the window manager framed where it stood (y=0) never
+        # gets one, so it said "no frame" while the title bar was above the screen (scale 2, openbox).
+        margins = handle.frameMargins()
+        if margins.isNull():
+            return False
+        client = self.geometry()
+        area = self.available()
+        extra_width, extra_height = margins.left() + margins.right(), margins.top() + margins.bottom()
+        width = min(client.width(), area.width() - extra_width)
+        height = min(client.height(), area.height() - extra_height)
+        frame_x = min(max(client.x() - margins.left(), area.x()), area.x() + area.width() - width - extra_width)
+        frame_y = min(max(client.y() - margins.top(), area.y()), area.y() + area.height() - height - extra_height)
+        x, y = frame_x + margins.left(), frame_y + margins.top()
+        if (x, y, width, height) == (client.x(), client.y(), client.width(), client.height()):
+            return True
+        log.debug("dialog's frame kept inside %s: client %s to %s", area.getRect(), client.getRect(),
+                  (x, y, width, height))
+        placing, self._placing = self._placing, True
+        try:
+            self.setGeometry(x, y, width, height)  # the client's geometry: the frame goes around it
+            self._placed = placement.Rect(x, y, width, height)
+        finally:
+            self._placing = placing
+        return True
+
     def _set_strip_room(self, compact: bool) -> None:
-        """The "Also waiting" strip's fixed room: two lines, kept while hidden; on a short screen
-        (scale 2 on 1280x800) one line, given only while others wait, so the call stays in the first view."""
-        self.strip_lines = 1 if compact else STRIP_LINES
+        """The "Also waiting" strip's fixed room, kept whatever waits: two lines. On a short screen
+        (scale 2 on 1280x800) none, so the call stays in the first view: the position line says how
+        many wait, ◀ ▶ bring them up, its tooltip names them. A line given only while others waited
+        moved the review 48 px under the pointer on an arrival, and wrapped into half a second line
+        (issue 31 review F5, F7)."""
+        self.strip_lines = 0 if compact else STRIP_LINES
         policy = QSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Fixed)
         policy.setRetainSizeWhenHidden(not compact)
         self.next_strip.setSizePolicy(policy)
-        self.next_strip.setFixedHeight(self.next_strip.fontMetrics().lineSpacing() * self.strip_lines + 4)
+        self.next_strip.setFixedHeight(self.next_strip.fontMetrics().lineSpacing() * max(1, self.strip_lines) + 4)
+        self.next_strip.setVisible(not compact and self.ticket is not None)
 
     def _arrange_buttons(self, width: int) -> None:
         """The buttons in one row when they fit ``width``, else one under the other (:func:`arrange_row`)."""

@@ -13,6 +13,7 @@ from datetime import datetime
 from typing import Any
 
 from PySide6.QtCore import Qt, QTimer
+from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (
     QComboBox,
     QFrame,
@@ -28,16 +29,18 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from ..core.calls.risk.findings import NOT_UNDERSTOOD
+from ..core.policy.automatic import not_understood
 from ..core.store.audit import AuditLog, HistoryEntry
 from ..render.claims import claimed
 from ..render.headline import shorten
 from ..render.preview_check import preview_mismatch
 from . import theme
-from .badges import risk_text
+from .badges import risk_colours, risk_text
 from .elided import plain_tooltip
 from .keys import close_on_escape
 from .preview_view import PreviewView
-from .review_text import summarise_args, visible
+from .review_text import in_app_voice, summarise_args, visible
 from .statistics_view import StatisticsView
 
 PERIODS = (("Any time", None), ("Last hour", 3600), ("Last 24 hours", 86400), ("Last 7 days", 7 * 86400),
@@ -46,7 +49,9 @@ DECISIONS = (("Any decision", None), ("Allowed", "allow"), ("Allowed once", "all
              ("Allowed for session", "allow_session"), ("Denied", "deny"), ("Never answered", "pending"))
 DECIDERS = (("Anyone", None), ("You", "user"), ("A policy rule", "policy"), ("Session memory", "session"),
             ("The mode", "mode"), ("Timeout", "timeout"), ("Cancelled", "cancelled"))
-RISKS = (("Any risk", None), ("Safe", "safe"), ("Moderate", "moderate"), ("Destructive", "destructive"))
+# As the dialog's badge said (HistoryEntry.shown_level): "Safe" finds no call the reader did not understand.
+RISKS = (("Any risk", None), ("Safe", "safe"), ("Moderate", "moderate"), ("Destructive", "destructive"),
+         ("Not understood", "not understood"))
 # The app's verdict first, in view at every width; the agent's words quoted (render/claims.py).
 COLUMNS = ("Risk", "When", "Agent (as claimed)", "Tool (as claimed)", "Call", "Decision", "Decided by")
 
@@ -187,11 +192,12 @@ class HistoryWindow(QWidget):
         self.table.clear()
         for entry in self.entries:
             item = QTreeWidgetItem([
-                risk_text(entry.risk_level or "moderate"),
+                risk_text(entry.shown_level or "not understood"),
                 datetime.fromtimestamp(entry.created).strftime("%Y-%m-%d %H:%M:%S"),
                 claimed(entry.agent or "?", CLAIM_CHARS), claimed(entry.tool, CLAIM_CHARS),
                 summarise_args(entry.args), entry.decision or "never answered", _decider_text(entry)])
             item.setData(0, Qt.ItemDataRole.UserRole, entry.id)
+            item.setForeground(0, QColor(risk_colours(entry.shown_level or "not understood")[0]))
             self.table.addTopLevelItem(item)
             if selected is not None and entry.id == selected.id:
                 self.table.setCurrentItem(item)
@@ -240,7 +246,17 @@ def entry_details(entry: HistoryEntry) -> str:
     when = datetime.fromtimestamp(entry.created).strftime("%Y-%m-%d %H:%M:%S")
     lines = [f"#{entry.id} {when} · pid {entry.peer_pid}"]
     reasons = "; ".join(entry.risk_reasons) or "no risk found in the content"
-    lines.append(f"Risk: {entry.risk_level or '?'} — {visible(reasons)}")
+    shown = entry.shown_level
+    if shown is None:
+        lines.append("Risk: not read")
+    elif shown == NOT_UNDERSTOOD:  # as the dialog said it: no guessed level stands for the verdict
+        lines.append(f"Risk: not understood — {in_app_voice(not_understood(entry.risk_gaps), entry.tool)}")
+        if entry.risk_reasons:  # what the reader did find, without the level it would have guessed
+            lines.append(f"Also found: {visible(reasons)}")
+    else:
+        lines.append(f"Risk: {shown} — {visible(reasons)}")
+    if entry.risk_understood is None and shown is not None:
+        lines.append("(an older log: whether the reader understood the call was not recorded)")
     if entry.decision is None:
         lines.append("Decision: never answered (the app stopped first)")
     else:

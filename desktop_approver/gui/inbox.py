@@ -51,9 +51,11 @@ if TYPE_CHECKING:
     from PySide6.QtGui import QBrush
 
 TICKET_ROLE = Qt.ItemDataRole.UserRole + 1
-# The app's verdict first, so it is in view at every width; the agent's words after it, quoted.
-COLUMNS = ("#", "Risk", "Agent (as claimed)", "Request", "Waiting", "Left")
-PLACE, RISK, AGENT, REQUEST, WAITED, LEFT = range(len(COLUMNS))
+# The app's verdict first, so it is in view at every width; then what is asked, and the agent's
+# words after it, quoted, in a column of bounded width: long names never squeeze the request out.
+COLUMNS = ("#", "Risk", "Request", "Agent (as claimed)", "Waiting", "Left")
+PLACE, RISK, REQUEST, AGENT, WAITED, LEFT = range(len(COLUMNS))
+AGENT_COLUMN_CHARS = 18  # the agent column is at most this many average characters wide (the tooltip has all)
 WIDE_ENOUGH = 1000  # narrower than this, the list goes above the review instead of beside it
 
 
@@ -122,6 +124,7 @@ class InboxWindow(QWidget):
         header.setStretchLastSection(False)
         for column in range(len(COLUMNS)):
             header.setSectionResizeMode(column, QHeaderView.ResizeMode.Stretch if column == REQUEST
+                                        else QHeaderView.ResizeMode.Interactive if column == AGENT
                                         else QHeaderView.ResizeMode.ResizeToContents)
         self.tree.itemSelectionChanged.connect(self._selection_changed)
         splitter.addWidget(self.tree)
@@ -213,6 +216,7 @@ class InboxWindow(QWidget):
                                                         for call in ticket.calls[:10])))
         self.tree.addTopLevelItem(row)
         self._rows[ticket.key] = row
+        self._fit_agent_column()
         self.follow_queue()
 
     def remove_ticket(self, ticket: Ticket) -> None:
@@ -220,10 +224,19 @@ class InboxWindow(QWidget):
         if row is None:
             return
         self.tree.takeTopLevelItem(self.tree.indexOfTopLevelItem(row))
+        self._fit_agent_column()
         if self.review.ticket is ticket:
             self.review.clear()
             self._selection_changed()
         self.follow_queue()
+
+    def _fit_agent_column(self) -> None:
+        """The agent column as wide as its names, up to ``AGENT_COLUMN_CHARS``: a few 500-character
+        names used to take most of the list and cut the request to its tool's name (issue 31)."""
+        header = self.tree.header()
+        title = header.sectionSizeHint(AGENT)  # its header is read whole
+        cap = max(title, self.tree.fontMetrics().averageCharWidth() * AGENT_COLUMN_CHARS)
+        header.resizeSection(AGENT, min(max(title, self.tree.sizeHintForColumn(AGENT)), cap))
 
     def follow_queue(self) -> None:
         """Put the rows in the queue's order, keeping the selection and the current row."""

@@ -14,7 +14,11 @@ first expired, was withdrawn or answered, or a more urgent one came) the old not
 closed and a new one shown. An action always carries the request it was shown for; when that
 request is no longer the one its agent's notification names (it expired, was withdrawn or was
 replaced), the action opens the review instead of answering: an agent that times its requests
-cannot turn an Allow picked on one text into the approval of another.
+cannot turn an Allow picked on one text into the approval of another. Likewise, while the person
+edits a request's arguments in the dialog or the inbox (:attr:`TicketNotifications.edit_pending`),
+its notification's Allow answers nothing and brings that review forward, edit kept: the
+notification shows the agent's call, the review what would run, and the person approves what the
+review shows; Deny still refuses the request (the safe direction, whatever was edited).
 
 Without a notification server nothing breaks: the dialog, inbox and tray still work, and the tray
 says why notifications are missing (:attr:`TicketNotifications.health_changed`, from the notifier's
@@ -160,6 +164,9 @@ class TicketNotifications(QObject):
         self.counts_in_view: Callable[[], bool] = lambda: False
         """Whether a window shows the queue's counts (the app's inbox or dialog): then a change of an
         agent's counts alone is not sent, since servers pop a replaced notification up again (issue 31)."""
+        self.edit_pending: Callable[[Ticket], bool] = lambda _ticket: False
+        """Whether a review holds the person's edit of this request's arguments (the app's dialog or
+        inbox): then an Allow here, which shows the agent's version, answers nothing (issue 31)."""
         notifier.on_action = self._on_action  # the notifier is Qt-free: it takes plain callbacks
         for listeners, listener in ((getattr(notifier, "health_listeners", None), self._health),
                                     (getattr(notifier, "ready_listeners", None), self._server_ready)):
@@ -300,6 +307,12 @@ class TicketNotifications(QObject):
             return
         if action == "deny":
             self.decider.answer(ticket, [Verdict("deny", "user") for _ in ticket.calls])
+        elif action in ("allow_once", "allow_session") and self.edit_pending(ticket):
+            # The person is editing it in a review: this Allow shows the agent's version, not the edit.
+            log.info("notification action %s on ticket %s while its arguments are being edited: "
+                     "bringing that review forward instead of answering", printable(action, 40),
+                     printable(ticket.key))
+            self.review_requested.emit(ticket)
         elif action in ("allow_once", "allow_session") and needs_the_dialog(ticket):
             # Its long diff's warnings are said only once the dialog has read it to its end: show it there.
             self.review_requested.emit(ticket)

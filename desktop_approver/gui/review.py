@@ -263,11 +263,12 @@ class ReviewPanel(QWidget):
         layout.addLayout(note_row)
         self.note.textEdited.connect(lambda _t: self.interacted.emit())
         theme.signals().changed.connect(self._recolour)
-        self._restyle()
+        self.clear()  # nothing to judge yet: no badge, no verdict (the inbox opens with nothing selected)
 
     def _restyle(self) -> None:
         """The two voices' colours: the verdict's edge in the risk's colour, the agent's frame dashed."""
-        edge = risk_colours(self.badge.level)[0]
+        # No ticket, no verdict: a neutral edge, not a level's colour.
+        edge = risk_colours(self.badge.level)[0] if self.ticket is not None else "#8c8c8c"
         self.verdict.setStyleSheet(f"QFrame#appVerdict{{border:none;border-left:4px solid {edge};}}"
                                    f"QLabel#previewMismatch,QLabel#dangerBelow{{color:{risk_colours('destructive')[0]};"
                                    "font-weight:bold;}")
@@ -287,14 +288,13 @@ class ReviewPanel(QWidget):
     # -- content ----------------------------------------------------------------------------
 
     def load(self, ticket: Ticket) -> None:
+        self._close_editor()
         self.ticket = ticket
         self.badge.show()
         self.agent_frame.show()
         self._edited = {}
         self._reads = {}
-        self._reread.stop()
         self.note.clear()
-        self.edit_button.setChecked(False)
         self.whole_tool.setChecked(False)
         self.identity.setText(identity_html(ticket, self.compact))
         self.identity.setToolTip(plain_tooltip(identity_details(ticket)))
@@ -357,12 +357,11 @@ class ReviewPanel(QWidget):
 
     def clear(self) -> None:
         """Show nothing (the request left and nothing else is selected): no stale review stays up."""
+        self._close_editor()
         self.ticket = None
         self._edited = {}
         self._reads = {}
-        self._reread.stop()
         self.note.clear()
-        self.edit_button.setChecked(False)
         self.identity.clear()
         self.agent_title.setText("")
         self.tool.setText("")
@@ -380,6 +379,16 @@ class ReviewPanel(QWidget):
         self.left_out.setText("")
         self.left_out.hide()
         self.agent_frame.hide()
+        self._restyle()
+
+    def _close_editor(self) -> None:
+        """Close the editor without taking its text as an edit: it belongs to the request that is
+        leaving, and must never become the edit of the one shown next (issue 31)."""
+        self._reread.stop()
+        self.edit_button.blockSignals(True)
+        self.edit_button.setChecked(False)
+        self.edit_button.blockSignals(False)
+        self.args_editor.setVisible(False)
 
     def current_call(self) -> CallInfo | None:
         """The selected call as it would run: edited arguments read again, else the agent's."""
@@ -407,6 +416,11 @@ class ReviewPanel(QWidget):
     def edited_args(self) -> dict[int, dict[str, Any]]:
         self._capture_edit()
         return dict(self._edited)
+
+    def has_edit(self) -> bool:
+        """Whether the person is editing this ticket's arguments (the editor open) or has edited them:
+        then only this review may approve it, since only it shows what would run (issue 31)."""
+        return self.ticket is not None and (self.edit_button.isChecked() or bool(self._edited))
 
     def edits_valid(self) -> bool:
         """False while the edited arguments are invalid or not read again yet."""

@@ -1,8 +1,9 @@
 """What "Allow for session" remembers right now, and a way to take it back.
 
 Remembered approvals that nobody can see are how "don't ask again" goes wrong; this window lists
-each one (session, agent, tool, exact call or whole tool, how often it answered) and revokes one,
-a session, or everything. It follows the memory live.
+each one (the app's verdict on the call approved first, then session, agent, tool, exact call or
+whole tool, how often it answered) and revokes one, a session, or everything. It follows the memory
+live.
 
 Revoking reaches the app's memory only. Claude Code keeps its own session rule for a ``Bash``
 command approved for the session (adapters/claude_code_rules.py) until its session ends, and
@@ -16,15 +17,19 @@ from datetime import datetime
 from typing import Any
 
 from PySide6.QtCore import Qt, QTimer
+from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget
 
 from ..adapters.claude_code_rules import REVOKE_NOTE, RULE_TOOL
 from ..core.decisions.memory import WHOLE_TOOL, MemoryEntry, SessionMemory
 from ..render.claims import NAME_CHARS, claimed
+from .badges import risk_colours, risk_text
 from .keys import close_on_escape
 from .review_text import visible
 
-COLUMNS = ("Session (as claimed)", "Agent (as claimed)", "Tool (as claimed)", "Covers", "Answered", "Since")
+# The app's verdict first, as in the inbox and the history; the agent's words quoted (render/claims.py).
+RISK = 0
+COLUMNS = ("Risk", "Session (as claimed)", "Agent (as claimed)", "Tool (as claimed)", "Covers", "Answered", "Since")
 
 
 class SessionsWindow(QWidget):
@@ -49,7 +54,7 @@ class SessionsWindow(QWidget):
         self.table.setRootIsDecorated(False)
         self.table.setHeaderLabels(list(COLUMNS))
         self.table.setSelectionMode(QTreeWidget.SelectionMode.ExtendedSelection)
-        for column, width in enumerate((170, 120, 120, 320, 80)):
+        for column, width in enumerate((120, 140, 110, 110, 260, 70)):
             self.table.setColumnWidth(column, width)
         self.table.itemSelectionChanged.connect(self._update_buttons)
         layout.addWidget(self.table, 1)
@@ -103,11 +108,15 @@ class SessionsWindow(QWidget):
             covers = "any arguments (whole tool)" if entry.scope == WHOLE_TOOL else (entry.args_json or "")
             covers = visible(covers)
             # The session, agent and tool are the agent's words: quoted as its claims (render/claims.py).
-            item = QTreeWidgetItem([claimed(entry.session, NAME_CHARS), claimed(entry.agent or "?", NAME_CHARS),
-                                    claimed(entry.tool, NAME_CHARS), covers,
+            level = entry.risk or "not understood"  # never recorded: no level is claimed for it
+            item = QTreeWidgetItem([risk_text(level), claimed(entry.session, NAME_CHARS),
+                                    claimed(entry.agent or "?", NAME_CHARS), claimed(entry.tool, NAME_CHARS), covers,
                                     str(entry.hits),
                                     datetime.fromtimestamp(entry.created).strftime("%H:%M:%S")])
-            item.setToolTip(3, covers)
+            item.setToolTip(COLUMNS.index("Covers"), covers)
+            item.setToolTip(RISK, "The app's verdict on the call you approved"
+                            + (" (the whole tool covers other arguments too)" if entry.scope == WHOLE_TOOL else ""))
+            item.setForeground(RISK, QColor(risk_colours(level)[0]))
             item.setData(0, Qt.ItemDataRole.UserRole, entry.key)
             self.table.addTopLevelItem(item)
         self.empty.setVisible(not self.shown)

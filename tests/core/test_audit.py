@@ -826,3 +826,41 @@ def test_a_wal_cut_short_right_after_the_first_write_of_a_reopened_log_is_notice
     with sqlite3.connect(path) as db:
         kept = {json.loads(args)["command"] for (args,) in db.execute("SELECT args FROM requests")}
     assert "an earlier run" in kept and "rm -rf /" not in kept
+
+
+def test_the_history_says_not_understood_where_the_dialog_did(log: AuditLog) -> None:
+    """The reader's level for a call it did not understand is a guess: the history shows the
+    dialog's "not understood" (``HistoryEntry.shown_level``), and the risk filter goes by it."""
+    record(log, ALICE, "Bash", {"command": "ls --zzz"}, Verdict("allow_once", "user"))     # read as safe, a guess
+    record(log, ALICE, "Bash", {"command": "git status"}, Verdict("allow_once", "user"))   # understood, safe
+    record(log, ALICE, "Bash", {"command": "rm -rf /"}, Verdict("deny", "user"))
+    shown = {json.dumps(e.args): (e.risk_level, e.risk_understood, e.shown_level) for e in log.history()}
+    assert shown['{"command": "ls --zzz"}'] == ("safe", False, "not understood")
+    assert shown['{"command": "git status"}'] == ("safe", True, "safe")
+    assert shown['{"command": "rm -rf /"}'][2] == "destructive"
+    unread = log.history(risk="not understood")
+    assert [e.args for e in unread] == [{"command": "ls --zzz"}]
+    assert unread[0].risk_gaps == ["option `--zzz` of `ls`"]
+    assert [e.args for e in log.history(risk="safe")] == [{"command": "git status"}]
+
+
+def test_a_log_from_before_understanding_was_recorded_stays_readable(tmp_path: Path) -> None:
+    """A row an older version wrote has no ``risk_understood``: it shows the level it recorded,
+    read-only (beside a running app) and once a writing app added the columns."""
+    path = tmp_path / "audit.sqlite3"
+    old = sqlite3.connect(path, isolation_level=None)
+    old.executescript(audit_module.SCHEMA.replace(", risk_understood INTEGER, risk_gaps TEXT", "")
+                      .replace(",\n    monotonic_seconds REAL", ""))
+    old.execute("INSERT INTO requests (created, agent, tool, args, risk_level, risk_reasons) VALUES (?,?,?,?,?,?)",
+                (time.time(), "alice", "Bash", '{"command": "ls --zzz"}', "safe", "[]"))
+    old.close()
+    reader = AuditLog(path, read_only=True)
+    (entry,) = reader.history()
+    assert (entry.risk_understood, entry.shown_level, entry.risk_gaps) == (None, "safe", [])
+    assert [e.id for e in reader.history(risk="safe")] == [entry.id]
+    assert reader.history(risk="not understood") == []
+    reader.close()
+    writer = AuditLog(path)
+    record(writer, ALICE, "Bash", {"command": "ls --zzz"}, Verdict("allow_once", "user"))
+    assert [e.shown_level for e in writer.history()] == ["not understood", "safe"]
+    writer.close()

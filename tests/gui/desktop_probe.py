@@ -45,15 +45,39 @@ async def until(predicate: Callable[[], Any], what: str, timeout: float = 30.0) 
 
 
 async def frame_of(window_id: int) -> dict[str, int]:
-    """The window's frame on the root window, in physical pixels (client area plus the WM's frame)."""
-    values = dict(line.split("=", 1) for line in (await tool(
-        "xdotool", "getwindowgeometry", "--shell", str(window_id))).splitlines() if "=" in line)
-    x, y, width, height = (int(values[k]) for k in ("X", "Y", "WIDTH", "HEIGHT"))
+    """The window's frame on the root window, in physical pixels: the client area where the X server
+    has it (``xwininfo``'s absolute position) plus the window manager's frame (``_NET_FRAME_EXTENTS``).
+
+    Not ``xdotool getwindowgeometry``: under a reparenting window manager it reports the client
+    already moved down by the title bar (Y=20 for a client at 0), so taking the title bar off again
+    measured a frame 20 px above the screen as at y=0 (issue 31 review F2).
+    """
+    values = dict((key.strip(), value.strip()) for key, value in (
+        line.split(":", 1) for line in (await tool("xwininfo", "-id", str(window_id))).splitlines() if ":" in line))
+    x, y = int(values["Absolute upper-left X"]), int(values["Absolute upper-left Y"])
+    width, height = int(values["Width"]), int(values["Height"])
     extents = await tool("xprop", "-id", str(window_id), "_NET_FRAME_EXTENTS")
     left = right = top = bottom = 0
     if "=" in extents:
         left, right, top, bottom = (int(v) for v in extents.split("=", 1)[1].split(","))
-    return {"x": x - left, "y": y - top, "width": width + left + right, "height": height + top + bottom}
+    return {"x": x - left, "y": y - top, "width": width + left + right, "height": height + top + bottom,
+            "top": top}
+
+
+async def settled_frame(window_id: int, timeout: float = 10.0) -> dict[str, int]:
+    """The frame once it is on the screen, or as it is after ``timeout`` (the X server applies a
+    move some moments after the app asks for it)."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    root = dict(line.split("=", 1) for line in (await tool("xdotool", "getdisplaygeometry", "--shell")).splitlines()
+                if "=" in line)
+    while True:
+        frame = await frame_of(window_id)
+        inside = (frame["x"] >= 0 and frame["y"] >= 0 and frame["x"] + frame["width"] <= int(root["WIDTH"])
+                  and frame["y"] + frame["height"] <= int(root["HEIGHT"]))
+        if inside or loop.time() > deadline:
+            return frame
+        await asyncio.sleep(0.1)
 
 
 async def dunst_boxes() -> list[dict[str, int]]:
@@ -132,19 +156,27 @@ async def main(scenario: str) -> dict[str, Any]:
                     ("coder", "write_file", {"path": "steps.py", "content": NEW},
                      {"preview": previews.diff("steps.py", OLD, NEW)}),
                     ("big", "write_file", {"path": "huge.py", "content": NEW * 20},
-                     {"preview": previews.diff("huge.py", OLD * 20, NEW * 20)})):
+                     {"preview": previews.diff("huge.py", OLD * 20, NEW * 20)}),
+                    ("tall", "write_file", {"path": "tall.py", "content": "x = 1\n" * 3000},
+                     {"description": "Rewrites the module. " * 40})):
                 ask(agent, tool_name, args, **extra)
                 await until(lambda agent=agent: dialog.isVisible() and dialog.ticket is not None
                             and dialog.ticket.identity.agent == agent, f"{agent}'s dialog")
                 for _ in range(20):
                     await asyncio.sleep(0.05)
-                frame = await frame_of(int(dialog.winId()))
+                await until(lambda: not dialog.windowHandle().frameMargins().isNull(), "the window manager's frame")
+                await until(lambda: not dialog._frame_watch.isActive(), "the dialog to settle its frame")
+                frame = await settled_frame(int(dialog.winId()))
+                if os.environ.get("PROBE_SHOTS"):
+                    await tool("sh", "-c", f"xwd -root -silent | convert xwd:- png:{os.environ['PROBE_SHOTS']}/"
+                                           f"fits-{agent}-x{os.environ.get('QT_SCALE_FACTOR', '1')}.png")
                 buttons = [dialog.deny.mapTo(dialog, dialog.deny.rect().bottomRight()),
                            dialog.countdown.mapTo(dialog, dialog.countdown.rect().topLeft())]
                 frame["buttons_inside"] = all(dialog.rect().contains(point) for point in buttons)
                 frame["deny_visible"] = dialog.deny.isVisible() and not dialog.deny.visibleRegion().isEmpty()
                 frames.append(frame)
                 await tool("xdotool", "windowactivate", "--sync", str(int(dialog.winId())))
+                await until(lambda: dialog.isActiveWindow(), "the dialog to be active")  # else the key is lost
                 await tool("xdotool", "key", "--clearmodifiers", "Escape")
                 await until(lambda: len(answers) == len(frames), f"{agent}'s answer")
             result["frames"] = frames

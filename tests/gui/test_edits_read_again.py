@@ -154,3 +154,40 @@ def test_closing_the_editor_at_once_keeps_the_edit_and_reads_it(approver: Any, r
         assert decision.updated_args == {"command": "rm -rf ~/projects"}
 
     run(scenario())
+
+
+def test_an_edit_open_when_another_request_is_shown_stays_with_its_own_request(approver: Any, run: Any) -> None:
+    """Editing one request, the person moves to another (next, a notification's Review): the editor's
+    text belonged to the first; it must never become the second's edit (approving that would run
+    the first request's edited arguments in the second's place)."""
+    dialog = approver.dialog
+
+    async def scenario() -> None:
+        first = ask(approver, "make")
+        await wait_for(lambda: dialog.isVisible() and dialog.allow_once.isEnabled(), what="the armed dialog")
+        second = ask(approver, "ls")
+        await wait_for(lambda: len(approver.decider.tickets()) == 2, what="the second request")
+        shown = dialog.ticket
+        dialog.review.edit_button.click()
+        dialog.review.args_editor.editor.setPlainText(json.dumps({"command": "rm -rf ~/projects"}))
+        other = next(t for t in approver.decider.tickets() if t is not shown)
+        approver.decider.show(other)
+        await wait_for(lambda: dialog.ticket is other, what="the other request in the dialog")
+        assert not dialog.review.has_edit() and not dialog.review.edited_args()
+        assert dialog.review.badge.level == other.shown_level
+        await wait_for(lambda: dialog.allow_once.isEnabled(), what="the armed dialog")
+        dialog.allow_once.click()
+        answers = {id(task): task for task in (first, second)}
+        done, _ = await asyncio.wait(list(answers.values()), return_when=asyncio.FIRST_COMPLETED)
+        decision = done.pop().result()
+        assert decision.updated_args is None  # the request shown ran as its agent asked
+        approver.decider.answer(approver.decider.tickets()[0], [_deny()])
+        await asyncio.gather(first, second)
+
+    run(scenario())
+
+
+def _deny() -> Any:
+    from desktop_approver.core.decisions.tickets import Verdict
+
+    return Verdict("deny", "user")

@@ -129,7 +129,7 @@ def test_sessions_window_lists_and_revokes(approver: Any, run: Any, qtbot: Any) 
         # Claude Code keeps its own rule for an approved Bash command: revoking here does not reach it.
         assert not window.claude_code_note.isHidden() and "Restart Claude Code" in window.claude_code_note.text()
         first = window.table.topLevelItem(0)
-        assert first.text(0) == "“alpha”" and first.text(2) == "“Bash”" and '"ls"' in first.text(3)
+        assert first.text(1) == "“alpha”" and first.text(3) == "“Bash”" and '"ls"' in first.text(4)
 
         window.table.setCurrentItem(first)
         qtbot.mouseClick(window.revoke_selected, Qt.MouseButton.LeftButton)
@@ -142,7 +142,7 @@ def test_sessions_window_lists_and_revokes(approver: Any, run: Any, qtbot: Any) 
 
         window.table.setCurrentItem(window.table.topLevelItem(0))
         qtbot.mouseClick(window.revoke_session, Qt.MouseButton.LeftButton)
-        assert [window.table.topLevelItem(i).text(0) for i in range(window.table.topLevelItemCount())] == ["“beta”"]
+        assert [window.table.topLevelItem(i).text(1) for i in range(window.table.topLevelItemCount())] == ["“beta”"]
         qtbot.mouseClick(window.revoke_all, Qt.MouseButton.LeftButton)
         assert window.table.topLevelItemCount() == 0 and not window.empty.isHidden()
         assert window.claude_code_note.isHidden()
@@ -237,4 +237,55 @@ def test_history_frames_the_agents_words_escaped_apart_from_the_decision(approve
     assert window.agent_frame.isAncestorOf(window.agent_text) and not window.agent_frame.isAncestorOf(window.detail)
     assert "<U+2714> Safe – approved by policy\\nRisk: safe" in claims and "claude\\nDecision" in claims
     assert len(claims.splitlines()) <= 3 and len(claims) < 1000  # escaped, and cut (the tooltip has it all)
+    window.close()
+
+
+def test_history_shows_not_understood_where_the_dialog_did(approver: Any, run: Any) -> None:
+    """`ls --zzz` is read as safe, but the reader does not know `--zzz`: the dialog's badge said
+    "Not understood", and so does the history, row and detail (never "✔ Safe")."""
+    dialog = approver.dialog
+
+    async def scenario() -> None:
+        pending = ask(approver, "Bash", {"command": "ls --zzz"})
+        await wait_for(lambda: dialog.isVisible() and dialog.allow_once.isEnabled(), what="the dialog")
+        assert dialog.review.badge.level == "not understood"
+        dialog.allow_once.click()
+        await pending
+
+    run(scenario())
+    window = approver.open_history()
+    item = window.table.topLevelItem(0)
+    assert item.text(0) == "? Not understood"
+    window.table.setCurrentItem(item)
+    assert "Risk: not understood — not understood: option `--zzz` of `ls`" in window.detail.text()
+    assert "Safe" not in item.text(0) and "Risk: safe" not in window.detail.text()
+    window.risk.setCurrentIndex(window.risk.findData("safe"))
+    assert window.table.topLevelItemCount() == 0
+    window.risk.setCurrentIndex(window.risk.findData("not understood"))
+    assert window.table.topLevelItemCount() == 1
+    window.close()
+
+
+def test_each_remembered_approval_shows_the_verdict_on_what_was_approved(approver: Any, run: Any, qtbot: Any) -> None:
+    """The app's verdict on every row (issue 31): a remembered `make` is moderate, a remembered call
+    the reader did not understand says so, never a level it guessed."""
+    from desktop_approver.gui.sessions_window import COLUMNS, RISK
+
+    dialog = approver.dialog
+    window = approver.open_sessions()
+
+    async def scenario() -> None:
+        for command in ("ls", "make", "ls --zzz"):
+            pending = ask(approver, "Bash", {"command": command})
+            await wait_for(lambda: dialog.isVisible() and dialog.allow_session.isEnabled(), what="the dialog")
+            qtbot.mouseClick(dialog.allow_session, Qt.MouseButton.LeftButton)
+            await pending
+        await wait_for(lambda: window.table.topLevelItemCount() == 3, what="three remembered approvals")
+
+    run(scenario())
+    assert COLUMNS[RISK] == "Risk"
+    rows = [window.table.topLevelItem(i) for i in range(window.table.topLevelItemCount())]
+    verdicts = {row.text(COLUMNS.index("Covers")): row.text(RISK) for row in rows}
+    assert verdicts == {'{"command":"ls"}': "✔ Safe", '{"command":"make"}': "▲ Moderate",
+                        '{"command":"ls --zzz"}': "? Not understood"}, verdicts
     window.close()

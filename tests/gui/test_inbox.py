@@ -171,3 +171,64 @@ def test_the_review_goes_with_the_last_request(approver: Any, run: Any) -> None:
         assert "coder" not in review.identity.text()
 
     run(scenario())
+
+
+def test_an_inbox_with_nothing_selected_shows_no_verdict(approver: Any, run: Any) -> None:
+    """A verdict is the app's word on a call: with no call selected there is none to say (it said
+    "▲ Moderate" beside "Nothing selected")."""
+    approver.set_popups(False)
+    inbox = approver.inbox
+
+    async def scenario() -> None:
+        answer = ask(approver, "coder", "s", "Bash", {"command": "rm -rf ~/projects"})
+        await wait_for(lambda: len(inbox._rows) == 1, what="the row")
+        inbox.show()
+        await wait_for(lambda: inbox.isVisible(), what="the inbox")
+        review = inbox.review
+        assert not inbox.selected_tickets() and review.ticket is None
+        assert not review.badge.isVisibleTo(review) and not review.agent_frame.isVisibleTo(review)
+        assert review.reasons.text() == "Nothing selected."
+        inbox.select(approver.decider.tickets()[0])
+        assert review.badge.isVisibleTo(review) and review.badge.level == "destructive"
+        inbox.decide_selected("deny")
+        await answer
+        assert not review.badge.isVisibleTo(review)
+
+    run(scenario())
+
+
+def test_long_agent_names_never_squeeze_the_request_or_the_risk_out_of_view(approver: Any, run: Any) -> None:
+    """Three agents with 500-character names: at the inbox's size on a 1366x768 screen the list is
+    540 px; the Agent column took ~370 px of it and the request shrank to “Bash” (issue 31 review F4).
+    The risk and what is asked stay in view; the names are cut (their tooltip has them)."""
+    from desktop_approver.gui.inbox import AGENT, REQUEST, RISK
+
+    approver.set_popups(False)
+    inbox = approver.inbox
+
+    async def scenario() -> None:
+        answers = [ask(approver, f"{n} " + "✔ Safe agent " * 40, "s", "Bash", {"command": f"rm -rf ~/project{n}"})
+                   for n in range(3)]
+        await wait_for(lambda: len(inbox._rows) == 3, what="three rows")
+        from PySide6.QtCore import Qt
+
+        inbox.resize(1200, 720)  # as fit() makes it on a 1366x768 screen (the test's screen is smaller)
+        inbox.splitter.setOrientation(Qt.Orientation.Horizontal)
+        inbox.show()
+        inbox.splitter.setSizes([540, 660])
+        await wait_for(lambda: inbox.tree.viewport().width() < 560, what="the list at 540 px")
+        header, view = inbox.tree.header(), inbox.tree.viewport().width()
+        assert header.sectionViewportPosition(RISK) >= 0
+        assert header.sectionViewportPosition(RISK) + header.sectionSize(RISK) <= view
+        request_left = header.sectionViewportPosition(REQUEST)
+        assert request_left >= 0 and request_left + header.sectionSize(REQUEST) <= view
+        row = inbox.tree.topLevelItem(0)
+        needed = inbox.tree.fontMetrics().horizontalAdvance(row.text(REQUEST)[:22])  # “Bash”  rm -rf ~/proje…
+        assert header.sectionSize(REQUEST) >= needed, (header.sectionSize(REQUEST), needed)
+        assert header.sectionSize(AGENT) < header.sectionSize(REQUEST)
+        for ticket in approver.decider.tickets():
+            inbox.select(ticket)
+            inbox.decide_selected("deny")
+        await asyncio.gather(*answers)
+
+    run(scenario())

@@ -433,3 +433,74 @@ def test_a_count_change_pops_nothing_up_while_the_inbox_shows_the_counts(
         await asyncio.gather(first, second, third)
 
     run(scenario(), timeout=90)
+
+
+@pytest.mark.parametrize("action", ["allow_once", "allow_session", "default"])
+def test_a_notifications_allow_answers_nothing_while_the_dialog_holds_an_edit(
+        notifying_approver: Any, notification_server: Any, run: Callable[..., Any], action: str) -> None:
+    """The notification shows the agent's call, the dialog the person's edit: an Allow there would
+    approve what the person did not choose (or drop the edit). It brings the dialog forward, edit kept;
+    so does a click on its body (which loaded the request again, dropping the edit)."""
+    import json
+
+    server = notification_server.server
+    dialog = notifying_approver.dialog
+    notifications = notifying_approver.notifications
+    brought: list[Any] = []
+    notifications.review_requested.connect(brought.append)
+
+    async def scenario() -> None:
+        answer = ask(notifying_approver, "write_file", {"path": "notes.txt", "content": "hi"})
+        shown = await wait_for(lambda: list(server.open.values()), what="the notification", timeout=30)
+        await wait_for(lambda: dialog.isVisible() and dialog.allow_once.isEnabled(), what="the armed dialog")
+        review = dialog.review
+        review.edit_button.click()
+        edited = {"path": "notes-2.txt", "content": "hello"}
+        review.args_editor.editor.setPlainText(json.dumps(edited))
+        await wait_for(lambda: review.edits_valid(), what="the edit read again")
+        notification_server.invoke_action(shown[0].id, action)
+        await wait_for(lambda: brought, what="the notification's Allow to bring the review forward", timeout=30)
+        ticket = notifying_approver.decider.tickets()[0]
+        assert brought == [ticket] and not answer.done()  # answered nothing
+        assert dialog.ticket is ticket and review.has_edit()  # the edit is still there, not reloaded away
+        assert review.edit_button.isChecked()  # and the editor still open under the person's hands
+        assert json.loads(review.args_editor.editor.toPlainText()) == edited
+        dialog.allow_once.click()
+        decision = await answer
+        assert decision.decision == "allow_once" and decision.updated_args == edited
+
+    run(scenario())
+
+
+def test_a_notifications_allow_answers_nothing_while_the_inbox_holds_an_edit(
+        notifying_approver: Any, notification_server: Any, run: Callable[..., Any]) -> None:
+    """The same with dialogs off: the edit is in the inbox's review, which is brought forward as it is."""
+    import json
+
+    server = notification_server.server
+    notifying_approver.set_popups(False)
+    notifications = notifying_approver.notifications
+    brought: list[Any] = []
+    notifications.review_requested.connect(brought.append)
+
+    async def scenario() -> None:
+        answer = ask(notifying_approver, "write_file", {"path": "notes.txt", "content": "hi"})
+        shown = await wait_for(lambda: list(server.open.values()), what="the notification", timeout=30)
+        ticket = notifying_approver.decider.tickets()[0]
+        notifying_approver.open_inbox(ticket)
+        inbox = notifying_approver.inbox
+        review = inbox.review
+        await wait_for(lambda: review.ticket is ticket, what="the inbox's review")
+        review.edit_button.click()
+        edited = {"path": "notes-2.txt", "content": "hello"}
+        review.args_editor.editor.setPlainText(json.dumps(edited))
+        await wait_for(lambda: review.edits_valid(), what="the edit read again")
+        notification_server.invoke_action(shown[0].id, "allow_once")
+        await wait_for(lambda: brought, what="the notification's Allow to bring the review forward", timeout=30)
+        assert not answer.done() and review.ticket is ticket and review.edit_button.isChecked()
+        assert json.loads(review.args_editor.editor.toPlainText()) == edited
+        assert inbox.decide_selected("allow_once") == 1
+        decision = await answer
+        assert decision.decision == "allow_once" and decision.updated_args == edited
+
+    run(scenario())

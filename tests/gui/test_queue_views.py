@@ -89,6 +89,8 @@ def test_remembered_approvals_count_answers_like_the_sessions_command(approver: 
     import json
     import sys
 
+    from desktop_approver.gui.sessions_window import COLUMNS
+
     async def scenario() -> None:
         window = approver.open_sessions()
         first = ask(approver, "coder", "make docs", session="m1")
@@ -96,11 +98,13 @@ def test_remembered_approvals_count_answers_like_the_sessions_command(approver: 
         approver.dialog.allow_session.click()
         await first
         await wait_for(lambda: window.table.topLevelItemCount() == 1, what="the remembered call")
-        assert window.table.topLevelItem(0).text(4) == "0"
+        answered = COLUMNS.index("Answered")
+        assert window.table.topLevelItem(0).text(answered) == "0"
         assert (await ask(approver, "coder", "make docs", session="m1")).decided_by == "session"
         entry = approver.service.memory.entries()[0]
         assert entry.hits == 1
-        await wait_for(lambda: window.table.topLevelItem(0).text(4) == "1", what="the window to count the answer")
+        await wait_for(lambda: window.table.topLevelItem(0).text(answered) == "1",
+                       what="the window to count the answer")
         cli = await asyncio.create_subprocess_exec(
             sys.executable, "-m", "desktop_approver", "sessions", "--json", "--agent", "coder",
             "--socket", str(approver.service.options.socket_path), stdout=asyncio.subprocess.PIPE)

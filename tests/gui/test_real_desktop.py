@@ -65,7 +65,28 @@ def test_at_scale_two_on_1280x800_the_whole_dialog_is_on_screen(desktop: Desktop
     assert seen["ratio"] == 2
     screen = seen["screen"]
     assert (screen["width"], screen["height"]) == (1280, 800)
+    frames_on_screen(seen, 1280, 800)
+
+
+def test_a_tall_dialog_opens_with_its_title_bar_on_a_1366x768_screen() -> None:
+    """openbox kept a tall dialog's client at y=0 and its title bar 20 px above the screen, where it
+    cannot be grabbed (issue 31 review F2); the probe measures the frame, title bar included."""
+    try:
+        small = Desktop.start(1366, 768)
+    except Missing as exc:
+        pytest.skip(str(exc))
+    try:
+        seen = probe(small, "fits")
+    finally:
+        small.stop()
+    assert seen["ratio"] == 1 and (seen["screen"]["width"], seen["screen"]["height"]) == (1366, 768)
+    assert any(frame["height"] > 600 for frame in seen["frames"]), seen  # a tall one was among them
+    frames_on_screen(seen, 1366, 768)
+
+
+def frames_on_screen(seen: dict[str, Any], width: int, height: int) -> None:
     for frame in seen["frames"]:
+        assert frame["top"] > 0, seen  # a real window manager's title bar was measured
         assert frame["x"] >= 0 and frame["y"] >= 0, seen
-        assert frame["x"] + frame["width"] <= 1280 and frame["y"] + frame["height"] <= 800, seen
+        assert frame["x"] + frame["width"] <= width and frame["y"] + frame["height"] <= height, seen
         assert frame["buttons_inside"] and frame["deny_visible"], seen

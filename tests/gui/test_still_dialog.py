@@ -180,3 +180,39 @@ def test_browsing_a_batch_never_shortens_what_is_above_its_list(approver: Any, r
         client.close()
 
     run(scenario())
+
+
+def test_on_a_short_screen_an_arrival_moves_nothing_and_nothing_is_cut(
+        approver: Any, run: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """At scale 2 on 1280x800 (640x386 of room) the "Also waiting" line was given only while others
+    waited: an arrival moved the call 48 px under the pointer, and its one line wrapped into half
+    of a second, cut mid-glyph (issue 31 review F5, F7). There the position line says how many
+    wait (its tooltip names them) and no strip takes the call's room."""
+    from PySide6.QtCore import QRect
+
+    from desktop_approver.gui.dialog import COMPACT_BELOW, ApprovalDialog
+
+    monkeypatch.setattr(ApprovalDialog, "available", lambda self: QRect(0, 0, 640, 386))
+    dialog = approver.dialog
+
+    async def scenario() -> None:
+        answers = [ask(approver, "write_file", {"path": "steps.py", "content": NEW},
+                       preview=previews.diff("steps.py", OLD, NEW))]
+        await wait_for(lambda: dialog.isVisible() and dialog.ticket is not None, what="the dialog")
+        assert dialog.available().height() < COMPACT_BELOW
+        await wait_for(lambda: not dialog.reading() and dialog.allow_once.isEnabled(), what="the diff read")
+        await settled()
+        review = dialog.review
+        before = (top_of(review), top_of(review.badge), top_of(review.preview), where(dialog))
+        answers.append(ask(approver, "Bash", {"command": "make " + "target " * 40}))  # not more urgent: stays behind
+        await wait_for(lambda: "2 waiting" in dialog.position.text(), what="the other, also waiting")
+        await settled()
+        assert (top_of(review), top_of(review.badge), top_of(review.preview), where(dialog)) == before
+        assert dialog.ticket is not None and dialog.ticket.calls[0].tool == "write_file"  # still the first
+        assert not dialog.next_strip.isVisible()  # no half line anywhere
+        assert "▲ Moderate — “coder”" in dialog.position.toolTip()
+        for _ in range(2):
+            dialog.deny.click()
+        await asyncio.gather(*answers)
+
+    run(scenario())

@@ -229,4 +229,4 @@ def test_hostile_names_are_claims_on_every_surface_and_the_verdict_is_the_apps(a
         for column in (agent_column, agent_column + 1):
             text = item.text(column)
             assert text.startswith("“") and not any(mark in text for mark in MARKS) and RLO not in text
-        assert item.text(0) in {risk_text(level) for level in ("safe", "moderate", "destructive")}
+        assert item.text(0) in {risk_text(level) for level in ("safe", "moderate", "destructive", "not understood")}

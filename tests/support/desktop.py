@@ -50,7 +50,8 @@ DUNSTRC = """\
     timeout = 0
 """
 
-PROGRAMS = ("Xvfb", "openbox", "trayer", "dbus-daemon", "dunst", "dunstctl", "xdotool", "xprop", "xwd", "convert")
+PROGRAMS = ("Xvfb", "openbox", "trayer", "dbus-daemon", "dunst", "dunstctl", "xdotool", "xprop", "xwininfo", "xwd",
+            "convert")
 
 
 class Missing(RuntimeError):

@@ -463,7 +463,7 @@ class Broker:
                 info = read_again(info, verdict.updated_args, identity)
             if verdict.decision == "allow_session" and verdict.decided_by == "user" and not _destructive(info):
                 self.memory.remember(session, info.tool, verdict.updated_args or info.args, scope=verdict.scope,
-                                     agent=identity.memory_agent)
+                                     agent=identity.memory_agent, risk=info.risk.shown if info.risk else None)
 
     def tell(self, identity: Identity, kind: str, text: str) -> None:
         """An agent's notice for the person (the GUI shows it); it never touches a decision."""

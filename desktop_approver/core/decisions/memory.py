@@ -44,6 +44,7 @@ class MemoryEntry:
     agent: str | None = None
     created: float = field(default_factory=time.time)
     hits: int = 0
+    risk: str | None = None          # the app's verdict on the call approved, as the dialog showed it
 
     @property
     def owner(self) -> SessionKey:
@@ -90,10 +91,13 @@ class SessionMemory:
                 f"idle={self.idle_seconds:g}s>")
 
     def remember(self, session: str, tool: str, args: dict[str, Any], *, scope: Scope = EXACT,
-                 agent: str | None = None) -> MemoryEntry:
+                 agent: str | None = None, risk: str | None = None) -> MemoryEntry:
+        """Remember an approval; ``risk`` is the verdict the person saw on the call approved
+        (``RiskAssessment.shown``), listed beside it in "Remembered approvals"."""
         if scope not in SCOPES:
             raise ValueError(f"unknown memory scope {scope!r}")
-        entry = MemoryEntry(session, tool, scope, canonical_json(args) if scope == EXACT else None, agent)
+        entry = MemoryEntry(session, tool, scope, canonical_json(args) if scope == EXACT else None, agent,
+                            risk=risk)
         self._entries[entry.key] = entry
         self._touch((agent, session))
         log.debug("remembered %s for agent %s, session %s", printable(entry.describe()), printable(agent),

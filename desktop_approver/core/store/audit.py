@@ -67,13 +67,15 @@ import threading
 import time
 import weakref
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from ..calls.risk.findings import NOT_UNDERSTOOD
 from . import integrity
 
 if TYPE_CHECKING:
+    from ..calls.risk.findings import RiskAssessment
     from ..decisions.tickets import CallInfo, Identity, Verdict
 
 log = logging.getLogger(__name__)
@@ -124,8 +126,8 @@ _BROKEN_CODES = (11, 26)
 
 INSERT_REQUEST = (
     "INSERT INTO requests (created, request_id, batch_index, session, agent, pid, peer_pid, peer_uid, cwd, host,"
-    " git_branch, tool, args, description, preview, hints, risk_level, risk_reasons)"
-    " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)")
+    " git_branch, tool, args, description, preview, hints, risk_level, risk_reasons, risk_understood, risk_gaps)"
+    " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)")
 INSERT_REQUEST_AT = INSERT_REQUEST.replace("(created,", "(id, created,").replace("VALUES (?,", "VALUES (?,?,")
 """A request row written again, under a given id, into a log that replaced the one it was in."""
 INSERT_DECISION = ("INSERT INTO decisions (request, decided, decision, decided_by, note, rule, blocked, updated_args,"
@@ -142,7 +144,7 @@ CREATE TABLE IF NOT EXISTS requests (
     request_id TEXT, batch_index INTEGER, session TEXT,
     agent TEXT, pid INTEGER, peer_pid INTEGER, peer_uid INTEGER, cwd TEXT, host TEXT, git_branch TEXT,
     tool TEXT NOT NULL, args TEXT NOT NULL, description TEXT, preview TEXT, hints TEXT,
-    risk_level TEXT, risk_reasons TEXT
+    risk_level TEXT, risk_reasons TEXT, risk_understood INTEGER, risk_gaps TEXT
 );
 CREATE TABLE IF NOT EXISTS decisions (
     id INTEGER PRIMARY KEY,
@@ -159,6 +161,11 @@ CREATE TABLE IF NOT EXISTS events (
 CREATE INDEX IF NOT EXISTS requests_created ON requests(created);
 CREATE INDEX IF NOT EXISTS decisions_request ON decisions(request);
 """
+ADDED_COLUMNS = (("decisions", "monotonic_seconds", "REAL"), ("requests", "risk_understood", "INTEGER"),
+                 ("requests", "risk_gaps", "TEXT"))
+"""Columns newer than some logs (added when such a log is opened for writing; read as NULL before).
+``risk_understood`` and ``risk_gaps`` (issue 31) say whether the reader understood the call and what
+it did not: the history shows "not understood" where the dialog did; NULL is a row of an older log."""
 
 
 @dataclass(frozen=True)
@@ -184,6 +191,17 @@ class HistoryEntry:
     host: str | None = None
     blocked: bool = False
     updated_args: dict[str, Any] | None = None
+    risk_understood: bool | None = None  # None: not recorded (a row of an older log)
+    risk_gaps: list[str] = field(default_factory=list)
+
+    @property
+    def shown_level(self) -> str | None:
+        """What the dialog's badge said (``RiskAssessment.shown``): the level, or ``"not understood"``
+        for a call the reader did not understand and did not know to be destructive. A row of an
+        older log, which did not record it, shows the level it recorded."""
+        if self.risk_understood is False and self.risk_level != "destructive":
+            return NOT_UNDERSTOOD
+        return self.risk_level
 
     def as_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -631,7 +649,16 @@ def _request_values(identity: Identity, session: str, request_id: str, call: Cal
     return (created, request_id, call.index, session, identity.agent, identity.pid, identity.peer_pid,
             identity.peer_uid, identity.cwd, identity.host, identity.git_branch, call.tool, _encode(call.args),
             call.description, None if preview is None else _encode(preview), _encode(hints) if hints else None,
-            risk.level if risk else None, _reasons_json(tuple(risk.reasons)) if risk else None)
+            risk.level if risk else None, _reasons_json(tuple(risk.reasons)) if risk else None,
+            *_understanding(risk))
+
+
+def _understanding(risk: RiskAssessment | None) -> tuple[int | None, str | None]:
+    """A request row's ``risk_understood`` and ``risk_gaps``: whether the reader understood the call,
+    and what it did not."""
+    if risk is None:
+        return None, None
+    return int(risk.understood), _encode(list(risk.gaps)) if risk.gaps else None
 
 
 def _refused_instead(verdict: Verdict, exc: BaseException) -> Verdict:
@@ -815,9 +842,9 @@ class AuditLog:
             db.execute("PRAGMA journal_mode=WAL")
             db.execute("PRAGMA synchronous=NORMAL")
             db.executescript(SCHEMA)
-            columns = {row[1] for row in db.execute("PRAGMA table_info(decisions)")}
-            if "monotonic_seconds" not in columns:  # a log written by an older version
-                db.execute("ALTER TABLE decisions ADD COLUMN monotonic_seconds REAL")
+            for table, column, kind in ADDED_COLUMNS:  # a log written by an older version
+                if column not in {row[1] for row in db.execute(f"PRAGMA table_info({table})")}:
+                    db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {kind}")
             if path != ":memory:" and db.execute("PRAGMA application_id").fetchone()[0] != APPLICATION_ID:
                 db.execute(f"PRAGMA application_id={APPLICATION_ID}")  # ours: a new log, or an older one
             if path != ":memory:":
@@ -1336,7 +1363,8 @@ class AuditLog:
             cursor = execute(INSERT_REQUEST, (now, request_id, call.index, *who, call.tool, _stored_args(call),
                                               call.description, None if preview is None else _encode(preview),
                                               _encode(hints) if hints else None, risk.level if risk else None,
-                                              _stored_reasons(risk.reasons, call.asked_because) if risk else None))
+                                              _stored_reasons(risk.reasons, call.asked_because) if risk else None,
+                                              *_understanding(risk)))
             ids.append(cursor.lastrowid or 0)
             if call.consequences is not None:  # what it would touch (issue 32), in the same commit as the call
                 execute("INSERT INTO events (at, kind, code, detail) VALUES (?,?,?,?)",
@@ -1440,11 +1468,21 @@ class AuditLog:
         """Newest first. ``decision="pending"`` finds calls that never got an answer."""
         where: list[str] = []
         params: list[Any] = []
+        recorded = {row[1] for row in self._db.execute("PRAGMA table_info(requests)")}
+        understood = "r.risk_understood" if "risk_understood" in recorded else "NULL"  # an older log: NULL
+        gaps = "r.risk_gaps" if "risk_gaps" in recorded else "NULL"
         for column, value in (("r.agent", agent), ("r.tool", tool), ("d.decided_by", decided_by),
-                              ("r.risk_level", risk), ("r.session", session)):
+                              ("r.session", session)):
             if value:
                 where.append(f"{column} = ?")
                 params.append(value)
+        if risk == NOT_UNDERSTOOD:  # as the dialog showed it (HistoryEntry.shown_level)
+            where.append(f"{understood} = 0 AND r.risk_level IS NOT 'destructive'")
+        elif risk == "destructive":
+            where.append("r.risk_level = 'destructive'")
+        elif risk:
+            where.append(f"r.risk_level = ? AND {understood} IS NOT 0")
+            params.append(risk)
         if decision == "pending":
             where.append("d.id IS NULL")
         elif decision == "allow":
@@ -1466,7 +1504,7 @@ class AuditLog:
             params += [pattern] * 5
         sql = ("SELECT r.id, r.created, r.agent, r.session, r.tool, r.args, r.description, r.preview,"
                " r.risk_level, r.risk_reasons, d.decision, d.decided_by, d.decided, d.note, d.rule,"
-               " r.cwd, r.pid, r.peer_pid, r.host, d.blocked, d.updated_args"
+               f" r.cwd, r.pid, r.peer_pid, r.host, d.blocked, d.updated_args, {understood}, {gaps}"
                " FROM requests r LEFT JOIN decisions d ON d.request = r.id")
         if where:
             sql += " WHERE " + " AND ".join(where)
@@ -1477,14 +1515,17 @@ class AuditLog:
     @staticmethod
     def _entry(row: tuple[Any, ...]) -> HistoryEntry:
         (id_, created, agent, session, tool, args, description, preview, risk_level, risk_reasons,
-         decision, decided_by, decided, note, rule, cwd, pid, peer_pid, host, blocked, updated) = row
+         decision, decided_by, decided, note, rule, cwd, pid, peer_pid, host, blocked, updated, understood,
+         gaps) = row
         return HistoryEntry(
             id=id_, created=created, agent=agent, session=session, tool=tool, args=json.loads(args),
             description=description, preview=json.loads(preview) if preview else None,
             risk_level=risk_level, risk_reasons=json.loads(risk_reasons) if risk_reasons else [],
             decision=decision, decided_by=decided_by, decided=decided, note=note, rule=rule, cwd=cwd,
             pid=pid, peer_pid=peer_pid, host=host, blocked=bool(blocked),
-            updated_args=json.loads(updated) if updated else None)
+            updated_args=json.loads(updated) if updated else None,
+            risk_understood=None if understood is None else bool(understood),
+            risk_gaps=json.loads(gaps) if gaps else [])
 
     def count(self) -> int:
         return int(self._db.execute("SELECT COUNT(*) FROM requests").fetchone()[0])
