@@ -6,11 +6,16 @@ never by a list of dangerous names alone; the labelled tables keep the everyday 
 
 from __future__ import annotations
 
+import io
+import tarfile
+from pathlib import Path
+
 import pytest
 
 from desktop_approver.core.calls.catalog import catalog
 from desktop_approver.core.calls.risk import assess
 from desktop_approver.core.calls.risk.inert import UNKNOWN_KIND, unproven_write
+from desktop_approver.core.calls.risk.touching import assess_touching
 
 PROJECT = "/home/me/app"
 
@@ -81,3 +86,62 @@ def test_the_proof_is_the_kind_not_the_absence_of_a_dangerous_name() -> None:
     assert unproven_write(f"{PROJECT}/.never-heard-of-it/x.md", PROJECT, cat) is not None
     # outside the project a write is judged by its place, not here
     assert unproven_write("/tmp/x.rc", PROJECT, cat) is None
+
+
+# -- facts from the file system beat spelling ---------------------------------------------------------
+
+def _tar(path: Path, *names: str) -> None:
+    with tarfile.open(path, "w") as archive:
+        for name in names:
+            data = b"x = 1\n"
+            member = tarfile.TarInfo(name)
+            member.size = len(data)
+            archive.addfile(member, io.BytesIO(data))
+
+
+def test_an_archive_member_that_runs_later_is_the_persons(tmp_path: Path) -> None:
+    _tar(tmp_path / "ok.tar", "docs/guide.md", "src/app.py")
+    _tar(tmp_path / "evil.tar", "docs/guide.md", "conftest.py")
+    assert assess_touching("Bash", {"command": "tar -xf ok.tar"}, cwd=str(tmp_path))[0].understood
+    risk, _ = assess_touching("Bash", {"command": "tar -xf evil.tar"}, cwd=str(tmp_path))
+    assert not risk.understood and any("conftest.py" in gap for gap in risk.gaps), risk.gaps
+
+
+def test_a_virtual_environment_is_installed_code_whatever_its_name(tmp_path: Path) -> None:
+    packages = tmp_path / "myenv" / "lib" / "python3.12" / "site-packages"
+    (packages / "requests").mkdir(parents=True)
+    (tmp_path / "myenv" / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    (tmp_path / "src").mkdir()
+    write = "Write"
+    inside = {"file_path": str(tmp_path / "myenv" / "share" / "helper.py"), "content": "x"}
+    assert assess(write, inside, cwd=str(tmp_path)).understood      # spelling alone does not know it
+    risk, _ = assess_touching(write, inside, cwd=str(tmp_path))
+    assert not risk.understood and any("virtual environment" in gap for gap in risk.gaps), risk.gaps
+    shadow = {"file_path": str(tmp_path / "src" / "Requests.py"), "content": "x"}
+    risk, _ = assess_touching(write, shadow, cwd=str(tmp_path))
+    assert not risk.understood and any("installed module" in gap for gap in risk.gaps), risk.gaps
+    assert assess_touching(write, {"file_path": str(tmp_path / "src" / "app.py"), "content": "x"},
+                           cwd=str(tmp_path))[0].understood
+
+
+def test_a_folder_read_as_a_files_name_is_not_proof(tmp_path: Path) -> None:
+    (tmp_path / "notes.md").mkdir()
+    (tmp_path / "a.md").write_text("a\n")
+    risk, _ = assess_touching("Bash", {"command": "cp a.md notes.md"}, cwd=str(tmp_path))
+    assert not risk.understood and any("is a folder" in gap for gap in risk.gaps), risk.gaps
+    assert assess_touching("Bash", {"command": "cp a.md b.md"}, cwd=str(tmp_path))[0].understood
+
+
+def test_git_in_a_subfolder_is_understood_only_where_no_repository_is_laid_out(tmp_path: Path) -> None:
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "frontend").mkdir()
+    (tmp_path / "vendor" / "x" / "objects").mkdir(parents=True)
+    (tmp_path / "vendor" / "x" / "HEAD").write_text("ref: refs/heads/main\n")
+    plain = {"command": "cd frontend && git status"}
+    assert not assess("Bash", plain, cwd=str(tmp_path)).understood     # without facts: not proven
+    assert assess_touching("Bash", plain, cwd=str(tmp_path))[0].understood
+    risk, _ = assess_touching("Bash", {"command": "cd vendor/x && git fetch origin"}, cwd=str(tmp_path))
+    assert not risk.understood and any("repository of its own" in gap for gap in risk.gaps), risk.gaps
+    risk, _ = assess_touching("mcp__git__git_status", {"repo_path": str(tmp_path / "vendor" / "x")},
+                              cwd=str(tmp_path))
+    assert not risk.understood
