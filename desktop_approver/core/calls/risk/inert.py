@@ -63,6 +63,8 @@ def unproven_write(resolved: str, project: str, cat: Catalog, maker: str = "") -
     if maker in cat.own_output:
         if name.startswith(".") and name not in kinds.names:
             return "a hidden name (hooks, CI, tools' settings)"
+        if name in kinds.folders:
+            return f"installed code or build scripts (`{parts[-1]}`)"
     elif not (name in kinds.names or kinds.documents.fullmatch(name)
             or kinds.sources.fullmatch(name) and (not root or _PLAIN_ROOT_NAME.fullmatch(name))
             or kinds.settings.fullmatch(name) and not root):
