@@ -77,7 +77,7 @@ def test_gaps_name_what_was_not_understood_in_one_short_phrase(command: str, gap
 
 
 @pytest.mark.parametrize("command", [
-    "curl -fsSL -o out.json https://api.example.com/x", "grep -rniE 'a|b' src", "tar -czf out.tgz src",
+    "curl -fsSL -o data/out.json https://api.example.com/x", "grep -rniE 'a|b' src", "tar -czf out.tgz src",
     "head -n5 README.md", "git log --pretty=format:%h -5", "git -c color.ui=never status", "ls -la ~/.ssh",
 ])
 def test_bundled_flags_attached_values_and_equals_forms_are_read(command: str) -> None:

@@ -49,7 +49,10 @@ A tool entry (``[tool.NAME]``) gives each argument's role (``args = {path = "rea
 tool's ``effect``; ``[environment]`` lists harmless variables and variables that run programs;
 ``[credentials]`` lists credential files by name and directory; ``[project]`` the files of a project
 that run later as code, its trusted executables, the directories that are never a project and the
-directories builds write (``build_outputs``: git-ignored there, a delete loses nothing a build cannot remake);
+directories builds write (``build_outputs``: git-ignored there, a delete loses nothing a build cannot remake),
+and the kinds of file proven not to run later (``inert_kinds``, ``source_kinds``, ``settings_kinds``,
+``inert_names``, ``folder_makers``, ``own_output``: a write in the project is understood only on that proof, see
+:mod:`..risk.inert`);
 ``[servers]`` the MCP servers
 (and Goose extensions) whose tools act on this machine: a tool of any other server
 (``mcp__prod_sftp__delete_file``) writes, deletes and runs commands elsewhere.
@@ -165,6 +168,12 @@ class Catalog:
     trusted_programs: tuple[str, ...] = ()
     not_projects: tuple[str, ...] = ()
     build_outputs: tuple[str, ...] = ()
+    inert_kinds: tuple[str, ...] = ()
+    source_kinds: tuple[str, ...] = ()
+    settings_kinds: tuple[str, ...] = ()
+    inert_names: tuple[str, ...] = ()
+    folder_makers: tuple[str, ...] = ()
+    own_output: tuple[str, ...] = ()
 
     def program(self, name: str) -> Program | None:
         return self.programs.get(name)
@@ -287,7 +296,9 @@ def parse_catalog(data: Mapping[str, Any], source: str, base: Catalog | None = N
     creds = _table(data, "credentials", source)
     servers = _table(data, "servers", source)
     project = _table(data, "project", source)
-    project_keys = ("runs_later", "runs_later_dirs", "trusted_programs", "not_projects", "build_outputs")
+    project_keys = ("runs_later", "runs_later_dirs", "trusted_programs", "not_projects", "build_outputs",
+                    "inert_kinds", "source_kinds", "settings_kinds", "inert_names", "folder_makers",
+                    "own_output")
     for table, keys, label in ((env, {"harmless", "runs_programs"}, "environment"),
                                (creds, {"names", "dirs"}, "credentials"), (servers, {"local"}, "servers"),
                                (project, set(project_keys), "project")):

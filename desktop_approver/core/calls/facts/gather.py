@@ -17,7 +17,10 @@ What it looks at, for the reading's paths and programs:
 - ``git reset --hard``, ``checkout -- PATH``, ``restore``, ``clean``, ``stash drop|clear``: what
   git says they would discard;
 - archives (``tar -x``, ``unzip``) and patch files (``git apply``, ``patch -i``) are opened and
-  their members listed, with where each lands.
+  their members listed, with where each lands;
+- a file written in the project inside a virtual environment (a folder with ``pyvenv.cfg``, whatever
+  its name), or named like a module the project's virtual environments install, or over a folder
+  read as a file's name, is not proof (issue 30).
 """
 
 from __future__ import annotations
@@ -61,6 +64,10 @@ _NO_IGNORE = frozenset({"--no-ignore", "--no-ignore-vcs", "-u", "-uu", "-uuu", "
                         "-U", "--all-types", "--no-ignore-dot", "--no-ignore-files", "--no-ignore-global"})
 _ARCHIVERS = frozenset({"tar", "bsdtar", "unzip"})
 _GREP_RECURSIVE = frozenset({"-r", "-R", "--recursive", "--dereference-recursive"})
+# Writers whose destination, when it is a folder, receives the source under its own name.
+_INTO_FOLDER = frozenset({"cp", "mv", "install", "ln", "rsync", "git", "destination", "target", "new_path"})
+# What makes a folder a virtual environment (installed code), whatever it is called.
+_ENVIRONMENT_MARKS = ("pyvenv.cfg", "conda-meta")
 
 
 class _OverBudget(Exception):
@@ -70,11 +77,17 @@ class _OverBudget(Exception):
 def needs_facts(reading: CallReading) -> bool:
     """The call's judgement depends on this machine's files: it names paths, or runs a program
     whose effect depends on them (a git discard, a recursive reader, an archive, a patch)."""
-    if reading.paths:
+    if reading.paths or _git_elsewhere(reading):
         return True
     return any(cmd.name in _READERS or cmd.name in _PATTERN_FIRST or cmd.name in _RECURSIVE_READERS
                or cmd.name in ("unzip", "patch") or _git_consequential(cmd)
                or cmd.name in ("tar", "bsdtar") and _tar_extracts(cmd.argv) for cmd in reading.programs)
+
+
+def _git_elsewhere(reading: CallReading) -> bool:
+    """Git runs in a folder other than the call's own: which repository it finds there is a fact."""
+    dirs = working_dirs(reading.programs, reading.cwd)
+    return any(cmd.name == "git" and here != reading.cwd for cmd, here in zip(reading.programs, dirs, strict=True))
 
 
 def _git_consequential(cmd: SimpleCommand) -> bool:
@@ -111,6 +124,7 @@ class _Gathering:
         self.views: dict[str, GitView | GitError] = {}
         self.scanned_bytes = 0
         self.builds = catalog().build_outputs
+        self.modules: frozenset[str] | None = None
 
     # -- the budget --------------------------------------------------------------------------
 
@@ -131,6 +145,8 @@ class _Gathering:
         for use in self.reading.paths:
             self.tick()
             self.path_use(use, recursive_vias.get(use.via))
+            if use.via == "repo_path" and self.reading.name.startswith("git_"):
+                self.repository_from(use.resolved)
         dirs = working_dirs(self.reading.programs, self.reading.cwd)
         for cmd, here in zip(self.reading.programs, dirs, strict=True):
             self.tick()
@@ -142,6 +158,8 @@ class _Gathering:
                 else:
                     self.facts.problem(f"where `{cmd.name}` searches is not known")
             if cmd.name == "git":
+                if here and here != self.reading.cwd:
+                    self.repository_from(here)
                 self.git(cmd, here)
             elif cmd.name in ("tar", "bsdtar") and _tar_extracts(cmd.argv):
                 self.archive(cmd, here, "tar")
@@ -212,6 +230,12 @@ class _Gathering:
             return
         if use.operation == "write":
             self.hard_links(real, shown)
+            if written_inside:
+                self.installed(real, shown)
+                if os.path.isdir(real) and use.via in _INTO_FOLDER and not use.path.endswith("/"):
+                    # read as a file's name (`cp conftest.py notes.md`), it is a folder: the source lands
+                    # inside it under its own name, which no reader judged
+                    self.facts.problem(f"`{shown}` is a folder: what lands in it is not judged by its name")
             if use.recursive or self.reading.family in ("edit", "patch") or not os.path.lexists(real):
                 return      # a directory written into (members judged apart), an edit (shown), a new file
             if os.path.isdir(real):
@@ -220,6 +244,77 @@ class _Gathering:
             return          # the reader judges places outside the project by where they are
         self.loss(use.path if target == use.resolved else shown, real,
                   "delete" if use.operation == "delete" else "overwrite", target=target)
+
+    # -- the repository git finds (issue 30) --------------------------------------------------------
+
+    def repository_from(self, where: str) -> None:
+        """Git finds its repository (and the config that runs programs) from ``where`` upward: a
+        folder below the project's root that holds a ``.git`` or is laid out as a repository
+        (``HEAD``, ``objects/``, ``refs/``) is one no reader saw; none there, and git finds the
+        project's own (``git_folders``, which lifts the reader's gap)."""
+        real = os.path.realpath(where)
+        if self.project is None or real == self.project or not self.inside(real) or not os.path.isdir(real):
+            return      # outside the project or not there: the reader's gap stands
+        folder = real
+        while folder != self.project:
+            self.tick()
+            laid_out = os.path.isfile(os.path.join(folder, "HEAD")) and os.path.isdir(os.path.join(folder, "objects"))
+            if os.path.lexists(os.path.join(folder, ".git")) or laid_out:
+                self.facts.problem(f"`{self.shown(folder)}` holds a git repository of its own: its config is "
+                                   "not checked")
+                return
+            folder = os.path.dirname(folder)
+        self.facts.git_folders.add(where)
+
+    # -- installed code (issue 30) ------------------------------------------------------------------
+
+    def installed(self, real: str, shown: str) -> None:
+        """A file written in installed code, whatever the folders are named: a folder of the path
+        that is a virtual environment (``pyvenv.cfg``, ``conda-meta``); or a Python module named
+        like one a virtual environment of the project installs, which Python would import in its
+        place from the project's root or a test folder."""
+        if self.project is None:
+            return
+        folder = os.path.dirname(real)
+        while folder != self.project and self.inside(folder):
+            self.tick()
+            if any(os.path.lexists(os.path.join(folder, mark)) for mark in _ENVIRONMENT_MARKS):
+                self.facts.problem(f"`{shown}` is inside the virtual environment `{self.shown(folder)}` "
+                                   "(installed code)")
+                return
+            folder = os.path.dirname(folder)
+        name = os.path.basename(real).casefold()
+        if name.endswith((".py", ".pyi")) or name == "__init__.py":
+            stem = name.rsplit(".", 1)[0]
+            if stem == "__init__":
+                stem = os.path.basename(os.path.dirname(real)).casefold()
+            if stem in self.installed_names():
+                self.facts.problem(f"`{shown}` is named like the installed module `{stem}`, which Python "
+                                   "would import from the project instead")
+
+    def installed_names(self) -> frozenset[str]:
+        """The top-level modules installed in the project's virtual environments (its root's folders
+        with a ``pyvenv.cfg``), case-folded."""
+        if self.modules is not None:
+            return self.modules
+        names: set[str] = set()
+        try:
+            entries = list(os.scandir(self.project or "."))
+        except OSError:
+            entries = []
+        for entry in entries:
+            if not entry.is_dir(follow_symlinks=False) or not os.path.isfile(os.path.join(entry.path, "pyvenv.cfg")):
+                continue
+            for packages in glob.glob(os.path.join(entry.path, "lib", "python*", "site-packages")):
+                self.tick()
+                try:
+                    for item in os.scandir(packages):
+                        if not item.name.endswith((".dist-info", ".egg-info", ".pth")):
+                            names.add(item.name.split(".", 1)[0].casefold())
+                except OSError:
+                    continue
+        self.modules = frozenset(names)
+        return self.modules
 
     # -- links ----------------------------------------------------------------------------------
 

@@ -131,6 +131,8 @@ class Facts:
     scanned: int = 0                # files whose content was scanned for secrets and found free of them
     graded_deletes: set[str] = field(default_factory=set)   # resolved delete targets whose loss is in ``losses``
     graded_git: set[str] = field(default_factory=set)       # git subcommands graded by what they discard
+    git_folders: set[str] = field(default_factory=set)      # folders git runs in that hold no repository of
+    #                                                         their own below the project's root (issue 30)
     elapsed_ms: float = 0.0
 
     @classmethod

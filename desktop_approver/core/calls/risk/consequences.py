@@ -14,16 +14,19 @@ Applied last, by :func:`.assessment.assess_reading` when it is given facts:
   way to it, and only where every such path or command was graded (the reasons it replaces are
   listed below, and a test keeps them the reader's);
 - every archive or patch member is judged as a write of the place it lands (a git hook, an
-  agent's settings file, a file outside the project).
+  agent's settings file, a file outside the project), and one in the project is understood only
+  where it is proven not to run later (:mod:`.inert`: ``conftest.py`` in an archive is the person's).
 """
 
 from __future__ import annotations
 
 import re
 
+from ..catalog import catalog
 from ..facts.model import Facts, Loss
 from ..reading import CallReading, PathUse
 from .findings import DESTRUCTIVE, MODERATE, Findings
+from .inert import unproven_write
 from .places import judge_use
 
 __all__ = ["BY_NAME_DELETES", "BY_NAME_GIT", "judge_facts"]
@@ -48,7 +51,11 @@ def judge_facts(reading: CallReading, workspace: str | None, findings: Findings,
         return (*reader_gaps, f"facts about its paths are unavailable: {facts.why}")
     expanded = {glob.pattern for glob in facts.globs if facts.complete and _PLAIN_GLOB.match(glob.pattern)}
     gaps: list[str] = [gap for gap in reader_gaps if not any(gap.startswith(f"path `{p}` ") for p in expanded)]
-    if not facts.complete:
+    if facts.complete:
+        # git run in a folder with no repository of its own below the project's root finds the project's
+        gaps = [gap for gap in gaps if not any(gap.startswith("the repository `") and gap.endswith(
+            f" finds from `{folder}` (not the project's root)") for folder in facts.git_folders)]
+    else:
         gaps.append(f"facts about its paths are incomplete: {facts.why}")
     gaps += facts.problems
     for secret in facts.secrets:
@@ -60,6 +67,9 @@ def judge_facts(reading: CallReading, workspace: str | None, findings: Findings,
             lands = member.lands if member.lands.startswith("/") or not facts.project else \
                 f"{facts.project}/{member.lands}"
             judge_use(PathUse(member.name, lands, "write", via=member.source), workspace, findings)
+            why = unproven_write(lands, facts.project, catalog()) if facts.project and not member.outside else None
+            if why is not None:
+                gaps.append(f"`{member.source}` writes a file that may run later (`{member.name}`: {why})")
     deletes = [use.resolved for use in reading.paths if use.operation == "delete"]
     if facts.complete and deletes and all(_graded(path, facts) for path in deletes):
         findings.items[:] = [(level, reason) for level, reason in findings.items if reason not in BY_NAME_DELETES]

@@ -29,11 +29,13 @@ _STARTUP_FILES = re.compile(
     r"|/\.local/share/systemd/|/\.config/systemd/|/Library/LaunchAgents/|^/etc/(profile|bash|zsh|cron|systemd"
     r"|init\.d|rc\.local|sudoers|environment|ld\.so)|^/var/spool/cron")
 # Files an agent or an editor reads to decide what runs without asking, or runs on opening a folder:
-# an agent writing them approves its own future calls (issue 19).
+# an agent writing them approves its own future calls (issue 19). Matched case-insensitively, as a
+# case-insensitive file system (macOS, Windows) opens `.Claude/settings.json` as the same file.
 _SELF_APPROVING = re.compile(
     r"/\.claude/(settings(\.local)?\.json|hooks/)|/\.claude\.json$|/\.mcp\.json$|/\.codex/|/\.gemini/settings\.json$"
     r"|/\.cursor/|/\.vscode/(tasks|settings|launch)\.json$|/\.envrc$|/\.clinerules|/\.goose/|/\.openhands/"
-    r"|/\.config/(goose|desktop-approver)/")
+    r"|/\.config/(goose|desktop-approver)/|/\.zed/(settings|tasks)\.json$|/\.roo/|/\.roomodes$|/opencode\.jsonc?$"
+    r"|/\.opencode/|/\.aider\.conf\.ya?ml$|/\.continue/|/\.kiro/|/\.windsurf/|/\.amazonq/", re.I)
 _SYSTEM_PREFIXES = ("/etc/", "/usr/", "/bin/", "/sbin/", "/lib/", "/lib64/", "/boot/", "/opt/", "/var/", "/root/",
                     "/sys/", "/proc/", "/srv/", "/snap/", "/System/", "/Library/", "/Applications/")
 _NEVER_PROJECTS = ("/etc/", "/usr/", "/bin/", "/sbin/", "/lib/", "/lib64/", "/boot/", "/sys/", "/proc/", "/dev/",
@@ -157,7 +159,8 @@ class Place:
 
     @property
     def git_internals(self) -> bool:
-        return "/.git/" in self.resolved + "/" and not self.resolved.endswith("/.gitignore")
+        lowered = self.resolved.casefold()    # .GIT is .git where the file system ignores case
+        return "/.git/" in lowered + "/" and not lowered.endswith("/.gitignore")
 
     @property
     def expands(self) -> bool:

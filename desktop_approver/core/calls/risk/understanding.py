@@ -14,6 +14,7 @@ raise the level (an option that runs a program, a variable that does, a deploy).
 from __future__ import annotations
 
 import fnmatch
+import os
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -40,6 +41,7 @@ from ..shellparse import SHELLS, SimpleCommand
 from .addresses import host_of, is_local
 from .findings import DESTRUCTIVE, MODERATE, SAFE, Findings
 from .forms import only_reads
+from .inert import UNKNOWN_KIND, unproven_write
 from .inline import only_prints
 from .places import Place, judge_use
 from .roles import argument_role, disagreements, shown_name, tool_entry, unread_arguments
@@ -92,6 +94,8 @@ class _Reading:
     gaps: list[str] = field(default_factory=list)
     effects: list[str] = field(default_factory=list)
     judged: frozenset[str] = frozenset()     # paths the reading already gave the risk reader
+    read_only: frozenset[str] = frozenset()  # of those, the ones it found only read (cp's sources)
+    cwd_of: dict[str, str | None] = field(default_factory=dict)   # where each of those is relative to
     judge_command: CommandJudge | None = None  # None: inner command lines add no findings
     simulated: bool = False                  # a dry run or a read-only form: operands are not written
 
@@ -161,6 +165,7 @@ def _command_line(run: ShellRun, cwd: str | None, state: _Reading) -> None:
 
 
 def _simple(cmd: SimpleCommand, cwd: str | None, state: _Reading) -> None:
+    state.read_only = frozenset()
     for wrapper in cmd.wrappers:
         if wrapper not in _PLAIN_WRAPPERS:
             state.gap(f"wrapper `{wrapper}`")
@@ -184,6 +189,8 @@ def _simple(cmd: SimpleCommand, cwd: str | None, state: _Reading) -> None:
         state.gap(f"program `{word}` (a file it runs)")
         return
     name = cmd.name
+    if name == "git":
+        _repository_at(cwd, state, "git")
     base = interpreter_of(name)
     found = parse(cmd.argv)
     if not found.known:
@@ -192,9 +199,14 @@ def _simple(cmd: SimpleCommand, cwd: str | None, state: _Reading) -> None:
     entry = found.levels[0].entry
     paths = command_paths(cmd, cwd)
     state.judged = frozenset(use.path for use in paths)
+    state.read_only = state.judged - {use.path for use in paths if use.operation != "read"}
+    state.cwd_of = {word: cwd for word in state.read_only}
+    maker = found.levels[-1].entry.name if found.levels else name
     for use in paths:
         # a file the reader found written that the parse does not name (gunzip Makefile.gz writes Makefile)
-        if use.operation in ("write", "delete") and runs_later(use.path):
+        if use.operation == "write":
+            _written(use.path, use.resolved, state, f"written by `{name}`", maker=maker)
+        elif use.operation == "delete" and runs_later(use.path):
             state.gap(f"a file that runs later (`{use.path}`, written by `{name}`)")
     state.simulated = found.simulated or only_reads(cmd)
     if name == "export":
@@ -271,7 +283,7 @@ def _option_use(use: OptionUse, entry: Program, label: str, here: str | None, st
     if role in _PATH_ROLES and value is not None:
         # what an option names to delete may be a directory and all it holds (pytest --basetemp DIR)
         _path(value, role, here, state, f"option `{option}` of `{label}`", judge=True, via=label,
-              recursive=role == "delete")
+              recursive=role == "delete", maker=entry.name)
     elif role == "upload" and value is not None:
         _path(value, "read", here, state, f"option `{option}` of `{label}`", judge=True, via=label)
     elif role == "url" and value is not None:
@@ -334,6 +346,38 @@ def _sends(found: Parse, label: str, here: str | None, state: _Reading) -> None:
         state.findings.add(MODERATE, f"sends a request to this machine ({label} {what})")
 
 
+# Downloaders that name the file they write after the address when told no name (``curl -O``,
+# ``wget URL``): the option that makes them, and the options whose name the server picks instead.
+_NAMED_BY_ADDRESS = {"curl": ({"O", "--remote-name", "--remote-name-all"}, {"J", "--remote-header-name"}),
+                     "wget": (set(), {"r", "m", "p", "--recursive", "--mirror", "--page-requisites",
+                                      "--content-disposition", "--trust-server-names"})}
+
+
+def _download_names(found: Parse, label: str, operands: list[str], cwd: str | None, state: _Reading) -> None:
+    """``curl -O URL``, ``wget URL``: the file written is named by the address's last segment, in
+    the folder ``--output-dir``/``-P`` gives (``cwd``: a ``cd`` option); judged as any written file.
+    A name the server picks (``curl -J``, a recursive ``wget``) is a gap: nothing says what lands where."""
+    by_address, by_server = _NAMED_BY_ADDRESS[label]
+    words: set[str] = set()
+    for use in found.options():
+        if use.option.startswith("--"):
+            words.add(use.option.split("=", 1)[0])
+        elif use.option.startswith("-"):
+            words.update(use.option[1:])
+    if words & by_server:
+        state.gap(f"a download named by the server (`{label}`)")
+        return
+    if label == "wget" and found.has("-O", "--output-document") or by_address and not words & by_address:
+        return      # the name is given (-O FILE, judged as an option) or the body goes to the output
+    for word in operands:
+        segment = re.sub(r"[?#].*$", "", re.sub(r"^[a-z][a-z0-9+.-]*://[^/]*", "", word, flags=re.I))
+        name = segment.rsplit("/", 1)[-1] or ("index.html" if label == "wget" else "")
+        if not name or not literal_path(name):
+            state.gap(f"a download whose file name is not known (`{word[:40]}`)")
+        else:
+            _path(name, "write", cwd, state, f"download by `{label}`", judge=True)
+
+
 def _address(word: str, label: str, here: str | None, state: _Reading) -> None:
     """An address a program reads from: ``file://`` is a read of that file; a scheme other than
     http, https or ftp is not understood."""
@@ -359,7 +403,7 @@ def _operands(entry: Program, label: str, operands: list[str], cwd: str | None, 
                       recursive=True)
     if not operands:
         return
-    _vouched(shaped_operands(entry, label, operands), cwd, state, f"operand of `{label}`")
+    _vouched(shaped_operands(entry, label, operands), cwd, state, f"operand of `{label}`", maker=entry.name)
     if role in SHAPED_ROLES:
         return
     if role == "none":
@@ -370,6 +414,8 @@ def _operands(entry: Program, label: str, operands: list[str], cwd: str | None, 
         if role == "url":
             for word in operands:
                 _address(word, label, cwd, state)
+            if label in _NAMED_BY_ADDRESS:
+                _download_names(found, label, operands, cwd, state)
         if entry.effect == "changes":     # make -n still runs a target's + and $(MAKE) lines
             for word in operands:
                 if _DEPLOY_NAME.search(word):
@@ -390,7 +436,7 @@ def _operands(entry: Program, label: str, operands: list[str], cwd: str | None, 
         for word in operands:
             # what the reading did not already give the risk reader is judged here (git init DIR,
             # gzip -d FILE, black DIR); a dry run or read-only form writes nothing
-            _path(word, role, cwd, state, f"operand of `{label}`",
+            _path(word, role, cwd, state, f"operand of `{label}`", maker=entry.name,
                   judge=word not in state.judged and not (state.simulated and role in ("write", "delete")))
 
 
@@ -497,7 +543,7 @@ def _add_effect(effect: str, label: str, findings: Findings) -> None:
 
 
 def _path(word: str, role: str, cwd: str | None, state: _Reading, where: str, *, judge: bool,
-          via: str = "", recursive: bool = False) -> None:
+          via: str = "", recursive: bool = False, maker: str = "") -> None:
     """A path the call names: understood when literal and resolved; a glob only inside the working
     directory, as ``dir/*.ext`` or ``src/**/*.ext`` (or ``dir/*`` read), never one that may match
     a secret."""
@@ -520,7 +566,9 @@ def _path(word: str, role: str, cwd: str | None, state: _Reading, where: str, *,
     if cwd is None and not text.startswith(("/", "~", "$HOME", "${HOME}")):
         state.gap(f"path `{word}` (the directory it is relative to is not known)")
         return
-    if role in ("write", "delete") and runs_later(text):
+    if role == "write" and text not in state.read_only:
+        _written(text, resolve_path(text, cwd), state, where, maker=maker)
+    elif role in ("write", "delete") and runs_later(text):
         state.gap(f"a file that runs later (`{word}`, {where})")
     if judge:
         judged: Operation = "delete" if role == "delete" else "write" if role == "write" else "read"
@@ -536,6 +584,10 @@ def _tool_call(reading: CallReading, state: _Reading) -> None:
         state.gap(f"tool `{reading.tool}`")
         return
     _tool_args(reading, entry, state)
+    repository = reading.args.get("repo_path")
+    if reading.name.startswith("git_") and isinstance(repository, str) and reading.name not in state.cat.folder_makers:
+        _repository_at(resolve_path(repository, reading.cwd) if reading.cwd or repository.startswith("/") else None,
+                       state, reading.name)
     if reading.family == "network":
         method = str(reading.args.get("method", _METHOD_IN_NAME.get(reading.name, "GET"))).upper()
         if method not in ("GET", "HEAD", "OPTIONS") or any(reading.args.get(k) not in (None, "", {}, [])
@@ -554,13 +606,68 @@ def _tool_call(reading: CallReading, state: _Reading) -> None:
     if entry.effect and not _dry_run_args(reading.args):
         _add_effect(entry.effect, reading.name, state.findings)
     for use in reading.paths:
-        if use.operation in ("write", "delete") and runs_later(use.path):
+        if use.operation == "write" and entry.args.get(use.via, "write") in (*_PATH_ROLES, "patch"):
+            _written(use.path, use.resolved, state, f"argument `{shown_name(use.via)}`", maker=reading.name)
+        elif use.operation in ("write", "delete") and runs_later(use.path):
             state.gap(f"a file that runs later (`{use.path}`)")
         if use.via == "patch" or use.via in entry.args and entry.args[use.via] not in ("remote",):
             if not literal_path(use.path):
                 state.gap(f"path `{use.path}`")
             elif reading.cwd is None and not use.path.startswith(("/", "~", "$HOME")):
                 state.gap(f"path `{use.path}` (the directory it is relative to is not known)")
+
+
+def _repository_at(where: str | None, state: _Reading, label: str) -> None:
+    """Git finds its repository, and the config that runs programs (hooks, ``core.sshCommand``,
+    ``core.fsmonitor``), from the folder it runs in upward: in the project's root that is the
+    project's; from any other folder it may be one laid out there as plain files (``HEAD``,
+    ``config``, ``objects/``) that no reader saw, like ``git -C DIR``."""
+    project = state.workspace
+    if project is None or where is None:
+        return
+    if os.path.normpath(where) != os.path.normpath(os.path.expanduser(project)):
+        state.gap(f"the repository `{label}` finds from `{where}` (not the project's root)")
+
+
+def _written(word: str, resolved: str | None, state: _Reading, where: str, *, maker: str = "") -> None:
+    """A file the call writes. In the project it is understood only where proven not to run later
+    (:mod:`.inert`: by kind, folder and name, never by a list of dangerous names alone); elsewhere
+    (the temp directory, no project) where the catalog does not name it as running later."""
+    project = state.workspace
+    place = Place(PathUse(word, resolved or word, "write"), project)
+    if place.harmless or place.approves or place.startup or place.secret or place.git_internals:
+        return      # named exactly by its place, and destructive there (.places)
+    if project is not None and resolved and os.path.isabs(resolved) and place.in_project:
+        why = unproven_write(resolved, project, state.cat, maker.replace(" ", "."))
+        copy = maker in _COPIERS and bool(state.read_only)
+        if copy and os.path.normpath(resolved) == os.path.normpath(os.path.expanduser(project)):
+            why = _copied(resolved, project, state, root=True)   # cp x . : x lands at the root
+        elif copy and why == UNKNOWN_KIND and word.endswith("/"):
+            why = _copied(resolved, project, state, root=False)  # cp -r src/ build/: a folder, by its slash
+        if why is not None:
+            state.gap(f"a file that may run later (`{word}`: {why})")
+    elif runs_later(word, state.cat):
+        state.gap(f"a file that runs later (`{word}`, {where})")
+
+
+_COPIERS = frozenset({"cp", "mv", "rsync", "git mv"})
+"""Programs that copy or move their sources into the folder their last operand names."""
+
+
+def _copied(folder: str, project: str, state: _Reading, *, root: bool) -> str | None:
+    """A copy or move into ``folder`` (``cp -r src/ build/``, ``cp notes.md .``): proven when every
+    source is the project's own, in ordinary folders, and lands as a file or folder proven where it
+    lands (a folder of unknown kind only below the root)."""
+    for word in sorted(state.read_only):
+        source = resolve_path(word, state.cwd_of.get(word)) if word in state.cwd_of else None
+        if source is None or not os.path.isabs(source) or not Place(PathUse(word, source, "read"), project).in_project:
+            return f"a copy of `{word}`, which is not the project's own"
+        landed = os.path.join(folder, os.path.basename(source.rstrip("/")))
+        for path in (source, landed):
+            why = unproven_write(path, project, state.cat)
+            if why is not None and (why != UNKNOWN_KIND or root and path == landed):
+                return f"a copy of `{word}` ({why})"
+    return None
 
 
 def runs_later(path: str, cat: Catalog | None = None) -> bool:
@@ -657,14 +764,14 @@ _SQL_WRITES = re.compile(r"\b(insert|update|delete|create|alter|drop|replace|mer
 
 # -- words whose role depends on their shape (issue 19, red team; see .vouching) --------------------
 
-def _vouched(found: Vouch, cwd: str | None, state: _Reading, where: str) -> None:
+def _vouched(found: Vouch, cwd: str | None, state: _Reading, where: str, maker: str = "") -> None:
     """Apply what :mod:`.vouching` found: its gaps, the files it reads (judged), what is destructive."""
     for phrase in found.gaps:
         state.gap(phrase)
     for path in found.reads:
         _path(path, "read", cwd, state, where, judge=True)
     for path in found.writes:
-        _path(path, "write", cwd, state, where, judge=not state.simulated)
+        _path(path, "write", cwd, state, where, judge=not state.simulated, maker=maker)
     for reason in found.destructive:
         state.findings.add(DESTRUCTIVE, reason)
     for name in found.variables:
