@@ -470,12 +470,50 @@ class _FileWatch:
         self.had_header = bool(os.pread(self.fd, len(SQLITE_HEADER), 0))
         """The file has held a database header: a log in WAL mode is never emptied, so one that is now
         was cut short by someone (``: > file``, a copy-and-truncate log rotation)."""
+        self.shm_size = 0
+        """The largest size the ``-shm`` was seen at. SQLite maps it (its index of the ``-wal``) into the
+        memory of every connection of the process; touching a page that another program cut off the
+        file kills the process (SIGBUS), which Python cannot catch. SQLite never shortens it while the
+        log is open, so a shorter one was cut short: :meth:`keep_shm_whole` gives it its length back."""
+        self.shm_restored = 0
+        """Times the ``-shm`` was found cut short and given its length back, not yet told (:meth:`AuditLog.watch`)."""
+        self._shm_lock = threading.Lock()   # the checkpointer's and the content check's threads look too
+        self.keep_shm_whole()
         self.wal_size = 0
         """The largest size the ``-wal`` was seen at (when the log was opened, after each commit and at
         each check): SQLite never shortens it while the log is open (it starts again from its
         beginning), so a shorter one was cut short by someone, and what it held of the answered calls
         is gone; a checkpoint of it would copy the hole into the database."""
         self.note_wal_size()
+
+    def keep_shm_whole(self) -> bool:
+        """Before each use of the log (a transaction, a checkpoint, a look at its content, once a
+        second): a ``-shm`` shorter than it was is extended to its length again, with zeros, so no
+        page SQLite has mapped lies past its end. SQLite reads a zeroed index as one to rebuild, and
+        rebuilds it from the ``-wal``: nothing is lost. True when it was cut short (and restored).
+
+        The window left is between this look and SQLite's next touch of the pages (microseconds, on
+        the thread that looks); ``docs/reliability.md`` says never to truncate the log's files."""
+        shm, identity = self.companions[1]
+        if identity is None:
+            return False
+        with self._shm_lock:
+            try:
+                info = os.stat(shm)
+            except OSError:
+                return False  # gone: problem() tells that one
+            if (info.st_dev, info.st_ino) != identity:
+                return False  # another file: problem() tells that one
+            if info.st_size >= self.shm_size:
+                self.shm_size = info.st_size
+                return False
+            try:
+                os.truncate(shm, self.shm_size)
+            except OSError as exc:
+                log.error("the audit log's -shm file was cut short and cannot be given its length back: %s", exc)
+                return False
+            self.shm_restored += 1
+            return True
 
     def note_wal_size(self) -> None:
         """After a commit: the ``-wal`` holds it, so it may not be shorter than it is now."""
@@ -549,6 +587,12 @@ class _FileWatch:
         """The ``-wal`` and ``-shm`` at the path are still the ones the connection opened (for the
         checkpointer's thread: a connection opened now would make a new, empty ``-wal``)."""
         return all(identity is None or _identity(companion) == identity for companion, identity in self.companions)
+
+    def fit_to_checkpoint(self) -> bool:
+        """For the checkpointer's thread, before each checkpoint: the ``-shm`` whole again if it was
+        cut short (:meth:`keep_shm_whole`), and the companions still the connection's."""
+        self.keep_shm_whole()
+        return self.companions_intact()
 
     def foreign_companions(self) -> list[str]:
         """The ``-wal``/``-shm`` now at the path that are not the ones the connection opened."""
@@ -667,6 +711,8 @@ class AuditLog:
         """Where the log found broken at start was moved to (the person is told)."""
         self.health_listeners: list[HealthListener] = []
         self.moved_listeners: list[Callable[[str], None]] = []
+        self.notice_listeners: list[Callable[[str], None]] = []
+        """Told what the person should hear although the log works (it was repaired, or reopened)."""
         """Told, in the person's words, where a log found damaged while running was moved and what was saved."""
         self.check_content = check_content
         self._content: integrity.ContentCheck | None = None
@@ -830,12 +876,12 @@ class AuditLog:
         self._cursor = db.cursor()  # one for the writes: execute() on the connection makes one each time
         if path != ":memory:":
             self._file = watch
-            self._checkpointer = _Checkpointer(path, watch.companions_intact)
+            self._checkpointer = _Checkpointer(path, watch.fit_to_checkpoint)
             # A log that is dropped without close() still ends its thread and its descriptor.
             weakref.finalize(self, self._checkpointer.stop, False)
             weakref.finalize(self, watch.close)
             if self.check_content is not None:
-                self._content = integrity.ContentCheck(path, self.check_content)
+                self._content = integrity.ContentCheck(path, self.check_content, watch.keep_shm_whole)
                 self._content.start()
                 weakref.finalize(self, self._content.stop, False)
 
@@ -866,6 +912,9 @@ class AuditLog:
         and while a problem lasts, try to recover from it."""
         if self.read_only:
             return
+        if self._file is not None:
+            self._file.keep_shm_whole()
+            self._tell_shm_restored()
         if self.problem is None and self.lost is None:
             if self._file is not None and (problem := self._file.problem(everything=True)) is not None:
                 self._lose(problem)
@@ -875,6 +924,26 @@ class AuditLog:
                 self._lose_content(damage)
             return
         self.recover()
+
+    def _tell_shm_restored(self) -> None:
+        """The ``-shm`` was cut short (by another program) and given its length back: the person and
+        the log hear it once per time it happened."""
+        assert self._file is not None
+        times, self._file.shm_restored = self._file.shm_restored, 0
+        if not times:
+            return
+        how_often = "" if times == 1 else f" ({times} times)"
+        text = (f"The audit log's {self.path}-shm file was cut short by another program{how_often}; the app "
+                "gave it its length back and SQLite rebuilt it from the -wal: nothing was lost. A program "
+                "that truncates the log's files (log rotation) would have crashed the app: exclude them from it.")
+        log.warning("%s", text)
+        with contextlib.suppress(sqlite3.Error):
+            self.record_event("audit", "shm-restored", text)
+        for listener in list(self.notice_listeners):
+            try:
+                listener(text)
+            except Exception:
+                log.exception("audit notice listener failed")
 
     def _failed(self, exc: sqlite3.Error) -> None:
         """A write failed: the person is told; SQLite finding the pages damaged means the log is lost."""
@@ -895,6 +964,8 @@ class AuditLog:
 
     def _check_file(self) -> None:
         """Before a transaction: the file is still the log, or the write fails (closed) at once."""
+        if self._file is not None:
+            self._file.keep_shm_whole()
         if self.lost is None and self._file is not None and (problem := self._file.problem()) is not None:
             self._lose(problem)
         if self.lost is not None:
