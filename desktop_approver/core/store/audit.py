@@ -316,6 +316,10 @@ def undelivered_note(verdict: Verdict, why: str) -> str:
     return f"agent gone ({why}): the answer {verdict.decision} by {verdict.decided_by} was never delivered"
 
 
+UNDELIVERED_PER_EVENT = 100
+"""Decision ids one ``undelivered`` event names (its detail is JSON of at most 2,000 characters)."""
+
+
 class GroupCommit:
     """One commit shared by the calls answered in one turn of the event loop.
 
@@ -1220,18 +1224,20 @@ class AuditLog:
             self._owed += [(row, _refused_instead(verdict, exc), at) for row, verdict, at in decided]
             raise
 
-    def record_decisions_in_turn(self, pairs: Iterable[tuple[int, Verdict]], *, loop: Any) -> GroupCommit:
+    def record_decisions_in_turn(self, pairs: Iterable[tuple[int, Verdict]], *, loop: Any,
+                                 delivery: Delivery | None = None) -> GroupCommit:
         """:meth:`record_decisions` in the commit this turn of ``loop`` shares (:class:`GroupCommit`):
         a thousand requests timing out together, or withdrawn together, are one commit, not a
         thousand on the event loop. Whoever answers an agent waits for the group (``when_done``). If
-        the group fails, what the log owes is the truth, as with :meth:`record_decisions`."""
+        the group fails, what the log owes is the truth, as with :meth:`record_decisions`. Given a
+        ``delivery``, the agent is looked for again just before the commit (:class:`Delivery`)."""
         now = time.time()
         decided = [(row, verdict, now) for row, verdict in pairs]
         group = self._group
         try:
             if group is None:
                 group = self._open_group(loop)
-            self._insert_waited_decisions(decided)
+            decision_rows = self._insert_waited_decisions(decided)
         except BaseException as exc:
             if group is not None:
                 self._abandon_group(group, exc)
@@ -1240,6 +1246,9 @@ class AuditLog:
                 self._failed(exc)
             raise
         group.decided += decided
+        if delivery is not None:
+            delivery.rows, delivery.verdicts = decision_rows, [verdict for _, verdict, _ in decided]
+            group.deliveries.append(delivery)
         return group
 
     def _open_group(self, loop: Any) -> GroupCommit:
@@ -1436,10 +1445,11 @@ class AuditLog:
                 self._cursor.execute(UNDELIVERED, (undelivered_note(verdict, why), row))
             log.debug("an answer was not delivered: %s", why)
 
-    def _insert_waited_decisions(self, decisions: Iterable[tuple[int, Verdict, float]]) -> None:
+    def _insert_waited_decisions(self, decisions: Iterable[tuple[int, Verdict, float]]) -> list[int]:
         """Decisions of calls that waited for the person: into the row the call has in this file,
-        with the monotonic wait where the wall clock says otherwise (it was set, or jumped)."""
+        with the monotonic wait where the wall clock says otherwise (it was set, or jumped); their ids."""
         execute, now = self._cursor.execute, time.monotonic()
+        ids: list[int] = []
         for handed_out, v, decided in decisions:
             asked = self._asked.get(handed_out)
             waited = None
@@ -1448,8 +1458,41 @@ class AuditLog:
                 if abs((decided - asked.wall) - by_monotonic) > CLOCKS_DISAGREE:
                     waited = by_monotonic
             updated = v.updated_args
-            execute(INSERT_DECISION, (self._row.get(handed_out, handed_out), decided, v.decision, v.decided_by, v.note,
-                                      v.rule, int(v.blocked), None if updated is None else _encode(updated), waited))
+            cursor = execute(INSERT_DECISION, (self._row.get(handed_out, handed_out), decided, v.decision, v.decided_by,
+                                               v.note, v.rule, int(v.blocked), None if updated is None
+                                               else _encode(updated), waited))
+            ids.append(cursor.lastrowid or 0)
+        return ids
+
+    def record_undelivered(self, rows: Sequence[int], why: str, peer_pid: int | None = None,
+                           peer_uid: int | None = None) -> None:
+        """Answers recorded (committed) that their agent did not get: found after the write (its
+        connection ended before the bytes reached its socket, or it was closed by then). Decision
+        rows are never changed once committed: ``undelivered`` events name them (:meth:`undelivered`), so
+        the log says what each agent got. Never raises: the log's health signal tells a failing write."""
+        try:
+            self._write_undelivered(list(rows), why, peer_pid, peer_uid)
+        except sqlite3.Error as exc:
+            log.warning("the audit log could not record that decisions %s were not delivered (%s): %s",
+                        list(rows), why, exc)
+
+    @_watched
+    def _write_undelivered(self, rows: list[int], why: str, peer_pid: int | None, peer_uid: int | None) -> None:
+        now = time.time()
+        with self._transaction(0):
+            for start in range(0, len(rows), UNDELIVERED_PER_EVENT):  # an event's detail holds 2,000 characters
+                detail = json.dumps({"decisions": rows[start:start + UNDELIVERED_PER_EVENT], "why": why[:500]})
+                self._cursor.execute("INSERT INTO events (at, kind, code, detail, peer_pid, peer_uid) VALUES "
+                                     "(?,?,?,?,?,?)", (now, "undelivered", "not_delivered", detail, peer_pid, peer_uid))
+
+    def undelivered(self) -> dict[int, str]:
+        """Decision id -> why its answer was recorded but never reached its agent (:meth:`record_undelivered`)."""
+        found: dict[int, str] = {}
+        for (detail,) in self._db.execute("SELECT detail FROM events WHERE kind = 'undelivered'"):
+            with contextlib.suppress(ValueError, TypeError, KeyError):
+                about = json.loads(detail)
+                found.update(dict.fromkeys((int(row) for row in about["decisions"]), str(about["why"])))
+        return found
 
     @_watched
     def record_event(self, kind: str, code: str | None = None, detail: str | None = None,

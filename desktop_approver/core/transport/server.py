@@ -33,7 +33,7 @@ import select
 import socket
 import sys
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -138,6 +138,11 @@ class _Link(asyncio.BufferedProtocol):
         self._eof = False                           # the client shut its writing side
         self._resuming = False                      # inside resume_writing (see hang_up)
         self._poller: Any = None                    # select.poll on this socket, made on first look (peer_gone)
+        self._written = 0                           # bytes handed to the transport so far
+        self._in_buffer: list[tuple[int, Sequence[int]]] = []
+        """Answers (the stream offset of their end, their decision rows) still in the app's own write
+        buffer when last looked: not delivered until they reach the socket (:meth:`answered`)."""
+        self._aborted = False                       # the transport was aborted: its buffer was dropped
 
     def __repr__(self) -> str:
         closing = self.transport is None or self.transport.is_closing()
@@ -236,6 +241,7 @@ class _Link(asyncio.BufferedProtocol):
 
     def resume_writing(self) -> None:
         """The client read its replies: the lines it sent meanwhile are handled, then reading goes on."""
+        self._drained()
         self._reading_paused_by.discard("replies")
         self._resuming = True
         try:
@@ -251,6 +257,12 @@ class _Link(asyncio.BufferedProtocol):
     def connection_lost(self, exc: Exception | None) -> None:
         if exc is not None and self.reason in ("closed by the app", "the client hung up"):
             self.reason = f"connection error: {exc}"
+        if self._in_buffer and (exc is not None or self._aborted) and self.connection is not None:
+            # A close that was not aborted writes the whole buffer first; these never left the app.
+            rows = [row for _, answered in self._in_buffer for row in answered]
+            self.connection.not_delivered(rows, "its connection ended while the answer was still in the app's "
+                                                "write buffer (the agent did not read)")
+        self._in_buffer = []
         if self._give_up is not None:
             self._give_up.cancel()
         if self._watch is not None and not self._watch.done():
@@ -266,6 +278,34 @@ class _Link(asyncio.BufferedProtocol):
         transport = self.transport
         if transport is not None and not transport.is_closing():
             transport.write(payload)
+            self._written += len(payload)
+
+    def answered(self, rows: Sequence[int], size: int) -> None:
+        """Right after an answer was written (``Connection.answer_sent``): delivered means the agent
+        could read it, i.e. its bytes are in the agent's socket. A transport closed by now dropped
+        them; bytes still in the app's write buffer are delivered when it drains (the server reads
+        nothing more from the client until then), and recorded as not delivered if the connection
+        ends first (:meth:`connection_lost`)."""
+        transport = self.transport
+        if transport is None or transport.is_closing():
+            self.accepted.not_delivered(rows, "its connection was closed when the answer was written")
+            return
+        self._drained()
+        if transport.get_write_buffer_size():
+            self._in_buffer.append((self._written, rows))
+
+    def _drained(self) -> None:
+        """Forget the answers that have left the app's write buffer (they are in the agent's socket)."""
+        if self._in_buffer and self.transport is not None:
+            flushed = self._written - self.transport.get_write_buffer_size()
+            self._in_buffer = [(end, rows) for end, rows in self._in_buffer if end > flushed]
+
+    def _abort(self) -> None:
+        """Drop the connection and whatever of its replies is still buffered (recorded as not delivered)."""
+        if self.transport is not None:
+            self._drained()
+            self._aborted = True
+            self.transport.abort()
 
     def hang_up(self) -> None:
         """Close once the replies are written; a client that leaves them unread for LINGER seconds loses them.
@@ -286,7 +326,7 @@ class _Link(asyncio.BufferedProtocol):
         if transport is None or transport.is_closing():
             return
         transport.close()
-        self._give_up = self.server._loop.call_later(LINGER, transport.abort)
+        self._give_up = self.server._loop.call_later(LINGER, self._abort)
 
     def peer_gone(self) -> str | None:
         """Why the client can no longer read an answer, or None: the app's own look, at the moment it
@@ -527,8 +567,7 @@ class ApproverServer:
             if late:  # a client that reads nothing keeps its replies in our buffer: drop them now
                 log.warning("%d connections did not close within %g s; aborting them", len(late), CLOSE_WAIT)
                 for link in list(self._links):
-                    if link.transport is not None:
-                        link.transport.abort()
+                    link._abort()
                 await asyncio.wait(late, timeout=CLOSE_WAIT)
         if self._server is not None:
             await self._server.wait_closed()
@@ -708,7 +747,8 @@ class ApproverServer:
             log.warning("the app has file descriptors again")
             self.descriptor_problem = None
             self._tell("descriptors", None)
-        connection = Connection(self.context, peer, link.send, link.hang_up, gone=link.peer_gone)
+        connection = Connection(self.context, peer, link.send, link.hang_up, gone=link.peer_gone,
+                                answer_sent=link.answered)
         if full:  # every connection has something pending: this one may ask what decides nothing
             connection.no_requests = (f"the app already serves {serving} connections, each with a request "
                                       f"pending (at most {self.max_connections}); ask again later")
