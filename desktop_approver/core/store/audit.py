@@ -611,6 +611,14 @@ class _FileWatch:
                 os.close(fd)
 
 
+def _moved_to(fd: int) -> str:
+    """Where the file open as ``fd`` is now (the kernel knows: ``/proc/self/fd``), in words."""
+    try:
+        return os.readlink(f"/proc/self/fd/{fd}")
+    except OSError:
+        return "another name"
+
+
 def _identity(path: str) -> tuple[int, int] | None:
     """Device and inode of the file at ``path``; None when there is none."""
     try:
@@ -1012,6 +1020,42 @@ class AuditLog:
                 with contextlib.suppress(OSError):
                     os.rename(companion, f"{companion[:-4]}.stale-{stamp}{companion[-4:]}")
 
+    def _follow_moved_file(self) -> None:
+        """The log's file is no longer at the path but still exists elsewhere (moved, renamed): what
+        its ``-wal`` holds is copied into it through the connection that still has both open (SQLite
+        never checkpoints into a moved file on its own, and the ``-wal`` left at the path is moved
+        aside), so the moved file holds every row; the person is told where it is."""
+        if self._file is None:
+            return
+        try:
+            linked = os.fstat(self._file.fd).st_nlink > 0
+        except OSError:
+            return
+        if not linked or _identity(str(self.path)) == self._file.identity:
+            return  # deleted (nobody can read it any more), or still at the path (overwritten: moved aside)
+        where = _moved_to(self._file.fd)
+        if self._checkpointer is not None:  # its connection reads the log too: a full checkpoint needs it gone
+            self._checkpointer.stop()
+            self._checkpointer = None
+        try:
+            busy, pages, copied = self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+        except sqlite3.Error as exc:
+            busy, pages, copied = 1, -1, -1
+            log.error("the audit log moved to %s: its write-ahead log could not be copied into it: %s", where, exc)
+        whole = not busy and copied == pages
+        text = (f"The audit log {self.path} was moved away while the app ran (to {where}); "
+                + ("everything it recorded until then is in that file. " if whole else
+                   "what its write-ahead log held could not all be copied into it: the calls still waiting are "
+                   "written again, and the write-ahead log is kept beside the new log. ")
+                + f"A new log was started at {self.path}.")
+        log.warning("%s", text)
+        self._moved_text = text
+        for listener in list(self.notice_listeners):
+            try:
+                listener(text)
+            except Exception:
+                log.exception("audit notice listener failed")
+
     def recover(self) -> bool:
         """Try to write again after a failure: reopen the file at the path (a fresh one where there
         is none), write what is owed, and record the recovery. True when the log works again."""
@@ -1031,6 +1075,8 @@ class AuditLog:
             if self._wal_lost:
                 self._save_lost_wal()
                 self._wal_lost = False
+            elif self._file_changed and self._damaged is None:
+                self._follow_moved_file()
             self._close_connection()
             if self._stale_companions:
                 self._keep_stale_companions()
