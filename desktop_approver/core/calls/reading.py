@@ -769,7 +769,15 @@ def _diff_path(header: str) -> str | None:
 # -- hidden characters ----------------------------------------------------------------------------
 
 def hidden_in(text: str) -> set[str]:
-    """The kinds of hidden character in ``text`` (empty for plain text; one regex scan)."""
+    """The kinds of hidden character in ``text`` (empty for plain text; one regex scan).
+
+    A call is read several times as it is answered (its risk, whether it needs facts, the rules), so
+    the scans of the last few texts are kept: a 1 MiB command is scanned once, not six times."""
+    return set(_hidden_kinds(text))
+
+
+@lru_cache(maxsize=16)
+def _hidden_kinds(text: str) -> frozenset[str]:
     kinds: set[str] = set()
     for match in _HIDDEN_CLASS.finditer(text):
         char = match.group(0)
@@ -787,7 +795,7 @@ def hidden_in(text: str) -> set[str]:
             kinds.add("control")        # a carriage return that ends no line: a terminal overprints
         elif char not in "\n\t\r":
             kinds.add("control")
-    return kinds
+    return frozenset(kinds)
 
 
 def strings_in(value: Any, where: str, limit: int = 2000) -> Iterator[tuple[str, str]]:
