@@ -737,6 +737,7 @@ class AuditLog:
         self._row: dict[int, int] = {}             # row id as handed out -> its row in the file now (after a switch)
         self._owed: list[tuple[int, Verdict, float]] = []  # decisions not written yet (the write failed)
         self._file_changed = False                 # lost because another file (or none) is at the path now
+        self._moved_away = False                   # lost because the file left the path whole (see _lose)
         self._stale_companions = False             # the -wal/-shm at the path are the lost file's
         self._wal_lost = False                     # lost because the -wal/-shm at the path are not ours now
         self._reopen_failure: str | None = None    # why the last reopen failed (told once per reason)
@@ -984,6 +985,8 @@ class AuditLog:
             raise LogFileLost(self.lost)
 
     def _lose(self, problem: str) -> None:
+        self._moved_away = problem.startswith(("was deleted", "was replaced by another file"))
+        """The file left the path whole (renamed, moved, its directory moved): :meth:`_follow_moved_file`."""
         self._stale_companions = True
         self._wal_lost = self._file is not None and self._file.wal_lost
         self._file_changed = not self._wal_lost and "cannot be looked at" not in problem
@@ -1032,7 +1035,13 @@ class AuditLog:
         except OSError:
             return
         if not linked or _identity(str(self.path)) == self._file.identity:
-            return  # deleted (nobody can read it any more), or still at the path (overwritten: moved aside)
+            return  # deleted (nobody can read it any more), or at the path again
+        try:
+            whole = os.pread(self._file.fd, len(SQLITE_HEADER), 0) == SQLITE_HEADER
+        except OSError:
+            whole = False
+        if not whole:  # overwritten on its way: nothing is written into it
+            return
         where = _moved_to(self._file.fd)
         if self._checkpointer is not None:  # its connection reads the log too: a full checkpoint needs it gone
             self._checkpointer.stop()
@@ -1075,7 +1084,7 @@ class AuditLog:
             if self._wal_lost:
                 self._save_lost_wal()
                 self._wal_lost = False
-            elif self._file_changed and self._damaged is None:
+            elif self._moved_away and self._damaged is None:
                 self._follow_moved_file()
             self._close_connection()
             if self._stale_companions:
