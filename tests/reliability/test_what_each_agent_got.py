@@ -58,7 +58,8 @@ def request(request_id: str, command: str) -> bytes:
 
 
 @pytest.mark.timeout(300)
-def test_an_agent_that_never_reads_is_recorded_as_getting_only_what_reached_its_socket(tmp_path: Path) -> None:
+def test_an_agent_that_never_reads_is_recorded_as_getting_only_what_reached_its_socket(
+        tmp_path: Path, figures: dict[str, str]) -> None:
     policy = tmp_path / "policy.toml"
     policy.write_text('[tools]\nBash = "allow"\n')
     with AppProcess(tmp_path, "never", policy=policy) as app:
@@ -94,6 +95,10 @@ def test_an_agent_that_never_reads_is_recorded_as_getting_only_what_reached_its_
 
         wait_for(lambda: recorded_allows() == set(readable), "the log to say exactly what reached the agent",
                  timeout=WAIT)
+        said = what_the_log_says(app.audit_path, "never-reads")
+        figures["an agent that never reads, 3,000 pipelined: answered and recorded / in its socket / "
+                "named undelivered"] = (f"{len(said)} / {len(readable)} / "
+                                        f"{sum(got == 'undelivered' for got in said.values())}")
         with Client(app.socket_path) as client:
             assert client.request("Bash", {"command": "ls"}, timeout=WAIT).decision == "allow_once"
     assert "Traceback" not in app.stderr()
@@ -149,7 +154,8 @@ class Agent(threading.Thread):
 
 
 @pytest.mark.timeout(400)
-def test_under_a_stop_storm_every_recorded_allow_is_one_its_agent_received(tmp_path: Path) -> None:
+def test_under_a_stop_storm_every_recorded_allow_is_one_its_agent_received(
+        tmp_path: Path, figures: dict[str, str]) -> None:
     policy = tmp_path / "policy.toml"
     policy.write_text('version = 1\n[[rule]]\naction = "allow"\ntool = "Bash"\ncommand = "ls *"\n')
     storm = 20.0
@@ -171,7 +177,7 @@ def test_under_a_stop_storm_every_recorded_allow_is_one_its_agent_received(tmp_p
             agent.join(WAIT * 2)
             assert agent.failure is None, agent.failure
         wait_for(lambda: Client(app.socket_path).status()["pending"] == 0, "every request to be settled")
-        gave_up = 0
+        gave_up = undelivered = gone = 0
         for agent in agents:
             said = what_the_log_says(app.audit_path, agent.name)
             for request_id, got in said.items():
@@ -180,5 +186,9 @@ def test_under_a_stop_storm_every_recorded_allow_is_one_its_agent_received(tmp_p
             for request_id, got in agent.received.items():  # every answer received is the one recorded
                 assert said.get(request_id) == got, (request_id, got, said.get(request_id))
             gave_up += agent.asked - len(agent.received)
+            undelivered += sum(got == "undelivered" for got in said.values())
+            gone += sum(got == "deny" and request_id not in agent.received for request_id, got in said.items())
         assert gave_up > 0  # the storm made agents give up (else it tested nothing)
+        figures[f"a {storm:.0f} s SIGSTOP/SIGCONT storm, 6 agents: asked / gave up / recorded agent gone / "
+                "named undelivered"] = f"{sum(a.asked for a in agents)} / {gave_up} / {gone} / {undelivered}"
     assert "Traceback" not in app.stderr()
