@@ -143,6 +143,9 @@ class _Link(asyncio.BufferedProtocol):
         """Answers (the stream offset of their end, their decision rows) still in the app's own write
         buffer when last looked: not delivered until they reach the socket (:meth:`answered`)."""
         self._aborted = False                       # the transport was aborted: its buffer was dropped
+        self._watching_drain = False
+        """While answers are in the write buffer its high-water mark is 0, so asyncio says when it is
+        empty (``resume_writing``); back-pressure on reading stays at the limit (:meth:`pause_writing`)."""
 
     def __repr__(self) -> str:
         closing = self.transport is None or self.transport.is_closing()
@@ -236,12 +239,21 @@ class _Link(asyncio.BufferedProtocol):
         return True
 
     def pause_writing(self) -> None:
-        """Back-pressure: the client leaves too many replies unread, so read nothing more until it reads."""
-        self._pause_reading("replies")
+        """Back-pressure: the client leaves too many replies unread, so read nothing more until it reads.
+        (Called at once, too, when the drain is watched: then only past the limit.)"""
+        if not self._watching_drain or self._over_limit():
+            self._pause_reading("replies")
+
+    def _over_limit(self) -> bool:
+        transport = self.transport
+        return transport is not None and transport.get_write_buffer_size() > self.server.limits.max_unread_reply_bytes
 
     def resume_writing(self) -> None:
         """The client read its replies: the lines it sent meanwhile are handled, then reading goes on."""
         self._drained()
+        if self._watching_drain and self.transport is not None and not self._in_buffer:
+            self._watching_drain = False  # every answer is in the agent's socket: the usual marks again
+            self.transport.set_write_buffer_limits(high=self.server.limits.max_unread_reply_bytes)
         self._reading_paused_by.discard("replies")
         self._resuming = True
         try:
@@ -279,6 +291,8 @@ class _Link(asyncio.BufferedProtocol):
         if transport is not None and not transport.is_closing():
             transport.write(payload)
             self._written += len(payload)
+            if self._watching_drain and self._over_limit():  # asyncio calls pause_writing once per watch
+                self._pause_reading("replies")
 
     def answered(self, rows: Sequence[int], size: int) -> None:
         """Right after an answer was written (``Connection.answer_sent``): delivered means the agent
@@ -293,6 +307,9 @@ class _Link(asyncio.BufferedProtocol):
         self._drained()
         if transport.get_write_buffer_size():
             self._in_buffer.append((self._written, rows))
+            if not self._watching_drain:  # told when the buffer is empty (resume_writing), exactly
+                self._watching_drain = True
+                transport.set_write_buffer_limits(high=0)
 
     def _drained(self) -> None:
         """Forget the answers that have left the app's write buffer (they are in the agent's socket)."""
