@@ -18,6 +18,7 @@ from .base import (
     QUICK_ANSWER_GRACE,
     ClientProtocol,
     IdleClosed,
+    NeverSent,
     check_where,
     unavailable,
 )
@@ -134,6 +135,8 @@ class AsyncClient:
 
     async def _ensure_connected(self) -> AsyncConnection:
         async with self._connecting:
+            if self._connection is not None and self._connection.is_closing():
+                await self._reader_done()
             if self._connection is not None:
                 return self._connection
             try:
@@ -164,7 +167,7 @@ class AsyncClient:
                         wait: float | None = None) -> dict[str, Any]:
         try:
             return await self._exchange_once(reply_id, message, timeout, wait)
-        except IdleClosed:  # closed as idle just as we sent: it was never read, send it again
+        except (IdleClosed, NeverSent):  # closed just as we sent: it was never read, send it again (once)
             return await self._exchange_once(reply_id, message, timeout, wait)
         except Unauthorized:
             # No token given and none in the environment: on the desktop itself, the keyring has it.
@@ -184,6 +187,13 @@ class AsyncClient:
         self._waiting[reply_id] = (message["type"], future)
         try:
             connection.write(wire.encode(message))
+            if connection.is_closing():
+                # Closed by this very write: asyncio sends at once into an empty buffer (the only
+                # way here: the connection was open, and we await the drain of every write), and a
+                # send that fails (EPIPE: the app had closed it) closes the transport with none of
+                # the bytes sent. Provably never read by the app.
+                raise NeverSent(f"desktop-approver closed the connection before the message was sent "
+                                f"({self.socket_path})")
             await connection.drain()
             # The welcome is in (``_ensure_connected`` waits for it): the wait covers the app's latest answer.
             return await asyncio.wait_for(future, wait if wait is not None else self.protocol.reply_wait(timeout))
@@ -196,11 +206,23 @@ class AsyncClient:
             if self._connection is not None and not self._connection.is_closing():
                 self._connection.write(wire.encode(self.protocol.cancel(reply_id)))
             raise
-        except OSError as exc:
-            self._drop(unavailable(self.socket_path, exc))
+        except OSError as exc:  # the connection was lost after the message went out: did the app read it?
+            await self._reader_done()  # the app's last words: ``idle_timeout`` says it read nothing more
+            if future.done() and not future.cancelled() and isinstance(future.exception(), IdleClosed):
+                raise IdleClosed(str(future.exception())) from None
             raise unavailable(self.socket_path, exc) from None
         finally:
             self._waiting.pop(reply_id, None)
+
+    async def _reader_done(self) -> None:
+        """The connection closed before the reader task has seen it (the app closed it as idle, or
+        quit): let it finish, so the replies it still holds reach their waiters and each waiter hears
+        why (``idle_timeout``: sent again); then the next message goes on a new connection."""
+        reader = self._reader_task
+        if reader is not None and not reader.done():
+            await asyncio.wait({reader}, timeout=self.connect_timeout + QUICK_ANSWER_GRACE)
+        if self._connection is not None:  # a reader that did not end: the connection is given up all the same
+            self._drop(ApproverUnavailable(f"desktop-approver closed the connection ({self.socket_path})"))
 
     async def _read_loop(self, connection: AsyncConnection) -> None:
         failure: ApproverError = ApproverUnavailable(f"desktop-approver closed the connection ({self.socket_path})")

@@ -352,6 +352,12 @@ class IdleClosed(ApproverUnavailable):
     sent meanwhile was never acted on: the clients send it again, once, on a new connection."""
 
 
+class NeverSent(ApproverUnavailable):
+    """The connection was found closed as the message was written, and not one byte of it left: the
+    app cannot have read it, so the clients send it again, once, on a new connection. (A message that
+    may have reached the app is never sent again: its failure is the caller's ``ApproverUnavailable``.)"""
+
+
 def error_from(message: Mapping[str, Any]) -> ApproverError:
     code = str(message.get("code", "error"))
     text = str(message.get("message", "the approver refused the message"))

@@ -17,7 +17,7 @@ import os
 import time
 
 from . import wire
-from .base import CONNECT_TIMEOUT, QUICK_ANSWER_GRACE, ClientProtocol, IdleClosed, check_where, unavailable
+from .base import CONNECT_TIMEOUT, QUICK_ANSWER_GRACE, ClientProtocol, IdleClosed, NeverSent, check_where, unavailable
 from .errors import ApproverUnavailable, Unauthorized
 from .urls import open_transport
 
@@ -166,7 +166,7 @@ class Client:
     def _exchange(self, reply_id: str, message: dict[str, Any], wait: float | Callable[[], float]) -> dict[str, Any]:
         try:
             return self._exchange_once(reply_id, message, wait)
-        except IdleClosed:  # closed as idle just as we sent: it was never read, send it again
+        except (IdleClosed, NeverSent):  # closed just as we sent: it was never read, send it again (once)
             return self._exchange_once(reply_id, message, wait)
         except Unauthorized:
             # No token given and none in the environment: on the desktop itself, the keyring has it.
@@ -180,7 +180,11 @@ class Client:
             try:
                 out = self._connect()
                 assert self._connection is not None
-                self._connection.send(b"".join([*out, wire.encode(message)]))
+                try:
+                    self._connection.send(b"".join([*out, wire.encode(message)]))
+                except OSError as exc:  # its newline never went out: the app cannot act on the line
+                    raise NeverSent(f"desktop-approver closed the connection before the message was sent "
+                                    f"({self.socket_path}: {exc.strerror or exc})") from None
                 return self._read_reply(reply_id, message["type"], time.monotonic(), wait)
             except (OSError, ApproverUnavailable) as exc:
                 self._drop()

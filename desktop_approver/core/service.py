@@ -118,6 +118,7 @@ class ApproverService:
         self.audit = AuditLog(options.audit_path, move_broken_aside=True, refuse_until_open=True,
                               check_content=integrity.EVERY)
         self.audit.moved_listeners.append(lambda text: self.broker.tell(APP, "info", text))
+        self.audit.notice_listeners.append(lambda text: self.broker.tell(APP, "info", text))
         self.audit.health_listeners.append(functools.partial(self.set_problem, "audit"))
         if self.audit.problem is not None:  # it could not be opened: refused until it can be
             self.set_problem("audit", self.audit.problem)

@@ -219,3 +219,31 @@ def test_never_raises_on_arbitrary_input() -> None:
             assert isinstance(command.argv, tuple)
     deep = split_commands("( " * 200 + "rm x" + " )" * 200)   # deep nesting is no hiding place
     assert [c.argv for c in deep] == [("rm", "x")]
+
+
+def test_a_line_past_the_reading_budget_is_not_read_at_all() -> None:
+    from desktop_approver.core.calls.shellparse import MAX_READ_CHARS, MAX_READ_WORDS, over_budget
+
+    for command, why in (("ls " + "a" * MAX_READ_CHARS, "KiB"), ("ls " + "a " * MAX_READ_WORDS, "words"),
+                         ("bash -c '" + "bash -c \"ls a a\"; " * 700 + "'", "words")):
+        found = split_commands(command)
+        assert len(found) == 1 and over_budget(found[0]) and not found[0].argv, command[:40]
+        assert found[0].parse_error is not None and why in found[0].parse_error
+    assert not any(c.parse_error for c in split_commands("ls " + "a " * (MAX_READ_WORDS - 10)))
+
+
+def test_one_budget_holds_every_command_line_of_a_call() -> None:
+    from desktop_approver.core.calls.reading import read_call
+
+    reading = read_call("Bash", {"commands": ["ls " + "a " * 100] * 40})
+    assert reading.commands[0].programs[0].argv[:1] == ("ls",)
+    assert reading.commands[-1].unread  # 40 lines of 100 words are more than one call may give
+
+
+def test_a_word_maps_back_through_runs_of_its_characters() -> None:
+    command = "bash -c 'echo x; rm -rf \"$HOME\"/y'"
+    rm = next(c for c in split_commands(command) if c.name == "rm")
+    assert rm.span is not None and command[rm.span[0]:rm.span[1]] == "rm"
+    escaped = "bash -c $'ec\\x68o a; \\x72m b'"
+    names = [c.name for c in split_commands(escaped)]
+    assert names == ["echo", "rm"]

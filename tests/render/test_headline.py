@@ -7,7 +7,9 @@ import pytest
 from desktop_approver.core.calls.risk import assess_command
 from desktop_approver.render.headline import dangerous_parts, further_down, headline, one_line, shorten
 
-LONG = "echo " + "a " * 2500 + "; rm -rf ~/ --no-preserve-root"
+LONG = "echo " + "a " * 1500 + "; rm -rf ~/ --no-preserve-root"
+"""Long (3,000 characters), yet within what one call's reading may take (2,000 words: past it the
+call is not read at all, see ``shellparse.ReadBudget``)."""
 
 
 def test_a_long_commands_dangerous_tail_comes_first() -> None:

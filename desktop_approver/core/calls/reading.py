@@ -34,7 +34,7 @@ from typing import Any, Literal
 
 from .catalog import catalog_generation
 from .grammar import parse
-from .shellparse import SHELLS, SimpleCommand, split_commands
+from .shellparse import SHELLS, ReadBudget, SimpleCommand, over_budget, split_commands
 
 __all__ = [
     "FAMILIES", "CallReading", "ShellRun", "PathUse", "Hidden", "read_call", "normalise_tool", "resolve_path",
@@ -227,6 +227,11 @@ class ShellRun:
         return next((c.parse_error for c in self.programs if c.parse_error), None)
 
     @property
+    def unread(self) -> bool:
+        """The line was past its reading's budget (:class:`~.shellparse.ReadBudget`): not read at all."""
+        return len(self.programs) == 1 and over_budget(self.programs[0])
+
+    @property
     def names(self) -> tuple[str, ...]:
         """The programs it starts, in order (``timeout 5 rm x`` starts ``rm``)."""
         return tuple(c.name for c in self.programs if c.argv)
@@ -353,7 +358,8 @@ def read_call(tool: str, args: Mapping[str, Any] | Any, cwd: str | None = None) 
         block = shell_block(args) if name in BLOCK_EXECUTORS else None
         if block is not None:
             values.append(("code", block))
-        commands = tuple(_shell_run(key, value) for key, value in values)
+        budget = ReadBudget()  # one for the call: a thousand command lines are read as one long one
+        commands = tuple(_shell_run(key, value, budget) for key, value in values)
     reading = _Reader(tool, name, family, args, cwd, commands, given_names)
     return reading.finish(own_cwd)
 
@@ -474,9 +480,9 @@ def read_command(value: str | list[str] | tuple[str, ...], key: str = "command")
     return _shell_run(key, value)
 
 
-def _shell_run(key: str, value: Any) -> ShellRun:
+def _shell_run(key: str, value: Any, budget: ReadBudget | None = None) -> ShellRun:
     text, argv = shell_text(value) or ("", None)
-    return ShellRun(text, key, argv, tuple(split_commands(text)))
+    return ShellRun(text, key, argv, tuple(split_commands(text, budget)))
 
 
 def _first(args: Mapping[str, Any], names: Iterable[str]) -> Any:
@@ -763,7 +769,15 @@ def _diff_path(header: str) -> str | None:
 # -- hidden characters ----------------------------------------------------------------------------
 
 def hidden_in(text: str) -> set[str]:
-    """The kinds of hidden character in ``text`` (empty for plain text; one regex scan)."""
+    """The kinds of hidden character in ``text`` (empty for plain text; one regex scan).
+
+    A call is read several times as it is answered (its risk, whether it needs facts, the rules), so
+    the scans of the last few texts are kept: a 1 MiB command is scanned once, not six times."""
+    return set(_hidden_kinds(text))
+
+
+@lru_cache(maxsize=16)
+def _hidden_kinds(text: str) -> frozenset[str]:
     kinds: set[str] = set()
     for match in _HIDDEN_CLASS.finditer(text):
         char = match.group(0)
@@ -781,7 +795,7 @@ def hidden_in(text: str) -> set[str]:
             kinds.add("control")        # a carriage return that ends no line: a terminal overprints
         elif char not in "\n\t\r":
             kinds.add("control")
-    return kinds
+    return frozenset(kinds)
 
 
 def strings_in(value: Any, where: str, limit: int = 2000) -> Iterator[tuple[str, str]]:

@@ -55,16 +55,70 @@ Public API (stable; the policy engine relies on it):
 
 from __future__ import annotations
 
+import bisect
 import itertools
 import re
 import shlex
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
-__all__ = ["Redirect", "SimpleCommand", "split_commands", "words", "SHELLS"]
+__all__ = ["Redirect", "SimpleCommand", "ReadBudget", "split_commands", "over_budget", "words", "SHELLS",
+           "MAX_READ_CHARS", "MAX_READ_WORDS", "READ_SECONDS"]
 
 SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish"})
 MAX_DEPTH = 12
+
+MAX_READ_CHARS = 64 * 1024
+"""Characters of command line one call may give to be read (all its command lines together). A
+longer call is not read at all: it is "not understood" (``parse_error``), so the person decides."""
+MAX_READ_WORDS = 2_000
+"""Words and operators one call's reading may take, nested scripts included (``bash -c`` re-reads
+its script): every one costs the risk reading and the rules some tens of microseconds, on the
+app's event loop, so this keeps one call's reading to tens of milliseconds (issue 34)."""
+READ_SECONDS = 0.25
+"""The time one call's parse may take before it is given up as "not understood": the last bound,
+for an input the two above let through that is still slow to read on a busy machine."""
+
+
+class ReadBudget:
+    """What one call's reading may spend, shared by every command line of the call and every
+    script nested in them; the first step past it ends the reading (:class:`_OverBudget`)."""
+
+    __slots__ = ("chars", "words", "deadline", "_spent")
+
+    def __init__(self, *, chars: int = MAX_READ_CHARS, words: int = MAX_READ_WORDS,
+                 seconds: float = READ_SECONDS) -> None:
+        self.chars = chars
+        self.words = words
+        self.deadline = time.monotonic() + seconds
+        self._spent = 0
+
+    def take_chars(self, count: int) -> None:
+        """Take ``count`` characters of top-level command text, or end the reading."""
+        self.chars -= count
+        if self.chars < 0:
+            raise _OverBudget(f"too long to read (more than {MAX_READ_CHARS // 1024} KiB of command line)")
+
+    def spend(self) -> None:
+        """One word or operator read (at any depth)."""
+        self._spent += 1
+        if self._spent > self.words:
+            raise _OverBudget(f"too long to read (more than {self.words:,} words and operators)")
+        if not self._spent & 63 and time.monotonic() > self.deadline:
+            raise _OverBudget("too slow to read within its budget")
+
+
+class _OverBudget(Exception):
+    """The reading went past its :class:`ReadBudget`: the call is not read (never half read)."""
+
+
+_OVER_BUDGET = ("too long to read", "too slow to read")
+
+
+def over_budget(command: SimpleCommand) -> bool:
+    """Whether ``command`` stands for a line that was past its :class:`ReadBudget` (not read)."""
+    return not command.argv and command.parse_error is not None and command.parse_error.startswith(_OVER_BUDGET)
 
 _OPERATORS = ("&>>", ";;&", "<<<", "<<-", "&&", "||", ";;", ";&", "|&", "&>", ">>", ">&", ">|",
               "<<", "<&", "<>", "|", "&", ";", "<", ">", "(", ")")
@@ -75,6 +129,9 @@ _METACHARS = frozenset(" \t\n|&;<>()")
 _SKIPPED_WORDS = frozenset({"!", "if", "then", "else", "elif", "do", "while", "until", "fi", "done"})
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\[[^\]]*\])?\+?=")
 _HEREDOC_START = re.compile(r"<<(-?)[ \t]*('[^'\n]*'|\"[^\"\n]*\"|[^\s;&|<>()]+)")
+_PLAIN = re.compile(r"[^ \t\n|&;<>()\\'\"$`]+")
+"""A run of characters a word takes as they are (the first one is always taken: see ``_Lexer._word``)."""
+_PLAIN_QUOTED = re.compile(r"[^\\$`\"]+")
 _ANSI_C = {"a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b", "f": "\f", "n": "\n", "r": "\r",
            "t": "\t", "v": "\v", "\\": "\\", "'": "'", '"': '"', "?": "?"}
 
@@ -126,11 +183,21 @@ class SimpleCommand:
         return self.argv[0].rsplit("/", 1)[-1] if self.argv else ""
 
 
-def split_commands(command: str) -> list[SimpleCommand]:
-    """Every simple command ``command`` would run; see the module docstring."""
+def split_commands(command: str, budget: ReadBudget | None = None) -> list[SimpleCommand]:
+    """Every simple command ``command`` would run; see the module docstring.
+
+    The reading is bounded (``budget``, a fresh :class:`ReadBudget` when not given: the caller's
+    when one call gives several command lines). Past it, the result is one command with no
+    ``argv`` and the ``parse_error`` saying why: nothing of a line that was not read is guessed.
+    """
     if not isinstance(command, str):
         raise TypeError(f"command must be a str, not {type(command).__name__}")
-    return _parse_script(command, _Scope(where=_at_itself), _Context(itertools.count(1)))
+    budget = budget if budget is not None else ReadBudget()
+    try:
+        budget.take_chars(len(command))
+        return _parse_script(command, _Scope(where=_at_itself), _Context(itertools.count(1), budget))
+    except _OverBudget as over:
+        return [SimpleCommand((), command, parse_error=str(over))]
 
 
 def words(command: str) -> list[tuple[int, int, bool]]:
@@ -164,7 +231,39 @@ class _Token:
     end: int
     raw: str = ""
     subs: list[_Sub] = field(default_factory=list)
-    positions: list[int] | None = None   # for each character of ``value``, where it is written
+    positions: _Positions | None = None   # where each character of ``value`` is written
+
+
+class _Positions:
+    """Where each character of a word's value is written in the source, kept as runs (a piece
+    written verbatim, or one decoded escape): memory and time in the pieces, not the characters."""
+
+    __slots__ = ("starts", "sources", "verbatim", "length")
+
+    def __init__(self) -> None:
+        self.starts: list[int] = []      # where each run starts in the value
+        self.sources: list[int] = []     # where it starts in the source
+        self.verbatim: list[bool] = []   # False: every character of the run comes from one escape
+        self.length = 0
+
+    def add(self, length: int, at: int, verbatim: bool) -> None:
+        if verbatim and self.verbatim and self.verbatim[-1] \
+                and self.sources[-1] + (self.length - self.starts[-1]) == at:
+            self.length += length        # continues the previous run
+            return
+        self.starts.append(self.length)
+        self.sources.append(at)
+        self.verbatim.append(verbatim)
+        self.length += length
+
+    def __len__(self) -> int:
+        return self.length
+
+    def __getitem__(self, index: int) -> int:
+        if not 0 <= index < self.length:
+            raise IndexError(index)
+        run = bisect.bisect_right(self.starts, index) - 1
+        return self.sources[run] + (index - self.starts[run] if self.verbatim[run] else 0)
 
 
 class _Out:
@@ -173,17 +272,19 @@ class _Out:
 
     def __init__(self) -> None:
         self.parts: list[str] = []
-        self.positions: list[int] = []
+        self.positions = _Positions()
 
     def append(self, text: str, at: int, verbatim: bool = True) -> None:
-        self.parts.append(text)
-        self.positions.extend(range(at, at + len(text)) if verbatim else [at] * len(text))
+        if text:
+            self.parts.append(text)
+            self.positions.add(len(text), at, verbatim)
 
     def __bool__(self) -> bool:
         return bool(self.parts)
 
-    def __getitem__(self, index: int) -> str:
-        return self.parts[index]
+    def last(self) -> str:
+        """The last character added."""
+        return self.parts[-1][-1]
 
     def text(self) -> str:
         return "".join(self.parts)
@@ -202,12 +303,13 @@ class _Heredoc:
 class _Lexer:
     """Reads tokens one at a time; the parser tells it when a here-document starts."""
 
-    def __init__(self, src: str) -> None:
+    def __init__(self, src: str, budget: ReadBudget | None = None) -> None:
         self.src = src
         self.n = len(src)
         self.pos = 0
         self.errors: list[str] = []
         self._heredocs: list[_Heredoc] = []
+        self.budget = budget
 
     def error(self, message: str) -> None:
         if message not in self.errors:
@@ -220,6 +322,8 @@ class _Lexer:
         return heredoc
 
     def next(self) -> _Token:
+        if self.budget is not None:
+            self.budget.spend()
         src, n = self.src, self.n
         while self.pos < n:
             c = src[self.pos]
@@ -273,7 +377,7 @@ class _Lexer:
                 out.append(src[i:end + 1], i)
                 i = end + 1
                 continue
-            if c == "(" and out and (_ASSIGNMENT.fullmatch(out.text()) or out[-1] in ("@", "!", "+", "*", "?")):
+            if c == "(" and out and (out.last() in ("@", "!", "+", "*", "?") or _ASSIGNMENT.fullmatch(out.text())):
                 end = self._find_close(i + 1)             # name=(array) or an extglob @(...)
                 self._scan_code(src[i + 1:end], subs, i + 1)
                 out.append(src[i:end + 1], i)
@@ -306,8 +410,10 @@ class _Lexer:
             elif c == "$" or c == "`":
                 i = self._expansion(i, out, subs)
             else:
-                out.append(c, i)
-                i += 1
+                plain = _PLAIN.match(src, i)            # a run of plain characters at once, not one by one
+                end = plain.end() if plain is not None else i + 1
+                out.append(src[i:end], i)
+                i = end
         self.pos = max(i, start + 1) if i == start else i
         if i == start:                       # a lone character no rule took: keep it as a word
             out.append(src[start], start)
@@ -332,8 +438,10 @@ class _Lexer:
             elif c == "$" or c == "`":
                 i = self._expansion(i, out, subs)
             else:
-                out.append(c, i)
-                i += 1
+                plain = _PLAIN_QUOTED.match(src, i)     # None: a quote in a here-document, or a last backslash
+                end = plain.end() if plain is not None else i + 1
+                out.append(src[i:end], i)
+                i = end
         if terminator is not None:
             self.error("unbalanced double quote")
         return n
@@ -515,7 +623,7 @@ class _Lexer:
     def _scan_code(self, text: str, subs: list[_Sub], at: int | None) -> None:
         """Record the substitutions inside arithmetic, array or here-document text (which the
         shell expands); ``at`` is where ``text`` starts in this lexer's source, if verbatim."""
-        inner = _Lexer(text)
+        inner = _Lexer(text, self.budget)
         found: list[_Sub] = []
         inner._double_quoted(0, _Out(), found, terminator=None)
         for sub in found:
@@ -566,7 +674,7 @@ def _shift(base: _Map | None, offset: int | None) -> _Map | None:
     return lambda position: base(offset + position)
 
 
-def _through(base: _Map | None, positions: list[int] | None) -> _Map | None:
+def _through(base: _Map | None, positions: _Positions | None) -> _Map | None:
     """Positions of a word's value (``positions[i]``: where its character ``i`` is written)."""
     if base is None or positions is None:
         return None
@@ -587,6 +695,7 @@ class _Scope:
 @dataclass
 class _Context:
     pipelines: itertools.count[int]
+    budget: ReadBudget | None = None
 
 
 @dataclass
@@ -615,7 +724,7 @@ class _Group:
 
 class _Parser:
     def __init__(self, src: str, context: _Context) -> None:
-        self.lexer = _Lexer(src)
+        self.lexer = _Lexer(src, context.budget)
         self.src = src
         self.context = context
         self.builders: list[_Builder] = []

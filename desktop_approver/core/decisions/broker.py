@@ -252,8 +252,8 @@ class Broker:
                          risk=read_again(info, verdict.updated_args, identity).risk_report()
                          if verdict is not None and verdict.updated_args is not None else risk)
                  for verdict, risk, info in zip(verdicts, triage.risks, infos, strict=True)]
-        if (why := triage.gone() if triage.gone is not None else None) is not None:
-            final = [_undelivered(verdict, why) for verdict in final]  # nothing is remembered for nobody
+        if (gone_already := triage.gone() if triage.gone is not None else None) is not None:
+            final = [_undelivered(verdict, gone_already) for verdict in final]  # nothing is remembered for nobody
         if self.settler is not None and self._settles(identity):
             try:
                 final = await self.settler.settle(triage, final)
@@ -269,11 +269,16 @@ class Broker:
                 final = [replace(verdict, decision="deny", decided_by="cancelled", updated_args=None,
                                  note="desktop-approver could not settle the answer (internal error)")
                          for verdict in final]
-        self._remember(final, infos, identity, session)
+        # looked for again just before the commit: the turns until then are a window too (SIGSTOP)
+        delivery = Delivery(triage.gone) if triage.gone is not None and gone_already is None else None
         commit = self.audit.record_decisions_in_turn(
             ((info.audit_id or 0, verdict) for info, verdict in zip(infos, final, strict=True)),
-            loop=asyncio.get_running_loop())
+            loop=asyncio.get_running_loop(), delivery=delivery)
         await _committed(commit)
+        triage.delivery = delivery
+        if delivery is not None and delivery.why is not None:  # gone during the commit's turns: recorded so
+            return [_undelivered(verdict, delivery.why) for verdict in final]  # and nothing is remembered
+        self._remember(final, infos, identity, session)
         return final
 
     def take(self, identity: Identity, session: str, request_id: str, kind: AskKind, calls: Sequence[AskedCall],

@@ -334,6 +334,10 @@ def undelivered_note(verdict: Verdict, why: str) -> str:
     return f"agent gone ({why}): the answer {verdict.decision} by {verdict.decided_by} was never delivered"
 
 
+UNDELIVERED_PER_EVENT = 100
+"""Decision ids one ``undelivered`` event names (its detail is JSON of at most 2,000 characters)."""
+
+
 class GroupCommit:
     """One commit shared by the calls answered in one turn of the event loop.
 
@@ -488,12 +492,50 @@ class _FileWatch:
         self.had_header = bool(os.pread(self.fd, len(SQLITE_HEADER), 0))
         """The file has held a database header: a log in WAL mode is never emptied, so one that is now
         was cut short by someone (``: > file``, a copy-and-truncate log rotation)."""
+        self.shm_size = 0
+        """The largest size the ``-shm`` was seen at. SQLite maps it (its index of the ``-wal``) into the
+        memory of every connection of the process; touching a page that another program cut off the
+        file kills the process (SIGBUS), which Python cannot catch. SQLite never shortens it while the
+        log is open, so a shorter one was cut short: :meth:`keep_shm_whole` gives it its length back."""
+        self.shm_restored = 0
+        """Times the ``-shm`` was found cut short and given its length back, not yet told (:meth:`AuditLog.watch`)."""
+        self._shm_lock = threading.Lock()   # the checkpointer's and the content check's threads look too
+        self.keep_shm_whole()
         self.wal_size = 0
         """The largest size the ``-wal`` was seen at (when the log was opened, after each commit and at
         each check): SQLite never shortens it while the log is open (it starts again from its
         beginning), so a shorter one was cut short by someone, and what it held of the answered calls
         is gone; a checkpoint of it would copy the hole into the database."""
         self.note_wal_size()
+
+    def keep_shm_whole(self) -> bool:
+        """Before each use of the log (a transaction, a checkpoint, a look at its content, once a
+        second): a ``-shm`` shorter than it was is extended to its length again, with zeros, so no
+        page SQLite has mapped lies past its end. SQLite reads a zeroed index as one to rebuild, and
+        rebuilds it from the ``-wal``: nothing is lost. True when it was cut short (and restored).
+
+        The window left is between this look and SQLite's next touch of the pages (microseconds, on
+        the thread that looks); ``docs/reliability.md`` says never to truncate the log's files."""
+        shm, identity = self.companions[1]
+        if identity is None:
+            return False
+        with self._shm_lock:
+            try:
+                info = os.stat(shm)
+            except OSError:
+                return False  # gone: problem() tells that one
+            if (info.st_dev, info.st_ino) != identity:
+                return False  # another file: problem() tells that one
+            if info.st_size >= self.shm_size:
+                self.shm_size = info.st_size
+                return False
+            try:
+                os.truncate(shm, self.shm_size)
+            except OSError as exc:
+                log.error("the audit log's -shm file was cut short and cannot be given its length back: %s", exc)
+                return False
+            self.shm_restored += 1
+            return True
 
     def note_wal_size(self) -> None:
         """After a commit: the ``-wal`` holds it, so it may not be shorter than it is now."""
@@ -568,6 +610,12 @@ class _FileWatch:
         checkpointer's thread: a connection opened now would make a new, empty ``-wal``)."""
         return all(identity is None or _identity(companion) == identity for companion, identity in self.companions)
 
+    def fit_to_checkpoint(self) -> bool:
+        """For the checkpointer's thread, before each checkpoint: the ``-shm`` whole again if it was
+        cut short (:meth:`keep_shm_whole`), and the companions still the connection's."""
+        self.keep_shm_whole()
+        return self.companions_intact()
+
     def foreign_companions(self) -> list[str]:
         """The ``-wal``/``-shm`` now at the path that are not the ones the connection opened."""
         return [companion for companion, identity in self.companions
@@ -579,6 +627,14 @@ class _FileWatch:
         if fd >= 0:
             with contextlib.suppress(OSError):
                 os.close(fd)
+
+
+def _moved_to(fd: int) -> str:
+    """Where the file open as ``fd`` is now (the kernel knows: ``/proc/self/fd``), in words."""
+    try:
+        return os.readlink(f"/proc/self/fd/{fd}")
+    except OSError:
+        return "another name"
 
 
 def _identity(path: str) -> tuple[int, int] | None:
@@ -694,6 +750,8 @@ class AuditLog:
         """Where the log found broken at start was moved to (the person is told)."""
         self.health_listeners: list[HealthListener] = []
         self.moved_listeners: list[Callable[[str], None]] = []
+        self.notice_listeners: list[Callable[[str], None]] = []
+        """Told what the person should hear although the log works (it was repaired, or reopened)."""
         """Told, in the person's words, where a log found damaged while running was moved and what was saved."""
         self.check_content = check_content
         self._content: integrity.ContentCheck | None = None
@@ -706,6 +764,7 @@ class AuditLog:
         self._row: dict[int, int] = {}             # row id as handed out -> its row in the file now (after a switch)
         self._owed: list[tuple[int, Verdict, float]] = []  # decisions not written yet (the write failed)
         self._file_changed = False                 # lost because another file (or none) is at the path now
+        self._moved_away = False                   # lost because the file left the path whole (see _lose)
         self._stale_companions = False             # the -wal/-shm at the path are the lost file's
         self._wal_lost = False                     # lost because the -wal/-shm at the path are not ours now
         self._reopen_failure: str | None = None    # why the last reopen failed (told once per reason)
@@ -857,12 +916,12 @@ class AuditLog:
         self._cursor = db.cursor()  # one for the writes: execute() on the connection makes one each time
         if path != ":memory:":
             self._file = watch
-            self._checkpointer = _Checkpointer(path, watch.companions_intact)
+            self._checkpointer = _Checkpointer(path, watch.fit_to_checkpoint)
             # A log that is dropped without close() still ends its thread and its descriptor.
             weakref.finalize(self, self._checkpointer.stop, False)
             weakref.finalize(self, watch.close)
             if self.check_content is not None:
-                self._content = integrity.ContentCheck(path, self.check_content)
+                self._content = integrity.ContentCheck(path, self.check_content, watch.keep_shm_whole)
                 self._content.start()
                 weakref.finalize(self, self._content.stop, False)
 
@@ -893,6 +952,9 @@ class AuditLog:
         and while a problem lasts, try to recover from it."""
         if self.read_only:
             return
+        if self._file is not None:
+            self._file.keep_shm_whole()
+            self._tell_shm_restored()
         if self.problem is None and self.lost is None:
             if self._file is not None and (problem := self._file.problem(everything=True)) is not None:
                 self._lose(problem)
@@ -902,6 +964,26 @@ class AuditLog:
                 self._lose_content(damage)
             return
         self.recover()
+
+    def _tell_shm_restored(self) -> None:
+        """The ``-shm`` was cut short (by another program) and given its length back: the person and
+        the log hear it once per time it happened."""
+        assert self._file is not None
+        times, self._file.shm_restored = self._file.shm_restored, 0
+        if not times:
+            return
+        how_often = "" if times == 1 else f" ({times} times)"
+        text = (f"The audit log's {self.path}-shm file was cut short by another program{how_often}; the app "
+                "gave it its length back and SQLite rebuilt it from the -wal: nothing was lost. A program "
+                "that truncates the log's files (log rotation) would have crashed the app: exclude them from it.")
+        log.warning("%s", text)
+        with contextlib.suppress(sqlite3.Error):
+            self.record_event("audit", "shm-restored", text)
+        for listener in list(self.notice_listeners):
+            try:
+                listener(text)
+            except Exception:
+                log.exception("audit notice listener failed")
 
     def _failed(self, exc: sqlite3.Error) -> None:
         """A write failed: the person is told; SQLite finding the pages damaged means the log is lost."""
@@ -922,12 +1004,16 @@ class AuditLog:
 
     def _check_file(self) -> None:
         """Before a transaction: the file is still the log, or the write fails (closed) at once."""
+        if self._file is not None:
+            self._file.keep_shm_whole()
         if self.lost is None and self._file is not None and (problem := self._file.problem()) is not None:
             self._lose(problem)
         if self.lost is not None:
             raise LogFileLost(self.lost)
 
     def _lose(self, problem: str) -> None:
+        self._moved_away = problem.startswith(("was deleted", "was replaced by another file"))
+        """The file left the path whole (renamed, moved, its directory moved): :meth:`_follow_moved_file`."""
         self._stale_companions = True
         self._wal_lost = self._file is not None and self._file.wal_lost
         self._file_changed = not self._wal_lost and "cannot be looked at" not in problem
@@ -964,6 +1050,48 @@ class AuditLog:
                 with contextlib.suppress(OSError):
                     os.rename(companion, f"{companion[:-4]}.stale-{stamp}{companion[-4:]}")
 
+    def _follow_moved_file(self) -> None:
+        """The log's file is no longer at the path but still exists elsewhere (moved, renamed): what
+        its ``-wal`` holds is copied into it through the connection that still has both open (SQLite
+        never checkpoints into a moved file on its own, and the ``-wal`` left at the path is moved
+        aside), so the moved file holds every row; the person is told where it is."""
+        if self._file is None:
+            return
+        try:
+            linked = os.fstat(self._file.fd).st_nlink > 0
+        except OSError:
+            return
+        if not linked or _identity(str(self.path)) == self._file.identity:
+            return  # deleted (nobody can read it any more), or at the path again
+        try:
+            whole = os.pread(self._file.fd, len(SQLITE_HEADER), 0) == SQLITE_HEADER
+        except OSError:
+            whole = False
+        if not whole:  # overwritten on its way: nothing is written into it
+            return
+        where = _moved_to(self._file.fd)
+        if self._checkpointer is not None:  # its connection reads the log too: a full checkpoint needs it gone
+            self._checkpointer.stop()
+            self._checkpointer = None
+        try:
+            busy, pages, copied = self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+        except sqlite3.Error as exc:
+            busy, pages, copied = 1, -1, -1
+            log.error("the audit log moved to %s: its write-ahead log could not be copied into it: %s", where, exc)
+        whole = not busy and copied == pages
+        text = (f"The audit log {self.path} was moved away while the app ran (to {where}); "
+                + ("everything it recorded until then is in that file. " if whole else
+                   "what its write-ahead log held could not all be copied into it: the calls still waiting are "
+                   "written again, and the write-ahead log is kept beside the new log. ")
+                + f"A new log was started at {self.path}.")
+        log.warning("%s", text)
+        self._moved_text = text
+        for listener in list(self.notice_listeners):
+            try:
+                listener(text)
+            except Exception:
+                log.exception("audit notice listener failed")
+
     def recover(self) -> bool:
         """Try to write again after a failure: reopen the file at the path (a fresh one where there
         is none), write what is owed, and record the recovery. True when the log works again."""
@@ -983,6 +1111,8 @@ class AuditLog:
             if self._wal_lost:
                 self._save_lost_wal()
                 self._wal_lost = False
+            elif self._moved_away and self._damaged is None:
+                self._follow_moved_file()
             self._close_connection()
             if self._stale_companions:
                 self._keep_stale_companions()
@@ -1176,18 +1306,20 @@ class AuditLog:
             self._owed += [(row, _refused_instead(verdict, exc), at) for row, verdict, at in decided]
             raise
 
-    def record_decisions_in_turn(self, pairs: Iterable[tuple[int, Verdict]], *, loop: Any) -> GroupCommit:
+    def record_decisions_in_turn(self, pairs: Iterable[tuple[int, Verdict]], *, loop: Any,
+                                 delivery: Delivery | None = None) -> GroupCommit:
         """:meth:`record_decisions` in the commit this turn of ``loop`` shares (:class:`GroupCommit`):
         a thousand requests timing out together, or withdrawn together, are one commit, not a
         thousand on the event loop. Whoever answers an agent waits for the group (``when_done``). If
-        the group fails, what the log owes is the truth, as with :meth:`record_decisions`."""
+        the group fails, what the log owes is the truth, as with :meth:`record_decisions`. Given a
+        ``delivery``, the agent is looked for again just before the commit (:class:`Delivery`)."""
         now = time.time()
         decided = [(row, verdict, now) for row, verdict in pairs]
         group = self._group
         try:
             if group is None:
                 group = self._open_group(loop)
-            self._insert_waited_decisions(decided)
+            decision_rows = self._insert_waited_decisions(decided)
         except BaseException as exc:
             if group is not None:
                 self._abandon_group(group, exc)
@@ -1196,6 +1328,9 @@ class AuditLog:
                 self._failed(exc)
             raise
         group.decided += decided
+        if delivery is not None:
+            delivery.rows, delivery.verdicts = decision_rows, [verdict for _, verdict, _ in decided]
+            group.deliveries.append(delivery)
         return group
 
     def _open_group(self, loop: Any) -> GroupCommit:
@@ -1393,10 +1528,11 @@ class AuditLog:
                 self._cursor.execute(UNDELIVERED, (undelivered_note(verdict, why), row))
             log.debug("an answer was not delivered: %s", why)
 
-    def _insert_waited_decisions(self, decisions: Iterable[tuple[int, Verdict, float]]) -> None:
+    def _insert_waited_decisions(self, decisions: Iterable[tuple[int, Verdict, float]]) -> list[int]:
         """Decisions of calls that waited for the person: into the row the call has in this file,
-        with the monotonic wait where the wall clock says otherwise (it was set, or jumped)."""
+        with the monotonic wait where the wall clock says otherwise (it was set, or jumped); their ids."""
         execute, now = self._cursor.execute, time.monotonic()
+        ids: list[int] = []
         for handed_out, v, decided in decisions:
             asked = self._asked.get(handed_out)
             waited = None
@@ -1405,8 +1541,41 @@ class AuditLog:
                 if abs((decided - asked.wall) - by_monotonic) > CLOCKS_DISAGREE:
                     waited = by_monotonic
             updated = v.updated_args
-            execute(INSERT_DECISION, (self._row.get(handed_out, handed_out), decided, v.decision, v.decided_by, v.note,
-                                      v.rule, int(v.blocked), None if updated is None else _encode(updated), waited))
+            cursor = execute(INSERT_DECISION, (self._row.get(handed_out, handed_out), decided, v.decision, v.decided_by,
+                                               v.note, v.rule, int(v.blocked), None if updated is None
+                                               else _encode(updated), waited))
+            ids.append(cursor.lastrowid or 0)
+        return ids
+
+    def record_undelivered(self, rows: Sequence[int], why: str, peer_pid: int | None = None,
+                           peer_uid: int | None = None) -> None:
+        """Answers recorded (committed) that their agent did not get: found after the write (its
+        connection ended before the bytes reached its socket, or it was closed by then). Decision
+        rows are never changed once committed: ``undelivered`` events name them (:meth:`undelivered`), so
+        the log says what each agent got. Never raises: the log's health signal tells a failing write."""
+        try:
+            self._write_undelivered(list(rows), why, peer_pid, peer_uid)
+        except sqlite3.Error as exc:
+            log.warning("the audit log could not record that decisions %s were not delivered (%s): %s",
+                        list(rows), why, exc)
+
+    @_watched
+    def _write_undelivered(self, rows: list[int], why: str, peer_pid: int | None, peer_uid: int | None) -> None:
+        now = time.time()
+        with self._transaction(0):
+            for start in range(0, len(rows), UNDELIVERED_PER_EVENT):  # an event's detail holds 2,000 characters
+                detail = json.dumps({"decisions": rows[start:start + UNDELIVERED_PER_EVENT], "why": why[:500]})
+                self._cursor.execute("INSERT INTO events (at, kind, code, detail, peer_pid, peer_uid) VALUES "
+                                     "(?,?,?,?,?,?)", (now, "undelivered", "not_delivered", detail, peer_pid, peer_uid))
+
+    def undelivered(self) -> dict[int, str]:
+        """Decision id -> why its answer was recorded but never reached its agent (:meth:`record_undelivered`)."""
+        found: dict[int, str] = {}
+        for (detail,) in self._db.execute("SELECT detail FROM events WHERE kind = 'undelivered'"):
+            with contextlib.suppress(ValueError, TypeError, KeyError):
+                about = json.loads(detail)
+                found.update(dict.fromkeys((int(row) for row in about["decisions"]), str(about["why"])))
+        return found
 
     @_watched
     def record_event(self, kind: str, code: str | None = None, detail: str | None = None,

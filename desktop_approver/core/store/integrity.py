@@ -24,6 +24,7 @@ import sqlite3
 import stat
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 log = logging.getLogger(__name__)
@@ -72,9 +73,11 @@ def quick_look(path: str) -> str | None:
 class ContentCheck:
     """A thread that looks at the log's content on a schedule; :attr:`damage` holds the first failure."""
 
-    def __init__(self, path: str, every: float = EVERY) -> None:
+    def __init__(self, path: str, every: float = EVERY, before_look: Callable[[], object] = lambda: None) -> None:
         self.path = path
         self.every = every
+        self.before_look = before_look
+        """Run before each look (the log's guard of its ``-shm``: a connection maps it into memory)."""
         self.damage: str | None = None
         self.looks = 0                   # done, for tests
         self._stopping = threading.Event()
@@ -101,6 +104,7 @@ class ContentCheck:
         while not self._stopping.wait(pause):
             started = time.monotonic()
             try:
+                self.before_look()
                 damage = quick_look(self.path)
             except Exception:  # a look that fails for another reason tells nothing about the content
                 log.exception("looking at the audit log's content failed")

@@ -31,7 +31,7 @@ import logging
 import os
 import sqlite3
 import time
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Sequence
 from typing import Any, TypeVar
 
 from ...client import wire
@@ -70,23 +70,32 @@ def handles(*kinds: str) -> Callable[[_H], _H]:
 
 
 class _Outgoing:
-    """A place in the order of a connection's replies; an answer waiting for its commit has none yet."""
+    """A place in the order of a connection's replies; an answer waiting for its commit has none yet.
+    ``rows``: the decision rows the reply answers (for the look at its delivery)."""
 
-    __slots__ = ("payload",)
+    __slots__ = ("payload", "rows")
 
-    def __init__(self, payload: bytes | None = None) -> None:
+    def __init__(self, payload: bytes | None = None, rows: Sequence[int] = ()) -> None:
         self.payload = payload
+        self.rows = rows
+
+
+AnswerSent = Callable[[Sequence[int], int], None]
+"""The transport's look right after an answer was handed to it: the decision ``rows`` it answers and
+its size in bytes (the server's ``_Link.answered``: did it reach the agent's socket?)."""
 
 
 class Connection:
     """One client's conversation: who it is, what it waits for, and a handler per message type."""
 
     def __init__(self, context: Context, peer: PeerCredentials, send: Send, close: Callable[[], None],
-                 gone: AgentGone | None = None) -> None:
+                 gone: AgentGone | None = None, answer_sent: AnswerSent | None = None) -> None:
         self.context = context
         self.peer = peer
         self._send = send
         self._close = close
+        self.answer_sent = answer_sent
+        """Told after each answer is written (see :data:`AnswerSent`); None: written is delivered."""
         self.gone = gone
         """Why the client can no longer receive an answer (the transport's look at its socket), or
         None; without one (in memory, the relay's own delivery) it is taken as there."""
@@ -158,15 +167,28 @@ class Connection:
         self.authenticated = token_check is not None and isinstance(token, str) and token_check(token)
         return data if self.authenticated else Refusal("unauthorized", "missing or wrong token", None, "hello")
 
-    def send(self, payload: bytes) -> None:
+    def send(self, payload: bytes, rows: Sequence[int] = ()) -> None:
         """Write to the client, unless the connection is closed (then the words go nowhere); behind
-        an answer that waits for its commit, when there is one."""
+        an answer that waits for its commit, when there is one. ``rows``: the decisions an answer
+        carries: one that cannot be written, or does not reach the agent, is recorded so."""
         if self.closed:
+            self.not_delivered(rows, "its connection was closed before the answer was written")
             return
         if self._outbox:
-            self._outbox.append(_Outgoing(payload))
+            self._outbox.append(_Outgoing(payload, rows))
         else:
-            self._send(payload)
+            self._write(payload, rows)
+
+    def _write(self, payload: bytes, rows: Sequence[int]) -> None:
+        self._send(payload)
+        if rows and self.answer_sent is not None:
+            self.answer_sent(rows, len(payload))
+
+    def not_delivered(self, rows: Sequence[int], why: str) -> None:
+        """Answers recorded as given that never reached the agent: the log says so (an event naming them)."""
+        if rows:
+            log.info("answers %s were recorded but not delivered: %s", list(rows), why)
+            self.context.broker.audit.record_undelivered(rows, why, self.peer.pid, self.peer.uid)
 
     def close(self) -> None:
         """Hang up (once). Answers held for this turn's commit get it first and go out before the
@@ -340,17 +362,18 @@ class Connection:
         elif (failure := done.exception()) is not None:  # never leave an agent hanging, never take the app down
             self._internal_error(message, failure)
         else:
-            self._reply(message, done.result())
+            delivery = triage.delivery
+            self._reply(message, done.result(), delivery.rows if delivery is not None and delivery.why is None else ())
         self.close_when_idle()
 
-    def _reply(self, message: models.Asking, verdicts: list[Verdict]) -> None:
+    def _reply(self, message: models.Asking, verdicts: list[Verdict], rows: Sequence[int] = ()) -> None:
         """The verdicts as the agent's answer; if they cannot be put into one, a typed error (never silence)."""
         try:
             payload = _answer_line(message, verdicts)
         except Exception as exc:
             self._internal_error(message, exc)
             return
-        self.send(payload)
+        self.send(payload, rows)
 
     def _answer_when_committed(self, message: models.Asking, verdicts: list[Verdict], commit: GroupCommit,
                                delivery: Delivery | None = None) -> None:
@@ -371,6 +394,7 @@ class Connection:
         if failure is None:
             try:
                 place.payload = _answer_line(message, verdicts)
+                place.rows = delivery.rows if delivery is not None else ()
             except Exception as exc:
                 failure = exc
         if failure is not None:
@@ -385,9 +409,13 @@ class Connection:
         """Send the held replies whose turn has come (all of them, up to the next answer without its commit)."""
         outbox = self._outbox
         while outbox and outbox[0].payload is not None:
-            payload = outbox.popleft().payload
-            if not self.closed and payload:
-                self._send(payload)
+            place = outbox.popleft()
+            if not place.payload:
+                continue
+            if self.closed:
+                self.not_delivered(place.rows, "its connection was closed before the answer was written")
+            else:
+                self._write(place.payload, place.rows)
 
     def _internal_error(self, message: models.Asking, exc: BaseException) -> None:
         """Our failure, not the client's: logged with its traceback, answered (a deny), audited.

@@ -35,6 +35,10 @@ class Limits:
     max_connections: int = 512
     max_connections_per_peer: int = 64
     max_unread_reply_bytes: int = 1024 * 1024
+    """Replies the app keeps in its own write buffer, beyond what the client's socket holds, before it
+    reads nothing more from that client (back-pressure; the slack lets a client write many requests
+    before it reads). An answer in that buffer has not reached the agent: one still there when the
+    connection ends is recorded as not delivered (``server._Link.answered``)."""
     idle_seconds: float = 600.0
     max_unfinished_bytes: int = 64 * 1024 * 1024
 

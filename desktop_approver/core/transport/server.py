@@ -33,7 +33,7 @@ import select
 import socket
 import sys
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -138,6 +138,14 @@ class _Link(asyncio.BufferedProtocol):
         self._eof = False                           # the client shut its writing side
         self._resuming = False                      # inside resume_writing (see hang_up)
         self._poller: Any = None                    # select.poll on this socket, made on first look (peer_gone)
+        self._written = 0                           # bytes handed to the transport so far
+        self._in_buffer: list[tuple[int, Sequence[int]]] = []
+        """Answers (the stream offset of their end, their decision rows) still in the app's own write
+        buffer when last looked: not delivered until they reach the socket (:meth:`answered`)."""
+        self._aborted = False                       # the transport was aborted: its buffer was dropped
+        self._watching_drain = False
+        """While answers are in the write buffer its high-water mark is 0, so asyncio says when it is
+        empty (``resume_writing``); back-pressure on reading stays at the limit (:meth:`pause_writing`)."""
 
     def __repr__(self) -> str:
         closing = self.transport is None or self.transport.is_closing()
@@ -231,11 +239,21 @@ class _Link(asyncio.BufferedProtocol):
         return True
 
     def pause_writing(self) -> None:
-        """Back-pressure: the client leaves too many replies unread, so read nothing more until it reads."""
-        self._pause_reading("replies")
+        """Back-pressure: the client leaves too many replies unread, so read nothing more until it reads.
+        (Called at once, too, when the drain is watched: then only past the limit.)"""
+        if not self._watching_drain or self._over_limit():
+            self._pause_reading("replies")
+
+    def _over_limit(self) -> bool:
+        transport = self.transport
+        return transport is not None and transport.get_write_buffer_size() > self.server.limits.max_unread_reply_bytes
 
     def resume_writing(self) -> None:
         """The client read its replies: the lines it sent meanwhile are handled, then reading goes on."""
+        self._drained()
+        if self._watching_drain and self.transport is not None and not self._in_buffer:
+            self._watching_drain = False  # every answer is in the agent's socket: the usual marks again
+            self.transport.set_write_buffer_limits(high=self.server.limits.max_unread_reply_bytes)
         self._reading_paused_by.discard("replies")
         self._resuming = True
         try:
@@ -251,6 +269,12 @@ class _Link(asyncio.BufferedProtocol):
     def connection_lost(self, exc: Exception | None) -> None:
         if exc is not None and self.reason in ("closed by the app", "the client hung up"):
             self.reason = f"connection error: {exc}"
+        if self._in_buffer and (exc is not None or self._aborted) and self.connection is not None:
+            # A close that was not aborted writes the whole buffer first; these never left the app.
+            rows = [row for _, answered in self._in_buffer for row in answered]
+            self.connection.not_delivered(rows, "its connection ended while the answer was still in the app's "
+                                                "write buffer (the agent did not read)")
+        self._in_buffer = []
         if self._give_up is not None:
             self._give_up.cancel()
         if self._watch is not None and not self._watch.done():
@@ -266,6 +290,39 @@ class _Link(asyncio.BufferedProtocol):
         transport = self.transport
         if transport is not None and not transport.is_closing():
             transport.write(payload)
+            self._written += len(payload)
+            if self._watching_drain and self._over_limit():  # asyncio calls pause_writing once per watch
+                self._pause_reading("replies")
+
+    def answered(self, rows: Sequence[int], size: int) -> None:
+        """Right after an answer was written (``Connection.answer_sent``): delivered means the agent
+        could read it, i.e. its bytes are in the agent's socket. A transport closed by now dropped
+        them; bytes still in the app's write buffer are delivered when it drains (the server reads
+        nothing more from the client until then), and recorded as not delivered if the connection
+        ends first (:meth:`connection_lost`)."""
+        transport = self.transport
+        if transport is None or transport.is_closing():
+            self.accepted.not_delivered(rows, "its connection was closed when the answer was written")
+            return
+        self._drained()
+        if transport.get_write_buffer_size():
+            self._in_buffer.append((self._written, rows))
+            if not self._watching_drain:  # told when the buffer is empty (resume_writing), exactly
+                self._watching_drain = True
+                transport.set_write_buffer_limits(high=0)
+
+    def _drained(self) -> None:
+        """Forget the answers that have left the app's write buffer (they are in the agent's socket)."""
+        if self._in_buffer and self.transport is not None:
+            flushed = self._written - self.transport.get_write_buffer_size()
+            self._in_buffer = [(end, rows) for end, rows in self._in_buffer if end > flushed]
+
+    def _abort(self) -> None:
+        """Drop the connection and whatever of its replies is still buffered (recorded as not delivered)."""
+        if self.transport is not None:
+            self._drained()
+            self._aborted = True
+            self.transport.abort()
 
     def hang_up(self) -> None:
         """Close once the replies are written; a client that leaves them unread for LINGER seconds loses them.
@@ -286,7 +343,7 @@ class _Link(asyncio.BufferedProtocol):
         if transport is None or transport.is_closing():
             return
         transport.close()
-        self._give_up = self.server._loop.call_later(LINGER, transport.abort)
+        self._give_up = self.server._loop.call_later(LINGER, self._abort)
 
     def peer_gone(self) -> str | None:
         """Why the client can no longer read an answer, or None: the app's own look, at the moment it
@@ -527,8 +584,7 @@ class ApproverServer:
             if late:  # a client that reads nothing keeps its replies in our buffer: drop them now
                 log.warning("%d connections did not close within %g s; aborting them", len(late), CLOSE_WAIT)
                 for link in list(self._links):
-                    if link.transport is not None:
-                        link.transport.abort()
+                    link._abort()
                 await asyncio.wait(late, timeout=CLOSE_WAIT)
         if self._server is not None:
             await self._server.wait_closed()
@@ -708,7 +764,8 @@ class ApproverServer:
             log.warning("the app has file descriptors again")
             self.descriptor_problem = None
             self._tell("descriptors", None)
-        connection = Connection(self.context, peer, link.send, link.hang_up, gone=link.peer_gone)
+        connection = Connection(self.context, peer, link.send, link.hang_up, gone=link.peer_gone,
+                                answer_sent=link.answered)
         if full:  # every connection has something pending: this one may ask what decides nothing
             connection.no_requests = (f"the app already serves {serving} connections, each with a request "
                                       f"pending (at most {self.max_connections}); ask again later")

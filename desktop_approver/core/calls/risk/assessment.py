@@ -40,8 +40,14 @@ def assess(tool: str, args: Mapping[str, Any] | Any, *, cwd: str | None = None,
         hints_key = _canonical(dict(hints)) if hints else ""
     except (TypeError, ValueError):
         return _assess(tool, args, cwd, hints)
+    if len(canonical_args) > MAX_CACHED_ARGS:  # read, never kept: 2,048 of them could hold gigabytes
+        return _assess(tool, args, cwd, hints)
     return _assess_cached(tool, canonical_args, cwd, hints_key, os.environ.get("HOME"), os.environ.get("TMPDIR", ""),
                           catalog_generation())
+
+
+MAX_CACHED_ARGS = 64 * 1024
+"""Characters of a call's arguments beyond which its reading is not cached (requests may be 1 MiB)."""
 
 
 def _canonical(value: Any) -> str:

@@ -175,7 +175,9 @@ def command_findings(run: ShellRun, cwd: str | None, workspace: str | None, find
         for level, reason in in_sh.items:
             if level == DESTRUCTIVE:
                 findings.add(level, reason)
-    if run.parse_error:
+    if run.unread:
+        findings.add(MODERATE, f"{run.parse_error}; check it by eye")
+    elif run.parse_error:
         findings.add(MODERATE, "could not be parsed cleanly; check it by eye")
     line = _Line(run, cwd, workspace, findings, depth)
     pipelines: dict[int, list[SimpleCommand]] = {}

@@ -14,6 +14,7 @@ raise the level (an option that runs a program, a variable that does, a deploy).
 from __future__ import annotations
 
 import fnmatch
+import itertools
 import os
 import re
 from collections.abc import Callable, Iterable, Mapping
@@ -70,6 +71,9 @@ _PLAIN_WRAPPERS = frozenset({"timeout", "nice", "time", "nohup", "command", "bui
                              "time --verbose", "watch -c", "watch -n", "watch --interval", "watch -t", "watch -d",
                              "watch --no-title", "watch --differences"})
 _ENV_WITH_OPTIONS = re.compile(r"(^|[\s;&|(])env\s+-")
+MAX_PREFIX_NAMES = 100
+"""Different ``NAME=value`` names one command line's reading looks up (each against every pattern of
+the catalog); more are a gap: not understood."""
 _PREFIXES = re.compile(r"(?:^|[;&|(\n]|\benv\s)\s*((?:[A-Za-z_]\w*\+?=(?:'[^']*'|\"[^\"]*\"|\S)*\s+)+)")
 _EXTENSION_GLOB = re.compile(r"^[\w.-]*\*[\w-]*\.[A-Za-z0-9]+$")
 _EFFECT_REASONS = {
@@ -153,13 +157,21 @@ def catalog_effect(cmd: SimpleCommand, cwd: str | None) -> str | None:
 # -- shell command lines ---------------------------------------------------------------------------
 
 def _command_line(run: ShellRun, cwd: str | None, state: _Reading) -> None:
-    if run.parse_error:
+    if run.unread:
+        state.gap(f"a command line {run.parse_error}")
+    elif run.parse_error:
         state.gap("a command line that does not parse cleanly")
+    if run.unread:  # past the reading's budget: nothing in it is read, not even by a pattern
+        return
+    names: dict[str, None] = {}
     for prefix in _PREFIXES.finditer(run.text):
         # NAME=value in front of a command whose own assignments the parser does not keep
         # (``BASH_ENV=x bash -c '...'`` gives the inner commands without it)
-        for name in re.findall(r"([A-Za-z_]\w*)\+?=", prefix.group(1)):
-            _variable(name, state)
+        names.update(dict.fromkeys(re.findall(r"([A-Za-z_]\w*)\+?=", prefix.group(1))))
+    if len(names) > MAX_PREFIX_NAMES:  # each is looked up in the catalog's patterns: bounded, never guessed
+        state.gap(f"more than {MAX_PREFIX_NAMES} different NAME=value prefixes")
+    for name in itertools.islice(names, MAX_PREFIX_NAMES):
+        _variable(name, state)
     for program, here in zip(run.programs, working_dirs(run.programs, cwd), strict=True):
         _simple(program, here, state)
 
