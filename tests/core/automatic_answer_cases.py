@@ -367,6 +367,11 @@ ISSUE_30_RED_TEAM_SHELL_FAMILIES: Families = [
      ["curl *"]),
     ("F4 httpie with a method it does not list", goose("http PURGE https://cdn.example.com/"), ["http *"]),
     ("F4 xh MOVE", cline("xh MOVE https://dav.example.com/a Destination:https://dav.example.com/b"), ["xh *"]),
+    ("F7 a runner given tests outside the project", bash("pytest /tmp/evil"), ["pytest *"]),
+    ("F7 a linter config outside the project", gemini("npx eslint -c /tmp/evil.js ."), ["npx eslint *"]),
+    ("F7 a plugin loaded by name", bash("pytest -p evil_plugin"), ["pytest *"]),
+    ("F7 a requirements file is code to install", codex("pip install -r /tmp/r.txt"), ["pip install *"]),
+    ("F7 an archive in capitals", goose("pip install evil.ZIP"), ["pip install *"]),
 ]
 ISSUE_30_RED_TEAM_TOOL_FAMILIES: ToolFamilies = [
     ("F9 an MCP checkout of the branch `.`",

@@ -29,6 +29,14 @@ A program entry (``[program.NAME]``, or ``[program.NAME.sub.WORD]`` for a subcom
     body = "-d"              # options whose value is a request body it sends (``@FILE`` reads that file)
     deletes = "--delete"     # options that make it delete (rsync --delete*, --remove-source-files)
     elsewhere = "--context"  # options whose value picks another machine, cluster or project (never understood)
+    project-code = "-c"      # options whose value is code it runs, or a config that loads code (pytest -c,
+                             # eslint -c, unittest -s): the project's own only inside the working directory
+    loads = "-p"             # options whose value names a module or plugin it loads (pytest -p NAME): only
+                             # ``no:NAME`` (turning one off) is understood; what a name loads is not seen
+    requirements = "-r"      # options whose value is a file listing what it installs (pip -r): code to
+                             # install, read by no reader, so never understood
+    target = "-e"            # options whose value names a project target it runs (tox -e, nox -s): what it
+                             # runs is in the project's file, not in the words, so never understood
     inplace = "-i"           # options that make it write the files it would read (sed -i, with a glued suffix)
     effect = "deploy"        # what running it does beyond its paths: see EFFECTS
     numeric = true           # counts written as options (``head -20``)
@@ -71,7 +79,7 @@ __all__ = ["ARG_ROLES", "EFFECTS", "OPERAND_ROLES", "OPTION_ROLES", "Catalog", "
 
 OPTION_ROLES = ("flag", "value", "optional", "read", "list", "write", "delete", "cd", "runs", "setting", "help", "data",
                 "simulate", "checks", "module", "method", "url", "upload", "body", "deletes", "inplace", "code",
-                "elsewhere")
+                "elsewhere", "project-code", "loads", "requirements", "target")
 OPERAND_ROLES = (
     "none",        # takes no operands
     "text",        # words that name nothing (echo, printf, package or test names)
@@ -81,6 +89,8 @@ OPERAND_ROLES = (
     "url",         # network addresses it reads from
     "command",     # the rest is a program with its arguments, read by the catalog in turn
     "script",      # a program or script file it runs (never understood: its content is unseen)
+    "project-code",   # paths of code it runs (tests, specs, packages): only inside the working directory
+    "targets",     # names of project targets it runs (make X, npm run X): what they run is in a project file
     "names",       # package names: a URL, a VCS address, an archive or a path outside the project is not
     "request",     # an HTTP method, a URL and request items (httpie, xh): sending forms are not understood
     "pids",        # process ids (kill): a group, every process (-1), a job or a variable is not understood

@@ -17,7 +17,9 @@ What it looks at, for the reading's paths and programs:
 - ``git reset --hard``, ``checkout -- PATH``, ``restore``, ``clean``, ``stash drop|clear``: what
   git says they would discard;
 - archives (``tar -x``, ``unzip``) and patch files (``git apply``, ``patch -i``) are opened and
-  their members listed, with where each lands.
+  their members listed, with where each lands;
+- requirements files an installer is given (``pip install -r FILE``) are read (:mod:`.requirements`):
+  proven only when they list package names and nothing else.
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ from ..reading import _PATTERN_FIRST, _READERS, CallReading, PathUse, _patch_use
 from ..shellparse import SimpleCommand
 from .gitview import GitError, GitView, repository_of
 from .model import Facts, Glob, Loss, Member, count_states
+from .requirements import requirement_lines
 from .secrets import Unscannable, scan, warm
 
 __all__ = ["DEFAULT_BUDGET", "gather", "needs_facts"]
@@ -72,6 +75,8 @@ def needs_facts(reading: CallReading) -> bool:
     whose effect depends on them (a git discard, a recursive reader, an archive, a patch)."""
     if reading.paths:
         return True
+    if any(parse(cmd.argv).by_role("requirements") for cmd in reading.programs):
+        return True     # a requirements file is read to see what it installs
     return any(cmd.name in _READERS or cmd.name in _PATTERN_FIRST or cmd.name in _RECURSIVE_READERS
                or cmd.name in ("unzip", "patch") or _git_consequential(cmd)
                or cmd.name in ("tar", "bsdtar") and _tar_extracts(cmd.argv) for cmd in reading.programs)
@@ -141,6 +146,8 @@ class _Gathering:
                     self.path_use(PathUse(".", here, "read", via=cmd.name), recursive_vias[cmd.name])
                 else:
                     self.facts.problem(f"where `{cmd.name}` searches is not known")
+            for listing in parse(cmd.argv).by_role("requirements"):
+                self.requirements(listing.value or "", here)
             if cmd.name == "git":
                 self.git(cmd, here)
             elif cmd.name in ("tar", "bsdtar") and _tar_extracts(cmd.argv):
@@ -149,6 +156,17 @@ class _Gathering:
                 self.archive(cmd, here, "zip")
             elif cmd.name == "patch":
                 self.patch_files(cmd, here, _patch_inputs(cmd, self.reading))
+
+    def requirements(self, word: str, here: str | None) -> None:
+        """A requirements file an installer reads: proven when it lists package names only."""
+        if not here or not os.path.isabs(here) or self.project is None:
+            self.facts.problem(f"the requirements file `{word}` is not in a known project")
+            return
+        _lines, problem = requirement_lines(resolve_path(word, here), self.project)
+        if problem:
+            self.facts.problem(problem)
+        elif word not in self.facts.requirements:
+            self.facts.requirements.append(word)
 
     def bare_operands(self, cmd: SimpleCommand, here: str | None, recursive_reader: str | None) -> None:
         """The files a content reader prints that the reading did not take for paths: it reads

@@ -129,6 +129,7 @@ class Facts:
     secrets: list[Secret] = field(default_factory=list)
     members: list[Member] = field(default_factory=list)
     scanned: int = 0                # files whose content was scanned for secrets and found free of them
+    requirements: list[str] = field(default_factory=list)   # requirements files (as written) listing only names
     graded_deletes: set[str] = field(default_factory=set)   # resolved delete targets whose loss is in ``losses``
     graded_git: set[str] = field(default_factory=set)       # git subcommands graded by what they discard
     elapsed_ms: float = 0.0
@@ -157,6 +158,7 @@ class Facts:
                 if member.outside or member.link]
         if self.scanned:
             out.append(f"read {self.scanned:,} file{'s' if self.scanned != 1 else ''} scanned: no secret found")
+        out += [f"requirements file `{path}` lists only package names" for path in self.requirements]
         out += [f"not proven: {problem}" for problem in self.problems]
         if not self.complete and self.why:
             out.append(f"facts incomplete: {self.why}")
@@ -196,6 +198,8 @@ class Facts:
                                "link": m.link} for m in self.members[:50]]
         if self.scanned:
             out["scanned"] = self.scanned
+        if self.requirements:
+            out["requirements"] = list(self.requirements)
         return out
 
 

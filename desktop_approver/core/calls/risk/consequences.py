@@ -14,7 +14,8 @@ Applied last, by :func:`.assessment.assess_reading` when it is given facts:
   way to it, and only where every such path or command was graded (the reasons it replaces are
   listed below, and a test keeps them the reader's);
 - every archive or patch member is judged as a write of the place it lands (a git hook, an
-  agent's settings file, a file outside the project).
+  agent's settings file, a file outside the project);
+- a requirements file read whole that lists package names only closes the reader's gap for it.
 """
 
 from __future__ import annotations
@@ -48,6 +49,10 @@ def judge_facts(reading: CallReading, workspace: str | None, findings: Findings,
         return (*reader_gaps, f"facts about its paths are unavailable: {facts.why}")
     expanded = {glob.pattern for glob in facts.globs if facts.complete and _PLAIN_GLOB.match(glob.pattern)}
     gaps: list[str] = [gap for gap in reader_gaps if not any(gap.startswith(f"path `{p}` ") for p in expanded)]
+    # a requirements file read whole and listing only package names is what the same names on the
+    # command line would be (pip install -r requirements.txt)
+    listed = tuple(f"what the file `{path}` of " for path in facts.requirements) if facts.complete else ()
+    gaps = [gap for gap in gaps if not gap.startswith(listed)] if listed else gaps
     if not facts.complete:
         gaps.append(f"facts about its paths are incomplete: {facts.why}")
     gaps += facts.problems

@@ -304,6 +304,14 @@ def _option_use(use: OptionUse, entry: Program, label: str, here: str | None, st
         state.gap(f"option `{option}` of `{label}` (a dry run that still runs some of its code)")
     elif role == "elsewhere":
         state.gap(f"option `{option} {value}` of `{label}` (it acts on another machine, cluster or project)")
+    elif role == "project-code" and value is not None:
+        _project_code(value, label, f"option `{option}` of `{label}`", here, state)
+    elif role == "loads" and value is not None and not re.fullmatch(r"no:[\w.-]+", value):
+        state.gap(f"module `{value}` that `{label} {option}` loads (its code is not seen)")
+    elif role == "requirements" and value is not None:
+        state.gap(f"what the file `{value}` of `{label} {option}` lists (code to install, not read)")
+    elif role == "target" and value is not None:
+        state.gap(f"target `{value}` of `{label} {option}` (what it runs is in the project's file, not read)")
     elif role == "method" and value is not None and not re.fullmatch(r"[A-Za-z]+", value):
         state.gap(f"method `{value}` of `{label}`")
     return here
@@ -366,6 +374,10 @@ def _operands(entry: Program, label: str, operands: list[str], cwd: str | None, 
         state.gap(f"operand `{operands[0]}` of `{label}`")
     elif role == "script":
         state.gap(f"the script or program `{operands[0]}` that `{label}` runs")
+    elif role == "project-code":
+        # after a word the parse did not read, which words are operands is not known (a gap stands)
+        for word in operands if not found.gaps else ():
+            _project_code(word, label, f"operand of `{label}`", cwd, state)
     elif role in ("text", "url"):
         if role == "url":
             for word in operands:
@@ -392,6 +404,31 @@ def _operands(entry: Program, label: str, operands: list[str], cwd: str | None, 
             # gzip -d FILE, black DIR); a dry run or read-only form writes nothing
             _path(word, role, cwd, state, f"operand of `{label}`",
                   judge=word not in state.judged and not (state.simulated and role in ("write", "delete")))
+
+
+# What a runner's operand adds to the path of the code it names: a pytest node id (``::test_x``),
+# an rspec line or example id (``:12``, ``[1:2]``), go's package pattern (``/...``).
+_CODE_SELECTOR = re.compile(r"(::.*|(:\d+)+|\[[\d:]+\])$")
+
+
+def _project_code(word: str, label: str, where: str, cwd: str | None, state: _Reading) -> None:
+    """A path of code a runner runs (tests, specs, packages) or of a config that loads code
+    (``pytest -c``, ``eslint -c``): the project's own code only as a literal path inside the
+    working directory (the project). Anywhere else it is code the agent may have written or
+    fetched there a step before, that no reader has seen: a gap, whatever the runner's own why."""
+    path = _CODE_SELECTOR.sub("", word)
+    path = path[:-4] if path.endswith("/...") else "." if path == "..." else path
+    if not path or not literal_path(path):
+        state.gap(f"code `{word}` that `{label}` runs ({where})")
+        return
+    if cwd is None and not path.startswith(("/", "~", "$HOME", "${HOME}")):
+        state.gap(f"path `{word}` (the directory it is relative to is not known)")
+        return
+    place = Place(PathUse(path, resolve_path(path, cwd), "read"), state.workspace) if state.workspace else None
+    if place is None or not place.in_project:
+        state.gap(f"code `{word}` that `{label}` runs (outside the working directory: not the project's own)")
+        return
+    judge_use(PathUse(path, resolve_path(path, cwd), "read", False, label), state.workspace, state.findings)
 
 
 def _plain_sed(script: str) -> bool:
