@@ -37,6 +37,8 @@ A program entry (``[program.NAME]``, or ``[program.NAME.sub.WORD]`` for a subcom
                              # install, read by no reader, so never understood
     target = "-e"            # options whose value names a project target it runs (tox -e, nox -s): what it
                              # runs is in the project's file, not in the words, so never understood
+    variable = "-v"          # options whose value names a shell variable it sets (printf -v, read -a):
+                             # judged like a NAME=value prefix
     inplace = "-i"           # options that make it write the files it would read (sed -i, with a glued suffix)
     effect = "deploy"        # what running it does beyond its paths: see EFFECTS
     numeric = true           # counts written as options (``head -20``)
@@ -79,7 +81,7 @@ __all__ = ["ARG_ROLES", "EFFECTS", "OPERAND_ROLES", "OPTION_ROLES", "Catalog", "
 
 OPTION_ROLES = ("flag", "value", "optional", "read", "list", "write", "delete", "cd", "runs", "setting", "help", "data",
                 "simulate", "checks", "module", "method", "url", "upload", "body", "deletes", "inplace", "code",
-                "elsewhere", "project-code", "loads", "requirements", "target")
+                "elsewhere", "project-code", "loads", "requirements", "target", "variable")
 OPERAND_ROLES = (
     "none",        # takes no operands
     "text",        # words that name nothing (echo, printf, package or test names)
@@ -90,7 +92,7 @@ OPERAND_ROLES = (
     "command",     # the rest is a program with its arguments, read by the catalog in turn
     "script",      # a program or script file it runs (never understood: its content is unseen)
     "project-code",   # paths of code it runs (tests, specs, packages): only inside the working directory
-    "targets",     # names of project targets it runs (make X, npm run X): what they run is in a project file
+    "variables",   # names of shell variables it sets, NAME or NAME=value (read, mapfile, declare, local)
     "names",       # package names: a URL, a VCS address, an archive or a path outside the project is not
     "request",     # an HTTP method, a URL and request items (httpie, xh): sending forms are not understood
     "pids",        # process ids (kill): a group, every process (-1), a job or a variable is not understood

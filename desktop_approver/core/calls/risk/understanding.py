@@ -69,6 +69,10 @@ _PLAIN_WRAPPERS = frozenset({"timeout", "nice", "time", "nohup", "command", "bui
                              "watch --no-title", "watch --differences"})
 _ENV_WITH_OPTIONS = re.compile(r"(^|[\s;&|(])env\s+-")
 _PREFIXES = re.compile(r"(?:^|[;&|(\n]|\benv\s)\s*((?:[A-Za-z_]\w*\+?=(?:'[^']*'|\"[^\"]*\"|\S)*\s+)+)")
+_EXPANSION_ASSIGNS = re.compile(r"\$\{([A-Za-z_]\w*):?=")
+_ARITHMETIC = re.compile(r"\(\((.*?)\)\)", re.S)
+_ARITHMETIC_ASSIGNS = re.compile(r"([A-Za-z_]\w*)(?:\[[^\]]*\])?\s*(?:(?:[-+*/%&|^]|<<|>>)?=(?!=)|\+\+|--)"
+                                 r"|(?:\+\+|--)\s*([A-Za-z_]\w*)")
 _EXTENSION_GLOB = re.compile(r"^[\w.-]*\*[\w-]*\.[A-Za-z0-9]+$")
 _EFFECT_REASONS = {
     "remote-write": (DESTRUCTIVE, "changes something outside the machine ({})"),
@@ -156,6 +160,13 @@ def _command_line(run: ShellRun, cwd: str | None, state: _Reading) -> None:
         # (``BASH_ENV=x bash -c '...'`` gives the inner commands without it)
         for name in re.findall(r"([A-Za-z_]\w*)\+?=", prefix.group(1)):
             _variable(name, state)
+    for name in _EXPANSION_ASSIGNS.findall(run.text):
+        # ${NAME:=word} and ${NAME=word} set NAME when it is unset or empty
+        _variable(name, state)
+    for arithmetic in _ARITHMETIC.findall(run.text):
+        # (( NAME = 1 )), $(( NAME += 2 )), (( NAME++ )): arithmetic sets variables too
+        for found in _ARITHMETIC_ASSIGNS.finditer(arithmetic):
+            _variable(found.group(1) or found.group(2), state)
     for program, here in zip(run.programs, working_dirs(run.programs, cwd), strict=True):
         _simple(program, here, state)
 
@@ -222,6 +233,17 @@ def _variable(name: str, state: _Reading) -> None:
         state.findings.add(DESTRUCTIVE, f"sets a variable that makes it run another program ({name})")
     elif not state.cat.variable_is_harmless(name):
         state.gap(f"variable `{name}`")
+
+
+def _set_variable(word: str, label: str, state: _Reading) -> None:
+    """A shell variable a builtin sets (``read PATH``, ``printf -v PROMPT_COMMAND``, ``local IFS=x``,
+    ``mapfile arr``): judged like a ``NAME=value`` prefix; a word that is not a plain name (an
+    element ``a[$i]``, an expansion) names a variable no reader can tell."""
+    name = re.fullmatch(r"([A-Za-z_]\w*)(\[[\w]*\])?\+?", word)
+    if name is None:
+        state.gap(f"variable `{word}` set by `{label}`")
+    else:
+        _variable(name.group(1), state)
 
 
 def _parsed(found: Parse, cwd: str | None, state: _Reading) -> None:
@@ -310,6 +332,8 @@ def _option_use(use: OptionUse, entry: Program, label: str, here: str | None, st
         state.gap(f"module `{value}` that `{label} {option}` loads (its code is not seen)")
     elif role == "requirements" and value is not None:
         state.gap(f"what the file `{value}` of `{label} {option}` lists (code to install, not read)")
+    elif role == "variable" and value is not None:
+        _set_variable(value, label, state)
     elif role == "target" and value is not None:
         state.gap(f"target `{value}` of `{label} {option}` (what it runs is in the project's file, not read)")
     elif role == "method" and value is not None and not re.fullmatch(r"[A-Za-z]+", value):
@@ -374,6 +398,9 @@ def _operands(entry: Program, label: str, operands: list[str], cwd: str | None, 
         state.gap(f"operand `{operands[0]}` of `{label}`")
     elif role == "script":
         state.gap(f"the script or program `{operands[0]}` that `{label}` runs")
+    elif role == "variables":
+        for word in operands:
+            _set_variable(word.split("=", 1)[0], label, state)
     elif role == "project-code":
         # after a word the parse did not read, which words are operands is not known (a gap stands)
         for word in operands if not found.gaps else ():
