@@ -375,11 +375,19 @@ ISSUE_30_RED_TEAM_SHELL_FAMILIES: Families = [
     ("F8 printf -v sets PATH", bash("printf -v PATH '%s' /tmp/evil; ls"), ["printf *", "ls *"]),
     ("F8 read sets PROMPT_COMMAND", openhands("read PROMPT_COMMAND <<< 'rm -rf /home/me/Documents'"), ["read *"]),
     ("F8 a loop sets PATH", codex("for PATH in /tmp/evil; do ls; done"), ["ls *"]),
+    ("F10 a glob of key files", bash("cat certs/*.key"), ["cat *"]),
+    ("F10 a key in capitals", openhands("cat KEY.PEM"), ["cat *"]),
 ]
 ISSUE_30_RED_TEAM_TOOL_FAMILIES: ToolFamilies = [
     ("F9 an MCP checkout of the branch `.`",
      ("mcp__git__git_checkout", {"repo_path": PROJECT, "branch_name": "."}), "mcp__git__git_checkou*"),
     ("F9 an MCP checkout of the branch `-f`",
      ("mcp__git__git_checkout", {"repo_path": PROJECT, "branch_name": "-f"}), "mcp__git__git_checkou*"),
+]
+ISSUE_30_RED_TEAM_TOOL_FAMILIES += [
+    ("F10 a Grep glob of .env files", ("Grep", {"pattern": ".", "path": PROJECT, "glob": "**/.env",
+                                              "output_mode": "content"}), "Gre*"),
+    ("F10 read_many_files include of key files", ("read_many_files", {"paths": ["."], "include": ["**/*.pem"]}),
+     "read_many_file*"),
 ]
 ISSUE_30_RED_TEAM_CASES = as_cases(ISSUE_30_RED_TEAM_SHELL_FAMILIES, ISSUE_30_RED_TEAM_TOOL_FAMILIES)

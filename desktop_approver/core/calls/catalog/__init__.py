@@ -55,7 +55,8 @@ A program entry (``[program.NAME]``, or ``[program.NAME.sub.WORD]`` for a subcom
     simulates = true         # this subcommand only simulates (terraform plan)
     unvouched = "why"        # read by its grammar, but never understood (it runs code no reader sees)
 
-A tool entry (``[tool.NAME]``) gives each argument's role (``args = {path = "read"}``) and the
+A tool entry (``[tool.NAME]``) gives each argument's role (``args = {path = "read"}``; ``select`` is
+a file name pattern choosing the files it reads, judged by the files it may match) and the
 tool's ``effect``; ``[environment]`` lists harmless variables and variables that run programs;
 ``[credentials]`` lists credential files by name and directory; ``[project]`` the files of a project
 that run later as code, its trusted executables, the directories that are never a project and the
@@ -108,8 +109,8 @@ EFFECTS = (
     "prints-secret",  # prints a credential into the agent's context
     "loses-data",  # drops or resets a database, or its migrations to nothing (nothing brings it back)
 )
-ARG_ROLES = ("read", "list", "write", "delete", "cwd", "text", "option", "pattern", "url", "sql", "command", "code",
-             "recipient", "patch", "edits", "content", "remote", "wrapped-tool", "wrapped-args")
+ARG_ROLES = ("read", "list", "write", "delete", "cwd", "text", "option", "pattern", "select", "url", "sql", "command",
+             "code", "recipient", "patch", "edits", "content", "remote", "wrapped-tool", "wrapped-args")
 _OPTION_FIELDS = {role: role for role in OPTION_ROLES}
 # A program entry's true/false keys, and its keys that name an operand by its place (from 1).
 _SWITCHES = ("numeric", "options_as_text", "response_files", "sends_input", "revision_paths", "secret_keys",

@@ -569,6 +569,9 @@ def _path(word: str, role: str, cwd: str | None, state: _Reading, where: str, *,
     if text in ("-", "/dev/null", "/dev/stdout", "/dev/stderr", "/dev/stdin", "/dev/tty"):
         return
     if not literal_path(text):
+        if _may_match_secret(text, role, cwd, state):
+            state.gap(f"path `{word}` ({where}: it may match a secret's name)")
+            return
         head, _, last = text.rpartition("/")
         folders = [part for part in head.split("/") if part != "**"] if head else []
         literal_head = literal_path("/".join(folders) or ".") and not text.startswith(("-", "+", "/**"))
@@ -590,6 +593,40 @@ def _path(word: str, role: str, cwd: str | None, state: _Reading, where: str, *,
         judged: Operation = "delete" if role == "delete" else "write" if role == "write" else "read"
         judge_use(PathUse(text, resolve_path(text, cwd), judged, recursive, via, role == "list"),
                   state.workspace, state.findings)
+
+
+def _may_match_secret(pattern: str, role: str, cwd: str | None, state: _Reading) -> bool:
+    """Whether a file name pattern (``*.pem``, ``certs/*.KEY``, ``**/.env``, ``{a,key}.pem``) can
+    match a file named like a secret; if so, it is judged as that file (a read of a secret is
+    destructive). Each brace choice is tried, a class as its first letter, and the wildcards as
+    matching nothing and a plain name: a shell with ``dotglob`` lets ``*.env`` match ``.env``, and
+    no reader knows how a kept shell was set."""
+    choices = [pattern]
+    while any("{" in choice for choice in choices) and len(choices) < 64:
+        expanded: list[str] = []
+        for choice in choices:
+            brace = re.search(r"\{([^{}]*)\}", choice)
+            if brace is None:
+                expanded.append(choice)
+                continue
+            expanded += [choice[:brace.start()] + part + choice[brace.end():] for part in brace.group(1).split(",")]
+        if expanded == choices:
+            break
+        choices = expanded
+    operation: Operation = "delete" if role == "delete" else "write" if role == "write" else "read"
+    for choice in choices:
+        # a class matches its first letter ([kK] -> k), or a plain letter when negated
+        shaped = re.sub(r"\[(!|\^)?([^\]])[^\]]*\]", lambda m: "x" if m.group(1) else m.group(2),
+                        re.sub(r"\*\*/", "", choice))
+        for fill in ("", "x"):
+            instance = re.sub(r"[*?]+", fill, shaped)
+            if not instance or instance.endswith("/"):
+                continue
+            use = PathUse(instance, resolve_path(instance, cwd), operation, via=pattern)
+            if Place(use, state.workspace).secret:
+                judge_use(use, state.workspace, state.findings)
+                return True
+    return False
 
 
 # -- tool calls --------------------------------------------------------------------------------------
@@ -705,6 +742,11 @@ def _tool_args(reading: CallReading, entry: Tool, state: _Reading) -> None:
             state.gap(f"directory `{value}`")
         elif role in _PATH_ROLES and isinstance(value, str) and not literal_path(value) and role != "list":
             state.gap(f"path `{value}`")
+        elif role == "select":
+            # a file name pattern choosing what it reads (Grep glob, read_many_files include)
+            for pattern in [value] if isinstance(value, str) else value if isinstance(value, list) else []:
+                if isinstance(pattern, str) and _may_match_secret(pattern, "read", reading.cwd, state):
+                    state.gap(f"pattern `{pattern}` of `{reading.name}` (it may match a secret's name)")
         elif role == "list" and isinstance(value, str) and re.search(r"[$`]", value):
             state.gap(f"path `{value}`")
         elif role == "option" and isinstance(value, str) and not _PLAIN_WORD.fullmatch(value):
