@@ -377,6 +377,12 @@ ISSUE_30_RED_TEAM_SHELL_FAMILIES: Families = [
     ("F8 a loop sets PATH", codex("for PATH in /tmp/evil; do ls; done"), ["ls *"]),
     ("F10 a glob of key files", bash("cat certs/*.key"), ["cat *"]),
     ("F10 a key in capitals", openhands("cat KEY.PEM"), ["cat *"]),
+    ("F11 tox -e names a target", bash("tox -e deploy"), ["tox *"]),
+    ("F11 nox -s names a session", codex("nox -s publish"), ["nox *"]),
+    ("F12 gawk @include reads another program", bash("awk '@include \"/tmp/x.awk\"' README.md"), ["awk *"]),
+    ("F13 tofu plan runs external data sources", gemini("tofu plan"), ["tofu plan*"]),
+    ("F13 an inventory script runs for --list-hosts",
+     codex("ansible-playbook --list-hosts -i /tmp/evil.py site.yml"), ["ansible-playbook *"]),
 ]
 ISSUE_30_RED_TEAM_TOOL_FAMILIES: ToolFamilies = [
     ("F9 an MCP checkout of the branch `.`",

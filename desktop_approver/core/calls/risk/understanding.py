@@ -475,8 +475,10 @@ def _plain_sed(script: str) -> bool:
 
 def _plain_awk(program: str) -> bool:
     """An awk program that only computes and prints: no ``system()``, pipes, ``getline`` or
-    ``print > file``."""
-    return not re.search(r"system\s*\(|\||getline|print[f]?[^;}]*>|close\s*\(|fflush|ENVIRON", program)
+    ``print > file``, and no ``@`` outside its strings: gawk's ``@include`` and ``@load`` read
+    another program or load a library, and ``@name()`` calls a function named at run time."""
+    code = re.sub(r'"(\\.|[^"\\])*"', '""', program)
+    return not re.search(r"system\s*\(|\||getline|print[f]?[^;}]*>|close\s*\(|fflush|ENVIRON|@", code)
 
 
 _CODE_ON_STDIN = frozenset({"sqlite3", "duckdb", "psql", "mysql", "mariadb", "patch"})
