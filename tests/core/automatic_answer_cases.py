@@ -391,6 +391,10 @@ ISSUE_30_RED_TEAM_TOOL_FAMILIES: ToolFamilies = [
      ("mcp__git__git_checkout", {"repo_path": PROJECT, "branch_name": "-f"}), "mcp__git__git_checkou*"),
 ]
 ISSUE_30_RED_TEAM_TOOL_FAMILIES += [
+    ("F4 a GET to a bot API sends a message",
+     ("http_request", {"url": "https://api.telegram.org/bot1:a/sendMessage?chat_id=1&text=hi"}), "http_reques*"),
+    ("F4 a GET to a webhook", ("WebFetch", {"url": "https://hooks.zapier.com/hooks/catch/1/abc/?x=1", "prompt": "x"}),
+     "WebFetc*"),
     ("F10 a Grep glob of .env files", ("Grep", {"pattern": ".", "path": PROJECT, "glob": "**/.env",
                                               "output_mode": "content"}), "Gre*"),
     ("F10 read_many_files include of key files", ("read_many_files", {"paths": ["."], "include": ["**/*.pem"]}),

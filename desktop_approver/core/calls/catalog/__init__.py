@@ -61,7 +61,8 @@ tool's ``effect``; ``[environment]`` lists harmless variables and variables that
 ``[credentials]`` lists credential files by name and directory; ``[project]`` the files of a project
 that run later as code, its trusted executables, the directories that are never a project and the
 directories builds write (``build_outputs``: git-ignored there, a delete loses nothing a build cannot remake);
-``[servers]`` the MCP servers
+``[web]`` the hosts where a GET only reads (``read_only``: documentation, package registries,
+code hosts' pages and read APIs; a GET elsewhere may act: a webhook, a bot API); ``[servers]`` the MCP servers
 (and Goose extensions) whose tools act on this machine: a tool of any other server
 (``mcp__prod_sftp__delete_file``) writes, deletes and runs commands elsewhere.
 """
@@ -69,6 +70,7 @@ directories builds write (``build_outputs``: git-ignored there, a delete loses n
 from __future__ import annotations
 
 import fnmatch
+import re
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
@@ -178,6 +180,7 @@ class Catalog:
     trusted_programs: tuple[str, ...] = ()
     not_projects: tuple[str, ...] = ()
     build_outputs: tuple[str, ...] = ()
+    read_only_hosts: tuple[str, ...] = ()
 
     def program(self, name: str) -> Program | None:
         return self.programs.get(name)
@@ -191,6 +194,11 @@ class Catalog:
 
     def variable_runs_programs(self, name: str) -> bool:
         return any(fnmatch.fnmatchcase(name.upper(), p.upper()) for p in self.program_variables)
+
+    def host_only_reads(self, host: str) -> bool:
+        """Whether a GET, HEAD or OPTIONS request to ``host`` only reads (the ``[web]`` table)."""
+        name = re.sub(r":\d+$", "", host.lower().rstrip("."))
+        return any(fnmatch.fnmatchcase(name, p) for p in self.read_only_hosts)
 
     def variable_is_harmless(self, name: str) -> bool:
         return not self.variable_runs_programs(name) and any(fnmatch.fnmatchcase(name, p)
@@ -286,7 +294,7 @@ def _tool(name: str, data: Any, where: str) -> Tool:
 
 def parse_catalog(data: Mapping[str, Any], source: str, base: Catalog | None = None) -> Catalog:
     """``base`` extended by one parsed TOML mapping (a catalog file, or a policy's ``[catalog]``)."""
-    unknown = set(data) - {"program", "tool", "environment", "credentials", "servers", "project"}
+    unknown = set(data) - {"program", "tool", "environment", "credentials", "servers", "project", "web"}
     if unknown:
         raise CatalogError(source, f"unknown table(s) {sorted(unknown)}")
     base = base or Catalog({}, {})
@@ -300,13 +308,14 @@ def parse_catalog(data: Mapping[str, Any], source: str, base: Catalog | None = N
     creds = _table(data, "credentials", source)
     servers = _table(data, "servers", source)
     project = _table(data, "project", source)
+    web = _table(data, "web", source)
     project_keys = ("runs_later", "runs_later_dirs", "trusted_programs", "not_projects", "build_outputs")
     for table, keys, label in ((env, {"harmless", "runs_programs"}, "environment"),
                                (creds, {"names", "dirs"}, "credentials"), (servers, {"local"}, "servers"),
-                               (project, set(project_keys), "project")):
+                               (project, set(project_keys), "project"), (web, {"read_only"}, "web")):
         if set(table) - keys:
             raise CatalogError(f"{source}: {label}", f"unknown key(s) {sorted(set(table) - keys)}")
-    return Catalog(
+    made = Catalog(
         programs, tools,
         base.harmless_variables + tuple(_words(env.get("harmless", []), f"{source}: environment.harmless")),
         base.program_variables + tuple(_words(env.get("runs_programs", []), f"{source}: environment.runs_programs")),
@@ -316,6 +325,8 @@ def parse_catalog(data: Mapping[str, Any], source: str, base: Catalog | None = N
         base.local_servers + tuple(w.lower() for w in _words(servers.get("local", []), f"{source}: servers.local")),
         *(getattr(base, key) + tuple(_words(project.get(key, []), f"{source}: project.{key}"))
           for key in project_keys))
+    hosts = tuple(word.lower() for word in _words(web.get("read_only", []), f"{source}: web.read_only"))
+    return replace(made, read_only_hosts=base.read_only_hosts + hosts)
 
 
 def _table(data: Mapping[str, Any], key: str, source: str) -> Mapping[str, Any]:

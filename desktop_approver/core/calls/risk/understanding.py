@@ -644,6 +644,13 @@ def _tool_call(reading: CallReading, state: _Reading) -> None:
         if method not in ("GET", "HEAD", "OPTIONS") or any(reading.args.get(k) not in (None, "", {}, [])
                                                            for k in ("body", "data", "json", "form")):
             state.gap(f"a request that sends data ({method})")
+        else:
+            # a GET acts where the host makes it act (a webhook, a bot API's sendMessage): it only
+            # reads where the catalog knows the host as one that only serves reads
+            for url in reading.urls:
+                host = host_of(url)
+                if not is_local(url) and not state.cat.host_only_reads(host):
+                    state.gap(f"a request to `{host}` (the catalog does not know a GET there as only reading)")
     operation = reading.args.get("operation")
     if reading.family == "patch" and isinstance(operation, Mapping) and (
             operation.get("type") not in ("create_file", "update_file", "delete_file")
