@@ -95,6 +95,8 @@ OPERAND_ROLES = (
     "command",     # the rest is a program with its arguments, read by the catalog in turn
     "script",      # a program or script file it runs (never understood: its content is unseen)
     "project-code",   # paths of code it runs (tests, specs, packages): only inside the working directory
+    "targets",     # a project script it runs by name, then its arguments (npm run NAME): what it runs is
+                   # in the project's file, read by the facts (package.json), never guessed from the name
     "variables",   # names of shell variables it sets, NAME or NAME=value (read, mapfile, declare, local)
     "names",       # package names: a URL, a VCS address, an archive or a path outside the project is not
     "request",     # an HTTP method, a URL and request items (httpie, xh): sending forms are not understood

@@ -15,14 +15,15 @@ Applied last, by :func:`.assessment.assess_reading` when it is given facts:
   listed below, and a test keeps them the reader's);
 - every archive or patch member is judged as a write of the place it lands (a git hook, an
   agent's settings file, a file outside the project);
-- a requirements file read whole that lists package names only closes the reader's gap for it.
+- a requirements file read whole that lists package names only closes the reader's gap for it;
+- a project script run by name is read like the command lines ``package.json`` gives it.
 """
 
 from __future__ import annotations
 
 import re
 
-from ..facts.model import Facts, Loss
+from ..facts.model import Facts, Loss, Script
 from ..reading import CallReading, PathUse
 from .findings import DESTRUCTIVE, MODERATE, Findings
 from .places import judge_use
@@ -53,6 +54,8 @@ def judge_facts(reading: CallReading, workspace: str | None, findings: Findings,
     # command line would be (pip install -r requirements.txt)
     listed = tuple(f"what the file `{path}` of " for path in facts.requirements) if facts.complete else ()
     gaps = [gap for gap in gaps if not gap.startswith(listed)] if listed else gaps
+    for script in facts.scripts if facts.complete else ():
+        gaps = _script(script, reading, findings, gaps)
     if not facts.complete:
         gaps.append(f"facts about its paths are incomplete: {facts.why}")
     gaps += facts.problems
@@ -82,6 +85,22 @@ def judge_facts(reading: CallReading, workspace: str | None, findings: Findings,
         findings.add(MODERATE, f"{_verbs(kept)} only what git or a build can bring back: "
                      + _named([loss.what for loss in kept]))
     return tuple(gaps)
+
+
+def _script(script: Script, reading: CallReading, findings: Findings, gaps: list[str]) -> list[str]:
+    """A project script run by name is read like the command lines its file gives it: understood
+    (the reader's gap for its name closed) when each of them is, its findings the call's."""
+    from .assessment import assess
+
+    missing: list[str] = []
+    for line in script.lines:
+        found = assess("Bash", {"command": line}, cwd=reading.cwd)
+        for reason in found.reasons:
+            findings.add(found.level, reason)
+        missing += [f"script `{script.name}` of `{script.runner}`: {gap}" for gap in found.gaps]
+    if missing:
+        return [*gaps, *missing]
+    return [gap for gap in gaps if not gap.startswith(f"target `{script.name}` of `{script.runner}` ")]
 
 
 _VERBS = {"delete": "deletes", "deletes": "deletes", "overwrite": "overwrites", "discards": "discards",

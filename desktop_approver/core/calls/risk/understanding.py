@@ -398,6 +398,9 @@ def _operands(entry: Program, label: str, operands: list[str], cwd: str | None, 
         state.gap(f"operand `{operands[0]}` of `{label}`")
     elif role == "script":
         state.gap(f"the script or program `{operands[0]}` that `{label}` runs")
+    elif role == "targets":
+        # npm run NAME: what NAME runs is in package.json (the facts read it), not in its name
+        state.gap(f"target `{operands[0]}` of `{label}` (what it runs is in the project's file, not read)")
     elif role == "variables":
         for word in operands:
             _set_variable(word.split("=", 1)[0], label, state)
