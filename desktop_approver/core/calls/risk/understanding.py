@@ -627,7 +627,7 @@ def _may_match_secret(pattern: str, role: str, cwd: str | None, state: _Reading)
             instance = re.sub(r"[*?]+", fill, shaped)
             if not instance or instance.endswith("/"):
                 continue
-            use = PathUse(instance, resolve_path(instance, cwd), operation, via=pattern)
+            use = PathUse(instance, resolve_path(instance, cwd), operation, via=pattern, listing=role == "list")
             if Place(use, state.workspace).secret:
                 judge_use(use, state.workspace, state.findings)
                 return True
