@@ -22,6 +22,8 @@ Applied last, by :func:`.assessment.assess_reading` when it is given facts:
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from typing import Any
 
 from ..facts.model import Facts, Loss, Script
 from ..reading import CallReading, PathUse
@@ -42,10 +44,16 @@ BY_NAME_GIT = {"reset": ("discards uncommitted changes (reset --hard)",),
 """The reader's grading of a git discard by its words (prefixes); facts grade it by what git would discard."""
 
 
+LineJudge = Callable[[str], Any]
+"""How a command line of the project's (a script's) is read: the full assessment of it as a shell
+call, given by :mod:`.assessment` (whose reader this module sits below)."""
+
+
 def judge_facts(reading: CallReading, workspace: str | None, findings: Findings, facts: Facts,
-                reader_gaps: tuple[str, ...] = ()) -> tuple[str, ...]:
+                reader_gaps: tuple[str, ...] = (), *, judge_line: LineJudge | None = None) -> tuple[str, ...]:
     """Add what the facts show to ``findings`` (in place); return the gaps left: the reader's
-    (less a plain glob the facts expanded whole) and the facts' own."""
+    (less a plain glob the facts expanded whole, a requirements file of names, a script whose lines
+    ``judge_line`` understands) and the facts' own."""
     if not facts.available:
         return (*reader_gaps, f"facts about its paths are unavailable: {facts.why}")
     expanded = {glob.pattern for glob in facts.globs if facts.complete and _PLAIN_GLOB.match(glob.pattern)}
@@ -54,8 +62,9 @@ def judge_facts(reading: CallReading, workspace: str | None, findings: Findings,
     # command line would be (pip install -r requirements.txt)
     listed = tuple(f"what the file `{path}` of " for path in facts.requirements) if facts.complete else ()
     gaps = [gap for gap in gaps if not gap.startswith(listed)] if listed else gaps
-    for script in facts.scripts if facts.complete else ():
-        gaps = _script(script, reading, findings, gaps)
+    if facts.complete and judge_line is not None:
+        for script in facts.scripts:
+            gaps = _script(script, judge_line, findings, gaps)
     if not facts.complete:
         gaps.append(f"facts about its paths are incomplete: {facts.why}")
     gaps += facts.problems
@@ -87,14 +96,12 @@ def judge_facts(reading: CallReading, workspace: str | None, findings: Findings,
     return tuple(gaps)
 
 
-def _script(script: Script, reading: CallReading, findings: Findings, gaps: list[str]) -> list[str]:
+def _script(script: Script, judge_line: LineJudge, findings: Findings, gaps: list[str]) -> list[str]:
     """A project script run by name is read like the command lines its file gives it: understood
     (the reader's gap for its name closed) when each of them is, its findings the call's."""
-    from .assessment import assess
-
     missing: list[str] = []
     for line in script.lines:
-        found = assess("Bash", {"command": line}, cwd=reading.cwd)
+        found = judge_line(line)
         for reason in found.reasons:
             findings.add(found.level, reason)
         missing += [f"script `{script.name}` of `{script.runner}`: {gap}" for gap in found.gaps]
