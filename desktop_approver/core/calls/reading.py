@@ -657,14 +657,20 @@ def _paths_of(cmd: SimpleCommand, cwd: str | None) -> list[PathUse]:
                     uses.append(_use(target, cwd, "read", "tar"))
         elif archive:
             uses.append(_use(archive, cwd, "read", "tar", listing=True))
+    elif name == "git" and found.known and not found.gaps and found.subcommand == ("clone",):
+        # the directory it clones into, as git reads the words (git clone -b main URL DIR)
+        if len(found.operands) >= 2:
+            uses.append(_use(found.operands[1], cwd, "write", "git clone", True))
     elif name == "git" and "clone" in argv[1:3]:
-        words = [w for w in argv[argv.index("clone") + 1:] if not w.startswith("-")]
-        if len(words) >= 2:
-            uses.append(_use(words[1], cwd, "write", "git clone", True))
-    elif name == "sort" and any(w == "-o" or w.startswith("--output") for w in argv):
-        output = next((argv[i + 1] for i, w in enumerate(argv[:-1]) if w == "-o"), None)
-        if output:
-            uses.append(_use(output, cwd, "write", "sort"))
+        # not read by the grammar (not understood): every later word may be the directory
+        for word in [w for w in argv[argv.index("clone") + 1:] if not w.startswith("-")][1:]:
+            uses.append(_use(word, cwd, "write", "git clone", True))
+    elif name == "sort" and read_by_grammar:
+        uses += [_use(output, cwd, "write", "sort") for output in found.values("-o", "--output")]
+    elif name == "sort":
+        # not read by the grammar: any word after an -o may be the file it writes
+        uses += [_use(argv[i + 1], cwd, "write", "sort") for i, w in enumerate(argv[:-1])
+                 if w.startswith(("-o", "--output")) or re.fullmatch(r"-\w*o", w)]
     elif name == "dd":
         for word in argv[1:]:
             if word.startswith("of="):

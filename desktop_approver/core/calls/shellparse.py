@@ -24,7 +24,8 @@ Public API (stable; the policy engine relies on it):
                     Empty for a bare redirection such as ``> file``.
     ``wrappers``    what was unwrapped, outermost first: ``("sudo", "bash -c")``; each option
                     given to a wrapper follows it (``("time", "time -o")``).
-    ``assignments`` ``NAME=value`` words in front of the command or given to ``env``.
+    ``assignments`` ``NAME=value`` words in front of the command or given to ``env``; a
+                    ``for``/``select`` loop's variable is one (``NAME=``), on a command of its own.
     ``redirects``   :class:`Redirect` items; ``cmd | tee f`` gives the ``tee`` command a
                     ``Redirect("tee", "f")`` (``"tee -a"`` when appending).
     ``piped_from`` / ``pipes_to``  whether stdin comes from / stdout goes to a pipe;
@@ -1030,6 +1031,11 @@ def _freeze(b: _Builder, src: str, scope: _Scope, context: _Context) -> list[Sim
 
     if b.hidden:
         inside = [c for token in b.words for c in nest(token.subs, b.words[0].value, scope.wrappers)]
+        if b.words[0].value in ("for", "select") and len(b.words) > 1 and re.fullmatch(r"[A-Za-z_]\w*",
+                                                                                      b.words[1].value):
+            # the loop sets its variable each time round: an assignment like NAME=value
+            inside.append(SimpleCommand((), text, scope.wrappers, (f"{b.words[1].value}=",), construct=construct,
+                                        depth=depth))
         if error:
             inside.append(SimpleCommand((), text, scope.wrappers, construct=construct, depth=depth, parse_error=error))
         return inside

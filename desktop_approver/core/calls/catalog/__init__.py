@@ -29,6 +29,16 @@ A program entry (``[program.NAME]``, or ``[program.NAME.sub.WORD]`` for a subcom
     body = "-d"              # options whose value is a request body it sends (``@FILE`` reads that file)
     deletes = "--delete"     # options that make it delete (rsync --delete*, --remove-source-files)
     elsewhere = "--context"  # options whose value picks another machine, cluster or project (never understood)
+    project-code = "-c"      # options whose value is code it runs, or a config that loads code (pytest -c,
+                             # eslint -c, unittest -s): the project's own only inside the working directory
+    loads = "-p"             # options whose value names a module or plugin it loads (pytest -p NAME): only
+                             # ``no:NAME`` (turning one off) is understood; what a name loads is not seen
+    requirements = "-r"      # options whose value is a file listing what it installs (pip -r): code to
+                             # install, read by no reader, so never understood
+    target = "-e"            # options whose value names a project target it runs (tox -e, nox -s): what it
+                             # runs is in the project's file, not in the words, so never understood
+    variable = "-v"          # options whose value names a shell variable it sets (printf -v, read -a):
+                             # judged like a NAME=value prefix
     inplace = "-i"           # options that make it write the files it would read (sed -i, with a glued suffix)
     effect = "deploy"        # what running it does beyond its paths: see EFFECTS
     numeric = true           # counts written as options (``head -20``)
@@ -45,14 +55,16 @@ A program entry (``[program.NAME]``, or ``[program.NAME.sub.WORD]`` for a subcom
     simulates = true         # this subcommand only simulates (terraform plan)
     unvouched = "why"        # read by its grammar, but never understood (it runs code no reader sees)
 
-A tool entry (``[tool.NAME]``) gives each argument's role (``args = {path = "read"}``) and the
+A tool entry (``[tool.NAME]``) gives each argument's role (``args = {path = "read"}``; ``select`` is
+a file name pattern choosing the files it reads, judged by the files it may match) and the
 tool's ``effect``; ``[environment]`` lists harmless variables and variables that run programs;
 ``[credentials]`` lists credential files by name and directory; ``[project]`` the files of a project
 that run later as code, its trusted executables, the directories that are never a project and the
 directories builds write (``build_outputs``: git-ignored there, a delete loses nothing a build cannot remake),
 and the kinds of file proven not to run later (``inert_kinds``, ``source_kinds``, ``settings_kinds``,
 ``inert_names``, ``folder_makers``, ``own_output``: a write in the project is understood only on that proof, see
-:mod:`..risk.inert`);
+:mod:`..risk.inert`); ``[web]`` the hosts where a GET only reads (``read_only``: documentation, package
+registries, code hosts' pages and read APIs; a GET elsewhere may act: a webhook, a bot API);
 ``[servers]`` the MCP servers
 (and Goose extensions) whose tools act on this machine: a tool of any other server
 (``mcp__prod_sftp__delete_file``) writes, deletes and runs commands elsewhere.
@@ -61,6 +73,7 @@ and the kinds of file proven not to run later (``inert_kinds``, ``source_kinds``
 from __future__ import annotations
 
 import fnmatch
+import re
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
@@ -74,7 +87,7 @@ __all__ = ["ARG_ROLES", "EFFECTS", "OPERAND_ROLES", "OPTION_ROLES", "Catalog", "
 
 OPTION_ROLES = ("flag", "value", "optional", "read", "list", "write", "delete", "cd", "runs", "setting", "help", "data",
                 "simulate", "checks", "module", "method", "url", "upload", "body", "deletes", "inplace", "code",
-                "elsewhere")
+                "elsewhere", "project-code", "loads", "requirements", "target", "variable")
 OPERAND_ROLES = (
     "none",        # takes no operands
     "text",        # words that name nothing (echo, printf, package or test names)
@@ -84,6 +97,10 @@ OPERAND_ROLES = (
     "url",         # network addresses it reads from
     "command",     # the rest is a program with its arguments, read by the catalog in turn
     "script",      # a program or script file it runs (never understood: its content is unseen)
+    "project-code",   # paths of code it runs (tests, specs, packages): only inside the working directory
+    "targets",     # a project script it runs by name, then its arguments (npm run NAME): what it runs is
+                   # in the project's file, read by the facts (package.json), never guessed from the name
+    "variables",   # names of shell variables it sets, NAME or NAME=value (read, mapfile, declare, local)
     "names",       # package names: a URL, a VCS address, an archive or a path outside the project is not
     "request",     # an HTTP method, a URL and request items (httpie, xh): sending forms are not understood
     "pids",        # process ids (kill): a group, every process (-1), a job or a variable is not understood
@@ -99,8 +116,8 @@ EFFECTS = (
     "prints-secret",  # prints a credential into the agent's context
     "loses-data",  # drops or resets a database, or its migrations to nothing (nothing brings it back)
 )
-ARG_ROLES = ("read", "list", "write", "delete", "cwd", "text", "option", "pattern", "url", "sql", "command", "code",
-             "recipient", "patch", "edits", "content", "remote", "wrapped-tool", "wrapped-args")
+ARG_ROLES = ("read", "list", "write", "delete", "cwd", "text", "option", "pattern", "select", "url", "sql", "command",
+             "code", "recipient", "patch", "edits", "content", "remote", "wrapped-tool", "wrapped-args")
 _OPTION_FIELDS = {role: role for role in OPTION_ROLES}
 # A program entry's true/false keys, and its keys that name an operand by its place (from 1).
 _SWITCHES = ("numeric", "options_as_text", "response_files", "sends_input", "revision_paths", "secret_keys",
@@ -174,6 +191,7 @@ class Catalog:
     inert_names: tuple[str, ...] = ()
     folder_makers: tuple[str, ...] = ()
     own_output: tuple[str, ...] = ()
+    read_only_hosts: tuple[str, ...] = ()
 
     def program(self, name: str) -> Program | None:
         return self.programs.get(name)
@@ -187,6 +205,11 @@ class Catalog:
 
     def variable_runs_programs(self, name: str) -> bool:
         return any(fnmatch.fnmatchcase(name.upper(), p.upper()) for p in self.program_variables)
+
+    def host_only_reads(self, host: str) -> bool:
+        """Whether a GET, HEAD or OPTIONS request to ``host`` only reads (the ``[web]`` table)."""
+        name = re.sub(r":\d+$", "", host.lower().rstrip("."))
+        return any(fnmatch.fnmatchcase(name, p) for p in self.read_only_hosts)
 
     def variable_is_harmless(self, name: str) -> bool:
         return not self.variable_runs_programs(name) and any(fnmatch.fnmatchcase(name, p)
@@ -282,7 +305,7 @@ def _tool(name: str, data: Any, where: str) -> Tool:
 
 def parse_catalog(data: Mapping[str, Any], source: str, base: Catalog | None = None) -> Catalog:
     """``base`` extended by one parsed TOML mapping (a catalog file, or a policy's ``[catalog]``)."""
-    unknown = set(data) - {"program", "tool", "environment", "credentials", "servers", "project"}
+    unknown = set(data) - {"program", "tool", "environment", "credentials", "servers", "project", "web"}
     if unknown:
         raise CatalogError(source, f"unknown table(s) {sorted(unknown)}")
     base = base or Catalog({}, {})
@@ -296,15 +319,16 @@ def parse_catalog(data: Mapping[str, Any], source: str, base: Catalog | None = N
     creds = _table(data, "credentials", source)
     servers = _table(data, "servers", source)
     project = _table(data, "project", source)
+    web = _table(data, "web", source)
     project_keys = ("runs_later", "runs_later_dirs", "trusted_programs", "not_projects", "build_outputs",
                     "inert_kinds", "source_kinds", "settings_kinds", "inert_names", "folder_makers",
                     "own_output")
     for table, keys, label in ((env, {"harmless", "runs_programs"}, "environment"),
                                (creds, {"names", "dirs"}, "credentials"), (servers, {"local"}, "servers"),
-                               (project, set(project_keys), "project")):
+                               (project, set(project_keys), "project"), (web, {"read_only"}, "web")):
         if set(table) - keys:
             raise CatalogError(f"{source}: {label}", f"unknown key(s) {sorted(set(table) - keys)}")
-    return Catalog(
+    made = Catalog(
         programs, tools,
         base.harmless_variables + tuple(_words(env.get("harmless", []), f"{source}: environment.harmless")),
         base.program_variables + tuple(_words(env.get("runs_programs", []), f"{source}: environment.runs_programs")),
@@ -314,6 +338,8 @@ def parse_catalog(data: Mapping[str, Any], source: str, base: Catalog | None = N
         base.local_servers + tuple(w.lower() for w in _words(servers.get("local", []), f"{source}: servers.local")),
         *(getattr(base, key) + tuple(_words(project.get(key, []), f"{source}: project.{key}"))
           for key in project_keys))
+    hosts = tuple(word.lower() for word in _words(web.get("read_only", []), f"{source}: web.read_only"))
+    return replace(made, read_only_hosts=base.read_only_hosts + hosts)
 
 
 def _table(data: Mapping[str, Any], key: str, source: str) -> Mapping[str, Any]:

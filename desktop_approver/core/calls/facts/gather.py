@@ -20,7 +20,10 @@ What it looks at, for the reading's paths and programs:
   their members listed, with where each lands;
 - a file written in the project inside a virtual environment (a folder with ``pyvenv.cfg``, whatever
   its name), or named like a module the project's virtual environments install, or over a folder
-  read as a file's name, is not proof (issue 30).
+  read as a file's name, is not proof (issue 30);
+- requirements files an installer is given (``pip install -r FILE``) are read (:mod:`.requirements`):
+  proven only when they list package names and nothing else;
+- a project script run by name (``npm run NAME``) is looked up in ``package.json`` (:mod:`.scripts`).
 """
 
 from __future__ import annotations
@@ -42,7 +45,9 @@ from ..grammar import parse
 from ..reading import _PATTERN_FIRST, _READERS, CallReading, PathUse, _patch_uses, resolve_path, working_dirs
 from ..shellparse import SimpleCommand
 from .gitview import GitError, GitView, repository_of
-from .model import Facts, Glob, Loss, Member, count_states
+from .model import Facts, Glob, Loss, Member, Script, count_states
+from .requirements import requirement_lines
+from .scripts import package_script
 from .secrets import Unscannable, scan, warm
 
 __all__ = ["DEFAULT_BUDGET", "gather", "needs_facts"]
@@ -79,6 +84,8 @@ def needs_facts(reading: CallReading) -> bool:
     whose effect depends on them (a git discard, a recursive reader, an archive, a patch)."""
     if reading.paths or _git_elsewhere(reading):
         return True
+    if any(parse(cmd.argv).by_role("requirements") or _runs_target(cmd) for cmd in reading.programs):
+        return True     # a requirements file is read to see what it installs, package.json what a script runs
     return any(cmd.name in _READERS or cmd.name in _PATTERN_FIRST or cmd.name in _RECURSIVE_READERS
                or cmd.name in ("unzip", "patch") or _git_consequential(cmd)
                or cmd.name in ("tar", "bsdtar") and _tar_extracts(cmd.argv) for cmd in reading.programs)
@@ -88,6 +95,12 @@ def _git_elsewhere(reading: CallReading) -> bool:
     """Git runs in a folder other than the call's own: which repository it finds there is a fact."""
     dirs = working_dirs(reading.programs, reading.cwd)
     return any(cmd.name == "git" and here != reading.cwd for cmd, here in zip(reading.programs, dirs, strict=True))
+
+
+def _runs_target(cmd: SimpleCommand) -> bool:
+    """``npm run NAME`` and the like: a project script run by its name."""
+    found = parse(cmd.argv)
+    return found.entry is not None and found.entry.operands == "targets" and bool(found.operands)
 
 
 def _git_consequential(cmd: SimpleCommand) -> bool:
@@ -157,6 +170,10 @@ class _Gathering:
                     self.path_use(PathUse(".", here, "read", via=cmd.name), recursive_vias[cmd.name])
                 else:
                     self.facts.problem(f"where `{cmd.name}` searches is not known")
+            for listing in parse(cmd.argv).by_role("requirements"):
+                self.requirements(listing.value or "", here)
+            if _runs_target(cmd):
+                self.script(cmd, here)
             if cmd.name == "git":
                 if here and here != self.reading.cwd:
                     self.repository_from(here)
@@ -167,6 +184,34 @@ class _Gathering:
                 self.archive(cmd, here, "zip")
             elif cmd.name == "patch":
                 self.patch_files(cmd, here, _patch_inputs(cmd, self.reading))
+
+    def script(self, cmd: SimpleCommand, here: str | None) -> None:
+        """A project script run by name: the command lines package.json gives it."""
+        found = parse(cmd.argv)
+        if found.gaps or any(use.role not in ("flag", "help") for use in found.options()):
+            # a workspace, a prefix or an option the grammar does not know: another package.json
+            self.facts.problem(f"which `package.json` `{found.label}` reads is not known")
+            return
+        name, *args = found.operands
+        if not here or not os.path.isabs(here) or not self.inside(os.path.realpath(here)):
+            self.facts.problem(f"the script `{name}` of `{found.label}` is not in a known project")
+            return
+        lines, problem = package_script(here, name, tuple(args))
+        if problem:
+            self.facts.problem(problem)
+        else:
+            self.facts.scripts.append(Script(found.label, name, lines))
+
+    def requirements(self, word: str, here: str | None) -> None:
+        """A requirements file an installer reads: proven when it lists package names only."""
+        if not here or not os.path.isabs(here) or self.project is None:
+            self.facts.problem(f"the requirements file `{word}` is not in a known project")
+            return
+        _lines, problem = requirement_lines(resolve_path(word, here), self.project)
+        if problem:
+            self.facts.problem(problem)
+        elif word not in self.facts.requirements:
+            self.facts.requirements.append(word)
 
     def bare_operands(self, cmd: SimpleCommand, here: str | None, recursive_reader: str | None) -> None:
         """The files a content reader prints that the reading did not take for paths: it reads

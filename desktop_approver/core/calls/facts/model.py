@@ -11,7 +11,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-__all__ = ["GitState", "GIT_STATES", "Loss", "Glob", "Secret", "Member", "Facts"]
+__all__ = ["GitState", "GIT_STATES", "Loss", "Glob", "Secret", "Member", "Script", "Facts"]
 
 GitState = Literal["tracked", "changed", "untracked", "ignored", "build", "no-git"]
 GIT_STATES: tuple[GitState, ...] = ("tracked", "changed", "untracked", "ignored", "build", "no-git")
@@ -111,6 +111,19 @@ class Member:
             f", a link to `{self.link}`" if self.link else "")
 
 
+@dataclass(frozen=True)
+class Script:
+    """A project script a call runs by name (``npm run build``) and the command lines the project's
+    file gives it (``preNAME``, ``NAME``, ``postNAME``)."""
+
+    runner: str
+    name: str
+    lines: tuple[str, ...]
+
+    def describe(self) -> str:
+        return f"`{self.runner} {self.name}` runs " + "; then ".join(f"`{line}`" for line in self.lines)
+
+
 @dataclass
 class Facts:
     """Everything gathered for one call. ``available`` False: this machine cannot see the agent's
@@ -129,6 +142,8 @@ class Facts:
     secrets: list[Secret] = field(default_factory=list)
     members: list[Member] = field(default_factory=list)
     scanned: int = 0                # files whose content was scanned for secrets and found free of them
+    requirements: list[str] = field(default_factory=list)   # requirements files (as written) listing only names
+    scripts: list[Script] = field(default_factory=list)     # named project scripts and what they run
     graded_deletes: set[str] = field(default_factory=set)   # resolved delete targets whose loss is in ``losses``
     graded_git: set[str] = field(default_factory=set)       # git subcommands graded by what they discard
     git_folders: set[str] = field(default_factory=set)      # folders git runs in that hold no repository of
@@ -159,6 +174,8 @@ class Facts:
                 if member.outside or member.link]
         if self.scanned:
             out.append(f"read {self.scanned:,} file{'s' if self.scanned != 1 else ''} scanned: no secret found")
+        out += [f"requirements file `{path}` lists only package names" for path in self.requirements]
+        out += [script.describe() for script in self.scripts]
         out += [f"not proven: {problem}" for problem in self.problems]
         if not self.complete and self.why:
             out.append(f"facts incomplete: {self.why}")
@@ -198,6 +215,10 @@ class Facts:
                                "link": m.link} for m in self.members[:50]]
         if self.scanned:
             out["scanned"] = self.scanned
+        if self.requirements:
+            out["requirements"] = list(self.requirements)
+        if self.scripts:
+            out["scripts"] = [{"runner": s.runner, "name": s.name, "lines": list(s.lines)} for s in self.scripts]
         return out
 
 

@@ -105,7 +105,8 @@ def assess_reading(reading: CallReading, hints: Mapping[str, Any] | None = None,
     gaps = understand(reading, workspace, findings, judge_command=command_findings)
     if facts is not None:
         from .consequences import judge_facts
-        gaps = judge_facts(reading, workspace, findings, facts, gaps)
+        gaps = judge_facts(reading, workspace, findings, facts, gaps,
+                           judge_line=lambda line: assess("Bash", {"command": line}, cwd=reading.cwd))
     notes = hint_findings(dict(hints or {}), findings)
     return RiskAssessment(findings.level, findings.reasons(), notes, understood=not gaps, gaps=gaps)
 

@@ -15,15 +15,19 @@ Applied last, by :func:`.assessment.assess_reading` when it is given facts:
   listed below, and a test keeps them the reader's);
 - every archive or patch member is judged as a write of the place it lands (a git hook, an
   agent's settings file, a file outside the project), and one in the project is understood only
-  where it is proven not to run later (:mod:`.inert`: ``conftest.py`` in an archive is the person's).
+  where it is proven not to run later (:mod:`.inert`: ``conftest.py`` in an archive is the person's);
+- a requirements file read whole that lists package names only closes the reader's gap for it;
+- a project script run by name is read like the command lines ``package.json`` gives it.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from typing import Any
 
 from ..catalog import catalog
-from ..facts.model import Facts, Loss
+from ..facts.model import Facts, Loss, Script
 from ..reading import CallReading, PathUse
 from .findings import DESTRUCTIVE, MODERATE, Findings
 from .inert import unproven_write
@@ -43,14 +47,27 @@ BY_NAME_GIT = {"reset": ("discards uncommitted changes (reset --hard)",),
 """The reader's grading of a git discard by its words (prefixes); facts grade it by what git would discard."""
 
 
+LineJudge = Callable[[str], Any]
+"""How a command line of the project's (a script's) is read: the full assessment of it as a shell
+call, given by :mod:`.assessment` (whose reader this module sits below)."""
+
+
 def judge_facts(reading: CallReading, workspace: str | None, findings: Findings, facts: Facts,
-                reader_gaps: tuple[str, ...] = ()) -> tuple[str, ...]:
+                reader_gaps: tuple[str, ...] = (), *, judge_line: LineJudge | None = None) -> tuple[str, ...]:
     """Add what the facts show to ``findings`` (in place); return the gaps left: the reader's
-    (less a plain glob the facts expanded whole) and the facts' own."""
+    (less a plain glob the facts expanded whole, a requirements file of names, a script whose lines
+    ``judge_line`` understands) and the facts' own."""
     if not facts.available:
         return (*reader_gaps, f"facts about its paths are unavailable: {facts.why}")
     expanded = {glob.pattern for glob in facts.globs if facts.complete and _PLAIN_GLOB.match(glob.pattern)}
     gaps: list[str] = [gap for gap in reader_gaps if not any(gap.startswith(f"path `{p}` ") for p in expanded)]
+    # a requirements file read whole and listing only package names is what the same names on the
+    # command line would be (pip install -r requirements.txt)
+    listed = tuple(f"what the file `{path}` of " for path in facts.requirements) if facts.complete else ()
+    gaps = [gap for gap in gaps if not gap.startswith(listed)] if listed else gaps
+    if facts.complete and judge_line is not None:
+        for script in facts.scripts:
+            gaps = _script(script, judge_line, findings, gaps)
     if facts.complete:
         # git run in a folder with no repository of its own below the project's root finds the project's
         gaps = [gap for gap in gaps if not any(gap.startswith("the repository `") and gap.endswith(
@@ -87,6 +104,20 @@ def judge_facts(reading: CallReading, workspace: str | None, findings: Findings,
         findings.add(MODERATE, f"{_verbs(kept)} only what git or a build can bring back: "
                      + _named([loss.what for loss in kept]))
     return tuple(gaps)
+
+
+def _script(script: Script, judge_line: LineJudge, findings: Findings, gaps: list[str]) -> list[str]:
+    """A project script run by name is read like the command lines its file gives it: understood
+    (the reader's gap for its name closed) when each of them is, its findings the call's."""
+    missing: list[str] = []
+    for line in script.lines:
+        found = judge_line(line)
+        for reason in found.reasons:
+            findings.add(found.level, reason)
+        missing += [f"script `{script.name}` of `{script.runner}`: {gap}" for gap in found.gaps]
+    if missing:
+        return [*gaps, *missing]
+    return [gap for gap in gaps if not gap.startswith(f"target `{script.name}` of `{script.runner}` ")]
 
 
 _VERBS = {"delete": "deletes", "deletes": "deletes", "overwrite": "overwrites", "discards": "discards",

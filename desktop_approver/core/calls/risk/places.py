@@ -16,12 +16,12 @@ _SECRET_NAMES = re.compile(
     r"(^|/)(\.env(\.(?!example$|sample$|template$|dist$)[\w.-]+)?|id_(rsa|dsa|ecdsa|ed25519)(_sk)?"
     r"|[\w.-]*\.(pem|key|p12|pfx|kdbx|keystore|jks|ppk)|\.netrc|\.git-credentials|\.pypirc|\.npmrc|\.pgpass"
     r"|credentials(\.json)?|secrets?(\.(json|ya?ml|toml|txt|env))?|shadow|gshadow|master\.key|\.htpasswd"
-    r"|token(s)?(\.json)?|\.vault-token|service[-_]account[\w.-]*\.json|hosts\.yml|config\.json)$")
+    r"|token(s)?(\.json)?|\.vault-token|service[-_]account[\w.-]*\.json|hosts\.yml|config\.json)$", re.I)
 _PROCESS_ENVIRONMENT = re.compile(r"^/proc/[^/]+/environ$")
 # ~/.aws and ~/.config/gh hold configuration beside their credentials: the credential files are
 # listed by name in the catalog (credentials.toml), so reading ~/.aws/config stays safe.
 _SECRET_DIRS = ("/.ssh/", "/.gnupg/", "/.kube/", "/.docker/", "/.password-store/", "/.config/gcloud/", "/.azure/")
-_NOT_SECRET = re.compile(r"\.pub$|/\.ssh/(known_hosts|config)$|(^|/)\.env\.(example|sample|template|dist)$")
+_NOT_SECRET = re.compile(r"\.pub$|/\.ssh/(known_hosts|config)$|(^|/)\.env\.(example|sample|template|dist)$", re.I)
 _STARTUP_FILES = re.compile(
     r"(^|/)\.(bashrc|bash_profile|bash_login|bash_logout|profile|zshrc|zprofile|zshenv|zlogin|cshrc|tcshrc"
     r"|kshrc|inputrc|xinitrc|xprofile|xsession(rc)?|pam_environment|gitconfig|npmrc|pythonrc|vimrc)$"

@@ -75,6 +75,10 @@ MAX_PREFIX_NAMES = 100
 """Different ``NAME=value`` names one command line's reading looks up (each against every pattern of
 the catalog); more are a gap: not understood."""
 _PREFIXES = re.compile(r"(?:^|[;&|(\n]|\benv\s)\s*((?:[A-Za-z_]\w*\+?=(?:'[^']*'|\"[^\"]*\"|\S)*\s+)+)")
+_EXPANSION_ASSIGNS = re.compile(r"\$\{([A-Za-z_]\w*):?=")
+_ARITHMETIC = re.compile(r"\(\(([^()]*(?:\([^()]*\)[^()]*)*)\)\)")  # one level of (...) inside: linear
+_ARITHMETIC_ASSIGNS = re.compile(r"([A-Za-z_]\w*)(?:\[[^\]]*\])?\s*(?:(?:[-+*/%&|^]|<<|>>)?=(?!=)|\+\+|--)"
+                                 r"|(?:\+\+|--)\s*([A-Za-z_]\w*)")
 _EXTENSION_GLOB = re.compile(r"^[\w.-]*\*[\w-]*\.[A-Za-z0-9]+$")
 _EFFECT_REASONS = {
     "remote-write": (DESTRUCTIVE, "changes something outside the machine ({})"),
@@ -168,8 +172,14 @@ def _command_line(run: ShellRun, cwd: str | None, state: _Reading) -> None:
         # NAME=value in front of a command whose own assignments the parser does not keep
         # (``BASH_ENV=x bash -c '...'`` gives the inner commands without it)
         names.update(dict.fromkeys(re.findall(r"([A-Za-z_]\w*)\+?=", prefix.group(1))))
+    # ${NAME:=word} and ${NAME=word} set NAME when it is unset or empty
+    names.update(dict.fromkeys(_EXPANSION_ASSIGNS.findall(run.text)))
+    for arithmetic in _ARITHMETIC.findall(run.text):
+        # (( NAME = 1 )), $(( NAME += 2 )), (( NAME++ )): arithmetic sets variables too
+        names.update(dict.fromkeys(found.group(1) or found.group(2)
+                                   for found in _ARITHMETIC_ASSIGNS.finditer(arithmetic)))
     if len(names) > MAX_PREFIX_NAMES:  # each is looked up in the catalog's patterns: bounded, never guessed
-        state.gap(f"more than {MAX_PREFIX_NAMES} different NAME=value prefixes")
+        state.gap(f"more than {MAX_PREFIX_NAMES} different names set by NAME=value, ${{NAME:=word}} or arithmetic")
     for name in itertools.islice(names, MAX_PREFIX_NAMES):
         _variable(name, state)
     for program, here in zip(run.programs, working_dirs(run.programs, cwd), strict=True):
@@ -246,6 +256,17 @@ def _variable(name: str, state: _Reading) -> None:
         state.findings.add(DESTRUCTIVE, f"sets a variable that makes it run another program ({name})")
     elif not state.cat.variable_is_harmless(name):
         state.gap(f"variable `{name}`")
+
+
+def _set_variable(word: str, label: str, state: _Reading) -> None:
+    """A shell variable a builtin sets (``read PATH``, ``printf -v PROMPT_COMMAND``, ``local IFS=x``,
+    ``mapfile arr``): judged like a ``NAME=value`` prefix; a word that is not a plain name (an
+    element ``a[$i]``, an expansion) names a variable no reader can tell."""
+    name = re.fullmatch(r"([A-Za-z_]\w*)(\[[\w]*\])?\+?", word)
+    if name is None:
+        state.gap(f"variable `{word}` set by `{label}`")
+    else:
+        _variable(name.group(1), state)
 
 
 def _parsed(found: Parse, cwd: str | None, state: _Reading) -> None:
@@ -328,6 +349,16 @@ def _option_use(use: OptionUse, entry: Program, label: str, here: str | None, st
         state.gap(f"option `{option}` of `{label}` (a dry run that still runs some of its code)")
     elif role == "elsewhere":
         state.gap(f"option `{option} {value}` of `{label}` (it acts on another machine, cluster or project)")
+    elif role == "project-code" and value is not None:
+        _project_code(value, label, f"option `{option}` of `{label}`", here, state)
+    elif role == "loads" and value is not None and not re.fullmatch(r"no:[\w.-]+", value):
+        state.gap(f"module `{value}` that `{label} {option}` loads (its code is not seen)")
+    elif role == "requirements" and value is not None:
+        state.gap(f"what the file `{value}` of `{label} {option}` lists (code to install, not read)")
+    elif role == "variable" and value is not None:
+        _set_variable(value, label, state)
+    elif role == "target" and value is not None:
+        state.gap(f"target `{value}` of `{label} {option}` (what it runs is in the project's file, not read)")
     elif role == "method" and value is not None and not re.fullmatch(r"[A-Za-z]+", value):
         state.gap(f"method `{value}` of `{label}`")
     return here
@@ -422,6 +453,16 @@ def _operands(entry: Program, label: str, operands: list[str], cwd: str | None, 
         state.gap(f"operand `{operands[0]}` of `{label}`")
     elif role == "script":
         state.gap(f"the script or program `{operands[0]}` that `{label}` runs")
+    elif role == "targets":
+        # npm run NAME: what NAME runs is in package.json (the facts read it), not in its name
+        state.gap(f"target `{operands[0]}` of `{label}` (what it runs is in the project's file, not read)")
+    elif role == "variables":
+        for word in operands:
+            _set_variable(word.split("=", 1)[0], label, state)
+    elif role == "project-code":
+        # after a word the parse did not read, which words are operands is not known (a gap stands)
+        for word in operands if not found.gaps else ():
+            _project_code(word, label, f"operand of `{label}`", cwd, state)
     elif role in ("text", "url"):
         if role == "url":
             for word in operands:
@@ -452,6 +493,31 @@ def _operands(entry: Program, label: str, operands: list[str], cwd: str | None, 
                   judge=word not in state.judged and not (state.simulated and role in ("write", "delete")))
 
 
+# What a runner's operand adds to the path of the code it names: a pytest node id (``::test_x``),
+# an rspec line or example id (``:12``, ``[1:2]``), go's package pattern (``/...``).
+_CODE_SELECTOR = re.compile(r"(::.*|(:\d+)+|\[[\d:]+\])$")
+
+
+def _project_code(word: str, label: str, where: str, cwd: str | None, state: _Reading) -> None:
+    """A path of code a runner runs (tests, specs, packages) or of a config that loads code
+    (``pytest -c``, ``eslint -c``): the project's own code only as a literal path inside the
+    working directory (the project). Anywhere else it is code the agent may have written or
+    fetched there a step before, that no reader has seen: a gap, whatever the runner's own why."""
+    path = _CODE_SELECTOR.sub("", word)
+    path = path[:-4] if path.endswith("/...") else "." if path == "..." else path
+    if not path or not literal_path(path):
+        state.gap(f"code `{word}` that `{label}` runs ({where})")
+        return
+    if cwd is None and not path.startswith(("/", "~", "$HOME", "${HOME}")):
+        state.gap(f"path `{word}` (the directory it is relative to is not known)")
+        return
+    place = Place(PathUse(path, resolve_path(path, cwd), "read"), state.workspace) if state.workspace else None
+    if place is None or not place.in_project:
+        state.gap(f"code `{word}` that `{label}` runs (outside the working directory: not the project's own)")
+        return
+    judge_use(PathUse(path, resolve_path(path, cwd), "read", False, label), state.workspace, state.findings)
+
+
 def _plain_sed(script: str) -> bool:
     """A sed script of substitutions, deletions and prints: no ``w``/``W``/``r``/``R`` (files) and
     no ``e`` (runs the pattern space), as commands or as ``s`` flags."""
@@ -469,8 +535,10 @@ def _plain_sed(script: str) -> bool:
 
 def _plain_awk(program: str) -> bool:
     """An awk program that only computes and prints: no ``system()``, pipes, ``getline`` or
-    ``print > file``."""
-    return not re.search(r"system\s*\(|\||getline|print[f]?[^;}]*>|close\s*\(|fflush|ENVIRON", program)
+    ``print > file``, and no ``@`` outside its strings: gawk's ``@include`` and ``@load`` read
+    another program or load a library, and ``@name()`` calls a function named at run time."""
+    code = re.sub(r'"(\\.|[^"\\])*"', '""', program)
+    return not re.search(r"system\s*\(|\||getline|print[f]?[^;}]*>|close\s*\(|fflush|ENVIRON|@", code)
 
 
 _CODE_ON_STDIN = frozenset({"sqlite3", "duckdb", "psql", "mysql", "mariadb", "patch"})
@@ -563,6 +631,9 @@ def _path(word: str, role: str, cwd: str | None, state: _Reading, where: str, *,
     if text in ("-", "/dev/null", "/dev/stdout", "/dev/stderr", "/dev/stdin", "/dev/tty"):
         return
     if not literal_path(text):
+        if _may_match_secret(text, role, cwd, state):
+            state.gap(f"path `{word}` ({where}: it may match a secret's name)")
+            return
         head, _, last = text.rpartition("/")
         folders = [part for part in head.split("/") if part != "**"] if head else []
         literal_head = literal_path("/".join(folders) or ".") and not text.startswith(("-", "+", "/**"))
@@ -588,6 +659,40 @@ def _path(word: str, role: str, cwd: str | None, state: _Reading, where: str, *,
                   state.workspace, state.findings)
 
 
+def _may_match_secret(pattern: str, role: str, cwd: str | None, state: _Reading) -> bool:
+    """Whether a file name pattern (``*.pem``, ``certs/*.KEY``, ``**/.env``, ``{a,key}.pem``) can
+    match a file named like a secret; if so, it is judged as that file (a read of a secret is
+    destructive). Each brace choice is tried, a class as its first letter, and the wildcards as
+    matching nothing and a plain name: a shell with ``dotglob`` lets ``*.env`` match ``.env``, and
+    no reader knows how a kept shell was set."""
+    choices = [pattern]
+    while any("{" in choice for choice in choices) and len(choices) < 64:
+        expanded: list[str] = []
+        for choice in choices:
+            brace = re.search(r"\{([^{}]*)\}", choice)
+            if brace is None:
+                expanded.append(choice)
+                continue
+            expanded += [choice[:brace.start()] + part + choice[brace.end():] for part in brace.group(1).split(",")]
+        if expanded == choices:
+            break
+        choices = expanded
+    operation: Operation = "delete" if role == "delete" else "write" if role == "write" else "read"
+    for choice in choices:
+        # a class matches its first letter ([kK] -> k), or a plain letter when negated
+        shaped = re.sub(r"\[(!|\^)?([^\]])[^\]]*\]", lambda m: "x" if m.group(1) else m.group(2),
+                        re.sub(r"\*\*/", "", choice))
+        for fill in ("", "x"):
+            instance = re.sub(r"[*?]+", fill, shaped)
+            if not instance or instance.endswith("/"):
+                continue
+            use = PathUse(instance, resolve_path(instance, cwd), operation, via=pattern, listing=role == "list")
+            if Place(use, state.workspace).secret:
+                judge_use(use, state.workspace, state.findings)
+                return True
+    return False
+
+
 # -- tool calls --------------------------------------------------------------------------------------
 
 def _tool_call(reading: CallReading, state: _Reading) -> None:
@@ -605,6 +710,13 @@ def _tool_call(reading: CallReading, state: _Reading) -> None:
         if method not in ("GET", "HEAD", "OPTIONS") or any(reading.args.get(k) not in (None, "", {}, [])
                                                            for k in ("body", "data", "json", "form")):
             state.gap(f"a request that sends data ({method})")
+        else:
+            # a GET acts where the host makes it act (a webhook, a bot API's sendMessage): it only
+            # reads where the catalog knows the host as one that only serves reads
+            for url in reading.urls:
+                host = host_of(url)
+                if not is_local(url) and not state.cat.host_only_reads(host):
+                    state.gap(f"a request to `{host}` (the catalog does not know a GET there as only reading)")
     operation = reading.args.get("operation")
     if reading.family == "patch" and isinstance(operation, Mapping) and (
             operation.get("type") not in ("create_file", "update_file", "delete_file")
@@ -760,6 +872,11 @@ def _tool_args(reading: CallReading, entry: Tool, state: _Reading) -> None:
             state.gap(f"directory `{value}`")
         elif role in _PATH_ROLES and isinstance(value, str) and not literal_path(value) and role != "list":
             state.gap(f"path `{value}`")
+        elif role == "select":
+            # a file name pattern choosing what it reads (Grep glob, read_many_files include)
+            for pattern in [value] if isinstance(value, str) else value if isinstance(value, list) else []:
+                if isinstance(pattern, str) and _may_match_secret(pattern, "read", reading.cwd, state):
+                    state.gap(f"pattern `{pattern}` of `{reading.name}` (it may match a secret's name)")
         elif role == "list" and isinstance(value, str) and re.search(r"[$`]", value):
             state.gap(f"path `{value}`")
         elif role == "option" and isinstance(value, str) and not _PLAIN_WORD.fullmatch(value):

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..catalog import Program
+from ..facts.requirements import PACKAGE_ARCHIVE
 from ..shellparse import SimpleCommand
 
 __all__ = ["SHAPED_ROLES", "Vouch", "data_value", "fed_input", "http_request", "shell_action", "shaped_operands"]
@@ -43,9 +44,10 @@ _HTTPIE_FIELD = re.compile(r"^[^=:\s/]*(:=|==|=|:)")
 _METHODS = frozenset({"GET", "HEAD", "OPTIONS", "POST", "PUT", "PATCH", "DELETE", "CONNECT", "TRACE"})
 _READ_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 # A package given as a URL, a VCS address, an archive or a path: downloaded (or taken from
-# anywhere) and its build or install scripts run.
+# anywhere) and its build or install scripts run; an archive is told by its extension in any case
+# (``PACKAGE_ARCHIVE``).
 _NOT_A_NAME = re.compile(r"://|^(git|hg|svn|bzr)\+|^git@|^(github|gitlab|bitbucket|file|git|http|https|link|portal):"
-                         r"|\.(tgz|tar|tar\.gz|tar\.bz2|tar\.xz|whl|zip|egg)$|^[~/]|^\.\./|^\$")
+                         r"|^[~/]|^\.\./|^\$", re.I)
 # git show HEAD:.env, git cat-file -p main:config/secrets.yml, git show :.env (the index)
 _REVISION_PATH = re.compile(r"^[^:\s/][^:\s]*:(?P<path>[^:\s].*)$|^:(?:[0-3]:)?(?P<staged>[^:\s].*)$")
 # Settings that hold a credential: npm's //registry/:_authToken, git's http.*.extraheader, ...
@@ -93,7 +95,8 @@ def shaped_operands(entry: Program, label: str, operands: list[str]) -> Vouch:
         gaps += [f"options read from the file `{word}` (of `{label}`)" for word in operands if word.startswith("@")]
     if entry.operands == "names":
         for word in operands:
-            if _NOT_A_NAME.search(word) or not word.startswith("@") and _GITHUB_SHORTHAND.match(word):
+            if _NOT_A_NAME.search(word) or PACKAGE_ARCHIVE.search(word) or not word.startswith("@") \
+                    and _GITHUB_SHORTHAND.match(word):
                 gaps.append(f"package `{word[:60]}` of `{label}` (an address or a path, not a name)")
     elif entry.operands == "pids":
         gaps += [f"process `{word}` of `{label}` (not one process id)" for word in operands
