@@ -36,6 +36,10 @@ def test_a_write_outside_named_in_any_spelling_goes_to_the_person(tmp_path: Path
 
 @pytest.mark.parametrize("command", ["git clone --depth 1 https://github.com/x/y vendor/y",
                                      "git clone -b main https://github.com/x/y", "sort -o sorted.txt names.txt"])
-def test_the_same_inside_the_project_stays_understood(command: str) -> None:
+def test_the_same_inside_the_project_is_a_write_in_the_project(command: str) -> None:
+    """Moderate, never destructive. A clone into a named folder is not proof (a tree of files nobody
+    has seen may hold some that run later: issue 30's inert rule), so only ``sort`` must be understood."""
     reading = assess(*bash(command), cwd=PROJECT)
-    assert reading.understood and reading.level == "moderate", reading
+    assert reading.level == "moderate", reading
+    if command.startswith("sort"):
+        assert reading.understood, reading
