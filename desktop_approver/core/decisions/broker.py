@@ -542,6 +542,10 @@ def facts_unavailable(identity: Identity) -> str | None:
         return "the agent is on another machine (over the relay)"
     if identity.cwd_agrees is False:
         return "the agent's directory is not its process's (a forwarded socket: its files are elsewhere)"
+    if identity.peer_cwd is None:
+        # the kernel names no directory: a forwarded socket (``ssh -R``: the peer is the forwarder,
+        # not the agent), a /proc the app cannot read; a claimed path that exists here proves nothing
+        return "the kernel does not vouch for the agent's directory (a forwarded socket: its files may be elsewhere)"
     return None
 
 

@@ -36,7 +36,16 @@ from collections.abc import Iterator
 
 from ..catalog import catalog
 from ..grammar import parse
-from ..reading import _PATTERN_FIRST, _READERS, CallReading, PathUse, _patch_uses, resolve_path, working_dirs
+from ..reading import (
+    _PATTERN_FIRST,
+    _READERS,
+    CallReading,
+    PathUse,
+    _patch_uses,
+    command_paths,
+    resolve_path,
+    working_dirs,
+)
 from ..shellparse import SimpleCommand
 from .gitview import GitError, GitView, repository_of
 from .model import Facts, Glob, Loss, Member, count_states
@@ -61,6 +70,44 @@ _NO_IGNORE = frozenset({"--no-ignore", "--no-ignore-vcs", "-u", "-uu", "-uuu", "
                         "-U", "--all-types", "--no-ignore-dot", "--no-ignore-files", "--no-ignore-global"})
 _ARCHIVERS = frozenset({"tar", "bsdtar", "unzip"})
 _GREP_RECURSIVE = frozenset({"-r", "-R", "--recursive", "--dereference-recursive"})
+
+
+_COPIERS = frozenset({"cp", "mv", "install", "ln", "rsync", "scp"})
+_READ_ONLY_GIT = frozenset({"status", "diff", "log", "show", "ls-files", "ls-tree", "rev-parse", "blame", "grep",
+                            "describe", "shortlog", "cat-file", "rev-list", "whatchanged", "help", "version"})
+_MOVERS = frozenset({"mv", "cp", "ln", "rsync", "install", "tar", "bsdtar", "unzip", "patch", "scp"})
+_GIT_WRITES_FILES = frozenset({"checkout", "switch", "restore", "reset", "stash", "merge", "pull", "rebase",
+                              "cherry-pick", "revert", "apply", "am", "mv", "clone", "worktree", "submodule",
+                              "read-tree", "checkout-index"})
+_STEERS_GIT = frozenset({".gitignore", ".gitattributes", ".gitmodules", ".ignore", ".rgignore", "exclude"})
+
+
+def _changes_what_follows(program: SimpleCommand, uses: list[PathUse]) -> str:
+    """What a program changes that a later delete, overwrite or discard of the same call is graded
+    by: ``files`` (it moves, copies or checks out files into place), ``loss`` (git's view: its
+    index, its ignore rules, its own directory), or nothing (``""``)."""
+    if program.name == "git":
+        sub = next((w for w in program.argv[1:] if not w.startswith("-")), "")
+        return "" if sub in _READ_ONLY_GIT else "files" if sub in _GIT_WRITES_FILES else "loss"
+    writes = [use for use in uses if use.operation in ("write", "delete")]
+    if program.name in _MOVERS and writes:
+        return "files"
+    steers = any(os.path.basename(use.resolved) in _STEERS_GIT or _in_git_dir(use.resolved) for use in writes)
+    return "loss" if steers else ""
+
+
+_BUILD_MANIFESTS = ("package.json", "Cargo.toml", "pyproject.toml", "setup.py", "setup.cfg", "CMakeLists.txt",
+                    "Makefile", "GNUmakefile", "meson.build", "build.gradle", "build.gradle.kts", "pom.xml", "go.mod",
+                    "build.zig", "WORKSPACE", "MODULE.bazel", "tox.ini", "noxfile.py", "composer.json", "mix.exs",
+                    "Gemfile", "build.sbt", "deno.json", "angular.json", "next.config.js", "vite.config.ts")
+"""The files that mark where a build runs: its output folder sits beside one (``web/package.json``,
+``web/node_modules``)."""
+_BUILT_BESIDE_SOURCES = frozenset({"__pycache__"})
+"""Output a tool writes beside every source file it compiles, wherever that is."""
+
+
+def _in_git_dir(rel: str) -> bool:
+    return ".git" in rel.split(os.sep)
 
 
 class _OverBudget(Exception):
@@ -124,6 +171,8 @@ class _Gathering:
     # -- the walk over the reading -------------------------------------------------------------
 
     def run(self) -> None:
+        self.own_paths()
+        self.whole_call()
         recursive_vias = {cmd.name: "all" if _NO_IGNORE & set(cmd.argv) else _RECURSIVE_READERS[cmd.name]
                           for cmd in self.reading.programs
                           if cmd.name in _RECURSIVE_READERS and (cmd.name not in ("grep", "egrep", "fgrep")
@@ -149,6 +198,43 @@ class _Gathering:
                 self.archive(cmd, here, "zip")
             elif cmd.name == "patch":
                 self.patch_files(cmd, here, _patch_inputs(cmd, self.reading))
+
+    def own_paths(self) -> None:
+        """Which program of the call each path belongs to, and the directories they run in."""
+        self.owner: dict[PathUse, int] = {}
+        self.changers: list[tuple[int, str, str]] = []   # programs that change what later ones are graded by
+        self.graders: list[tuple[int, str, str]] = []    # programs graded by loss (deletes, overwrites, discards)
+        self.dirs: set[str] = {self.reading.cwd} if self.reading.cwd else set()
+        index = 0
+        for run in self.reading.commands:
+            for program, here in zip(run.programs, working_dirs(run.programs, self.reading.cwd), strict=True):
+                if here:
+                    self.dirs.add(here)
+                uses = command_paths(program, here) if program.argv else []
+                for use in uses:
+                    self.owner.setdefault(use, index)
+                text = " ".join(program.argv)[:60]
+                changes = _changes_what_follows(program, uses)
+                if changes:
+                    self.changers.append((index, text, changes))
+                if _git_consequential(program) or program.name == "git" and program.argv[1:2] in (("mv",), ("rm",)) \
+                        or any(use.operation == "delete" for use in uses):
+                    self.graders.append((index, text, "loss"))
+                elif any(use.operation == "write" for use in uses):
+                    self.graders.append((index, text, "files"))
+                index += 1
+
+    def whole_call(self) -> None:
+        """The facts are one look before the call runs: a delete, an overwrite or a git discard that
+        follows a command of the same call that changes git's view or moves files (``echo x >>
+        .gitignore && git clean -fX``, ``git add -A && git reset --hard``, ``mv data build/ && rm -rf
+        build``) is graded by a state the call itself changes first: not proof."""
+        for index, text, graded in self.graders:
+            # a delete or discard depends on git's view and the files; a write on the files only
+            before = [changer for at, changer, kind in self.changers if at < index and graded in ("loss", kind)]
+            if before:
+                self.facts.problem(f"`{text}` follows `{before[0]}` in the same call, which changes what it "
+                                   "would lose: the facts describe the files before the call")
 
     def bare_operands(self, cmd: SimpleCommand, here: str | None, recursive_reader: str | None) -> None:
         """The files a content reader prints that the reading did not take for paths: it reads
@@ -191,6 +277,10 @@ class _Gathering:
 
     def target(self, use: PathUse, target: str, recursive_reader: str | None) -> None:
         shown = self.shown(target)
+        if self.up_after_link(use):
+            self.facts.problem(f"`{use.path}` goes up (`..`) after a link: where it leads is the file system's, "
+                               "not its spelling")
+            return
         written_inside = self.inside(os.path.normpath(target))
         follow = not (use.operation == "delete" and not use.path.endswith("/"))
         real = os.path.realpath(target) if follow else os.path.join(os.path.realpath(os.path.dirname(target)),
@@ -212,14 +302,77 @@ class _Gathering:
             return
         if use.operation == "write":
             self.hard_links(real, shown)
-            if use.recursive or self.reading.family in ("edit", "patch") or not os.path.lexists(real):
-                return      # a directory written into (members judged apart), an edit (shown), a new file
+            if self.reading.family in ("edit", "patch") or not os.path.lexists(real):
+                return      # an edit (shown as its diff), a new file
             if os.path.isdir(real):
+                self.lands_in(use, real)    # a directory written into: the files that land there
                 return
+            # an existing file is overwritten whatever the flags say (``cp -r a.txt c.txt``)
         if not written_inside:
-            return          # the reader judges places outside the project by where they are
+            # the reader judges places outside the project by where they are; the facts say so
+            self.facts.outside.append(f"{'deletes' if use.operation == 'delete' else 'writes'} `{shown}` outside "
+                                      "the project: judged by where it is, not looked at")
+            return
         self.loss(use.path if target == use.resolved else shown, real,
                   "delete" if use.operation == "delete" else "overwrite", target=target)
+
+    def up_after_link(self, use: PathUse) -> bool:
+        """A ``..`` that follows a link in the path as written (``cache/../src`` with ``cache`` a
+        link): the kernel goes up from where the link leads, not from where it is spelled."""
+        written = os.path.expanduser(use.path)
+        parts = written.split("/")
+        if ".." not in parts:
+            return False
+        bases = ["/"] if os.path.isabs(written) else [d for d in self.dirs if resolve_path(use.path, d) == use.resolved]
+        if not bases:
+            return True
+        for base in bases:
+            here, through_link = base, False
+            for part in parts:
+                if part in ("", "."):
+                    continue
+                if part == "..":
+                    if through_link:
+                        return True
+                    here = os.path.dirname(here)
+                    continue
+                here = os.path.join(here, part)
+                through_link = through_link or os.path.islink(here)
+        return False
+
+    def lands_in(self, use: PathUse, directory: str) -> None:
+        """``cp a.txt sub/``: the file that lands in ``sub`` is what is written (through a link or a
+        hard link already there, over a file with changes), graded as an overwrite of it."""
+        if use.via not in _COPIERS:
+            return
+        index = self.owner.get(use)
+        sources = [other for other, at in self.owner.items() if at == index and other != use and not other.listing]
+        if index is None or not sources:
+            self.facts.problem(f"which files `{use.via}` writes into `{self.shown(directory)}` is not known")
+            return
+        for source in sources:
+            names = sorted(glob.glob(source.resolved, include_hidden=True)) if _GLOB.search(source.path) \
+                else [source.resolved]
+            for name in names[:MAX_GLOB_MATCHES]:
+                self.tick()
+                landing = os.path.join(directory, os.path.basename(name.rstrip("/")))
+                if not os.path.lexists(landing):
+                    continue
+                shown = self.shown(landing)
+                real = os.path.realpath(landing)
+                if real != landing:
+                    self.facts.links.append(f"`{shown}` leads to `{real}`")
+                    if not self.inside(real):
+                        self.facts.problem(f"`{use.via}` writes `{shown}`, which leads outside the project "
+                                           f"(to `{real}`) through a link")
+                        continue
+                if os.path.isdir(real):
+                    self.facts.problem(f"`{use.via}` copies into the existing directory `{shown}`: what it "
+                                       "overwrites there is not graded")
+                    continue
+                self.hard_links(real, shown)
+                if self.inside(real):
+                    self.loss(shown, real, "overwrite", target=landing)
 
     # -- links ----------------------------------------------------------------------------------
 
@@ -314,8 +467,10 @@ class _Gathering:
             here, inherited = pending.pop()
             self.tick()
             state: str | None = inherited
-            if state is None and root is not None and here != root and os.path.lexists(os.path.join(here, ".git")):
-                state = "untracked"                         # a repository of its own inside this one
+            if root is not None and here != root and os.path.lexists(os.path.join(here, ".git")):
+                state = "untracked"     # a repository of its own inside this one, whatever holds it (build/_deps)
+            if os.path.basename(here) == ".git" or root is not None and _in_git_dir(os.path.relpath(here, root)):
+                state = "repository"    # git's own files: history no work tree holds
             if state is None:
                 state = self.dir_state(here, root, view)
             try:
@@ -349,8 +504,9 @@ class _Gathering:
             return None
         if view.within(rel, view.untracked):
             return "untracked"
-        if view.within(rel, view.ignored):
-            return "build" if self.is_build_output(os.path.join(here, "-")) else "ignored"
+        entry = view.ignored_entry(rel)
+        if entry is not None:
+            return "build" if self.is_build_dir(root, entry) else "ignored"
         return None
 
     def entry_state(self, here: str, name: str, root: str | None, view: GitView | GitError | None) -> str:
@@ -364,22 +520,34 @@ class _Gathering:
         if rel in view.untracked:
             return "untracked"
         if rel in view.ignored:
-            return "build" if self.is_build_output(os.path.join(here, name)) else "ignored"
-        return "tracked"
+            return "build" if self.is_build_dir(root, rel) else "ignored"
+        return "tracked" if rel in view.tracked else "unverified"
 
     def file_state(self, path: str, root: str | None, view: GitView | GitError | None) -> str:
         if root is None or not isinstance(view, GitView):
             return "no-git"
+        if _in_git_dir(os.path.relpath(path, root)):
+            return "repository"
         state = view.state(path)
-        if state == "ignored" and self.is_build_output(path):
+        entry = view.ignored_entry(os.path.relpath(path, root)) if state == "ignored" else None
+        if entry is not None and self.is_build_dir(root, entry):
             return "build"
         return state
 
-    def is_build_output(self, path: str) -> bool:
-        if self.project is None:
+    def is_build_dir(self, root: str, entry: str) -> bool:
+        """Whether the ignored entry git reported (``entry``, relative to ``root``: the top of what
+        is ignored) is a build's output: a directory the catalog names, where a build writes it: at
+        the project's or repository's root, next to a build's manifest, or (``__pycache__``) beside
+        the sources. A build folder's name deeper in ignored data (``data/build``) is data."""
+        name = os.path.basename(entry)
+        if not os.path.isdir(os.path.join(root, entry)) or os.path.islink(os.path.join(root, entry)) or not any(
+                fnmatch.fnmatchcase(name, pattern) for pattern in self.builds):
             return False
-        parts = os.path.relpath(path, self.project).split(os.sep)
-        return any(fnmatch.fnmatchcase(part, pattern) for part in parts[:-1] or parts for pattern in self.builds)
+        if name in _BUILT_BESIDE_SOURCES:
+            return True
+        parent = os.path.dirname(os.path.join(root, entry))
+        return parent in (root, self.project) or any(os.path.isfile(os.path.join(parent, manifest))
+                                                     for manifest in _BUILD_MANIFESTS)
 
     def view(self, root: str) -> GitView | GitError:
         if root not in self.views:

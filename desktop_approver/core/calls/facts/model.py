@@ -13,14 +13,19 @@ from typing import Any, Literal
 
 __all__ = ["GitState", "GIT_STATES", "Loss", "Glob", "Secret", "Member", "Facts"]
 
-GitState = Literal["tracked", "changed", "untracked", "ignored", "build", "no-git"]
-GIT_STATES: tuple[GitState, ...] = ("tracked", "changed", "untracked", "ignored", "build", "no-git")
-"""A file's state as git sees it: tracked and unchanged since HEAD, tracked with changes, untracked,
-ignored (``build``: ignored and inside a build output the catalog names), or in no repository."""
+GitState = Literal["tracked", "changed", "untracked", "ignored", "build", "unverified", "repository", "no-git"]
+GIT_STATES: tuple[GitState, ...] = ("tracked", "changed", "untracked", "ignored", "build", "unverified", "repository",
+                                    "no-git")
+"""A file's state as git sees it: tracked and unchanged since HEAD (a positive fact from the index),
+tracked with changes, untracked, ignored (``build``: ignored output of a build the catalog names, where
+that build writes it), ``unverified`` (git hides its state: assume-unchanged, skip-worktree, or not
+listed), ``repository`` (git's own files under ``.git``: history), or in no repository."""
 
 _STATE_WORDS = {"tracked": "unchanged in git", "changed": "with uncommitted changes", "untracked": "untracked",
                 "ignored": "ignored by git (not build output)", "build": "build output ignored by git",
-                "no-git": "not in a git repository"}
+                "no-git": "not in a git repository",
+                "unverified": "that git does not vouch for (assume-unchanged, skip-worktree or unlisted)",
+                "repository": "of git's own (its history)"}
 _RECOVERABLE = frozenset({"tracked", "build"})
 
 
@@ -128,6 +133,7 @@ class Facts:
     links: list[str] = field(default_factory=list)
     secrets: list[Secret] = field(default_factory=list)
     members: list[Member] = field(default_factory=list)
+    outside: list[str] = field(default_factory=list)   # deletes and writes outside the project, not looked at
     scanned: int = 0                # files whose content was scanned for secrets and found free of them
     graded_deletes: set[str] = field(default_factory=set)   # resolved delete targets whose loss is in ``losses``
     graded_git: set[str] = field(default_factory=set)       # git subcommands graded by what they discard
@@ -151,6 +157,7 @@ class Facts:
             return [f"facts unavailable: {self.why}"]
         out = [loss.describe() for loss in self.losses]
         out += [glob.describe() for glob in self.globs]
+        out += list(self.outside)
         out += [f"link: {link}" for link in self.links]
         out += [f"secret: {secret.describe()}" for secret in self.secrets]
         out += [f"archive or patch writes {member.describe()}" for member in self.members
@@ -175,6 +182,8 @@ class Facts:
             return f"Reads {len(self.secrets)} secret{'s' if len(self.secrets) != 1 else ''}."
         if not self.complete or self.problems:
             return "Not everything it touches could be checked."
+        if self.outside:
+            return "It changes files outside the project, judged by where they are."
         return "Nothing is lost: everything it changes can be brought back."
 
     def to_json(self) -> dict[str, Any]:
@@ -194,6 +203,8 @@ class Facts:
         if self.members:
             out["members"] = [{"source": m.source, "name": m.name, "lands": m.lands, "outside": m.outside,
                                "link": m.link} for m in self.members[:50]]
+        if self.outside:
+            out["outside"] = list(self.outside)
         if self.scanned:
             out["scanned"] = self.scanned
         return out
