@@ -68,6 +68,8 @@ _RECURSIVE_READERS = {"rg": "git", "ag": "git", "ack": "all", "grep": "all", "eg
 # Options that make rg / ag read what git ignores too (then every file is enumerated).
 _NO_IGNORE = frozenset({"--no-ignore", "--no-ignore-vcs", "-u", "-uu", "-uuu", "--unrestricted", "--skip-vcs-ignores",
                         "-U", "--all-types", "--no-ignore-dot", "--no-ignore-files", "--no-ignore-global"})
+_HIDDEN = frozenset({"--hidden", "-.", "-uu", "-uuu", "--unrestricted"})
+_SEARCH_IGNORES = (".ignore", ".rgignore", ".agignore")
 _ARCHIVERS = frozenset({"tar", "bsdtar", "unzip"})
 _GREP_RECURSIVE = frozenset({"-r", "-R", "--recursive", "--dereference-recursive"})
 
@@ -173,8 +175,7 @@ class _Gathering:
     def run(self) -> None:
         self.own_paths()
         self.whole_call()
-        recursive_vias = {cmd.name: "all" if _NO_IGNORE & set(cmd.argv) else _RECURSIVE_READERS[cmd.name]
-                          for cmd in self.reading.programs
+        recursive_vias = {cmd.name: _tree_rules(cmd) for cmd in self.reading.programs
                           if cmd.name in _RECURSIVE_READERS and (cmd.name not in ("grep", "egrep", "fgrep")
                                                                  or _grep_recursive(cmd.argv))}
         for use in self.reading.paths:
@@ -197,17 +198,23 @@ class _Gathering:
             elif cmd.name == "unzip":
                 self.archive(cmd, here, "zip")
             elif cmd.name == "patch":
-                self.patch_files(cmd, here, _patch_inputs(cmd, self.reading))
+                into = _patch_directory(cmd, here)
+                if into is None:
+                    self.facts.problem("where `patch` applies its changes (`-d`, `-p`) is not known")
+                else:
+                    self.patch_files(cmd, into, _patch_inputs(cmd, self.reading))
 
     def own_paths(self) -> None:
         """Which program of the call each path belongs to, and the directories they run in."""
         self.owner: dict[PathUse, int] = {}
+        self.programs: list[SimpleCommand] = []
         self.changers: list[tuple[int, str, str]] = []   # programs that change what later ones are graded by
         self.graders: list[tuple[int, str, str]] = []    # programs graded by loss (deletes, overwrites, discards)
         self.dirs: set[str] = {self.reading.cwd} if self.reading.cwd else set()
         index = 0
         for run in self.reading.commands:
             for program, here in zip(run.programs, working_dirs(run.programs, self.reading.cwd), strict=True):
+                self.programs.append(program)
                 if here:
                     self.dirs.add(here)
                 uses = command_paths(program, here) if program.argv else []
@@ -290,8 +297,13 @@ class _Gathering:
             if written_inside and not self.inside(real):
                 self.facts.problem(f"`{shown}` leads outside the project (to `{real}`) through a link")
         if use.operation == "read":
-            if use.listing or use.via in _ARCHIVERS:
-                return      # names only; an archive unpacked is judged by its members, not printed
+            if use.listing:
+                return      # names only
+            if use.via in _ARCHIVERS:
+                program = self.program_of(use)
+                if program is None or not _archive_creates(program):
+                    return  # an archive listed or unpacked: judged by its members, not printed
+                recursive_reader = "all"    # tar -c .: every file it packs goes where the agent reads it
             if not self.inside(real):
                 self.facts.problem(f"reads `{shown}` outside the project: what it holds is not checked")
             elif os.path.isdir(real):
@@ -315,6 +327,10 @@ class _Gathering:
             return
         self.loss(use.path if target == use.resolved else shown, real,
                   "delete" if use.operation == "delete" else "overwrite", target=target)
+
+    def program_of(self, use: PathUse) -> SimpleCommand | None:
+        index = self.owner.get(use)
+        return self.programs[index] if index is not None else None
 
     def up_after_link(self, use: PathUse) -> bool:
         """A ``..`` that follows a link in the path as written (``cache/../src`` with ``cache`` a
@@ -406,8 +422,14 @@ class _Gathering:
             self.facts.scanned += 1
 
     def read_tree(self, top: str, rules: str) -> None:
+        """The files a recursive reader reads under ``top``: with git's ignore rules (``git``) as
+        ``git ls-files`` lists them, or every file (``all``); ``+dotgit``: git's own directory too
+        (``grep -r``, ``rg --hidden``: ``.git/config`` may hold a remote's token). A superset where
+        the reader's own rules are not git's: a nested repository or a submodule is read whole, and
+        an ``.ignore``/``.rgignore`` (which can re-include what git ignores) makes it every file."""
+        dotgit = rules.endswith("+dotgit")
         files: list[str] | None = None
-        if rules == "git":
+        if rules.startswith("git"):
             root = repository_of(top)
             if root is not None:
                 view = self.view(root)
@@ -417,18 +439,38 @@ class _Gathering:
                     except GitError as exc:
                         self.facts.problem(f"which files `{self.shown(top)}` holds is not known: {exc}")
                         return
+                    if self.own_ignore_rules(top, root, files):
+                        files = None
+                    elif dotgit:
+                        files += self.walk(os.path.join(root, ".git"), dotgit=True)
         if files is None:
-            files = list(self.walk(top))
+            files = list(self.walk(top, dotgit=dotgit))
         for path in files:
             self.tick()
             if os.path.islink(path) and not self.inside(os.path.realpath(path)):
                 self.facts.problem(f"`{self.shown(path)}` leads outside the project (to "
                                    f"`{os.path.realpath(path)}`) through a link")
                 continue
-            if os.path.isfile(path):
+            if os.path.isdir(path) and not os.path.islink(path):
+                # a repository inside (git lists it as one entry): its reader's rules are its own
+                for inner in self.walk(path, dotgit=dotgit):
+                    self.read_file(inner)
+                    if self.facts.problems and self.facts.problems[-1].startswith("reads more than"):
+                        return
+            elif os.path.isfile(path):
                 self.read_file(path)
             if self.facts.problems and self.facts.problems[-1].startswith("reads more than"):
                 return
+
+    def own_ignore_rules(self, top: str, root: str, files: list[str]) -> bool:
+        """A search tool's own ignore files (``.ignore``, ``.rgignore``, ``.agignore``) anywhere it
+        reads or above it: their rules are not git's (``!data/`` re-includes what git ignores)."""
+        folders = {os.path.dirname(path) for path in files} | {top}
+        here = top
+        while here.startswith(root) and here != os.path.dirname(here):
+            folders.add(here)
+            here = os.path.dirname(here)
+        return any(os.path.lexists(os.path.join(folder, name)) for folder in folders for name in _SEARCH_IGNORES)
 
     # -- loss -------------------------------------------------------------------------------------
 
@@ -568,6 +610,9 @@ class _Gathering:
         discard = _discard_of(sub, rest)
         if discard is None:
             if sub in ("apply", "am") and not {"--check", "--stat", "--numstat", "--summary"} & set(rest):
+                if any(w.startswith(("--directory", "-p", "--unsafe-paths")) and w != "-p1" for w in rest):
+                    self.facts.problem(f"where `git {sub}` applies its changes (`--directory`, `-p`) is not known")
+                    return
                 self.patch_files(cmd, here, [os.path.join(here, w) for w in rest if not w.startswith("-")])
             return
         root = repository_of(here)
@@ -634,9 +679,24 @@ class _Gathering:
         if not os.path.isfile(source):     # a FIFO or a device would block the listing
             self.facts.problem(f"the archive `{self.shown(source)}` is not a file there to list")
             return
+        rewrites = _renames_members(cmd)
+        if rewrites:
+            self.facts.problem(f"`{cmd.name} {rewrites}` changes the members' names: where they land is not known")
+            return
+        strip = _strip_components(cmd) if kind == "tar" else 0
+        if strip is None:
+            self.facts.problem(f"how many parts of the members' names `{cmd.name}` strips is not known")
+            return
         try:
             for name, link in _members(source, kind):
                 self.tick()
+                if kind == "zip" and "\\" in name:
+                    name = name.replace("\\", "/")   # unzip makes folders of a DOS or Windows name's backslashes
+                if strip:
+                    parts = [part for part in name.split("/") if part]
+                    if len(parts) <= strip:
+                        continue    # tar skips a member with no name left
+                    name = "/".join(parts[strip:])
                 self.member(source, name, link, dest)
         except (OSError, tarfile.TarError, zipfile.BadZipFile, EOFError) as exc:
             self.facts.problem(f"the members of `{self.shown(source)}` could not be listed ({exc})")
@@ -689,11 +749,18 @@ class _Gathering:
             return os.path.relpath(path, self.project)
         return path
 
-    def walk(self, top: str) -> Iterator[str]:
+    def walk(self, top: str, *, dotgit: bool = False) -> Iterator[str]:
+        """Every file under ``top``; git's own directories only with ``dotgit`` (less the compressed
+        objects and the index, which hold no text a reader prints)."""
         count = 0
         for here, dirs, files in os.walk(top, followlinks=False):
             self.tick()
-            dirs[:] = [d for d in dirs if d != ".git"] if here != top or not top.endswith(".git") else dirs
+            in_git = _in_git_dir(here)
+            if in_git:
+                dirs[:] = [d for d in dirs if d != "objects"]
+                files = [f for f in files if f != "index" and not f.endswith((".pack", ".idx"))]
+            elif not dotgit and not top.endswith(".git"):
+                dirs[:] = [d for d in dirs if d != ".git"]
             for name in files:
                 count += 1
                 if count > MAX_TREE_FILES:
@@ -727,6 +794,16 @@ def _glob_fact(pattern: str, matches: list[str], project: str | None) -> Glob:
     return Glob(pattern, len(matches), tuple(shown(m) for m in matches[:5]))
 
 
+def _tree_rules(cmd: SimpleCommand) -> str:
+    """Which files a recursive reader reads: ``git`` (what git does not ignore) or ``all``, with
+    ``+dotgit`` when it reads git's own directory too (``grep -r``; ``rg --hidden``, ``-uu``)."""
+    words = set(cmd.argv[1:])
+    rules = "all" if _NO_IGNORE & words else _RECURSIVE_READERS[cmd.name]
+    reads_dotgit = cmd.name in ("grep", "egrep", "fgrep") or bool(_HIDDEN & words) or any(
+        w.startswith("-") and not w.startswith("--") and "uu" in w for w in words)
+    return rules + "+dotgit" if reads_dotgit else rules
+
+
 def _grep_recursive(argv: tuple[str, ...]) -> bool:
     return any(w in _GREP_RECURSIVE or (w.startswith("-") and not w.startswith("--") and ("r" in w or "R" in w))
                for w in argv[1:])
@@ -738,6 +815,58 @@ def _tar_extracts(argv: tuple[str, ...]) -> bool:
         return True
     first = words[0] if words else ""
     return bool(first) and not first.startswith("--") and "x" in first.lstrip("-") and first.lstrip("-").isalpha()
+
+
+def _archive_creates(cmd: SimpleCommand) -> bool:
+    """``tar -c``/``-r``/``-u`` (and bsdtar's): it packs the files it names, to a file or the output."""
+    words = cmd.argv[1:]
+    if any(w in ("-c", "--create", "-r", "--append", "-u", "--update", "-A", "--catenate", "--concatenate")
+           for w in words):
+        return True
+    first = words[0] if words else ""
+    letters = first.lstrip("-") if first and not first.startswith("--") else ""
+    return letters.isalpha() and bool(set(letters) & set("cruA"))
+
+
+def _renames_members(cmd: SimpleCommand) -> str:
+    """An option that rewrites the members' names as they land (``--transform``, bsdtar ``-s``)."""
+    for word in cmd.argv[1:]:
+        if word.startswith(("--transform", "--xform", "--no-anchored")) or cmd.name == "bsdtar" and word == "-s":
+            return word.split("=", 1)[0]
+    return ""
+
+
+def _strip_components(cmd: SimpleCommand) -> int | None:
+    words = list(cmd.argv[1:])
+    for i, word in enumerate(words):
+        value = word.split("=", 1)[1] if word.startswith("--strip-components=") else (
+            words[i + 1] if word == "--strip-components" and i + 1 < len(words) else None)
+        if value is not None:
+            return int(value) if value.isdigit() else None
+    return 0
+
+
+def _patch_directory(cmd: SimpleCommand, here: str | None) -> str | None:
+    """Where ``patch`` lands the files its patch names: ``-d DIR`` resolved for real (through
+    links); None for a ``-p`` other than the one the headers are read with (``a/``, ``b/``)."""
+    if not here:
+        return None
+    words = list(cmd.argv[1:])
+    into = here
+    for i, word in enumerate(words):
+        value = None
+        if word in ("-d", "--directory") and i + 1 < len(words):
+            value = words[i + 1]
+        elif word.startswith("--directory="):
+            value = word.split("=", 1)[1]
+        elif word.startswith("-d") and len(word) > 2 and not word.startswith("--"):
+            value = word[2:]
+        elif word == "-p" and words[i + 1:i + 2] != ["1"] or word.startswith("-p") and word not in (
+                "-p1", "-p", "--posix") or word.startswith("--strip") and word != "--strip=1":
+            return None
+        if value is not None:
+            into = os.path.realpath(os.path.join(into, os.path.expanduser(value)))
+    return into
 
 
 def _prints_members(cmd: SimpleCommand) -> bool:
