@@ -301,7 +301,7 @@ def test_an_archive_that_plants_a_link_then_writes_through_it(tmp_path: Path, re
     broker, person = approve_all(tmp_path)
     assert run(broker, who_in(repo), "tar -xf evil.tar").decided_by == "user"
     info = last_ticket(person).calls[0]
-    assert info.risk is not None and any("carries a link" in gap for gap in info.risk.gaps)
+    assert info.risk is not None and any("carries 1 link" in gap for gap in info.risk.gaps)
 
 
 def test_a_patch_that_climbs_out_of_the_project(tmp_path: Path, repo: Path) -> None:

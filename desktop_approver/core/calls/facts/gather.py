@@ -108,6 +108,52 @@ _BUILT_BESIDE_SOURCES = frozenset({"__pycache__"})
 """Output a tool writes beside every source file it compiles, wherever that is."""
 
 
+_EXTGLOB = re.compile(r"[!@+*?]\(")
+_NOT_PRINTING = frozenset({
+    "echo", "printf", "mkdir", "rmdir", "rm", "touch", "ls", "cd", "pushd", "popd", "test", "[", "[[", "stat",
+    "chmod", "chown", "chgrp", "mv", "cp", "ln", "install", "git", "wc", "file", "du", "df", "basename", "dirname",
+    "realpath", "readlink", "which", "type", "command", "kill", "sleep", "true", "false", "export", "unset", "set",
+    "shopt", "local", "declare", "alias", "unalias", "exit", "return", "make", "cmake", "ninja", "npm", "npx", "yarn",
+    "pnpm", "cargo", "rustc", "go", "pip", "pip3", "uv", "poetry", "pytest", "tox", "nox", "docker", "podman",
+    "kubectl", "helm", "terraform", "sha256sum", "sha1sum", "md5sum", "cksum", "b2sum", "date", "whoami", "id",
+    "uname", "nproc", "seq", "mktemp", "rsync", "scp", "ssh", "curl", "wget", "python", "python3", "node", "deno",
+    "bun", "ruby", "perl", "php", "java", "bash", "sh", "zsh", "dash", "source", ".", "exec", "time", "nohup",
+    "timeout", "xargs", "env", "sudo", "tar", "bsdtar", "unzip", "zip", "gzip", "gunzip", "patch", "open",
+    "xdg-open", "code", "pwd", "cmp", "tee", "truncate", "shred", "sync", "mypy", "ruff", "black", "isort", "eslint",
+    "prettier", "tsc", "jest", "vitest", "gradle", "mvn", "javac", "gcc", "g++", "clang", "ld", "strip", "chattr"})
+"""Programs known not to print the files their operands name (or judged as what they run): any
+other program's operand that names an existing file is a read, scanned (``rev creds`` prints it)."""
+
+
+def _may_read_operands(cmd: SimpleCommand) -> bool:
+    return bool(cmd.name) and cmd.name not in _NOT_PRINTING and cmd.name not in _READERS and any(
+        not word.startswith("-") for word in cmd.argv[1:])
+
+
+def _expand(pattern: str) -> list[str]:
+    """The files a glob matches in any shell's settings: the components from the first with a
+    wildcard on are matched in any case, with ``**`` at any depth, dot files included."""
+    parts = pattern.split("/")
+    first = next((i for i, part in enumerate(parts) if _GLOB.search(part)), len(parts))
+    folded = "/".join(parts[:first] + [_any_case(part) for part in parts[first:]])
+    return sorted(set(glob.glob(folded, recursive=True, include_hidden=True)))
+
+
+def _any_case(part: str) -> str:
+    out: list[str] = []
+    in_class = False
+    for char in part:
+        if char == "[" and not in_class:
+            in_class = True
+        elif char == "]" and in_class:
+            in_class = False
+        elif not in_class and char.isalpha() and char.lower() != char.upper():
+            out.append(f"[{char.lower()}{char.upper()}]")
+            continue
+        out.append(char)
+    return "".join(out)
+
+
 def _in_git_dir(rel: str) -> bool:
     return ".git" in rel.split(os.sep)
 
@@ -122,6 +168,7 @@ def needs_facts(reading: CallReading) -> bool:
     if reading.paths:
         return True
     return any(cmd.name in _READERS or cmd.name in _PATTERN_FIRST or cmd.name in _RECURSIVE_READERS
+               or _may_read_operands(cmd)
                or cmd.name in ("unzip", "patch") or _git_consequential(cmd)
                or cmd.name in ("tar", "bsdtar") and _tar_extracts(cmd.argv) for cmd in reading.programs)
 
@@ -129,7 +176,8 @@ def needs_facts(reading: CallReading) -> bool:
 def _git_consequential(cmd: SimpleCommand) -> bool:
     words = list(cmd.argv[1:])
     return cmd.name == "git" and bool(words) and (
-        _discard_of(words[0], words[1:]) is not None or words[0] in ("apply", "am"))
+        _discard_of(words[0], words[1:]) is not None or words[0] in ("apply", "am", "mv", "worktree")
+        or _overwrites_work_tree(words[0], words[1:]))
 
 
 def gather(reading: CallReading, project: str | None, *, budget: float = DEFAULT_BUDGET) -> Facts:
@@ -248,6 +296,8 @@ class _Gathering:
         a word as a path by its spelling (``cat notes`` and ``cat *`` have no ``/`` or ``.``),
         but ``cat`` prints whatever file the word names."""
         if cmd.name not in _READERS and cmd.name not in _PATTERN_FIRST:
+            if _may_read_operands(cmd) and here and os.path.isabs(here):
+                self.existing_operands(cmd, here, recursive_reader)
             return
         found = parse(cmd.argv)
         words = list(found.operands) if found.known else [w for w in cmd.argv[1:] if not w.startswith("-")]
@@ -263,11 +313,26 @@ class _Gathering:
                 continue
             self.path_use(PathUse(word, resolve_path(word, here), "read", via=cmd.name), recursive_reader)
 
+    def existing_operands(self, cmd: SimpleCommand, here: str, recursive_reader: str | None) -> None:
+        """A program the app does not know not to print its operands (``comm creds creds``, ``rev
+        creds``): every operand that names an existing file is a read, scanned. Not a list of readers."""
+        seen = {use.path for use in self.reading.paths if self.owner.get(use) is not None}
+        for word in cmd.argv[1:]:
+            if word.startswith("-") or word in seen:
+                continue
+            path = resolve_path(word, here)
+            if os.path.isfile(path) or os.path.islink(path):
+                self.path_use(PathUse(word, path, "read", via=cmd.name), recursive_reader)
+
     def path_use(self, use: PathUse, recursive_reader: str | None = None) -> None:
         targets = [use.resolved]
+        if _EXTGLOB.search(use.path):
+            self.facts.problem(f"`{use.path}` is an extended glob (extglob): what it matches is not modelled")
+            return
         if _GLOB.search(use.path):
-            # dot files too: a shell with ``dotglob`` (set by an earlier call in a kept shell) matches them
-            matches = sorted(glob.glob(use.resolved, include_hidden=True))
+            # A superset of what any shell matches: dot files too (``dotglob``), ``**`` at any depth
+            # (``globstar``), letters in any case (``nocaseglob``), as a kept shell may have them on.
+            matches = _expand(use.resolved)
             self.facts.globs.append(_glob_fact(use.path, matches, self.project))
             if len(matches) > MAX_GLOB_MATCHES:
                 self.facts.problem(f"`{use.path}` matches more than {MAX_GLOB_MATCHES:,} files")
@@ -614,6 +679,13 @@ class _Gathering:
                     self.facts.problem(f"where `git {sub}` applies its changes (`--directory`, `-p`) is not known")
                     return
                 self.patch_files(cmd, here, [os.path.join(here, w) for w in rest if not w.startswith("-")])
+            elif sub == "mv":
+                self.git_mv(rest, here)
+            elif sub == "worktree" and rest[:1] == ["remove"]:
+                self.git_worktree_remove(rest[1:], here)
+            elif _overwrites_work_tree(sub, rest):
+                self.facts.problem(f"what `{' '.join(['git', sub, *rest])[:80]}` would overwrite or delete in the "
+                                   "work tree is not graded")
             return
         root = repository_of(here)
         view = self.view(root) if root else None
@@ -666,6 +738,32 @@ class _Gathering:
             self.facts.losses.append(Loss(label, "deletes", files, size, count_states(states), sample=tuple(sample)))
         self.facts.graded_git.add(sub)
 
+    def git_mv(self, rest: list[str], here: str) -> None:
+        """``git mv -f a.txt b.txt`` overwrites ``b.txt`` (its uncommitted text is never staged):
+        graded as an overwrite of what lands on the destination; without ``-f`` git refuses."""
+        operands = [w for w in rest if not w.startswith("-")]
+        if not ({"-f", "--force"} & set(rest)) or len(operands) < 2:
+            return
+        *sources, dest = (os.path.normpath(os.path.join(here, w)) for w in operands)
+        landings = [os.path.join(dest, os.path.basename(src)) for src in sources] if os.path.isdir(dest) else [dest]
+        for landing in landings:
+            if os.path.lexists(landing) and not os.path.isdir(landing) and self.inside(landing):
+                self.loss(self.shown(landing), landing, "overwrite", target=landing)
+            elif os.path.isdir(landing):
+                self.facts.problem(f"`git mv -f` moves onto the directory `{self.shown(landing)}`: not graded")
+
+    def git_worktree_remove(self, rest: list[str], here: str) -> None:
+        """``git worktree remove [--force] DIR`` deletes a work tree: graded by that tree's own state."""
+        operands = [w for w in rest if not w.startswith("-")]
+        if len(operands) != 1:
+            self.facts.problem("which work tree `git worktree remove` deletes is not known")
+            return
+        tree = os.path.normpath(os.path.join(here, operands[0]))
+        if not self.inside(tree):
+            self.facts.problem(f"`git worktree remove` deletes `{tree}`, outside the project: not graded")
+            return
+        self.loss(f"git worktree remove {operands[0]}"[:80], tree, "delete", target=tree)
+
     # -- archives and patches ----------------------------------------------------------------------------
 
     def archive(self, cmd: SimpleCommand, here: str | None, kind: str) -> None:
@@ -687,9 +785,12 @@ class _Gathering:
         if strip is None:
             self.facts.problem(f"how many parts of the members' names `{cmd.name}` strips is not known")
             return
+        links: list[str] = []
         try:
             for name, link in _members(source, kind):
                 self.tick()
+                if link:
+                    links.append(f"{name} to {link}")
                 if kind == "zip" and "\\" in name:
                     name = name.replace("\\", "/")   # unzip makes folders of a DOS or Windows name's backslashes
                 if strip:
@@ -700,6 +801,10 @@ class _Gathering:
                 self.member(source, name, link, dest)
         except (OSError, tarfile.TarError, zipfile.BadZipFile, EOFError) as exc:
             self.facts.problem(f"the members of `{self.shown(source)}` could not be listed ({exc})")
+        finally:
+            if links:   # one problem for all of them, with a few named
+                self.facts.problem(f"`{self.shown(source)}` carries {len(links):,} link{'s' if len(links) != 1 else ''}"
+                                   f" ({', '.join(links[:3])}{', ...' if len(links) > 3 else ''})")
 
     def patch_files(self, cmd: SimpleCommand, here: str | None, files: list[str]) -> None:
         if not files or not here:
@@ -729,8 +834,6 @@ class _Gathering:
         real = os.path.join(os.path.realpath(os.path.dirname(lands)), os.path.basename(lands))
         outside = not self.inside(real)
         self.facts.members.append(Member(self.shown(source), name, self.shown(real), outside, link))
-        if link:
-            self.facts.problem(f"`{self.shown(source)}` carries a link (`{name}` to `{link}`)")
         if real != lands and not outside:
             self.facts.links.append(f"`{name}` from `{self.shown(source)}` lands through a link at `{real}`")
         if outside:
@@ -877,6 +980,33 @@ def _prints_members(cmd: SimpleCommand) -> bool:
     return any(w in ("--to-stdout", "--to-command") or w.startswith("--to-command=") for w in words) or any(
         set(w[1:]) & set(letters) for w in words if w.startswith("-") and not w.startswith("--")) or any(
         "O" in w and w.isalpha() for w in bundled)
+
+
+def _overwrites_work_tree(sub: str, rest: list[str]) -> bool:
+    """A git command that overwrites or deletes work-tree files and that :func:`_discard_of` does
+    not grade (``checkout REV -- p``, ``restore --source``, ``reset --hard REV``, ``switch -f``...):
+    left unproven, never moderate."""
+    words = set(rest)
+    force = bool(words & {"-f", "--force"}) or any(re.fullmatch(r"-[a-zA-Z]*f[a-zA-Z]*", w) for w in rest)
+    if sub == "checkout":
+        return "--" in words or force or "--ours" in words or "--theirs" in words or "-p" in words
+    if sub == "restore":
+        return True
+    if sub == "reset":
+        return bool(words & {"--hard", "--merge", "--keep"})
+    if sub == "switch":
+        return force or "--discard-changes" in words
+    if sub == "read-tree":
+        return "-u" in words or "--reset" in words
+    if sub == "checkout-index":
+        return force or "-a" in words or "--all" in words
+    if sub == "stash":
+        return rest[:1] in (["drop"], ["clear"], ["pop"], ["apply"])
+    if sub == "clean":
+        return force
+    if sub == "submodule":
+        return rest[:1] in (["deinit"], ["update"]) and force
+    return sub in ("rm",) and force
 
 
 def _discard_of(sub: str, rest: list[str]) -> tuple[str, list[str]] | None:

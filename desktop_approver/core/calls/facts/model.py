@@ -27,6 +27,8 @@ _STATE_WORDS = {"tracked": "unchanged in git", "changed": "with uncommitted chan
                 "unverified": "that git does not vouch for (assume-unchanged, skip-worktree or unlisted)",
                 "repository": "of git's own (its history)"}
 _RECOVERABLE = frozenset({"tracked", "build"})
+MAX_MEMBER_LINES = 20
+"""Archive members told one line each; the rest are counted (a tar of 10,000 links is one call)."""
 
 
 @dataclass(frozen=True)
@@ -138,13 +140,15 @@ class Facts:
     graded_deletes: set[str] = field(default_factory=set)   # resolved delete targets whose loss is in ``losses``
     graded_git: set[str] = field(default_factory=set)       # git subcommands graded by what they discard
     elapsed_ms: float = 0.0
+    _said: set[str] = field(default_factory=set, repr=False, compare=False)
 
     @classmethod
     def unavailable(cls, why: str) -> Facts:
         return cls(available=False, complete=False, why=why)
 
     def problem(self, text: str) -> None:
-        if text not in self.problems:
+        if text not in self._said:      # a set: ten thousand members cost no quadratic time
+            self._said.add(text)
             self.problems.append(text)
 
     @property
@@ -160,8 +164,10 @@ class Facts:
         out += list(self.outside)
         out += [f"link: {link}" for link in self.links]
         out += [f"secret: {secret.describe()}" for secret in self.secrets]
-        out += [f"archive or patch writes {member.describe()}" for member in self.members
-                if member.outside or member.link]
+        told = [member for member in self.members if member.outside or member.link]
+        out += [f"archive or patch writes {member.describe()}" for member in told[:MAX_MEMBER_LINES]]
+        if len(told) > MAX_MEMBER_LINES:
+            out.append(f"archive or patch writes {len(told) - MAX_MEMBER_LINES:,} more links or paths outside")
         if self.scanned:
             out.append(f"read {self.scanned:,} file{'s' if self.scanned != 1 else ''} scanned: no secret found")
         out += [f"not proven: {problem}" for problem in self.problems]
