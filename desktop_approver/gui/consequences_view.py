@@ -10,6 +10,7 @@ came from the agent or its files.
 
 from __future__ import annotations
 
+import html
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt
@@ -24,6 +25,7 @@ if TYPE_CHECKING:   # the facts' package (tar, zip, git) loads in the core's exe
 __all__ = ["MAX_LINES", "ConsequencesView", "touch_lines"]
 
 MAX_LINES = 6
+MAX_TOOLTIP_LINES = 40
 """Lines shown under the summary; the rest are in the tooltip."""
 
 
@@ -84,5 +86,9 @@ class ConsequencesView(QFrame):
         diffs = [loss.diff for loss in facts.losses if loss.diff]
         self.diff.setText(reveal("\n".join(diffs), multiline=True).text if diffs else "")
         self.diff.setVisible(bool(diffs) and not calm and not compact)
-        self.setToolTip("\n".join(lines))
+        # every line, escaped: a tooltip renders markup, and paths are the agent's (a file named
+        # ``<b>fine</b><!--`` must not hide the lines after it); bounded, for a call with 10,000 members
+        tip = lines[:MAX_TOOLTIP_LINES] + ([f"… and {len(lines) - MAX_TOOLTIP_LINES:,} more"]
+                                           if len(lines) > MAX_TOOLTIP_LINES else [])
+        self.setToolTip("<qt>" + "<br>".join(html.escape(line[:300]) for line in tip) + "</qt>")
         self.show()

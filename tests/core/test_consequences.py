@@ -22,6 +22,7 @@ from desktop_approver.core.calls.risk import assess
 from desktop_approver.core.calls.risk.consequences import BY_NAME_DELETES, BY_NAME_GIT
 from desktop_approver.core.calls.risk.touching import assess_touching
 from desktop_approver.core.decisions.tickets import Verdict
+from desktop_approver.core.messages.models import ToolCall
 from tests.support.projects import GITHUB_TOKEN, approve_all, git, last_ticket, make_repository, run, who_in
 
 
@@ -301,7 +302,7 @@ def test_an_archive_that_plants_a_link_then_writes_through_it(tmp_path: Path, re
     broker, person = approve_all(tmp_path)
     assert run(broker, who_in(repo), "tar -xf evil.tar").decided_by == "user"
     info = last_ticket(person).calls[0]
-    assert info.risk is not None and any("carries a link" in gap for gap in info.risk.gaps)
+    assert info.risk is not None and any("carries 1 link" in gap for gap in info.risk.gaps)
 
 
 def test_a_patch_that_climbs_out_of_the_project(tmp_path: Path, repo: Path) -> None:
@@ -337,3 +338,67 @@ def test_rg_told_to_read_ignored_files_is_judged_by_them(repo: Path) -> None:
     told, facts = assess_touching("Bash", {"command": "rg --no-ignore --hidden TOKEN"}, cwd=str(repo))
     assert plain.level != "destructive"
     assert told.level == "destructive" and facts is not None and any(s.path == ".env" for s in facts.secrets)
+
+
+@pytest.mark.logs("took too long: the person decides")
+def test_one_agents_flood_of_looks_never_starves_another(tmp_path: Path, repo: Path,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """Red team rt32 (RT32-22): agent A's looks hold the pool; past its share its calls go to the
+    person at once, and agent B's call waits for a thread without its clock running, then is
+    answered by its own facts."""
+    import threading
+
+    from desktop_approver.core.decisions import broker as broker_module
+    release = threading.Event()
+    real = broker_module._with_facts
+
+    def slow_for_a(infos: list[object], identity: object) -> object:
+        if getattr(identity, "peer_pid", None) == 1:
+            release.wait(60)
+        return real(infos, identity)    # type: ignore[arg-type]
+
+    monkeypatch.setattr(broker_module, "_with_facts", slow_for_a)
+    monkeypatch.setattr(broker_module, "FACTS_TIMEOUT", 0.5)     # B's own look is far shorter than A's hold
+    broker, person = approve_all(tmp_path)
+    a, b = who_in(repo, peer_pid=1, agent="a"), who_in(repo, peer_pid=2, agent="b")
+    calls = lambda: [ToolCall(tool="Bash", args={"command": "rm -rf node_modules"})]   # noqa: E731
+
+    async def scenario() -> tuple[list[Verdict], Verdict]:
+        floods = [asyncio.create_task(broker.submit(a, "s", f"a{n}", "request", calls())) for n in range(6)]
+        while broker._looking.get((1, None, "a"), 0) < broker_module.MAX_LOOKS_PER_AGENT:
+            await asyncio.sleep(0.01)
+        later = asyncio.create_task(broker.submit(b, "s", "b", "request", [ToolCall(tool="Bash",
+                                                                                     args={"command": "rm a.txt"})]))
+        done_early = [task for task in floods if task.done()]
+        while len(done_early) < 2:      # the two past A's share were sent to the person at once
+            await asyncio.sleep(0.01)
+            done_early = [task for task in floods if task.done()]
+        await asyncio.sleep(1.0)        # longer than FACTS_TIMEOUT: B's clock does not run while it waits
+        release.set()
+        verdicts = [(await task)[0] for task in floods]
+        return verdicts, (await later)[0]
+
+    verdicts, b_verdict = asyncio.run(scenario())
+    told = [" ".join(seen.calls[0].consequences.lines()) for seen in person.seen
+            if seen.calls[0].consequences is not None]
+    # two past A's share at once, the two held past their own bound; the two queued behind them
+    # waited without their clocks running and were answered, as was B
+    assert sum("too many of this agent's calls" in line for line in told) == 2
+    assert sum("took too long" in line for line in told) == 2
+    assert sum(answered(v) for v in verdicts) == 2
+    assert answered(b_verdict), b_verdict
+
+
+def test_ten_thousand_archive_links_are_one_problem(tmp_path: Path, repo: Path) -> None:
+    """Red team rt32 (RT32-25): links in an archive are grouped, the lines bounded."""
+    with tarfile.open(repo / "links.tar", "w") as archive:
+        for n in range(2_000):
+            info = tarfile.TarInfo(f"l{n}")
+            info.type = tarfile.SYMTYPE
+            info.linkname = f"/etc/x{n}"
+            archive.addfile(info)
+    _, facts = assess_touching("Bash", {"command": "tar -xf links.tar"}, cwd=str(repo), budget=30)
+    assert facts is not None
+    assert [p for p in facts.problems if "carries" in p] == ["`links.tar` carries 2,000 links (l0 to /etc/x0, "
+                                                              "l1 to /etc/x1, l2 to /etc/x2, ...)"]
+    assert len(facts.lines()) < 40

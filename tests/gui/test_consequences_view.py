@@ -75,3 +75,21 @@ def test_the_dialog_shows_what_a_local_agents_call_touches(approver: Any, run: A
         assert (await answer).decision == "deny"
 
     run(scenario())
+
+
+def test_the_tooltip_is_plain_text_whatever_the_files_are_named(qtbot: Any, tmp_path: Path) -> None:
+    """A file named like markup (red team rt32, RT32-20) is shown as its name, and every later
+    line is still in the tooltip; a call with thousands of lines gets a bounded one."""
+    repo = make_repository(tmp_path)
+    (repo / "notes").mkdir()
+    (repo / "notes" / "!<b>all fine<b><!--").write_text("x\n")
+    (repo / "notes" / "zlink").symlink_to("/etc/hostname")
+    view = ConsequencesView()
+    qtbot.addWidget(view)
+    view.show_facts(facts_of(repo, "cat notes/*"))
+    tip = view.toolTip()
+    assert "<b>all fine" not in tip and "&lt;b&gt;all fine" in tip
+    assert "outside the project" in tip          # the line after the odd name is not swallowed
+    many = Facts(problems=[f"problem {n}" for n in range(5_000)])
+    view.show_facts(many)
+    assert view.toolTip().count("<br>") <= 41 and "more" in view.toolTip()

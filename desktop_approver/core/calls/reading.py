@@ -867,8 +867,9 @@ class _Reader:
                            content, tuple(edits or ()), patch, own_cwd, respelled_names(self.given_names))
 
     def _shell(self, run: ShellRun) -> None:
-        for program in run.programs:
-            self.paths.extend(command_paths(program, self.cwd))
+        # each program's paths from the directory it runs in (``cd data && rm a.txt`` deletes data/a.txt)
+        for program, here in zip(run.programs, working_dirs(run.programs, self.cwd), strict=True):
+            self.paths.extend(command_paths(program, here))
             argv = program.argv
             if not argv:
                 continue

@@ -141,6 +141,7 @@ class Broker:
         self.policy = policy
         self.mode = mode or modes.ModeState()
         self.default_timeout = default_timeout
+        self._looking: dict[object, int] = {}   # facts gatherings queued or running, per agent
         self.pending: dict[str, Ticket] = {}
         self.listeners: list[Listener] = []
         self.notice_listeners: list[NoticeListener] = []
@@ -314,13 +315,19 @@ class Broker:
         identity = triage.identity
         loop = asyncio.get_running_loop()
         infos = [triage.infos[index] for index in due]
-        try:   # the budget bounds each look; this bounds a look stuck in the kernel (never a hang)
-            async with asyncio.timeout(FACTS_TIMEOUT * max(1, len(infos))):
-                judged = await loop.run_in_executor(_facts_pool(), _with_facts, infos, identity)
-        except TimeoutError:
-            log.warning("the facts of %d call(s) of %s took too long: the person decides", len(infos),
-                        printable(triage.request_id, 80))
-            judged = [_without_facts(info, "looking at its files took too long") for info in infos]
+        agent = (identity.peer_pid, identity.relay_user, identity.agent)
+        if self._looking.get(agent, 0) >= MAX_LOOKS_PER_AGENT:
+            # one agent's flood of calls never starves another's: past its share, its calls go to the person
+            judged = [_without_facts(info, "too many of this agent's calls are being looked at at once")
+                      for info in infos]
+        else:
+            self._looking[agent] = self._looking.get(agent, 0) + 1
+            try:
+                judged = await _looked_at(loop, infos, identity, triage.request_id)
+            finally:
+                self._looking[agent] -= 1
+                if not self._looking[agent]:
+                    del self._looking[agent]
         for info in judged:
             risk = info.risk_report()
             triage.infos[info.index], triage.risks[info.index] = info, risk
@@ -547,6 +554,10 @@ def facts_unavailable(identity: Identity) -> str | None:
         return "the agent is on another machine (over the relay)"
     if identity.cwd_agrees is False:
         return "the agent's directory is not its process's (a forwarded socket: its files are elsewhere)"
+    if identity.peer_cwd is None:
+        # the kernel names no directory: a forwarded socket (``ssh -R``: the peer is the forwarder,
+        # not the agent), a /proc the app cannot read; a claimed path that exists here proves nothing
+        return "the kernel does not vouch for the agent's directory (a forwarded socket: its files may be elsewhere)"
     return None
 
 
@@ -566,6 +577,36 @@ def _facts_pool() -> ThreadPoolExecutor:
 FACTS_TIMEOUT = 10.0
 """Seconds one call's facts may take in all before the person decides without them (the gathering's
 own budget is far smaller: this is for a look stuck in the kernel, a network file system, a lock)."""
+
+
+MAX_LOOKS_PER_AGENT = 4
+"""Fact gatherings one agent may have queued or running at once (the pool has two threads)."""
+FACTS_QUEUE_TIMEOUT = 60.0
+"""Seconds a gathering may wait for a thread; its own ``FACTS_TIMEOUT`` counts from when it starts."""
+
+
+async def _looked_at(loop: asyncio.AbstractEventLoop, infos: list[CallInfo], identity: Identity,
+                     request_id: str) -> list[CallInfo]:
+    """The calls judged with their facts, in the facts pool. The time bound counts from when the
+    look starts, not while it waits behind other agents' looks."""
+    began = asyncio.Event()
+
+    def look() -> list[CallInfo]:
+        loop.call_soon_threadsafe(began.set)
+        return _with_facts(infos, identity)
+
+    future = loop.run_in_executor(_facts_pool(), look)
+    try:
+        async with asyncio.timeout(FACTS_QUEUE_TIMEOUT):
+            await began.wait()
+        # the budget bounds each look; this bounds a look stuck in the kernel (never a hang)
+        async with asyncio.timeout(FACTS_TIMEOUT * max(1, len(infos))):
+            return await future
+    except TimeoutError:
+        future.cancel()
+        log.warning("the facts of %d call(s) of %s took too long: the person decides", len(infos),
+                    printable(request_id, 80))
+        return [_without_facts(info, "looking at its files took too long") for info in infos]
 
 
 def _without_facts(info: CallInfo, why: str) -> CallInfo:

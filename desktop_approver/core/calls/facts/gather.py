@@ -42,7 +42,16 @@ from collections.abc import Iterator
 
 from ..catalog import catalog
 from ..grammar import parse
-from ..reading import _PATTERN_FIRST, _READERS, CallReading, PathUse, _patch_uses, resolve_path, working_dirs
+from ..reading import (
+    _PATTERN_FIRST,
+    _READERS,
+    CallReading,
+    PathUse,
+    _patch_uses,
+    command_paths,
+    resolve_path,
+    working_dirs,
+)
 from ..shellparse import SimpleCommand
 from .gitview import GitError, GitView, repository_of
 from .model import Facts, Glob, Loss, Member, Script, count_states
@@ -67,12 +76,98 @@ _RECURSIVE_READERS = {"rg": "git", "ag": "git", "ack": "all", "grep": "all", "eg
 # Options that make rg / ag read what git ignores too (then every file is enumerated).
 _NO_IGNORE = frozenset({"--no-ignore", "--no-ignore-vcs", "-u", "-uu", "-uuu", "--unrestricted", "--skip-vcs-ignores",
                         "-U", "--all-types", "--no-ignore-dot", "--no-ignore-files", "--no-ignore-global"})
+_HIDDEN = frozenset({"--hidden", "-.", "-uu", "-uuu", "--unrestricted"})
+_SEARCH_IGNORES = (".ignore", ".rgignore", ".agignore")
 _ARCHIVERS = frozenset({"tar", "bsdtar", "unzip"})
 _GREP_RECURSIVE = frozenset({"-r", "-R", "--recursive", "--dereference-recursive"})
 # Writers whose destination, when it is a folder, receives the source under its own name.
 _INTO_FOLDER = frozenset({"cp", "mv", "install", "ln", "rsync", "git", "destination", "target", "new_path"})
 # What makes a folder a virtual environment (installed code), whatever it is called.
 _ENVIRONMENT_MARKS = ("pyvenv.cfg", "conda-meta")
+
+
+_COPIERS = frozenset({"cp", "mv", "install", "ln", "rsync", "scp"})
+_READ_ONLY_GIT = frozenset({"status", "diff", "log", "show", "ls-files", "ls-tree", "rev-parse", "blame", "grep",
+                            "describe", "shortlog", "cat-file", "rev-list", "whatchanged", "help", "version"})
+_MOVERS = frozenset({"mv", "cp", "ln", "rsync", "install", "tar", "bsdtar", "unzip", "patch", "scp"})
+_GIT_WRITES_FILES = frozenset({"checkout", "switch", "restore", "reset", "stash", "merge", "pull", "rebase",
+                              "cherry-pick", "revert", "apply", "am", "mv", "clone", "worktree", "submodule",
+                              "read-tree", "checkout-index"})
+_STEERS_GIT = frozenset({".gitignore", ".gitattributes", ".gitmodules", ".ignore", ".rgignore", "exclude"})
+
+
+def _changes_what_follows(program: SimpleCommand, uses: list[PathUse]) -> str:
+    """What a program changes that a later delete, overwrite or discard of the same call is graded
+    by: ``files`` (it moves, copies or checks out files into place), ``loss`` (git's view: its
+    index, its ignore rules, its own directory), or nothing (``""``)."""
+    if program.name == "git":
+        sub = next((w for w in program.argv[1:] if not w.startswith("-")), "")
+        return "" if sub in _READ_ONLY_GIT else "files" if sub in _GIT_WRITES_FILES else "loss"
+    writes = [use for use in uses if use.operation in ("write", "delete")]
+    if program.name in _MOVERS and writes:
+        return "files"
+    steers = any(os.path.basename(use.resolved) in _STEERS_GIT or _in_git_dir(use.resolved) for use in writes)
+    return "loss" if steers else ""
+
+
+_BUILD_MANIFESTS = ("package.json", "Cargo.toml", "pyproject.toml", "setup.py", "setup.cfg", "CMakeLists.txt",
+                    "Makefile", "GNUmakefile", "meson.build", "build.gradle", "build.gradle.kts", "pom.xml", "go.mod",
+                    "build.zig", "WORKSPACE", "MODULE.bazel", "tox.ini", "noxfile.py", "composer.json", "mix.exs",
+                    "Gemfile", "build.sbt", "deno.json", "angular.json", "next.config.js", "vite.config.ts")
+"""The files that mark where a build runs: its output folder sits beside one (``web/package.json``,
+``web/node_modules``)."""
+_BUILT_BESIDE_SOURCES = frozenset({"__pycache__"})
+"""Output a tool writes beside every source file it compiles, wherever that is."""
+
+
+_EXTGLOB = re.compile(r"[!@+*?]\(")
+_NOT_PRINTING = frozenset({
+    "echo", "printf", "mkdir", "rmdir", "rm", "touch", "ls", "cd", "pushd", "popd", "test", "[", "[[", "stat",
+    "chmod", "chown", "chgrp", "mv", "cp", "ln", "install", "git", "wc", "file", "du", "df", "basename", "dirname",
+    "realpath", "readlink", "which", "type", "command", "kill", "sleep", "true", "false", "export", "unset", "set",
+    "shopt", "local", "declare", "alias", "unalias", "exit", "return", "make", "cmake", "ninja", "npm", "npx", "yarn",
+    "pnpm", "cargo", "rustc", "go", "pip", "pip3", "uv", "poetry", "pytest", "tox", "nox", "docker", "podman",
+    "kubectl", "helm", "terraform", "sha256sum", "sha1sum", "md5sum", "cksum", "b2sum", "date", "whoami", "id",
+    "uname", "nproc", "seq", "mktemp", "rsync", "scp", "ssh", "curl", "wget", "python", "python3", "node", "deno",
+    "bun", "ruby", "perl", "php", "java", "bash", "sh", "zsh", "dash", "source", ".", "exec", "time", "nohup",
+    "timeout", "xargs", "env", "sudo", "tar", "bsdtar", "unzip", "zip", "gzip", "gunzip", "patch", "open",
+    "xdg-open", "code", "pwd", "cmp", "tee", "truncate", "shred", "sync", "mypy", "ruff", "black", "isort", "eslint",
+    "prettier", "tsc", "jest", "vitest", "gradle", "mvn", "javac", "gcc", "g++", "clang", "ld", "strip", "chattr"})
+"""Programs known not to print the files their operands name (or judged as what they run): any
+other program's operand that names an existing file is a read, scanned (``rev creds`` prints it)."""
+
+
+def _may_read_operands(cmd: SimpleCommand) -> bool:
+    return bool(cmd.name) and cmd.name not in _NOT_PRINTING and cmd.name not in _READERS and any(
+        not word.startswith("-") for word in cmd.argv[1:])
+
+
+def _expand(pattern: str) -> list[str]:
+    """The files a glob matches in any shell's settings: the components from the first with a
+    wildcard on are matched in any case, with ``**`` at any depth, dot files included."""
+    parts = pattern.split("/")
+    first = next((i for i, part in enumerate(parts) if _GLOB.search(part)), len(parts))
+    folded = "/".join(parts[:first] + [_any_case(part) for part in parts[first:]])
+    return sorted(set(glob.glob(folded, recursive=True, include_hidden=True)))
+
+
+def _any_case(part: str) -> str:
+    out: list[str] = []
+    in_class = False
+    for char in part:
+        if char == "[" and not in_class:
+            in_class = True
+        elif char == "]" and in_class:
+            in_class = False
+        elif not in_class and char.isalpha() and char.lower() != char.upper():
+            out.append(f"[{char.lower()}{char.upper()}]")
+            continue
+        out.append(char)
+    return "".join(out)
+
+
+def _in_git_dir(rel: str) -> bool:
+    return ".git" in rel.split(os.sep)
 
 
 class _OverBudget(Exception):
@@ -87,6 +182,7 @@ def needs_facts(reading: CallReading) -> bool:
     if any(parse(cmd.argv).by_role("requirements") or _runs_target(cmd) for cmd in reading.programs):
         return True     # a requirements file is read to see what it installs, package.json what a script runs
     return any(cmd.name in _READERS or cmd.name in _PATTERN_FIRST or cmd.name in _RECURSIVE_READERS
+               or _may_read_operands(cmd)
                or cmd.name in ("unzip", "patch") or _git_consequential(cmd)
                or cmd.name in ("tar", "bsdtar") and _tar_extracts(cmd.argv) for cmd in reading.programs)
 
@@ -106,7 +202,8 @@ def _runs_target(cmd: SimpleCommand) -> bool:
 def _git_consequential(cmd: SimpleCommand) -> bool:
     words = list(cmd.argv[1:])
     return cmd.name == "git" and bool(words) and (
-        _discard_of(words[0], words[1:]) is not None or words[0] in ("apply", "am"))
+        _discard_of(words[0], words[1:]) is not None or words[0] in ("apply", "am", "mv", "worktree")
+        or _overwrites_work_tree(words[0], words[1:]))
 
 
 def gather(reading: CallReading, project: str | None, *, budget: float = DEFAULT_BUDGET) -> Facts:
@@ -151,8 +248,9 @@ class _Gathering:
     # -- the walk over the reading -------------------------------------------------------------
 
     def run(self) -> None:
-        recursive_vias = {cmd.name: "all" if _NO_IGNORE & set(cmd.argv) else _RECURSIVE_READERS[cmd.name]
-                          for cmd in self.reading.programs
+        self.own_paths()
+        self.whole_call()
+        recursive_vias = {cmd.name: _tree_rules(cmd) for cmd in self.reading.programs
                           if cmd.name in _RECURSIVE_READERS and (cmd.name not in ("grep", "egrep", "fgrep")
                                                                  or _grep_recursive(cmd.argv))}
         for use in self.reading.paths:
@@ -183,7 +281,50 @@ class _Gathering:
             elif cmd.name == "unzip":
                 self.archive(cmd, here, "zip")
             elif cmd.name == "patch":
-                self.patch_files(cmd, here, _patch_inputs(cmd, self.reading))
+                into = _patch_directory(cmd, here)
+                if into is None:
+                    self.facts.problem("where `patch` applies its changes (`-d`, `-p`) is not known")
+                else:
+                    self.patch_files(cmd, into, _patch_inputs(cmd, self.reading))
+
+    def own_paths(self) -> None:
+        """Which program of the call each path belongs to, and the directories they run in."""
+        self.owner: dict[PathUse, int] = {}
+        self.programs: list[SimpleCommand] = []
+        self.changers: list[tuple[int, str, str]] = []   # programs that change what later ones are graded by
+        self.graders: list[tuple[int, str, str]] = []    # programs graded by loss (deletes, overwrites, discards)
+        self.dirs: set[str] = {self.reading.cwd} if self.reading.cwd else set()
+        index = 0
+        for run in self.reading.commands:
+            for program, here in zip(run.programs, working_dirs(run.programs, self.reading.cwd), strict=True):
+                self.programs.append(program)
+                if here:
+                    self.dirs.add(here)
+                uses = command_paths(program, here) if program.argv else []
+                for use in uses:
+                    self.owner.setdefault(use, index)
+                text = " ".join(program.argv)[:60]
+                changes = _changes_what_follows(program, uses)
+                if changes:
+                    self.changers.append((index, text, changes))
+                if _git_consequential(program) or program.name == "git" and program.argv[1:2] in (("mv",), ("rm",)) \
+                        or any(use.operation == "delete" for use in uses):
+                    self.graders.append((index, text, "loss"))
+                elif any(use.operation == "write" for use in uses):
+                    self.graders.append((index, text, "files"))
+                index += 1
+
+    def whole_call(self) -> None:
+        """The facts are one look before the call runs: a delete, an overwrite or a git discard that
+        follows a command of the same call that changes git's view or moves files (``echo x >>
+        .gitignore && git clean -fX``, ``git add -A && git reset --hard``, ``mv data build/ && rm -rf
+        build``) is graded by a state the call itself changes first: not proof."""
+        for index, text, graded in self.graders:
+            # a delete or discard depends on git's view and the files; a write on the files only
+            before = [changer for at, changer, kind in self.changers if at < index and graded in ("loss", kind)]
+            if before:
+                self.facts.problem(f"`{text}` follows `{before[0]}` in the same call, which changes what it "
+                                   "would lose: the facts describe the files before the call")
 
     def script(self, cmd: SimpleCommand, here: str | None) -> None:
         """A project script run by name: the command lines package.json gives it."""
@@ -218,6 +359,8 @@ class _Gathering:
         a word as a path by its spelling (``cat notes`` and ``cat *`` have no ``/`` or ``.``),
         but ``cat`` prints whatever file the word names."""
         if cmd.name not in _READERS and cmd.name not in _PATTERN_FIRST:
+            if _may_read_operands(cmd) and here and os.path.isabs(here):
+                self.existing_operands(cmd, here, recursive_reader)
             return
         found = parse(cmd.argv)
         words = list(found.operands) if found.known else [w for w in cmd.argv[1:] if not w.startswith("-")]
@@ -233,11 +376,26 @@ class _Gathering:
                 continue
             self.path_use(PathUse(word, resolve_path(word, here), "read", via=cmd.name), recursive_reader)
 
+    def existing_operands(self, cmd: SimpleCommand, here: str, recursive_reader: str | None) -> None:
+        """A program the app does not know not to print its operands (``comm creds creds``, ``rev
+        creds``): every operand that names an existing file is a read, scanned. Not a list of readers."""
+        seen = {use.path for use in self.reading.paths if self.owner.get(use) is not None}
+        for word in cmd.argv[1:]:
+            if word.startswith("-") or word in seen:
+                continue
+            path = resolve_path(word, here)
+            if os.path.isfile(path) or os.path.islink(path):
+                self.path_use(PathUse(word, path, "read", via=cmd.name), recursive_reader)
+
     def path_use(self, use: PathUse, recursive_reader: str | None = None) -> None:
         targets = [use.resolved]
+        if _EXTGLOB.search(use.path):
+            self.facts.problem(f"`{use.path}` is an extended glob (extglob): what it matches is not modelled")
+            return
         if _GLOB.search(use.path):
-            # dot files too: a shell with ``dotglob`` (set by an earlier call in a kept shell) matches them
-            matches = sorted(glob.glob(use.resolved, include_hidden=True))
+            # A superset of what any shell matches: dot files too (``dotglob``), ``**`` at any depth
+            # (``globstar``), letters in any case (``nocaseglob``), as a kept shell may have them on.
+            matches = _expand(use.resolved)
             self.facts.globs.append(_glob_fact(use.path, matches, self.project))
             if len(matches) > MAX_GLOB_MATCHES:
                 self.facts.problem(f"`{use.path}` matches more than {MAX_GLOB_MATCHES:,} files")
@@ -254,6 +412,10 @@ class _Gathering:
 
     def target(self, use: PathUse, target: str, recursive_reader: str | None) -> None:
         shown = self.shown(target)
+        if self.up_after_link(use):
+            self.facts.problem(f"`{use.path}` goes up (`..`) after a link: where it leads is the file system's, "
+                               "not its spelling")
+            return
         written_inside = self.inside(os.path.normpath(target))
         follow = not (use.operation == "delete" and not use.path.endswith("/"))
         real = os.path.realpath(target) if follow else os.path.join(os.path.realpath(os.path.dirname(target)),
@@ -263,8 +425,13 @@ class _Gathering:
             if written_inside and not self.inside(real):
                 self.facts.problem(f"`{shown}` leads outside the project (to `{real}`) through a link")
         if use.operation == "read":
-            if use.listing or use.via in _ARCHIVERS:
-                return      # names only; an archive unpacked is judged by its members, not printed
+            if use.listing:
+                return      # names only
+            if use.via in _ARCHIVERS:
+                program = self.program_of(use)
+                if program is None or not _archive_creates(program):
+                    return  # an archive listed or unpacked: judged by its members, not printed
+                recursive_reader = "all"    # tar -c .: every file it packs goes where the agent reads it
             if not self.inside(real):
                 self.facts.problem(f"reads `{shown}` outside the project: what it holds is not checked")
             elif os.path.isdir(real):
@@ -281,12 +448,17 @@ class _Gathering:
                     # read as a file's name (`cp conftest.py notes.md`), it is a folder: the source lands
                     # inside it under its own name, which no reader judged
                     self.facts.problem(f"`{shown}` is a folder: what lands in it is not judged by its name")
-            if use.recursive or self.reading.family in ("edit", "patch") or not os.path.lexists(real):
-                return      # a directory written into (members judged apart), an edit (shown), a new file
+            if self.reading.family in ("edit", "patch") or not os.path.lexists(real):
+                return      # an edit (shown as its diff), a new file
             if os.path.isdir(real):
+                self.lands_in(use, real)    # a directory written into: the files that land there
                 return
+            # an existing file is overwritten whatever the flags say (``cp -r a.txt c.txt``)
         if not written_inside:
-            return          # the reader judges places outside the project by where they are
+            # the reader judges places outside the project by where they are; the facts say so
+            self.facts.outside.append(f"{'deletes' if use.operation == 'delete' else 'writes'} `{shown}` outside "
+                                      "the project: judged by where it is, not looked at")
+            return
         self.loss(use.path if target == use.resolved else shown, real,
                   "delete" if use.operation == "delete" else "overwrite", target=target)
 
@@ -361,6 +533,68 @@ class _Gathering:
         self.modules = frozenset(names)
         return self.modules
 
+    def program_of(self, use: PathUse) -> SimpleCommand | None:
+        index = self.owner.get(use)
+        return self.programs[index] if index is not None else None
+
+    def up_after_link(self, use: PathUse) -> bool:
+        """A ``..`` that follows a link in the path as written (``cache/../src`` with ``cache`` a
+        link): the kernel goes up from where the link leads, not from where it is spelled."""
+        written = os.path.expanduser(use.path)
+        parts = written.split("/")
+        if ".." not in parts:
+            return False
+        bases = ["/"] if os.path.isabs(written) else [d for d in self.dirs if resolve_path(use.path, d) == use.resolved]
+        if not bases:
+            return True
+        for base in bases:
+            here, through_link = base, False
+            for part in parts:
+                if part in ("", "."):
+                    continue
+                if part == "..":
+                    if through_link:
+                        return True
+                    here = os.path.dirname(here)
+                    continue
+                here = os.path.join(here, part)
+                through_link = through_link or os.path.islink(here)
+        return False
+
+    def lands_in(self, use: PathUse, directory: str) -> None:
+        """``cp a.txt sub/``: the file that lands in ``sub`` is what is written (through a link or a
+        hard link already there, over a file with changes), graded as an overwrite of it."""
+        if use.via not in _COPIERS:
+            return
+        index = self.owner.get(use)
+        sources = [other for other, at in self.owner.items() if at == index and other != use and not other.listing]
+        if index is None or not sources:
+            self.facts.problem(f"which files `{use.via}` writes into `{self.shown(directory)}` is not known")
+            return
+        for source in sources:
+            names = sorted(glob.glob(source.resolved, include_hidden=True)) if _GLOB.search(source.path) \
+                else [source.resolved]
+            for name in names[:MAX_GLOB_MATCHES]:
+                self.tick()
+                landing = os.path.join(directory, os.path.basename(name.rstrip("/")))
+                if not os.path.lexists(landing):
+                    continue
+                shown = self.shown(landing)
+                real = os.path.realpath(landing)
+                if real != landing:
+                    self.facts.links.append(f"`{shown}` leads to `{real}`")
+                    if not self.inside(real):
+                        self.facts.problem(f"`{use.via}` writes `{shown}`, which leads outside the project "
+                                           f"(to `{real}`) through a link")
+                        continue
+                if os.path.isdir(real):
+                    self.facts.problem(f"`{use.via}` copies into the existing directory `{shown}`: what it "
+                                       "overwrites there is not graded")
+                    continue
+                self.hard_links(real, shown)
+                if self.inside(real):
+                    self.loss(shown, real, "overwrite", target=landing)
+
     # -- links ----------------------------------------------------------------------------------
 
     def hard_links(self, real: str, shown: str) -> None:
@@ -393,8 +627,14 @@ class _Gathering:
             self.facts.scanned += 1
 
     def read_tree(self, top: str, rules: str) -> None:
+        """The files a recursive reader reads under ``top``: with git's ignore rules (``git``) as
+        ``git ls-files`` lists them, or every file (``all``); ``+dotgit``: git's own directory too
+        (``grep -r``, ``rg --hidden``: ``.git/config`` may hold a remote's token). A superset where
+        the reader's own rules are not git's: a nested repository or a submodule is read whole, and
+        an ``.ignore``/``.rgignore`` (which can re-include what git ignores) makes it every file."""
+        dotgit = rules.endswith("+dotgit")
         files: list[str] | None = None
-        if rules == "git":
+        if rules.startswith("git"):
             root = repository_of(top)
             if root is not None:
                 view = self.view(root)
@@ -404,18 +644,38 @@ class _Gathering:
                     except GitError as exc:
                         self.facts.problem(f"which files `{self.shown(top)}` holds is not known: {exc}")
                         return
+                    if self.own_ignore_rules(top, root, files):
+                        files = None
+                    elif dotgit:
+                        files += self.walk(os.path.join(root, ".git"), dotgit=True)
         if files is None:
-            files = list(self.walk(top))
+            files = list(self.walk(top, dotgit=dotgit))
         for path in files:
             self.tick()
             if os.path.islink(path) and not self.inside(os.path.realpath(path)):
                 self.facts.problem(f"`{self.shown(path)}` leads outside the project (to "
                                    f"`{os.path.realpath(path)}`) through a link")
                 continue
-            if os.path.isfile(path):
+            if os.path.isdir(path) and not os.path.islink(path):
+                # a repository inside (git lists it as one entry): its reader's rules are its own
+                for inner in self.walk(path, dotgit=dotgit):
+                    self.read_file(inner)
+                    if self.facts.problems and self.facts.problems[-1].startswith("reads more than"):
+                        return
+            elif os.path.isfile(path):
                 self.read_file(path)
             if self.facts.problems and self.facts.problems[-1].startswith("reads more than"):
                 return
+
+    def own_ignore_rules(self, top: str, root: str, files: list[str]) -> bool:
+        """A search tool's own ignore files (``.ignore``, ``.rgignore``, ``.agignore``) anywhere it
+        reads or above it: their rules are not git's (``!data/`` re-includes what git ignores)."""
+        folders = {os.path.dirname(path) for path in files} | {top}
+        here = top
+        while here.startswith(root) and here != os.path.dirname(here):
+            folders.add(here)
+            here = os.path.dirname(here)
+        return any(os.path.lexists(os.path.join(folder, name)) for folder in folders for name in _SEARCH_IGNORES)
 
     # -- loss -------------------------------------------------------------------------------------
 
@@ -454,8 +714,10 @@ class _Gathering:
             here, inherited = pending.pop()
             self.tick()
             state: str | None = inherited
-            if state is None and root is not None and here != root and os.path.lexists(os.path.join(here, ".git")):
-                state = "untracked"                         # a repository of its own inside this one
+            if root is not None and here != root and os.path.lexists(os.path.join(here, ".git")):
+                state = "untracked"     # a repository of its own inside this one, whatever holds it (build/_deps)
+            if os.path.basename(here) == ".git" or root is not None and _in_git_dir(os.path.relpath(here, root)):
+                state = "repository"    # git's own files: history no work tree holds
             if state is None:
                 state = self.dir_state(here, root, view)
             try:
@@ -489,8 +751,9 @@ class _Gathering:
             return None
         if view.within(rel, view.untracked):
             return "untracked"
-        if view.within(rel, view.ignored):
-            return "build" if self.is_build_output(os.path.join(here, "-")) else "ignored"
+        entry = view.ignored_entry(rel)
+        if entry is not None:
+            return "build" if self.is_build_dir(root, entry) else "ignored"
         return None
 
     def entry_state(self, here: str, name: str, root: str | None, view: GitView | GitError | None) -> str:
@@ -504,22 +767,34 @@ class _Gathering:
         if rel in view.untracked:
             return "untracked"
         if rel in view.ignored:
-            return "build" if self.is_build_output(os.path.join(here, name)) else "ignored"
-        return "tracked"
+            return "build" if self.is_build_dir(root, rel) else "ignored"
+        return "tracked" if rel in view.tracked else "unverified"
 
     def file_state(self, path: str, root: str | None, view: GitView | GitError | None) -> str:
         if root is None or not isinstance(view, GitView):
             return "no-git"
+        if _in_git_dir(os.path.relpath(path, root)):
+            return "repository"
         state = view.state(path)
-        if state == "ignored" and self.is_build_output(path):
+        entry = view.ignored_entry(os.path.relpath(path, root)) if state == "ignored" else None
+        if entry is not None and self.is_build_dir(root, entry):
             return "build"
         return state
 
-    def is_build_output(self, path: str) -> bool:
-        if self.project is None:
+    def is_build_dir(self, root: str, entry: str) -> bool:
+        """Whether the ignored entry git reported (``entry``, relative to ``root``: the top of what
+        is ignored) is a build's output: a directory the catalog names, where a build writes it: at
+        the project's or repository's root, next to a build's manifest, or (``__pycache__``) beside
+        the sources. A build folder's name deeper in ignored data (``data/build``) is data."""
+        name = os.path.basename(entry)
+        if not os.path.isdir(os.path.join(root, entry)) or os.path.islink(os.path.join(root, entry)) or not any(
+                fnmatch.fnmatchcase(name, pattern) for pattern in self.builds):
             return False
-        parts = os.path.relpath(path, self.project).split(os.sep)
-        return any(fnmatch.fnmatchcase(part, pattern) for part in parts[:-1] or parts for pattern in self.builds)
+        if name in _BUILT_BESIDE_SOURCES:
+            return True
+        parent = os.path.dirname(os.path.join(root, entry))
+        return parent in (root, self.project) or any(os.path.isfile(os.path.join(parent, manifest))
+                                                     for manifest in _BUILD_MANIFESTS)
 
     def view(self, root: str) -> GitView | GitError:
         if root not in self.views:
@@ -540,7 +815,17 @@ class _Gathering:
         discard = _discard_of(sub, rest)
         if discard is None:
             if sub in ("apply", "am") and not {"--check", "--stat", "--numstat", "--summary"} & set(rest):
+                if any(w.startswith(("--directory", "-p", "--unsafe-paths")) and w != "-p1" for w in rest):
+                    self.facts.problem(f"where `git {sub}` applies its changes (`--directory`, `-p`) is not known")
+                    return
                 self.patch_files(cmd, here, [os.path.join(here, w) for w in rest if not w.startswith("-")])
+            elif sub == "mv":
+                self.git_mv(rest, here)
+            elif sub == "worktree" and rest[:1] == ["remove"]:
+                self.git_worktree_remove(rest[1:], here)
+            elif _overwrites_work_tree(sub, rest):
+                self.facts.problem(f"what `{' '.join(['git', sub, *rest])[:80]}` would overwrite or delete in the "
+                                   "work tree is not graded")
             return
         root = repository_of(here)
         view = self.view(root) if root else None
@@ -593,6 +878,32 @@ class _Gathering:
             self.facts.losses.append(Loss(label, "deletes", files, size, count_states(states), sample=tuple(sample)))
         self.facts.graded_git.add(sub)
 
+    def git_mv(self, rest: list[str], here: str) -> None:
+        """``git mv -f a.txt b.txt`` overwrites ``b.txt`` (its uncommitted text is never staged):
+        graded as an overwrite of what lands on the destination; without ``-f`` git refuses."""
+        operands = [w for w in rest if not w.startswith("-")]
+        if not ({"-f", "--force"} & set(rest)) or len(operands) < 2:
+            return
+        *sources, dest = (os.path.normpath(os.path.join(here, w)) for w in operands)
+        landings = [os.path.join(dest, os.path.basename(src)) for src in sources] if os.path.isdir(dest) else [dest]
+        for landing in landings:
+            if os.path.lexists(landing) and not os.path.isdir(landing) and self.inside(landing):
+                self.loss(self.shown(landing), landing, "overwrite", target=landing)
+            elif os.path.isdir(landing):
+                self.facts.problem(f"`git mv -f` moves onto the directory `{self.shown(landing)}`: not graded")
+
+    def git_worktree_remove(self, rest: list[str], here: str) -> None:
+        """``git worktree remove [--force] DIR`` deletes a work tree: graded by that tree's own state."""
+        operands = [w for w in rest if not w.startswith("-")]
+        if len(operands) != 1:
+            self.facts.problem("which work tree `git worktree remove` deletes is not known")
+            return
+        tree = os.path.normpath(os.path.join(here, operands[0]))
+        if not self.inside(tree):
+            self.facts.problem(f"`git worktree remove` deletes `{tree}`, outside the project: not graded")
+            return
+        self.loss(f"git worktree remove {operands[0]}"[:80], tree, "delete", target=tree)
+
     # -- archives and patches ----------------------------------------------------------------------------
 
     def archive(self, cmd: SimpleCommand, here: str | None, kind: str) -> None:
@@ -606,12 +917,34 @@ class _Gathering:
         if not os.path.isfile(source):     # a FIFO or a device would block the listing
             self.facts.problem(f"the archive `{self.shown(source)}` is not a file there to list")
             return
+        rewrites = _renames_members(cmd)
+        if rewrites:
+            self.facts.problem(f"`{cmd.name} {rewrites}` changes the members' names: where they land is not known")
+            return
+        strip = _strip_components(cmd) if kind == "tar" else 0
+        if strip is None:
+            self.facts.problem(f"how many parts of the members' names `{cmd.name}` strips is not known")
+            return
+        links: list[str] = []
         try:
             for name, link in _members(source, kind):
                 self.tick()
+                if link:
+                    links.append(f"{name} to {link}")
+                if kind == "zip" and "\\" in name:
+                    name = name.replace("\\", "/")   # unzip makes folders of a DOS or Windows name's backslashes
+                if strip:
+                    parts = [part for part in name.split("/") if part]
+                    if len(parts) <= strip:
+                        continue    # tar skips a member with no name left
+                    name = "/".join(parts[strip:])
                 self.member(source, name, link, dest)
         except (OSError, tarfile.TarError, zipfile.BadZipFile, EOFError) as exc:
             self.facts.problem(f"the members of `{self.shown(source)}` could not be listed ({exc})")
+        finally:
+            if links:   # one problem for all of them, with a few named
+                self.facts.problem(f"`{self.shown(source)}` carries {len(links):,} link{'s' if len(links) != 1 else ''}"
+                                   f" ({', '.join(links[:3])}{', ...' if len(links) > 3 else ''})")
 
     def patch_files(self, cmd: SimpleCommand, here: str | None, files: list[str]) -> None:
         if not files or not here:
@@ -641,8 +974,6 @@ class _Gathering:
         real = os.path.join(os.path.realpath(os.path.dirname(lands)), os.path.basename(lands))
         outside = not self.inside(real)
         self.facts.members.append(Member(self.shown(source), name, self.shown(real), outside, link))
-        if link:
-            self.facts.problem(f"`{self.shown(source)}` carries a link (`{name}` to `{link}`)")
         if real != lands and not outside:
             self.facts.links.append(f"`{name}` from `{self.shown(source)}` lands through a link at `{real}`")
         if outside:
@@ -661,11 +992,18 @@ class _Gathering:
             return os.path.relpath(path, self.project)
         return path
 
-    def walk(self, top: str) -> Iterator[str]:
+    def walk(self, top: str, *, dotgit: bool = False) -> Iterator[str]:
+        """Every file under ``top``; git's own directories only with ``dotgit`` (less the compressed
+        objects and the index, which hold no text a reader prints)."""
         count = 0
         for here, dirs, files in os.walk(top, followlinks=False):
             self.tick()
-            dirs[:] = [d for d in dirs if d != ".git"] if here != top or not top.endswith(".git") else dirs
+            in_git = _in_git_dir(here)
+            if in_git:
+                dirs[:] = [d for d in dirs if d != "objects"]
+                files = [f for f in files if f != "index" and not f.endswith((".pack", ".idx"))]
+            elif not dotgit and not top.endswith(".git"):
+                dirs[:] = [d for d in dirs if d != ".git"]
             for name in files:
                 count += 1
                 if count > MAX_TREE_FILES:
@@ -699,6 +1037,16 @@ def _glob_fact(pattern: str, matches: list[str], project: str | None) -> Glob:
     return Glob(pattern, len(matches), tuple(shown(m) for m in matches[:5]))
 
 
+def _tree_rules(cmd: SimpleCommand) -> str:
+    """Which files a recursive reader reads: ``git`` (what git does not ignore) or ``all``, with
+    ``+dotgit`` when it reads git's own directory too (``grep -r``; ``rg --hidden``, ``-uu``)."""
+    words = set(cmd.argv[1:])
+    rules = "all" if _NO_IGNORE & words else _RECURSIVE_READERS[cmd.name]
+    reads_dotgit = cmd.name in ("grep", "egrep", "fgrep") or bool(_HIDDEN & words) or any(
+        w.startswith("-") and not w.startswith("--") and "uu" in w for w in words)
+    return rules + "+dotgit" if reads_dotgit else rules
+
+
 def _grep_recursive(argv: tuple[str, ...]) -> bool:
     return any(w in _GREP_RECURSIVE or (w.startswith("-") and not w.startswith("--") and ("r" in w or "R" in w))
                for w in argv[1:])
@@ -712,6 +1060,58 @@ def _tar_extracts(argv: tuple[str, ...]) -> bool:
     return bool(first) and not first.startswith("--") and "x" in first.lstrip("-") and first.lstrip("-").isalpha()
 
 
+def _archive_creates(cmd: SimpleCommand) -> bool:
+    """``tar -c``/``-r``/``-u`` (and bsdtar's): it packs the files it names, to a file or the output."""
+    words = cmd.argv[1:]
+    if any(w in ("-c", "--create", "-r", "--append", "-u", "--update", "-A", "--catenate", "--concatenate")
+           for w in words):
+        return True
+    first = words[0] if words else ""
+    letters = first.lstrip("-") if first and not first.startswith("--") else ""
+    return letters.isalpha() and bool(set(letters) & set("cruA"))
+
+
+def _renames_members(cmd: SimpleCommand) -> str:
+    """An option that rewrites the members' names as they land (``--transform``, bsdtar ``-s``)."""
+    for word in cmd.argv[1:]:
+        if word.startswith(("--transform", "--xform", "--no-anchored")) or cmd.name == "bsdtar" and word == "-s":
+            return word.split("=", 1)[0]
+    return ""
+
+
+def _strip_components(cmd: SimpleCommand) -> int | None:
+    words = list(cmd.argv[1:])
+    for i, word in enumerate(words):
+        value = word.split("=", 1)[1] if word.startswith("--strip-components=") else (
+            words[i + 1] if word == "--strip-components" and i + 1 < len(words) else None)
+        if value is not None:
+            return int(value) if value.isdigit() else None
+    return 0
+
+
+def _patch_directory(cmd: SimpleCommand, here: str | None) -> str | None:
+    """Where ``patch`` lands the files its patch names: ``-d DIR`` resolved for real (through
+    links); None for a ``-p`` other than the one the headers are read with (``a/``, ``b/``)."""
+    if not here:
+        return None
+    words = list(cmd.argv[1:])
+    into = here
+    for i, word in enumerate(words):
+        value = None
+        if word in ("-d", "--directory") and i + 1 < len(words):
+            value = words[i + 1]
+        elif word.startswith("--directory="):
+            value = word.split("=", 1)[1]
+        elif word.startswith("-d") and len(word) > 2 and not word.startswith("--"):
+            value = word[2:]
+        elif word == "-p" and words[i + 1:i + 2] != ["1"] or word.startswith("-p") and word not in (
+                "-p1", "-p", "--posix") or word.startswith("--strip") and word != "--strip=1":
+            return None
+        if value is not None:
+            into = os.path.realpath(os.path.join(into, os.path.expanduser(value)))
+    return into
+
+
 def _prints_members(cmd: SimpleCommand) -> bool:
     """``tar -xO``, ``unzip -p`` / ``-c``: members go to the output (the agent's context), not to disk."""
     letters = "O" if cmd.name != "unzip" else "pc"
@@ -720,6 +1120,33 @@ def _prints_members(cmd: SimpleCommand) -> bool:
     return any(w in ("--to-stdout", "--to-command") or w.startswith("--to-command=") for w in words) or any(
         set(w[1:]) & set(letters) for w in words if w.startswith("-") and not w.startswith("--")) or any(
         "O" in w and w.isalpha() for w in bundled)
+
+
+def _overwrites_work_tree(sub: str, rest: list[str]) -> bool:
+    """A git command that overwrites or deletes work-tree files and that :func:`_discard_of` does
+    not grade (``checkout REV -- p``, ``restore --source``, ``reset --hard REV``, ``switch -f``...):
+    left unproven, never moderate."""
+    words = set(rest)
+    force = bool(words & {"-f", "--force"}) or any(re.fullmatch(r"-[a-zA-Z]*f[a-zA-Z]*", w) for w in rest)
+    if sub == "checkout":
+        return "--" in words or force or "--ours" in words or "--theirs" in words or "-p" in words
+    if sub == "restore":
+        return True
+    if sub == "reset":
+        return bool(words & {"--hard", "--merge", "--keep"})
+    if sub == "switch":
+        return force or "--discard-changes" in words
+    if sub == "read-tree":
+        return "-u" in words or "--reset" in words
+    if sub == "checkout-index":
+        return force or "-a" in words or "--all" in words
+    if sub == "stash":
+        return rest[:1] in (["drop"], ["clear"], ["pop"], ["apply"])
+    if sub == "clean":
+        return force
+    if sub == "submodule":
+        return rest[:1] in (["deinit"], ["update"]) and force
+    return sub in ("rm",) and force
 
 
 def _discard_of(sub: str, rest: list[str]) -> tuple[str, list[str]] | None:

@@ -13,15 +13,22 @@ from typing import Any, Literal
 
 __all__ = ["GitState", "GIT_STATES", "Loss", "Glob", "Secret", "Member", "Script", "Facts"]
 
-GitState = Literal["tracked", "changed", "untracked", "ignored", "build", "no-git"]
-GIT_STATES: tuple[GitState, ...] = ("tracked", "changed", "untracked", "ignored", "build", "no-git")
-"""A file's state as git sees it: tracked and unchanged since HEAD, tracked with changes, untracked,
-ignored (``build``: ignored and inside a build output the catalog names), or in no repository."""
+GitState = Literal["tracked", "changed", "untracked", "ignored", "build", "unverified", "repository", "no-git"]
+GIT_STATES: tuple[GitState, ...] = ("tracked", "changed", "untracked", "ignored", "build", "unverified", "repository",
+                                    "no-git")
+"""A file's state as git sees it: tracked and unchanged since HEAD (a positive fact from the index),
+tracked with changes, untracked, ignored (``build``: ignored output of a build the catalog names, where
+that build writes it), ``unverified`` (git hides its state: assume-unchanged, skip-worktree, or not
+listed), ``repository`` (git's own files under ``.git``: history), or in no repository."""
 
 _STATE_WORDS = {"tracked": "unchanged in git", "changed": "with uncommitted changes", "untracked": "untracked",
                 "ignored": "ignored by git (not build output)", "build": "build output ignored by git",
-                "no-git": "not in a git repository"}
+                "no-git": "not in a git repository",
+                "unverified": "that git does not vouch for (assume-unchanged, skip-worktree or unlisted)",
+                "repository": "of git's own (its history)"}
 _RECOVERABLE = frozenset({"tracked", "build"})
+MAX_MEMBER_LINES = 20
+"""Archive members told one line each; the rest are counted (a tar of 10,000 links is one call)."""
 
 
 @dataclass(frozen=True)
@@ -141,6 +148,7 @@ class Facts:
     links: list[str] = field(default_factory=list)
     secrets: list[Secret] = field(default_factory=list)
     members: list[Member] = field(default_factory=list)
+    outside: list[str] = field(default_factory=list)   # deletes and writes outside the project, not looked at
     scanned: int = 0                # files whose content was scanned for secrets and found free of them
     requirements: list[str] = field(default_factory=list)   # requirements files (as written) listing only names
     scripts: list[Script] = field(default_factory=list)     # named project scripts and what they run
@@ -149,13 +157,15 @@ class Facts:
     git_folders: set[str] = field(default_factory=set)      # folders git runs in that hold no repository of
     #                                                         their own below the project's root (issue 30)
     elapsed_ms: float = 0.0
+    _said: set[str] = field(default_factory=set, repr=False, compare=False)
 
     @classmethod
     def unavailable(cls, why: str) -> Facts:
         return cls(available=False, complete=False, why=why)
 
     def problem(self, text: str) -> None:
-        if text not in self.problems:
+        if text not in self._said:      # a set: ten thousand members cost no quadratic time
+            self._said.add(text)
             self.problems.append(text)
 
     @property
@@ -168,10 +178,13 @@ class Facts:
             return [f"facts unavailable: {self.why}"]
         out = [loss.describe() for loss in self.losses]
         out += [glob.describe() for glob in self.globs]
+        out += list(self.outside)
         out += [f"link: {link}" for link in self.links]
         out += [f"secret: {secret.describe()}" for secret in self.secrets]
-        out += [f"archive or patch writes {member.describe()}" for member in self.members
-                if member.outside or member.link]
+        told = [member for member in self.members if member.outside or member.link]
+        out += [f"archive or patch writes {member.describe()}" for member in told[:MAX_MEMBER_LINES]]
+        if len(told) > MAX_MEMBER_LINES:
+            out.append(f"archive or patch writes {len(told) - MAX_MEMBER_LINES:,} more links or paths outside")
         if self.scanned:
             out.append(f"read {self.scanned:,} file{'s' if self.scanned != 1 else ''} scanned: no secret found")
         out += [f"requirements file `{path}` lists only package names" for path in self.requirements]
@@ -194,6 +207,8 @@ class Facts:
             return f"Reads {len(self.secrets)} secret{'s' if len(self.secrets) != 1 else ''}."
         if not self.complete or self.problems:
             return "Not everything it touches could be checked."
+        if self.outside:
+            return "It changes files outside the project, judged by where they are."
         return "Nothing is lost: everything it changes can be brought back."
 
     def to_json(self) -> dict[str, Any]:
@@ -213,6 +228,8 @@ class Facts:
         if self.members:
             out["members"] = [{"source": m.source, "name": m.name, "lands": m.lands, "outside": m.outside,
                                "link": m.link} for m in self.members[:50]]
+        if self.outside:
+            out["outside"] = list(self.outside)
         if self.scanned:
             out["scanned"] = self.scanned
         if self.requirements:

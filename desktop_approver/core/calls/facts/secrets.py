@@ -11,6 +11,7 @@ executor's threads).
 from __future__ import annotations
 
 import os
+import re
 import stat
 import threading
 from typing import Any
@@ -25,6 +26,21 @@ MAX_FILE_BYTES = 1_000_000
 
 _lock = threading.Lock()
 _settings: Any = None
+
+
+_CREDENTIAL_FORMATS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("netrc password", re.compile(r"^\s*(?:machine\s+\S+\s+)?(?:login\s+\S+\s+)?password\s+\S+", re.M)),
+    ("pgpass entry", re.compile(r"^[^:#\s]+:(?:\d+|\*):[^:\s]+:[^:\s]+:\S+$", re.M)),
+    ("Authorization header", re.compile(r"Authorization:\s*(?:Bearer|Basic|token|Token|Digest)\s+\S{8,}", re.I)),
+    ("password on a command line", re.compile(r"\bsshpass\s+-p\s*\S+|\b(?:mysql|mysqladmin)\b[^\n]*\s-p\S+"
+                                              r"|--password[=\s]+\S+")),
+    ("password hash (htpasswd)", re.compile(r"^[^:\s]+:(?:\$apr1\$|\$2[aby]\$|\$[156]\$|\{SHA\})\S+", re.M)),
+    ("credentials in a URL", re.compile(r"\b[a-z][a-z0-9+.-]*://[^/\s:@]+:[^/\s@]+@[^\s/]+", re.I)),
+)
+"""Credential file formats and shapes that detect-secrets' default plugins do not report (a
+``.netrc`` password, a ``.pgpass`` line, an ``Authorization:`` header, ``sshpass -p``, htpasswd
+hashes): structure, not names, so a value of any shape is found. Kept here rather than as a
+detect-secrets plugin because its plugins are loaded from files by path into its global settings."""
 
 
 class Unscannable(Exception):
@@ -80,6 +96,12 @@ def scan(path: str, shown_as: str) -> list[Secret]:
             if secret not in found:
                 found.append(secret)
     lines = {secret.line for secret in found}
+    for kind, pattern in _CREDENTIAL_FORMATS:
+        for match in pattern.finditer(text):
+            line = text.count("\n", 0, match.start()) + 1
+            if line not in lines:
+                found.append(Secret(shown_as, kind, line))
+                lines.add(line)
     for kind in secrets_in(text):     # the reader's own patterns, where the scanner saw nothing on that line
         line = _line_of(text, kind)
         if line not in lines:

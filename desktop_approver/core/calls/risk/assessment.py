@@ -16,6 +16,7 @@ from .programs import command_findings
 from .tools import hint_findings, remote_server_findings, request_findings, tool_findings
 from .understanding import understand
 from .unread import unread_findings
+from .variables import variable_gaps
 
 if TYPE_CHECKING:
     from ..facts.model import Facts
@@ -103,6 +104,7 @@ def assess_reading(reading: CallReading, hints: Mapping[str, Any] | None = None,
     unread_findings(reading, workspace, findings)
     judge_hidden(reading.hidden, reading, findings)
     gaps = understand(reading, workspace, findings, judge_command=command_findings)
+    gaps = (*gaps, *variable_gaps(reading))
     if facts is not None:
         from .consequences import judge_facts
         gaps = judge_facts(reading, workspace, findings, facts, gaps,
