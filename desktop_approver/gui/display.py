@@ -23,7 +23,7 @@ HOW_TO_FIX = ("start the app inside the desktop session, import its variables in
 
 def display_problem(env: Mapping[str, str] | None = None, platform: str | None = None) -> str | None:
     """Why no dialog could be shown here, or None when a display answers (or Qt's platform was chosen
-    by hand with ``QT_QPA_PLATFORM``, or the display is remote and only Qt can try it)."""
+    by hand with ``QT_QPA_PLATFORM``)."""
     env = os.environ if env is None else env
     if (platform or sys.platform) in NON_X11_PLATFORMS or env.get("QT_QPA_PLATFORM"):
         return None
@@ -37,23 +37,49 @@ def display_problem(env: Mapping[str, str] | None = None, platform: str | None =
             return None
         found.append(f"WAYLAND_DISPLAY={wayland} (nothing listens at {path})")
     if display:
-        addresses = x_server_sockets(display)
-        if addresses is None or any(_listens(address) for address in addresses):
+        addresses = x_server_addresses(display)
+        if addresses is None or any(_answers(address) for address in addresses):
             return None
-        found.append(f"DISPLAY={display} (no X server listens at {addresses[-1]})")
+        found.append(f"DISPLAY={display} (no X server listens at {_named(addresses[-1])})")
     return f"no display to show dialogs on: {'; '.join(found)}; {HOW_TO_FIX}"
 
 
-def x_server_sockets(display: str) -> list[str] | None:
-    """Where the X server of a local ``display`` (``:N``, ``:N.S``, ``unix:N``) listens: Linux's
-    abstract socket, then the file; None for a display on another host (``host:N``, an SSH
-    forward), which only a connection Qt makes can check."""
+X11_TCP_BASE = 6000
+"""The X server of display N on another host (an SSH forward: ``localhost:10``) listens on TCP 6000 + N."""
+
+Address = str | tuple[str, int]
+"""A unix socket's path (a leading NUL: Linux's abstract namespace), or a TCP host and port."""
+
+
+def x_server_addresses(display: str) -> list[Address] | None:
+    """Where the X server of ``display`` answers: for ``:N``, ``:N.S`` and ``unix:N`` Linux's abstract
+    socket, then the file; for ``host:N`` (an SSH forward) TCP port 6000 + N on that host; for a
+    socket's path (``/tmp/.X11-unix/X0``, launchd's ``/private/tmp/...:0``) that path. None for a
+    value that names no display Qt could open either way (left to Qt to say)."""
+    if display.startswith("/"):
+        return [display.rsplit(":", 1)[0] if ":" in display.rsplit("/", 1)[-1] else display]
     host, colon, rest = display.rpartition(":")
     number = rest.split(".")[0]
-    if not colon or host not in ("", "unix") or not number.isdigit():
+    if not colon or not number.isdigit():
         return None
-    path = f"/tmp/.X11-unix/X{number}"
-    return [f"\0{path}", path]
+    if host in ("", "unix"):
+        path = f"/tmp/.X11-unix/X{number}"
+        return [f"\0{path}", path]
+    return [(host.strip("[]"), X11_TCP_BASE + int(number))]
+
+
+def _answers(address: Address) -> bool:
+    if isinstance(address, tuple):
+        try:
+            with socket.create_connection(address, timeout=2.0):
+                return True
+        except OSError:
+            return False
+    return _listens(address)
+
+
+def _named(address: Address) -> str:
+    return f"{address[0]} port {address[1]}" if isinstance(address, tuple) else address
 
 
 def _listens(address: str) -> bool:

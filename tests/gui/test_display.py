@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from desktop_approver.gui.display import display_problem, x_server_sockets
+from desktop_approver.gui.display import display_problem, x_server_addresses
 from tests.test_cli import ROOT
 
 
@@ -63,9 +63,29 @@ def test_a_display_that_answers_is_enough(tmp_path: Path, x_server: str) -> None
 def test_what_only_qt_can_judge_is_left_to_qt() -> None:
     assert display_problem({"QT_QPA_PLATFORM": "offscreen"}, "linux") is None  # chosen by hand
     assert display_problem({}, "darwin") is None and display_problem({}, "win32") is None
-    assert x_server_sockets("localhost:10.0") is None  # an SSH forward: TCP, another host's answer
-    assert x_server_sockets("unix:3") == ["\0/tmp/.X11-unix/X3", "/tmp/.X11-unix/X3"]
-    assert x_server_sockets("nonsense") is None
+    assert x_server_addresses("unix:3") == ["\0/tmp/.X11-unix/X3", "/tmp/.X11-unix/X3"]
+    assert x_server_addresses("nonsense") is None
+
+
+def test_a_display_on_another_host_or_at_a_path_is_asked_too(tmp_path: Path) -> None:
+    """An SSH forward (``localhost:10``: TCP 6010) or a socket's path with nothing behind it is no
+    display; one that answers is enough (Qt aborted on the first, where the docs promise exit 1)."""
+    assert x_server_addresses("localhost:10.0") == [("localhost", 6010)]
+    assert x_server_addresses("/tmp/.X11-unix/X7999") == ["/tmp/.X11-unix/X7999"]
+    assert x_server_addresses("/private/tmp/launchd-1/org.xquartz:0") == ["/private/tmp/launchd-1/org.xquartz"]
+    with socket.socket() as free:
+        free.bind(("127.0.0.1", 0))
+        unused = free.getsockname()[1]
+    if unused > 6000:
+        problem = display_problem({"DISPLAY": f"127.0.0.1:{unused - 6000}"}, "linux")
+        assert problem is not None and f"127.0.0.1 port {unused}" in problem
+    assert display_problem({"DISPLAY": str(tmp_path / "X5")}, "linux") is not None
+    with socket.socket() as listening:
+        listening.bind(("127.0.0.1", 0))
+        listening.listen()
+        port = listening.getsockname()[1]
+        if port > 6000:
+            assert display_problem({"DISPLAY": f"127.0.0.1:{port - 6000}"}, "linux") is None
 
 
 @pytest.mark.parametrize("display", [None, ":7999"])
