@@ -89,6 +89,7 @@ class AgentLink:
         self.agent = "agent"
         self.waiting: dict[str, str] = {}            # client's id -> unique id
         self.ttls: dict[str, float] = {}             # unique id -> its request's time to live on the server
+        self.digests: dict[str, str] = {}            # unique id -> what names the bytes it published (signing.py)
         self.tasks: set[asyncio.Task[None]] = set()
         self.reconnected = asyncio.Event()
         self.failed: ApproverError | None = None
@@ -258,6 +259,7 @@ class AgentLink:
 
         self.waiting[local_id] = unique
         self.ttls[unique] = names.request_ttl(timeout * names.DEADLINE_FACTOR)
+        self.digests[unique] = signing.request_digest(payload)
         subscription = await self.nc.subscribe(names.decision_subject(user, unique), cb=seen)
         try:
             await self._publish(names.request_subject(user, self.agent), payload, unique, deadline, self.ttls[unique])
@@ -269,6 +271,7 @@ class AgentLink:
         finally:
             self.waiting.pop(local_id, None)
             self.ttls.pop(unique, None)
+            self.digests.pop(unique, None)
             with contextlib.suppress(Exception):
                 await subscription.unsubscribe()
         if value is None:
@@ -398,6 +401,8 @@ class AgentLink:
             value = names.decision_for(msg.data, unique)
             if self.address.approvers:  # paired: only what a paired approver signed for this key counts
                 signing.check(names.decision_key(self.address.user, unique), value, self.address.approvers)
+                # and an allow answers the very bytes this agent published, not a request changed on the way
+                signing.check_request(value, self.digests.get(unique, ""))
             return value
         except ValueError as exc:  # not a decision: we keep waiting, and deny at the deadline
             log.warning("ignored a value on the relay's key for %s that is no decision for it: %s", unique, exc)

@@ -809,7 +809,8 @@ class RelayApprover:
                 await self._drop(msg)
             elif action == "expire":
                 assert reply is not None
-                claim = await self._claim(key, reply, None, time.time() + 60.0, ttl=REFUSAL_TTL)
+                claim = await self._claim(key, reply, None, time.time() + 60.0, ttl=REFUSAL_TTL,
+                                          request_bytes=msg.data)
                 self._app(self._expired, key, claim)
                 await self._drop(msg)
             elif action == "ack":
@@ -856,7 +857,8 @@ class RelayApprover:
         stop = (request.deadline if request is not None else time.time()) + 60.0
         try:
             claim = await self._claim(key, reply, request.sequence if request is not None else None, stop,
-                                      ttl=REFUSAL_TTL if request is None else _answer_ttl(request.deadline))
+                                      ttl=REFUSAL_TTL if request is None else _answer_ttl(request.deadline),
+                                      request_bytes=request.msg.data if request is not None else None)
             if claim.theirs is not None:
                 self._app(self._answered_elsewhere, key, claim.theirs)
             elif claim.failure is not None:
@@ -869,7 +871,8 @@ class RelayApprover:
                 self._app(self._forget, request)
 
     async def _claim(self, key: str, reply: dict[str, Any], sequence: int | None, stop: float,
-                     deadline: float | None = None, ttl: float | None = None) -> Claim:
+                     deadline: float | None = None, ttl: float | None = None, *,
+                     request_bytes: bytes | None = None) -> Claim:
         """Create the decision's key (exactly once, whoever writes); retried through a reconnect until
         ``stop``. What the server can never take (too large, refused) is not retried: a refusal is
         stored in its place, so the agent hears at once. Past the request's ``deadline`` the agent has
@@ -881,7 +884,10 @@ class RelayApprover:
             return value if self.address.seed is None else signing.sign(self.address.seed, key, value)
 
         value = signed({"relay": names.RELAY_VERSION, "approver": self.name, "instance": self.instance,
-                        "reply": reply, "seq": sequence})
+                        "reply": reply, "seq": sequence,
+                        # the bytes read (and shown): an allow answers exactly that request (signing.py)
+                        **({signing.REQUEST: signing.request_digest(request_bytes)} if request_bytes is not None
+                           else {})})
         instead: str | None = None
         timed_out = False
 
@@ -1349,7 +1355,8 @@ class RelayApprover:
         else:
             reply = _reply_of(triage.kind, request.unique, verdicts)
             writing = self._nats(self._claim(request.key, reply, request.sequence, request.deadline + 60.0,
-                                             request.deadline, ttl=_answer_ttl(request.deadline)))
+                                             request.deadline, ttl=_answer_ttl(request.deadline),
+                                             request_bytes=request.msg.data))
             if writing is None:
                 claim = Claim(won=False, failure="the relay was closed")
             else:

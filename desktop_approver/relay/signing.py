@@ -15,6 +15,12 @@ What is signed: :data:`DOMAIN`, the key (``<user>.<request id>``), a newline, an
 the Ed25519 signature (base64url). A decision is signed once and read back by the same JSON rules,
 so the bytes re-encoded from what was read are the bytes that were signed.
 
+An allow also names the request it answers: ``request`` holds :func:`request_digest` of the
+envelope's bytes as the approver read them (and showed them to the person). The agent compares it
+with the bytes it published, so an allow signed for a request whose content was changed on the way
+(the server's operator swapping the arguments under the same id) is no decision either. A deny
+needs no such proof: acting on it can only refuse.
+
 A credentials file without ``approver:`` lines (a password, a ``.creds`` JWT) pins nothing: its
 agent takes unsigned answers, and trusts the server and the approvers' credentials (docs/relay.md).
 """
@@ -23,6 +29,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import hashlib
 from typing import Any
 
 from . import names
@@ -36,6 +43,26 @@ USER_PREFIX = 20 << 3
 
 class SignatureError(ValueError):
     """A value is not signed by a pinned approver for its key (the message says why)."""
+
+
+REQUEST = "request"
+"""The field of a decision holding :func:`request_digest` of the request it answers."""
+
+
+def request_digest(envelope: bytes) -> str:
+    """What names one request's bytes exactly (the envelope as published and as read)."""
+    return hashlib.sha256(envelope).hexdigest()
+
+
+def check_request(value: dict[str, Any], digest: str) -> None:
+    """Raise :class:`SignatureError` when ``value`` allows a call but names a request other than the
+    one with ``digest`` (what the agent published)."""
+    reply = value.get("reply")
+    decisions = [reply] if isinstance(reply, dict) and reply.get("type") == "decision" else \
+        [d for d in (reply.get("decisions") or []) if isinstance(d, dict)] if isinstance(reply, dict) else []
+    allows = any(str(decision.get("decision", "")).startswith("allow") for decision in decisions)
+    if allows and value.get(REQUEST) != digest:
+        raise SignatureError("it allows a request other than the one this agent sent (its content differs)")
 
 
 def signed_bytes(key: str, value: dict[str, Any]) -> bytes:

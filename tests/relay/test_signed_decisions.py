@@ -49,6 +49,25 @@ def test_a_signature_binds_the_value_to_its_key_and_its_signer() -> None:
             pytest.fail(f"accepted a value {why}")
 
 
+def test_an_allow_answers_only_the_bytes_the_agent_published() -> None:
+    """The operator swapping a waiting request's arguments under the same id (the person allows the
+    harmless ``ls`` shown, the agent holds ``rm -rf``): the signed allow names the bytes the approver
+    read, which are not the agent's, so the agent does not act on it. A deny needs no such proof."""
+    published = names.encode({"id": "r1", "message": {"tool": "Bash", "args": {"command": "rm -rf /srv"}}})
+    shown = names.encode({"id": "r1", "message": {"tool": "Bash", "args": {"command": "ls -l"}}})
+    allow = {"reply": {"type": "decision", "id": "r1", "decision": "allow_once"}}
+    signing.check_request({**allow, signing.REQUEST: signing.request_digest(published)},
+                          signing.request_digest(published))
+    for candidate in ({**allow, signing.REQUEST: signing.request_digest(shown)}, allow,
+                      {"reply": {"type": "batch_decision", "decisions": [{"decision": "deny"},
+                                                                          {"decision": "allow_session"}]},
+                       signing.REQUEST: signing.request_digest(shown)}):
+        with pytest.raises(signing.SignatureError):
+            signing.check_request(candidate, signing.request_digest(published))
+    signing.check_request({"reply": {"type": "decision", "id": "r1", "decision": "deny"}},
+                          signing.request_digest(published))
+
+
 def test_relay_setup_pairs_every_user_with_the_approvers(tmp_path: Path) -> None:
     setup(tmp_path / "relay", agents=["ci"], approvers=["desk", "desk2"], port=free_port())
     creds = tmp_path / "relay" / "creds"
