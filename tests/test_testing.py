@@ -17,6 +17,7 @@ import jsonschema
 import pytest
 
 from desktop_approver import ApproverUnavailable, AsyncClient, Blocked, Client, Decision, Unauthorized, testing
+from desktop_approver.adapters.base import Approver
 from desktop_approver.testing import Answer, ApprovalRequest, FakeApprover
 
 SCHEMAS = Path(__file__).resolve().parent.parent / "ipc" / "schema"
@@ -244,4 +245,20 @@ def test_a_fake_approver_or_other_wrong_object_fails_at_construction_saying_what
     fake = FakeApprover(lambda call: testing.allow_once())
     with pytest.raises(TypeError, match=says):
         build(client, fake)
+    assert fake.requests == []
+
+
+@pytest.mark.parametrize(("build", "says"), [
+    (lambda fake: Approver(socket_path=fake), r"Approver\(\) got a FakeApprover as its socket path; a FakeApprover "
+                                              r"is a transport: pass Approver\(transport=your_fakeapprover\)"),
+    (lambda fake: Approver(transport=Client(transport=fake)), r"Approver\(transport=\.\.\.\) takes an object with a "
+                                                              r"connect.*not Client"),
+    (lambda fake: Approver(transport="x"), r"Approver\(transport=\.\.\.\) takes an object with a connect"),
+    (lambda fake: Approver(url=5), r"Approver\(url=\.\.\.\) takes a string"),
+])
+def test_an_approver_given_a_wrong_object_fails_at_construction_saying_what_to_pass(build: Any, says: str) -> None:
+    """The adapters' Approver refuses as the clients do, before any tool call reaches it."""
+    fake = FakeApprover(lambda call: testing.allow_once())
+    with pytest.raises(TypeError, match=says):
+        build(fake)
     assert fake.requests == []

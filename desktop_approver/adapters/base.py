@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from ..client import Client
-from ..client.base import check_timeout
+from ..client.base import check_timeout, check_where
 from ..client.errors import ApproverError, ApproverUnavailable, Blocked
 from ..client.wire import Decision
 from ..client.wording import allowed_unavailable_message, deny_message, refused_message, unavailable_message
@@ -153,6 +153,10 @@ class Approver:
             raise ValueError(f"on_unavailable must be 'deny' or 'allow', not {on_unavailable!r}")
         if sum(given is not None for given in (transport, socket_path, url)) > 1:
             raise TypeError("give a socket_path, a url or a transport, not more than one")
+        # wrong objects refused here, with what to pass, not at the first tool call (both calls: the
+        # blocking and the async, since an Approver serves either)
+        check_where("Approver", socket_path, url, transport, "connect")
+        check_where("Approver", None, None, transport, "connect_async")
         self.transport = transport
         self.url = url
         self.agent = agent
