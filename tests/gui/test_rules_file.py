@@ -20,7 +20,7 @@ read_file = "allow"
 [[rule]]
 action = "allow"   # no dialog
 tool = "Bash"
-command = "npm run test*"
+command = "npm test*"
 
 # Never delete git history.
 [[rule]]
@@ -45,7 +45,7 @@ def rules(tmp_path: Path) -> RulesFile:
 def test_rules_are_listed_with_their_keys(rules: RulesFile) -> None:
     listed = rules.rules()
     assert [r.values["action"] for r in listed] == ["allow", "block", "deny"]
-    assert listed[0].summary() == 'tool="Bash" command="npm run test*"'
+    assert listed[0].summary() == 'tool="Bash" command="npm test*"'
     assert all(r.enabled for r in listed)
 
 
@@ -69,7 +69,7 @@ def test_move_carries_comments_and_delete_removes_them(rules: RulesFile) -> None
     assert rules.path.read_text() == POLICY
     rules.delete(1)
     text = rules.path.read_text()
-    assert "# The tests are harmless." not in text and "npm run test" not in text
+    assert "# The tests are harmless." not in text and "npm test" not in text
     assert "# Shorthand stays as it is." in text and "# Never delete git history." in text
 
 

@@ -33,13 +33,13 @@ def ruled(tmp_path: Path, run: Any) -> Iterator[Any]:
 
 def test_the_tray_opens_the_rules_with_times_used(ruled: Any, run: Any) -> None:
     async def scenario() -> None:
-        assert (await ask(ruled, "npm run test")).decided_by == "policy"
+        assert (await ask(ruled, "npm test")).decided_by == "policy"
         assert "&Settings and rules…" in [a.text() for a in ruled.tray.menu.actions()]
         window = ruled.open_settings()
         table = window.table
         assert table.topLevelItemCount() == 3
         first = table.topLevelItem(0)
-        assert [first.text(c) for c in (0, 1, 2, 3, 6)] == ["1", "✔", "allow", 'tool="Bash" command="npm run test*"',
+        assert [first.text(c) for c in (0, 1, 2, 3, 6)] == ["1", "✔", "allow", 'tool="Bash" command="npm test*"',
                                                               "1"]
         assert table.topLevelItem(1).text(4) == "git history is not to be deleted by an agent"
 
@@ -63,9 +63,9 @@ def test_disable_delete_reorder_and_undo_take_effect_without_a_restart(ruled: An
         assert window.move_selected(1) and window.selected_number() == 2
         assert [window.table.topLevelItem(i).text(2) for i in range(3)] == ["block", "allow", "deny"]
         assert window.delete_selected()
-        assert "npm run test" not in path.read_text()
+        assert "npm test" not in path.read_text()
         window.undo()
-        assert "npm run test" in path.read_text()
+        assert "npm test" in path.read_text()
         window.select(1)
         assert not window.edit_selected('action = "permit"\n')  # refused, nothing written
         assert "not changed" in window.status.text()
@@ -99,7 +99,7 @@ def test_settings_are_saved_and_applied_live(ruled: Any, run: Any) -> None:
 
 def test_the_explain_tab_says_what_the_cli_says(ruled: Any) -> None:
     window = ruled.open_settings()
-    window.explain_args.setText('{"command": "npm run test && curl x"}')
+    window.explain_args.setText('{"command": "npm test && curl x"}')
     text = window.explain()
     assert "deny" in text and "curl" in text
     window.explain_args.setText("[1]")
@@ -181,12 +181,12 @@ def test_edit_from_the_button_and_alt_e_opens_the_editor_and_ctrl_s_saves(ruled:
     qtbot.waitUntil(window.isActiveWindow)
     qtbot.keyClick(window.table, Qt.Key.Key_E, Qt.KeyboardModifier.AltModifier)
     editor = _active_editor(window, qtbot)
-    assert 'command = "npm run test*"' in editor.text()
+    assert 'command = "npm test*"' in editor.text()
     editor.editor.setPlainText('action = "permit"\n')   # invalid: the keys cannot save it
     qtbot.keyClick(editor.editor, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
     assert window.rule_editor is editor and "✖" in editor.status.text()
     qtbot.keyClick(editor.editor, Qt.Key.Key_Escape)
-    assert window.rule_editor is None and 'command = "npm run test*"' in path.read_text()
+    assert window.rule_editor is None and 'command = "npm test*"' in path.read_text()
 
 
 def test_a_new_rule_from_the_keyboard_is_added_last_and_in_force(ruled: Any, run: Any, qtbot: Any) -> None:
