@@ -28,7 +28,8 @@ def xvfb_display() -> str:
     if shutil.which("Xvfb") is None:
         pytest.skip("Xvfb is not installed (apt-get install xvfb)")
     number = free_display()
-    server = subprocess.Popen(["Xvfb", f":{number}", "-screen", "0", "1280x900x24", "-nolisten", "tcp"],
+    server = subprocess.Popen(["Xvfb", f":{number}", "-screen", "0", "1280x900x24", "-nolisten", "tcp",
+                             "-noreset"],
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 10
     while not os.path.exists(f"/tmp/.X11-unix/X{number}"):

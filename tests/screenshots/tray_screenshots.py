@@ -100,7 +100,8 @@ def _wait(condition: Callable[[], object], what: str) -> object:
 
 def start_xvfb() -> tuple[subprocess.Popen[bytes], str]:
     read_fd, write_fd = os.pipe()
-    xvfb = subprocess.Popen(["Xvfb", "-displayfd", str(write_fd), "-screen", "0", "1000x200x24", "-nolisten", "tcp"],
+    xvfb = subprocess.Popen(["Xvfb", "-displayfd", str(write_fd), "-screen", "0", "1000x200x24", "-nolisten", "tcp",
+                             "-noreset"],
                             pass_fds=(write_fd,), stderr=subprocess.DEVNULL)
     os.close(write_fd)
     with os.fdopen(read_fd) as pipe:

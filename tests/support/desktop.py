@@ -74,8 +74,11 @@ class Desktop:
         workdir = Path(tempfile.mkdtemp(prefix="approver-desktop-"))
         read_fd, write_fd = os.pipe()
         with (workdir / "Xvfb.log").open("w") as xvfb_log:  # the child keeps its own copy of the file
+            # -noreset: by default the server resets when its last client leaves, and a client
+            # connecting meanwhile is refused (openbox, started just after the readiness check's xprop
+            # left, said "Failed to open the display" one start in a few under load).
             xvfb = subprocess.Popen(["Xvfb", "-displayfd", str(write_fd), "-screen", "0", f"{width}x{height}x24",
-                                     "-nolisten", "tcp"], pass_fds=(write_fd,),
+                                     "-nolisten", "tcp", "-noreset"], pass_fds=(write_fd,),
                                     stdout=subprocess.DEVNULL, stderr=xvfb_log)
         os.close(write_fd)
         with os.fdopen(read_fd) as numbers:
