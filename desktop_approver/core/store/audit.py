@@ -1025,19 +1025,27 @@ class AuditLog:
                          "database again or nothing (then a fresh log is started).")
         log.error("%s", self.lost)
 
+    def _checkpoint_alone(self, mode: str) -> tuple[int, int, int, str | None]:
+        """A ``mode`` checkpoint through the app's own connection, the checkpointer stopped first (its
+        connection reads the log too: a full checkpoint needs it gone): busy, pages, copied, and the
+        error that kept it from running (then ``1, -1, -1``)."""
+        if self._checkpointer is not None:
+            self._checkpointer.stop()
+            self._checkpointer = None
+        try:
+            busy, pages, copied = self._db.execute(f"PRAGMA wal_checkpoint({mode})").fetchone()
+        except sqlite3.Error as exc:
+            return 1, -1, -1, str(exc)
+        return int(busy), int(pages), int(copied), None
+
     def _save_lost_wal(self) -> None:
         """The ``-wal`` at the path is gone or another file, but the connection still holds the one it
         wrote (its descriptor): copy every committed row in it into the database file (a checkpoint
         through that connection), so nothing answered is lost when the log is reopened. A replacement
         ``-wal``/``-shm`` is moved aside first, so closing the connection does not delete it by name."""
-        if self._checkpointer is not None:  # its connection reads the log too: a full checkpoint needs it gone
-            self._checkpointer.stop()
-            self._checkpointer = None
-        try:
-            busy, pages, copied = self._db.execute("PRAGMA wal_checkpoint(FULL)").fetchone()
-        except sqlite3.Error as exc:
-            busy, pages, copied = 1, -1, -1
-            log.error("the audit log's lost write-ahead log could not be copied into %s: %s", self.path, exc)
+        busy, pages, copied, error = self._checkpoint_alone("FULL")
+        if error is not None:
+            log.error("the audit log's lost write-ahead log could not be copied into %s: %s", self.path, error)
         if busy or copied != pages:
             log.error("the audit log %s could not copy all of its lost write-ahead log (%s of %s pages); the "
                       "calls still waiting are written again", self.path, copied, pages)
@@ -1070,14 +1078,9 @@ class AuditLog:
         if not whole:  # overwritten on its way: nothing is written into it
             return
         where = _moved_to(self._file.fd)
-        if self._checkpointer is not None:  # its connection reads the log too: a full checkpoint needs it gone
-            self._checkpointer.stop()
-            self._checkpointer = None
-        try:
-            busy, pages, copied = self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
-        except sqlite3.Error as exc:
-            busy, pages, copied = 1, -1, -1
-            log.error("the audit log moved to %s: its write-ahead log could not be copied into it: %s", where, exc)
+        busy, pages, copied, error = self._checkpoint_alone("TRUNCATE")
+        if error is not None:
+            log.error("the audit log moved to %s: its write-ahead log could not be copied into it: %s", where, error)
         whole = not busy and copied == pages
         text = (f"The audit log {self.path} was moved away while the app ran (to {where}); "
                 + ("everything it recorded until then is in that file. " if whole else
